@@ -1,0 +1,102 @@
+// AVX2 additive (Bahdanau) attention. int8: per key, 8 attention features per
+// step: pre = (qp - zq) + (kp - zk) in int32 (exact), exact vector
+// requantization to the tanh-table index, lookup with vpgatherdd from a
+// 256-entry int32 copy of the table on the stack (never reads past the
+// caller's 256-byte table), and the int32 product with v. Softmax and P.V are
+// the exact AVX2 row kernels. Float: tanh is the scalar libm call like the
+// reference; the dot with v and P.V are vectorized.
+#include <cmath>
+#include <cstring>
+
+#include "avx2_common.h"
+#include "avx2_kernels.h"
+#include "edgeattn/kernels/requant.h"
+
+namespace edgeattn {
+namespace kernels {
+
+using namespace avx2;  // NOLINT(build/namespaces)
+
+void qs8_additive__avx2(const QS8AdditiveArgs& a) {
+  alignas(32) int32_t table[256];
+  for (int i = 0; i < 256; ++i) table[i] = a.tanh_table[i];
+  const int d = a.attn_dim & ~7;
+  const __m256i zsum = _mm256_set1_epi32(a.qp_zp + a.kp_zp);
+  const Rq8 rq = rq8_uniform(a.pre_mult, a.pre_shift);
+  const __m256i lo512 = _mm256_set1_epi32(-512), hi512 = _mm256_set1_epi32(512);
+  const __m256i zp_plus_128 = _mm256_set1_epi32(a.pre_zp + 128);
+  const __m256i zero = _mm256_setzero_si256(), k255 = _mm256_set1_epi32(255);
+  for (int r = 0; r < a.q_len; ++r) {
+    const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, false, 0);
+    const int8_t* qp = a.qp + static_cast<ptrdiff_t>(r) * a.qp_stride;
+    for (int j = 0; j < limit; ++j) {
+      const int8_t* kp = a.kp + static_cast<ptrdiff_t>(j) * a.kp_stride;
+      __m256i acc = _mm256_setzero_si256();
+      for (int c = 0; c < d; c += 8) {
+        const __m256i qv = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qp + c)));
+        const __m256i kv = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(kp + c)));
+        const __m256i pre = _mm256_sub_epi32(_mm256_add_epi32(qv, kv), zsum);
+        __m256i y = requantize_x8(pre, rq);
+        y = _mm256_min_epi32(_mm256_max_epi32(y, lo512), hi512);
+        // index + 128 = clamp(y + zp, -128, 127) + 128
+        const __m256i idx = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(y, zp_plus_128), zero), k255);
+        const __m256i t = _mm256_i32gather_epi32(table, idx, 4);
+        const __m256i vw = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a.v_w + c)));
+        acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(t, vw));
+      }
+      int32_t s = hsum_s32(acc);
+      for (int c = d; c < a.attn_dim; ++c) {
+        const int32_t pre = (qp[c] - a.qp_zp) + (kp[c] - a.kp_zp);
+        const int8_t index = requantize_s8(pre, a.pre_mult, a.pre_shift, a.pre_zp);
+        s += static_cast<int32_t>(a.v_w[c]) * a.tanh_table[index + 128];
+      }
+      a.scratch[j] = s;
+    }
+    qs8_softmax_row__avx2(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
+    qs8_pv_row__avx2(limit, a.v_dim, a.prob_scratch, a.values, a.values_stride, a.values_zp,
+                     a.pv_mult, a.pv_shift, a.out_zp, a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
+    if (a.weights != nullptr) {
+      write_weights_row(limit, a.kv_len, a.prob_scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
+    }
+  }
+}
+
+void f32_additive__avx2(const F32AdditiveArgs& a) {
+  for (int r = 0; r < a.q_len; ++r) {
+    const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, false, 0);
+    const float* qp = a.qp + static_cast<ptrdiff_t>(r) * a.qp_stride;
+    for (int j = 0; j < limit; ++j) {
+      const float* kp = a.kp + static_cast<ptrdiff_t>(j) * a.kp_stride;
+      alignas(32) float t[8];
+      __m256 acc = _mm256_setzero_ps();
+      int c = 0;
+      for (; c + 8 <= a.attn_dim; c += 8) {
+        for (int i = 0; i < 8; ++i) t[i] = std::tanh(qp[c + i] + kp[c + i]);
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(a.v_w + c), _mm256_load_ps(t), acc);
+      }
+      float s = hsum_f32(acc);
+      for (; c < a.attn_dim; ++c) s += a.v_w[c] * std::tanh(qp[c] + kp[c]);
+      a.scratch[j] = s;
+    }
+    // Softmax like the reference (libm exp), P.V vectorized.
+    if (limit > 0) {
+      float row_max = a.scratch[0];
+      for (int j = 1; j < limit; ++j) row_max = a.scratch[j] > row_max ? a.scratch[j] : row_max;
+      float sum = 0.0f;
+      for (int j = 0; j < limit; ++j) {
+        a.scratch[j] = std::exp(a.scratch[j] - row_max);
+        sum += a.scratch[j];
+      }
+      const float inv = 1.0f / sum;
+      for (int j = 0; j < limit; ++j) a.scratch[j] *= inv;
+    }
+    f32_pv_row__avx2(limit, a.v_dim, a.scratch, a.values, a.values_stride,
+                     a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
+    if (a.weights != nullptr) {
+      write_weights_row(limit, a.kv_len, a.scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn

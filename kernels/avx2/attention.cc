@@ -1,0 +1,315 @@
+// AVX2 scaled dot-product attention, fused per query row like the reference:
+// Q.K row (into the kv_len row scratch) -> integer softmax -> P.V row.
+//
+// int8 exactness notes (each step is the integer function of requant.h):
+//  - Q.K: sum (q - zq)(k - zk) = sum (q - zq) k - zk sum (q - zq). q - zq is in
+//    [-255, 255] (int16); a vpmaddwd pair is at most 2 * 255 * 128, exact. The
+//    wrapping int32 sum equals the reference's (which cannot overflow).
+//  - exponent: d = max - s is in [0, 2^32), exact as uint32; min_epu32 with
+//    INT32_MAX is the clamp of softmax_exponent_q16; requantize of d >= 0.
+//  - exp2 polynomial: floor(h u / 2^31) from the exact 64-bit product.
+//  - final Q30 -> Q15 shift: (v + 2^(s-1)) >> s in 32 bits (v <= 2^30).
+//  - normalizer: vpmuludq + the same round-half-up shift in 64 bits.
+//  - P.V: sum p (v - zp) = sum p v - zp sum p, two keys per vpmaddwd; p =
+//    32768 does not fit int16, so a pair holding it is added key by key.
+#include <cmath>
+#include <cstring>
+
+#include "avx2_common.h"
+#include "avx2_kernels.h"
+#include "edgeattn/kernels/requant.h"
+
+namespace edgeattn {
+namespace kernels {
+
+using namespace avx2;  // NOLINT(build/namespaces)
+
+namespace {
+
+// e = exp2_neg_q15(z) for 8 lanes (z >= 0).
+inline __m256i exp2_neg_q15_x8(__m256i z) {
+  const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(kExpCutoffQ16), z);
+  const __m256i n = _mm256_min_epi32(_mm256_srli_epi32(z, 16), _mm256_set1_epi32(15));
+  const __m256i u = _mm256_slli_epi32(_mm256_and_si256(z, _mm256_set1_epi32(0xFFFF)), 15);
+  const __m256i u_odd = _mm256_srli_epi64(u, 32);
+  auto step = [&](__m256i h) -> __m256i {  // floor(h * u / 2^31) per lane
+    const __m256i pe = _mm256_mul_epi32(h, u);
+    const __m256i po = _mm256_mul_epi32(_mm256_srli_epi64(h, 32), u_odd);
+    return _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+  };
+  __m256i h = _mm256_set1_epi32(kExp2Coeff[4]);
+  h = _mm256_add_epi32(_mm256_set1_epi32(kExp2Coeff[3]), step(h));
+  h = _mm256_add_epi32(_mm256_set1_epi32(kExp2Coeff[2]), step(h));
+  h = _mm256_add_epi32(_mm256_set1_epi32(kExp2Coeff[1]), step(h));
+  h = _mm256_add_epi32(_mm256_set1_epi32(kExp2Coeff[0]), step(h));
+  const __m256i v = _mm256_add_epi32(_mm256_set1_epi32(1 << 30), step(h));
+  const __m256i s = _mm256_add_epi32(n, _mm256_set1_epi32(15));
+  const __m256i rnd = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_sub_epi32(s, _mm256_set1_epi32(1)));
+  const __m256i e = _mm256_srlv_epi32(_mm256_add_epi32(v, rnd), s);
+  return _mm256_and_si256(e, live);
+}
+
+// acc_lo/acc_hi (columns 0-3,8-11 / 4-7,12-15) += p * row16 for one key.
+inline void pv_add_one(__m256i row16, uint16_t p, __m256i* acc_lo, __m256i* acc_hi) {
+  if (p == kProbOne) {
+    const __m256i lo = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(row16));   // cols 0-7
+    const __m256i hi = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(row16, 1));  // 8-15
+    const __m256i l = _mm256_slli_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), 15);
+    const __m256i h = _mm256_slli_epi32(_mm256_permute2x128_si256(lo, hi, 0x31), 15);
+    *acc_lo = _mm256_add_epi32(*acc_lo, l);
+    *acc_hi = _mm256_add_epi32(*acc_hi, h);
+  } else {
+    const __m256i pp = _mm256_set1_epi32(static_cast<int32_t>(p));  // (p, 0) pairs
+    *acc_lo = _mm256_add_epi32(*acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(row16, _mm256_setzero_si256()), pp));
+    *acc_hi = _mm256_add_epi32(*acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(row16, _mm256_setzero_si256()), pp));
+  }
+}
+
+}  // namespace
+
+void qs8_qk_row__avx2(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                      int32_t k_zp, int32_t* scores) {
+  const int kblocks = dim / 16;
+  const int d = 16 * kblocks;
+  uint32_t sum_q = 0;  // sum over the vector part of (q - zq)
+  for (int i = 0; i < d; ++i) sum_q += static_cast<uint32_t>(static_cast<int32_t>(q[i]) - q_zp);
+  const int32_t base = static_cast<int32_t>(0u - static_cast<uint32_t>(k_zp) * sum_q);
+  const __m256i zq = _mm256_set1_epi16(static_cast<int16_t>(q_zp));
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const int8_t* k0 = k + static_cast<ptrdiff_t>(j) * k_stride;
+    const int8_t* k1 = k0 + k_stride;
+    const int8_t* k2 = k1 + k_stride;
+    const int8_t* k3 = k2 + k_stride;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    for (int b = 0; b < kblocks; ++b) {
+      const __m256i qv = _mm256_sub_epi16(load16_s16(q + 16 * b), zq);
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(qv, load16_s16(k0 + 16 * b)));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(qv, load16_s16(k1 + 16 * b)));
+      a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(qv, load16_s16(k2 + 16 * b)));
+      a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(qv, load16_s16(k3 + 16 * b)));
+    }
+    const __m128i r = _mm_add_epi32(hsum4_s32(a0, a1, a2, a3), _mm_set1_epi32(base));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(scores + j), r);
+    if (d < dim) {
+      for (int t = 0; t < 4; ++t) {
+        const int8_t* kr = k0 + static_cast<ptrdiff_t>(t) * k_stride;
+        int32_t acc = 0;
+        for (int i = d; i < dim; ++i) acc += (q[i] - q_zp) * (kr[i] - k_zp);
+        scores[j + t] += acc;
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    const int8_t* kr = k + static_cast<ptrdiff_t>(j) * k_stride;
+    __m256i a = _mm256_setzero_si256();
+    for (int b = 0; b < kblocks; ++b) {
+      const __m256i qv = _mm256_sub_epi16(load16_s16(q + 16 * b), zq);
+      a = _mm256_add_epi32(a, _mm256_madd_epi16(qv, load16_s16(kr + 16 * b)));
+    }
+    int32_t tail = 0;
+    for (int i = d; i < dim; ++i) tail += (q[i] - q_zp) * (kr[i] - k_zp);
+    scores[j] = static_cast<int32_t>(static_cast<uint32_t>(hsum_s32(a)) + static_cast<uint32_t>(base) +
+                                     static_cast<uint32_t>(tail));
+  }
+}
+
+void qs8_softmax_row__avx2(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
+  if (n <= 0) return;
+  const int n8 = n & ~7;
+  int32_t row_max = scores[0];
+  if (n8 > 0) {
+    __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores));
+    for (int j = 8; j < n8; j += 8) {
+      m = _mm256_max_epi32(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + j)));
+    }
+    row_max = hmax_s32(m);
+  }
+  for (int j = n8; j < n; ++j) row_max = scores[j] > row_max ? scores[j] : row_max;
+
+  const __m256i vmax = _mm256_set1_epi32(row_max);
+  const __m256i imax = _mm256_set1_epi32(INT32_MAX);
+  const Rq8 rq = rq8_uniform(mult, shift);
+  __m256i vsum = _mm256_setzero_si256();
+  for (int j = 0; j < n8; j += 8) {
+    __m256i* p = reinterpret_cast<__m256i*>(scores + j);
+    const __m256i d = _mm256_min_epu32(_mm256_sub_epi32(vmax, _mm256_loadu_si256(p)), imax);
+    const __m256i e = exp2_neg_q15_x8(requantize_nonneg_x8(d, rq));
+    _mm256_storeu_si256(p, e);
+    vsum = _mm256_add_epi32(vsum, e);
+  }
+  uint32_t sum = static_cast<uint32_t>(hsum_s32(vsum));
+  for (int j = n8; j < n; ++j) {
+    const int32_t e = exp2_neg_q15(softmax_exponent_q16(row_max, scores[j], mult, shift));
+    scores[j] = e;
+    sum += static_cast<uint32_t>(e);
+  }
+
+  const ProbNormalizer norm = prob_normalizer(sum);
+  const __m256i vm = _mm256_set1_epi64x(norm.multiplier);
+  const __m256i rnd = _mm256_set1_epi64x(int64_t{1} << (norm.shift - 1));
+  const __m128i sh = _mm_cvtsi32_si128(norm.shift);
+  int j = 0;
+  for (; j < n8; j += 8) {
+    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + j));
+    const __m256i pe = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(e, vm), rnd), sh);
+    const __m256i po = _mm256_srl_epi64(
+        _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(e, 32), vm), rnd), sh);
+    const __m256i p = _mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA);
+    const __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(probs + j), p16);
+  }
+  for (; j < n; ++j) probs[j] = normalize_prob_q15(scores[j], norm);
+}
+
+void qs8_pv_row__avx2(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
+                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
+                      int8_t* out) {
+  uint32_t psum = 0;
+  for (int j = 0; j < n; ++j) psum += probs[j];
+  const __m256i corr = _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(v_zp) * psum));
+  const Rq8 rq = rq8_uniform(pv_mult, pv_shift);
+  const __m128i zp16 = _mm_set1_epi16(static_cast<int16_t>(out_zp));
+  int c = 0;
+  for (; c + 16 <= v_dim; c += 16) {
+    __m256i acc_lo = _mm256_setzero_si256(), acc_hi = acc_lo;  // cols 0-3,8-11 / 4-7,12-15
+    const int8_t* vp = v + c;
+    int j = 0;
+    for (; j + 2 <= n; j += 2, vp += 2 * static_cast<ptrdiff_t>(v_stride)) {
+      const __m256i r0 = load16_s16(vp);
+      const __m256i r1 = load16_s16(vp + v_stride);
+      uint32_t pair;  // (p_j, p_j+1) as the int16 pair vpmaddwd wants (little endian)
+      std::memcpy(&pair, probs + j, sizeof(pair));
+      if (__builtin_expect((pair & 0x80008000u) == 0, 1)) {
+        const __m256i pp = _mm256_set1_epi32(static_cast<int32_t>(pair));
+        acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(r0, r1), pp));
+        acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(r0, r1), pp));
+      } else {
+        pv_add_one(r0, probs[j], &acc_lo, &acc_hi);
+        pv_add_one(r1, probs[j + 1], &acc_lo, &acc_hi);
+      }
+    }
+    if (j < n) pv_add_one(load16_s16(vp), probs[j], &acc_lo, &acc_hi);
+    const __m256i s0 = _mm256_sub_epi32(_mm256_permute2x128_si256(acc_lo, acc_hi, 0x20), corr);
+    const __m256i s1 = _mm256_sub_epi32(_mm256_permute2x128_si256(acc_lo, acc_hi, 0x31), corr);
+    store8(out + c, add_zp_sat8(requantize_x8(s0, rq), zp16));
+    store8(out + c + 8, add_zp_sat8(requantize_x8(s1, rq), zp16));
+  }
+  for (; c + 8 <= v_dim; c += 8) {
+    __m256i acc = _mm256_setzero_si256();
+    const int8_t* vp = v + c;
+    for (int j = 0; j < n; ++j, vp += v_stride) {
+      const __m256i row = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(vp)));
+      acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(row, _mm256_set1_epi32(probs[j])));
+    }
+    store8(out + c, add_zp_sat8(requantize_x8(_mm256_sub_epi32(acc, corr), rq), zp16));
+  }
+  for (; c < v_dim; ++c) {
+    int32_t acc = 0;
+    for (int j = 0; j < n; ++j) {
+      acc += static_cast<int32_t>(probs[j]) * (v[static_cast<ptrdiff_t>(j) * v_stride + c] - v_zp);
+    }
+    out[c] = requantize_s8(acc, pv_mult, pv_shift, out_zp);
+  }
+}
+
+void qs8_attention__avx2(const QS8AttentionArgs& a) {
+  for (int r = 0; r < a.q_len; ++r) {
+    const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+    qs8_qk_row__avx2(limit, a.head_dim, a.q + static_cast<ptrdiff_t>(r) * a.q_stride, a.q_zp, a.k,
+                     a.k_stride, a.k_zp, a.scratch);
+    qs8_softmax_row__avx2(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
+    qs8_pv_row__avx2(limit, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                     a.pv_shift, a.out_zp, a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
+    if (a.weights != nullptr) {
+      write_weights_row(limit, a.kv_len, a.prob_scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
+    }
+  }
+}
+
+// --------------------------------------------------------------- float32 ----
+namespace {
+
+// Softmax in place; exp is the scalar libm expf like the reference (only the
+// order of the max/normalization steps differs, not the exponentials).
+void f32_softmax_row_avx2(int n, float* s) {
+  if (n <= 0) return;
+  const int n8 = n & ~7;
+  float row_max = s[0];
+  if (n8 > 0) {
+    __m256 m = _mm256_loadu_ps(s);
+    for (int j = 8; j < n8; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(s + j));
+    row_max = hmax_f32(m);
+  }
+  for (int j = n8; j < n; ++j) row_max = s[j] > row_max ? s[j] : row_max;
+  float sum = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    s[j] = std::exp(s[j] - row_max);
+    sum += s[j];
+  }
+  const float inv_s = 1.0f / sum;
+  const __m256 inv = _mm256_set1_ps(inv_s);
+  for (int j = 0; j < n8; j += 8) _mm256_storeu_ps(s + j, _mm256_mul_ps(_mm256_loadu_ps(s + j), inv));
+  for (int j = n8; j < n; ++j) s[j] *= inv_s;
+}
+
+inline float f32_dot(int dim, const float* a, const float* b) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+  int i = 0;
+  for (; i + 16 <= dim; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+  }
+  for (; i + 8 <= dim; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+  float r = hsum_f32(_mm256_add_ps(acc0, acc1));
+  for (; i < dim; ++i) r += a[i] * b[i];
+  return r;
+}
+
+}  // namespace
+
+// out[c] = sum_j p_j v[j][c], columns in registers, keys streamed.
+void f32_pv_row__avx2(int n, int v_dim, const float* p, const float* v, int v_stride, float* out) {
+  int c = 0;
+  for (; c + 16 <= v_dim; c += 16) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+    const float* vp = v + c;
+    for (int j = 0; j < n; ++j, vp += v_stride) {
+      const __m256 pj = _mm256_set1_ps(p[j]);
+      a0 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vp), a0);
+      a1 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vp + 8), a1);
+    }
+    _mm256_storeu_ps(out + c, a0);
+    _mm256_storeu_ps(out + c + 8, a1);
+  }
+  for (; c + 8 <= v_dim; c += 8) {
+    __m256 a0 = _mm256_setzero_ps();
+    const float* vp = v + c;
+    for (int j = 0; j < n; ++j, vp += v_stride) a0 = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_loadu_ps(vp), a0);
+    _mm256_storeu_ps(out + c, a0);
+  }
+  for (; c < v_dim; ++c) {
+    float acc = 0.0f;
+    for (int j = 0; j < n; ++j) acc += p[j] * v[static_cast<ptrdiff_t>(j) * v_stride + c];
+    out[c] = acc;
+  }
+}
+
+void f32_attention__avx2(const F32AttentionArgs& a) {
+  for (int r = 0; r < a.q_len; ++r) {
+    const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+    const float* q = a.q + static_cast<ptrdiff_t>(r) * a.q_stride;
+    for (int j = 0; j < limit; ++j) {
+      a.scratch[j] = f32_dot(a.head_dim, q, a.k + static_cast<ptrdiff_t>(j) * a.k_stride) * a.scale;
+    }
+    f32_softmax_row_avx2(limit, a.scratch);
+    f32_pv_row__avx2(limit, a.v_dim, a.scratch, a.v, a.v_stride,
+                     a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
+    if (a.weights != nullptr) {
+      write_weights_row(limit, a.kv_len, a.scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn

@@ -1,0 +1,60 @@
+// AVX2+FMA and AVX-VNNI kernels for x86-64. Same contracts as ref.h; int8
+// results are bit-identical to the reference. Only call after
+// cpu_supports(KernelPath::kAvx2 / kAvxVnni).
+#ifndef EDGEATTN_KERNELS_AVX2_AVX2_KERNELS_H_
+#define EDGEATTN_KERNELS_AVX2_AVX2_KERNELS_H_
+
+#include <cstdint>
+
+#include "edgeattn/kernels/ref.h"
+
+namespace edgeattn {
+namespace kernels {
+
+// ----------------------------------------------------------------- avx2 ----
+void qs8_linear__avx2(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                      const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
+                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+void f32_linear__avx2(int rows, int out_features, int in_features, const float* x, int x_stride,
+                      const float* w, int w_stride, const float* bias, float* y, int y_stride);
+void qs8_attention__avx2(const QS8AttentionArgs& a);
+void f32_attention__avx2(const F32AttentionArgs& a);
+void qs8_additive__avx2(const QS8AdditiveArgs& a);
+void f32_additive__avx2(const F32AdditiveArgs& a);
+
+// Row primitives (same contracts as the __ref ones in ref.h).
+void qs8_qk_row__avx2(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                      int32_t k_zp, int32_t* scores);
+void qs8_softmax_row__avx2(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+void qs8_pv_row__avx2(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
+                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
+void f32_pv_row__avx2(int n, int v_dim, const float* p, const float* v, int v_stride, float* out);
+
+// acc[r][n] = sum_{k < 16*kblocks} w[n][k] * x_r[k] (+ the block at 16*kblocks
+// against xtail_r[0..16) if xtail is non-null), n < n_out, r < rows (1 to 4):
+// x_r = x + r * x_stride, xtail_r = xtail + 16 r, acc_r = acc + r * acc_stride.
+using Qs8LinearAccFn = void (*)(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
+                                const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
+                                int acc_stride);
+void qs8_linear_acc__avx2(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
+                          const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
+                          int acc_stride);
+void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
+                           const int8_t* x, int x_stride, const int8_t* w, int w_stride,
+                           const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                           int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+
+// -------------------------------------------------------------- avxvnni ----
+// avxvnni.cc (compiled with -mavxvnni): only call after cpu_supports(kAvxVnni).
+void qs8_linear_acc__avxvnni(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
+                             const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
+                             int acc_stride);
+void qs8_linear__avxvnni(int rows, int out_features, int in_features, const int8_t* x,
+                         int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
+                         const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
+                         int8_t* y, int y_stride);
+
+}  // namespace kernels
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_KERNELS_AVX2_AVX2_KERNELS_H_

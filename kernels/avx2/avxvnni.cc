@@ -1,0 +1,154 @@
+// AVX-VNNI int8 dot products (VEX VPDPBUSD, compiled with -mavxvnni; only
+// reached after cpu_supports(KernelPath::kAvxVnni)). VPDPBUSD multiplies
+// unsigned by signed bytes, so the weight byte is offset: u = w ^ 0x80 =
+// w + 128 in [0, 255] and
+//   sum_k (w_k + 128) x_k = sum_k w_k x_k + 128 sum_k x_k,
+// corrected with the activation row sum (computed per row and 64-channel chunk, over
+// the same zero-padded range). Weights stay in the canonical layout, read in
+// place; no repacking, nothing stored. VPDPBUSD (not VPDPBUSDS) adds without
+// saturation, and the correction is subtracted in wrapping 32-bit arithmetic,
+// so the result is the exact sum whenever that fits int32 (as in the reference).
+// Requantization and tails come from qs8_linear_with__avx2 (linear.cc).
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "avx2_kernels.h"
+
+namespace edgeattn {
+namespace kernels {
+
+namespace {
+
+inline __m256i zext16(const int8_t* p) {
+  return _mm256_inserti128_si256(_mm256_setzero_si256(),
+                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), 0);
+}
+inline __m256i load32(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+inline __m128i vnni_hsum4(__m256i a, __m256i b, __m256i c, __m256i d) {
+  const __m256i t = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+  return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+}
+
+inline int32_t vnni_hsum(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+template <int R>
+void acc_block_vnni(int n_out, int kblocks, const int8_t* x, int x_stride, const int8_t* xtail,
+                    const int8_t* w, int w_stride, int32_t* acc, int acc_stride) {
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  const int pairs = kblocks / 2;
+  const bool odd = (kblocks & 1) != 0;
+  const int8_t* xr[R];
+  uint32_t corr[R];  // 128 * sum x, wrapping (like the accumulators)
+  for (int r = 0; r < R; ++r) {
+    xr[r] = x + static_cast<ptrdiff_t>(r) * x_stride;
+    int32_t s = 0;
+    for (int k = 0; k < 16 * kblocks; ++k) s += xr[r][k];
+    if (xtail != nullptr) {
+      for (int k = 0; k < 16; ++k) s += xtail[16 * r + k];
+    }
+    corr[r] = 128u * static_cast<uint32_t>(s);
+  }
+  // The odd block and the tail block as zero-extended 256-bit vectors: the
+  // upper x lanes are 0, so (0 ^ 0x80) * 0 adds nothing.
+  __m256i xo[R], xt[R];
+  for (int r = 0; r < R; ++r) {
+    xo[r] = odd ? zext16(xr[r] + 32 * pairs) : _mm256_setzero_si256();
+    xt[r] = xtail != nullptr ? zext16(xtail + 16 * r) : _mm256_setzero_si256();
+  }
+  const int off_odd = 32 * pairs;
+  const int off_tail = 16 * kblocks;
+  int n = 0;
+  for (; n + 4 <= n_out; n += 4) {
+    const int8_t* wp[4];
+    for (int i = 0; i < 4; ++i) wp[i] = w + static_cast<ptrdiff_t>(n + i) * w_stride;
+    __m256i a[R][4];
+    for (int r = 0; r < R; ++r)
+      for (int i = 0; i < 4; ++i) a[r][i] = _mm256_setzero_si256();
+    for (int b = 0; b < pairs; ++b) {
+      __m256i wv[4];
+      for (int i = 0; i < 4; ++i) wv[i] = _mm256_xor_si256(load32(wp[i] + 32 * b), flip);
+      for (int r = 0; r < R; ++r) {
+        const __m256i xv = load32(xr[r] + 32 * b);
+        for (int i = 0; i < 4; ++i) a[r][i] = _mm256_dpbusd_avx_epi32(a[r][i], wv[i], xv);
+      }
+    }
+    if (odd) {
+      for (int i = 0; i < 4; ++i) {
+        const __m256i wv = _mm256_xor_si256(zext16(wp[i] + off_odd), flip);
+        for (int r = 0; r < R; ++r) a[r][i] = _mm256_dpbusd_avx_epi32(a[r][i], wv, xo[r]);
+      }
+    }
+    if (xtail != nullptr) {
+      for (int i = 0; i < 4; ++i) {
+        const __m256i wv = _mm256_xor_si256(zext16(wp[i] + off_tail), flip);
+        for (int r = 0; r < R; ++r) a[r][i] = _mm256_dpbusd_avx_epi32(a[r][i], wv, xt[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m128i s = _mm_sub_epi32(vnni_hsum4(a[r][0], a[r][1], a[r][2], a[r][3]), _mm_set1_epi32(static_cast<int32_t>(corr[r])));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + static_cast<ptrdiff_t>(r) * acc_stride + n), s);
+    }
+  }
+  for (; n < n_out; ++n) {
+    const int8_t* wr = w + static_cast<ptrdiff_t>(n) * w_stride;
+    __m256i a[R];
+    for (int r = 0; r < R; ++r) a[r] = _mm256_setzero_si256();
+    for (int b = 0; b < pairs; ++b) {
+      const __m256i wv = _mm256_xor_si256(load32(wr + 32 * b), flip);
+      for (int r = 0; r < R; ++r) a[r] = _mm256_dpbusd_avx_epi32(a[r], wv, load32(xr[r] + 32 * b));
+    }
+    if (odd) {
+      const __m256i wv = _mm256_xor_si256(zext16(wr + off_odd), flip);
+      for (int r = 0; r < R; ++r) a[r] = _mm256_dpbusd_avx_epi32(a[r], wv, xo[r]);
+    }
+    if (xtail != nullptr) {
+      const __m256i wv = _mm256_xor_si256(zext16(wr + off_tail), flip);
+      for (int r = 0; r < R; ++r) a[r] = _mm256_dpbusd_avx_epi32(a[r], wv, xt[r]);
+    }
+    for (int r = 0; r < R; ++r) acc[static_cast<ptrdiff_t>(r) * acc_stride + n] =
+        static_cast<int32_t>(static_cast<uint32_t>(vnni_hsum(a[r])) - corr[r]);
+  }
+}
+
+}  // namespace
+
+void qs8_linear_acc__avxvnni(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
+                             const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
+                             int acc_stride) {
+  // Rows in pairs (2 rows x 4 channels = 8 accumulators + 4 weight vectors).
+  for (int r = 0; r < rows; r += 2) {
+    const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
+    const int8_t* xt = xtail != nullptr ? xtail + 16 * r : nullptr;
+    int32_t* ar = acc + static_cast<ptrdiff_t>(r) * acc_stride;
+    if (rows - r >= 2) {
+      acc_block_vnni<2>(n_out, kblocks, xr, x_stride, xt, w, w_stride, ar, acc_stride);
+    } else {
+      acc_block_vnni<1>(n_out, kblocks, xr, x_stride, xt, w, w_stride, ar, acc_stride);
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn
+
+// The table entry (the wrapper itself has no VNNI instruction; it only passes
+// the VNNI accumulator to the AVX2 driver).
+namespace edgeattn {
+namespace kernels {
+void qs8_linear__avxvnni(int rows, int out_features, int in_features, const int8_t* x,
+                         int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
+                         const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
+                         int8_t* y, int y_stride) {
+  qs8_linear_with__avx2(qs8_linear_acc__avxvnni, rows, out_features, in_features, x, x_stride, w,
+                        w_stride, bias, mult, shift, per_channel, y_zp, y, y_stride);
+}
+}  // namespace kernels
+}  // namespace edgeattn

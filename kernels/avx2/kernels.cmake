@@ -1,0 +1,15 @@
+# AVX2+FMA kernels and the AVX-VNNI int8 dot-product file for x86-64.
+# Included by kernels/CMakeLists.txt; ISA flags go on these files only (never
+# globally, never -march=native): the rest of the library stays baseline
+# x86-64, and cpu_features_x86.cc picks a table after cpuid/xgetbv checks.
+set(_ea_avx2_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_ea_avx2_sources
+  ${_ea_avx2_dir}/linear.cc
+  ${_ea_avx2_dir}/attention.cc
+  ${_ea_avx2_dir}/additive.cc)
+set_source_files_properties(${_ea_avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+# Only this file may contain VPDPBUSD (VEX); reached after the AVX-VNNI check.
+set_source_files_properties(${_ea_avx2_dir}/avxvnni.cc PROPERTIES
+  COMPILE_OPTIONS "-mavx2;-mfma;-mavxvnni")
+list(APPEND EA_KERNEL_SOURCES ${_ea_avx2_sources} ${_ea_avx2_dir}/avxvnni.cc)
+set(EA_CPU_FEATURES_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/cpu_features_x86.cc)

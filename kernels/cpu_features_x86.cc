@@ -1,0 +1,91 @@
+// x86-64 CPU feature detection and the AVX2 / AVX-VNNI kernel tables.
+// Compiled with baseline flags. A path is usable only if the CPU reports the
+// instructions (cpuid) AND the OS saves the YMM state (OSXSAVE + XCR0 bits 1
+// and 2, read with xgetbv). AVX-VNNI is CPUID.(EAX=7,ECX=1):EAX[4], read
+// directly (clang 14's __builtin_cpu_supports does not know "avxvnni").
+// Under qemu-x86_64 -cpu max, AVX2/FMA are reported and AVX-VNNI is not.
+#include "cpu_features.h"
+
+#include <cpuid.h>
+
+#include <cstdint>
+
+#include "avx2/avx2_kernels.h"
+
+namespace edgeattn {
+namespace kernels {
+namespace {
+
+const KernelTable kAvx2Table = {
+    KernelPath::kAvx2,   "avx2",
+    qs8_linear__avx2,    EA_F32_KERNEL(f32_linear__avx2),
+    qs8_attention__avx2, EA_F32_KERNEL(f32_attention__avx2),
+    qs8_additive__avx2,  EA_F32_KERNEL(f32_additive__avx2),
+};
+
+// AVX-VNNI changes only the int8 linear accumulation; the rest is avx2.
+const KernelTable kAvxVnniTable = {
+    KernelPath::kAvxVnni, "avxvnni",
+    qs8_linear__avxvnni,  EA_F32_KERNEL(f32_linear__avx2),
+    qs8_attention__avx2,  EA_F32_KERNEL(f32_attention__avx2),
+    qs8_additive__avx2,   EA_F32_KERNEL(f32_additive__avx2),
+};
+
+struct X86Features {
+  bool avx2_fma = false;
+  bool avxvnni = false;
+};
+
+uint64_t read_xcr0() {
+  uint32_t eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+X86Features detect() {
+  X86Features f;
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
+  const bool osxsave = (ecx >> 27) & 1;
+  const bool avx = (ecx >> 28) & 1;
+  const bool fma = (ecx >> 12) & 1;
+  if (!osxsave || !avx || !fma) return f;
+  if ((read_xcr0() & 0x6) != 0x6) return f;  // XMM and YMM state enabled by the OS
+  if (__get_cpuid_max(0, nullptr) < 7) return f;
+  __cpuid_count(7, 0, eax, ebx, ecx, edx);
+  const bool avx2 = (ebx >> 5) & 1;
+  const unsigned max_sub = eax;
+  f.avx2_fma = avx2;
+  if (avx2 && max_sub >= 1) {
+    __cpuid_count(7, 1, eax, ebx, ecx, edx);
+    f.avxvnni = (eax >> 4) & 1;
+  }
+  return f;
+}
+
+const X86Features& features() {
+  static const X86Features f = detect();
+  return f;
+}
+
+}  // namespace
+
+bool cpu_supports(KernelPath path) {
+  switch (path) {
+    case KernelPath::kRef: return true;
+    case KernelPath::kAvx2: return features().avx2_fma;
+    case KernelPath::kAvxVnni: return features().avxvnni;
+    default: return false;
+  }
+}
+
+const KernelTable* isa_kernel_table(KernelPath path) {
+  switch (path) {
+    case KernelPath::kAvx2: return &kAvx2Table;
+    case KernelPath::kAvxVnni: return &kAvxVnniTable;
+    default: return nullptr;
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn

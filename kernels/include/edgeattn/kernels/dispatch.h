@@ -1,0 +1,72 @@
+// Kernel dispatch: one table of function pointers per instruction-set path,
+// chosen once at run time (x86 cpuid, Arm HWCAP) or at compile time (bare
+// metal). Every path computes the same int8 results as the reference.
+//
+// Override for tests and benchmarks: set_kernel_path(), or the environment
+// variable EA_KERNEL_PATH=<name> (read once, at the first kernels() call, on
+// hosted targets). An unsupported request falls back to the best path.
+#ifndef EDGEATTN_KERNELS_DISPATCH_H_
+#define EDGEATTN_KERNELS_DISPATCH_H_
+
+#include <cstdint>
+
+#include "edgeattn/kernels/ref.h"
+
+namespace edgeattn {
+namespace kernels {
+
+enum class KernelPath : uint8_t {
+  kRef = 0,     // portable scalar reference
+  kAvx2,        // x86-64 AVX2 + FMA
+  kAvxVnni,     // x86-64 AVX-VNNI / AVX-512 VNNI int8 dot products
+  kNeon,        // Armv7-A / AArch64 Advanced SIMD
+  kNeonDot,     // Armv8.2-A dot product (SDOT)
+  kCortexMDsp,  // Cortex-M DSP extension (dual 16-bit MAC)
+  kHelium,      // Cortex-M55 MVE
+  kCount
+};
+
+using Qs8LinearFn = void (*)(int rows, int out_features, int in_features, const int8_t* x,
+                             int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
+                             const int32_t* mult, const int32_t* shift, int per_channel,
+                             int32_t y_zp, int8_t* y, int y_stride);
+using F32LinearFn = void (*)(int rows, int out_features, int in_features, const float* x,
+                             int x_stride, const float* w, int w_stride, const float* bias,
+                             float* y, int y_stride);
+
+// An int8-only build (CMake option EA_INT8_ONLY) leaves the float entries
+// empty, so no float kernel (nor libm's expf/tanhf) is linked into firmware;
+// the runtime then refuses float layers with EA_UNSUPPORTED at load.
+#if defined(EA_INT8_ONLY) && EA_INT8_ONLY
+#define EA_F32_KERNEL(fn) nullptr
+#else
+#define EA_F32_KERNEL(fn) fn
+#endif
+
+struct KernelTable {
+  KernelPath path;
+  const char* name;
+  Qs8LinearFn qs8_linear;
+  F32LinearFn f32_linear;
+  void (*qs8_attention)(const QS8AttentionArgs&);
+  void (*f32_attention)(const F32AttentionArgs&);
+  void (*qs8_additive)(const QS8AdditiveArgs&);
+  void (*f32_additive)(const F32AdditiveArgs&);
+};
+
+// The table in use (selected on first call).
+const KernelTable& kernels();
+// Forces a path; returns false (and changes nothing) if this build or CPU lacks it.
+bool set_kernel_path(KernelPath path);
+bool kernel_path_supported(KernelPath path);
+KernelPath best_kernel_path();
+const char* kernel_path_name(KernelPath path);
+// Parses a name as printed by kernel_path_name ("ref", "avx2", "neon", ...).
+bool parse_kernel_path(const char* name, KernelPath* path);
+// The table of one path (null if not built in).
+const KernelTable* kernel_table(KernelPath path);
+
+}  // namespace kernels
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_KERNELS_DISPATCH_H_

@@ -1,0 +1,134 @@
+// Portable reference kernels. They define the exact int8 results that every
+// SIMD kernel must reproduce (see requant.h) and the float32 results that SIMD
+// float kernels must match within a stated tolerance.
+//
+// Conventions for every kernel:
+//  - matrices are row-major with an explicit row stride in elements;
+//  - kernels never allocate; row scratch is passed in by the caller;
+//  - masks are prefixes: a query row sees keys [0, limit) where
+//    limit = min(kv_valid_len, causal ? row + 1 + causal_offset : kv_len),
+//    and a row with limit == 0 outputs zero (the zero point for int8) and all-zero weights;
+//  - kernels trust their arguments (the runtime validated them at load/run time).
+#ifndef EDGEATTN_KERNELS_REF_H_
+#define EDGEATTN_KERNELS_REF_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace edgeattn {
+namespace kernels {
+
+// ---------------------------------------------------------------- linear ----
+
+// y[m][n] = bias[n] + sum_k w[n][k] * x[m][k]      (bias may be null)
+void f32_linear__ref(int rows, int out_features, int in_features, const float* x, int x_stride,
+                     const float* w, int w_stride, const float* bias, float* y, int y_stride);
+
+// y[m][n] = sat8(requantize(bias[n] + sum_k w[n][k] * x[m][k], mult[n], shift[n]) + y_zp)
+// bias is the folded int32 bias (input zero point already subtracted, see schema).
+// per_channel == 0: mult[0]/shift[0] apply to every n.
+void qs8_linear__ref(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                     const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
+                     const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+
+// ------------------------------------------------------- attention core ----
+
+// Which keys a query row may see; see the conventions above.
+inline int attention_row_limit(int row, int kv_len, int kv_valid_len, bool causal,
+                               int causal_offset) {
+  int limit = kv_valid_len < kv_len ? kv_valid_len : kv_len;
+  if (causal) {
+    const int c = row + 1 + causal_offset;
+    if (c < limit) limit = c < 0 ? 0 : c;
+  }
+  return limit;
+}
+
+struct F32AttentionArgs {
+  int q_len, kv_len, head_dim, v_dim;
+  const float* q; int q_stride;
+  const float* k; int k_stride;
+  const float* v; int v_stride;
+  float scale;                 // softmax(scale * q.k)
+  bool causal; int causal_offset; int kv_valid_len;
+  float* out; int out_stride;  // [q_len][v_dim]
+  float* weights; int weights_stride;  // optional [q_len][kv_len]
+  float* scratch;              // kv_len floats
+};
+void f32_attention__ref(const F32AttentionArgs& a);
+
+struct QS8AttentionArgs {
+  int q_len, kv_len, head_dim, v_dim;
+  const int8_t* q; int q_stride; int32_t q_zp;
+  const int8_t* k; int k_stride; int32_t k_zp;
+  const int8_t* v; int v_stride; int32_t v_zp;
+  int32_t score_mult, score_shift;  // SoftmaxQuant.score_*
+  int32_t pv_mult, pv_shift;        // SoftmaxQuant.pv_*
+  int32_t out_zp;
+  bool causal; int causal_offset; int kv_valid_len;
+  int8_t* out; int out_stride;      // [q_len][v_dim]
+  uint16_t* weights; int weights_stride;  // optional [q_len][kv_len], Q15
+  int32_t* scratch;                 // kv_len int32
+  uint16_t* prob_scratch;           // kv_len uint16
+};
+void qs8_attention__ref(const QS8AttentionArgs& a);
+
+// ------------------------------------------------- additive (Bahdanau) ----
+
+// score[q][j] = v . tanh(qp[q] + kp[j]) where qp = W_q q and kp = W_k k + b were
+// computed by the linear kernels; then softmax and the weighted sum of values.
+struct F32AdditiveArgs {
+  int q_len, kv_len, attn_dim, v_dim;
+  const float* qp; int qp_stride;
+  const float* kp; int kp_stride;
+  const float* v_w;                    // [attn_dim]
+  const float* values; int values_stride;
+  int kv_valid_len;
+  float* out; int out_stride;
+  float* weights; int weights_stride;  // optional
+  float* scratch;                      // kv_len floats
+};
+void f32_additive__ref(const F32AdditiveArgs& a);
+
+struct QS8AdditiveArgs {
+  int q_len, kv_len, attn_dim, v_dim;
+  const int8_t* qp; int qp_stride; int32_t qp_zp;
+  const int8_t* kp; int kp_stride; int32_t kp_zp;   // same scale as qp
+  int32_t pre_mult, pre_shift, pre_zp;  // (qp - qp_zp) + (kp - kp_zp) -> int8 table index
+  const int8_t* tanh_table;             // 256 entries, index + 128
+  const int8_t* v_w;                    // [attn_dim], symmetric
+  int32_t score_mult, score_shift, pv_mult, pv_shift;
+  const int8_t* values; int values_stride; int32_t values_zp;
+  int32_t out_zp;
+  int kv_valid_len;
+  int8_t* out; int out_stride;
+  uint16_t* weights; int weights_stride;
+  int32_t* scratch;                     // kv_len int32
+  uint16_t* prob_scratch;               // kv_len uint16
+};
+void qs8_additive__ref(const QS8AdditiveArgs& a);
+
+// ------------------------------------------------------ row primitives ----
+// Shared by the composite kernels above; exposed so SIMD variants and tests
+// can exercise each stage.
+
+// scores[j] = sum_i (q[i] - q_zp) * (k[j][i] - k_zp), j < n
+void qs8_qk_row__ref(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                     int32_t k_zp, int32_t* scores);
+// probs[j] = p_j (Q15) for j < n; scores are overwritten with e_j.
+void qs8_softmax_row__ref(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+// out[c] = sat8(requantize(sum_j p_j (v[j][c] - v_zp)) + out_zp), j < n
+void qs8_pv_row__ref(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
+                     int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
+
+// Attention-weights output of one row: w[j] = p[j] for j < limit, 0 for the
+// masked rest of the kv_len keys. Out of line and built without ISA flags, so
+// every kernel path can call it (an inline helper compiled into an AVX2 or
+// dot-product file could be the copy the linker keeps for everyone).
+void write_weights_row(int limit, int kv_len, const float* p, float* w);
+void write_weights_row(int limit, int kv_len, const uint16_t* p, uint16_t* w);
+
+}  // namespace kernels
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_KERNELS_REF_H_

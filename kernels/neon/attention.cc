@@ -1,0 +1,691 @@
+// NEON scaled dot-product attention (Armv7-A and AArch64), one query row at a
+// time like the reference: Q.K row -> integer softmax -> P.V row.
+//
+// int8 exactness notes (each step is the integer function of requant.h):
+//  - Q.K: sum (q - zq)(k - zk) = sum qk - zk sum q - zq sum k + D zq zk, all
+//    in wrapping 32-bit arithmetic, which equals the reference's int32 sum
+//    whenever that one does not overflow (and the reference cannot, see ref.h).
+//  - exponent: max - s with saturating subtract (= the clamp to INT32_MAX),
+//    requantize_x4 (vmull_s32 + vrshlq_s64 + vqmovn_s64).
+//  - exp2 polynomial: floor((h * u) >> 31) == vqdmulh(h, u) exactly, because
+//    vqdmulh is floor(2 h u / 2^32) and it saturates only for h = u = INT32_MIN;
+//    here |h| < 2^30 and 0 <= u < 2^31 (checked exhaustively in simd_test).
+//  - final Q30 -> Q15 shift: vrshlq_s32 (round half up).
+//  - normalizer: vmull_u32 + vrshlq_u64, the same round-half-up shift.
+//  - P.V: sum p (v - zp) = sum p v - zp sum p; p = 32768 does not fit int16,
+//    so that (rare) key is added as v << 15.
+#include <cmath>
+#include <cstring>
+
+#include "edgeattn/kernels/requant.h"
+#include "neon_common.h"
+#include "neon_kernels.h"
+
+namespace edgeattn {
+namespace kernels {
+
+using namespace neon;  // NOLINT(build/namespaces)
+
+namespace {
+
+template <bool kSumK>
+void qk_row_impl(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                 int32_t k_zp, int32_t* scores) {
+  const int kblocks = dim / 16;
+  const int d = 16 * kblocks;
+  uint32_t sum_q = 0;
+  for (int i = 0; i < d; ++i) sum_q += static_cast<uint32_t>(static_cast<int32_t>(q[i]));
+  const uint32_t base = static_cast<uint32_t>(d) * static_cast<uint32_t>(q_zp) *
+                            static_cast<uint32_t>(k_zp) -
+                        static_cast<uint32_t>(k_zp) * sum_q;
+  const int32x4_t vbase = vdupq_n_s32(static_cast<int32_t>(base));
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const int8_t* k0 = k + static_cast<ptrdiff_t>(j) * k_stride;
+    const int8_t* k1 = k0 + k_stride;
+    const int8_t* k2 = k1 + k_stride;
+    const int8_t* k3 = k2 + k_stride;
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+    int32x4_t s0 = a0, s1 = a0, s2 = a0, s3 = a0;
+    for (int b = 0; b < kblocks; ++b) {
+      const int8x16_t qv = vld1q_s8(q + 16 * b);
+      const int8x16_t kv0 = vld1q_s8(k0 + 16 * b);
+      const int8x16_t kv1 = vld1q_s8(k1 + 16 * b);
+      const int8x16_t kv2 = vld1q_s8(k2 + 16 * b);
+      const int8x16_t kv3 = vld1q_s8(k3 + 16 * b);
+      a0 = dot16_s8(a0, qv, kv0);
+      a1 = dot16_s8(a1, qv, kv1);
+      a2 = dot16_s8(a2, qv, kv2);
+      a3 = dot16_s8(a3, qv, kv3);
+      if (kSumK) {
+        s0 = vpadalq_s16(s0, vpaddlq_s8(kv0));
+        s1 = vpadalq_s16(s1, vpaddlq_s8(kv1));
+        s2 = vpadalq_s16(s2, vpaddlq_s8(kv2));
+        s3 = vpadalq_s16(s3, vpaddlq_s8(kv3));
+      }
+    }
+    int32x4_t r = vaddq_s32(hsum4_s32(a0, a1, a2, a3), vbase);
+    if (kSumK) r = vmlsq_n_s32(r, hsum4_s32(s0, s1, s2, s3), q_zp);
+    vst1q_s32(scores + j, r);
+    if (d < dim) {
+      for (int t = 0; t < 4; ++t) {
+        const int8_t* kr = k0 + static_cast<ptrdiff_t>(t) * k_stride;
+        int32_t acc = 0;
+        for (int i = d; i < dim; ++i) acc += (q[i] - q_zp) * (kr[i] - k_zp);
+        scores[j + t] += acc;
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    const int8_t* kr = k + static_cast<ptrdiff_t>(j) * k_stride;
+    int32x4_t a = vdupq_n_s32(0), s = a;
+    for (int b = 0; b < kblocks; ++b) {
+      const int8x16_t kv = vld1q_s8(kr + 16 * b);
+      a = dot16_s8(a, vld1q_s8(q + 16 * b), kv);
+      if (kSumK) s = vpadalq_s16(s, vpaddlq_s8(kv));
+    }
+    uint32_t acc = static_cast<uint32_t>(hsum_s32(a)) + base;
+    if (kSumK) acc -= static_cast<uint32_t>(q_zp) * static_cast<uint32_t>(hsum_s32(s));
+    int32_t tail = 0;
+    for (int i = d; i < dim; ++i) tail += (q[i] - q_zp) * (kr[i] - k_zp);
+    scores[j] = static_cast<int32_t>(acc + static_cast<uint32_t>(tail));
+  }
+}
+
+// e = exp2_neg_q15(z) for four lanes (z >= 0).
+inline int32x4_t exp2_neg_q15_x4(int32x4_t z) {
+  const uint32x4_t live = vcltq_s32(z, vdupq_n_s32(kExpCutoffQ16));
+  const int32x4_t n = vminq_s32(vshrq_n_s32(z, 16), vdupq_n_s32(16));
+  const int32x4_t u = vshlq_n_s32(vandq_s32(z, vdupq_n_s32(0xFFFF)), 15);
+  int32x4_t h = vdupq_n_s32(kExp2Coeff[4]);
+  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[3]), vqdmulhq_s32(h, u));
+  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[2]), vqdmulhq_s32(h, u));
+  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[1]), vqdmulhq_s32(h, u));
+  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[0]), vqdmulhq_s32(h, u));
+  const int32x4_t v = vaddq_s32(vdupq_n_s32(1 << 30), vqdmulhq_s32(h, u));
+  const int32x4_t e = vrshlq_s32(v, vsubq_s32(vdupq_n_s32(-15), n));
+  return vandq_s32(e, vreinterpretq_s32_u32(live));
+}
+
+}  // namespace
+
+void qs8_qk_row__neon(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                      int32_t k_zp, int32_t* scores) {
+  if (q_zp != 0) {
+    qk_row_impl<true>(n, dim, q, q_zp, k, k_stride, k_zp, scores);
+  } else {
+    qk_row_impl<false>(n, dim, q, q_zp, k, k_stride, k_zp, scores);
+  }
+}
+
+void qs8_softmax_row__neon(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
+  if (n <= 0) return;
+  const int n4 = n & ~3;
+  int32_t row_max = scores[0];
+  if (n4 > 0) {
+    int32x4_t m = vld1q_s32(scores);
+    for (int j = 4; j < n4; j += 4) m = vmaxq_s32(m, vld1q_s32(scores + j));
+    row_max = hmax_s32(m);
+  }
+  for (int j = n4; j < n; ++j) row_max = scores[j] > row_max ? scores[j] : row_max;
+
+  const int32x4_t vmax = vdupq_n_s32(row_max);
+  const int32x4_t vmult = vdupq_n_s32(mult);
+  const int64x2_t neg_n = neg_n_of(shift);
+  uint32x4_t vsum = vdupq_n_u32(0);
+  for (int j = 0; j < n4; j += 4) {
+    const int32x4_t d = vqsubq_s32(vmax, vld1q_s32(scores + j));
+    const int32x4_t e = exp2_neg_q15_x4(requantize_x4(d, vmult, neg_n, neg_n));
+    vst1q_s32(scores + j, e);
+    vsum = vaddq_u32(vsum, vreinterpretq_u32_s32(e));
+  }
+  uint32_t sum = hsum_u32(vsum);
+  for (int j = n4; j < n; ++j) {
+    const int32_t e = exp2_neg_q15(softmax_exponent_q16(row_max, scores[j], mult, shift));
+    scores[j] = e;
+    sum += static_cast<uint32_t>(e);
+  }
+
+  const ProbNormalizer norm = prob_normalizer(sum);
+  const uint32x2_t vm = vdup_n_u32(norm.multiplier);
+  const int64x2_t vsh = vdupq_n_s64(-static_cast<int64_t>(norm.shift));
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const uint32x4_t e = vreinterpretq_u32_s32(vld1q_s32(scores + j));
+    const uint64x2_t lo = vrshlq_u64(vmull_u32(vget_low_u32(e), vm), vsh);
+    const uint64x2_t hi = vrshlq_u64(vmull_u32(vget_high_u32(e), vm), vsh);
+    vst1_u16(probs + j, vmovn_u32(vcombine_u32(vmovn_u64(lo), vmovn_u64(hi))));
+  }
+  for (; j < n; ++j) probs[j] = normalize_prob_q15(scores[j], norm);
+}
+
+void qs8_pv_row__neon(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
+                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
+                      int8_t* out) {
+  uint32_t psum = 0;
+  for (int j = 0; j < n; ++j) psum += probs[j];
+  const int32x4_t corr =
+      vdupq_n_s32(static_cast<int32_t>(static_cast<uint32_t>(v_zp) * psum));
+  const int32x4_t vmult = vdupq_n_s32(pv_mult);
+  const int64x2_t neg_n = neg_n_of(pv_shift);
+  const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(out_zp));
+  int c = 0;
+  for (; c + 16 <= v_dim; c += 16) {
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+    const int8_t* vp = v + c;
+    for (int j = 0; j < n; ++j, vp += v_stride) {
+      const int8x16_t row = vld1q_s8(vp);
+      const int16x8_t lo = vmovl_s8(vget_low_s8(row));
+      const int16x8_t hi = vmovl_s8(vget_high_s8(row));
+      const uint16_t p = probs[j];
+      if (__builtin_expect(p != kProbOne, 1)) {
+        const int16_t ps = static_cast<int16_t>(p);
+        a0 = vmlal_n_s16(a0, vget_low_s16(lo), ps);
+        a1 = vmlal_n_s16(a1, vget_high_s16(lo), ps);
+        a2 = vmlal_n_s16(a2, vget_low_s16(hi), ps);
+        a3 = vmlal_n_s16(a3, vget_high_s16(hi), ps);
+      } else {
+        a0 = vaddq_s32(a0, vshll_n_s16(vget_low_s16(lo), 15));
+        a1 = vaddq_s32(a1, vshll_n_s16(vget_high_s16(lo), 15));
+        a2 = vaddq_s32(a2, vshll_n_s16(vget_low_s16(hi), 15));
+        a3 = vaddq_s32(a3, vshll_n_s16(vget_high_s16(hi), 15));
+      }
+    }
+    const int32x4_t y0 = requantize_x4(vsubq_s32(a0, corr), vmult, neg_n, neg_n);
+    const int32x4_t y1 = requantize_x4(vsubq_s32(a1, corr), vmult, neg_n, neg_n);
+    const int32x4_t y2 = requantize_x4(vsubq_s32(a2, corr), vmult, neg_n, neg_n);
+    const int32x4_t y3 = requantize_x4(vsubq_s32(a3, corr), vmult, neg_n, neg_n);
+    vst1q_s8(out + c, vcombine_s8(add_zp_sat8(y0, y1, zp), add_zp_sat8(y2, y3, zp)));
+  }
+  for (; c + 8 <= v_dim; c += 8) {
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0;
+    const int8_t* vp = v + c;
+    for (int j = 0; j < n; ++j, vp += v_stride) {
+      const int16x8_t row = vmovl_s8(vld1_s8(vp));
+      const uint16_t p = probs[j];
+      if (__builtin_expect(p != kProbOne, 1)) {
+        const int16_t ps = static_cast<int16_t>(p);
+        a0 = vmlal_n_s16(a0, vget_low_s16(row), ps);
+        a1 = vmlal_n_s16(a1, vget_high_s16(row), ps);
+      } else {
+        a0 = vaddq_s32(a0, vshll_n_s16(vget_low_s16(row), 15));
+        a1 = vaddq_s32(a1, vshll_n_s16(vget_high_s16(row), 15));
+      }
+    }
+    const int32x4_t y0 = requantize_x4(vsubq_s32(a0, corr), vmult, neg_n, neg_n);
+    const int32x4_t y1 = requantize_x4(vsubq_s32(a1, corr), vmult, neg_n, neg_n);
+    vst1_s8(out + c, add_zp_sat8(y0, y1, zp));
+  }
+  for (; c < v_dim; ++c) {
+    int32_t acc = 0;
+    for (int j = 0; j < n; ++j) {
+      acc += static_cast<int32_t>(probs[j]) * (v[static_cast<ptrdiff_t>(j) * v_stride + c] - v_zp);
+    }
+    out[c] = requantize_s8(acc, pv_mult, pv_shift, out_zp);
+  }
+}
+
+namespace {
+
+// Rows whose probabilities all fit int16 (no p = 32768) and their p sums.
+// Returns false if some p == 32768.
+inline bool prob_sum_i16(int n, const uint16_t* p, uint32_t* psum) {
+  uint32x4_t s = vdupq_n_u32(0);
+  uint16x8_t m = vdupq_n_u16(0);
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const uint16x8_t v = vld1q_u16(p + j);
+    s = vpadalq_u16(s, v);
+    m = vmaxq_u16(m, v);
+  }
+  uint32_t t = hsum_u32(s);
+#if defined(__aarch64__)
+  const uint16_t mx = vmaxvq_u16(m);
+#else
+  uint16x4_t h = vmax_u16(vget_low_u16(m), vget_high_u16(m));
+  h = vpmax_u16(h, h);
+  h = vpmax_u16(h, h);
+  const uint16_t mx = vget_lane_u16(h, 0);
+#endif
+  bool ok = mx < kProbOne;
+  for (; j < n; ++j) {
+    t += p[j];
+    ok = ok && p[j] < kProbOne;
+  }
+  *psum = t;
+  return ok;
+}
+
+template <int L>
+inline int16x4_t half_of(int16x8_t p) {
+  return L < 4 ? vget_low_s16(p) : vget_high_s16(p);
+}
+
+// acc[r][0..3] += p_r[L] * v(16 columns), r < R.
+template <int R, int L>
+inline void pv_key(int32x4_t (&acc)[R][4], const int16x8_t (&p)[R], int8x16_t row) {
+  const int16x8_t lo = vmovl_s8(vget_low_s8(row));
+#if defined(__aarch64__)
+  const int16x8_t hi = vmovl_high_s8(row);
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = vmlal_laneq_s16(acc[r][0], vget_low_s16(lo), p[r], L);
+    acc[r][1] = vmlal_high_laneq_s16(acc[r][1], lo, p[r], L);
+    acc[r][2] = vmlal_laneq_s16(acc[r][2], vget_low_s16(hi), p[r], L);
+    acc[r][3] = vmlal_high_laneq_s16(acc[r][3], hi, p[r], L);
+  }
+#else
+  const int16x8_t hi = vmovl_s8(vget_high_s8(row));
+  for (int r = 0; r < R; ++r) {
+    const int16x4_t ph = half_of<L>(p[r]);
+    acc[r][0] = vmlal_lane_s16(acc[r][0], vget_low_s16(lo), ph, L & 3);
+    acc[r][1] = vmlal_lane_s16(acc[r][1], vget_high_s16(lo), ph, L & 3);
+    acc[r][2] = vmlal_lane_s16(acc[r][2], vget_low_s16(hi), ph, L & 3);
+    acc[r][3] = vmlal_lane_s16(acc[r][3], vget_high_s16(hi), ph, L & 3);
+  }
+#endif
+}
+
+// P.V for R query rows sharing n keys, 16 value columns per pass, every
+// value row loaded and widened once for the R rows; probabilities come in
+// 8 at a time and are broadcast by lane (smlal by element). Preconditions:
+// v_dim % 16 == 0 and no p == 32768 (p fits int16).
+template <int R>
+__attribute__((optimize("no-schedule-insns"))) void pv_group(int n, int v_dim, const uint16_t* const* probs, const uint32_t* psum,
+              const int8_t* v, int v_stride, int32_t v_zp, int32_t pv_mult, int32_t pv_shift,
+              int32_t out_zp, int8_t* const* out) {
+  const int32x4_t vmult = vdupq_n_s32(pv_mult);
+  const int64x2_t neg_n = neg_n_of(pv_shift);
+  const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(out_zp));
+  int32x4_t corr[R];
+  for (int r = 0; r < R; ++r) {
+    corr[r] = vdupq_n_s32(static_cast<int32_t>(static_cast<uint32_t>(v_zp) * psum[r]));
+  }
+  const int n8 = n & ~7;
+  for (int c = 0; c < v_dim; c += 16) {
+    int32x4_t acc[R][4];
+    for (int r = 0; r < R; ++r) {
+      for (int i = 0; i < 4; ++i) acc[r][i] = vdupq_n_s32(0);
+    }
+    const int8_t* vp = v + c;
+    for (int j = 0; j < n8; j += 8) {
+      int16x8_t p[R];
+      for (int r = 0; r < R; ++r) p[r] = vreinterpretq_s16_u16(vld1q_u16(probs[r] + j));
+      pv_key<R, 0>(acc, p, vld1q_s8(vp));
+      pv_key<R, 1>(acc, p, vld1q_s8(vp + v_stride));
+      vp += 2 * static_cast<ptrdiff_t>(v_stride);
+      pv_key<R, 2>(acc, p, vld1q_s8(vp));
+      pv_key<R, 3>(acc, p, vld1q_s8(vp + v_stride));
+      vp += 2 * static_cast<ptrdiff_t>(v_stride);
+      pv_key<R, 4>(acc, p, vld1q_s8(vp));
+      pv_key<R, 5>(acc, p, vld1q_s8(vp + v_stride));
+      vp += 2 * static_cast<ptrdiff_t>(v_stride);
+      pv_key<R, 6>(acc, p, vld1q_s8(vp));
+      pv_key<R, 7>(acc, p, vld1q_s8(vp + v_stride));
+      vp += 2 * static_cast<ptrdiff_t>(v_stride);
+    }
+    for (int j = n8; j < n; ++j, vp += v_stride) {
+      const int8x16_t row = vld1q_s8(vp);
+      const int16x8_t lo = vmovl_s8(vget_low_s8(row));
+      const int16x8_t hi = vmovl_s8(vget_high_s8(row));
+      for (int r = 0; r < R; ++r) {
+        const int16_t ps = static_cast<int16_t>(probs[r][j]);
+        acc[r][0] = vmlal_n_s16(acc[r][0], vget_low_s16(lo), ps);
+        acc[r][1] = vmlal_n_s16(acc[r][1], vget_high_s16(lo), ps);
+        acc[r][2] = vmlal_n_s16(acc[r][2], vget_low_s16(hi), ps);
+        acc[r][3] = vmlal_n_s16(acc[r][3], vget_high_s16(hi), ps);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const int32x4_t y0 = requantize_x4(vsubq_s32(acc[r][0], corr[r]), vmult, neg_n, neg_n);
+      const int32x4_t y1 = requantize_x4(vsubq_s32(acc[r][1], corr[r]), vmult, neg_n, neg_n);
+      const int32x4_t y2 = requantize_x4(vsubq_s32(acc[r][2], corr[r]), vmult, neg_n, neg_n);
+      const int32x4_t y3 = requantize_x4(vsubq_s32(acc[r][3], corr[r]), vmult, neg_n, neg_n);
+      vst1q_s8(out[r] + c, vcombine_s8(add_zp_sat8(y0, y1, zp), add_zp_sat8(y2, y3, zp)));
+    }
+  }
+}
+
+// Q.K for R query rows x 4 keys per pass: each key block is loaded once for
+// the R rows. kNarrow: int16 pair sums (no -128 lane pair in q or in k).
+// kSum: 0 if q_zp == 0 (no sum k term), 1 to sum k here, 2 to read the sums
+// from ksum[j] (precomputed per call).
+template <int R, bool kNarrow, int kSum>
+__attribute__((optimize("no-schedule-insns"))) void qk_group(int n, int dim, const int8_t* const* q, int32_t q_zp, const int8_t* k, int k_stride,
+              int32_t k_zp, int32_t* const* scores, const int32_t* ksum) {
+  constexpr bool kSumK = kSum == 1;
+  const int kblocks = dim / 16;
+  const int d = 16 * kblocks;
+  int32x4_t vbase[R];
+  for (int r = 0; r < R; ++r) {
+    uint32_t sum_q = 0;
+    for (int i = 0; i < d; ++i) sum_q += static_cast<uint32_t>(static_cast<int32_t>(q[r][i]));
+    const uint32_t base = static_cast<uint32_t>(d) * static_cast<uint32_t>(q_zp) *
+                              static_cast<uint32_t>(k_zp) -
+                          static_cast<uint32_t>(k_zp) * sum_q;
+    vbase[r] = vdupq_n_s32(static_cast<int32_t>(base));
+  }
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const int8_t* k0 = k + static_cast<ptrdiff_t>(j) * k_stride;
+    int32x4_t acc[R][4];
+    int32x4_t s[4];
+    if (kblocks == 0) {
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        s[c] = vdupq_n_s32(0);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) acc[r][c] = s[c];
+      }
+    } else {  // block 0 initializes the accumulators
+      int8x16_t kv[4];
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) kv[c] = vld1q_s8(k0 + static_cast<ptrdiff_t>(c) * k_stride);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const int8x16_t qv = vld1q_s8(q[r]);
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) acc[r][c] = dot16_s8_first_t<kNarrow>(qv, kv[c]);
+      }
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) s[c] = kSumK ? vpaddlq_s16(vpaddlq_s8(kv[c])) : vdupq_n_s32(0);
+    }
+    for (int b = 1; b < kblocks; ++b) {
+      int8x16_t kv[4];
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) kv[c] = vld1q_s8(k0 + static_cast<ptrdiff_t>(c) * k_stride + 16 * b);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const int8x16_t qv = vld1q_s8(q[r] + 16 * b);
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) acc[r][c] = dot16_s8_t<kNarrow>(acc[r][c], qv, kv[c]);
+      }
+      if (kSumK) {
+        for (int c = 0; c < 4; ++c) s[c] = vpadalq_s16(s[c], vpaddlq_s8(kv[c]));
+      }
+    }
+    int32x4_t ks = vdupq_n_s32(0);
+    if (kSum == 1) ks = hsum4_s32(s[0], s[1], s[2], s[3]);
+    if (kSum == 2) ks = vld1q_s32(ksum + j);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      int32x4_t res = vaddq_s32(hsum4_s32(acc[r][0], acc[r][1], acc[r][2], acc[r][3]), vbase[r]);
+      if (kSum != 0) res = vmlsq_n_s32(res, ks, q_zp);
+      vst1q_s32(scores[r] + j, res);
+    }
+  }
+  if (d < dim) {
+    for (int r = 0; r < R; ++r) {
+      for (int t = 0; t < j; ++t) {
+        const int8_t* kr = k + static_cast<ptrdiff_t>(t) * k_stride;
+        int32_t tail = 0;
+        for (int i = d; i < dim; ++i) tail += (q[r][i] - q_zp) * (kr[i] - k_zp);
+        scores[r][t] += tail;
+      }
+    }
+  }
+  if (j < n) {
+    for (int r = 0; r < R; ++r) {
+      qs8_qk_row__neon(n - j, dim, q[r], q_zp, k + static_cast<ptrdiff_t>(j) * k_stride, k_stride,
+                       k_zp, scores[r] + j);
+    }
+  }
+}
+
+template <int R>
+void qk_group_dispatch(int n, int dim, const int8_t* const* q, int32_t q_zp, const int8_t* k,
+                       int k_stride, int32_t k_zp, int32_t* const* scores, bool k_no_min,
+                       const int32_t* ksum) {
+  bool narrow = true;  // no q row has a -128 lane pair
+  for (int r = 0; r < R && narrow; ++r) narrow = !has_min_pair_s8(q[r], dim / 16);
+  narrow = narrow || k_no_min;
+  const int mode = q_zp == 0 ? 0 : (ksum != nullptr ? 2 : 1);
+  const int8_t* const* qq = q;
+#define EA_QK(NARROW, MODE) qk_group<R, NARROW, MODE>(n, dim, qq, q_zp, k, k_stride, k_zp, scores, ksum)
+  if (narrow) {
+    if (mode == 2) EA_QK(true, 2); else if (mode == 1) EA_QK(true, 1); else EA_QK(true, 0);
+  } else {
+    if (mode == 2) EA_QK(false, 2); else if (mode == 1) EA_QK(false, 1); else EA_QK(false, 0);
+  }
+#undef EA_QK
+}
+
+constexpr int kGroupRows = 4;
+constexpr int kGroupMaxKeys = 512;
+// Packed K / V buffers (stack); only the AArch64 SDOT path packs.
+#if defined(__aarch64__)
+constexpr int kPackBytes = 8192;
+#else
+constexpr int kPackBytes = 16;
+#endif
+constexpr int kMaxPackedVDim = 128;
+
+}  // namespace
+
+void qs8_qk_rows__neon(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
+                       const int8_t* k, int k_stride, int32_t k_zp, int32_t* const* scores,
+                       bool k_no_min, const int32_t* ksum) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) qk_group_dispatch<4>(n, dim, q + r, q_zp, k, k_stride, k_zp, scores + r, k_no_min, ksum);
+  for (; r + 2 <= rows; r += 2) qk_group_dispatch<2>(n, dim, q + r, q_zp, k, k_stride, k_zp, scores + r, k_no_min, ksum);
+  for (; r < rows; ++r) qk_group_dispatch<1>(n, dim, q + r, q_zp, k, k_stride, k_zp, scores + r, k_no_min, ksum);
+}
+
+// Rows are taken in groups of up to kGroupRows consecutive rows with the same
+// key count: each row's Q.K and softmax as before (probabilities of rows
+// after the first in a stack buffer), then one P.V pass for the group.
+void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a, Qs8QkPackFn pack_fn,
+                              Qs8QkPackedRowsFn packed_fn, Qs8PvPackFn pv_pack_fn,
+                              Qs8PvAccPackedFn pv_acc_fn) {
+  uint16_t pbuf[kGroupRows - 1][kGroupMaxKeys];
+  int32_t sbuf[kGroupRows - 1][kGroupMaxKeys];
+  const bool grouped_cols = a.v_dim % 16 == 0;
+  int max_limit = 0;
+  for (int r = 0; r < a.q_len; ++r) {
+    const int l = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+    max_limit = l > max_limit ? l : max_limit;
+  }
+  // Packed keys (4 key x 4 byte interleave) for the SDOT-by-element Q.K.
+  alignas(16) int8_t kpack[kPackBytes];
+  int32_t ksum[kGroupMaxKeys];
+  const bool packed = pack_fn != nullptr && packed_fn != nullptr && a.head_dim >= 16 &&
+                      max_limit <= kGroupMaxKeys &&
+                      max_limit * 16 * (a.head_dim / 16) <= kPackBytes;
+  if (packed) pack_fn(max_limit, a.head_dim, a.k, a.k_stride, kpack, ksum);
+  // Packed values for the SDOT-by-element P.V (packed again when the key
+  // count changes).
+  alignas(16) int8_t vpack[kPackBytes];
+  int32_t colsum[kMaxPackedVDim];
+  int32_t pv_acc[kGroupRows][kMaxPackedVDim];
+  int32_t* pv_accs[kGroupRows] = {pv_acc[0], pv_acc[1], pv_acc[2], pv_acc[3]};
+  const bool pv_packable = pv_pack_fn != nullptr && pv_acc_fn != nullptr && grouped_cols &&
+                           a.v_dim <= kMaxPackedVDim;
+  int vpack_limit = -1;
+  // Without packing: per-key sums of the 16-byte blocks for the q_zp term,
+  // once per call instead of once per group of rows.
+  const bool have_ksum = !packed && a.q_zp != 0 && a.head_dim >= 16 && max_limit <= kGroupMaxKeys;
+  if (have_ksum) {
+    const int kb = a.head_dim / 16;
+    for (int j = 0; j < max_limit; ++j) {
+      const int8_t* kr = a.k + static_cast<ptrdiff_t>(j) * a.k_stride;
+      int16x8_t s16 = vpaddlq_s8(vld1q_s8(kr));
+      int32x4_t s32 = vdupq_n_s32(0);
+      for (int b = 1; b < kb; ++b) {
+        if ((b & 63) == 0) {  // int16 partial sums hold up to 64 blocks
+          s32 = vpadalq_s16(s32, s16);
+          s16 = vdupq_n_s16(0);
+        }
+        s16 = vpadalq_s8(s16, vld1q_s8(kr + 16 * b));
+      }
+      ksum[j] = hsum_s32(vpadalq_s16(s32, s16));
+    }
+  }
+  bool k_no_min = true;
+  for (int j = 0; j < max_limit && k_no_min && !packed; ++j) {
+    k_no_min = !has_min_pair_s8(a.k + static_cast<ptrdiff_t>(j) * a.k_stride, a.head_dim / 16);
+  }
+  for (int r = 0; r < a.q_len;) {
+    const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+    int g = 1;
+    if (grouped_cols && limit > 0 && limit <= kGroupMaxKeys) {
+      while (g < kGroupRows && r + g < a.q_len &&
+             attention_row_limit(r + g, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset) ==
+                 limit) {
+        ++g;
+      }
+    }
+    const uint16_t* probs[kGroupRows];
+    int8_t* outs[kGroupRows];
+    uint32_t psum[kGroupRows];
+    bool ok = g > 1;
+    const int8_t* qs[kGroupRows];
+    int32_t* ss[kGroupRows];
+    for (int t = 0; t < g; ++t) {
+      qs[t] = a.q + static_cast<ptrdiff_t>(r + t) * a.q_stride;
+      ss[t] = t == 0 ? a.scratch : sbuf[t - 1];
+    }
+    if (packed) {
+      packed_fn(g, limit, a.head_dim, qs, a.q_zp, a.k, a.k_stride, a.k_zp, kpack, ksum, ss);
+    } else {
+      qk_fn(g, limit, a.head_dim, qs, a.q_zp, a.k, a.k_stride, a.k_zp, ss, k_no_min,
+            have_ksum ? ksum : nullptr);
+    }
+    for (int t = 0; t < g; ++t) {
+      uint16_t* pt = t == 0 ? a.prob_scratch : pbuf[t - 1];
+      qs8_softmax_row__neon(limit, ss[t], a.score_mult, a.score_shift, pt);
+      probs[t] = pt;
+      outs[t] = a.out + static_cast<ptrdiff_t>(r + t) * a.out_stride;
+      if (g > 1) ok = prob_sum_i16(limit, pt, &psum[t]) && ok;
+      if (a.weights != nullptr) {
+        write_weights_row(limit, a.kv_len, pt, a.weights + static_cast<ptrdiff_t>(r + t) * a.weights_stride);
+      }
+    }
+    const bool pv_packed =
+        ok && pv_packable && ((limit + 3) / 4) * 4 * a.v_dim <= kPackBytes;
+    if (pv_packed) {
+      if (vpack_limit != limit) {
+        pv_pack_fn(limit, a.v_dim, a.v, a.v_stride, vpack, colsum);
+        vpack_limit = limit;
+      }
+      pv_acc_fn(g, limit, a.v_dim, probs, vpack, colsum, pv_accs);
+      const int32x4_t vmult = vdupq_n_s32(a.pv_mult);
+      const int64x2_t neg_n = neg_n_of(a.pv_shift);
+      const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(a.out_zp));
+      for (int t = 0; t < g; ++t) {
+        const int32x4_t corr =
+            vdupq_n_s32(static_cast<int32_t>(static_cast<uint32_t>(a.v_zp) * psum[t]));
+        for (int c = 0; c < a.v_dim; c += 8) {
+          const int32x4_t y0 =
+              requantize_x4(vsubq_s32(vld1q_s32(pv_acc[t] + c), corr), vmult, neg_n, neg_n);
+          const int32x4_t y1 =
+              requantize_x4(vsubq_s32(vld1q_s32(pv_acc[t] + c + 4), corr), vmult, neg_n, neg_n);
+          vst1_s8(outs[t] + c, add_zp_sat8(y0, y1, zp));
+        }
+      }
+    } else if (ok) {
+      int t = 0;
+      for (; t + 4 <= g; t += 4) {
+        pv_group<4>(limit, a.v_dim, probs + t, psum + t, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                    a.pv_shift, a.out_zp, outs + t);
+      }
+      for (; t + 2 <= g; t += 2) {
+        pv_group<2>(limit, a.v_dim, probs + t, psum + t, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                    a.pv_shift, a.out_zp, outs + t);
+      }
+      for (; t < g; ++t) {
+        pv_group<1>(limit, a.v_dim, probs + t, psum + t, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                    a.pv_shift, a.out_zp, outs + t);
+      }
+    } else {
+      for (int t = 0; t < g; ++t) {
+        qs8_pv_row__neon(limit, a.v_dim, probs[t], a.v, a.v_stride, a.v_zp, a.pv_mult,
+                         a.pv_shift, a.out_zp, outs[t]);
+      }
+    }
+    r += g;
+  }
+}
+
+void qs8_attention__neon(const QS8AttentionArgs& a) { qs8_attention_with__neon(qs8_qk_rows__neon, a); }
+
+// --------------------------------------------------------------- float32 ----
+namespace {
+
+// Softmax in place; exp is the scalar libm expf like the reference (so only
+// the order of the max/normalization steps can differ, not the exponentials).
+void f32_softmax_row_neon_impl(int n, float* s) {
+  if (n <= 0) return;
+  const int n4 = n & ~3;
+  float row_max = s[0];
+  if (n4 > 0) {
+    float32x4_t m = vld1q_f32(s);
+    for (int j = 4; j < n4; j += 4) m = vmaxq_f32(m, vld1q_f32(s + j));
+    row_max = hmax_f32(m);
+  }
+  for (int j = n4; j < n; ++j) row_max = s[j] > row_max ? s[j] : row_max;
+  float sum = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    s[j] = std::exp(s[j] - row_max);
+    sum += s[j];
+  }
+  const float32x4_t inv = vdupq_n_f32(1.0f / sum);
+  for (int j = 0; j < n4; j += 4) vst1q_f32(s + j, vmulq_f32(vld1q_f32(s + j), inv));
+  const float inv_s = 1.0f / sum;
+  for (int j = n4; j < n; ++j) s[j] *= inv_s;
+}
+
+float f32_dot(int dim, const float* a, const float* b) {
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  int i = 0;
+  for (; i + 4 <= dim; i += 4) acc = fma_f32(acc, vld1q_f32(a + i), vld1q_f32(b + i));
+  float r = hsum_f32(acc);
+  for (; i < dim; ++i) r += a[i] * b[i];
+  return r;
+}
+
+}  // namespace
+
+// out[c] = sum_j p_j v[j][c], columns in registers, keys streamed.
+void f32_pv_row__neon(int n, int v_dim, const float* p, const float* v, int v_stride, float* out) {
+  int c = 0;
+  for (; c + 8 <= v_dim; c += 8) {
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0;
+    const float* vp = v + c;
+    for (int j = 0; j < n; ++j, vp += v_stride) {
+      const float32x4_t pj = vdupq_n_f32(p[j]);
+      a0 = fma_f32(a0, pj, vld1q_f32(vp));
+      a1 = fma_f32(a1, pj, vld1q_f32(vp + 4));
+    }
+    vst1q_f32(out + c, a0);
+    vst1q_f32(out + c + 4, a1);
+  }
+  for (; c + 4 <= v_dim; c += 4) {
+    float32x4_t a0 = vdupq_n_f32(0.0f);
+    const float* vp = v + c;
+    for (int j = 0; j < n; ++j, vp += v_stride) a0 = fma_f32(a0, vdupq_n_f32(p[j]), vld1q_f32(vp));
+    vst1q_f32(out + c, a0);
+  }
+  for (; c < v_dim; ++c) {
+    float acc = 0.0f;
+    for (int j = 0; j < n; ++j) acc += p[j] * v[static_cast<ptrdiff_t>(j) * v_stride + c];
+    out[c] = acc;
+  }
+}
+
+void f32_attention__neon(const F32AttentionArgs& a) {
+  for (int r = 0; r < a.q_len; ++r) {
+    const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+    const float* q = a.q + static_cast<ptrdiff_t>(r) * a.q_stride;
+    for (int j = 0; j < limit; ++j) {
+      a.scratch[j] = f32_dot(a.head_dim, q, a.k + static_cast<ptrdiff_t>(j) * a.k_stride) * a.scale;
+    }
+    f32_softmax_row_neon_impl(limit, a.scratch);
+    f32_pv_row__neon(limit, a.v_dim, a.scratch, a.v, a.v_stride,
+                    a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
+    if (a.weights != nullptr) {
+      write_weights_row(limit, a.kv_len, a.scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn

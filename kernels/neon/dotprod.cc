@@ -1,0 +1,550 @@
+// Armv8.2-A dot-product (SDOT) int8 inner loops, AArch64 only. This file alone
+// is compiled with -march=armv8.2-a+dotprod (kernels.cmake); the baseline
+// files call into it only after HWCAP_ASIMDDP was seen (cpu_features_arm.cc).
+//
+// Deliberately self-contained: it includes no project header with inline
+// functions (not neon_common.h, not requant.h, not ref.h), so no vague-linkage
+// helper compiled with dotprod instructions can be shared with, and picked by
+// the linker for, the baseline NEON path.
+#include <arm_neon.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#if !defined(__ARM_FEATURE_DOTPROD)
+#error "dotprod.cc must be compiled with -march=armv8.2-a+dotprod"
+#endif
+
+namespace edgeattn {
+namespace kernels {
+
+void qs8_linear_acc__neondot(int rows, int n_out, int kblocks, const int8_t* const* x,
+                             const int8_t* const* xt, const int8_t* w, int w_stride,
+                             int32_t* const* acc, bool narrow16);
+void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                         int k_stride, int32_t k_zp, int32_t* scores);
+void qs8_qk_rows__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
+                          const int8_t* k, int k_stride, int32_t k_zp, int32_t* const* scores,
+                          bool k_no_min, const int32_t* ksum);
+void qs8_qk_pack__neondot(int n, int dim, const int8_t* k, int k_stride, int8_t* pack,
+                          int32_t* ksum);
+void qs8_pv_pack__neondot(int n, int v_dim, const int8_t* v, int v_stride, int8_t* pack,
+                          int32_t* colsum);
+void qs8_pv_acc_packed__neondot(int rows, int n, int v_dim, const uint16_t* const* probs,
+                                const int8_t* pack, const int32_t* colsum, int32_t* const* acc);
+void qs8_qk_rows_packed__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
+                                 const int8_t* k, int k_stride, int32_t k_zp, const int8_t* pack,
+                                 const int32_t* ksum, int32_t* const* scores);
+
+namespace {
+
+inline int32x4_t hsum4_dot(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d) {
+  return vpaddq_s32(vpaddq_s32(a, b), vpaddq_s32(c, d));
+}
+
+// Four output channels x up to six activation rows per pass: four weight
+// loads shared by the rows, one SDOT per (row, channel) per 16 k.
+template <int R>
+void linear_acc_rows_dot(int n_out, int kblocks, const int8_t* const* x, const int8_t* const* xt,
+                 const int8_t* w, int w_stride, int32_t* const* acc) {
+  const int nb = xt != nullptr ? kblocks + 1 : kblocks;
+  int n = 0;
+  for (; n + 4 <= n_out; n += 4) {
+    const int8_t* w0 = w + static_cast<ptrdiff_t>(n) * w_stride;
+    int32x4_t a[R][4];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+      for (int c = 0; c < 4; ++c) a[r][c] = vdupq_n_s32(0);
+    }
+    const int8_t* wp[4];
+    const int8_t* xp[R];
+#pragma GCC unroll 8
+    for (int c = 0; c < 4; ++c) wp[c] = w0 + static_cast<ptrdiff_t>(c) * w_stride;
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) xp[r] = x[r];
+    for (int b = 0; b < nb; ++b) {
+      if (b == kblocks) {
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) xp[r] = xt[r];
+      }
+      int8x16_t wv[4];
+#pragma GCC unroll 8
+      for (int c = 0; c < 4; ++c) {
+        wv[c] = vld1q_s8(wp[c]);
+        wp[c] += 16;
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const int8x16_t xv = vld1q_s8(xp[r]);
+        xp[r] += 16;
+#pragma GCC unroll 8
+        for (int c = 0; c < 4; ++c) a[r][c] = vdotq_s32(a[r][c], xv, wv[c]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) vst1q_s32(acc[r] + n, hsum4_dot(a[r][0], a[r][1], a[r][2], a[r][3]));
+  }
+  for (; n < n_out; ++n) {
+    const int8_t* wr = w + static_cast<ptrdiff_t>(n) * w_stride;
+    int32x4_t a[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) a[r] = vdupq_n_s32(0);
+    for (int b = 0; b < nb; ++b) {
+      const bool t = b == kblocks;
+      const int8x16_t wv = vld1q_s8(wr + 16 * b);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) a[r] = vdotq_s32(a[r], vld1q_s8(t ? xt[r] : x[r] + 16 * b), wv);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[r][n] = vaddvq_s32(a[r]);
+  }
+}
+
+}  // namespace
+
+void qs8_linear_acc__neondot(int rows, int n_out, int kblocks, const int8_t* const* x,
+                             const int8_t* const* xt, const int8_t* w, int w_stride,
+                             int32_t* const* acc, bool /*narrow16*/) {
+  switch (rows) {
+    case 6: linear_acc_rows_dot<6>(n_out, kblocks, x, xt, w, w_stride, acc); break;
+    case 5: linear_acc_rows_dot<5>(n_out, kblocks, x, xt, w, w_stride, acc); break;
+    case 4: linear_acc_rows_dot<4>(n_out, kblocks, x, xt, w, w_stride, acc); break;
+    case 3: linear_acc_rows_dot<3>(n_out, kblocks, x, xt, w, w_stride, acc); break;
+    case 2: linear_acc_rows_dot<2>(n_out, kblocks, x, xt, w, w_stride, acc); break;
+    default: linear_acc_rows_dot<1>(n_out, kblocks, x, xt, w, w_stride, acc); break;
+  }
+}
+
+// scores[j] = sum (q - zq)(k_j - zk) = sum q k - zk sum q - zq sum k + D zq zk
+// over the 16-wide blocks (wrapping 32-bit arithmetic, equal to the exact sum
+// whenever that fits int32), plus the ragged tail summed directly.
+void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                         int k_stride, int32_t k_zp, int32_t* scores) {
+  const int kblocks = dim / 16;
+  const int d = 16 * kblocks;
+  uint32_t sum_q = 0;
+  for (int i = 0; i < d; ++i) sum_q += static_cast<uint32_t>(static_cast<int32_t>(q[i]));
+  const uint32_t base = static_cast<uint32_t>(d) * static_cast<uint32_t>(q_zp) *
+                            static_cast<uint32_t>(k_zp) -
+                        static_cast<uint32_t>(k_zp) * sum_q;
+  const int32x4_t vbase = vdupq_n_s32(static_cast<int32_t>(base));
+  const int8x16_t ones = vdupq_n_s8(1);
+  const bool sum_k = q_zp != 0;
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const int8_t* k0 = k + static_cast<ptrdiff_t>(j) * k_stride;
+    const int8_t* k1 = k0 + k_stride;
+    const int8_t* k2 = k1 + k_stride;
+    const int8_t* k3 = k2 + k_stride;
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+    int32x4_t r;
+    if (sum_k) {
+      int32x4_t s0 = a0, s1 = a0, s2 = a0, s3 = a0;
+      for (int b = 0; b < kblocks; ++b) {
+        const int8x16_t qv = vld1q_s8(q + 16 * b);
+        const int8x16_t kv0 = vld1q_s8(k0 + 16 * b);
+        const int8x16_t kv1 = vld1q_s8(k1 + 16 * b);
+        const int8x16_t kv2 = vld1q_s8(k2 + 16 * b);
+        const int8x16_t kv3 = vld1q_s8(k3 + 16 * b);
+        a0 = vdotq_s32(a0, qv, kv0);
+        a1 = vdotq_s32(a1, qv, kv1);
+        a2 = vdotq_s32(a2, qv, kv2);
+        a3 = vdotq_s32(a3, qv, kv3);
+        s0 = vdotq_s32(s0, ones, kv0);
+        s1 = vdotq_s32(s1, ones, kv1);
+        s2 = vdotq_s32(s2, ones, kv2);
+        s3 = vdotq_s32(s3, ones, kv3);
+      }
+      const int32x4_t ks = vpaddq_s32(vpaddq_s32(s0, s1), vpaddq_s32(s2, s3));
+      r = vpaddq_s32(vpaddq_s32(a0, a1), vpaddq_s32(a2, a3));
+      r = vmlsq_n_s32(vaddq_s32(r, vbase), ks, q_zp);
+    } else {
+      for (int b = 0; b < kblocks; ++b) {
+        const int8x16_t qv = vld1q_s8(q + 16 * b);
+        a0 = vdotq_s32(a0, qv, vld1q_s8(k0 + 16 * b));
+        a1 = vdotq_s32(a1, qv, vld1q_s8(k1 + 16 * b));
+        a2 = vdotq_s32(a2, qv, vld1q_s8(k2 + 16 * b));
+        a3 = vdotq_s32(a3, qv, vld1q_s8(k3 + 16 * b));
+      }
+      r = vaddq_s32(vpaddq_s32(vpaddq_s32(a0, a1), vpaddq_s32(a2, a3)), vbase);
+    }
+    vst1q_s32(scores + j, r);
+    if (d < dim) {
+      for (int t = 0; t < 4; ++t) {
+        const int8_t* kr = k0 + static_cast<ptrdiff_t>(t) * k_stride;
+        int32_t acc = 0;
+        for (int i = d; i < dim; ++i) acc += (q[i] - q_zp) * (kr[i] - k_zp);
+        scores[j + t] += acc;
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    const int8_t* kr = k + static_cast<ptrdiff_t>(j) * k_stride;
+    int32x4_t a = vdupq_n_s32(0), s = a;
+    for (int b = 0; b < kblocks; ++b) {
+      const int8x16_t kv = vld1q_s8(kr + 16 * b);
+      a = vdotq_s32(a, vld1q_s8(q + 16 * b), kv);
+      s = vdotq_s32(s, ones, kv);
+    }
+    uint32_t acc = static_cast<uint32_t>(vaddvq_s32(a)) + base -
+                   static_cast<uint32_t>(q_zp) * static_cast<uint32_t>(vaddvq_s32(s));
+    int32_t tail = 0;
+    for (int i = d; i < dim; ++i) tail += (q[i] - q_zp) * (kr[i] - k_zp);
+    scores[j] = static_cast<int32_t>(acc + static_cast<uint32_t>(tail));
+  }
+}
+
+namespace {
+
+// R query rows x 4 keys per pass (each key block loaded once for R rows);
+// sum k by SDOT with ones, shared by the rows. Same arithmetic as above.
+template <int R, bool kSumK>
+void qk_group_dot(int n, int dim, const int8_t* const* q, int32_t q_zp, const int8_t* k,
+                  int k_stride, int32_t k_zp, int32_t* const* scores) {
+  const int kblocks = dim / 16;
+  const int d = 16 * kblocks;
+  const int8x16_t ones = vdupq_n_s8(1);
+  int32x4_t vbase[R];
+  for (int r = 0; r < R; ++r) {
+    uint32_t sum_q = 0;
+    for (int i = 0; i < d; ++i) sum_q += static_cast<uint32_t>(static_cast<int32_t>(q[r][i]));
+    const uint32_t base = static_cast<uint32_t>(d) * static_cast<uint32_t>(q_zp) *
+                              static_cast<uint32_t>(k_zp) -
+                          static_cast<uint32_t>(k_zp) * sum_q;
+    vbase[r] = vdupq_n_s32(static_cast<int32_t>(base));
+  }
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const int8_t* k0 = k + static_cast<ptrdiff_t>(j) * k_stride;
+    int32x4_t acc[R][4];
+    int32x4_t s[4];
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      s[c] = vdupq_n_s32(0);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) acc[r][c] = s[c];
+    }
+    for (int b = 0; b < kblocks; ++b) {
+      int8x16_t kv[4];
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) kv[c] = vld1q_s8(k0 + static_cast<ptrdiff_t>(c) * k_stride + 16 * b);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const int8x16_t qv = vld1q_s8(q[r] + 16 * b);
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) acc[r][c] = vdotq_s32(acc[r][c], qv, kv[c]);
+      }
+      if (kSumK) {
+        for (int c = 0; c < 4; ++c) s[c] = vdotq_s32(s[c], ones, kv[c]);
+      }
+    }
+    int32x4_t ks = vdupq_n_s32(0);
+    if (kSumK) ks = vpaddq_s32(vpaddq_s32(s[0], s[1]), vpaddq_s32(s[2], s[3]));
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      int32x4_t res = vpaddq_s32(vpaddq_s32(acc[r][0], acc[r][1]), vpaddq_s32(acc[r][2], acc[r][3]));
+      res = vaddq_s32(res, vbase[r]);
+      if (kSumK) res = vmlsq_n_s32(res, ks, q_zp);
+      vst1q_s32(scores[r] + j, res);
+    }
+  }
+  if (d < dim) {
+    for (int r = 0; r < R; ++r) {
+      for (int t = 0; t < j; ++t) {
+        const int8_t* kr = k + static_cast<ptrdiff_t>(t) * k_stride;
+        int32_t tail = 0;
+        for (int i = d; i < dim; ++i) tail += (q[r][i] - q_zp) * (kr[i] - k_zp);
+        scores[r][t] += tail;
+      }
+    }
+  }
+  if (j < n) {
+    for (int r = 0; r < R; ++r) {
+      qs8_qk_row__neondot(n - j, dim, q[r], q_zp, k + static_cast<ptrdiff_t>(j) * k_stride,
+                          k_stride, k_zp, scores[r] + j);
+    }
+  }
+}
+
+template <int R>
+void qk_group_dot_dispatch(int n, int dim, const int8_t* const* q, int32_t q_zp, const int8_t* k,
+                           int k_stride, int32_t k_zp, int32_t* const* scores) {
+  if (q_zp != 0) {
+    qk_group_dot<R, true>(n, dim, q, q_zp, k, k_stride, k_zp, scores);
+  } else {
+    qk_group_dot<R, false>(n, dim, q, q_zp, k, k_stride, k_zp, scores);
+  }
+}
+
+}  // namespace
+
+void qs8_qk_rows__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
+                          const int8_t* k, int k_stride, int32_t k_zp, int32_t* const* scores,
+                          bool /*k_no_min*/, const int32_t* /*ksum*/) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) qk_group_dot_dispatch<4>(n, dim, q + r, q_zp, k, k_stride, k_zp, scores + r);
+  for (; r + 2 <= rows; r += 2) qk_group_dot_dispatch<2>(n, dim, q + r, q_zp, k, k_stride, k_zp, scores + r);
+  for (; r < rows; ++r) qk_group_dot_dispatch<1>(n, dim, q + r, q_zp, k, k_stride, k_zp, scores + r);
+}
+
+// Key packing for the SDOT-by-element Q.K: for key quad g and 16-byte block
+// b, four vectors o_i (i < 4) with lane j = bytes [16b + 4i, 16b + 4i + 4) of
+// key 4g + j (a 4x4 transpose of 32-bit words); ksum[j] = sum of those bytes.
+void qs8_qk_pack__neondot(int n, int dim, const int8_t* k, int k_stride, int8_t* pack,
+                          int32_t* ksum) {
+  const int kblocks = dim / 16;
+  const int8x16_t ones = vdupq_n_s8(1);
+  for (int g = 0; g + 4 <= n; g += 4) {
+    const int8_t* k0 = k + static_cast<ptrdiff_t>(g) * k_stride;
+    int32x4_t s = vdupq_n_s32(0);
+    for (int b = 0; b < kblocks; ++b) {
+      const int32x4_t a0 = vreinterpretq_s32_s8(vld1q_s8(k0 + 16 * b));
+      const int32x4_t a1 = vreinterpretq_s32_s8(vld1q_s8(k0 + k_stride + 16 * b));
+      const int32x4_t a2 = vreinterpretq_s32_s8(vld1q_s8(k0 + 2 * static_cast<ptrdiff_t>(k_stride) + 16 * b));
+      const int32x4_t a3 = vreinterpretq_s32_s8(vld1q_s8(k0 + 3 * static_cast<ptrdiff_t>(k_stride) + 16 * b));
+      const int64x2_t t0 = vreinterpretq_s64_s32(vtrn1q_s32(a0, a1));
+      const int64x2_t t1 = vreinterpretq_s64_s32(vtrn2q_s32(a0, a1));
+      const int64x2_t t2 = vreinterpretq_s64_s32(vtrn1q_s32(a2, a3));
+      const int64x2_t t3 = vreinterpretq_s64_s32(vtrn2q_s32(a2, a3));
+      const int8x16_t o0 = vreinterpretq_s8_s64(vtrn1q_s64(t0, t2));
+      const int8x16_t o1 = vreinterpretq_s8_s64(vtrn1q_s64(t1, t3));
+      const int8x16_t o2 = vreinterpretq_s8_s64(vtrn2q_s64(t0, t2));
+      const int8x16_t o3 = vreinterpretq_s8_s64(vtrn2q_s64(t1, t3));
+      int8_t* out = pack + (static_cast<ptrdiff_t>(g) * kblocks + 4 * b) * 16;
+      vst1q_s8(out, o0);
+      vst1q_s8(out + 16, o1);
+      vst1q_s8(out + 32, o2);
+      vst1q_s8(out + 48, o3);
+      s = vdotq_s32(s, o0, ones);
+      s = vdotq_s32(s, o1, ones);
+      s = vdotq_s32(s, o2, ones);
+      s = vdotq_s32(s, o3, ones);
+    }
+    vst1q_s32(ksum + g, s);
+  }
+}
+
+namespace {
+
+template <int R, bool kSumK>
+void qk_packed_group(int n4, int kblocks, const int8_t* const* q, int32_t q_zp,
+                     const int32x4_t* vbase, const int8_t* pack, const int32_t* ksum,
+                     int32_t* const* scores) {
+  for (int g = 0; g < n4; g += 4) {
+    const int8_t* kp = pack + static_cast<ptrdiff_t>(g) * kblocks * 16;
+    int32x4_t acc[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) acc[r] = vbase[r];
+    for (int b = 0; b < kblocks; ++b, kp += 64) {
+      const int8x16_t o0 = vld1q_s8(kp);
+      const int8x16_t o1 = vld1q_s8(kp + 16);
+      const int8x16_t o2 = vld1q_s8(kp + 32);
+      const int8x16_t o3 = vld1q_s8(kp + 48);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const int8x16_t qv = vld1q_s8(q[r] + 16 * b);
+        acc[r] = vdotq_laneq_s32(acc[r], o0, qv, 0);
+        acc[r] = vdotq_laneq_s32(acc[r], o1, qv, 1);
+        acc[r] = vdotq_laneq_s32(acc[r], o2, qv, 2);
+        acc[r] = vdotq_laneq_s32(acc[r], o3, qv, 3);
+      }
+    }
+    if (kSumK) {
+      const int32x4_t ks = vld1q_s32(ksum + g);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) acc[r] = vmlsq_n_s32(acc[r], ks, q_zp);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) vst1q_s32(scores[r] + g, acc[r]);
+  }
+}
+
+}  // namespace
+
+// Same arithmetic as qs8_qk_row__neondot (wrapping 32-bit sums), with the keys
+// from qs8_qk_pack__neondot: four keys per SDOT, no horizontal reduction.
+void qs8_qk_rows_packed__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
+                                 const int8_t* k, int k_stride, int32_t k_zp, const int8_t* pack,
+                                 const int32_t* ksum, int32_t* const* scores) {
+  const int kblocks = dim / 16;
+  const int d = 16 * kblocks;
+  const int n4 = n & ~3;
+  for (int r0 = 0; r0 < rows; r0 += 4) {
+    const int nr = rows - r0 < 4 ? rows - r0 : 4;
+    int32x4_t vbase[4];
+    for (int r = 0; r < nr; ++r) {
+      uint32_t sum_q = 0;
+      for (int i = 0; i < d; ++i) sum_q += static_cast<uint32_t>(static_cast<int32_t>(q[r0 + r][i]));
+      const uint32_t base = static_cast<uint32_t>(d) * static_cast<uint32_t>(q_zp) *
+                                static_cast<uint32_t>(k_zp) -
+                            static_cast<uint32_t>(k_zp) * sum_q;
+      vbase[r] = vdupq_n_s32(static_cast<int32_t>(base));
+    }
+    const int8_t* const* qr = q + r0;
+    int32_t* const* sr = scores + r0;
+    const bool sk = q_zp != 0;
+    switch (nr) {
+      case 4:
+        sk ? qk_packed_group<4, true>(n4, kblocks, qr, q_zp, vbase, pack, ksum, sr)
+           : qk_packed_group<4, false>(n4, kblocks, qr, q_zp, vbase, pack, ksum, sr);
+        break;
+      case 3:
+        sk ? qk_packed_group<3, true>(n4, kblocks, qr, q_zp, vbase, pack, ksum, sr)
+           : qk_packed_group<3, false>(n4, kblocks, qr, q_zp, vbase, pack, ksum, sr);
+        break;
+      case 2:
+        sk ? qk_packed_group<2, true>(n4, kblocks, qr, q_zp, vbase, pack, ksum, sr)
+           : qk_packed_group<2, false>(n4, kblocks, qr, q_zp, vbase, pack, ksum, sr);
+        break;
+      default:
+        sk ? qk_packed_group<1, true>(n4, kblocks, qr, q_zp, vbase, pack, ksum, sr)
+           : qk_packed_group<1, false>(n4, kblocks, qr, q_zp, vbase, pack, ksum, sr);
+        break;
+    }
+    for (int r = 0; r < nr; ++r) {
+      const int8_t* qq = q[r0 + r];
+      int32_t* s = scores[r0 + r];
+      if (d < dim) {
+        for (int j = 0; j < n4; ++j) {
+          const int8_t* kr = k + static_cast<ptrdiff_t>(j) * k_stride;
+          int32_t tail = 0;
+          for (int i = d; i < dim; ++i) tail += (qq[i] - q_zp) * (kr[i] - k_zp);
+          s[j] += tail;
+        }
+      }
+      if (n4 < n) {
+        qs8_qk_row__neondot(n - n4, dim, qq, q_zp, k + static_cast<ptrdiff_t>(n4) * k_stride,
+                            k_stride, k_zp, s + n4);
+      }
+    }
+  }
+}
+
+// Value packing for the SDOT P.V: for key quad g (keys 4g..4g+3, rows past n
+// read as zero) and 16-column block b, four vectors o_i with lane l = the
+// bytes v[4g..4g+3][16b + 4i + l] (a 4x16 byte transpose); colsum[c] = sum
+// over keys < n of v[j][c].
+void qs8_pv_pack__neondot(int n, int v_dim, const int8_t* v, int v_stride, int8_t* pack,
+                          int32_t* colsum) {
+  const int cb = v_dim / 16;
+  const int nq = (n + 3) / 4;
+  const int8x16_t ones = vdupq_n_s8(1);
+  for (int b = 0; b < cb; ++b) {
+    int32x4_t cs0 = vdupq_n_s32(0), cs1 = cs0, cs2 = cs0, cs3 = cs0;
+    for (int g = 0; g < nq; ++g) {
+      int8x16_t a[4];
+      for (int t = 0; t < 4; ++t) {
+        const int j = 4 * g + t;
+        a[t] = j < n ? vld1q_s8(v + static_cast<ptrdiff_t>(j) * v_stride + 16 * b) : vdupq_n_s8(0);
+      }
+      const int16x8_t z01l = vreinterpretq_s16_s8(vzip1q_s8(a[0], a[1]));
+      const int16x8_t z01h = vreinterpretq_s16_s8(vzip2q_s8(a[0], a[1]));
+      const int16x8_t z23l = vreinterpretq_s16_s8(vzip1q_s8(a[2], a[3]));
+      const int16x8_t z23h = vreinterpretq_s16_s8(vzip2q_s8(a[2], a[3]));
+      const int8x16_t o0 = vreinterpretq_s8_s16(vzip1q_s16(z01l, z23l));
+      const int8x16_t o1 = vreinterpretq_s8_s16(vzip2q_s16(z01l, z23l));
+      const int8x16_t o2 = vreinterpretq_s8_s16(vzip1q_s16(z01h, z23h));
+      const int8x16_t o3 = vreinterpretq_s8_s16(vzip2q_s16(z01h, z23h));
+      int8_t* out = pack + (static_cast<ptrdiff_t>(g) * cb + b) * 64;
+      vst1q_s8(out, o0);
+      vst1q_s8(out + 16, o1);
+      vst1q_s8(out + 32, o2);
+      vst1q_s8(out + 48, o3);
+      cs0 = vdotq_s32(cs0, o0, ones);
+      cs1 = vdotq_s32(cs1, o1, ones);
+      cs2 = vdotq_s32(cs2, o2, ones);
+      cs3 = vdotq_s32(cs3, o3, ones);
+    }
+    vst1q_s32(colsum + 16 * b, cs0);
+    vst1q_s32(colsum + 16 * b + 4, cs1);
+    vst1q_s32(colsum + 16 * b + 8, cs2);
+    vst1q_s32(colsum + 16 * b + 12, cs3);
+  }
+}
+
+namespace {
+
+// p (< 32768) = 256 ph + pl, ph in [0, 127], pl' = pl - 128 in [-128, 127]:
+// sum p v = 256 sum ph v + sum pl' v + 128 sum v (exact in wrapping int32).
+template <int Q>
+inline void pv_quad(int32x4_t (&h)[4], int32x4_t (&l)[4], const int8x16_t (&o)[4], int8x16_t ph,
+                    int8x16_t pl) {
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    h[i] = vdotq_laneq_s32(h[i], o[i], ph, Q);
+    l[i] = vdotq_laneq_s32(l[i], o[i], pl, Q);
+  }
+}
+
+template <int R>
+void pv_acc_packed(int n, int v_dim, const uint16_t* const* probs, const int8_t* pack,
+                   const int32_t* colsum, int32_t* const* acc) {
+  const int cb = v_dim / 16;
+  const int nq = (n + 3) / 4;
+  const uint8x16_t k80 = vdupq_n_u8(0x80);
+  for (int b = 0; b < cb; ++b) {
+    int32x4_t h[R][4], l[R][4];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) h[r][i] = l[r][i] = vdupq_n_s32(0);
+    }
+    for (int j = 0; j < n; j += 16) {
+      int8x16_t ph[R], pl[R];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        uint16x8_t p0, p1;
+        if (j + 16 <= n) {
+          p0 = vld1q_u16(probs[r] + j);
+          p1 = vld1q_u16(probs[r] + j + 8);
+        } else {
+          uint16_t t[16] = {};
+          for (int u = 0; u < n - j; ++u) t[u] = probs[r][j + u];
+          p0 = vld1q_u16(t);
+          p1 = vld1q_u16(t + 8);
+        }
+        ph[r] = vreinterpretq_s8_u8(vcombine_u8(vshrn_n_u16(p0, 8), vshrn_n_u16(p1, 8)));
+        pl[r] = vreinterpretq_s8_u8(veorq_u8(vcombine_u8(vmovn_u16(p0), vmovn_u16(p1)), k80));
+      }
+      const int g0 = j / 4;
+      const int8_t* kp = pack + (static_cast<ptrdiff_t>(g0) * cb + b) * 64;
+      const ptrdiff_t gstep = static_cast<ptrdiff_t>(cb) * 64;
+      int8x16_t o[4];
+#define EA_PV_QUAD(Q)                                                   \
+  if (g0 + Q < nq) {                                                    \
+    const int8_t* kq = kp + Q * gstep;                                  \
+    for (int i = 0; i < 4; ++i) o[i] = vld1q_s8(kq + 16 * i);           \
+    for (int r = 0; r < R; ++r) pv_quad<Q>(h[r], l[r], o, ph[r], pl[r]); \
+  }
+      EA_PV_QUAD(0)
+      EA_PV_QUAD(1)
+      EA_PV_QUAD(2)
+      EA_PV_QUAD(3)
+#undef EA_PV_QUAD
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) {
+        const int32x4_t cs = vshlq_n_s32(vld1q_s32(colsum + 16 * b + 4 * i), 7);
+        const int32x4_t y = vaddq_s32(vaddq_s32(vshlq_n_s32(h[r][i], 8), l[r][i]), cs);
+        vst1q_s32(acc[r] + 16 * b + 4 * i, y);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// acc[r][c] = sum_{j < n} p_r[j] v[j][c] (wrapping int32) for r < rows, from
+// qs8_pv_pack__neondot data. Requires v_dim % 16 == 0 and every p < 32768.
+void qs8_pv_acc_packed__neondot(int rows, int n, int v_dim, const uint16_t* const* probs,
+                                const int8_t* pack, const int32_t* colsum, int32_t* const* acc) {
+  int r = 0;
+  for (; r + 2 <= rows; r += 2) pv_acc_packed<2>(n, v_dim, probs + r, pack, colsum, acc + r);
+  for (; r < rows; ++r) pv_acc_packed<1>(n, v_dim, probs + r, pack, colsum, acc + r);
+}
+
+}  // namespace kernels
+}  // namespace edgeattn

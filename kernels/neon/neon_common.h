@@ -1,0 +1,213 @@
+// Helpers shared by the baseline NEON kernel files (Armv7-A NEON and AArch64
+// Advanced SIMD). Everything here has internal linkage (static inline), and
+// this header must NOT be included by dotprod.cc: that file is compiled with
+// -march=armv8.2-a+dotprod, and a vague-linkage copy of a helper compiled
+// there could be picked by the linker for the baseline path (SIGILL on a
+// Cortex-A53). See /work/shared/docs/cross-targets.md 2.2.
+#ifndef EDGEATTN_KERNELS_NEON_NEON_COMMON_H_
+#define EDGEATTN_KERNELS_NEON_NEON_COMMON_H_
+
+#include <arm_neon.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace edgeattn {
+namespace kernels {
+namespace neon {
+
+// ------------------------------------------------------------ reductions --
+static inline int32_t hsum_s32(int32x4_t v) {
+#if defined(__aarch64__)
+  return vaddvq_s32(v);
+#else
+  int32x2_t s = vadd_s32(vget_low_s32(v), vget_high_s32(v));
+  return vget_lane_s32(vpadd_s32(s, s), 0);
+#endif
+}
+
+static inline uint32_t hsum_u32(uint32x4_t v) {
+#if defined(__aarch64__)
+  return vaddvq_u32(v);
+#else
+  uint32x2_t s = vadd_u32(vget_low_u32(v), vget_high_u32(v));
+  return vget_lane_u32(vpadd_u32(s, s), 0);
+#endif
+}
+
+static inline int32_t hmax_s32(int32x4_t v) {
+#if defined(__aarch64__)
+  return vmaxvq_s32(v);
+#else
+  int32x2_t m = vmax_s32(vget_low_s32(v), vget_high_s32(v));
+  return vget_lane_s32(vpmax_s32(m, m), 0);
+#endif
+}
+
+static inline float hsum_f32(float32x4_t v) {
+#if defined(__aarch64__)
+  return vaddvq_f32(v);
+#else
+  float32x2_t s = vadd_f32(vget_low_f32(v), vget_high_f32(v));
+  return vget_lane_f32(vpadd_f32(s, s), 0);
+#endif
+}
+
+static inline float hmax_f32(float32x4_t v) {
+#if defined(__aarch64__)
+  return vmaxvq_f32(v);
+#else
+  float32x2_t m = vmax_f32(vget_low_f32(v), vget_high_f32(v));
+  return vget_lane_f32(vpmax_f32(m, m), 0);
+#endif
+}
+
+// {sum(a), sum(b), sum(c), sum(d)} (integer adds wrap, like the scalar sums).
+static inline int32x4_t hsum4_s32(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d) {
+#if defined(__aarch64__)
+  return vpaddq_s32(vpaddq_s32(a, b), vpaddq_s32(c, d));
+#else
+  const int32x2_t sa = vadd_s32(vget_low_s32(a), vget_high_s32(a));
+  const int32x2_t sb = vadd_s32(vget_low_s32(b), vget_high_s32(b));
+  const int32x2_t sc = vadd_s32(vget_low_s32(c), vget_high_s32(c));
+  const int32x2_t sd = vadd_s32(vget_low_s32(d), vget_high_s32(d));
+  return vcombine_s32(vpadd_s32(sa, sb), vpadd_s32(sc, sd));
+#endif
+}
+
+static inline float32x4_t hsum4_f32(float32x4_t a, float32x4_t b, float32x4_t c, float32x4_t d) {
+#if defined(__aarch64__)
+  return vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d));
+#else
+  const float32x2_t sa = vadd_f32(vget_low_f32(a), vget_high_f32(a));
+  const float32x2_t sb = vadd_f32(vget_low_f32(b), vget_high_f32(b));
+  const float32x2_t sc = vadd_f32(vget_low_f32(c), vget_high_f32(c));
+  const float32x2_t sd = vadd_f32(vget_low_f32(d), vget_high_f32(d));
+  return vcombine_f32(vpadd_f32(sa, sb), vpadd_f32(sc, sd));
+#endif
+}
+
+// ------------------------------------------------------- int8 products ----
+// acc += sum of a[i] * b[i] over 16 lanes, four partial sums per lane group.
+// Two int8 products can reach 2 * 16384 = 32768, which does not fit int16, so
+// each product vector is widened into int32 separately (vpadal).
+static inline int32x4_t dot16_s8(int32x4_t acc, int8x16_t a, int8x16_t b) {
+  const int16x8_t lo = vmull_s8(vget_low_s8(a), vget_low_s8(b));
+#if defined(__aarch64__)
+  const int16x8_t hi = vmull_high_s8(a, b);
+#else
+  const int16x8_t hi = vmull_s8(vget_high_s8(a), vget_high_s8(b));
+#endif
+  return vpadalq_s16(vpadalq_s16(acc, lo), hi);
+}
+
+// Same sum with the products of lanes i and i + 8 added in int16 first (smull
+// + smlal2 + sadalp, 3 instructions). Exact unless some lane pair has
+// a = b = -128 in both lanes (2 * 16384 does not fit int16): callers must
+// exclude that, e.g. by checking that a (or b) has no -128.
+static inline int32x4_t dot16_s8_narrow(int32x4_t acc, int8x16_t a, int8x16_t b) {
+  int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(b));
+#if defined(__aarch64__)
+  p = vmlal_high_s8(p, a, b);
+#else
+  p = vmlal_s8(p, vget_high_s8(a), vget_high_s8(b));
+#endif
+  return vpadalq_s16(acc, p);
+}
+
+template <bool kNarrow>
+static inline int32x4_t dot16_s8_t(int32x4_t acc, int8x16_t a, int8x16_t b) {
+  return kNarrow ? dot16_s8_narrow(acc, a, b) : dot16_s8(acc, a, b);
+}
+
+// Same as dot16_s8_t<kNarrow>(zero, a, b) without the zero accumulator.
+template <bool kNarrow>
+static inline int32x4_t dot16_s8_first_t(int8x16_t a, int8x16_t b) {
+  const int16x8_t lo = vmull_s8(vget_low_s8(a), vget_low_s8(b));
+#if defined(__aarch64__)
+  if (kNarrow) return vpaddlq_s16(vmlal_high_s8(lo, a, b));
+  return vpadalq_s16(vpaddlq_s16(lo), vmull_high_s8(a, b));
+#else
+  if (kNarrow) return vpaddlq_s16(vmlal_s8(lo, vget_high_s8(a), vget_high_s8(b)));
+  return vpadalq_s16(vpaddlq_s16(lo), vmull_s8(vget_high_s8(a), vget_high_s8(b)));
+#endif
+}
+
+// True if any of the first `len` bytes of p equals -128.
+static inline bool has_min_s8(const int8_t* p, int len) {
+  const int8x16_t m = vdupq_n_s8(-128);
+  uint8x16_t any = vdupq_n_u8(0);
+  int i = 0;
+  for (; i + 16 <= len; i += 16) any = vorrq_u8(any, vceqq_s8(vld1q_s8(p + i), m));
+#if defined(__aarch64__)
+  uint8_t t = vmaxvq_u8(any);
+#else
+  uint8x8_t h = vorr_u8(vget_low_u8(any), vget_high_u8(any));
+  h = vpmax_u8(h, h);
+  h = vpmax_u8(h, h);
+  h = vpmax_u8(h, h);
+  uint8_t t = vget_lane_u8(h, 0);
+#endif
+  for (; i < len; ++i) t |= p[i] == -128 ? 1 : 0;
+  return t != 0;
+}
+
+// True if some 16-byte block b < blocks of p has p[16b + i] = p[16b + i + 8]
+// = -128 for some i < 8: the only way dot16_s8_narrow can overflow is such
+// a lane pair in both operands.
+static inline bool has_min_pair_s8(const int8_t* p, int blocks) {
+  const int8x16_t m = vdupq_n_s8(-128);
+  uint8x8_t any = vdup_n_u8(0);
+  for (int b = 0; b < blocks; ++b) {
+    const uint8x16_t e = vceqq_s8(vld1q_s8(p + 16 * b), m);
+    any = vorr_u8(any, vand_u8(vget_low_u8(e), vget_high_u8(e)));
+  }
+  return vget_lane_u64(vreinterpret_u64_u8(any), 0) != 0;
+}
+
+static inline float32x4_t fma_f32(float32x4_t acc, float32x4_t a, float32x4_t b) {
+#if defined(__aarch64__) || defined(__ARM_FEATURE_FMA)
+  return vfmaq_f32(acc, a, b);
+#else
+  return vmlaq_f32(acc, a, b);
+#endif
+}
+
+// ------------------------------------------------------- requantization ----
+// Exact vector form of requantize() in requant.h: one widening multiply to
+// int64, one rounding right shift by n = 31 - shift (VRSHL with a negative
+// count adds 2^(n-1) before the arithmetic shift: round half up), then
+// saturating narrowing to int32. `neg_n` holds shift - 31 in each int64 lane.
+static inline int32x4_t requantize_x4(int32x4_t acc, int32x4_t mult, int64x2_t neg_n_lo,
+                                      int64x2_t neg_n_hi) {
+  int64x2_t lo = vmull_s32(vget_low_s32(acc), vget_low_s32(mult));
+#if defined(__aarch64__)
+  int64x2_t hi = vmull_high_s32(acc, mult);
+#else
+  int64x2_t hi = vmull_s32(vget_high_s32(acc), vget_high_s32(mult));
+#endif
+  lo = vrshlq_s64(lo, neg_n_lo);
+  hi = vrshlq_s64(hi, neg_n_hi);
+  return vcombine_s32(vqmovn_s64(lo), vqmovn_s64(hi));
+}
+
+// Same with one multiplier / shift for all lanes.
+static inline int32x4_t requantize_x4(int32x4_t acc, int32_t mult, int64x2_t neg_n) {
+  return requantize_x4(acc, vdupq_n_s32(mult), neg_n, neg_n);
+}
+
+// sat8(clamp(y, -512, 512) + zp) for 8 lanes. Saturating to int16 instead of
+// clamping to +-512 gives the same int8: any |y| > 512 saturates either way
+// because |zp| <= 128.
+static inline int8x8_t add_zp_sat8(int32x4_t y0, int32x4_t y1, int16x8_t zp) {
+  const int16x8_t y = vqaddq_s16(vcombine_s16(vqmovn_s32(y0), vqmovn_s32(y1)), zp);
+  return vqmovn_s16(y);
+}
+
+static inline int64x2_t neg_n_of(int32_t shift) { return vdupq_n_s64(static_cast<int64_t>(shift) - 31); }
+
+}  // namespace neon
+}  // namespace kernels
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_KERNELS_NEON_NEON_COMMON_H_

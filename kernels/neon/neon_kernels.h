@@ -1,0 +1,118 @@
+// NEON (Armv7-A / AArch64) and Armv8.2 dot-product (AArch64) kernels. Same
+// contracts as ref.h; int8 results are bit-identical to the reference.
+#ifndef EDGEATTN_KERNELS_NEON_NEON_KERNELS_H_
+#define EDGEATTN_KERNELS_NEON_NEON_KERNELS_H_
+
+#include <cstdint>
+
+#include "edgeattn/kernels/ref.h"
+
+namespace edgeattn {
+namespace kernels {
+
+// ----------------------------------------------------------------- neon ----
+void qs8_linear__neon(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                      const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
+                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+void f32_linear__neon(int rows, int out_features, int in_features, const float* x, int x_stride,
+                      const float* w, int w_stride, const float* bias, float* y, int y_stride);
+void qs8_attention__neon(const QS8AttentionArgs& a);
+void f32_attention__neon(const F32AttentionArgs& a);
+void qs8_additive__neon(const QS8AdditiveArgs& a);
+void f32_additive__neon(const F32AdditiveArgs& a);
+
+// Row primitives (same contracts as the __ref ones in ref.h).
+void qs8_qk_row__neon(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                      int32_t k_zp, int32_t* scores);
+void qs8_softmax_row__neon(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+void qs8_pv_row__neon(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
+                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
+
+// out[c] = sum_j p[j] v[j][c] (float, no allocation).
+void f32_pv_row__neon(int n, int v_dim, const float* p, const float* v, int v_stride, float* out);
+
+// Building blocks parameterised by the int8 dot-product flavour.
+//
+// For r < rows (<= 5 for the NEON kernel, <= 6 for SDOT): acc[r][n] = sum_{k < 16*kblocks} w[n][k] * x[r][k]
+// (+ the block at 16*kblocks against xt[r][0..16) if xt is non-null), for
+// n < n_out. The activation rows of a pass share every weight load.
+// `narrow16` (NEON only) allows the int16 pair accumulation (smull + smlal2):
+// the caller guarantees that w or all x rows exclude -128.
+using Qs8LinearAccFn = void (*)(int rows, int n_out, int kblocks, const int8_t* const* x,
+                                const int8_t* const* xt, const int8_t* w, int w_stride,
+                                int32_t* const* acc, bool narrow16);
+using Qs8QkRowFn = void (*)(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                            int k_stride, int32_t k_zp, int32_t* scores);
+void qs8_linear_acc__neon(int rows, int n_out, int kblocks, const int8_t* const* x,
+                          const int8_t* const* xt, const int8_t* w, int w_stride,
+                          int32_t* const* acc, bool narrow16);
+void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
+                           const int8_t* x, int x_stride, const int8_t* w, int w_stride,
+                           const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                           int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+// Q.K of `rows` (<= 4) query rows q[r] against the same n keys into scores[r].
+// k_no_min: no key has a -128 lane pair (has_min_pair_s8) in its 16-byte
+// blocks (lets the NEON kernel use int16 pair sums; SDOT ignores it).
+// ksum (may be null): ksum[j] = sum of key j's bytes [0, 16 * (dim / 16)).
+using Qs8QkRowsFn = void (*)(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
+                             const int8_t* k, int k_stride, int32_t k_zp, int32_t* const* scores,
+                             bool k_no_min, const int32_t* ksum);
+void qs8_qk_rows__neon(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
+                       const int8_t* k, int k_stride, int32_t k_zp, int32_t* const* scores,
+                       bool k_no_min, const int32_t* ksum);
+// Optional packed-key Q.K (SDOT by element): pack_fn rearranges keys
+// [0, 4 * (n / 4)) into 4-key x 4-byte interleaved blocks (n * 16 * (dim / 16)
+// bytes) plus per-key sums of the packed bytes; packed_fn then computes the
+// scores of `rows` query rows for all n keys (tails included).
+using Qs8QkPackFn = void (*)(int n, int dim, const int8_t* k, int k_stride, int8_t* pack,
+                             int32_t* ksum);
+using Qs8QkPackedRowsFn = void (*)(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
+                                   const int8_t* k, int k_stride, int32_t k_zp,
+                                   const int8_t* pack, const int32_t* ksum,
+                                   int32_t* const* scores);
+// Optional packed-value P.V (SDOT by element): pv_pack_fn packs n value rows
+// (v_dim % 16 == 0) and column sums; pv_acc_fn gives the raw int32 sums
+// sum_j p[j] v[j][c] of `rows` probability rows (all p < 32768).
+using Qs8PvPackFn = void (*)(int n, int v_dim, const int8_t* v, int v_stride, int8_t* pack,
+                             int32_t* colsum);
+using Qs8PvAccPackedFn = void (*)(int rows, int n, int v_dim, const uint16_t* const* probs,
+                                  const int8_t* pack, const int32_t* colsum, int32_t* const* acc);
+void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a,
+                              Qs8QkPackFn pack_fn = nullptr,
+                              Qs8QkPackedRowsFn packed_fn = nullptr,
+                              Qs8PvPackFn pv_pack_fn = nullptr,
+                              Qs8PvAccPackedFn pv_acc_fn = nullptr);
+
+#if defined(__aarch64__)
+// -------------------------------------------------------------- neondot ----
+// dotprod.cc (compiled with -march=armv8.2-a+dotprod): only call after
+// cpu_supports(KernelPath::kNeonDot).
+void qs8_linear_acc__neondot(int rows, int n_out, int kblocks, const int8_t* const* x,
+                             const int8_t* const* xt, const int8_t* w, int w_stride,
+                             int32_t* const* acc, bool narrow16);
+void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                         int k_stride, int32_t k_zp, int32_t* scores);
+void qs8_qk_rows__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
+                          const int8_t* k, int k_stride, int32_t k_zp, int32_t* const* scores,
+                          bool k_no_min, const int32_t* ksum);
+void qs8_qk_pack__neondot(int n, int dim, const int8_t* k, int k_stride, int8_t* pack,
+                          int32_t* ksum);
+void qs8_qk_rows_packed__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
+                                 const int8_t* k, int k_stride, int32_t k_zp, const int8_t* pack,
+                                 const int32_t* ksum, int32_t* const* scores);
+void qs8_pv_pack__neondot(int n, int v_dim, const int8_t* v, int v_stride, int8_t* pack,
+                          int32_t* colsum);
+void qs8_pv_acc_packed__neondot(int rows, int n, int v_dim, const uint16_t* const* probs,
+                                const int8_t* pack, const int32_t* colsum, int32_t* const* acc);
+// neondot.cc (baseline flags): the table entries built on the above.
+void qs8_linear__neondot(int rows, int out_features, int in_features, const int8_t* x,
+                         int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
+                         const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
+                         int8_t* y, int y_stride);
+void qs8_attention__neondot(const QS8AttentionArgs& a);
+#endif
+
+}  // namespace kernels
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_KERNELS_NEON_NEON_KERNELS_H_

@@ -1,0 +1,150 @@
+/* edgeattn C API: load a .eatn model from a caller-owned buffer, bind a
+ * caller-owned arena, run attention layers. No function allocates memory.
+ *
+ * Lifetimes: the model bytes must outlive the ea_model; the ea_model and the
+ * arena must outlive the ea_interpreter. Objects are plain storage the caller
+ * places anywhere (static, stack); they hold no pointers to the heap.
+ */
+#ifndef EDGEATTN_EDGEATTN_H_
+#define EDGEATTN_EDGEATTN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ea_status {
+  EA_OK = 0,
+  EA_INVALID_ARGUMENT = 1,   /* a caller argument is wrong (null, misaligned, overlapping, bad index) */
+  EA_INVALID_MODEL = 2,      /* the file fails verification or a semantic check */
+  EA_VERSION_MISMATCH = 3,   /* format version this runtime cannot read */
+  EA_CRC_MISMATCH = 4,       /* weight bytes do not match their CRC-32 */
+  EA_UNSUPPORTED = 5,        /* valid file, feature not supported by this build */
+  EA_ARENA_TOO_SMALL = 6,    /* arena smaller than the plan needs */
+  EA_LENGTH_EXCEEDS_PLAN = 7,/* a run length exceeds the layer's declared maximum */
+  EA_NOT_READY = 8           /* call order: no model loaded / no keys cached */
+} ea_status;
+
+/* Static description of a status (never null). */
+const char* ea_status_string(ea_status status);
+
+/* Kernel path ("ref", "avx2", "avxvnni", "neon", "neondot", "cmsis-dsp",
+ * "helium"): the best one the CPU supports is chosen at first use; the
+ * environment variable EA_KERNEL_PATH or this call forces one. Returns
+ * EA_UNSUPPORTED if this build or CPU lacks it. */
+ea_status ea_set_kernel_path(const char* name);
+const char* ea_kernel_path(void);
+
+/* Model format version this runtime reads. */
+#define EA_FORMAT_VERSION 1u
+/* Arena and model buffers must be aligned to this many bytes. */
+#define EA_ALIGNMENT 16u
+#define EA_ERROR_MESSAGE_BYTES 160
+
+typedef enum ea_layer_kind {
+  EA_LAYER_MULTI_HEAD_ATTENTION = 0,
+  EA_LAYER_ADDITIVE = 1,
+  EA_LAYER_LUONG = 2,
+  EA_LAYER_POOLING = 3
+} ea_layer_kind;
+
+typedef enum ea_dtype { EA_F32 = 0, EA_S8 = 1 } ea_dtype;
+
+/* Quantization of an int8 input or output: real = scale * (q - zero_point). */
+typedef struct ea_quant {
+  float scale;
+  int32_t zero_point;
+} ea_quant;
+
+typedef struct ea_layer_info {
+  const char* name;        /* points into the model bytes */
+  ea_layer_kind kind;
+  ea_dtype dtype;          /* element type of inputs and outputs */
+  int32_t query_dim;       /* 0 for pooling (its query is learned) */
+  int32_t key_dim;
+  int32_t value_dim;
+  int32_t output_dim;
+  int32_t num_heads;       /* rows of attention weights per query row (1 except MHA) */
+  int32_t cross;           /* 1: key/value come from a separate sequence */
+  int32_t causal;
+  int32_t max_q_len;
+  int32_t max_kv_len;
+  size_t arena_bytes;      /* this layer alone at its maxima */
+  ea_quant query_quant;    /* S8 only: how to quantize each input / read the output */
+  ea_quant key_quant;
+  ea_quant value_quant;
+  ea_quant output_quant;
+} ea_layer_info;
+
+/* One inference of one layer. Buffers are row-major and dense:
+ *   query  [q_len][query_dim]     (unused by pooling)
+ *   key    [kv_len][key_dim]      (self-attention: NULL, keys = query;
+ *                                  pooling: the sequence to pool)
+ *   value  [kv_len][value_dim]    (NULL: value = key)
+ *   output [q_len][output_dim]    (pooling: q_len is 1)
+ *   attn_weights, optional: [num_heads][q_len][kv_len], float for F32 layers,
+ *                uint16 Q15 (32768 = 1.0) for S8 layers.
+ * kv_valid_len <= 0 means all keys are valid (so a zero-initialized ea_run_args
+ * masks nothing); otherwise keys >= kv_valid_len are masked (key padding).
+ * use_cached_keys != 0 uses the projections stored by ea_interpreter_cache_keys()
+ * (cross-attention MHA: key and value may be NULL; additive: key may be NULL,
+ * value must point at the sequence the keys came from) and ignores kv_len.
+ * Checked by ea_interpreter_run (EA_INVALID_ARGUMENT otherwise): buffers of
+ * EA_F32 layers must be 4-byte aligned, and attn_weights 2-byte aligned for
+ * EA_S8 layers (int8 inputs and outputs may have any alignment); output and
+ * attn_weights must not overlap each other, an input the call reads, or the
+ * arena; inputs must not overlap the arena (inputs may alias each other,
+ * e.g. key == value). */
+typedef struct ea_run_args {
+  const void* query;
+  const void* key;
+  const void* value;
+  int32_t q_len;
+  int32_t kv_len;
+  int32_t kv_valid_len;
+  int32_t use_cached_keys;
+  void* output;
+  void* attn_weights;
+} ea_run_args;
+
+/* Opaque storage; sizes are checked at compile time by the implementation. */
+typedef struct ea_model {
+  union { uint64_t align_; unsigned char bytes[256]; } opaque;
+} ea_model;
+typedef struct ea_interpreter {
+  union { uint64_t align_; unsigned char bytes[512]; } opaque;
+} ea_interpreter;
+
+/* Verifies the file (FlatBuffers verifier, identifier, version, CRC, shapes,
+ * quantization parameters, arena plan). data must be EA_ALIGNMENT-aligned. */
+ea_status ea_model_load(ea_model* model, const void* data, size_t size);
+const char* ea_model_error(const ea_model* model);
+int32_t ea_model_num_layers(const ea_model* model);
+int32_t ea_model_find_layer(const ea_model* model, const char* name); /* -1 if absent */
+ea_status ea_model_layer_info(const ea_model* model, int32_t layer, ea_layer_info* info);
+/* Arena bytes for the whole model at every layer's declared maxima. */
+size_t ea_model_arena_bytes(const ea_model* model);
+/* Arena bytes when runs never exceed max_q_len / max_kv_len (each capped by
+ * the layer's own maxima; 0 = no cap). */
+size_t ea_model_arena_bytes_for(const ea_model* model, int32_t max_q_len, int32_t max_kv_len);
+
+ea_status ea_interpreter_init(ea_interpreter* interp, const ea_model* model, void* arena,
+                              size_t arena_bytes);
+/* As ea_interpreter_init, planned for runs of at most max_q_len / max_kv_len. */
+ea_status ea_interpreter_init_for_lengths(ea_interpreter* interp, const ea_model* model,
+                                          void* arena, size_t arena_bytes, int32_t max_q_len,
+                                          int32_t max_kv_len);
+/* key and value must not overlap the arena and, for EA_F32 layers, must be
+ * 4-byte aligned (EA_INVALID_ARGUMENT). */
+ea_status ea_interpreter_cache_keys(ea_interpreter* interp, int32_t layer, const void* key,
+                                    const void* value, int32_t kv_len, int32_t kv_valid_len);
+ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run_args* args);
+const char* ea_interpreter_error(const ea_interpreter* interp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EDGEATTN_EDGEATTN_H_ */

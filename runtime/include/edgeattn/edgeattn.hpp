@@ -1,0 +1,140 @@
+// edgeattn C++ API. Same model as the C API in edgeattn.h (whose POD structs
+// it reuses): no heap, no exceptions, every failure is a Status plus a message.
+//
+//   edgeattn::Model model;
+//   if (model.Load(bytes, size) != edgeattn::Status::kOk) puts(model.error());
+//   alignas(16) static uint8_t arena[EA_MODEL_ARENA_BYTES];
+//   edgeattn::Interpreter interp;
+//   interp.Init(&model, arena, sizeof(arena));
+//   edgeattn::RunArgs args = {};  // query, key, value, lengths, output, ...
+//   interp.Run(model.FindLayer("enc_self"), args);
+#ifndef EDGEATTN_EDGEATTN_HPP_
+#define EDGEATTN_EDGEATTN_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "edgeattn/edgeattn.h"
+#include "edgeattn/plan.h"
+
+namespace edgeattn {
+
+namespace fb {
+struct Model;
+struct Layer;
+}  // namespace fb
+
+enum class Status : uint8_t {
+  kOk = EA_OK,
+  kInvalidArgument = EA_INVALID_ARGUMENT,
+  kInvalidModel = EA_INVALID_MODEL,
+  kVersionMismatch = EA_VERSION_MISMATCH,
+  kCrcMismatch = EA_CRC_MISMATCH,
+  kUnsupported = EA_UNSUPPORTED,
+  kArenaTooSmall = EA_ARENA_TOO_SMALL,
+  kLengthExceedsPlan = EA_LENGTH_EXCEEDS_PLAN,
+  kNotReady = EA_NOT_READY,
+};
+
+const char* status_string(Status status);
+
+// Kernel path in use, and an override (see ea_set_kernel_path).
+Status SetKernelPath(const char* name);
+const char* KernelPath();
+
+using LayerInfo = ea_layer_info;
+using RunArgs = ea_run_args;
+using Quant = ea_quant;
+
+// Fixed-size message buffer: formatting without printf or the heap.
+class ErrorMessage {
+ public:
+  void Clear() { text_[0] = '\0'; length_ = 0; }
+  ErrorMessage& operator<<(const char* s);
+  ErrorMessage& operator<<(int64_t v);
+  // Every other integer type (int, int32_t, which is `long` on arm-none-eabi,
+  // size_t, uint64_t, ...) without ambiguous overloads.
+  template <typename T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
+  ErrorMessage& operator<<(T v) { return *this << static_cast<int64_t>(v); }
+  const char* c_str() const { return text_; }
+
+ private:
+  char text_[EA_ERROR_MESSAGE_BYTES] = {0};
+  size_t length_ = 0;
+};
+
+// A verified view of a model file. Holds no copy of the bytes.
+class Model {
+ public:
+  // Verifies `data` (see edgeattn.h). On failure the model stays unloaded.
+  Status Load(const void* data, size_t size);
+  bool loaded() const { return model_ != nullptr; }
+  const char* error() const { return error_.c_str(); }
+
+  int num_layers() const;
+  int FindLayer(const char* name) const;  // -1 if absent
+  Status GetLayerInfo(int layer, LayerInfo* info) const;
+  // Whole model at every layer's maxima (equals what the converter recorded).
+  size_t arena_bytes() const { return arena_bytes_; }
+  // Whole model when every run stays within q_len <= max_q_len and
+  // kv_len <= max_kv_len (each capped by the layer's own maxima); 0 = no cap.
+  size_t ArenaBytesFor(int max_q_len, int max_kv_len) const;
+  // A layer's maximum lengths under such caps.
+  int CappedQLen(int layer, int cap) const;
+  int CappedKvLen(int layer, int cap) const;
+  // One layer's plan at the given lengths.
+  LayerPlan PlanLayer(int layer, int q_len, int kv_len) const;
+  LayerShape ShapeOf(int layer) const;
+
+  const fb::Model* flatbuffer() const { return model_; }
+  const fb::Layer* layer(int index) const;
+
+ private:
+  Status Fail(Status status);
+  Status VerifyLayer(int index);
+
+  const fb::Model* model_ = nullptr;
+  const uint8_t* data_ = nullptr;  // Model.data
+  size_t data_size_ = 0;
+  size_t arena_bytes_ = 0;
+  mutable ErrorMessage error_;
+};
+
+// Runs layers of a loaded model inside one caller-owned arena.
+//
+// Arena layout: [cache of layer 0 | cache of layer 1 | ... | scratch]
+// Each cacheable layer owns a persistent region sized for its max_kv_len;
+// the scratch region (the largest layer's need) is reused by every call.
+class Interpreter {
+ public:
+  // Binds the arena. With max_q_len / max_kv_len > 0 the plan is made for
+  // those lengths (see Model::ArenaBytesFor) and longer runs are refused.
+  Status Init(const Model* model, void* arena, size_t arena_bytes, int max_q_len = 0,
+              int max_kv_len = 0);
+  // Projects and stores the keys/values of a memory sequence once, for
+  // cross-attention MHA and additive layers (decoder steps then pass use_cached_keys).
+  Status CacheKeys(int layer, const void* key, const void* value, int kv_len, int kv_valid_len);
+  Status Run(int layer, const RunArgs& args);
+  const char* error() const { return error_.c_str(); }
+
+  static constexpr int kMaxLayers = 16;
+
+ private:
+  Status CheckLayer(int layer);
+
+  const Model* model_ = nullptr;
+  uint8_t* arena_ = nullptr;
+  size_t arena_bytes_ = 0;
+  uint8_t* scratch_ = nullptr;
+  int q_cap_ = 0;
+  int kv_cap_ = 0;
+  size_t cache_offset_[kMaxLayers] = {};
+  int cached_kv_len_[kMaxLayers] = {};      // -1: nothing cached
+  int cached_kv_valid_len_[kMaxLayers] = {};
+  ErrorMessage error_;
+};
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_EDGEATTN_HPP_

@@ -1,0 +1,51 @@
+// Memory plan of one layer: which buffers it needs at given lengths.
+// Shared by the runtime (to lay out the arena and check the recorded sizes)
+// and the converter (to write the exact arena bytes into the model file).
+#ifndef EDGEATTN_PLAN_H_
+#define EDGEATTN_PLAN_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "edgeattn/edgeattn.h"
+
+namespace edgeattn {
+
+struct LayerPlan {
+  // 64-bit on every target so that no dimension in a file can overflow the
+  // arithmetic; Model::Load rejects plans above kMaxArenaBytes.
+  uint64_t cache_bytes;    // persistent: key (and value) projections of cross MHA / additive
+  uint64_t scratch_bytes;  // per call; the scratch region is shared by all layers
+};
+
+// The dimensions that decide a layer's buffers.
+struct LayerShape {
+  ea_layer_kind kind;
+  ea_dtype dtype;
+  int embed_dim;     // MHA: width of the projected Q/K/V and of the context
+  int attn_dim;      // additive: width of W_q q and W_k k
+  int key_dim;       // Luong general: width of W^T q
+  bool cross;        // MHA: keys/values projected into the layer's cache
+  bool projects_query;  // Luong general
+};
+
+constexpr size_t kArenaAlignment = EA_ALIGNMENT;
+constexpr uint64_t kMaxArenaBytes = 0x7FFFFFFFu;  // addressable on 32-bit targets
+
+constexpr uint64_t align_up(uint64_t bytes) {
+  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
+
+// Buffers, each rounded up to kArenaAlignment:
+//   MHA       scratch: Q [q][E], context [q][E], (self: K, V [kv][E]), row scratch
+//             cache (cross): K, V [kv][E]
+//   additive  scratch: W_q q [q][A], row scratch; cache: W_k k + b [kv][A]
+//   Luong     scratch: (general: W^T q [q][key_dim]), row scratch
+//   pooling   scratch: row scratch
+// Row scratch is one query row at a time: kv int32 scores (+ kv uint16
+// probabilities for int8), so attention never needs q x kv memory.
+LayerPlan plan_layer(const LayerShape& shape, int q_len, int kv_len);
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_PLAN_H_

@@ -1,0 +1,103 @@
+// The C API: thin wrappers that construct the C++ objects inside the
+// caller's opaque storage (placement new: no heap).
+#include <new>
+
+#include "edgeattn/edgeattn.h"
+#include "edgeattn/edgeattn.hpp"
+
+namespace {
+
+using edgeattn::Interpreter;
+using edgeattn::Model;
+
+static_assert(sizeof(Model) <= sizeof(ea_model), "ea_model storage too small");
+static_assert(alignof(Model) <= alignof(ea_model), "ea_model storage misaligned");
+static_assert(sizeof(Interpreter) <= sizeof(ea_interpreter), "ea_interpreter storage too small");
+static_assert(alignof(Interpreter) <= alignof(ea_interpreter), "ea_interpreter storage misaligned");
+
+const Model* as_model(const ea_model* m) {
+  return std::launder(reinterpret_cast<const Model*>(m->opaque.bytes));
+}
+Interpreter* as_interp(ea_interpreter* i) {
+  return std::launder(reinterpret_cast<Interpreter*>(i->opaque.bytes));
+}
+const Interpreter* as_interp(const ea_interpreter* i) {
+  return std::launder(reinterpret_cast<const Interpreter*>(i->opaque.bytes));
+}
+
+ea_status to_c(edgeattn::Status s) { return static_cast<ea_status>(s); }
+
+}  // namespace
+
+extern "C" {
+
+ea_status ea_set_kernel_path(const char* name) { return to_c(edgeattn::SetKernelPath(name)); }
+
+const char* ea_kernel_path(void) { return edgeattn::KernelPath(); }
+
+const char* ea_status_string(ea_status status) {
+  return edgeattn::status_string(static_cast<edgeattn::Status>(status));
+}
+
+ea_status ea_model_load(ea_model* model, const void* data, size_t size) {
+  if (model == nullptr) return EA_INVALID_ARGUMENT;
+  Model* m = new (model->opaque.bytes) Model();
+  return to_c(m->Load(data, size));
+}
+
+const char* ea_model_error(const ea_model* model) {
+  return model != nullptr ? as_model(model)->error() : "model is null";
+}
+
+int32_t ea_model_num_layers(const ea_model* model) {
+  return model != nullptr ? as_model(model)->num_layers() : 0;
+}
+
+int32_t ea_model_find_layer(const ea_model* model, const char* name) {
+  return model != nullptr ? as_model(model)->FindLayer(name) : -1;
+}
+
+ea_status ea_model_layer_info(const ea_model* model, int32_t layer, ea_layer_info* info) {
+  if (model == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_model(model)->GetLayerInfo(layer, info));
+}
+
+size_t ea_model_arena_bytes(const ea_model* model) {
+  return model != nullptr ? as_model(model)->arena_bytes() : 0;
+}
+
+size_t ea_model_arena_bytes_for(const ea_model* model, int32_t max_q_len, int32_t max_kv_len) {
+  if (model == nullptr || !as_model(model)->loaded()) return 0;
+  return as_model(model)->ArenaBytesFor(max_q_len, max_kv_len);
+}
+
+ea_status ea_interpreter_init_for_lengths(ea_interpreter* interp, const ea_model* model,
+                                          void* arena, size_t arena_bytes, int32_t max_q_len,
+                                          int32_t max_kv_len) {
+  if (interp == nullptr) return EA_INVALID_ARGUMENT;
+  Interpreter* i = new (interp->opaque.bytes) Interpreter();
+  return to_c(i->Init(model != nullptr ? as_model(model) : nullptr, arena, arena_bytes,
+                      max_q_len, max_kv_len));
+}
+
+ea_status ea_interpreter_init(ea_interpreter* interp, const ea_model* model, void* arena,
+                              size_t arena_bytes) {
+  return ea_interpreter_init_for_lengths(interp, model, arena, arena_bytes, 0, 0);
+}
+
+ea_status ea_interpreter_cache_keys(ea_interpreter* interp, int32_t layer, const void* key,
+                                    const void* value, int32_t kv_len, int32_t kv_valid_len) {
+  if (interp == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_interp(interp)->CacheKeys(layer, key, value, kv_len, kv_valid_len));
+}
+
+ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run_args* args) {
+  if (interp == nullptr || args == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_interp(interp)->Run(layer, *args));
+}
+
+const char* ea_interpreter_error(const ea_interpreter* interp) {
+  return interp != nullptr ? as_interp(interp)->error() : "interpreter is null";
+}
+
+}  // extern "C"

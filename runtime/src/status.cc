@@ -1,0 +1,31 @@
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/kernels/dispatch.h"
+
+namespace edgeattn {
+
+const char* status_string(Status status) {
+  switch (status) {
+    case Status::kOk: return "ok";
+    case Status::kInvalidArgument: return "invalid argument";
+    case Status::kInvalidModel: return "invalid model";
+    case Status::kVersionMismatch: return "format version mismatch";
+    case Status::kCrcMismatch: return "weight CRC mismatch";
+    case Status::kUnsupported: return "unsupported";
+    case Status::kArenaTooSmall: return "arena too small";
+    case Status::kLengthExceedsPlan: return "length exceeds plan";
+    case Status::kNotReady: return "not ready";
+  }
+  return "unknown status";
+}
+
+Status SetKernelPath(const char* name) {
+  kernels::KernelPath path;
+  if (!kernels::parse_kernel_path(name, &path) || !kernels::set_kernel_path(path)) {
+    return Status::kUnsupported;
+  }
+  return Status::kOk;
+}
+
+const char* KernelPath() { return kernels::kernels().name; }
+
+}  // namespace edgeattn
