@@ -1,0 +1,38 @@
+#include "converter/array.h"
+
+#include <cstdint>
+
+#include "converter/error.h"
+
+namespace edgeattn {
+namespace convert {
+
+std::string shape_string(const std::vector<size_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+size_t checked_numel(const std::vector<size_t>& shape, const std::string& where) {
+  // Every partial product must fit (a zero dimension does not excuse huge
+  // others: code indexing the array multiplies prefixes of the shape).
+  size_t bound = 1;
+  bool empty = false;
+  for (size_t d : shape) {
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (bound > SIZE_MAX / d) {
+      fail(where, ": shape ", shape_string(shape), " is too large (element count overflows)");
+    }
+    bound *= d;
+  }
+  return empty ? 0 : bound;
+}
+
+}  // namespace convert
+}  // namespace edgeattn

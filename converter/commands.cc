@@ -1,0 +1,203 @@
+#include "converter/commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "converter/convert.h"
+#include "converter/emit_c.h"
+#include "converter/error.h"
+#include "converter/inspect.h"
+#include "converter/io/file.h"
+#include "converter/io/npy.h"
+#include "converter/io/safetensors.h"
+#include "converter/metrics.h"
+#include "converter/report.h"
+#include "converter/runner.h"
+#include "converter/svg.h"
+
+namespace edgeattn {
+namespace convert {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+ArrayMap load_weights(const std::string& path) {
+  if (ends_with(path, ".npz")) return load_npz(path);
+  return load_safetensors(path);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  write_file_atomic(path, text.data(), text.size());
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+const char* layer_dtype(const Model& m, int i) {
+  LayerInfo info;
+  m.GetLayerInfo(i, &info);
+  return info.dtype == EA_S8 ? "int8" : "f32";
+}
+
+}  // namespace
+
+void run_convert(const ConvertOptions& o, std::ostream& out) {
+  OutputType type;
+  if (o.dtype == "int8") {
+    type = OutputType::kInt8;
+    if (o.calib.empty()) fail("--dtype int8 requires calibration data (--calib FILE.npz)");
+  } else if (o.dtype == "f32") {
+    type = OutputType::kF32;
+  } else {
+    fail("--dtype must be int8 or f32, got '", o.dtype, "'");
+  }
+  if (o.output.empty()) fail("missing output file (-o OUT.eatn)");
+  const ArrayMap weights = load_weights(o.weights);
+  const std::vector<uint8_t> spec_bytes = read_file(o.spec);
+  const ModelSpec spec = load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights,
+                                   o.weights, LengthOverrides{o.max_q_len, o.max_kv_len});
+  std::vector<LayerData> calib;
+  if (!o.calib.empty()) {
+    const ArrayMap npz = load_npz(o.calib);
+    for (const FloatLayer& L : spec.layers) calib.push_back(load_layer_data(npz, o.calib, L, false));
+  }
+  const std::vector<uint8_t> bytes = build_model(spec, type, calib, o.calib, base_name(o.weights));
+  const LoadedModel lm(bytes, o.output);
+
+  ConvertReport r;
+  r.model = spec.model.empty() ? base_name(o.spec) : spec.model;
+  r.output = o.output;
+  r.source = o.weights;
+  r.dtype = o.dtype;
+  r.reference = "float64 reference on the calibration inputs";
+  r.file_bytes = bytes.size();
+  const fb::Model& fm = *lm.model().flatbuffer();
+  r.data_bytes = fm.data() != nullptr ? fm.data()->size() : 0;
+  r.arena_bytes = fm.arena_bytes();
+  r.tensors = list_tensors(fm);
+  for (const TensorEntry& t : r.tensors) r.weight_bytes += t.size;
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    const FloatLayer& L = spec.layers[i];
+    LayerResult lr;
+    lr.name = L.name;
+    lr.kind = kind_name(L.kind);
+    lr.dtype = o.dtype;
+    lr.arena_bytes = fm.layers()->Get(static_cast<uint32_t>(i))->arena_bytes();
+    if (!calib.empty()) {
+      const RunResult run = run_layer(lm, static_cast<int>(i), calib[i], 1);
+      std::vector<double> ref_out, ref_w;
+      reference_forward(L, calib[i], &ref_out, &ref_w);
+      lr.metrics = compare(L, calib[i], run.output, ref_out, run.weights, ref_w);
+      lr.has_metrics = true;
+      lr.samples = calib[i].n;
+    }
+    r.layers.push_back(lr);
+  }
+  std::string json_text;
+  if (!o.report_json.empty()) json_text = report_json(r).dump(2) + "\n";
+  EmittedC emitted;
+  if (!o.emit_c.empty()) emitted = emit_c(bytes, lm.model(), o.emit_c, base_name(o.output));
+  write_file_atomic(o.output, bytes.data(), bytes.size());
+  if (!o.emit_c.empty()) {
+    try {
+      write_emitted_c(emitted, o.emit_c);
+    } catch (...) {
+      std::remove(o.output.c_str());
+      throw;
+    }
+  }
+  if (!o.report_json.empty()) {
+    try {
+      write_text(o.report_json, json_text);
+    } catch (...) {
+      std::remove(o.output.c_str());  // a failed conversion leaves no model behind
+      throw;
+    }
+  }
+  print_report(r, out);
+}
+
+void run_inspect(const std::string& path, std::ostream& out) {
+  const std::vector<uint8_t> bytes = read_file(path);
+  const LoadedModel lm(bytes, path);
+  print_inspect(lm, path, out);
+}
+
+void run_eval(const EvalOptions& o, std::ostream& out) {
+  const std::vector<uint8_t> bytes = read_file(o.model);
+  const LoadedModel lm(bytes, o.model);
+  const Model& model = lm.model();
+  const ArrayMap ref = load_npz(o.reference);
+  std::vector<LayerResult> results;
+  bool svg_done = false;
+  if (!o.svg_layer.empty() && model.FindLayer(o.svg_layer.c_str()) < 0) {
+    fail(o.model, ": no layer named '", o.svg_layer, "' (--svg-layer)");
+  }
+  out << "edgeattn-convert eval: " << o.model << " on " << o.reference << " (" << o.repeat << " repeats)\n";
+  for (int i = 0; i < model.num_layers(); ++i) {
+    const FloatLayer shell = layer_shell(model, i);
+    LayerResult lr;
+    lr.name = shell.name;
+    lr.kind = kind_name(shell.kind);
+    lr.dtype = layer_dtype(model, i);
+    LayerInfo info;
+    model.GetLayerInfo(i, &info);
+    lr.arena_bytes = info.arena_bytes;
+    if (ref.count(shell.name + ".output") == 0) {
+      out << "  " << shell.name << ": no reference data in " << o.reference << ", skipped\n";
+      continue;
+    }
+    const LayerData d = load_layer_data(ref, o.reference, shell, true);
+    const RunResult run = run_layer(lm, i, d, o.repeat);
+    lr.metrics = compare(shell, d, run.output, d.ref_output, run.weights, d.ref_weights);
+    lr.has_metrics = true;
+    lr.samples = d.n;
+    lr.has_latency = true;
+    lr.repeat = static_cast<int>(run.set_us.size());
+    lr.set_median_us = median(run.set_us);
+    lr.set_min_us = *std::min_element(run.set_us.begin(), run.set_us.end());
+    lr.sample_median_us = lr.set_median_us / std::max(d.n, 1);
+    lr.sample_min_us = lr.set_min_us / std::max(d.n, 1);
+    results.push_back(lr);
+
+    const bool want_svg = !o.svg.empty() && !svg_done && (o.svg_layer.empty() || o.svg_layer == shell.name);
+    if (want_svg) {
+      if (o.svg_sample < 0 || o.svg_sample >= d.n) {
+        fail(o.reference, ": --svg-sample ", o.svg_sample, " is outside 0..", d.n - 1);
+      }
+      if (o.svg_head < 0 || o.svg_head >= shell.heads()) {
+        fail(o.model, ": layer '", shell.name, "': --svg-head ", o.svg_head, " is outside 0..", shell.heads() - 1);
+      }
+      const int lq = shell.kind == LayerKind::kPooling ? 1 : d.lq;
+      const size_t base = (static_cast<size_t>(o.svg_sample) * shell.heads() + o.svg_head) * lq * d.lk;
+      std::vector<double> w(run.weights.begin() + static_cast<long>(base),
+                            run.weights.begin() + static_cast<long>(base + static_cast<size_t>(lq) * d.lk));
+      std::ostringstream title;
+      const auto* prod = model.flatbuffer()->producer();
+      title << base_name(o.model) << " (" << (prod && prod->source() ? prod->source()->str() : "") << ") - layer "
+            << shell.name << ", head " << o.svg_head << ", sample " << o.svg_sample << ", " << lr.dtype;
+      write_text(o.svg, heatmap_svg(title.str(), lq, d.lk, w));
+      svg_done = true;
+    }
+  }
+  print_layer_table(results, out);
+  if (!o.svg.empty()) {
+    if (!svg_done) fail(o.reference, ": no data for the --svg layer");
+    out << "wrote " << o.svg << "\n";
+  }
+  if (!o.json.empty()) {
+    nlohmann::json j = {{"model", o.model}, {"reference", o.reference}, {"layers", nlohmann::json::array()}};
+    for (const LayerResult& l : results) j["layers"].push_back(layer_json(l));
+    write_text(o.json, j.dump(2) + "\n");
+  }
+}
+
+}  // namespace convert
+}  // namespace edgeattn

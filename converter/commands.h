@@ -1,0 +1,33 @@
+// The three subcommands of edgeattn-convert, callable from tests. Each throws
+// ConvertError with the one-line message main() prints.
+#ifndef EDGEATTN_CONVERTER_COMMANDS_H_
+#define EDGEATTN_CONVERTER_COMMANDS_H_
+
+#include <ostream>
+#include <string>
+
+namespace edgeattn {
+namespace convert {
+
+struct ConvertOptions {
+  std::string weights, spec, calib, dtype = "int8", output, report_json;
+  std::string emit_c;  // --emit-c PREFIX: also write PREFIX.h / PREFIX.c (converter/emit_c.h)
+  int max_q_len = 0, max_kv_len = 0;
+};
+// Converts, verifies with the runtime, checks accuracy on the calibration
+// inputs, then writes the file atomically and prints the report to `out`.
+void run_convert(const ConvertOptions& o, std::ostream& out);
+
+// Prints the model; throws if the runtime rejects it.
+void run_inspect(const std::string& path, std::ostream& out);
+
+struct EvalOptions {
+  std::string model, reference, svg, svg_layer, json;
+  int svg_sample = 0, svg_head = 0, repeat = 5;
+};
+void run_eval(const EvalOptions& o, std::ostream& out);
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_COMMANDS_H_

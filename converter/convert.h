@@ -1,0 +1,34 @@
+// Turns resolved float layers (+ calibration data for int8) into .eatn bytes.
+#ifndef EDGEATTN_CONVERTER_CONVERT_H_
+#define EDGEATTN_CONVERTER_CONVERT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "converter/dataset.h"
+#include "converter/spec.h"
+
+namespace edgeattn {
+namespace convert {
+
+enum class OutputType { kInt8, kF32 };
+
+// calib[i] belongs to spec.layers[i] (required for kInt8, ignored for kF32).
+// `calib_path` names the calibration file in errors; `source` goes into Producer.
+std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
+                                 const std::vector<LayerData>& calib, const std::string& calib_path,
+                                 const std::string& source);
+
+// Bytes of the whole model at every layer's maxima: the sum of the layers'
+// cache plus the largest scratch (the runtime's arena layout).
+struct ArenaPlan {
+  std::vector<uint64_t> layer_bytes;  // cache + scratch of each layer alone
+  uint64_t model_bytes = 0;
+};
+ArenaPlan plan_arena(const ModelSpec& spec, OutputType type);
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_CONVERT_H_

@@ -1,0 +1,34 @@
+// Per-layer inputs (and PyTorch reference outputs) read from a calibration or
+// reference .npz: L.query [N,Lq,Dq], L.key [N,Lk,Dk], L.value [N,Lk,Dv],
+// L.kv_valid_len int [N], L.output [N,Lq,Dout], L.attn_weights [N,H,Lq,Lk].
+#ifndef EDGEATTN_CONVERTER_DATASET_H_
+#define EDGEATTN_CONVERTER_DATASET_H_
+
+#include <string>
+#include <vector>
+
+#include "converter/array.h"
+#include "converter/float_reference.h"
+
+namespace edgeattn {
+namespace convert {
+
+struct LayerData {
+  int n = 0, lq = 0, lk = 0;           // pooling: lq = 1
+  std::vector<double> query, key, value;  // key/value empty when absent
+  std::vector<int> valid;             // [n], -1 = all keys valid
+  std::vector<double> ref_output;     // [n][lq][output_dim] (reference sets only)
+  std::vector<double> ref_weights;    // [n][heads][lq][lk]
+
+  SampleInput sample(const FloatLayer& layer, int i) const;
+};
+
+// Throws naming `path` and the missing/bad key. with_reference: also require
+// L.output and L.attn_weights.
+LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const FloatLayer& layer,
+                          bool with_reference);
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_DATASET_H_

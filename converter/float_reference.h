@@ -1,0 +1,92 @@
+// Float64 forward pass of every layer kind, written directly from the model
+// definitions (PyTorch semantics). Used to calibrate activation ranges and as
+// the reference of the accuracy report.
+#ifndef EDGEATTN_CONVERTER_FLOAT_REFERENCE_H_
+#define EDGEATTN_CONVERTER_FLOAT_REFERENCE_H_
+
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace edgeattn {
+namespace convert {
+
+enum class LayerKind { kMha, kAdditive, kLuong, kPooling };
+enum class MaskKind { kNone, kKeyPadding, kCausal };
+enum class LuongKind { kDot, kGeneral, kScaledDot };
+
+const char* kind_name(LayerKind k);
+
+// y = W x + b, W row-major [out][in].
+struct FloatLinear {
+  int in = 0, out = 0;
+  std::vector<double> w;
+  std::vector<double> b;  // empty: no bias
+  std::string w_name, b_name;
+};
+
+// One attention layer with its weights, resolved from the spec and the weights file.
+struct FloatLayer {
+  std::string name;
+  LayerKind kind = LayerKind::kMha;
+  MaskKind mask = MaskKind::kNone;
+  int max_q_len = 0, max_kv_len = 0;
+  int query_dim = 0, key_dim = 0, value_dim = 0, output_dim = 0;
+  bool cross = false;          // MHA: separate key/value sequence
+  double scale = 1.0;          // softmax scale (MHA, Luong)
+  // MHA
+  int num_heads = 1, head_dim = 0;
+  FloatLinear q_proj, k_proj, v_proj, out_proj;
+  // additive: w_q (no bias), w_k (+ b), v [attn_dim]; pooling: v = the query [dim]
+  int attn_dim = 0;
+  FloatLinear w_q, w_k;
+  std::vector<double> v;
+  std::string v_name;
+  // Luong
+  LuongKind luong = LuongKind::kDot;
+  FloatLinear w;               // General: W^T as Linear(query_dim -> key_dim)
+
+  int heads() const { return kind == LayerKind::kMha ? num_heads : 1; }
+  bool self_attention() const { return kind == LayerKind::kMha && !cross; }
+};
+
+// Min/max of a tensor over the calibration set.
+struct Range {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -std::numeric_limits<double>::infinity();
+  size_t count = 0;
+  void add(double x) {
+    if (x != x) return;  // NaN
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+    ++count;
+  }
+};
+// Keys: query key value q_proj k_proj v_proj context output w_q w_k pre_tanh w.
+using RangeMap = std::map<std::string, Range>;
+
+// One sample. Self-attention: key == value == query (kv_len = q_len); value
+// null means value = key. valid < 0: all keys valid.
+struct SampleInput {
+  const double* query = nullptr;  // [q_len][query_dim] (unused by pooling)
+  const double* key = nullptr;    // [kv_len][key_dim]
+  const double* value = nullptr;  // [kv_len][value_dim]
+  int q_len = 0, kv_len = 0, valid = -1;
+};
+
+// Computes out [q_len][output_dim] (pooling: q_len = 1) and, if weights is
+// non-null, attention weights [heads][q_len][kv_len] (0 on masked keys).
+// If ranges is non-null, adds this sample's tensors to it; for self-attention
+// with key padding only valid query rows are recorded (padded rows are
+// meaningless), and key-side tensors only over valid keys.
+void forward(const FloatLayer& layer, const SampleInput& in, std::vector<double>* out,
+             std::vector<double>* weights, RangeMap* ranges);
+
+// First key a row may not see (the kernels' attention_row_limit in float).
+int row_limit(const FloatLayer& layer, int row, int q_len, int kv_len, int valid);
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_FLOAT_REFERENCE_H_

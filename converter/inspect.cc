@@ -1,0 +1,205 @@
+#include "converter/inspect.h"
+
+#include <algorithm>
+#include <iomanip>
+
+#include "edgeattn/kernels/quantize_multiplier.h"
+
+namespace edgeattn {
+namespace convert {
+namespace {
+
+void add(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
+         const fb::Tensor* t) {
+  if (t == nullptr) return;
+  TensorEntry e;
+  e.layer = layer;
+  e.role = role;
+  e.name = t->name() != nullptr ? t->name()->str() : "";
+  e.dtype = dtype_name(t->dtype());
+  if (t->shape() != nullptr) e.shape.assign(t->shape()->begin(), t->shape()->end());
+  e.row_stride = t->row_stride();
+  e.offset = t->offset();
+  e.size = t->size();
+  if (t->scale() != nullptr) e.scales.assign(t->scale()->begin(), t->scale()->end());
+  out->push_back(std::move(e));
+}
+
+void add_linear(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
+                const fb::Linear* l) {
+  if (l == nullptr) return;
+  add(out, layer, role + ".weight", l->weight());
+  add(out, layer, role + ".bias", l->bias());
+}
+
+std::string shape_str(const std::vector<uint32_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+void print_act(std::ostream& os, const char* what, const fb::ActQuant* q) {
+  if (q == nullptr) return;
+  os << "      " << std::left << std::setw(18) << what << "scale " << std::setprecision(6)
+     << q->scale() << "  zero_point " << q->zero_point() << "\n";
+}
+
+void print_requant(std::ostream& os, const char* what, const fb::Requant* r) {
+  if (r == nullptr || r->multiplier() == nullptr || r->shift() == nullptr) return;
+  const uint32_t n = r->multiplier()->size();
+  os << "      " << std::left << std::setw(18) << what << n << (n == 1 ? " entry" : " channels") << ":";
+  double lo = 1e300, hi = 0;
+  for (uint32_t i = 0; i < n && i < r->shift()->size(); ++i) {
+    const double real = kernels::dequantize_multiplier(r->multiplier()->Get(i), r->shift()->Get(i));
+    lo = std::min(lo, real);
+    hi = std::max(hi, real);
+    if (i < 3) os << " (" << r->multiplier()->Get(i) << ", " << r->shift()->Get(i) << ")";
+  }
+  if (n > 3) os << " ...";
+  os << "  real " << std::setprecision(6) << lo;
+  if (n > 1) os << " .. " << hi;
+  os << "\n";
+}
+
+void print_linear(std::ostream& os, const char* role, const fb::Linear* l) {
+  if (l == nullptr) return;
+  os << "    " << role << ": " << l->out_features() << " x " << l->in_features() << "\n";
+  print_act(os, "input", l->input());
+  print_act(os, "output", l->output());
+  print_requant(os, "requant", l->requant());
+}
+
+void print_softmax(std::ostream& os, const fb::SoftmaxQuant* s) {
+  if (s == nullptr) return;
+  os << "    softmax: score (" << s->score_multiplier() << ", " << s->score_shift() << ") real "
+     << std::setprecision(6) << kernels::dequantize_multiplier(s->score_multiplier(), s->score_shift())
+     << ", pv (" << s->pv_multiplier() << ", " << s->pv_shift() << ") real "
+     << kernels::dequantize_multiplier(s->pv_multiplier(), s->pv_shift()) << "\n";
+}
+
+}  // namespace
+
+const char* dtype_name(fb::DType t) {
+  switch (t) {
+    case fb::DType::F32: return "f32";
+    case fb::DType::S8: return "int8";
+    case fb::DType::S32: return "int32";
+  }
+  return "?";
+}
+
+std::string mask_name(const fb::Layer& l) {
+  if (const auto* m = l.options_as_MultiHeadAttention()) {
+    if (m->causal()) return "causal (+ key padding at run time)";
+  }
+  return "key padding at run time (kv_valid_len)";
+}
+
+std::vector<TensorEntry> list_tensors(const fb::Model& model) {
+  std::vector<TensorEntry> out;
+  if (model.layers() == nullptr) return out;
+  for (const fb::Layer* l : *model.layers()) {
+    const std::string name = l->name() != nullptr ? l->name()->str() : "";
+    if (const auto* m = l->options_as_MultiHeadAttention()) {
+      add_linear(&out, name, "q_proj", m->q_proj());
+      add_linear(&out, name, "k_proj", m->k_proj());
+      add_linear(&out, name, "v_proj", m->v_proj());
+      add_linear(&out, name, "out_proj", m->out_proj());
+    } else if (const auto* a = l->options_as_AdditiveAttention()) {
+      add_linear(&out, name, "w_q", a->w_q());
+      add_linear(&out, name, "w_k", a->w_k());
+      add(&out, name, "v", a->v());
+    } else if (const auto* g = l->options_as_LuongAttention()) {
+      add_linear(&out, name, "w", g->w());
+    } else if (const auto* p = l->options_as_AttentionPooling()) {
+      add(&out, name, "query", p->query());
+    }
+  }
+  return out;
+}
+
+void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream& os) {
+  const fb::Model& m = *lm.model().flatbuffer();
+  os << "file: " << path << " (" << lm.size() << " bytes)\n";
+  os << "format_version: " << m.format_version() << "\n";
+  if (const auto* p = m.producer()) {
+    os << "producer: " << (p->name() ? p->name()->str() : "") << " " << (p->version() ? p->version()->str() : "")
+       << " (source: " << (p->source() ? p->source()->str() : "") << ")\n";
+  }
+  const size_t data_offset = m.data() != nullptr ? static_cast<size_t>(m.data()->data() - lm.data()) : 0;
+  os << "weight data: " << (m.data() ? m.data()->size() : 0) << " bytes at file offset " << data_offset
+     << ", CRC-32 0x" << std::hex << std::setw(8) << std::setfill('0') << m.data_crc32() << std::dec
+     << std::setfill(' ') << "\n";
+  os << "model arena: " << m.arena_bytes() << " bytes\n";
+  const std::vector<TensorEntry> tensors = list_tensors(m);
+  for (int i = 0; i < lm.model().num_layers(); ++i) {
+    const fb::Layer* l = lm.model().layer(i);
+    LayerInfo info;
+    lm.model().GetLayerInfo(i, &info);
+    static const char* kinds[] = {"mha", "additive", "luong", "pooling"};
+    os << "\nlayer " << i << ": " << info.name << "  kind " << kinds[info.kind] << "  dtype "
+       << dtype_name(l->dtype()) << "\n";
+    os << "  dims: query " << info.query_dim << ", key " << info.key_dim << ", value " << info.value_dim
+       << ", output " << info.output_dim << "; heads " << info.num_heads << "; "
+       << (info.cross ? "cross" : "self") << "; mask " << mask_name(*l) << "\n";
+    os << "  max_q_len " << l->max_q_len() << ", max_kv_len " << l->max_kv_len() << ", arena "
+       << l->arena_bytes() << " bytes\n";
+    if (const auto* a = l->options_as_MultiHeadAttention()) {
+      os << "  embed_dim " << a->embed_dim() << ", head_dim " << a->head_dim() << ", scale "
+         << std::setprecision(6) << a->scale() << "\n";
+    } else if (const auto* g = l->options_as_LuongAttention()) {
+      os << "  score " << fb::EnumNameLuongScore(g->score()) << ", scale " << g->scale() << "\n";
+    } else if (const auto* ad = l->options_as_AdditiveAttention()) {
+      os << "  attn_dim " << ad->attn_dim() << "\n";
+    }
+    os << "  tensors:\n";
+    for (const TensorEntry& t : tensors) {
+      if (t.layer != info.name) continue;
+      os << "    " << std::left << std::setw(16) << t.role << std::setw(40) << t.name << " "
+         << std::setw(6) << t.dtype << std::setw(12) << shape_str(t.shape) << " stride "
+         << std::setw(4) << t.row_stride << " " << std::right << std::setw(7) << t.size << " B @ "
+         << t.offset << std::left;
+      if (!t.scales.empty()) {
+        const auto [lo, hi] = std::minmax_element(t.scales.begin(), t.scales.end());
+        os << "  scale " << std::setprecision(5) << *lo;
+        if (t.scales.size() > 1) os << " .. " << *hi << " (" << t.scales.size() << " channels)";
+      }
+      os << "\n";
+    }
+    if (l->dtype() != fb::DType::S8) continue;
+    os << "  quantization:\n";
+    if (const auto* a = l->options_as_MultiHeadAttention()) {
+      print_linear(os, "q_proj", a->q_proj());
+      print_linear(os, "k_proj", a->k_proj());
+      print_linear(os, "v_proj", a->v_proj());
+      print_linear(os, "out_proj", a->out_proj());
+      print_softmax(os, a->softmax());
+    } else if (const auto* ad = l->options_as_AdditiveAttention()) {
+      print_linear(os, "w_q", ad->w_q());
+      print_linear(os, "w_k", ad->w_k());
+      os << "    pre-tanh: scale " << ad->pre_tanh_scale() << " zero_point " << ad->pre_tanh_zero_point() << "\n";
+      print_requant(os, "pre_tanh", ad->pre_tanh());
+      print_act(os, "value input", ad->value_input());
+      print_act(os, "output", ad->output());
+      print_softmax(os, ad->softmax());
+    } else if (const auto* g = l->options_as_LuongAttention()) {
+      print_linear(os, "w", g->w());
+      print_act(os, "query input", g->query_input());
+      print_act(os, "key input", g->key_input());
+      print_act(os, "value input", g->value_input());
+      print_act(os, "output", g->output());
+      print_softmax(os, g->softmax());
+    } else if (const auto* p = l->options_as_AttentionPooling()) {
+      print_act(os, "input", p->input());
+      print_act(os, "output", p->output());
+      print_softmax(os, p->softmax());
+    }
+  }
+  uint64_t total = 0;
+  for (const TensorEntry& t : tensors) total += t.size;
+  os << "\ntotal: " << tensors.size() << " tensors, " << total << " weight bytes ("
+     << (m.data() ? m.data()->size() : 0) << " with alignment padding)\n";
+}
+
+}  // namespace convert
+}  // namespace edgeattn

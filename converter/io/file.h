@@ -1,0 +1,25 @@
+// Whole-file reads and crash-safe writes (temp file in the same directory,
+// fsync, rename; the temp file is removed on any failure).
+#ifndef EDGEATTN_CONVERTER_IO_FILE_H_
+#define EDGEATTN_CONVERTER_IO_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace edgeattn {
+namespace convert {
+
+// Throws ConvertError("PATH: cannot read: <reason>").
+std::vector<uint8_t> read_file(const std::string& path);
+
+// Writes PATH.tmp.<pid>, fsyncs it and renames it over PATH.
+void write_file_atomic(const std::string& path, const void* data, size_t size);
+
+// Last path component ("a/b/c.npz" -> "c.npz").
+std::string base_name(const std::string& path);
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_IO_FILE_H_

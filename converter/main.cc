@@ -1,0 +1,76 @@
+// edgeattn-convert: PyTorch weights (+ calibration data) -> .eatn models,
+// model inspection, and evaluation against PyTorch reference outputs.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "converter/classify.h"
+#include "converter/commands.h"
+#include "converter/error.h"
+
+int main(int argc, char** argv) {
+  using namespace edgeattn::convert;
+  CLI::App app{"edgeattn-convert: convert attention layers to .eatn models, inspect and evaluate them"};
+  app.require_subcommand(1);
+
+  ConvertOptions c;
+  CLI::App* conv = app.add_subcommand("convert", "convert weights + spec (+ calibration) to a .eatn model");
+  conv->add_option("--weights", c.weights, "weights (.safetensors or .npz)")->required();
+  conv->add_option("--spec", c.spec, "layer spec (JSON)")->required();
+  conv->add_option("--calib", c.calib, "calibration inputs (.npz), required for int8");
+  conv->add_option("--dtype", c.dtype, "int8 or f32")->required()->check(CLI::IsMember({"int8", "f32"}));
+  conv->add_option("-o,--output", c.output, "output model (.eatn)")->required();
+  conv->add_option("--report-json", c.report_json, "also write the report as JSON");
+  conv->add_option("--max-q-len", c.max_q_len, "override every layer's max_q_len")->check(CLI::PositiveNumber);
+  conv->add_option("--emit-c", c.emit_c,
+                   "also write the model as C: PREFIX.h (arena bytes, size) + PREFIX.c (16-byte aligned const array)");
+  conv->add_option("--max-kv-len", c.max_kv_len, "override every layer's max_kv_len")->check(CLI::PositiveNumber);
+
+  std::string inspect_path;
+  CLI::App* insp = app.add_subcommand("inspect", "verify a .eatn model with the runtime and print its contents");
+  insp->add_option("model", inspect_path, "model file (.eatn)")->required();
+
+  EvalOptions e;
+  CLI::App* ev = app.add_subcommand("eval", "run a model through the runtime against PyTorch reference outputs");
+  ev->add_option("model", e.model, "model file (.eatn)")->required();
+  ev->add_option("--reference", e.reference, "reference .npz (inputs + L.output + L.attn_weights)")->required();
+  ev->add_option("--svg", e.svg, "write an attention heatmap (SVG)");
+  ev->add_option("--svg-layer", e.svg_layer, "layer of the heatmap (default: the first)");
+  ev->add_option("--svg-sample", e.svg_sample, "sample of the heatmap")->capture_default_str();
+  ev->add_option("--svg-head", e.svg_head, "head of the heatmap")->capture_default_str();
+  ev->add_option("--json", e.json, "also write the figures as JSON");
+  ev->add_option("--repeat", e.repeat, "timing repeats")->capture_default_str()->check(CLI::PositiveNumber);
+
+  ClassifyOptions k;
+  CLI::App* cls = app.add_subcommand(
+      "classify", "task accuracy of a pooling classifier: runtime attention pooling + its float linear head");
+  cls->add_option("model", k.model, "model file (.eatn) with the pooling layer")->required();
+  cls->add_option("--data", k.data, "held-out .npz: key [N,L,D], kv_valid_len [N], labels [N]")->required();
+  cls->add_option("--weights", k.weights, "weights (.safetensors/.npz) holding the head")->required();
+  cls->add_option("--head", k.head, "name prefix of the linear head")->capture_default_str();
+  cls->add_option("--layer", k.layer, "pooling layer (default: the first)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& parse_error) {
+    // One line, like every other error; --help has the details.
+    std::cerr << "edgeattn-convert: error: " << parse_error.what() << " (see --help)\n";
+    return 2;
+  }
+  try {
+    if (*conv) run_convert(c, std::cout);
+    if (*insp) run_inspect(inspect_path, std::cout);
+    if (*ev) run_eval(e, std::cout);
+    if (*cls) run_classify(k, std::cout);
+  } catch (const ConvertError& ex) {
+    std::cerr << "edgeattn-convert: error: " << ex.what() << "\n";
+    return 1;
+  } catch (const std::exception& ex) {
+    std::cerr << "edgeattn-convert: error: " << ex.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,59 @@
+#include "converter/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace edgeattn {
+namespace convert {
+
+Metrics compare(const FloatLayer& L, const LayerData& d, const std::vector<double>& out,
+                const std::vector<double>& ref_out, const std::vector<double>& weights,
+                const std::vector<double>& ref_weights) {
+  Metrics m;
+  const int lq = L.kind == LayerKind::kPooling ? 1 : d.lq;
+  const int H = L.heads();
+  const bool row_mask = L.self_attention() && L.mask == MaskKind::kKeyPadding;
+  double err2 = 0.0, ref2 = 0.0, out2 = 0.0, dot = 0.0;
+  for (int i = 0; i < d.n; ++i) {
+    const int valid = d.valid[static_cast<size_t>(i)];
+    const int rows = row_mask && valid >= 0 ? std::min(valid, lq) : lq;
+    m.rows += static_cast<size_t>(rows);
+    for (int r = 0; r < rows; ++r) {
+      const size_t base = (static_cast<size_t>(i) * lq + r) * L.output_dim;
+      for (int c = 0; c < L.output_dim; ++c) {
+        const double y = out[base + c], t = ref_out[base + c];
+        m.max_abs = std::max(m.max_abs, std::fabs(y - t));
+        m.ref_max_abs = std::max(m.ref_max_abs, std::fabs(t));
+        err2 += (y - t) * (y - t);
+        ref2 += t * t;
+        out2 += y * y;
+        dot += y * t;
+      }
+      if (weights.empty() || ref_weights.empty()) continue;
+      for (int h = 0; h < H; ++h) {
+        const size_t wb = ((static_cast<size_t>(i) * H + h) * lq + r) * d.lk;
+        for (int j = 0; j < d.lk; ++j) {
+          m.weights_max_abs = std::max(m.weights_max_abs, std::fabs(weights[wb + j] - ref_weights[wb + j]));
+        }
+      }
+    }
+  }
+  m.rel_l2 = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  m.cosine = (ref2 > 0.0 && out2 > 0.0) ? dot / std::sqrt(ref2 * out2) : (ref2 == out2 ? 1.0 : 0.0);
+  return m;
+}
+
+void reference_forward(const FloatLayer& L, const LayerData& d, std::vector<double>* out,
+                       std::vector<double>* weights) {
+  out->clear();
+  weights->clear();
+  std::vector<double> o, w;
+  for (int i = 0; i < d.n; ++i) {
+    forward(L, d.sample(L, i), &o, &w, nullptr);
+    out->insert(out->end(), o.begin(), o.end());
+    weights->insert(weights->end(), w.begin(), w.end());
+  }
+}
+
+}  // namespace convert
+}  // namespace edgeattn

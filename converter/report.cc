@@ -1,0 +1,108 @@
+#include "converter/report.h"
+
+#include <cstdio>
+#include <iomanip>
+
+namespace edgeattn {
+namespace convert {
+namespace {
+
+std::string shape_str(const std::vector<uint32_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+void print_layer_table(const std::vector<LayerResult>& layers, std::ostream& os) {
+  for (const LayerResult& l : layers) {
+    os << "  " << std::left << std::setw(12) << l.name << " " << std::setw(8) << l.kind << " "
+       << std::setw(4) << l.dtype;
+    if (l.has_metrics) {
+      const Metrics& m = l.metrics;
+      os << "  max|err| " << fmt("%.3e", m.max_abs) << " (ref max " << fmt("%.3g", m.ref_max_abs)
+         << ")  relL2 " << fmt("%.3e", m.rel_l2) << "  cos " << fmt("%.6f", m.cosine)
+         << "  attn max|diff| " << fmt("%.3e", m.weights_max_abs) << "  [" << l.samples
+         << " samples, " << m.rows << " rows]";
+    }
+    if (l.has_latency) {
+      os << "\n  " << std::setw(26) << "" << "latency: set median " << fmt("%.1f", l.set_median_us)
+         << " us, min " << fmt("%.1f", l.set_min_us) << " us; per sample median "
+         << fmt("%.2f", l.sample_median_us) << " us, min " << fmt("%.2f", l.sample_min_us)
+         << " us (" << l.repeat << " repeats)";
+    }
+    os << "\n";
+  }
+}
+
+nlohmann::json layer_json(const LayerResult& l) {
+  nlohmann::json j = {{"name", l.name}, {"kind", l.kind}, {"dtype", l.dtype},
+                      {"arena_bytes", l.arena_bytes}, {"samples", l.samples}};
+  if (l.has_metrics) {
+    j["max_abs_error"] = l.metrics.max_abs;
+    j["ref_max_abs"] = l.metrics.ref_max_abs;
+    j["relative_l2"] = l.metrics.rel_l2;
+    j["cosine"] = l.metrics.cosine;
+    j["attn_weights_max_abs_diff"] = l.metrics.weights_max_abs;
+    j["compared_rows"] = l.metrics.rows;
+  }
+  if (l.has_latency) {
+    j["latency_us"] = {{"set_median", l.set_median_us}, {"set_min", l.set_min_us},
+                       {"per_sample_median", l.sample_median_us}, {"per_sample_min", l.sample_min_us},
+                       {"repeat", l.repeat}};
+  }
+  return j;
+}
+
+void print_report(const ConvertReport& r, std::ostream& os) {
+  os << "edgeattn-convert: " << r.model << " -> " << r.output << " (" << r.dtype << ", from "
+     << r.source << ")\n";
+  os << "tensors:\n";
+  for (const TensorEntry& t : r.tensors) {
+    os << "  " << std::left << std::setw(12) << t.layer << " " << std::setw(44) << t.name << " "
+       << std::setw(12) << shape_str(t.shape) << " " << std::setw(6) << t.dtype << std::right
+       << std::setw(8) << t.size << " B\n";
+  }
+  os << std::left << "totals: file " << r.file_bytes << " B, weights " << r.weight_bytes
+     << " B (data blob " << r.data_bytes << " B), model arena " << r.arena_bytes << " B\n";
+  os << "layer arena:";
+  for (const LayerResult& l : r.layers) os << " " << l.name << " " << l.arena_bytes << " B;";
+  os << "\n";
+  bool any = false;
+  for (const LayerResult& l : r.layers) any = any || l.has_metrics;
+  if (any) {
+    os << "accuracy (runtime vs " << r.reference << "):\n";
+    print_layer_table(r.layers, os);
+  }
+}
+
+nlohmann::json report_json(const ConvertReport& r) {
+  nlohmann::json j;
+  j["model"] = r.model;
+  j["output"] = r.output;
+  j["source"] = r.source;
+  j["dtype"] = r.dtype;
+  j["file_bytes"] = r.file_bytes;
+  j["weight_bytes"] = r.weight_bytes;
+  j["data_bytes"] = r.data_bytes;
+  j["arena_bytes"] = r.arena_bytes;
+  j["reference"] = r.reference;
+  j["tensors"] = nlohmann::json::array();
+  for (const TensorEntry& t : r.tensors) {
+    j["tensors"].push_back({{"layer", t.layer}, {"role", t.role}, {"name", t.name}, {"shape", t.shape},
+                            {"dtype", t.dtype}, {"bytes", t.size}, {"offset", t.offset}});
+  }
+  j["layers"] = nlohmann::json::array();
+  for (const LayerResult& l : r.layers) j["layers"].push_back(layer_json(l));
+  return j;
+}
+
+}  // namespace convert
+}  // namespace edgeattn

@@ -1,0 +1,47 @@
+// The conversion report (text on stdout, the same as JSON with --report-json)
+// and the per-layer accuracy/latency tables shared with `eval`.
+#ifndef EDGEATTN_CONVERTER_REPORT_H_
+#define EDGEATTN_CONVERTER_REPORT_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "converter/inspect.h"
+#include "converter/metrics.h"
+
+namespace edgeattn {
+namespace convert {
+
+struct LayerResult {
+  std::string name, kind, dtype;
+  uint64_t arena_bytes = 0;
+  int samples = 0;
+  bool has_metrics = false;
+  Metrics metrics;
+  // Latency (eval): microseconds for the whole sample set and per sample.
+  bool has_latency = false;
+  double set_median_us = 0, set_min_us = 0, sample_median_us = 0, sample_min_us = 0;
+  int repeat = 0;
+};
+
+struct ConvertReport {
+  std::string model, output, source, dtype, reference;  // reference: what metrics compare to
+  uint64_t file_bytes = 0, weight_bytes = 0, data_bytes = 0, arena_bytes = 0;
+  std::vector<TensorEntry> tensors;
+  std::vector<LayerResult> layers;
+};
+
+void print_report(const ConvertReport& r, std::ostream& os);
+nlohmann::json report_json(const ConvertReport& r);
+
+// Per-layer accuracy/latency table only (used by eval too).
+void print_layer_table(const std::vector<LayerResult>& layers, std::ostream& os);
+nlohmann::json layer_json(const LayerResult& l);
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_REPORT_H_

@@ -1,0 +1,162 @@
+#include "converter/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "converter/error.h"
+
+namespace edgeattn {
+namespace convert {
+namespace {
+
+struct AlignedBuffer {
+  explicit AlignedBuffer(size_t bytes) {
+    const size_t n = std::max<size_t>((bytes + 63) / 64 * 64, 64);
+    p = static_cast<uint8_t*>(std::aligned_alloc(64, n));
+    if (p == nullptr) throw std::bad_alloc();
+    std::memset(p, 0, n);
+  }
+  ~AlignedBuffer() { std::free(p); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  uint8_t* p;
+};
+
+int8_t quantize(double x, const ea_quant& q) {
+  const double v = std::round(x / q.scale) + q.zero_point;
+  return static_cast<int8_t>(std::clamp(v, -128.0, 127.0));
+}
+
+// One input tensor of all samples in the layer's dtype.
+std::vector<uint8_t> encode(const std::vector<double>& x, ea_dtype dtype, const ea_quant& q) {
+  std::vector<uint8_t> out;
+  if (dtype == EA_S8) {
+    out.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) out[i] = static_cast<uint8_t>(quantize(x[i], q));
+  } else {
+    out.resize(x.size() * sizeof(float));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float f = static_cast<float>(x[i]);
+      std::memcpy(out.data() + i * sizeof(float), &f, sizeof f);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void LoadedModel::Free::operator()(uint8_t* p) const { std::free(p); }
+
+LoadedModel::LoadedModel(const std::vector<uint8_t>& bytes, const std::string& what) {
+  const size_t n = std::max<size_t>((bytes.size() + 63) / 64 * 64, 64);
+  storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, n)));
+  if (!storage_) throw std::bad_alloc();
+  std::memset(storage_.get(), 0, n);
+  if (!bytes.empty()) std::memcpy(storage_.get(), bytes.data(), bytes.size());
+  size_ = bytes.size();
+  status_ = model_.Load(storage_.get(), size_);
+  if (status_ != Status::kOk) {
+    fail(what, ": the runtime rejects the model (", status_string(status_), "): ", model_.error());
+  }
+}
+
+FloatLayer layer_shell(const Model& model, int layer) {
+  LayerInfo info;
+  if (model.GetLayerInfo(layer, &info) != Status::kOk) fail("layer index ", layer, " is out of range");
+  FloatLayer L;
+  L.name = info.name;
+  switch (info.kind) {
+    case EA_LAYER_MULTI_HEAD_ATTENTION: L.kind = LayerKind::kMha; break;
+    case EA_LAYER_ADDITIVE: L.kind = LayerKind::kAdditive; break;
+    case EA_LAYER_LUONG: L.kind = LayerKind::kLuong; break;
+    case EA_LAYER_POOLING: L.kind = LayerKind::kPooling; break;
+  }
+  L.mask = info.causal ? MaskKind::kCausal : MaskKind::kKeyPadding;
+  L.cross = info.cross != 0;
+  L.query_dim = info.query_dim;
+  L.key_dim = info.key_dim;
+  L.value_dim = info.value_dim;
+  L.output_dim = info.output_dim;
+  L.num_heads = info.num_heads;
+  L.max_q_len = info.max_q_len;
+  L.max_kv_len = info.max_kv_len;
+  return L;
+}
+
+RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int repeat) {
+  const Model& model = lm.model();
+  LayerInfo info;
+  if (model.GetLayerInfo(layer, &info) != Status::kOk) fail("layer index ", layer, " is out of range");
+  const bool s8 = info.dtype == EA_S8;
+  const size_t elem = s8 ? 1 : sizeof(float);
+  const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+  const std::vector<uint8_t> q = encode(d.query, info.dtype, info.query_quant);
+  const std::vector<uint8_t> k = encode(d.key, info.dtype, info.key_quant);
+  const std::vector<uint8_t> v = encode(d.value, info.dtype, info.value_quant);
+  const int lq = info.kind == EA_LAYER_POOLING ? 1 : d.lq;
+  const int lk = d.lk;
+  const int H = info.num_heads;
+  const size_t out_per = static_cast<size_t>(lq) * info.output_dim;
+  const size_t w_per = static_cast<size_t>(H) * lq * lk;
+  std::vector<uint8_t> out(static_cast<size_t>(d.n) * out_per * elem);
+  std::vector<uint8_t> wts(static_cast<size_t>(d.n) * w_per * (s8 ? 2 : 4));
+
+  AlignedBuffer arena(model.arena_bytes());
+  Interpreter interp;
+  Status st = interp.Init(&model, arena.p, model.arena_bytes());
+  if (st != Status::kOk) fail("layer '", info.name, "': interpreter init failed: ", interp.error());
+
+  RunResult r;
+  repeat = std::max(repeat, 1);
+  for (int rep = 0; rep < repeat; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < d.n; ++i) {
+      const size_t si = static_cast<size_t>(i);
+      RunArgs a = {};
+      if (!q.empty()) a.query = q.data() + si * static_cast<size_t>(d.lq) * info.query_dim * elem;
+      if (!self && !k.empty()) a.key = k.data() + si * static_cast<size_t>(lk) * info.key_dim * elem;
+      if (!self && !v.empty()) a.value = v.data() + si * static_cast<size_t>(lk) * info.value_dim * elem;
+      a.q_len = lq;
+      a.kv_len = self ? d.lq : lk;
+      a.kv_valid_len = d.valid[si];
+      a.use_cached_keys = 0;
+      a.output = out.data() + si * out_per * elem;
+      a.attn_weights = wts.data() + si * w_per * (s8 ? 2 : 4);
+      st = interp.Run(layer, a);
+      if (st != Status::kOk) {
+        fail("layer '", info.name, "' sample ", i, ": runtime error (", status_string(st), "): ", interp.error());
+      }
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    r.set_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  r.output.resize(static_cast<size_t>(d.n) * out_per);
+  r.weights.resize(static_cast<size_t>(d.n) * w_per);
+  for (size_t i = 0; i < r.output.size(); ++i) {
+    if (s8) {
+      r.output[i] = info.output_quant.scale * (static_cast<int8_t>(out[i]) - info.output_quant.zero_point);
+    } else {
+      float f;
+      std::memcpy(&f, out.data() + i * 4, 4);
+      r.output[i] = f;
+    }
+  }
+  for (size_t i = 0; i < r.weights.size(); ++i) {
+    if (s8) {
+      uint16_t p;
+      std::memcpy(&p, wts.data() + i * 2, 2);
+      r.weights[i] = p / 32768.0;
+    } else {
+      float f;
+      std::memcpy(&f, wts.data() + i * 4, 4);
+      r.weights[i] = f;
+    }
+  }
+  return r;
+}
+
+}  // namespace convert
+}  // namespace edgeattn

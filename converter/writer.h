@@ -1,0 +1,57 @@
+// FlatBuffers serialization of a model: a builder plus the weight blob that
+// becomes Model.data (every tensor 16-byte aligned, the blob 64-byte aligned
+// in the file, CRC-32 recorded).
+#ifndef EDGEATTN_CONVERTER_WRITER_H_
+#define EDGEATTN_CONVERTER_WRITER_H_
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "converter/calibrate.h"
+#include "converter/float_reference.h"
+#include "converter/quantize.h"
+#include "edgeattn/edgeattn_generated.h"
+
+namespace edgeattn {
+namespace convert {
+
+class ModelWriter {
+ public:
+  ModelWriter() : fbb_(1 << 16) {}
+  flatbuffers::FlatBufferBuilder& fbb() { return fbb_; }
+
+  // 2-D int8 weight [rows][row_stride] (data already padded), per-row scales.
+  flatbuffers::Offset<fb::Tensor> TensorS8(const std::string& name, std::vector<uint32_t> shape,
+                                           int rows, int row_stride, const int8_t* data,
+                                           const std::vector<float>& scales);
+  // Float tensor: rows == 0 means 1-D of `cols`; 2-D rows are padded to a multiple of 16.
+  flatbuffers::Offset<fb::Tensor> TensorF32(const std::string& name, int rows, int cols,
+                                            const double* data);
+  flatbuffers::Offset<fb::Tensor> TensorS32(const std::string& name, const std::vector<int32_t>& v);
+
+  flatbuffers::Offset<fb::ActQuant> Act(const ActQuantParams& q);
+  flatbuffers::Offset<fb::Requant> Requants(const std::vector<Requant>& r);
+  flatbuffers::Offset<fb::SoftmaxQuant> Softmax(const Requant& score, const Requant& pv);
+  flatbuffers::Offset<fb::Linear> LinearS8(const QuantLinear& q, const FloatLinear& f);
+  flatbuffers::Offset<fb::Linear> LinearF32(const FloatLinear& f);
+
+  void AddLayer(flatbuffers::Offset<fb::Layer> layer) { layers_.push_back(layer); }
+
+  // Finishes the buffer (identifier EATN) and returns the file bytes.
+  std::vector<uint8_t> Finish(const std::string& source, uint64_t arena_bytes);
+
+ private:
+  uint64_t Append(const void* data, size_t bytes);
+
+  flatbuffers::FlatBufferBuilder fbb_;
+  std::vector<uint8_t> blob_;
+  std::vector<flatbuffers::Offset<fb::Layer>> layers_;
+};
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_WRITER_H_
