@@ -1,0 +1,362 @@
+#include "fixtures.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace fixtures {
+namespace {
+
+using Mat = std::vector<double>;  // row-major
+
+// y [rows][out] = x [rows][in] W^T + b (b may be empty)
+Mat linear(const double* x, int rows, int in, const Mat& w, const Mat& b, int out) {
+  Mat y(static_cast<size_t>(rows) * out);
+  for (int r = 0; r < rows; ++r) {
+    for (int n = 0; n < out; ++n) {
+      double acc = b.empty() ? 0.0 : b[static_cast<size_t>(n)];
+      for (int k = 0; k < in; ++k) acc += w[static_cast<size_t>(n) * in + k] * x[static_cast<size_t>(r) * in + k];
+      y[static_cast<size_t>(r) * out + n] = acc;
+    }
+  }
+  return y;
+}
+
+// Softmax over the first `limit` scores; writes probabilities into p (0 past limit).
+void softmax_prefix(std::vector<double>& s, int limit) {
+  if (limit <= 0) {
+    std::fill(s.begin(), s.end(), 0.0);
+    return;
+  }
+  const double m = *std::max_element(s.begin(), s.begin() + limit);
+  double sum = 0.0;
+  for (int j = 0; j < limit; ++j) sum += (s[static_cast<size_t>(j)] = std::exp(s[static_cast<size_t>(j)] - m));
+  for (size_t j = 0; j < s.size(); ++j) s[j] = static_cast<int>(j) < limit ? s[j] / sum : 0.0;
+}
+
+
+int valid_of(const ArrayMap& in, const std::string& key, int i, int lk) {
+  auto it = in.find(key);
+  if (it == in.end()) return lk;
+  return static_cast<int>(it->second.data[static_cast<size_t>(i)]);
+}
+
+// N samples of query [Lq, dq] (dq > 0), key [Lk, dk] (dk > 0), value [Lk, dv]
+// (dv > 0) and kv_valid_len (padding).
+Entries make_inputs(Rng& rng, const std::string& name, int n, int lq, int dq, int lk, int dk, int dv,
+                    bool padding, double sigma) {
+  Entries e;
+  if (dq > 0) e.emplace_back(name + ".query", random_normal(rng, {size_t(n), size_t(lq), size_t(dq)}, sigma));
+  if (dk > 0) e.emplace_back(name + ".key", random_normal(rng, {size_t(n), size_t(lk), size_t(dk)}, sigma));
+  if (dv > 0) e.emplace_back(name + ".value", random_normal(rng, {size_t(n), size_t(lk), size_t(dv)}, sigma));
+  if (padding) {
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i) v.push_back(i == 0 ? lk : rng.integer(1, lk));
+    e.emplace_back(name + ".kv_valid_len", make("<i4", {size_t(n)}, v));
+  }
+  return e;
+}
+
+// The first n samples (axis 0) of every entry. The round-trip tests evaluate
+// on a subset of the calibration set: they check the conversion and runtime
+// numerics given calibrated ranges, not how a calibration set generalizes
+// (a held-out sample whose context falls outside the calibrated range clips).
+ArrayMap first_samples(const Entries& e, size_t n) {
+  ArrayMap m;
+  for (const auto& [k, v] : e) {
+    Array a = v;
+    const size_t per = a.numel() / a.shape[0];
+    a.shape[0] = n;
+    a.data.resize(n * per);
+    m[k] = a;
+  }
+  return m;
+}
+
+}  // namespace
+
+Array make(const std::string& dtype, std::vector<size_t> shape, std::vector<double> data) {
+  Array a;
+  a.dtype = dtype;
+  a.is_float = dtype[0] == 'F' || dtype[0] == 'B' || dtype[1] == 'f';
+  a.shape = std::move(shape);
+  a.data = std::move(data);
+  if (a.data.size() != a.numel()) throw std::runtime_error("fixture: data does not match shape");
+  return a;
+}
+
+Array random_weight(Rng& rng, std::vector<size_t> shape, double gain, const std::string& dtype) {
+  size_t n = 1;
+  for (size_t d : shape) n *= d;
+  const double a = gain / std::sqrt(static_cast<double>(shape.back()));
+  std::vector<double> v(n);
+  for (double& x : v) x = rng.uniform(-a, a);
+  return make(dtype, std::move(shape), std::move(v));
+}
+
+Array random_normal(Rng& rng, std::vector<size_t> shape, double sigma, const std::string& dtype) {
+  size_t n = 1;
+  for (size_t d : shape) n *= d;
+  std::vector<double> v(n);
+  for (double& x : v) x = sigma * rng.normal();
+  return make(dtype, std::move(shape), std::move(v));
+}
+
+LayerCase mha_case(const std::string& mask, bool cross, const std::string& preset, unsigned seed) {
+  Rng rng(seed);
+  const int E = 20, H = 4, hd = E / H;
+  const int lq = cross ? 6 : 8, lk = cross ? 7 : 8;
+  const int kd = cross ? 14 : E, vd = cross ? 10 : E;
+  const std::string p = "blk.attn.";
+  LayerCase c;
+  c.name = "attn";
+  c.self_padding = !cross && mask == "key_padding";
+  const Array wq = random_weight(rng, {size_t(E), size_t(E)}), wk = random_weight(rng, {size_t(E), size_t(kd)});
+  const Array wv = random_weight(rng, {size_t(E), size_t(vd)}), wo = random_weight(rng, {size_t(E), size_t(E)});
+  const Array bq = random_weight(rng, {size_t(E)}, 0.5), bk = random_weight(rng, {size_t(E)}, 0.5);
+  const Array bv = random_weight(rng, {size_t(E)}, 0.5), bo = random_weight(rng, {size_t(E)}, 0.5);
+  if (preset == "torch_mha" && kd == E && vd == E) {
+    std::vector<double> w = wq.data, b = bq.data;
+    w.insert(w.end(), wk.data.begin(), wk.data.end());
+    w.insert(w.end(), wv.data.begin(), wv.data.end());
+    b.insert(b.end(), bk.data.begin(), bk.data.end());
+    b.insert(b.end(), bv.data.begin(), bv.data.end());
+    c.weights.emplace_back(p + "in_proj_weight", make("F32", {size_t(3 * E), size_t(E)}, w));
+    c.weights.emplace_back(p + "in_proj_bias", make("F32", {size_t(3 * E)}, b));
+    c.weights.emplace_back(p + "out_proj.weight", wo);
+    c.weights.emplace_back(p + "out_proj.bias", bo);
+  } else if (preset == "torch_mha") {
+    std::vector<double> b = bq.data;
+    b.insert(b.end(), bk.data.begin(), bk.data.end());
+    b.insert(b.end(), bv.data.begin(), bv.data.end());
+    c.weights.emplace_back(p + "q_proj_weight", wq);
+    c.weights.emplace_back(p + "k_proj_weight", wk);
+    c.weights.emplace_back(p + "v_proj_weight", wv);
+    c.weights.emplace_back(p + "in_proj_bias", make("F32", {size_t(3 * E)}, b));
+    c.weights.emplace_back(p + "out_proj.weight", wo);
+    c.weights.emplace_back(p + "out_proj.bias", bo);
+  } else {  // linear
+    c.weights = {{p + "q_proj.weight", wq}, {p + "q_proj.bias", bq}, {p + "k_proj.weight", wk},
+                 {p + "k_proj.bias", bk},   {p + "v_proj.weight", wv}, {p + "v_proj.bias", bv},
+                 {p + "out_proj.weight", wo}, {p + "out_proj.bias", bo}};
+  }
+  std::ostringstream s;
+  s << R"({"model": "test_mha", "layers": [{"name": "attn", "kind": "mha", "preset": ")" << preset
+    << R"(", "prefix": ")" << p << R"(", "embed_dim": )" << E << R"(, "num_heads": )" << H
+    << R"(, "cross": )" << (cross ? "true" : "false") << R"(, "mask": ")" << mask << R"(", "kdim": )" << kd
+    << R"(, "vdim": )" << vd << R"(, "scale": null, "bias": true, "max_q_len": )" << lq
+    << R"(, "max_kv_len": )" << lk << "}]}";
+  c.spec_json = s.str();
+  const bool pad = mask == "key_padding";
+  c.calib = make_inputs(rng, "attn", 64, lq, E, lk, cross ? kd : 0, cross ? vd : 0, pad, 1.0);
+  c.test = first_samples(c.calib, 8);
+  const bool causal = mask == "causal";
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& q = in.at("attn.query");
+    const int n = static_cast<int>(q.shape[0]);
+    out->assign(static_cast<size_t>(n) * lq * E, 0.0);
+    wts->assign(static_cast<size_t>(n) * H * lq * lk, 0.0);
+    for (int i = 0; i < n; ++i) {
+      const double* qi = q.data.data() + static_cast<size_t>(i) * lq * E;
+      const double* ki = cross ? in.at("attn.key").data.data() + static_cast<size_t>(i) * lk * kd : qi;
+      const double* vi = cross ? in.at("attn.value").data.data() + static_cast<size_t>(i) * lk * vd : qi;
+      const Mat Q = linear(qi, lq, E, wq.data, bq.data, E);
+      const Mat K = linear(ki, lk, kd, wk.data, bk.data, E);
+      const Mat V = linear(vi, lk, vd, wv.data, bv.data, E);
+      Mat ctx(static_cast<size_t>(lq) * E, 0.0);
+      const int valid = valid_of(in, "attn.kv_valid_len", i, lk);
+      for (int h = 0; h < H; ++h) {
+        for (int r = 0; r < lq; ++r) {
+          int limit = valid;
+          if (causal) limit = std::min(limit, r + 1 + (lk - lq));
+          std::vector<double> sc(static_cast<size_t>(lk), 0.0);
+          for (int j = 0; j < limit; ++j) {
+            double acc = 0.0;
+            for (int d = 0; d < hd; ++d) acc += Q[static_cast<size_t>(r) * E + h * hd + d] * K[static_cast<size_t>(j) * E + h * hd + d];
+            sc[static_cast<size_t>(j)] = acc / std::sqrt(static_cast<double>(hd));
+          }
+          softmax_prefix(sc, limit);
+          for (int j = 0; j < lk; ++j) {
+            (*wts)[((static_cast<size_t>(i) * H + h) * lq + r) * lk + j] = sc[static_cast<size_t>(j)];
+            for (int d = 0; d < hd; ++d) ctx[static_cast<size_t>(r) * E + h * hd + d] += sc[static_cast<size_t>(j)] * V[static_cast<size_t>(j) * E + h * hd + d];
+          }
+        }
+      }
+      const Mat o = linear(ctx.data(), lq, E, wo.data, bo.data, E);
+      std::copy(o.begin(), o.end(), out->begin() + static_cast<long>(i) * lq * E);
+    }
+  };
+  return c;
+}
+
+LayerCase additive_case(unsigned seed, bool separate_value) {
+  Rng rng(seed);
+  const int dq = 12, dk = 10, A = 8, lq = 5, lk = 9, dv = separate_value ? 6 : dk;
+  LayerCase c;
+  c.name = "bahdanau";
+  const Array wq = random_weight(rng, {size_t(A), size_t(dq)}, 1.5), wk = random_weight(rng, {size_t(A), size_t(dk)}, 1.5);
+  const Array b = random_weight(rng, {size_t(A)}, 0.5), v = random_weight(rng, {1, size_t(A)}, 4.0);
+  c.weights = {{"attn.W_q.weight", wq}, {"attn.W_k.weight", wk}, {"attn.W_k.bias", b}, {"attn.v.weight", v}};
+  c.spec_json = R"({"model": "test_additive", "layers": [{"name": "bahdanau", "kind": "additive", "query_dim": 12, "key_dim": 10, "attn_dim": 8,
+    "tensors": {"w_q": "attn.W_q.weight", "w_k": "attn.W_k.weight", "b": "attn.W_k.bias", "v": "attn.v.weight"},
+    "mask": "key_padding", "max_q_len": 5, "max_kv_len": 9}]})";
+  if (separate_value) {
+    c.spec_json.replace(c.spec_json.find("\"attn_dim\": 8"), 13, "\"attn_dim\": 8, \"value_dim\": 6");
+  }
+  c.calib = make_inputs(rng, "bahdanau", 64, lq, dq, lk, dk, separate_value ? dv : 0, true, 1.0);
+  c.test = first_samples(c.calib, 8);
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& q = in.at("bahdanau.query");
+    const Array& k = in.at("bahdanau.key");
+    const Array& vals = separate_value ? in.at("bahdanau.value") : k;
+    const int n = static_cast<int>(q.shape[0]);
+    out->assign(static_cast<size_t>(n) * lq * dv, 0.0);
+    wts->assign(static_cast<size_t>(n) * lq * lk, 0.0);
+    for (int i = 0; i < n; ++i) {
+      const double* ki = k.data.data() + static_cast<size_t>(i) * lk * dk;
+      const double* vi = vals.data.data() + static_cast<size_t>(i) * lk * dv;
+      const Mat qp = linear(q.data.data() + static_cast<size_t>(i) * lq * dq, lq, dq, wq.data, {}, A);
+      const Mat kp = linear(ki, lk, dk, wk.data, b.data, A);
+      const int valid = valid_of(in, "bahdanau.kv_valid_len", i, lk);
+      for (int r = 0; r < lq; ++r) {
+        std::vector<double> sc(static_cast<size_t>(lk), 0.0);
+        for (int j = 0; j < valid; ++j) {
+          double acc = 0.0;
+          for (int a = 0; a < A; ++a) acc += v.data[static_cast<size_t>(a)] * std::tanh(qp[static_cast<size_t>(r) * A + a] + kp[static_cast<size_t>(j) * A + a]);
+          sc[static_cast<size_t>(j)] = acc;
+        }
+        softmax_prefix(sc, valid);
+        for (int j = 0; j < lk; ++j) {
+          (*wts)[(static_cast<size_t>(i) * lq + r) * lk + j] = sc[static_cast<size_t>(j)];
+          for (int d = 0; d < dv; ++d) (*out)[(static_cast<size_t>(i) * lq + r) * dv + d] += sc[static_cast<size_t>(j)] * vi[static_cast<size_t>(j) * dv + d];
+        }
+      }
+    }
+  };
+  return c;
+}
+
+LayerCase luong_case(const std::string& score, unsigned seed) {
+  Rng rng(seed);
+  const bool general = score == "general";
+  const int dq = general ? 12 : 16, dk = general ? 10 : 16, lq = 5, lk = 11;
+  LayerCase c;
+  c.name = "luong";
+  // torch: nn.Linear(key_dim, query_dim).weight, [query_dim][key_dim]; score = q^T W k.
+  const Array W = random_weight(rng, {size_t(dq), size_t(dk)}, 1.0);
+  if (general) c.weights = {{"attn.W.weight", W}};
+  else c.weights = {{"unused.weight", random_weight(rng, {4})}};
+  std::ostringstream s;
+  s << R"({"model": "test_luong", "layers": [{"name": "luong", "kind": "luong", "score": ")" << score
+    << R"(", "query_dim": )" << dq << R"(, "key_dim": )" << dk << R"(, "value_dim": )" << dk
+    << (general ? R"(, "tensors": {"w": "attn.W.weight"})" : "")
+    << R"(, "mask": "key_padding", "max_q_len": 5, "max_kv_len": 11}]})";
+  c.spec_json = s.str();
+  const double sigma = score == "scaled_dot" ? 1.0 : 0.5;
+  c.calib = make_inputs(rng, "luong", 64, lq, dq, lk, dk, 0, true, sigma);
+  c.test = first_samples(c.calib, 8);
+  const double scale = score == "scaled_dot" ? 1.0 / std::sqrt(static_cast<double>(dk)) : 1.0;
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& q = in.at("luong.query");
+    const Array& k = in.at("luong.key");
+    const int n = static_cast<int>(q.shape[0]);
+    out->assign(static_cast<size_t>(n) * lq * dk, 0.0);
+    wts->assign(static_cast<size_t>(n) * lq * lk, 0.0);
+    for (int i = 0; i < n; ++i) {
+      const double* qi = q.data.data() + static_cast<size_t>(i) * lq * dq;
+      const double* ki = k.data.data() + static_cast<size_t>(i) * lk * dk;
+      const int valid = valid_of(in, "luong.kv_valid_len", i, lk);
+      for (int r = 0; r < lq; ++r) {
+        std::vector<double> sc(static_cast<size_t>(lk), 0.0);
+        for (int j = 0; j < valid; ++j) {
+          double acc = 0.0;
+          if (general) {
+            for (int a = 0; a < dq; ++a)
+              for (int b = 0; b < dk; ++b) acc += qi[static_cast<size_t>(r) * dq + a] * W.data[static_cast<size_t>(a) * dk + b] * ki[static_cast<size_t>(j) * dk + b];
+          } else {
+            for (int d = 0; d < dk; ++d) acc += qi[static_cast<size_t>(r) * dq + d] * ki[static_cast<size_t>(j) * dk + d];
+          }
+          sc[static_cast<size_t>(j)] = acc * scale;
+        }
+        softmax_prefix(sc, valid);
+        for (int j = 0; j < lk; ++j) {
+          (*wts)[(static_cast<size_t>(i) * lq + r) * lk + j] = sc[static_cast<size_t>(j)];
+          for (int d = 0; d < dk; ++d) (*out)[(static_cast<size_t>(i) * lq + r) * dk + d] += sc[static_cast<size_t>(j)] * ki[static_cast<size_t>(j) * dk + d];
+        }
+      }
+    }
+  };
+  return c;
+}
+
+LayerCase pooling_case(unsigned seed) {
+  Rng rng(seed);
+  const int D = 16, lk = 9;
+  LayerCase c;
+  c.name = "pool";
+  const Array w = random_weight(rng, {1, size_t(D)}, 4.0);
+  c.weights = {{"pool.query.weight", w}};
+  c.spec_json = R"({"model": "test_pool", "layers": [{"name": "pool", "kind": "pooling", "dim": 16,
+    "tensors": {"query": "pool.query.weight"}, "mask": "key_padding", "max_kv_len": 9}]})";
+  c.calib = make_inputs(rng, "pool", 64, 1, 0, lk, D, 0, true, 1.0);
+  c.test = first_samples(c.calib, 8);
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& k = in.at("pool.key");
+    const int n = static_cast<int>(k.shape[0]);
+    out->assign(static_cast<size_t>(n) * D, 0.0);
+    wts->assign(static_cast<size_t>(n) * lk, 0.0);
+    for (int i = 0; i < n; ++i) {
+      const double* ki = k.data.data() + static_cast<size_t>(i) * lk * D;
+      const int valid = valid_of(in, "pool.kv_valid_len", i, lk);
+      std::vector<double> sc(static_cast<size_t>(lk), 0.0);
+      for (int j = 0; j < valid; ++j) {
+        double acc = 0.0;
+        for (int d = 0; d < D; ++d) acc += w.data[static_cast<size_t>(d)] * ki[static_cast<size_t>(j) * D + d];
+        sc[static_cast<size_t>(j)] = acc;
+      }
+      softmax_prefix(sc, valid);
+      for (int j = 0; j < lk; ++j) {
+        (*wts)[static_cast<size_t>(i) * lk + j] = sc[static_cast<size_t>(j)];
+        for (int d = 0; d < D; ++d) (*out)[static_cast<size_t>(i) * D + d] += sc[static_cast<size_t>(j)] * ki[static_cast<size_t>(j) * D + d];
+      }
+    }
+  };
+  return c;
+}
+
+namespace {
+// Removes every directory temp_dir() made when the test process exits.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    std::error_code ec;
+    for (const std::string& d : dirs) std::filesystem::remove_all(d, ec);
+  }
+};
+TempDirs g_temp_dirs;
+}  // namespace
+
+std::string temp_dir(const std::string& tag) {
+  const char* base = std::getenv("TMPDIR");
+  std::string t = std::string(base != nullptr ? base : "/tmp") + "/ea_conv_" + tag + "_XXXXXX";
+  std::vector<char> buf(t.begin(), t.end());
+  buf.push_back('\0');
+  if (mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  g_temp_dirs.dirs.push_back(buf.data());
+  return buf.data();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace fixtures

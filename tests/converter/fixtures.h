@@ -1,0 +1,59 @@
+// Small deterministic fixtures for the converter tests: random state dicts,
+// spec JSON and calibration/test inputs for every layer kind, plus an
+// independent float64 implementation of each kind (written from the PyTorch
+// definitions, not shared with converter/float_reference.cc).
+#ifndef EDGEATTN_TESTS_CONVERTER_FIXTURES_H_
+#define EDGEATTN_TESTS_CONVERTER_FIXTURES_H_
+
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "converter/array.h"
+
+namespace fixtures {
+
+using edgeattn::convert::Array;
+using edgeattn::convert::ArrayMap;
+using Entries = std::vector<std::pair<std::string, Array>>;
+
+struct Rng {
+  explicit Rng(unsigned seed) : g(seed) {}
+  double uniform(double a, double b) { return std::uniform_real_distribution<double>(a, b)(g); }
+  double normal() { return std::normal_distribution<double>(0.0, 1.0)(g); }
+  int integer(int a, int b) { return std::uniform_int_distribution<int>(a, b)(g); }
+  std::mt19937 g;
+};
+
+Array make(const std::string& dtype, std::vector<size_t> shape, std::vector<double> data);
+// Uniform in [-a, a] with a = gain / sqrt(fan_in) (fan_in = last dim).
+Array random_weight(Rng& rng, std::vector<size_t> shape, double gain = 1.0, const std::string& dtype = "F32");
+Array random_normal(Rng& rng, std::vector<size_t> shape, double sigma = 1.0, const std::string& dtype = "<f4");
+
+// One layer: its spec, weights, calibration set and held-out test inputs, and
+// a float64 reference computing [n][q_len][out_dim] outputs from test inputs.
+struct LayerCase {
+  std::string name;
+  std::string spec_json;   // the whole spec file
+  Entries weights;         // state dict
+  Entries calib;           // calibration npz entries
+  ArrayMap test;           // test inputs (same keys)
+  bool self_padding = false;  // compare only query rows < kv_valid_len
+  // Output [n][q_len][out_dim] and weights [n][heads][q_len][kv_len].
+  std::function<void(const ArrayMap& inputs, std::vector<double>* out, std::vector<double>* w)> reference;
+};
+
+LayerCase mha_case(const std::string& mask, bool cross, const std::string& preset, unsigned seed);
+LayerCase additive_case(unsigned seed, bool separate_value = false);
+LayerCase luong_case(const std::string& score, unsigned seed);
+LayerCase pooling_case(unsigned seed);
+
+// A fresh empty directory under the test's working directory or $TMPDIR.
+std::string temp_dir(const std::string& tag);
+void write_text(const std::string& path, const std::string& text);
+
+}  // namespace fixtures
+
+#endif  // EDGEATTN_TESTS_CONVERTER_FIXTURES_H_

@@ -1,0 +1,142 @@
+// Writes the inputs of the CLI end-to-end tests into the directory argv[1]:
+// a good MHA model (weights, spec, calibration, reference) and one broken
+// variant per error the converter must report.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "converter/commands.h"
+#include "converter/io/file.h"
+#include "converter/io/npy.h"
+#include "converter/io/safetensors.h"
+#include "edgeattn/edgeattn_generated.h"
+#include "fixtures.h"
+
+using namespace edgeattn::convert;
+using fixtures::Entries;
+
+namespace {
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t p = s.find(from);
+  if (p == std::string::npos) throw std::runtime_error("fixture: '" + from + "' not in text");
+  return s.replace(p, from.size(), to);
+}
+
+Entries without(Entries e, const std::string& name) {
+  for (auto it = e.begin(); it != e.end(); ++it) {
+    if (it->first == name) {
+      e.erase(it);
+      return e;
+    }
+  }
+  throw std::runtime_error("fixture: no " + name);
+}
+
+Array& find(Entries& e, const std::string& name) {
+  for (auto& [k, v] : e) {
+    if (k == name) return v;
+  }
+  throw std::runtime_error("fixture: no " + name);
+}
+
+void write_prefix(const std::string& from, const std::string& to, double fraction) {
+  std::vector<uint8_t> b = read_file(from);
+  b.resize(static_cast<size_t>(static_cast<double>(b.size()) * fraction));
+  write_file_atomic(to, b.data(), b.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    return 2;
+  }
+  const std::string d = argv[1];
+  ::mkdir(d.c_str(), 0755);
+  try {
+    const fixtures::LayerCase c = fixtures::mha_case("key_padding", false, "torch_mha", 7);
+    save_safetensors(d + "/mha.safetensors", c.weights);
+    {
+      Entries npz = c.weights;  // the same state dict as .npz (float64 and float16 members)
+      find(npz, "blk.attn.in_proj_weight").dtype = "<f8";
+      find(npz, "blk.attn.in_proj_bias").dtype = "<f2";
+      find(npz, "blk.attn.out_proj.weight").dtype = "<f4";
+      find(npz, "blk.attn.out_proj.bias").dtype = "<f4";
+      save_npz(d + "/mha_weights.npz", npz);
+    }
+    fixtures::write_text(d + "/mha_spec.json", c.spec_json);
+    save_npz(d + "/mha_calib.npz", c.calib);
+    // Reference set: test inputs + float64 outputs and attention weights.
+    std::vector<double> out, w;
+    c.reference(c.test, &out, &w);
+    Entries ref;
+    for (const auto& [k, v] : c.test) ref.emplace_back(k, v);
+    const size_t n = c.test.at("attn.query").shape[0], lq = c.test.at("attn.query").shape[1];
+    ref.emplace_back("attn.output", fixtures::make("<f4", {n, lq, 20}, out));
+    ref.emplace_back("attn.attn_weights", fixtures::make("<f4", {n, 4, lq, lq}, w));
+    save_npz(d + "/mha_reference.npz", ref);
+
+    save_safetensors(d + "/mha_no_out_bias.safetensors", without(c.weights, "blk.attn.out_proj.bias"));
+    fixtures::write_text(d + "/spec_bad_prefix.json", replace(c.spec_json, "\"blk.attn.\"", "\"blk.atn.\""));
+    {
+      Entries e = c.weights;
+      Array& a = find(e, "blk.attn.in_proj_weight");
+      a.shape = {60, 21};
+      a.data.resize(60 * 21, 0.1);
+      save_safetensors(d + "/mha_bad_shape.safetensors", e);
+    }
+    fixtures::write_text(d + "/spec_heads.json", replace(c.spec_json, "\"num_heads\": 4", "\"num_heads\": 3"));
+    {
+      Entries e = c.weights;
+      Array& a = find(e, "blk.attn.in_proj_weight");
+      a.dtype = "I64";
+      for (double& x : a.data) x = std::round(x * 100);
+      save_safetensors(d + "/mha_i64.safetensors", e);
+    }
+    {
+      Entries e = c.weights;
+      find(e, "blk.attn.out_proj.weight").data[47] = NAN;
+      save_safetensors(d + "/mha_nan.safetensors", e);
+    }
+    {
+      Entries e = c.weights;
+      find(e, "blk.attn.in_proj_bias").data[5] = -INFINITY;
+      save_safetensors(d + "/mha_inf.safetensors", e);
+    }
+    save_npz(d + "/calib_empty.npz", {{"attn.query", fixtures::make("<f4", {0, 8, 20}, {})}});
+    save_npz(d + "/calib_nan.npz", {{"attn.query", fixtures::make("<f4", {2, 8, 20}, std::vector<double>(320, NAN))}});
+    save_npz(d + "/calib_missing.npz", {{"attn.kv_valid_len", fixtures::make("<i4", {2}, {3, 4})}});
+    write_prefix(d + "/mha.safetensors", d + "/mha_truncated.safetensors", 0.5);
+    write_prefix(d + "/mha_calib.npz", d + "/calib_truncated.npz", 0.6);
+    fixtures::write_text(d + "/spec_malformed.json", "{\"layers\": [ {\"name\": \"attn\", ");
+    fixtures::write_text(d + "/spec_kind.json", replace(c.spec_json, "\"kind\": \"mha\"", "\"kind\": \"transformer\""));
+    fixtures::write_text(d + "/spec_preset.json", replace(c.spec_json, "\"torch_mha\"", "\"keras\""));
+    {
+      std::vector<uint8_t> junk(200);
+      for (size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<uint8_t>(i * 37 + 11);
+      write_file_atomic(d + "/corrupt.eatn", junk.data(), junk.size());
+    }
+    {
+      ConvertOptions o;
+      o.weights = d + "/mha.safetensors";
+      o.spec = d + "/mha_spec.json";
+      o.dtype = "f32";
+      o.output = d + "/bad_crc.eatn";
+      std::ostringstream sink;
+      run_convert(o, sink);
+      std::vector<uint8_t> b = read_file(o.output);
+      const auto* m = edgeattn::fb::GetModel(b.data());
+      const size_t off = static_cast<size_t>(m->data()->data() - b.data());
+      b[off + 3] ^= 0x40;
+      write_file_atomic(o.output, b.data(), b.size());
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "make_cli_fixtures: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

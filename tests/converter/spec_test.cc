@@ -1,0 +1,113 @@
+// Spec parsing and preset resolution (and their error messages).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "converter/error.h"
+#include "converter/spec.h"
+#include "fixtures.h"
+
+namespace {
+
+using namespace edgeattn::convert;
+
+ArrayMap to_map(const fixtures::Entries& e) {
+  ArrayMap m;
+  for (const auto& [k, v] : e) m[k] = v;
+  return m;
+}
+
+std::string error_of(const std::string& spec, const ArrayMap& w) {
+  try {
+    load_spec("s.json", spec, w, "w.safetensors", {});
+  } catch (const ConvertError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConverterSpec, TorchMhaPackedSlices) {
+  const fixtures::LayerCase c = fixtures::mha_case("key_padding", false, "torch_mha", 1);
+  const ArrayMap w = to_map(c.weights);
+  const ModelSpec s = load_spec("s.json", c.spec_json, w, "w.safetensors", {});
+  ASSERT_EQ(s.layers.size(), 1u);
+  const FloatLayer& L = s.layers[0];
+  EXPECT_EQ(L.kind, LayerKind::kMha);
+  EXPECT_EQ(L.head_dim, 5);
+  EXPECT_DOUBLE_EQ(L.scale, 1.0 / std::sqrt(5.0));
+  const Array& packed = w.at("blk.attn.in_proj_weight");
+  EXPECT_EQ(L.k_proj.w[0], packed.data[20 * 20]);
+  EXPECT_EQ(L.v_proj.w.back(), packed.data.back());
+  EXPECT_EQ(L.k_proj.b[0], w.at("blk.attn.in_proj_bias").data[20]);
+  EXPECT_EQ(L.max_q_len, 8);
+  const ModelSpec o = load_spec("s.json", c.spec_json, w, "w.safetensors", {32, 40});
+  EXPECT_EQ(o.layers[0].max_q_len, 32);
+  EXPECT_EQ(o.layers[0].max_kv_len, 40);
+}
+
+TEST(ConverterSpec, ExplicitMhaTensorsAndNoBias) {
+  const fixtures::LayerCase c = fixtures::mha_case("none", false, "linear", 5);
+  ArrayMap w = to_map(c.weights);
+  std::string spec = c.spec_json;
+  spec.replace(spec.find("\"preset\": \"linear\""), 18,
+               "\"tensors\": {\"q_w\": \"blk.attn.q_proj.weight\", \"k_w\": \"blk.attn.k_proj.weight\", "
+               "\"v_w\": \"blk.attn.v_proj.weight\", \"o_w\": \"blk.attn.out_proj.weight\", "
+               "\"o_b\": \"blk.attn.out_proj.bias\"}");
+  const FloatLayer L = load_spec("s.json", spec, w, "w", {}).layers[0];
+  EXPECT_TRUE(L.q_proj.b.empty());
+  EXPECT_EQ(L.out_proj.b.size(), 20u);
+  EXPECT_EQ(L.v_proj.w, w.at("blk.attn.v_proj.weight").data);
+}
+
+TEST(ConverterSpec, LuongGeneralStoresTranspose) {
+  const fixtures::LayerCase c = fixtures::luong_case("general", 2);
+  const ArrayMap w = to_map(c.weights);
+  const FloatLayer L = load_spec("s.json", c.spec_json, w, "w", {}).layers[0];
+  const Array& W = w.at("attn.W.weight");  // [query_dim 12][key_dim 10]
+  EXPECT_EQ(L.w.in, 12);
+  EXPECT_EQ(L.w.out, 10);
+  for (int r = 0; r < 12; ++r)
+    for (int k = 0; k < 10; ++k) EXPECT_EQ(L.w.w[static_cast<size_t>(k) * 12 + r], W.data[static_cast<size_t>(r) * 10 + k]);
+  EXPECT_DOUBLE_EQ(L.scale, 1.0);
+  const FloatLayer S = load_spec("s.json", fixtures::luong_case("scaled_dot", 2).spec_json, w, "w", {}).layers[0];
+  EXPECT_DOUBLE_EQ(S.scale, 0.25);
+}
+
+TEST(ConverterSpec, PoolingQueryShapes) {
+  fixtures::LayerCase c = fixtures::pooling_case(3);
+  ArrayMap w = to_map(c.weights);
+  EXPECT_EQ(load_spec("s.json", c.spec_json, w, "w", {}).layers[0].max_q_len, 1);
+  w["pool.query.weight"].shape = {16};
+  EXPECT_EQ(load_spec("s.json", c.spec_json, w, "w", {}).layers[0].v.size(), 16u);
+  w["pool.query.weight"].shape = {2, 8};
+  EXPECT_NE(error_of(c.spec_json, w).find("tensor 'pool.query.weight' has shape [2, 8], expected [16]"), std::string::npos)
+      << error_of(c.spec_json, w);
+}
+
+TEST(ConverterSpec, Errors) {
+  const fixtures::LayerCase c = fixtures::mha_case("causal", false, "linear", 4);
+  ArrayMap w = to_map(c.weights);
+  EXPECT_EQ(error_of(c.spec_json, w), "");
+  EXPECT_NE(error_of("{\"layers\": 3}", w).find("s.json: expected an object with a \"layers\" array"), std::string::npos);
+  EXPECT_NE(error_of("{\"layers\": [}", w).find("s.json: malformed JSON"), std::string::npos);
+  std::string spec = c.spec_json;
+  spec.replace(spec.find("\"causal\""), 8, "\"diagonal\"");
+  EXPECT_NE(error_of(spec, w).find("unknown mask 'diagonal'"), std::string::npos);
+  ArrayMap missing = w;
+  missing.erase("blk.attn.k_proj.weight");
+  EXPECT_EQ(error_of(c.spec_json, missing), "w.safetensors: layer 'attn': missing tensor 'blk.attn.k_proj.weight'");
+  // Linear preset biases are optional.
+  ArrayMap nobias = w;
+  nobias.erase("blk.attn.v_proj.bias");
+  EXPECT_EQ(error_of(c.spec_json, nobias), "");
+  spec = c.spec_json;
+  spec.replace(spec.find("\"max_q_len\": 8"), 14, "\"max_q_len\": -1");
+  EXPECT_NE(error_of(spec, w).find("field 'max_q_len' must be a positive integer"), std::string::npos);
+  const std::string additive_causal = fixtures::additive_case(1).spec_json;
+  std::string ac = additive_causal;
+  ac.replace(ac.find("\"key_padding\""), 13, "\"causal\"");
+  EXPECT_NE(error_of(ac, to_map(fixtures::additive_case(1).weights)).find("causal masks are supported for mha layers only"),
+            std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,488 @@
+// Every SIMD kernel table the CPU supports (NEON, dot product, ...) against
+// the reference table: int8 bit for bit (EXPECT_EQ on every element, the
+// message names the element and the seed), float32 within a bound derived
+// below. Shapes include ragged tails (head dims 1, 3, 15, 16, 17, 33, 64),
+// every mask (causal with offsets, key padding including limit 0), lengths
+// 1..1024 (sampled) and extreme zero points. Skipped when this build/CPU has
+// no SIMD path (e.g. x86 without AVX2); on Arm it runs under qemu in
+// scripts/stages/40-arm.sh with QEMU_CPU=cortex-a53 (neon) and cortex-a76
+// (neon + neondot).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/quantize_multiplier.h"
+#include "edgeattn/kernels/ref.h"
+#include "edgeattn/kernels/requant.h"
+#include "test_util.h"
+
+#if defined(__ARM_NEON)
+#include "neon/neon_kernels.h"
+#endif
+
+namespace ek = edgeattn::kernels;
+using eatest::gamma_f32;
+using eatest::Rng;
+
+namespace {
+
+std::vector<ek::KernelPath> SimdPaths() {
+  std::vector<ek::KernelPath> paths;
+  for (int i = 1; i < static_cast<int>(ek::KernelPath::kCount); ++i) {
+    const auto p = static_cast<ek::KernelPath>(i);
+    if (ek::kernel_path_supported(p)) paths.push_back(p);
+  }
+  return paths;
+}
+
+#define REQUIRE_SIMD_PATHS(paths)                                          \
+  const std::vector<ek::KernelPath> paths = SimdPaths();                   \
+  if (paths.empty()) GTEST_SKIP() << "no SIMD kernel path on this build/CPU"
+
+const ek::KernelTable& Ref() { return *ek::kernel_table(ek::KernelPath::kRef); }
+
+const int kDims[] = {1, 3, 15, 16, 17, 33, 64};
+int SampleDim(Rng& rng) {
+  if (rng.uniform_int(0, 3) == 0) return static_cast<int>(rng.uniform_int(1, 96));
+  return kDims[rng.uniform_int(0, 6)];
+}
+
+int SampleKvLen(Rng& rng) {
+  static const int kLens[] = {1, 2, 3, 4, 5, 15, 16, 17, 31, 64, 100, 257, 512, 1000, 1024};
+  if (rng.uniform_int(0, 1)) return kLens[rng.uniform_int(0, 14)];
+  return static_cast<int>(rng.uniform_int(1, 1024));
+}
+
+int SampleValidLen(Rng& rng, int kv_len) {
+  const int64_t u = rng.uniform_int(0, 99);
+  if (u < 50) return kv_len;
+  if (u < 85) return static_cast<int>(rng.uniform_int(0, kv_len));
+  if (u < 92) return 0;
+  return kv_len + 5;
+}
+
+int32_t SampleZp(Rng& rng) {
+  switch (rng.uniform_int(0, 4)) {
+    case 0: return -128;
+    case 1: return 127;
+    case 2: return 0;
+    default: return static_cast<int32_t>(rng.uniform_int(-128, 127));
+  }
+}
+
+void Multiplier(double r, int32_t* m, int32_t* s) {
+  ASSERT_TRUE(ek::quantize_multiplier(r, m, s)) << r;
+}
+
+// Half the tensors are uniform; the others are dominated by the int8 corners
+// (-128 and 127), which uniform data almost never lines up: -128 x -128
+// products and saturated 16-bit pair sums inside SIMD dot products.
+std::vector<int8_t> RandS8(Rng& rng, size_t n) {
+  std::vector<int8_t> v(n);
+  const int64_t mode = rng.uniform_int(0, 3);
+  for (auto& x : v) {
+    if (mode == 0) {
+      x = rng.uniform_int(0, 1) ? int8_t{-128} : rng.s8();
+    } else if (mode == 1) {
+      x = rng.uniform_int(0, 1) ? int8_t{-128} : int8_t{127};
+    } else {
+      x = rng.s8();
+    }
+  }
+  return v;
+}
+
+std::vector<float> RandF32(Rng& rng, size_t n, double scale) {
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(rng.normal() * scale);
+  return v;
+}
+
+// Which paths the kernel tests below compare (printed for the CI log).
+TEST(SimdTest, ListsPaths) {
+  REQUIRE_SIMD_PATHS(paths);
+  std::string names;
+  for (ek::KernelPath p : paths) names += std::string(" ") + ek::kernel_path_name(p);
+  std::printf("SIMD paths under test:%s (best: %s)\n", names.c_str(),
+              ek::kernel_path_name(ek::best_kernel_path()));
+}
+
+// ---------------------------------------------------------------- linear ----
+
+TEST(SimdTest, Qs8LinearMatchesRefExactly) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 120; ++seed) {
+    Rng rng(1000 + seed);
+    const int rows = static_cast<int>(rng.uniform_int(1, 5));
+    const int out = rng.uniform_int(0, 2) ? static_cast<int>(rng.uniform_int(1, 150))
+                                          : kDims[rng.uniform_int(0, 6)];
+    const int in = rng.uniform_int(0, 2) ? SampleDim(rng) : static_cast<int>(rng.uniform_int(1, 600));
+    // Canonical layout (stride a multiple of 16, padding garbage to prove it
+    // is never used), and sometimes a tight stride (scalar tail path).
+    const int w_stride = rng.uniform_int(0, 4) ? (in + 15) / 16 * 16 + 16 * static_cast<int>(rng.uniform_int(0, 1)) : in;
+    const int x_stride = in + static_cast<int>(rng.uniform_int(0, 3));
+    const int y_stride = out + static_cast<int>(rng.uniform_int(0, 3));
+    const auto x = RandS8(rng, static_cast<size_t>(rows) * x_stride);
+    const auto w = RandS8(rng, static_cast<size_t>(out) * w_stride);
+    std::vector<int32_t> bias(out), mult(out), shift(out);
+    for (auto& b : bias) b = static_cast<int32_t>(rng.uniform_int(-(1 << 20), 1 << 20));
+    const int per_channel = static_cast<int>(rng.uniform_int(0, 1));
+    for (int n = 0; n < out; ++n) {
+      if (rng.uniform_int(0, 19) == 0) {  // extremes of the (M, s) range
+        mult[n] = static_cast<int32_t>(rng.uniform_int(1 << 30, INT32_MAX));
+        shift[n] = rng.uniform_int(0, 1) ? ek::kMinShift : ek::kMaxShift;
+      } else {
+        Multiplier(rng.log_uniform(1e-6, 1e-1), &mult[n], &shift[n]);
+      }
+    }
+    const int32_t y_zp = SampleZp(rng);
+    std::vector<int8_t> want(static_cast<size_t>(rows) * y_stride, 0x5A);
+    Ref().qs8_linear(rows, out, in, x.data(), x_stride, w.data(), w_stride, bias.data(),
+                     mult.data(), shift.data(), per_channel, y_zp, want.data(), y_stride);
+    for (ek::KernelPath p : paths) {
+      std::vector<int8_t> got(want.size(), 0x5A);
+      ek::kernel_table(p)->qs8_linear(rows, out, in, x.data(), x_stride, w.data(), w_stride,
+                                      bias.data(), mult.data(), shift.data(), per_channel, y_zp,
+                                      got.data(), y_stride);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " index " << i << " seed " << seed
+                                   << " rows " << rows << " out " << out << " in " << in;
+      }
+    }
+  }
+}
+
+// Float tolerance: both results are float32 sums of the same in+1 terms in
+// different orders, each within gamma_(in+1) * sum|terms| of the exact value
+// (Higham 3.1), so they differ by at most 2 gamma_(in+1) sum|terms|.
+TEST(SimdTest, F32LinearWithinBound) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    Rng rng(2000 + seed);
+    const int rows = static_cast<int>(rng.uniform_int(1, 4));
+    const int out = static_cast<int>(rng.uniform_int(1, 70));
+    const int in = rng.uniform_int(0, 1) ? SampleDim(rng) : static_cast<int>(rng.uniform_int(1, 400));
+    const int w_stride = in + static_cast<int>(rng.uniform_int(0, 5));
+    const auto x = RandF32(rng, static_cast<size_t>(rows) * in, 1.0);
+    const auto w = RandF32(rng, static_cast<size_t>(out) * w_stride, 0.2);
+    const bool has_bias = rng.uniform_int(0, 1) != 0;
+    const auto bias = RandF32(rng, out, 1.0);
+    std::vector<float> want(static_cast<size_t>(rows) * out), got(want.size());
+    Ref().f32_linear(rows, out, in, x.data(), in, w.data(), w_stride,
+                     has_bias ? bias.data() : nullptr, want.data(), out);
+    for (ek::KernelPath p : paths) {
+      ek::kernel_table(p)->f32_linear(rows, out, in, x.data(), in, w.data(), w_stride,
+                                      has_bias ? bias.data() : nullptr, got.data(), out);
+      for (int m = 0; m < rows; ++m) {
+        for (int n = 0; n < out; ++n) {
+          double mag = has_bias ? std::fabs(bias[n]) : 0.0;
+          for (int k = 0; k < in; ++k) mag += std::fabs(static_cast<double>(w[n * w_stride + k]) * x[m * in + k]);
+          const double tol = 2.0 * gamma_f32(in + 1) * mag + 1e-30;
+          const size_t i = static_cast<size_t>(m) * out + n;
+          ASSERT_NEAR(got[i], want[i], tol) << ek::kernel_path_name(p) << " index " << i << " seed " << seed;
+        }
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------- attention ----
+
+struct Qs8AttnCase {
+  std::vector<int8_t> q, k, v;
+  ek::QS8AttentionArgs a;
+};
+
+TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 150; ++seed) {
+    Rng rng(3000 + seed);
+    ek::QS8AttentionArgs a = {};
+    a.q_len = rng.uniform_int(0, 3) ? static_cast<int>(rng.uniform_int(1, 6)) : static_cast<int>(rng.uniform_int(1, 24));
+    a.kv_len = SampleKvLen(rng);
+    if (a.q_len * a.kv_len > 8192) a.q_len = std::max(1, 8192 / a.kv_len);
+    a.head_dim = SampleDim(rng);
+    a.v_dim = rng.uniform_int(0, 1) ? a.head_dim : SampleDim(rng);
+    a.q_stride = a.head_dim + static_cast<int>(rng.uniform_int(0, 20));
+    a.k_stride = a.head_dim + static_cast<int>(rng.uniform_int(0, 20));
+    a.v_stride = a.v_dim + static_cast<int>(rng.uniform_int(0, 20));
+    a.q_zp = SampleZp(rng);
+    a.k_zp = SampleZp(rng);
+    a.v_zp = SampleZp(rng);
+    a.out_zp = SampleZp(rng);
+    // Softmax sharpness from near-uniform to one-hot (p = 32768 rows).
+    Multiplier(rng.log_uniform(1e-2, 1e5) / (std::sqrt(a.head_dim) * 128.0 * 128.0) * 65536.0,
+               &a.score_mult, &a.score_shift);
+    if (rng.uniform_int(0, 15) == 0) { a.score_mult = INT32_MAX; a.score_shift = ek::kMaxShift; }
+    Multiplier(rng.log_uniform(1.0 / 32768 / 8, 4.0 / 32768), &a.pv_mult, &a.pv_shift);
+    a.causal = rng.uniform_int(0, 1) != 0;
+    a.causal_offset = rng.uniform_int(0, 1) ? a.kv_len - a.q_len + static_cast<int>(rng.uniform_int(-3, 3))
+                                            : static_cast<int>(rng.uniform_int(-3, a.kv_len));
+    a.kv_valid_len = SampleValidLen(rng, a.kv_len);
+    const auto q = RandS8(rng, static_cast<size_t>(a.q_len) * a.q_stride);
+    const auto k = RandS8(rng, static_cast<size_t>(a.kv_len) * a.k_stride);
+    const auto v = RandS8(rng, static_cast<size_t>(a.kv_len) * a.v_stride);
+    a.q = q.data(); a.k = k.data(); a.v = v.data();
+    a.out_stride = a.v_dim + static_cast<int>(rng.uniform_int(0, 3));
+    const bool with_weights = rng.uniform_int(0, 2) != 0;
+    a.weights_stride = a.kv_len + static_cast<int>(rng.uniform_int(0, 3));
+    std::vector<int32_t> scratch(a.kv_len);
+    std::vector<uint16_t> prob_scratch(a.kv_len);
+    a.scratch = scratch.data();
+    a.prob_scratch = prob_scratch.data();
+
+    std::vector<int8_t> want(static_cast<size_t>(a.q_len) * a.out_stride, 0x5A), got;
+    std::vector<uint16_t> want_w(static_cast<size_t>(a.q_len) * a.weights_stride, 0xBEEF), got_w;
+    a.out = want.data();
+    a.weights = with_weights ? want_w.data() : nullptr;
+    Ref().qs8_attention(a);
+    for (ek::KernelPath p : paths) {
+      got.assign(want.size(), 0x5A);
+      got_w.assign(want_w.size(), 0xBEEF);
+      a.out = got.data();
+      a.weights = with_weights ? got_w.data() : nullptr;
+      ek::kernel_table(p)->qs8_attention(a);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " out index " << i << " seed " << seed
+                                   << " q_len " << a.q_len << " kv_len " << a.kv_len
+                                   << " head_dim " << a.head_dim << " v_dim " << a.v_dim;
+      }
+      for (size_t i = 0; i < got_w.size(); ++i) {
+        ASSERT_EQ(got_w[i], want_w[i]) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+      }
+    }
+  }
+}
+
+// Float tolerance. Scores differ only by summation order: |ds| <= 2 gamma_d
+// sum|q k| |scale| (per key; ds_max over the row). Softmax of perturbed
+// scores: each weight within exp(2 ds_max) relative, plus rounding of the
+// normalization (gamma_(n+8), twice for the two results); the output is a
+// convex combination of value rows, so |d out_c| <= rel * max_j |v_jc| plus
+// the summation error 2 gamma_n sum_j p_j |v_jc| <= 2 gamma_n max_j |v_jc|.
+TEST(SimdTest, F32AttentionWithinBound) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 80; ++seed) {
+    Rng rng(4000 + seed);
+    ek::F32AttentionArgs a = {};
+    a.q_len = static_cast<int>(rng.uniform_int(1, 6));
+    a.kv_len = SampleKvLen(rng);
+    a.head_dim = SampleDim(rng);
+    a.v_dim = SampleDim(rng);
+    a.q_stride = a.head_dim + static_cast<int>(rng.uniform_int(0, 5));
+    a.k_stride = a.head_dim + static_cast<int>(rng.uniform_int(0, 5));
+    a.v_stride = a.v_dim + static_cast<int>(rng.uniform_int(0, 5));
+    a.scale = static_cast<float>(rng.log_uniform(0.05, 2.0) / std::sqrt(a.head_dim));
+    a.causal = rng.uniform_int(0, 1) != 0;
+    a.causal_offset = a.kv_len - a.q_len + static_cast<int>(rng.uniform_int(-3, 3));
+    a.kv_valid_len = SampleValidLen(rng, a.kv_len);
+    const auto q = RandF32(rng, static_cast<size_t>(a.q_len) * a.q_stride, 1.0);
+    const auto k = RandF32(rng, static_cast<size_t>(a.kv_len) * a.k_stride, 1.0);
+    const auto v = RandF32(rng, static_cast<size_t>(a.kv_len) * a.v_stride, 1.0);
+    a.q = q.data(); a.k = k.data(); a.v = v.data();
+    a.out_stride = a.v_dim;
+    a.weights_stride = a.kv_len;
+    std::vector<float> scratch(a.kv_len);
+    a.scratch = scratch.data();
+    std::vector<float> want(static_cast<size_t>(a.q_len) * a.v_dim), got(want.size());
+    std::vector<float> want_w(static_cast<size_t>(a.q_len) * a.kv_len), got_w(want_w.size());
+    a.out = want.data(); a.weights = want_w.data();
+    Ref().f32_attention(a);
+    for (ek::KernelPath p : paths) {
+      a.out = got.data(); a.weights = got_w.data();
+      ek::kernel_table(p)->f32_attention(a);
+      for (int r = 0; r < a.q_len; ++r) {
+        const int limit = ek::attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+        double ds = 0.0;
+        for (int j = 0; j < limit; ++j) {
+          double m = 0.0;
+          for (int i = 0; i < a.head_dim; ++i) m += std::fabs(static_cast<double>(q[r * a.q_stride + i]) * k[j * a.k_stride + i]);
+          ds = std::max(ds, 2.0 * gamma_f32(a.head_dim) * m * a.scale);
+        }
+        const double rel = std::expm1(2.0 * ds) + 2.0 * gamma_f32(limit + 8);
+        for (int c = 0; c < a.v_dim; ++c) {
+          double vmax = 0.0;
+          for (int j = 0; j < limit; ++j) vmax = std::max(vmax, std::fabs(static_cast<double>(v[j * a.v_stride + c])));
+          const double tol = (rel + 2.0 * gamma_f32(limit)) * vmax + 1e-30;
+          const size_t i = static_cast<size_t>(r) * a.v_dim + c;
+          ASSERT_NEAR(got[i], want[i], tol) << ek::kernel_path_name(p) << " out index " << i << " seed " << seed;
+        }
+        for (int j = 0; j < a.kv_len; ++j) {
+          const size_t i = static_cast<size_t>(r) * a.kv_len + j;
+          ASSERT_NEAR(got_w[i], want_w[i], rel * want_w[i] + 1e-37) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+        }
+      }
+    }
+  }
+}
+
+// -------------------------------------------------------------- additive ----
+
+TEST(SimdTest, Qs8AdditiveMatchesRefExactly) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    Rng rng(5000 + seed);
+    ek::QS8AdditiveArgs a = {};
+    a.q_len = static_cast<int>(rng.uniform_int(1, 4));
+    a.kv_len = SampleKvLen(rng);
+    if (a.kv_len > 512 && rng.uniform_int(0, 1)) a.kv_len /= 4;
+    a.attn_dim = SampleDim(rng);
+    a.v_dim = SampleDim(rng);
+    a.qp_stride = a.attn_dim + static_cast<int>(rng.uniform_int(0, 7));
+    a.kp_stride = a.attn_dim + static_cast<int>(rng.uniform_int(0, 7));
+    a.values_stride = a.v_dim + static_cast<int>(rng.uniform_int(0, 7));
+    a.qp_zp = SampleZp(rng);
+    a.kp_zp = SampleZp(rng);
+    a.values_zp = SampleZp(rng);
+    a.out_zp = SampleZp(rng);
+    a.pre_zp = SampleZp(rng);
+    Multiplier(rng.log_uniform(1.0 / 64, 4.0), &a.pre_mult, &a.pre_shift);
+    if (rng.uniform_int(0, 15) == 0) { a.pre_mult = INT32_MAX; a.pre_shift = ek::kMaxShift; }
+    Multiplier(rng.log_uniform(1e-3, 1e4) / (std::sqrt(a.attn_dim) * 127.0 * 127.0) * 65536.0,
+               &a.score_mult, &a.score_shift);
+    Multiplier(rng.log_uniform(1.0 / 32768 / 8, 4.0 / 32768), &a.pv_mult, &a.pv_shift);
+    a.kv_valid_len = SampleValidLen(rng, a.kv_len);
+    const auto qp = RandS8(rng, static_cast<size_t>(a.q_len) * a.qp_stride);
+    const auto kp = RandS8(rng, static_cast<size_t>(a.kv_len) * a.kp_stride);
+    const auto values = RandS8(rng, static_cast<size_t>(a.kv_len) * a.values_stride);
+    const auto table = RandS8(rng, 256);
+    const auto v_w = RandS8(rng, a.attn_dim);
+    a.qp = qp.data(); a.kp = kp.data(); a.values = values.data();
+    a.tanh_table = table.data(); a.v_w = v_w.data();
+    a.out_stride = a.v_dim;
+    a.weights_stride = a.kv_len;
+    std::vector<int32_t> scratch(a.kv_len);
+    std::vector<uint16_t> prob_scratch(a.kv_len);
+    a.scratch = scratch.data();
+    a.prob_scratch = prob_scratch.data();
+    std::vector<int8_t> want(static_cast<size_t>(a.q_len) * a.v_dim, 0x5A), got;
+    std::vector<uint16_t> want_w(static_cast<size_t>(a.q_len) * a.kv_len, 0xBEEF), got_w;
+    a.out = want.data(); a.weights = want_w.data();
+    Ref().qs8_additive(a);
+    for (ek::KernelPath p : paths) {
+      got.assign(want.size(), 0x5A);
+      got_w.assign(want_w.size(), 0xBEEF);
+      a.out = got.data(); a.weights = got_w.data();
+      ek::kernel_table(p)->qs8_additive(a);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " out index " << i << " seed " << seed
+                                   << " kv_len " << a.kv_len << " attn_dim " << a.attn_dim << " v_dim " << a.v_dim;
+      }
+      for (size_t i = 0; i < got_w.size(); ++i) {
+        ASSERT_EQ(got_w[i], want_w[i]) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+      }
+    }
+  }
+}
+
+// Same bound as F32Attention with |ds| <= 2 gamma_attn_dim sum|v_w tanh| <=
+// 2 gamma_attn_dim sum |v_w| (tanh itself is the same libm call).
+TEST(SimdTest, F32AdditiveWithinBound) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    Rng rng(6000 + seed);
+    ek::F32AdditiveArgs a = {};
+    a.q_len = static_cast<int>(rng.uniform_int(1, 3));
+    a.kv_len = static_cast<int>(rng.uniform_int(1, 300));
+    a.attn_dim = SampleDim(rng);
+    a.v_dim = SampleDim(rng);
+    a.qp_stride = a.attn_dim; a.kp_stride = a.attn_dim + 1; a.values_stride = a.v_dim + 2;
+    a.kv_valid_len = SampleValidLen(rng, a.kv_len);
+    const auto qp = RandF32(rng, static_cast<size_t>(a.q_len) * a.qp_stride, 1.0);
+    const auto kp = RandF32(rng, static_cast<size_t>(a.kv_len) * a.kp_stride, 1.0);
+    const auto values = RandF32(rng, static_cast<size_t>(a.kv_len) * a.values_stride, 1.0);
+    const auto v_w = RandF32(rng, a.attn_dim, 0.5);
+    a.qp = qp.data(); a.kp = kp.data(); a.values = values.data(); a.v_w = v_w.data();
+    a.out_stride = a.v_dim; a.weights_stride = a.kv_len;
+    std::vector<float> scratch(a.kv_len);
+    a.scratch = scratch.data();
+    std::vector<float> want(static_cast<size_t>(a.q_len) * a.v_dim), got(want.size());
+    std::vector<float> want_w(static_cast<size_t>(a.q_len) * a.kv_len), got_w(want_w.size());
+    a.out = want.data(); a.weights = want_w.data();
+    Ref().f32_additive(a);
+    double vw = 0.0;
+    for (float x : v_w) vw += std::fabs(x);
+    const double ds = 2.0 * gamma_f32(a.attn_dim) * vw;
+    for (ek::KernelPath p : paths) {
+      a.out = got.data(); a.weights = got_w.data();
+      ek::kernel_table(p)->f32_additive(a);
+      const int limit = std::min(a.kv_len, a.kv_valid_len);
+      const double rel = std::expm1(2.0 * ds) + 2.0 * gamma_f32(limit + 8);
+      for (int r = 0; r < a.q_len; ++r) {
+        for (int c = 0; c < a.v_dim; ++c) {
+          double vmax = 0.0;
+          for (int j = 0; j < limit; ++j) vmax = std::max(vmax, std::fabs(static_cast<double>(values[j * a.values_stride + c])));
+          const size_t i = static_cast<size_t>(r) * a.v_dim + c;
+          ASSERT_NEAR(got[i], want[i], (rel + 2.0 * gamma_f32(limit)) * vmax + 1e-30)
+              << ek::kernel_path_name(p) << " out index " << i << " seed " << seed;
+        }
+        for (int j = 0; j < a.kv_len; ++j) {
+          const size_t i = static_cast<size_t>(r) * a.kv_len + j;
+          ASSERT_NEAR(got_w[i], want_w[i], rel * want_w[i] + 1e-37) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------- row primitives ----
+#if defined(__ARM_NEON)
+// Every exponent z in [0, 17 * 2^16) through the vector exp2 / normalizer:
+// M = 2^30, shift 1 is the multiplier 1.0, so z = max - s exactly. Each row
+// holds its maximum (z = 0) and 4095 consecutive exponents.
+TEST(SimdTest, NeonSoftmaxRowAllExponents) {
+  if (!ek::kernel_path_supported(ek::KernelPath::kNeon)) GTEST_SKIP();
+  constexpr int kRow = 4096;
+  std::vector<int32_t> s(kRow), s_ref(kRow);
+  std::vector<uint16_t> p(kRow), p_ref(kRow);
+  for (int32_t z0 = 1; z0 < 17 * 65536; z0 += kRow - 1) {
+    s[0] = 0;
+    for (int j = 1; j < kRow; ++j) s[j] = -(z0 + j - 1);
+    s_ref = s;
+    ek::qs8_softmax_row__neon(kRow, s.data(), 1 << 30, 1, p.data());
+    ek::qs8_softmax_row__ref(kRow, s_ref.data(), 1 << 30, 1, p_ref.data());
+    for (int j = 0; j < kRow; ++j) {
+      const int32_t z = j == 0 ? 0 : z0 + j - 1;
+      ASSERT_EQ(s[j], ek::exp2_neg_q15(z)) << "z " << z;
+      ASSERT_EQ(p[j], p_ref[j]) << "z " << z;
+    }
+  }
+}
+
+// Extreme scores (INT32_MIN / INT32_MAX: the saturated difference) and
+// extreme multipliers, odd lengths (vector body + scalar tail).
+TEST(SimdTest, NeonSoftmaxRowExtremes) {
+  if (!ek::kernel_path_supported(ek::KernelPath::kNeon)) GTEST_SKIP();
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    Rng rng(7000 + seed);
+    const int n = static_cast<int>(rng.uniform_int(1, 70));
+    std::vector<int32_t> s(n), s_ref;
+    for (auto& x : s) {
+      switch (rng.uniform_int(0, 3)) {
+        case 0: x = INT32_MIN; break;
+        case 1: x = INT32_MAX; break;
+        default: x = static_cast<int32_t>(rng.uniform_int(INT32_MIN, INT32_MAX));
+      }
+    }
+    s_ref = s;
+    const int32_t mult = static_cast<int32_t>(rng.uniform_int(1 << 30, INT32_MAX));
+    const int32_t shift = static_cast<int32_t>(rng.uniform_int(ek::kMinShift, ek::kMaxShift));
+    std::vector<uint16_t> p(n), p_ref(n);
+    ek::qs8_softmax_row__neon(n, s.data(), mult, shift, p.data());
+    ek::qs8_softmax_row__ref(n, s_ref.data(), mult, shift, p_ref.data());
+    for (int j = 0; j < n; ++j) {
+      ASSERT_EQ(s[j], s_ref[j]) << "index " << j << " seed " << seed;
+      ASSERT_EQ(p[j], p_ref[j]) << "index " << j << " seed " << seed;
+    }
+  }
+}
+#endif
+
+}  // namespace

@@ -1,0 +1,104 @@
+// Off-target check of the AVX-VNNI int8 linear path (avxvnni.cc) on CPUs
+// without AVX-VNNI (this x86 host, qemu-x86_64 TCG): avxvnni.cc is compiled
+// into this program with VPDPBUSD replaced by an exact AVX2 emulation, under
+// renamed symbols, and compared bit for bit with qs8_linear__ref on random
+// shapes (ragged tails, tight and canonical strides, 1..5 rows, per-channel
+// and per-tensor requantization, extreme multipliers). It proves the +128
+// offset / activation-sum correction and the block/tail handling; the
+// instruction itself is the documented VPDPBUSD. Built and run by
+// scripts/stages/15-x86.sh; when the CPU has AVX-VNNI, simd_test runs the real
+// thing. Exit code 0 = all equal.
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+// Exact VPDPBUSD: acc[i] += sum_{t<4} u8(a[4i+t]) * s8(b[4i+t]) (wrapping).
+static inline __m256i emu_dpbusd(__m256i acc, __m256i a, __m256i b) {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i a_lo = _mm256_unpacklo_epi8(a, zero);
+  const __m256i a_hi = _mm256_unpackhi_epi8(a, zero);
+  const __m256i b_lo = _mm256_srai_epi16(_mm256_unpacklo_epi8(zero, b), 8);
+  const __m256i b_hi = _mm256_srai_epi16(_mm256_unpackhi_epi8(zero, b), 8);
+  // madd gives pair sums in byte order lo: {0,1},{2,3},..{6,7}; hi: {8,9}..{14,15}
+  const __m256i p_lo = _mm256_madd_epi16(a_lo, b_lo);
+  const __m256i p_hi = _mm256_madd_epi16(a_hi, b_hi);
+  // dword i (bytes 4i..4i+3) = p[2i] + p[2i+1]; hadd keeps the 128-bit lanes.
+  return _mm256_add_epi32(acc, _mm256_hadd_epi32(p_lo, p_hi));
+}
+
+#define _mm256_dpbusd_avx_epi32 emu_dpbusd
+#define qs8_linear_acc__avxvnni qs8_linear_acc__avxvnni_emu
+#define qs8_linear__avxvnni qs8_linear__avxvnni_emu
+#include "avx2/avxvnni.cc"  // NOLINT(build/include): the real kernel, VPDPBUSD emulated
+
+#include "edgeattn/kernels/quantize_multiplier.h"
+#include "edgeattn/kernels/ref.h"
+
+namespace ek = edgeattn::kernels;
+
+int main() {
+  std::mt19937_64 rng(42);
+  auto uni = [&](int lo, int hi) { return static_cast<int>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+  // Instruction emulation self-check against a scalar definition.
+  for (int it = 0; it < 1000; ++it) {
+    alignas(32) uint8_t a[32];
+    alignas(32) int8_t b[32];
+    alignas(32) int32_t c[8], got[8];
+    for (int i = 0; i < 32; ++i) { a[i] = static_cast<uint8_t>(uni(0, 255)); b[i] = static_cast<int8_t>(uni(-128, 127)); }
+    for (int i = 0; i < 8; ++i) c[i] = uni(-1000000, 1000000);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(got),
+                       emu_dpbusd(_mm256_load_si256(reinterpret_cast<const __m256i*>(c)),
+                                  _mm256_load_si256(reinterpret_cast<const __m256i*>(a)),
+                                  _mm256_load_si256(reinterpret_cast<const __m256i*>(b))));
+    for (int i = 0; i < 8; ++i) {
+      int32_t want = c[i];
+      for (int t = 0; t < 4; ++t) want += a[4 * i + t] * b[4 * i + t];
+      if (got[i] != want) { std::printf("emulation mismatch\n"); return 1; }
+    }
+  }
+  const int kDims[] = {1, 3, 15, 16, 17, 31, 32, 33, 48, 60, 64, 100, 128, 256, 600};
+  int cases = 0;
+  for (int seed = 0; seed < 400; ++seed) {
+    const int rows = uni(1, 5);
+    const int out = uni(0, 2) ? uni(1, 150) : kDims[uni(0, 14)];
+    const int in = uni(0, 1) ? kDims[uni(0, 14)] : uni(1, 600);
+    const int w_stride = uni(0, 4) ? (in + 15) / 16 * 16 + 16 * uni(0, 1) : in;
+    const int x_stride = in + uni(0, 3);
+    const int y_stride = out + uni(0, 3);
+    std::vector<int8_t> x(static_cast<size_t>(rows) * x_stride), w(static_cast<size_t>(out) * w_stride);
+    for (auto& v : x) v = static_cast<int8_t>(uni(-128, 127));
+    for (auto& v : w) v = static_cast<int8_t>(uni(-128, 127));
+    std::vector<int32_t> bias(out), mult(out), shift(out);
+    for (auto& b : bias) b = uni(-(1 << 20), 1 << 20);
+    const int per_channel = uni(0, 1);
+    for (int n = 0; n < out; ++n) {
+      if (uni(0, 19) == 0) {
+        mult[n] = uni(1 << 30, INT32_MAX);
+        shift[n] = uni(0, 1) ? ek::kMinShift : ek::kMaxShift;
+      } else {
+        const double r = std::exp(std::uniform_real_distribution<double>(std::log(1e-6), std::log(1e-1))(rng));
+        if (!ek::quantize_multiplier(r, &mult[n], &shift[n])) return 2;
+      }
+    }
+    const int32_t y_zp = uni(-128, 127);
+    std::vector<int8_t> want(static_cast<size_t>(rows) * y_stride, 0x5A), got(want.size(), 0x5A);
+    ek::qs8_linear__ref(rows, out, in, x.data(), x_stride, w.data(), w_stride, bias.data(), mult.data(),
+                        shift.data(), per_channel, y_zp, want.data(), y_stride);
+    ek::qs8_linear__avxvnni_emu(rows, out, in, x.data(), x_stride, w.data(), w_stride, bias.data(),
+                                mult.data(), shift.data(), per_channel, y_zp, got.data(), y_stride);
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != want[i]) {
+        std::printf("MISMATCH seed %d rows %d out %d in %d w_stride %d index %zu: %d vs %d\n", seed, rows,
+                    out, in, w_stride, i, got[i], want[i]);
+        return 1;
+      }
+    }
+    ++cases;
+  }
+  std::printf("avxvnni (emulated VPDPBUSD) qs8_linear == ref on %d random cases\n", cases);
+  return 0;
+}

@@ -1,0 +1,344 @@
+// Model::Load on damaged or lying files: each case must return its specific
+// status with a non-empty message, and never crash. Fields are patched in a
+// copy of a converted file through the generated FlatBuffers accessors
+// (flatbuffers::Table::SetField / Vector::Mutate on fields present in the
+// buffer; the schema is compiled without --gen-mutable).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "edgeattn/edgeattn.h"
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
+#include "flatbuffers/flatbuffers.h"
+#include "test_models.h"
+
+namespace fb = edgeattn::fb;
+using edgeattn::Model;
+using edgeattn::Status;
+using eatest::AlignedBuffer;
+
+namespace {
+
+AlignedBuffer ReadModel(const std::string& name) {
+  AlignedBuffer b;
+  EXPECT_TRUE(eatest::ReadFile(eatest::ModelPath(name), &b)) << eatest::ModelPath(name);
+  return b;
+}
+
+Status LoadStatus(const uint8_t* data, size_t size, std::string* msg) {
+  Model m;
+  const Status s = m.Load(data, size);
+  *msg = m.error();
+  if (s != Status::kOk) {
+    EXPECT_FALSE(m.loaded());
+  }
+  return s;
+}
+
+// Applies `patch` to a copy of the model and expects `want` plus a message.
+void ExpectPatched(const std::string& model, const char* what, Status want,
+                   const std::function<bool(fb::Model*, uint8_t* base)>& patch) {
+  AlignedBuffer b = ReadModel(model);
+  auto* root = flatbuffers::GetMutableRoot<fb::Model>(b.data());
+  ASSERT_TRUE(patch(root, b.data())) << model << ": patch '" << what << "' could not be applied (field absent?)";
+  std::string msg;
+  const Status s = LoadStatus(b.data(), b.size(), &msg);
+  EXPECT_EQ(s, want) << model << ": " << what << " -> " << edgeattn::status_string(s) << " (" << msg << ")";
+  EXPECT_FALSE(msg.empty()) << model << ": " << what;
+}
+
+template <typename T>
+T* Mut(const T* p) { return const_cast<T*>(p); }
+
+// Scalar field of any generated table.
+template <typename T, typename Table>
+bool SetScalar(const Table* t, flatbuffers::voffset_t field, T v) {
+  return t != nullptr && reinterpret_cast<flatbuffers::Table*>(Mut(t))->SetField<T>(field, v, T{});
+  // (generated tables inherit privately from flatbuffers::Table and add no members)
+}
+
+int FindLayer(fb::Model* m, fb::LayerOptions kind) {
+  for (uint32_t i = 0; i < m->layers()->size(); ++i) {
+    if (m->layers()->Get(i)->options_type() == kind) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const fb::MultiHeadAttention* FirstMha(fb::Model* m) {
+  const int i = FindLayer(m, fb::LayerOptions::MultiHeadAttention);
+  return i < 0 ? nullptr : m->layers()->Get(static_cast<uint32_t>(i))->options_as_MultiHeadAttention();
+}
+
+const fb::AdditiveAttention* FirstAdditive(fb::Model* m) {
+  const int i = FindLayer(m, fb::LayerOptions::AdditiveAttention);
+  return i < 0 ? nullptr : m->layers()->Get(static_cast<uint32_t>(i))->options_as_AdditiveAttention();
+}
+
+const char* kInt8 = "fixture_int8";
+const char* kF32 = "fixture_f32";
+
+TEST(BadModel, EmptyBuffer) {
+  AlignedBuffer b = ReadModel(kInt8);
+  std::string msg;
+  EXPECT_EQ(LoadStatus(b.data(), 0, &msg), Status::kInvalidArgument);
+  EXPECT_FALSE(msg.empty());
+  EXPECT_EQ(LoadStatus(nullptr, 0, &msg), Status::kInvalidArgument);
+  EXPECT_FALSE(msg.empty());
+}
+
+TEST(BadModel, EveryTruncation) {
+  for (const char* name : {kInt8, kF32}) {
+    const AlignedBuffer full = ReadModel(name);
+    ASSERT_GT(full.size(), 64u);
+    // Every prefix when small, otherwise 400 evenly spread lengths plus the last 64.
+    std::vector<size_t> lengths;
+    if (full.size() <= 100000) {
+      for (size_t n = 1; n < full.size(); ++n) lengths.push_back(n);
+    } else {
+      for (size_t i = 0; i < 400; ++i) lengths.push_back(1 + i * (full.size() - 1) / 400);
+      for (size_t n = full.size() - 64; n < full.size(); ++n) lengths.push_back(n);
+    }
+    int failures = 0;
+    for (size_t n : lengths) {
+      AlignedBuffer b(n);
+      std::memcpy(b.data(), full.data(), n);
+      std::string msg;
+      const Status s = LoadStatus(b.data(), n, &msg);
+      // FlatBuffers pads the end of the buffer (after the last string's NUL)
+      // to 4 bytes with zeros; a prefix that only drops those padding bytes is
+      // still the complete, valid file and may load. Anything else must fail.
+      bool only_padding_dropped = full.size() - n < 4;
+      for (size_t k = n; k < full.size() && only_padding_dropped; ++k) only_padding_dropped = full.data()[k] == 0;
+      if (s == Status::kOk && only_padding_dropped) continue;
+      if (s != Status::kInvalidModel || msg.empty()) {
+        ADD_FAILURE() << name << ": prefix of " << n << " / " << full.size() << " bytes -> "
+                      << edgeattn::status_string(s) << " (" << msg << ")";
+        if (++failures > 10) break;
+      }
+    }
+  }
+}
+
+TEST(BadModel, RandomBytes) {
+  eatest::Rng rng(0xBAD);
+  for (int i = 0; i < 300; ++i) {
+    const size_t n = static_cast<size_t>(rng.uniform_int(1, 4096));
+    AlignedBuffer b(n);
+    for (size_t k = 0; k < n; ++k) b.data()[k] = static_cast<uint8_t>(rng.next());
+    if (i % 2 == 0 && n >= 8) std::memcpy(b.data() + 4, "EATN", 4);  // get past the identifier check
+    std::string msg;
+    const Status s = LoadStatus(b.data(), n, &msg);
+    EXPECT_TRUE(s == Status::kInvalidModel || s == Status::kVersionMismatch) << "case " << i << " seed 0xBAD size " << n
+                                                                             << " -> " << edgeattn::status_string(s);
+    EXPECT_FALSE(msg.empty()) << "case " << i;
+  }
+}
+
+TEST(BadModel, RandomByteFlipsNeverCrash) {
+  // Any single corrupted byte: loading must return (any status) without crashing;
+  // if it still loads, every layer must still run.
+  for (const char* name : {kInt8, kF32}) {
+    const AlignedBuffer full = ReadModel(name);
+    eatest::Rng rng(0xF11B);
+    for (int i = 0; i < 300; ++i) {
+      AlignedBuffer b = full;
+      const size_t pos = static_cast<size_t>(rng.uniform_int(0, static_cast<int>(full.size()) - 1));
+      b.data()[pos] ^= static_cast<uint8_t>(1u << rng.uniform_int(0, 7));
+      Model m;
+      const Status s = m.Load(b.data(), b.size());
+      if (s != Status::kOk) {
+        EXPECT_STRNE(m.error(), "") << name << " flip at " << pos;
+        continue;
+      }
+      AlignedBuffer arena(m.arena_bytes());
+      edgeattn::Interpreter interp;
+      ASSERT_EQ(interp.Init(&m, arena.data(), m.arena_bytes()), Status::kOk);
+      for (int l = 0; l < m.num_layers(); ++l) {
+        edgeattn::LayerInfo info;
+        ASSERT_EQ(m.GetLayerInfo(l, &info), Status::kOk);
+        eatest::LayerIo io;
+        io.Make(info, info.max_q_len, info.max_kv_len, rng);
+        EXPECT_EQ(interp.Run(l, io.Args(-1)), Status::kOk) << name << " flip at " << pos << ": " << interp.error();
+      }
+    }
+  }
+}
+
+TEST(BadModel, WrongFileIdentifier) {
+  AlignedBuffer b = ReadModel(kInt8);
+  b.data()[4] = 'X';
+  std::string msg;
+  EXPECT_EQ(LoadStatus(b.data(), b.size(), &msg), Status::kInvalidModel);
+  EXPECT_FALSE(msg.empty());
+}
+
+TEST(BadModel, WrongFormatVersion) {
+  for (uint32_t v : {0u, 2u, 0xFFFFFFFFu}) {
+    ExpectPatched(kInt8, "format_version", Status::kVersionMismatch, [v](fb::Model* m, uint8_t*) {
+      return SetScalar<uint32_t>(m, fb::Model::VT_FORMAT_VERSION, v);
+    });
+  }
+}
+
+TEST(BadModel, FlippedWeightByteIsCrcMismatch) {
+  for (const char* name : {kInt8, kF32}) {
+    const AlignedBuffer full = ReadModel(name);
+    const fb::Model* root = fb::GetModel(full.data());
+    ASSERT_NE(root->data(), nullptr);
+    const size_t begin = static_cast<size_t>(root->data()->data() - full.data());
+    const size_t n = root->data()->size();
+    ASSERT_GT(n, 0u);
+    for (size_t k : {size_t{0}, n / 3, n / 2, n - 1}) {
+      AlignedBuffer b = full;
+      b.data()[begin + k] ^= 0x01;
+      std::string msg;
+      EXPECT_EQ(LoadStatus(b.data(), b.size(), &msg), Status::kCrcMismatch) << name << " data byte " << k;
+      EXPECT_FALSE(msg.empty());
+    }
+  }
+  ExpectPatched(kInt8, "data_crc32", Status::kCrcMismatch, [](fb::Model* m, uint8_t*) {
+    return SetScalar<uint32_t>(m, fb::Model::VT_DATA_CRC32, m->data_crc32() ^ 0x80u);
+  });
+}
+
+TEST(BadModel, MisalignedBuffer) {
+  const AlignedBuffer full = ReadModel(kInt8);
+  for (size_t off : {size_t{1}, size_t{4}, size_t{8}}) {
+    AlignedBuffer b(full.size(), off);
+    std::memcpy(b.data(), full.data(), full.size());
+    std::string msg;
+    EXPECT_EQ(LoadStatus(b.data(), b.size(), &msg), Status::kInvalidArgument) << "offset " << off;
+    EXPECT_FALSE(msg.empty());
+  }
+}
+
+TEST(BadModel, ShapesThatLie) {
+  for (const char* name : {kInt8, kF32}) {
+    ExpectPatched(name, "MHA embed_dim + 1", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      const auto* a = FirstMha(m);
+      return SetScalar<uint32_t>(a, fb::MultiHeadAttention::VT_EMBED_DIM, a->embed_dim() + 1);
+    });
+    ExpectPatched(name, "MHA num_heads * 2", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      const auto* a = FirstMha(m);
+      return SetScalar<uint32_t>(a, fb::MultiHeadAttention::VT_NUM_HEADS, a->num_heads() * 2);
+    });
+    ExpectPatched(name, "q_proj in_features", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      const auto* l = FirstMha(m)->q_proj();
+      return SetScalar<uint32_t>(l, fb::Linear::VT_IN_FEATURES, l->in_features() + 16);
+    });
+    ExpectPatched(name, "q_proj weight shape[1]", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      const auto* shape = FirstMha(m)->q_proj()->weight()->shape();
+      Mut(shape)->Mutate(1, shape->Get(1) + 1);
+      return true;
+    });
+    ExpectPatched(name, "q_proj weight shape[0] huge", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      Mut(FirstMha(m)->q_proj()->weight()->shape())->Mutate(0, 0x40000000u);
+      return true;
+    });
+    ExpectPatched(name, "k_proj weight size", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      const auto* t = FirstMha(m)->k_proj()->weight();
+      return SetScalar<uint64_t>(t, fb::Tensor::VT_SIZE, t->size() + 16);
+    });
+    ExpectPatched(name, "v_proj weight offset past data", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      const auto* t = FirstMha(m)->v_proj()->weight();
+      return SetScalar<uint64_t>(t, fb::Tensor::VT_OFFSET, (m->data()->size() + 15) / 16 * 16);
+    });
+    ExpectPatched(name, "out_proj weight offset misaligned", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      const auto* t = FirstMha(m)->out_proj()->weight();
+      return SetScalar<uint64_t>(t, fb::Tensor::VT_OFFSET, t->offset() + 4);
+    });
+    ExpectPatched(name, "row_stride < cols", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      const auto* t = FirstMha(m)->q_proj()->weight();
+      return SetScalar<uint32_t>(t, fb::Tensor::VT_ROW_STRIDE, t->row_stride() / 2);
+    });
+    ExpectPatched(name, "layer max_q_len huge", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      return SetScalar<uint32_t>(m->layers()->Get(0), fb::Layer::VT_MAX_Q_LEN, 1000000u);
+    });
+    ExpectPatched(name, "layer max_kv_len + 1 (arena no longer matches)", Status::kInvalidModel,
+                  [](fb::Model* m, uint8_t*) {
+                    const auto* l = m->layers()->Get(0);
+                    return SetScalar<uint32_t>(l, fb::Layer::VT_MAX_KV_LEN, l->max_kv_len() + 1) &&
+                           SetScalar<uint32_t>(l, fb::Layer::VT_MAX_Q_LEN, l->max_q_len() + 1);
+                  });
+    ExpectPatched(name, "layer arena_bytes + 16", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      const auto* l = m->layers()->Get(0);
+      return SetScalar<uint64_t>(l, fb::Layer::VT_ARENA_BYTES, l->arena_bytes() + 16);
+    });
+    ExpectPatched(name, "model arena_bytes - 16", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      return SetScalar<uint64_t>(m, fb::Model::VT_ARENA_BYTES, m->arena_bytes() - 16);
+    });
+    ExpectPatched(name, "additive attn_dim + 1", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      const auto* a = FirstAdditive(m);
+      return SetScalar<uint32_t>(a, fb::AdditiveAttention::VT_ATTN_DIM, a->attn_dim() + 1);
+    });
+    ExpectPatched(name, "MHA scale NaN", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+      return SetScalar<float>(FirstMha(m), fb::MultiHeadAttention::VT_SCALE, std::numeric_limits<float>::quiet_NaN());
+    });
+  }
+}
+
+TEST(BadModel, BadQuantizationParameters) {
+  const float bad_scales[] = {0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity()};
+  for (float v : bad_scales) {
+    ExpectPatched(kInt8, "q_proj input scale", Status::kInvalidModel, [v](fb::Model* m, uint8_t*) {
+      return SetScalar<float>(FirstMha(m)->q_proj()->input(), fb::ActQuant::VT_SCALE, v);
+    });
+    ExpectPatched(kInt8, "out_proj output scale", Status::kInvalidModel, [v](fb::Model* m, uint8_t*) {
+      return SetScalar<float>(FirstMha(m)->out_proj()->output(), fb::ActQuant::VT_SCALE, v);
+    });
+    ExpectPatched(kInt8, "q_proj weight scale[0]", Status::kInvalidModel, [v](fb::Model* m, uint8_t*) {
+      Mut(FirstMha(m)->q_proj()->weight()->scale())->Mutate(0, v);
+      return true;
+    });
+  }
+  for (int32_t mult : {0, 1, (1 << 30) - 1, -1, INT32_MIN}) {
+    ExpectPatched(kInt8, "q_proj requant multiplier[0]", Status::kInvalidModel, [mult](fb::Model* m, uint8_t*) {
+      Mut(FirstMha(m)->q_proj()->requant()->multiplier())->Mutate(0, mult);
+      return true;
+    });
+    ExpectPatched(kInt8, "softmax score_multiplier", Status::kInvalidModel, [mult](fb::Model* m, uint8_t*) {
+      return SetScalar<int32_t>(FirstMha(m)->softmax(), fb::SoftmaxQuant::VT_SCORE_MULTIPLIER, mult);
+    });
+    ExpectPatched(kInt8, "softmax pv_multiplier", Status::kInvalidModel, [mult](fb::Model* m, uint8_t*) {
+      return SetScalar<int32_t>(FirstMha(m)->softmax(), fb::SoftmaxQuant::VT_PV_MULTIPLIER, mult);
+    });
+  }
+  for (int32_t shift : {31, 100, -32, INT32_MIN}) {
+    ExpectPatched(kInt8, "k_proj requant shift[0]", Status::kInvalidModel, [shift](fb::Model* m, uint8_t*) {
+      Mut(FirstMha(m)->k_proj()->requant()->shift())->Mutate(0, shift);
+      return true;
+    });
+  }
+  ExpectPatched(kInt8, "v_proj output zero point 200", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+    return SetScalar<int32_t>(FirstMha(m)->v_proj()->output(), fb::ActQuant::VT_ZERO_POINT, 200);
+  });
+  ExpectPatched(kInt8, "additive pre_tanh multiplier[0] = 0", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+    Mut(FirstAdditive(m)->pre_tanh()->multiplier())->Mutate(0, 0);
+    return true;
+  });
+  ExpectPatched(kInt8, "additive value_input scale 0", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+    return SetScalar<float>(FirstAdditive(m)->value_input(), fb::ActQuant::VT_SCALE, 0.0f);
+  });
+}
+
+TEST(BadModel, CApiReportsTheSameStatuses) {
+  AlignedBuffer b = ReadModel(kInt8);
+  ea_model m;
+  EXPECT_EQ(ea_model_load(nullptr, b.data(), b.size()), EA_INVALID_ARGUMENT);
+  EXPECT_EQ(ea_model_load(&m, b.data(), 0), EA_INVALID_ARGUMENT);
+  EXPECT_STRNE(ea_model_error(&m), "");
+  b.data()[5] = 'Z';
+  EXPECT_EQ(ea_model_load(&m, b.data(), b.size()), EA_INVALID_MODEL);
+  EXPECT_STRNE(ea_model_error(&m), "");
+  EXPECT_STRNE(ea_status_string(EA_CRC_MISMATCH), "");
+}
+
+}  // namespace

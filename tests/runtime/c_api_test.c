@@ -1,0 +1,204 @@
+/* A C11 program that uses edgeattn through edgeattn.h only: loads the int8
+ * and float fixture models, inspects layers, runs every layer (with
+ * attention weights), caches keys, and checks error statuses. Exit code 0
+ * on success; every failure prints the model, layer and check. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgeattn/edgeattn.h"
+
+static int g_failures = 0;
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (!(cond)) {                                         \
+      ++g_failures;                                        \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fputc('\n', stderr);                                 \
+    }                                                      \
+  } while (0)
+
+/* Static, 16-byte aligned storage: no heap needed for the runtime itself. */
+static _Alignas(16) unsigned char g_file[1 << 20];
+static _Alignas(16) unsigned char g_arena[1 << 20];
+static _Alignas(16) unsigned char g_query[1 << 16];
+static _Alignas(16) unsigned char g_key[1 << 16];
+static _Alignas(16) unsigned char g_value[1 << 16];
+static _Alignas(16) unsigned char g_out[1 << 16];
+static _Alignas(16) unsigned char g_weights[1 << 18];
+static _Alignas(16) unsigned char g_out2[1 << 16];
+static _Alignas(16) unsigned char g_weights2[1 << 18];
+
+static uint32_t g_rng = 12345u;
+static uint32_t next_u32(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 17;
+  g_rng ^= g_rng << 5;
+  return g_rng;
+}
+
+static void fill(unsigned char* p, size_t n, ea_dtype dtype) {
+  size_t i;
+  if (dtype == EA_S8) {
+    for (i = 0; i < n; ++i) p[i] = (unsigned char)next_u32();
+  } else {
+    for (i = 0; i < n; ++i) {
+      const float f = (float)((int)(next_u32() % 2001u) - 1000) / 500.0f;
+      memcpy(p + 4 * i, &f, 4);
+    }
+  }
+}
+
+static size_t read_file(const char* path) {
+  FILE* f = fopen(path, "rb");
+  size_t n;
+  if (f == NULL) return 0;
+  n = fread(g_file, 1, sizeof(g_file), f);
+  fclose(f);
+  return n;
+}
+
+static void test_model(const char* path) {
+  ea_model model;
+  ea_interpreter interp;
+  ea_status s;
+  size_t size = read_file(path), arena_bytes;
+  int32_t n, l;
+  CHECK(size > 0, "cannot read %s", path);
+  if (size == 0) return;
+
+  s = ea_model_load(&model, g_file, size);
+  CHECK(s == EA_OK, "%s: load: %s: %s", path, ea_status_string(s), ea_model_error(&model));
+  if (s != EA_OK) return;
+  n = ea_model_num_layers(&model);
+  CHECK(n == 6, "%s: %d layers, the fixture has 6", path, (int)n);
+  CHECK(ea_model_find_layer(&model, "pool") >= 0, "%s: no layer 'pool'", path);
+  CHECK(ea_model_find_layer(&model, "nope") == -1, "%s: found a missing layer", path);
+  arena_bytes = ea_model_arena_bytes(&model);
+  CHECK(arena_bytes > 0 && arena_bytes <= sizeof(g_arena), "%s: arena %zu", path, arena_bytes);
+
+  s = ea_interpreter_init(&interp, &model, g_arena, arena_bytes - 1);
+  CHECK(s == EA_ARENA_TOO_SMALL, "%s: arena - 1: %s", path, ea_status_string(s));
+  CHECK(ea_interpreter_error(&interp)[0] != '\0', "%s: empty error", path);
+  s = ea_interpreter_init(&interp, &model, g_arena + 1, arena_bytes);
+  CHECK(s == EA_INVALID_ARGUMENT, "%s: misaligned arena: %s", path, ea_status_string(s));
+  s = ea_interpreter_init(&interp, &model, g_arena, arena_bytes);
+  CHECK(s == EA_OK, "%s: init: %s", path, ea_status_string(s));
+
+  for (l = 0; l < n; ++l) {
+    ea_layer_info info;
+    ea_run_args args;
+    int32_t q_len, kv_len, h, i, j, self_attn;
+    size_t es;
+    s = ea_model_layer_info(&model, l, &info);
+    CHECK(s == EA_OK, "%s: layer info %d", path, (int)l);
+    es = info.dtype == EA_S8 ? 1 : 4;
+    self_attn = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+    q_len = info.kind == EA_LAYER_POOLING ? 1 : info.max_q_len;
+    kv_len = self_attn ? q_len : info.max_kv_len;
+    fill(g_query, (size_t)q_len * (size_t)info.query_dim, info.dtype);
+    fill(g_key, (size_t)kv_len * (size_t)info.key_dim, info.dtype);
+    fill(g_value, (size_t)kv_len * (size_t)info.value_dim, info.dtype);
+    memset(&args, 0, sizeof(args));
+    args.query = info.kind == EA_LAYER_POOLING ? NULL : g_query;
+    args.key = self_attn ? NULL : g_key;
+    args.value = (self_attn || info.kind == EA_LAYER_POOLING) ? NULL : g_value;
+    args.q_len = q_len;
+    args.kv_len = self_attn ? 0 : kv_len;
+    args.kv_valid_len = kv_len > 1 ? kv_len - 1 : -1;
+    args.output = g_out;
+    args.attn_weights = g_weights;
+    s = ea_interpreter_run(&interp, l, &args);
+    CHECK(s == EA_OK, "%s: layer %s: run: %s: %s", path, info.name, ea_status_string(s), ea_interpreter_error(&interp));
+    /* Rows sum to one (Q15 32768 +- n/2 + 1, float 1 +- 1e-5); masked keys are 0. */
+    for (h = 0; h < info.num_heads; ++h) {
+      for (i = 0; i < q_len; ++i) {
+        double sum = 0.0;
+        int32_t limit = args.kv_valid_len < 0 ? kv_len : args.kv_valid_len;
+        if (info.causal && i + 1 + kv_len - q_len < limit) limit = i + 1 + kv_len - q_len;
+        for (j = 0; j < kv_len; ++j) {
+          const size_t idx = ((size_t)h * (size_t)q_len + (size_t)i) * (size_t)kv_len + (size_t)j;
+          double w;
+          if (es == 1) {
+            uint16_t v;
+            memcpy(&v, g_weights + 2 * idx, 2);
+            w = v;
+          } else {
+            float v;
+            memcpy(&v, g_weights + 4 * idx, 4);
+            w = v;
+          }
+          if (j >= limit) CHECK(w == 0.0, "%s: %s head %d row %d masked key %d = %g", path, info.name, (int)h, (int)i, (int)j, w);
+          sum += w;
+        }
+        if (es == 1) {
+          CHECK(fabs(sum - 32768.0) <= limit / 2 + 1, "%s: %s head %d row %d Q15 sum %g", path, info.name, (int)h, (int)i, sum);
+        } else {
+          CHECK(fabs(sum - 1.0) <= 1e-5, "%s: %s head %d row %d sum %g", path, info.name, (int)h, (int)i, sum);
+        }
+      }
+    }
+    /* Cached keys: bit-identical to the direct run. */
+    if ((info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) || info.kind == EA_LAYER_ADDITIVE) {
+      ea_run_args cached = args;
+      cached.key = NULL;
+      if (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION) cached.value = NULL;
+      cached.use_cached_keys = 1;
+      cached.output = g_out2;
+      cached.attn_weights = g_weights2;
+      s = ea_interpreter_run(&interp, l, &cached);
+      CHECK(s == EA_NOT_READY, "%s: %s: cached run before cache_keys: %s", path, info.name, ea_status_string(s));
+      s = ea_interpreter_cache_keys(&interp, l, g_key, g_value, kv_len, args.kv_valid_len);
+      CHECK(s == EA_OK, "%s: %s: cache_keys: %s", path, info.name, ea_interpreter_error(&interp));
+      s = ea_interpreter_run(&interp, l, &cached);
+      CHECK(s == EA_OK, "%s: %s: cached run with NULL key%s (documented as allowed): %s", path, info.name,
+            info.kind == EA_LAYER_MULTI_HEAD_ATTENTION ? "/value" : "", ea_interpreter_error(&interp));
+      /* Non-null key/value pointers are ignored with use_cached_keys. */
+      memset(g_out2, 0, sizeof(g_out2));
+      memset(g_weights2, 0, sizeof(g_weights2));
+      cached.key = g_query;
+      if (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION) cached.value = g_query;
+      s = ea_interpreter_run(&interp, l, &cached);
+      CHECK(s == EA_OK, "%s: %s: cached run: %s", path, info.name, ea_interpreter_error(&interp));
+      CHECK(memcmp(g_out, g_out2, (size_t)q_len * (size_t)info.output_dim * es) == 0, "%s: %s: cached output differs", path, info.name);
+      CHECK(memcmp(g_weights, g_weights2, (size_t)info.num_heads * (size_t)q_len * (size_t)kv_len * (es == 1 ? 2 : 4)) == 0,
+            "%s: %s: cached weights differ", path, info.name);
+    }
+    /* Lengths beyond the plan. */
+    if (info.kind != EA_LAYER_POOLING) {
+      args.q_len = info.max_q_len + 1;
+      s = ea_interpreter_run(&interp, l, &args);
+      CHECK(s == EA_LENGTH_EXCEEDS_PLAN, "%s: %s: q_len + 1: %s", path, info.name, ea_status_string(s));
+    }
+  }
+  /* Null arguments and bad indices. */
+  CHECK(ea_interpreter_run(&interp, 0, NULL) == EA_INVALID_ARGUMENT, "%s: null args", path);
+  CHECK(ea_interpreter_run(NULL, 0, NULL) == EA_INVALID_ARGUMENT, "%s: null interpreter", path);
+  {
+    ea_run_args a;
+    ea_layer_info info;
+    memset(&a, 0, sizeof(a));
+    CHECK(ea_interpreter_run(&interp, n, &a) == EA_INVALID_ARGUMENT, "%s: layer n", path);
+    CHECK(ea_interpreter_error(&interp)[0] != '\0', "%s: empty error", path);
+    CHECK(ea_model_layer_info(&model, -1, &info) == EA_INVALID_ARGUMENT, "%s: layer -1", path);
+    CHECK(ea_model_layer_info(&model, 0, NULL) == EA_INVALID_ARGUMENT, "%s: null info", path);
+  }
+  CHECK(ea_model_load(&model, g_file + 8, size - 8) != EA_OK, "%s: shifted buffer loaded", path);
+  CHECK(ea_model_error(&model)[0] != '\0', "%s: empty error", path);
+}
+
+int main(void) {
+  test_model(EA_FIXTURE_INT8);
+  test_model(EA_FIXTURE_F32);
+  CHECK(ea_status_string(EA_OK) != NULL, "status string");
+  if (g_failures != 0) {
+    fprintf(stderr, "c_api_test: %d failure(s)\n", g_failures);
+    return 1;
+  }
+  printf("c_api_test: OK\n");
+  return 0;
+}

@@ -1,0 +1,133 @@
+// Build-time generator of a small random-weight model covering every layer
+// kind and mask, in the converter's input formats:
+//   OUTDIR/weights.safetensors, OUTDIR/spec.json, OUTDIR/calib.npz
+// tests/runtime/CMakeLists.txt then runs edgeattn-convert on it (int8, f32).
+// Deterministic (fixed seed), so the .eatn files are reproducible.
+//
+// Layers (names are what the tests look up):
+//   self_pad  MHA self-attention, E=16, 2 heads, key padding, max 8
+//   causal    MHA self-attention, E=16, 4 heads, causal, max 8
+//   cross     MHA cross-attention, E=16, 2 heads, kdim=vdim=12, key padding, q 6 / kv 10
+//   additive  Bahdanau, query 10, key 12, attn 8, key padding, q 6 / kv 10
+//   luong     Luong general, query 10, key 12, q 6 / kv 10
+//   pool      attention pooling, dim 12, key padding, kv 20
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "converter/array.h"
+#include "converter/io/npy.h"
+#include "converter/io/safetensors.h"
+
+namespace cv = edgeattn::convert;
+
+namespace {
+
+uint64_t g_state = 0x5EEDF1C5ull;
+double Uniform01() {
+  uint64_t z = (g_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<double>((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
+}
+double Normal() {
+  const double u1 = std::max(Uniform01(), 1e-300), u2 = Uniform01();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+cv::Array Random(const std::string& dtype, std::vector<size_t> shape, double sd) {
+  cv::Array a;
+  a.dtype = dtype;
+  a.shape = std::move(shape);
+  a.data.resize(a.numel());
+  for (double& v : a.data) v = Normal() * sd;
+  return a;
+}
+
+cv::Array ValidLens(size_t n, int lk) {
+  cv::Array a;
+  a.dtype = "<i4";
+  a.is_float = false;
+  a.shape = {n};
+  for (size_t i = 0; i < n; ++i) a.data.push_back(i == 0 ? lk : 1 + static_cast<int>(Uniform01() * lk));
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const double w = 0.35;  // weight standard deviation: O(1) activations for O(1) inputs
+  std::vector<std::pair<std::string, cv::Array>> weights = {
+      {"self_pad.in_proj_weight", Random("F32", {48, 16}, w)},
+      {"self_pad.in_proj_bias", Random("F32", {48}, 0.1)},
+      {"self_pad.out_proj.weight", Random("F32", {16, 16}, w)},
+      {"self_pad.out_proj.bias", Random("F32", {16}, 0.1)},
+      {"causal.in_proj_weight", Random("F32", {48, 16}, w)},
+      {"causal.in_proj_bias", Random("F32", {48}, 0.1)},
+      {"causal.out_proj.weight", Random("F32", {16, 16}, w)},
+      {"causal.out_proj.bias", Random("F32", {16}, 0.1)},
+      {"cross.q_proj_weight", Random("F32", {16, 16}, w)},
+      {"cross.k_proj_weight", Random("F32", {16, 12}, w)},
+      {"cross.v_proj_weight", Random("F32", {16, 12}, w)},
+      {"cross.in_proj_bias", Random("F32", {48}, 0.1)},
+      {"cross.out_proj.weight", Random("F32", {16, 16}, w)},
+      {"cross.out_proj.bias", Random("F32", {16}, 0.1)},
+      {"add.W_q.weight", Random("F32", {8, 10}, w)},
+      {"add.W_k.weight", Random("F32", {8, 12}, w)},
+      {"add.W_k.bias", Random("F32", {8}, 0.1)},
+      {"add.v.weight", Random("F32", {1, 8}, 1.0)},
+      {"luong.W.weight", Random("F32", {10, 12}, w)},
+      {"pool.query.weight", Random("F32", {1, 12}, 0.8)},
+  };
+  cv::save_safetensors(dir + "/weights.safetensors", weights);
+
+  const size_t n = 8;
+  std::vector<std::pair<std::string, cv::Array>> calib = {
+      {"self_pad.query", Random("<f4", {n, 8, 16}, 1.0)},
+      {"self_pad.kv_valid_len", ValidLens(n, 8)},
+      {"causal.query", Random("<f4", {n, 8, 16}, 1.0)},
+      {"cross.query", Random("<f4", {n, 6, 16}, 1.0)},
+      {"cross.key", Random("<f4", {n, 10, 12}, 1.0)},
+      {"cross.kv_valid_len", ValidLens(n, 10)},
+      {"additive.query", Random("<f4", {n, 6, 10}, 1.0)},
+      {"additive.key", Random("<f4", {n, 10, 12}, 1.0)},
+      {"additive.kv_valid_len", ValidLens(n, 10)},
+      {"luong.query", Random("<f4", {n, 6, 10}, 1.0)},
+      {"luong.key", Random("<f4", {n, 10, 12}, 1.0)},
+      {"pool.key", Random("<f4", {n, 20, 12}, 1.0)},
+      {"pool.kv_valid_len", ValidLens(n, 20)},
+  };
+  cv::save_npz(dir + "/calib.npz", calib);
+
+  std::ofstream spec(dir + "/spec.json");
+  spec << R"({
+  "model": "fixture",
+  "layers": [
+    {"name": "self_pad", "kind": "mha", "preset": "torch_mha", "prefix": "self_pad.",
+     "embed_dim": 16, "num_heads": 2, "cross": false, "mask": "key_padding", "max_q_len": 8},
+    {"name": "causal", "kind": "mha", "preset": "torch_mha", "prefix": "causal.",
+     "embed_dim": 16, "num_heads": 4, "cross": false, "mask": "causal", "max_q_len": 8},
+    {"name": "cross", "kind": "mha", "preset": "torch_mha", "prefix": "cross.",
+     "embed_dim": 16, "num_heads": 2, "cross": true, "kdim": 12, "vdim": 12, "mask": "key_padding",
+     "max_q_len": 6, "max_kv_len": 10},
+    {"name": "additive", "kind": "additive", "prefix": "add.", "query_dim": 10, "key_dim": 12,
+     "attn_dim": 8, "mask": "key_padding", "max_q_len": 6, "max_kv_len": 10},
+    {"name": "luong", "kind": "luong", "score": "general", "prefix": "luong.", "query_dim": 10,
+     "key_dim": 12, "max_q_len": 6, "max_kv_len": 10},
+    {"name": "pool", "kind": "pooling", "prefix": "pool.", "dim": 12, "mask": "key_padding",
+     "max_kv_len": 20}
+  ]
+}
+)";
+  return spec.good() ? 0 : 1;
+}

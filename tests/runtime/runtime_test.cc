@@ -1,0 +1,443 @@
+// Runtime behaviour through the C++ API (edgeattn.hpp): layer metadata,
+// attention weights, key caching, arena sizing, run-time argument checks.
+// Models are converted at build time (see CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "edgeattn/edgeattn.hpp"
+#include "test_models.h"
+
+using edgeattn::Interpreter;
+using edgeattn::LayerInfo;
+using edgeattn::Model;
+using edgeattn::RunArgs;
+using edgeattn::Status;
+using eatest::AlignedBuffer;
+using eatest::LayerIo;
+using eatest::Rng;
+
+namespace {
+
+// A loaded model plus an interpreter over an exact-size arena.
+struct Loaded {
+  AlignedBuffer file;
+  Model model;
+  AlignedBuffer arena;
+  Interpreter interp;
+
+  ::testing::AssertionResult Load(const std::string& name) {
+    if (!eatest::ReadFile(eatest::ModelPath(name), &file)) {
+      return ::testing::AssertionFailure() << "cannot read " << eatest::ModelPath(name);
+    }
+    const Status s = model.Load(file.data(), file.size());
+    if (s != Status::kOk) {
+      return ::testing::AssertionFailure() << name << ": Load: " << edgeattn::status_string(s) << ": "
+                                           << model.error();
+    }
+    arena.Reset(model.arena_bytes());
+    const Status i = interp.Init(&model, arena.data(), model.arena_bytes());
+    if (i != Status::kOk) {
+      return ::testing::AssertionFailure() << name << ": Init: " << edgeattn::status_string(i) << ": "
+                                           << interp.error();
+    }
+    return ::testing::AssertionSuccess();
+  }
+  LayerInfo Info(int layer) {
+    LayerInfo info = {};
+    EXPECT_EQ(model.GetLayerInfo(layer, &info), Status::kOk);
+    return info;
+  }
+};
+
+class EveryModel : public ::testing::TestWithParam<std::string> {};
+
+std::string ParamName(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
+
+// Visible keys of query row i: keys j < limit (masks are prefixes), with
+// the documented causal rule j <= i + kv_len - q_len.
+int VisibleKeys(const LayerInfo& info, int row, int q_len, int kv_len, int kv_valid_len) {
+  // The API contract: kv_valid_len <= 0 means every key is valid.
+  int limit = kv_valid_len <= 0 || kv_valid_len > kv_len ? kv_len : kv_valid_len;
+  if (info.causal) {
+    const int c = row + 1 + kv_len - q_len;
+    limit = std::min(limit, std::max(c, 0));
+  }
+  return limit;
+}
+
+TEST_P(EveryModel, LayerInfoIsConsistent) {
+  Loaded m;
+  ASSERT_TRUE(m.Load(GetParam()));
+  ASSERT_GE(m.model.num_layers(), 1);
+  size_t max_layer = 0;
+  for (int l = 0; l < m.model.num_layers(); ++l) {
+    const LayerInfo info = m.Info(l);
+    ASSERT_NE(info.name, nullptr);
+    EXPECT_EQ(m.model.FindLayer(info.name), l) << info.name;
+    EXPECT_GE(info.max_q_len, 1) << info.name;
+    EXPECT_GE(info.max_kv_len, 1) << info.name;
+    EXPECT_GE(info.num_heads, 1) << info.name;
+    EXPECT_GT(info.output_dim, 0) << info.name;
+    EXPECT_GT(info.arena_bytes, 0u) << info.name;
+    EXPECT_EQ(info.arena_bytes % EA_ALIGNMENT, 0u) << info.name;
+    max_layer = std::max(max_layer, info.arena_bytes);
+    const bool s8 = GetParam().find("int8") != std::string::npos;
+    EXPECT_EQ(info.dtype, s8 ? EA_S8 : EA_F32) << info.name;
+    if (s8) {
+      EXPECT_GT(info.output_quant.scale, 0.0f) << info.name;
+      EXPECT_GT(info.key_quant.scale, 0.0f) << info.name;
+    }
+  }
+  // The model arena covers each layer alone and is at most their sum.
+  EXPECT_GE(m.model.arena_bytes(), max_layer);
+  EXPECT_EQ(m.model.FindLayer("no_such_layer"), -1);
+  EXPECT_EQ(m.model.FindLayer(nullptr), -1);
+}
+
+// Runs every layer with random inputs and several lengths / paddings and
+// checks the attention weights: per row the visible weights sum to one
+// (Q15: 32768 within n/2 + 1, since each of the n probabilities is rounded by
+// at most 1/2 + 2^-16 LSB; float: 1 within 1e-5, n <= 65 float roundings of
+// relative 6e-8 each plus the exp/normalization roundings, far below 1e-5), and
+// masked entries are exactly 0.
+TEST_P(EveryModel, AttentionWeightsRowsSumToOneAndMaskedAreZero) {
+  Loaded m;
+  ASSERT_TRUE(m.Load(GetParam()));
+  for (int l = 0; l < m.model.num_layers(); ++l) {
+    const LayerInfo info = m.Info(l);
+    const bool s8 = info.dtype == EA_S8;
+    for (uint64_t seed = 1; seed <= 12; ++seed) {
+      Rng rng(seed * 1000 + static_cast<uint64_t>(l));
+      const int ql = seed == 1 ? info.max_q_len : rng.uniform_int(1, info.max_q_len);
+      const int kvl = seed == 1 ? info.max_kv_len : rng.uniform_int(1, info.max_kv_len);
+      LayerIo io;
+      io.Make(info, ql, kvl, rng);
+      const int mode = static_cast<int>(seed % 4);
+      const int valid = mode == 0 ? -1 : mode == 1 ? io.kv_len : rng.uniform_int(0, io.kv_len);
+      const RunArgs args = io.Args(valid);
+      const Status s = m.interp.Run(l, args);
+      ASSERT_EQ(s, Status::kOk) << GetParam() << " layer " << info.name << " seed " << seed << ": "
+                                << m.interp.error();
+      for (int h = 0; h < info.num_heads; ++h) {
+        for (int i = 0; i < io.q_len; ++i) {
+          const int vis = VisibleKeys(info, i, io.q_len, io.kv_len, valid);
+          double sum = 0.0;
+          for (int j = 0; j < io.kv_len; ++j) {
+            const size_t idx = (static_cast<size_t>(h) * io.q_len + i) * io.kv_len + j;
+            double w;
+            if (s8) {
+              uint16_t v;
+              std::memcpy(&v, &io.weights[idx * 2], 2);
+              w = v;
+            } else {
+              float v;
+              std::memcpy(&v, &io.weights[idx * 4], 4);
+              w = v;
+            }
+            if (j >= vis) {
+              ASSERT_EQ(w, 0.0) << GetParam() << " layer " << info.name << " seed " << seed << " head " << h
+                                << " row " << i << " masked key " << j;
+            } else {
+              ASSERT_GE(w, 0.0);
+            }
+            sum += w;
+          }
+          if (vis == 0) continue;
+          if (s8) {
+            ASSERT_LE(std::fabs(sum - 32768.0), vis / 2 + 1)
+                << GetParam() << " layer " << info.name << " seed " << seed << " head " << h << " row " << i
+                << " n " << vis;
+          } else {
+            ASSERT_LE(std::fabs(sum - 1.0), 1e-5)
+                << GetParam() << " layer " << info.name << " seed " << seed << " head " << h << " row " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+// CacheKeys + Run(use_cached_keys) must give the same bits as passing the keys.
+TEST_P(EveryModel, CachedKeysAreBitIdentical) {
+  Loaded m;
+  ASSERT_TRUE(m.Load(GetParam()));
+  int tested = 0;
+  for (int l = 0; l < m.model.num_layers(); ++l) {
+    const LayerInfo info = m.Info(l);
+    const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) || info.kind == EA_LAYER_ADDITIVE;
+    if (!cacheable) continue;
+    ++tested;
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      Rng rng(seed * 77 + static_cast<uint64_t>(l));
+      const int ql = rng.uniform_int(1, info.max_q_len);
+      const int kvl = seed == 1 ? info.max_kv_len : rng.uniform_int(1, info.max_kv_len);
+      const int valid = seed % 2 ? -1 : rng.uniform_int(1, kvl);
+      LayerIo direct;
+      direct.Make(info, ql, kvl, rng);
+      LayerIo cached = direct;
+      ASSERT_EQ(m.interp.Run(l, direct.Args(valid)), Status::kOk) << m.interp.error();
+      ASSERT_EQ(m.interp.CacheKeys(l, cached.key.data(), cached.value.data(), kvl, valid), Status::kOk)
+          << m.interp.error();
+      // Another layer running in between must not disturb the cache.
+      for (int other = 0; other < m.model.num_layers(); ++other) {
+        if (other == l) continue;
+        const LayerInfo oi = m.Info(other);
+        const bool other_cacheable = (oi.kind == EA_LAYER_MULTI_HEAD_ATTENTION && oi.cross) || oi.kind == EA_LAYER_ADDITIVE;
+        if (other_cacheable) continue;
+        LayerIo o;
+        o.Make(oi, oi.max_q_len, oi.max_kv_len, rng);
+        ASSERT_EQ(m.interp.Run(other, o.Args(-1)), Status::kOk) << m.interp.error();
+        break;
+      }
+      // (a) The documented form (edgeattn.h): cross MHA key and value may be
+      //     NULL, additive key may be NULL (values stay an input).
+      RunArgs a = cached.Args(-1);
+      a.use_cached_keys = 1;
+      a.key = nullptr;
+      a.kv_len = 0;  // ignored with use_cached_keys
+      if (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION) a.value = nullptr;
+      const Status documented = m.interp.Run(l, a);
+      EXPECT_EQ(documented, Status::kOk) << GetParam() << " " << info.name
+                                         << ": use_cached_keys with NULL key/value (documented as allowed): "
+                                         << m.interp.error();
+      if (documented == Status::kOk) {
+        EXPECT_EQ(direct.output, cached.output) << GetParam() << " layer " << info.name << " seed " << seed;
+        EXPECT_EQ(direct.weights, cached.weights) << GetParam() << " layer " << info.name << " seed " << seed;
+      }
+      // (b) Key (and MHA value) pointers at garbage must be ignored: the
+      //     cache is used, bit-identical to the direct run.
+      std::vector<uint8_t> garbage(cached.key.size() + cached.value.size() + 64, 0x77);
+      std::fill(cached.output.begin(), cached.output.end(), 0);
+      std::fill(cached.weights.begin(), cached.weights.end(), 0);
+      a.key = garbage.data();
+      if (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION) a.value = garbage.data();
+      ASSERT_EQ(m.interp.Run(l, a), Status::kOk) << GetParam() << " " << info.name << ": " << m.interp.error();
+      EXPECT_EQ(direct.output, cached.output) << GetParam() << " layer " << info.name << " seed " << seed;
+      EXPECT_EQ(direct.weights, cached.weights) << GetParam() << " layer " << info.name << " seed " << seed;
+      // Decoder loop: a second step on the same cache gives the same result again.
+      LayerIo again = cached;
+      std::fill(again.output.begin(), again.output.end(), 0);
+      RunArgs b = again.Args(-1);
+      b.use_cached_keys = 1;
+      b.key = garbage.data();
+      if (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION) b.value = garbage.data();
+      ASSERT_EQ(m.interp.Run(l, b), Status::kOk) << m.interp.error();
+      EXPECT_EQ(again.output, cached.output) << GetParam() << " layer " << info.name << " seed " << seed;
+    }
+  }
+  if (GetParam().rfind("fixture", 0) == 0) {
+    EXPECT_EQ(tested, 2) << "fixture has one cross MHA and one additive layer";
+  }
+}
+
+// The exact arena is enough for every layer at its maxima and nothing is
+// written outside it; one byte less is refused.
+TEST_P(EveryModel, ArenaExactSizeWorksAndOneByteLessFails) {
+  AlignedBuffer file;
+  ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath(GetParam()), &file));
+  Model model;
+  ASSERT_EQ(model.Load(file.data(), file.size()), Status::kOk) << model.error();
+  const size_t need = model.arena_bytes();
+  ASSERT_GT(need, 0u);
+  const size_t guard = 256;
+  AlignedBuffer region(need + 2 * guard);
+  std::memset(region.data(), 0xA5, need + 2 * guard);
+  uint8_t* arena = region.data() + guard;
+  Interpreter small;
+  EXPECT_EQ(small.Init(&model, arena, need - 1), Status::kArenaTooSmall);
+  EXPECT_STRNE(small.error(), "");
+  Interpreter interp;
+  ASSERT_EQ(interp.Init(&model, arena, need), Status::kOk) << interp.error();
+  Rng rng(5);
+  for (int l = 0; l < model.num_layers(); ++l) {
+    LayerInfo info = {};
+    ASSERT_EQ(model.GetLayerInfo(l, &info), Status::kOk);
+    LayerIo io;
+    io.Make(info, info.max_q_len, info.max_kv_len, rng);
+    ASSERT_EQ(interp.Run(l, io.Args(-1)), Status::kOk) << info.name << ": " << interp.error();
+    const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) || info.kind == EA_LAYER_ADDITIVE;
+    if (cacheable) {
+      ASSERT_EQ(interp.CacheKeys(l, io.key.data(), io.value.data(), info.max_kv_len, -1), Status::kOk)
+          << interp.error();
+      RunArgs a = io.Args(-1);
+      a.use_cached_keys = 1;
+      ASSERT_EQ(interp.Run(l, a), Status::kOk) << interp.error();
+    }
+  }
+  for (size_t i = 0; i < guard; ++i) {
+    ASSERT_EQ(region.data()[i], 0xA5) << "write before the arena at -" << guard - i;
+    ASSERT_EQ(region.data()[guard + need + i], 0xA5) << "write after the arena at +" << i;
+  }
+}
+
+TEST_P(EveryModel, LengthsBeyondThePlan) {
+  Loaded m;
+  ASSERT_TRUE(m.Load(GetParam()));
+  for (int l = 0; l < m.model.num_layers(); ++l) {
+    const LayerInfo info = m.Info(l);
+    Rng rng(3);
+    if (info.kind != EA_LAYER_POOLING) {
+      LayerIo io;
+      io.Make(info, info.max_q_len + 1, info.max_kv_len, rng);
+      EXPECT_EQ(m.interp.Run(l, io.Args(-1)), Status::kLengthExceedsPlan) << info.name;
+      EXPECT_STRNE(m.interp.error(), "") << info.name;
+    }
+    const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+    if (!self) {
+      LayerIo io;
+      io.Make(info, 1, info.max_kv_len + 1, rng);
+      EXPECT_EQ(m.interp.Run(l, io.Args(-1)), Status::kLengthExceedsPlan) << info.name;
+      EXPECT_STRNE(m.interp.error(), "") << info.name;
+      const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) || info.kind == EA_LAYER_ADDITIVE;
+      if (cacheable) {
+        EXPECT_EQ(m.interp.CacheKeys(l, io.key.data(), io.value.data(), info.max_kv_len + 1, -1),
+                  Status::kLengthExceedsPlan) << info.name;
+        EXPECT_STRNE(m.interp.error(), "") << info.name;
+      }
+    }
+    // Zero lengths and a valid length beyond kv_len are argument errors.
+    LayerIo io;
+    io.Make(info, 1, 1, rng);
+    RunArgs a = io.Args(-1);
+    a.q_len = 0;
+    if (info.kind != EA_LAYER_POOLING) {
+      EXPECT_EQ(m.interp.Run(l, a), Status::kInvalidArgument) << info.name;
+    }
+    a = io.Args(2);
+    EXPECT_EQ(m.interp.Run(l, a), Status::kInvalidArgument) << info.name << " kv_valid_len 2 > kv_len 1";
+    EXPECT_STRNE(m.interp.error(), "") << info.name;
+  }
+}
+
+TEST_P(EveryModel, NullPointersBadIndicesAndCallOrder) {
+  Loaded m;
+  ASSERT_TRUE(m.Load(GetParam()));
+  Rng rng(9);
+  const int n = m.model.num_layers();
+  for (int l = 0; l < n; ++l) {
+    const LayerInfo info = m.Info(l);
+    LayerIo io;
+    io.Make(info, 1, 1, rng);
+    RunArgs a = io.Args(-1);
+    a.output = nullptr;
+    EXPECT_EQ(m.interp.Run(l, a), Status::kInvalidArgument) << info.name << " null output";
+    EXPECT_STRNE(m.interp.error(), "");
+    if (info.kind != EA_LAYER_POOLING) {
+      a = io.Args(-1);
+      a.query = nullptr;
+      EXPECT_EQ(m.interp.Run(l, a), Status::kInvalidArgument) << info.name << " null query";
+      EXPECT_STRNE(m.interp.error(), "");
+    }
+    const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+    if (!self) {
+      a = io.Args(-1);
+      a.key = nullptr;
+      a.value = nullptr;
+      EXPECT_EQ(m.interp.Run(l, a), Status::kInvalidArgument) << info.name << " null key";
+      EXPECT_STRNE(m.interp.error(), "");
+    }
+    const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) || info.kind == EA_LAYER_ADDITIVE;
+    if (cacheable) {
+      EXPECT_EQ(m.interp.CacheKeys(l, nullptr, nullptr, 1, -1), Status::kInvalidArgument) << info.name;
+      EXPECT_STRNE(m.interp.error(), "");
+    }
+  }
+  // Bad layer indices.
+  LayerInfo info = {};
+  for (int bad : {-1, n, n + 100, INT32_MIN, INT32_MAX}) {
+    EXPECT_EQ(m.model.GetLayerInfo(bad, &info), Status::kInvalidArgument) << bad;
+    RunArgs a = {};
+    EXPECT_EQ(m.interp.Run(bad, a), Status::kInvalidArgument) << bad;
+    EXPECT_STRNE(m.interp.error(), "") << bad;
+    EXPECT_EQ(m.interp.CacheKeys(bad, nullptr, nullptr, 1, -1), Status::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(m.model.GetLayerInfo(0, nullptr), Status::kInvalidArgument);
+  // Init: null arena, misaligned arena, null model, unloaded model.
+  Interpreter i2;
+  EXPECT_EQ(i2.Init(&m.model, nullptr, m.model.arena_bytes()), Status::kInvalidArgument);
+  EXPECT_STRNE(i2.error(), "");
+  EXPECT_EQ(i2.Init(&m.model, m.arena.data() + 1, m.model.arena_bytes()), Status::kInvalidArgument);
+  EXPECT_STRNE(i2.error(), "");
+  EXPECT_EQ(i2.Init(nullptr, m.arena.data(), m.model.arena_bytes()), Status::kInvalidArgument)
+      << "a null model pointer is a null argument (edgeattn.h: EA_INVALID_ARGUMENT = null, misaligned, bad index)";
+  EXPECT_STRNE(i2.error(), "");
+  Model unloaded;
+  EXPECT_EQ(i2.Init(&unloaded, m.arena.data(), m.model.arena_bytes()), Status::kNotReady);
+  EXPECT_STRNE(i2.error(), "");
+  // Run on an interpreter whose Init failed / never happened.
+  Interpreter fresh;
+  RunArgs a = {};
+  EXPECT_EQ(fresh.Run(0, a), Status::kNotReady);
+  EXPECT_STRNE(fresh.error(), "");
+  // Model::Load with null data.
+  Model bad;
+  EXPECT_EQ(bad.Load(nullptr, 100), Status::kInvalidArgument);
+  EXPECT_STRNE(bad.error(), "");
+  EXPECT_FALSE(bad.loaded());
+}
+
+TEST_P(EveryModel, UseCachedKeysBeforeCacheKeysIsNotReady) {
+  Loaded m;
+  ASSERT_TRUE(m.Load(GetParam()));
+  Rng rng(4);
+  for (int l = 0; l < m.model.num_layers(); ++l) {
+    const LayerInfo info = m.Info(l);
+    LayerIo io;
+    io.Make(info, 1, 1, rng);
+    RunArgs a = io.Args(-1);
+    a.use_cached_keys = 1;
+    const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) || info.kind == EA_LAYER_ADDITIVE;
+    if (cacheable) {
+      EXPECT_EQ(m.interp.Run(l, a), Status::kNotReady) << info.name;
+    } else {
+      // Layers without a key cache refuse the flag.
+      EXPECT_EQ(m.interp.Run(l, a), Status::kInvalidArgument) << info.name;
+      EXPECT_EQ(m.interp.CacheKeys(l, io.key.empty() ? io.query.data() : io.key.data(), nullptr, 1, -1),
+                Status::kInvalidArgument) << info.name;
+    }
+    EXPECT_STRNE(m.interp.error(), "") << info.name;
+  }
+}
+
+TEST_P(EveryModel, LengthCapsShrinkTheArena) {
+  AlignedBuffer file;
+  ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath(GetParam()), &file));
+  Model model;
+  ASSERT_EQ(model.Load(file.data(), file.size()), Status::kOk) << model.error();
+  const size_t capped = model.ArenaBytesFor(2, 3);
+  EXPECT_LE(capped, model.arena_bytes());
+  EXPECT_EQ(model.ArenaBytesFor(0, 0), model.arena_bytes());
+  AlignedBuffer arena(capped);
+  Interpreter interp;
+  EXPECT_EQ(interp.Init(&model, arena.data(), capped - 1, 2, 3), Status::kArenaTooSmall);
+  ASSERT_EQ(interp.Init(&model, arena.data(), capped, 2, 3), Status::kOk) << interp.error();
+  Rng rng(8);
+  for (int l = 0; l < model.num_layers(); ++l) {
+    LayerInfo info = {};
+    ASSERT_EQ(model.GetLayerInfo(l, &info), Status::kOk);
+    LayerIo io;
+    io.Make(info, std::min(2, info.max_q_len), std::min(3, info.max_kv_len), rng);
+    EXPECT_EQ(interp.Run(l, io.Args(-1)), Status::kOk) << info.name << ": " << interp.error();
+    if (info.kind != EA_LAYER_POOLING && info.max_q_len > 2) {
+      LayerIo big;
+      big.Make(info, 3, std::min(3, info.max_kv_len), rng);
+      EXPECT_EQ(interp.Run(l, big.Args(-1)), Status::kLengthExceedsPlan) << info.name;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, EveryModel, ::testing::ValuesIn(eatest::AllModels()), ParamName);
+
+TEST(Models, FixturesWereConverted) {
+  // The fixture models must exist: without them most tests above would not run.
+  const std::vector<std::string> all = eatest::AllModels();
+  EXPECT_NE(std::find(all.begin(), all.end(), "fixture_int8"), all.end());
+  EXPECT_NE(std::find(all.begin(), all.end(), "fixture_f32"), all.end());
+}
+
+}  // namespace

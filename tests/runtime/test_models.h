@@ -1,0 +1,151 @@
+// Helpers shared by the runtime and e2e tests: aligned model buffers, the
+// list of converted test models, random layer inputs.
+#ifndef EDGEATTN_TESTS_RUNTIME_TEST_MODELS_H_
+#define EDGEATTN_TESTS_RUNTIME_TEST_MODELS_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "edgeattn/edgeattn.hpp"
+
+namespace eatest {
+
+// A heap buffer with a chosen alignment and an optional misalignment offset
+// (the data starts `offset` bytes after a 64-byte boundary).
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  AlignedBuffer(size_t size, size_t offset = 0) { Reset(size, offset); }
+  AlignedBuffer(const AlignedBuffer& o) { *this = o; }
+  AlignedBuffer& operator=(const AlignedBuffer& o) {
+    if (this != &o) {
+      Reset(o.size_, o.offset_);
+      if (o.size_ != 0) std::memcpy(data(), o.data(), o.size_);
+    }
+    return *this;
+  }
+  ~AlignedBuffer() { std::free(raw_); }
+  void Reset(size_t size, size_t offset = 0) {
+    std::free(raw_);
+    size_ = size;
+    offset_ = offset;
+    raw_ = static_cast<uint8_t*>(std::aligned_alloc(64, (size + offset + 64) / 64 * 64 + 64));
+    std::memset(raw_, 0, (size + offset + 64) / 64 * 64 + 64);
+  }
+  uint8_t* data() { return raw_ + offset_; }
+  const uint8_t* data() const { return raw_ + offset_; }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t* raw_ = nullptr;
+  size_t size_ = 0;
+  size_t offset_ = 0;
+};
+
+inline bool ReadFile(const std::string& path, AlignedBuffer* out, size_t offset = 0) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  std::fseek(f, 0, SEEK_END);
+  const long n = std::ftell(f);
+  std::fseek(f, 0, SEEK_SET);
+  out->Reset(static_cast<size_t>(n), offset);
+  const size_t got = std::fread(out->data(), 1, static_cast<size_t>(n), f);
+  std::fclose(f);
+  return got == static_cast<size_t>(n);
+}
+
+inline std::string ModelPath(const std::string& name) {
+  return std::string(EA_TEST_MODEL_DIR) + "/" + name + ".eatn";
+}
+
+// Every converted model (fixture_int8, fixture_f32, <bundled>_int8, ...).
+inline std::vector<std::string> AllModels() {
+  std::vector<std::string> out;
+  std::string s = EA_TEST_MODELS, cur;
+  for (char c : s + ",") {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  int uniform_int(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+  double normal() {
+    const double u1 = std::max(1e-300, static_cast<double>(next() >> 11) / 9007199254740992.0);
+    const double u2 = static_cast<double>(next() >> 11) / 9007199254740992.0;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+inline size_t ElemSize(const edgeattn::LayerInfo& info) { return info.dtype == EA_S8 ? 1 : 4; }
+
+// Inputs and outputs of one Run, sized from the layer info.
+struct LayerIo {
+  std::vector<uint8_t> query, key, value, output, weights;
+  int q_len = 0, kv_len = 0;
+  bool self_attention = false, pooling = false;
+
+  // Random inputs: int8 uniform, float N(0, 1).
+  void Make(const edgeattn::LayerInfo& info, int ql, int kvl, Rng& rng) {
+    pooling = info.kind == EA_LAYER_POOLING;
+    self_attention = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+    q_len = pooling ? 1 : ql;
+    kv_len = self_attention ? ql : kvl;
+    const size_t es = ElemSize(info);
+    auto fill = [&](std::vector<uint8_t>& v, size_t n) {
+      v.assign(n * es, 0);
+      for (size_t i = 0; i < n; ++i) {
+        if (es == 1) {
+          v[i] = static_cast<uint8_t>(rng.next());
+        } else {
+          const float f = static_cast<float>(rng.normal());
+          std::memcpy(&v[i * 4], &f, 4);
+        }
+      }
+    };
+    if (!pooling) fill(query, static_cast<size_t>(q_len) * info.query_dim);
+    if (!self_attention) fill(key, static_cast<size_t>(kv_len) * info.key_dim);
+    if (!self_attention && !pooling) fill(value, static_cast<size_t>(kv_len) * info.value_dim);
+    output.assign(static_cast<size_t>(q_len) * info.output_dim * es, 0xCD);
+    weights.assign(static_cast<size_t>(info.num_heads) * q_len * kv_len * (es == 1 ? 2 : 4), 0xCD);
+  }
+
+  edgeattn::RunArgs Args(int kv_valid_len, bool with_weights = true) {
+    edgeattn::RunArgs a = {};
+    a.query = query.empty() ? nullptr : query.data();
+    a.key = key.empty() ? nullptr : key.data();
+    a.value = value.empty() ? nullptr : value.data();
+    a.q_len = q_len;
+    a.kv_len = self_attention ? 0 : kv_len;
+    a.kv_valid_len = kv_valid_len;
+    a.output = output.data();
+    a.attn_weights = with_weights ? weights.data() : nullptr;
+    return a;
+  }
+};
+
+}  // namespace eatest
+
+#endif  // EDGEATTN_TESTS_RUNTIME_TEST_MODELS_H_
