@@ -1,0 +1,161 @@
+#include "bench_core.h"
+
+namespace edgeattn {
+namespace bench {
+namespace {
+
+size_t align16(size_t n) { return (n + 15) / 16 * 16; }
+
+// xorshift32: the same inputs on every target, so output hashes compare.
+struct Rng {
+  uint32_t state;
+  uint32_t Next() {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  }
+};
+
+void Fill(void* data, size_t count, ea_dtype dtype, Rng& rng) {
+  if (dtype == EA_S8) {
+    auto* p = static_cast<int8_t*>(data);
+    for (size_t i = 0; i < count; ++i) p[i] = static_cast<int8_t>(rng.Next() >> 24);
+  } else {
+    auto* p = static_cast<float*>(data);
+    // Uniform in [-1, 1): exact in float, identical on every target.
+    for (size_t i = 0; i < count; ++i) {
+      p[i] = static_cast<float>(static_cast<int32_t>(rng.Next() >> 8) - (1 << 23)) / (1 << 23);
+    }
+  }
+}
+
+uint32_t Fnv1a(const uint8_t* data, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= data[i];
+    h *= 16777619u;
+  }
+  return h;
+}
+
+void SortSamples(uint64_t* s, int n) {
+  for (int i = 1; i < n; ++i) {
+    const uint64_t v = s[i];
+    int j = i - 1;
+    while (j >= 0 && s[j] > v) {
+      s[j + 1] = s[j];
+      --j;
+    }
+    s[j + 1] = v;
+  }
+}
+
+struct Buffers {
+  uint8_t* query;
+  uint8_t* key;
+  uint8_t* value;
+  uint8_t* output;
+  size_t output_bytes;
+  size_t total;
+};
+
+Buffers Layout(const LayerInfo& info, int q_len, int kv_len, uint8_t* base) {
+  const size_t es = info.dtype == EA_S8 ? 1 : 4;
+  Buffers b = {};
+  size_t off = 0;
+  b.query = base + off;
+  off += align16(static_cast<size_t>(q_len) * info.query_dim * es);
+  b.key = base + off;
+  off += align16(static_cast<size_t>(kv_len) * info.key_dim * es);
+  b.value = base + off;
+  off += align16(static_cast<size_t>(kv_len) * info.value_dim * es);
+  b.output = base + off;
+  b.output_bytes = static_cast<size_t>(q_len) * info.output_dim * es;
+  off += align16(b.output_bytes);
+  b.total = off;
+  return b;
+}
+
+}  // namespace
+
+const char* KindName(ea_layer_kind kind) {
+  switch (kind) {
+    case EA_LAYER_MULTI_HEAD_ATTENTION: return "mha";
+    case EA_LAYER_ADDITIVE: return "additive";
+    case EA_LAYER_LUONG: return "luong";
+    case EA_LAYER_POOLING: return "pooling";
+  }
+  return "?";
+}
+
+size_t IoBytes(const LayerInfo& info, int q_len, int kv_len) {
+  return Layout(info, q_len, kv_len, nullptr).total;
+}
+
+Status RunLayer(const Model& model, Interpreter& interp, int layer, const Options& options,
+                TickFn ticks, const Workspace& ws, LayerResult* result, const char** why) {
+  *why = "";
+  LayerInfo info;
+  Status s = model.GetLayerInfo(layer, &info);
+  if (s != Status::kOk) return s;
+  const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+  const int q_len = info.kind == EA_LAYER_POOLING ? 1 : (options.q_len > 0 ? options.q_len : info.max_q_len);
+  int kv_len = options.kv_len > 0 ? options.kv_len : info.max_kv_len;
+  if (self) kv_len = q_len;
+  const Buffers b = Layout(info, q_len, kv_len, ws.io);
+  if (b.total > ws.io_bytes) {
+    *why = "input/output buffers exceed the bench's I/O space";
+    return Status::kInvalidArgument;
+  }
+  if (options.iters < 1 || options.iters > ws.max_samples || options.warmup < 0) {
+    *why = "iterations must be in 1..max samples";
+    return Status::kInvalidArgument;
+  }
+  Rng rng{0x2545F491u + static_cast<uint32_t>(layer)};
+  Fill(b.query, static_cast<size_t>(q_len) * info.query_dim, info.dtype, rng);
+  Fill(b.key, static_cast<size_t>(kv_len) * info.key_dim, info.dtype, rng);
+  Fill(b.value, static_cast<size_t>(kv_len) * info.value_dim, info.dtype, rng);
+
+  const bool cacheable = info.kind == EA_LAYER_ADDITIVE ||
+                         (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross);
+  RunArgs args = {};
+  args.query = b.query;
+  args.key = self ? nullptr : b.key;
+  args.value = info.kind == EA_LAYER_POOLING || self ? nullptr : b.value;
+  args.q_len = q_len;
+  args.kv_len = kv_len;
+  args.output = b.output;
+  if (options.cached && cacheable) {
+    s = interp.CacheKeys(layer, b.key, b.value, kv_len, 0);
+    if (s != Status::kOk) return s;
+    args.use_cached_keys = 1;
+  }
+  for (int i = 0; i < options.warmup; ++i) {
+    s = interp.Run(layer, args);
+    if (s != Status::kOk) return s;
+  }
+  for (int i = 0; i < options.iters; ++i) {
+    const uint64_t t0 = ticks();
+    s = interp.Run(layer, args);
+    const uint64_t t1 = ticks();
+    if (s != Status::kOk) return s;
+    ws.samples[i] = t1 - t0;
+  }
+  SortSamples(ws.samples, options.iters);
+  result->name = info.name;
+  result->kind = info.kind;
+  result->dtype = info.dtype;
+  result->q_len = q_len;
+  result->kv_len = kv_len;
+  result->min = ws.samples[0];
+  result->median = ws.samples[options.iters / 2];
+  result->p90 = ws.samples[(options.iters * 9) / 10 < options.iters ? (options.iters * 9) / 10 : options.iters - 1];
+  result->max = ws.samples[options.iters - 1];
+  result->output_hash = Fnv1a(b.output, b.output_bytes);
+  result->arena_bytes = info.arena_bytes;
+  return Status::kOk;
+}
+
+}  // namespace bench
+}  // namespace edgeattn

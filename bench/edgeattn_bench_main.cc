@@ -1,0 +1,207 @@
+// edgeattn-bench: latency of every layer of a .eatn model on the device it
+// runs on. Dependency-free (no Google Benchmark) and heap-free: the model,
+// arena and I/O live in static buffers; output is formatted on the stack and
+// written with write(2).
+//
+//   edgeattn-bench MODEL.eatn [--q-len N] [--kv-len N] [--warmup N] [--iters N]
+//                  [--layer NAME] [--path NAME] [--cached] [--json]
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "bench_core.h"
+#include "edgeattn/edgeattn.hpp"
+
+namespace {
+
+constexpr size_t kMaxModelBytes = size_t{64} << 20;
+constexpr size_t kArenaBytes = size_t{64} << 20;
+constexpr size_t kIoBytes = size_t{32} << 20;
+constexpr int kMaxSamples = 100000;
+
+alignas(64) uint8_t g_model[kMaxModelBytes];
+alignas(64) uint8_t g_arena[kArenaBytes];
+alignas(64) uint8_t g_io[kIoBytes];
+uint64_t g_samples[kMaxSamples];
+
+void Print(int fd, const char* fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  const int n = std::vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  if (n > 0) {
+    const size_t len = static_cast<size_t>(n) < sizeof(line) ? static_cast<size_t>(n) : sizeof(line) - 1;
+    if (write(fd, line, len) < 0) return;
+  }
+}
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+int Usage() {
+  Print(2,
+        "usage: edgeattn-bench MODEL.eatn [--q-len N] [--kv-len N] [--warmup N] [--iters N]\n"
+        "                      [--layer NAME] [--path ref|avx2|avxvnni|neon|neondot|...]\n"
+        "                      [--cached] [--json]\n"
+        "Times each layer on deterministic pseudo-random inputs (lengths default to the\n"
+        "layer's declared maxima) and prints min/median/p90/max latency, the arena bytes,\n"
+        "the kernel path and an FNV-1a hash of each output (equal hashes = equal outputs).\n");
+  return 2;
+}
+
+bool ParseInt(const char* s, int* out) {
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  if (end == s || *end != '\0' || v < 0 || v > 1000000000) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+bool ReadModel(const char* path, size_t* size) {
+  const int fd = open(path, O_RDONLY);
+  if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size <= 0 || static_cast<size_t>(st.st_size) > kMaxModelBytes) {
+    close(fd);
+    return false;
+  }
+  size_t done = 0;
+  while (done < static_cast<size_t>(st.st_size)) {
+    const ssize_t n = read(fd, g_model + done, static_cast<size_t>(st.st_size) - done);
+    if (n <= 0) {
+      close(fd);
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  *size = done;
+  return true;
+}
+
+double Us(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using edgeattn::Status;
+  const char* model_path = nullptr;
+  const char* layer_name = nullptr;
+  const char* path_name = nullptr;
+  bool json = false;
+  edgeattn::bench::Options options;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(a, "--json") == 0) {
+      json = true;
+    } else if (std::strcmp(a, "--cached") == 0) {
+      options.cached = true;
+    } else if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0) {
+      Usage();
+      return 0;
+    } else if (has_value && std::strcmp(a, "--q-len") == 0) {
+      if (!ParseInt(argv[++i], &options.q_len)) return Usage();
+    } else if (has_value && std::strcmp(a, "--kv-len") == 0) {
+      if (!ParseInt(argv[++i], &options.kv_len)) return Usage();
+    } else if (has_value && std::strcmp(a, "--warmup") == 0) {
+      if (!ParseInt(argv[++i], &options.warmup)) return Usage();
+    } else if (has_value && std::strcmp(a, "--iters") == 0) {
+      if (!ParseInt(argv[++i], &options.iters)) return Usage();
+    } else if (has_value && std::strcmp(a, "--layer") == 0) {
+      layer_name = argv[++i];
+    } else if (has_value && std::strcmp(a, "--path") == 0) {
+      path_name = argv[++i];
+    } else if (a[0] != '-' && model_path == nullptr) {
+      model_path = a;
+    } else {
+      return Usage();
+    }
+  }
+  if (model_path == nullptr) return Usage();
+  if (path_name != nullptr && edgeattn::SetKernelPath(path_name) != Status::kOk) {
+    Print(2, "edgeattn-bench: kernel path '%s' is not available in this build or on this CPU\n",
+          path_name);
+    return 1;
+  }
+  size_t size = 0;
+  if (!ReadModel(model_path, &size)) {
+    Print(2, "edgeattn-bench: %s: cannot read (missing, empty or over %zu bytes)\n", model_path,
+          kMaxModelBytes);
+    return 1;
+  }
+  edgeattn::Model model;
+  if (model.Load(g_model, size) != Status::kOk) {
+    Print(2, "edgeattn-bench: %s: %s\n", model_path, model.error());
+    return 1;
+  }
+  edgeattn::Interpreter interp;
+  if (interp.Init(&model, g_arena, sizeof(g_arena)) != Status::kOk) {
+    Print(2, "edgeattn-bench: %s: %s\n", model_path, interp.error());
+    return 1;
+  }
+  const edgeattn::bench::Workspace ws = {g_io, sizeof(g_io), g_samples, kMaxSamples};
+
+  if (json) {
+    Print(1, "{\"model\": \"%s\", \"kernel_path\": \"%s\", \"arena_bytes\": %zu, \"unit\": \"us\", \"layers\": [",
+          model_path, edgeattn::KernelPath(), model.arena_bytes());
+  } else {
+    Print(1, "edgeattn-bench: %s\n  kernel path %s, arena %zu bytes, %d warm-up + %d timed calls per layer%s\n\n",
+          model_path, edgeattn::KernelPath(), model.arena_bytes(), options.warmup, options.iters,
+          options.cached ? ", keys cached" : "");
+    Print(1, "  %-14s %-8s %-5s %5s %5s %10s %10s %10s %10s  %-10s\n", "layer", "kind", "dtype",
+          "q", "kv", "min_us", "median_us", "p90_us", "max_us", "output");
+  }
+  uint64_t total_median = 0, total_min = 0;
+  int printed = 0;
+  for (int l = 0; l < model.num_layers(); ++l) {
+    edgeattn::LayerInfo info;
+    if (model.GetLayerInfo(l, &info) != Status::kOk) return 1;
+    if (layer_name != nullptr && std::strcmp(layer_name, info.name) != 0) continue;
+    edgeattn::bench::LayerResult r;
+    const char* why = "";
+    const Status s = edgeattn::bench::RunLayer(model, interp, l, options, NowNs, ws, &r, &why);
+    if (s != Status::kOk) {
+      Print(2, "edgeattn-bench: layer '%s': %s: %s%s\n", info.name, edgeattn::status_string(s),
+            why, why[0] != '\0' ? "" : interp.error());
+      return 1;
+    }
+    total_median += r.median;
+    total_min += r.min;
+    if (json) {
+      Print(1,
+            "%s\n  {\"name\": \"%s\", \"kind\": \"%s\", \"dtype\": \"%s\", \"q_len\": %d, \"kv_len\": %d, "
+            "\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f, \"max\": %.3f, \"arena_bytes\": %zu, "
+            "\"output_hash\": \"%08x\"}",
+            printed ? "," : "", r.name, edgeattn::bench::KindName(r.kind),
+            r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len, Us(r.min), Us(r.median), Us(r.p90),
+            Us(r.max), r.arena_bytes, r.output_hash);
+    } else {
+      Print(1, "  %-14s %-8s %-5s %5d %5d %10.2f %10.2f %10.2f %10.2f  %08x\n", r.name,
+            edgeattn::bench::KindName(r.kind), r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len,
+            Us(r.min), Us(r.median), Us(r.p90), Us(r.max), r.output_hash);
+    }
+    ++printed;
+  }
+  if (printed == 0) {
+    Print(2, "edgeattn-bench: no layer named '%s'\n", layer_name != nullptr ? layer_name : "");
+    return 1;
+  }
+  if (json) {
+    Print(1, "\n], \"total_median\": %.3f, \"total_min\": %.3f}\n", Us(total_median), Us(total_min));
+  } else {
+    Print(1, "  %-14s %-8s %-5s %5s %5s %10.2f %10.2f\n", "total", "", "", "", "", Us(total_min),
+          Us(total_median));
+  }
+  return 0;
+}
