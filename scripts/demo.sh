@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# edgeattn demo: build the converter, convert every bundled model (models/*/)
+# to int8 and f32, check both against PyTorch's held-out outputs through the
+# runtime, draw attention heatmaps and print a summary. Writes only to out/
+# (and build/host, shared with scripts/test.sh).
+#
+#   scripts/demo.sh
+#
+# Build and converter logs go to out/logs/; a failing step prints its tail.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# shellcheck source=scripts/deps.sh
+source "$ROOT/scripts/deps.sh"
+
+BUILD=build/host
+OUT=out
+LOGS=$OUT/logs
+JOBS=${EA_JOBS:-2}
+REPEAT=${EA_DEMO_REPEAT:-20}   # timing repeats of eval
+CONVERT=
+MODELS=()
+# Heatmaps drawn from the int8 models, as MODEL:LAYER:HEAD (written to
+# out/attention_LAYER.svg; sample 0 of reference.npz).
+HEATMAPS=(transformer:dec_cross:0 transformer:dec_self:0 bahdanau:bahdanau:0 pooling:pool:0)
+
+if [[ -t 1 ]]; then BOLD=$'\033[1m'; RESET=$'\033[0m'; else BOLD=; RESET=; fi
+
+section() {
+  printf '\n%s== %s ==%s\n' "$BOLD" "$*" "$RESET"
+}
+
+# logged LOG CMD...: runs CMD with all its output in LOG; on failure prints the tail and exits.
+logged() {
+  local log=$1
+  shift
+  if ! "$@" > "$log" 2>&1; then
+    echo "FAILED: $*" >&2
+    echo "--- last 40 lines of $log ---" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+}
+
+build() {
+  section "Build edgeattn-convert (Release, $BUILD)"
+  local start=$SECONDS
+  logged "$LOGS/configure.log" \
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON
+  logged "$LOGS/build.log" cmake --build "$BUILD" -j"$JOBS" --target edgeattn-convert
+  CONVERT=$BUILD/converter/edgeattn-convert
+  if [[ ! -x "$CONVERT" ]]; then
+    echo "FAILED: $CONVERT was not built (see $LOGS/build.log)" >&2
+    exit 1
+  fi
+  echo "$CONVERT ready ($((SECONDS - start)) s; log: $LOGS/build.log)"
+}
+
+find_models() {
+  local dir
+  for dir in models/*/; do
+    dir=${dir%/}
+    [[ -f "$dir/spec.json" && -f "$dir/weights.safetensors" && -f "$dir/calib.npz" ]] || continue
+    MODELS+=("$(basename "$dir")")
+  done
+  if [[ ${#MODELS[@]} -eq 0 ]]; then
+    echo "FAILED: no model in models/*/ has spec.json, weights.safetensors and calib.npz" >&2
+    exit 1
+  fi
+}
+
+report_summary_py() {
+  python3 - "$@" <<'PY'
+import json, sys
+out, models = sys.argv[1], sys.argv[2:]
+print(f"{'model':<12} {'dtype':<5} {'layers':<28} {'file':>9} {'weights':>9} {'arena':>8}"
+      "  largest error on the calibration set (max|err| / max|ref|, layer)")
+for m in models:
+    for dt in ("int8", "f32"):
+        r = json.load(open(f"{out}/{m}_{dt}.report.json"))
+        names = ",".join(l["name"] for l in r["layers"])
+        rel = lambda l: l.get("max_abs_error", 0.0) / max(l.get("ref_max_abs", 1.0), 1e-30)
+        w = max(r["layers"], key=rel)
+        err = (f"{w['max_abs_error']:.2e} / {w['ref_max_abs']:.2f} ({w['name']})"
+               if "max_abs_error" in w else "-")
+        print(f"{m:<12} {dt:<5} {names:<28} {r['file_bytes']:>7} B {r['weight_bytes']:>7} B"
+              f" {r['arena_bytes']:>6} B  {err}")
+PY
+}
+
+convert_all() {
+  section "Convert ${MODELS[*]} to int8 and f32 (reports: $OUT/*.report.json)"
+  local name dir dtype
+  for name in "${MODELS[@]}"; do
+    dir=models/$name
+    for dtype in int8 f32; do
+      logged "$LOGS/convert_${name}_${dtype}.log" \
+        "$CONVERT" convert --weights "$dir/weights.safetensors" --spec "$dir/spec.json" \
+          --calib "$dir/calib.npz" --dtype "$dtype" \
+          -o "$OUT/${name}_${dtype}.eatn" --report-json "$OUT/${name}_${dtype}.report.json"
+    done
+  done
+  report_summary_py "$OUT" "${MODELS[@]}"
+  echo "(file = whole .eatn, weights = tensor bytes, arena = exact working memory the runtime needs)"
+}
+
+inspect_one() {
+  local file=$OUT/${MODELS[0]}_int8.eatn
+  section "edgeattn-convert inspect $file (first 20 lines)"
+  logged "$LOGS/inspect.log" "$CONVERT" inspect "$file"
+  head -n 20 "$LOGS/inspect.log"
+  local lines
+  lines=$(wc -l < "$LOGS/inspect.log")
+  if ((lines > 20)); then echo "... ($lines lines in all: $LOGS/inspect.log)"; fi
+}
+
+evaluate() {
+  local name dtype file entry layer head
+  for name in "${MODELS[@]}"; do
+    for dtype in int8 f32; do
+      file=$OUT/${name}_${dtype}.eatn
+      section "eval $file vs PyTorch float (models/$name/reference.npz)"
+      logged "$LOGS/eval_${name}_${dtype}.log" \
+        "$CONVERT" eval "$file" --reference "models/$name/reference.npz" \
+          --json "$OUT/${name}_${dtype}.eval.json" --repeat "$REPEAT"
+      grep -v '^edgeattn-convert eval:' "$LOGS/eval_${name}_${dtype}.log"
+    done
+  done
+  section "Attention heatmaps (int8 runtime output, sample 0)"
+  for entry in "${HEATMAPS[@]}"; do
+    IFS=: read -r name layer head <<< "$entry"
+    [[ -f "$OUT/${name}_int8.eatn" ]] || continue
+    logged "$LOGS/svg_${layer}.log" \
+      "$CONVERT" eval "$OUT/${name}_int8.eatn" --reference "models/$name/reference.npz" \
+        --repeat 1 --svg "$OUT/attention_${layer}.svg" --svg-layer "$layer" \
+        --svg-sample 0 --svg-head "$head"
+    echo "  $OUT/attention_${layer}.svg  ($name, layer $layer, head $head)"
+  done
+}
+
+train_report_py() {
+  python3 - "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for name, v in r.items():
+    if "accuracy" in v:
+        print(f"  {name:<12} classification accuracy {v['accuracy']:.4f}"
+              f" ({v['n_heldout']} held-out sequences)")
+    else:
+        print(f"  {name:<12} token accuracy {v['token_accuracy']:.4f}, exact sequence match"
+              f" {v['exact_match']:.4f} ({v['n_heldout']} held-out sequences)")
+PY
+}
+
+# The pooling classifier end to end: attention pooling in the runtime (int8
+# and f32), the trained linear head in float, accuracy on held-out sequences.
+task_accuracy() {
+  section "Task accuracy with the runtime's attention (pooling classifier, models/pooling/heldout.npz)"
+  local dtype
+  for dtype in int8 f32; do
+    [[ -f out/pooling_$dtype.eatn ]] || continue
+    "$CONVERT" classify "out/pooling_$dtype.eatn" --data models/pooling/heldout.npz \
+      --weights models/pooling/weights.safetensors | sed 's/^/  /'
+  done
+}
+
+train_report() {
+  section "Held-out task accuracy of the float models (models/train_report.json)"
+  if [[ -f models/train_report.json ]]; then
+    train_report_py models/train_report.json
+  else
+    echo "  models/train_report.json not found"
+  fi
+}
+
+summary_py() {
+  python3 - "$@" <<'PY'
+import json, sys
+repeat, out, models = sys.argv[1], sys.argv[2], sys.argv[3:]
+nan = float("nan")
+print(f"{'model':<12} {'layer':<10} {'kind':<9} {'int8 max|err|':>13} {'(ref max)':>9} {'int8 relL2':>10}"
+      f" {'f32 max|err|':>12} {'int8 attn':>9} {'int8 us':>8} {'f32 us':>8} {'int8 arena':>10}")
+for m in models:
+    ev = {dt: {l["name"]: l for l in json.load(open(f"{out}/{m}_{dt}.eval.json"))["layers"]}
+          for dt in ("int8", "f32")}
+    lat = lambda l: l.get("latency_us", {}).get("per_sample_median", nan)
+    for name, q in ev["int8"].items():
+        f = ev["f32"].get(name, {})
+        print(f"{m:<12} {name:<10} {q['kind']:<9} {q['max_abs_error']:>13.2e} {q['ref_max_abs']:>9.2f}"
+              f" {q['relative_l2']:>10.2e} {f.get('max_abs_error', nan):>12.2e}"
+              f" {q['attn_weights_max_abs_diff']:>9.4f} {lat(q):>8.2f} {lat(f):>8.2f}"
+              f" {q['arena_bytes']:>8} B")
+print()
+print("Errors are against PyTorch's float outputs on the held-out samples of reference.npz:")
+print("max|err| is the largest absolute output difference (ref max: largest |output|), relL2 the")
+print("relative L2 error, int8 attn the largest attention-weight (probability) difference.")
+print("us: median time of one layer call (one sample) with the best kernel path of this CPU on")
+print(f"this machine (median of eval --repeat {repeat}).")
+PY
+}
+
+main() {
+  local start=$SECONDS
+  section "Dependencies"
+  ea_deps_ensure_set host
+  mkdir -p "$OUT" "$LOGS"
+  build
+  find_models
+  convert_all
+  inspect_one
+  evaluate
+  task_accuracy
+  train_report
+  section "Summary: runtime vs PyTorch float, held-out reference samples"
+  summary_py "$REPEAT" "$OUT" "${MODELS[@]}"
+  echo
+  echo "demo finished in $((SECONDS - start)) s; models, reports and heatmaps are in $OUT/"
+}
+
+main "$@"

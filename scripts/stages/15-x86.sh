@@ -1,0 +1,85 @@
+# shellcheck shell=bash
+# Stage "x86": the x86-64 SIMD paths (kernels/avx2: avx2, avxvnni), on top of
+# the host stage's build/host.
+#
+#  1. (The host stage ran the suite on this CPU's best path; simd_test and
+#     bench_paths_agree_* compare every supported path with ref bit for bit.)
+#  2. simd_test, runtime_test and e2e_test under `qemu-x86_64 -cpu max` (TCG: AVX2+FMA, no
+#     AVX-512, no AVX-VNNI): proves the avx2 path executes no AVX-512/VNNI
+#     instruction (that would be SIGILL, exit 132) and that avxvnni reports
+#     unsupported there instead of crashing. Also `-cpu qemu64` (no AVX2): the
+#     reference fallback.
+#  3. tests/kernels/vnni_emu_check: the avxvnni int8 linear path with
+#     VPDPBUSD emulated exactly in AVX2, bit-exact against ref (covers the
+#     VNNI code on CPUs without AVX-VNNI, natively and under qemu).
+#  4. edgeattn-bench output hashes of the int8 models under qemu (--path avx2)
+#     equal the native ref path.
+
+EA_STAGES+=(x86)
+
+EA_X86_QEMU=(qemu-x86_64 -cpu max)
+
+ea_x86_has_vnni() {
+  # CPUID.(EAX=7,ECX=1):EAX[4] as seen by the kernels: ask simd_test.
+  "$ROOT/build/host/tests/kernels/simd_test" --gtest_filter=SimdTest.ListsPaths 2>/dev/null |
+    grep -q 'paths under test:.* avxvnni'
+}
+
+stage_x86() {
+  [[ $(uname -m) == x86_64 ]] || { echo "x86: not an x86-64 host, skipped"; return 0; }
+  ea_deps_ensure_packages qemu-user
+  local b="$ROOT/build/host" path t paths=(ref avx2)
+  if [[ ! -x $b/tests/kernels/simd_test ]]; then
+    header "x86: build/host missing, building it"
+    cmake -S "$ROOT" -B "$b" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON > /dev/null
+    cmake --build "$b" -j"$JOBS"
+  fi
+  if ea_x86_has_vnni; then paths+=(avxvnni); else echo "x86: this CPU has no AVX-VNNI (avxvnni checked by emulation only)"; fi
+
+  # The host stage already ran the whole suite on the best path of this CPU,
+  # and bench_paths_agree_* / simd_test compare every supported path with ref.
+  echo "x86: kernel paths on this CPU: ${paths[*]}"
+
+  header "x86: gtest binaries under ${EA_X86_QEMU[*]}"
+  local out
+  out=$("${EA_X86_QEMU[@]}" "$b/tests/kernels/simd_test" --gtest_brief=1)
+  echo "$out" | grep -E 'paths under test|PASSED|FAILED'
+  echo "$out" | grep -q 'paths under test: avx2 (best: avx2)' ||
+    { echo "x86: under qemu -cpu max expected exactly the avx2 path" >&2; return 1; }
+  for t in runtime/runtime_test e2e/e2e_test; do
+    [[ -x $b/tests/$t ]] || continue
+    echo "x86: qemu -cpu max $t"
+    "${EA_X86_QEMU[@]}" "$b/tests/$t" --gtest_brief=1 > /dev/null
+  done
+  echo "x86: qemu -cpu max, EA_KERNEL_PATH=avxvnni falls back instead of crashing"
+  EA_KERNEL_PATH=avxvnni "${EA_X86_QEMU[@]}" "$b/tests/runtime/runtime_test" --gtest_brief=1 \
+    --gtest_filter='Models/*' > /dev/null
+  echo "x86: qemu -cpu qemu64 (no AVX2) simd_test + runtime_test"
+  qemu-x86_64 -cpu qemu64 "$b/tests/kernels/simd_test" --gtest_brief=1 > /dev/null
+  qemu-x86_64 -cpu qemu64 "$b/tests/runtime/runtime_test" --gtest_brief=1 > /dev/null
+
+  header "x86: avxvnni linear with emulated VPDPBUSD vs ref"
+  # (natively it runs in the host stage's ctest)
+  "${EA_X86_QEMU[@]}" "$b/tests/kernels/vnni_emu_check"
+
+  header "x86: edgeattn-bench int8 hashes, avx2 under qemu vs native ref"
+  local dir="$b/x86-bench" model want got
+  mkdir -p "$dir"
+  for model in transformer_int8 bahdanau_int8 pooling_int8; do
+    local src=${model%_*} dtype=${model##*_}
+    "$b/converter/edgeattn-convert" convert \
+      --weights "$ROOT/models/$src/weights.safetensors" --spec "$ROOT/models/$src/spec.json" \
+      --calib "$ROOT/models/$src/calib.npz" --dtype "$dtype" -o "$dir/$model.eatn" > /dev/null
+    want=$("$b/bench/edgeattn-bench" "$dir/$model.eatn" --path ref --warmup 0 --iters 1 |
+           awk '$2 ~ /^(mha|additive|pooling)$/ { print $1, $NF }')
+    [[ -n $want ]] || { echo "x86: no hashes from host bench" >&2; return 1; }
+    got=$("${EA_X86_QEMU[@]}" "$b/bench/edgeattn-bench" "$dir/$model.eatn" --path avx2 --warmup 0 --iters 1 |
+          awk '$2 ~ /^(mha|additive|pooling)$/ { print $1, $NF }')
+    if [[ $got != "$want" ]]; then
+      echo "x86: $model avx2 under qemu differs from native ref" >&2
+      diff <(echo "$want") <(echo "$got") >&2 || true
+      return 1
+    fi
+    echo "x86: $model path=avx2 (qemu -cpu max): hashes equal native ref"
+  done
+}

@@ -1,0 +1,26 @@
+# shellcheck shell=bash
+# Stage "sanitize": the whole host test suite under AddressSanitizer +
+# UndefinedBehaviorSanitizer (RelWithDebInfo, build/asan). Any report fails
+# the stage (-fno-sanitize-recover=all makes UBSan fatal, ASan always is).
+# Sourced by scripts/test.sh.
+
+stage_sanitize() {
+  header "sanitize: Debian packages"
+  ea_deps_ensure_set host
+  local dir="$ROOT/build/asan"
+  header "sanitize: configure $dir (RelWithDebInfo, -fsanitize=address,undefined)"
+  cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEA_BUILD_TESTS=ON \
+        -DEA_BUILD_BENCH=OFF -DEA_SANITIZE=address,undefined
+  header "sanitize: build (-j$JOBS)"
+  cmake --build "$dir" -j"$JOBS"
+  header "sanitize: ctest"
+  # alloc_test (replaces malloc with glibc's entry points) and the consumer
+  # install test (links without the sanitizer runtime) are not built with
+  # EA_SANITIZE; both run in the host stage.
+  # detect_leaks: the converter and tests allocate; the runtime must not leak either.
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1} \
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+    ctest --test-dir "$dir" --output-on-failure --no-tests=error -j"$JOBS"
+}
+
+EA_STAGES+=(sanitize)

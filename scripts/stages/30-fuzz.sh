@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# Stage "fuzz": builds the libFuzzer targets of tests/fuzz with clang,
+# ASan + UBSan (build/fuzz) and runs each for EA_FUZZ_SECONDS (default 30)
+# from its seed corpus. Any crash, sanitizer report, leak, timeout or OOM
+# fails the stage; the reproducer is left in build/fuzz/findings/<target>/.
+# Longer campaigns: docs/security.md. Sourced by scripts/test.sh.
+
+stage_fuzz() {
+  header "fuzz: Debian packages (clang, libFuzzer runtime)"
+  ea_deps_ensure_set host
+  ea_deps_ensure_packages clang libclang-rt-14-dev llvm
+  local dir="$ROOT/build/fuzz" seconds=${EA_FUZZ_SECONDS:-30}
+  header "fuzz: configure $dir (clang, -fsanitize=address,undefined + fuzzer)"
+  CC=clang CXX=clang++ cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DEA_BUILD_FUZZERS=ON -DEA_BUILD_TESTS=OFF -DEA_BUILD_BENCH=OFF \
+        -DEA_SANITIZE=address,undefined
+  header "fuzz: build (-j$JOBS)"
+  cmake --build "$dir" -j"$JOBS" --target edgeattn_fuzzers
+  local target kind status=0
+  for target in model safetensors npz spec; do
+    kind=$target
+    local bin="$dir/tests/fuzz/fuzz_$target" corpus="$dir/corpus/$kind" findings="$dir/findings/$kind"
+    mkdir -p "$corpus" "$findings"
+    header "fuzz: fuzz_$target for ${seconds}s (corpus $corpus)"
+    # New inputs go to corpus/<kind> (kept between runs); seeds are read-only inputs.
+    if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
+         UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+         "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+                -max_len=262144 -print_final_stats=1 -artifact_prefix="$findings/" \
+                "$corpus" "$dir/tests/fuzz/seeds/$kind" > "$findings/log.txt" 2>&1; then
+      status=1
+      echo "fuzz_$target: FAILED (reproducer and log in $findings/)" >&2
+      grep -E 'ERROR|FINDING|runtime error|Test unit written' "$findings/log.txt" | head -n 20 >&2
+    fi
+    grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+.*DONE' "$findings/log.txt" || true
+  done
+  return $status
+}
+
+EA_STAGES+=(fuzz)

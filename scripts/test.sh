@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds and tests edgeattn. Used by CI (.ci/run) and by developers.
+#
+#   scripts/test.sh            run every stage in EA_STAGES order
+#   scripts/test.sh host       run only the named stage(s)
+#
+# Each stage is a function `stage_<name>`; a new target (aarch64 under qemu,
+# armv7, Cortex-M, sanitizers, ...) is one more function plus its name in
+# EA_STAGES. Stages stop at the first failure and the script exits non-zero.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# shellcheck source=scripts/deps.sh
+source "$ROOT/scripts/deps.sh"
+
+JOBS=${EA_JOBS:-2}
+EA_STAGES=(deps host)
+
+header() {
+  printf '\n=== %s ===\n' "$*"
+}
+
+# Debian packages for every stage that will run.
+stage_deps() {
+  header "deps: Debian packages"
+  ea_deps_ensure_set host
+}
+
+# Native x86-64 Linux, Release, portable reference kernels, full CTest suite
+# (includes tests/consumer: install + find_package from a separate project).
+stage_host() {
+  header "host: configure build/host (Release, tests on)"
+  cmake -S "$ROOT" -B "$ROOT/build/host" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON
+  header "host: build (-j$JOBS)"
+  cmake --build "$ROOT/build/host" -j"$JOBS"
+  header "host: ctest"
+  ctest --test-dir "$ROOT/build/host" --output-on-failure --no-tests=error -j"$JOBS"
+}
+
+# Further targets (sanitizers, fuzzing, aarch64/armv7 under qemu-user,
+# Cortex-M under qemu-system-arm) live in scripts/stages/NN-name.sh: each file
+# defines stage_<name> (installing its own packages with ea_deps_ensure_*)
+# and appends its name to EA_STAGES. They run in file-name order after host.
+for stage_file in "$ROOT"/scripts/stages/*.sh; do
+  [[ -e $stage_file ]] || continue
+  # shellcheck source=/dev/null
+  source "$stage_file"
+done
+
+on_exit() {
+  local status=$?
+  if [[ $status -ne 0 ]]; then
+    echo >&2
+    echo "test.sh: FAILED in stage ${EA_CURRENT_STAGE:-?} (exit $status)" >&2
+  fi
+}
+
+main() {
+  local stages=("$@") stage start results=()
+  if [[ ${#stages[@]} -eq 0 ]]; then stages=("${EA_STAGES[@]}"); fi
+  for stage in "${stages[@]}"; do
+    if ! declare -F "stage_$stage" > /dev/null; then
+      echo "test.sh: unknown stage '$stage' (known: ${EA_STAGES[*]})" >&2
+      exit 2
+    fi
+  done
+  trap on_exit EXIT
+  for stage in "${stages[@]}"; do
+    start=$SECONDS
+    EA_CURRENT_STAGE=$stage
+    "stage_$stage"
+    results+=("$(printf '  %-10s ok  %4ds' "$stage" $((SECONDS - start)))")
+  done
+  header "summary"
+  printf '%s\n' "${results[@]}"
+  echo "test.sh: all stages passed"
+  echo "stages: ${#stages[@]} passed, 0 failed"
+}
+
+main "$@"
