@@ -4,7 +4,7 @@
 // written with write(2).
 //
 //   edgeattn-bench MODEL.eatn [--q-len N] [--kv-len N] [--warmup N] [--iters N]
-//                  [--layer NAME] [--path NAME] [--cached] [--json]
+//                  [--layer NAME] [--path NAME] [--cached] [--json] [--xnnpack]
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -52,10 +52,12 @@ int Usage() {
   Print(2,
         "usage: edgeattn-bench MODEL.eatn [--q-len N] [--kv-len N] [--warmup N] [--iters N]\n"
         "                      [--layer NAME] [--path ref|avx2|avxvnni|neon|neondot|...]\n"
-        "                      [--cached] [--json]\n"
+        "                      [--cached] [--json] [--xnnpack]\n"
         "Times each layer on deterministic pseudo-random inputs (lengths default to the\n"
         "layer's declared maxima) and prints min/median/p90/max latency, the arena bytes,\n"
-        "the kernel path and an FNV-1a hash of each output (equal hashes = equal outputs).\n");
+        "the kernel path and an FNV-1a hash of each output (equal hashes = equal outputs).\n"
+        "--xnnpack runs int8 projections with in_features %% 16 == 0 through XNNPACK\n"
+        "(builds with the backend only); the rest stays on the kernel path.\n");
   return 2;
 }
 
@@ -99,6 +101,7 @@ int main(int argc, char** argv) {
   const char* layer_name = nullptr;
   const char* path_name = nullptr;
   bool json = false;
+  bool use_xnnpack = false;
   edgeattn::bench::Options options;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -122,6 +125,8 @@ int main(int argc, char** argv) {
       layer_name = argv[++i];
     } else if (has_value && std::strcmp(a, "--path") == 0) {
       path_name = argv[++i];
+    } else if (std::strcmp(a, "--xnnpack") == 0) {
+      use_xnnpack = true;
     } else if (a[0] != '-' && model_path == nullptr) {
       model_path = a;
     } else {
@@ -129,6 +134,11 @@ int main(int argc, char** argv) {
     }
   }
   if (model_path == nullptr) return Usage();
+  // XNNPACK's one-time CPU detection allocates; it happens before anything is timed.
+  if (use_xnnpack && edgeattn::XnnpackInitialize() != Status::kOk) {
+    Print(2, "edgeattn-bench: --xnnpack: this build has no XNNPACK backend\n");
+    return 1;
+  }
   if (path_name != nullptr && edgeattn::SetKernelPath(path_name) != Status::kOk) {
     Print(2, "edgeattn-bench: kernel path '%s' is not available in this build or on this CPU\n",
           path_name);
@@ -150,15 +160,27 @@ int main(int argc, char** argv) {
     Print(2, "edgeattn-bench: %s: %s\n", model_path, interp.error());
     return 1;
   }
+  // The arena is far larger than the plan; XNNPACK takes what it needs after it.
+  if (use_xnnpack && interp.UseXnnpack() != Status::kOk) {
+    Print(2, "edgeattn-bench: %s: %s\n", model_path, interp.error());
+    return 1;
+  }
+  const char* backend = use_xnnpack ? "+xnnpack" : "";
   const edgeattn::bench::Workspace ws = {g_io, sizeof(g_io), g_samples, kMaxSamples};
 
   if (json) {
-    Print(1, "{\"model\": \"%s\", \"kernel_path\": \"%s\", \"arena_bytes\": %zu, \"unit\": \"us\", \"layers\": [",
-          model_path, edgeattn::KernelPath(), model.arena_bytes());
+    Print(1, "{\"model\": \"%s\", \"kernel_path\": \"%s%s\", \"arena_bytes\": %zu, "
+          "\"xnnpack_bytes\": %zu, \"unit\": \"us\", \"layers\": [",
+          model_path, edgeattn::KernelPath(), backend, model.arena_bytes(), interp.xnnpack_bytes());
   } else {
-    Print(1, "edgeattn-bench: %s\n  kernel path %s, arena %zu bytes, %d warm-up + %d timed calls per layer%s\n\n",
-          model_path, edgeattn::KernelPath(), model.arena_bytes(), options.warmup, options.iters,
-          options.cached ? ", keys cached" : "");
+    Print(1, "edgeattn-bench: %s\n  kernel path %s%s, arena %zu bytes, %d warm-up + %d timed calls per layer%s\n",
+          model_path, edgeattn::KernelPath(), backend, model.arena_bytes(), options.warmup,
+          options.iters, options.cached ? ", keys cached" : "");
+    if (use_xnnpack) {
+      Print(1, "  XNNPACK: %d int8 projections, %zu arena bytes after the plan\n",
+            interp.xnnpack_ops(), interp.xnnpack_bytes());
+    }
+    Print(1, "\n");
     Print(1, "  %-14s %-8s %-5s %5s %5s %10s %10s %10s %10s  %-10s\n", "layer", "kind", "dtype",
           "q", "kv", "min_us", "median_us", "p90_us", "max_us", "output");
   }

@@ -26,7 +26,7 @@ ea_deps_set() {
            libgtest-dev libgmock-dev libbenchmark-dev \
            libflatbuffers-dev flatbuffers-compiler \
            nlohmann-json3-dev libzip-dev zipcmp zipmerge ziptool \
-           libcli11-dev zlib1g-dev
+           libcli11-dev zlib1g-dev libxnnpack-dev libpthreadpool-dev
       ;;
     *)
       echo "deps.sh: unknown package set '$1'" >&2

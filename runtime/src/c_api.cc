@@ -100,4 +100,17 @@ const char* ea_interpreter_error(const ea_interpreter* interp) {
   return interp != nullptr ? as_interp(interp)->error() : "interpreter is null";
 }
 
+int32_t ea_xnnpack_built(void) { return edgeattn::XnnpackBuilt() ? 1 : 0; }
+
+ea_status ea_xnnpack_initialize(void) { return to_c(edgeattn::XnnpackInitialize()); }
+
+ea_status ea_interpreter_use_xnnpack(ea_interpreter* interp) {
+  if (interp == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_interp(interp)->UseXnnpack());
+}
+
+size_t ea_interpreter_xnnpack_bytes(const ea_interpreter* interp) {
+  return interp != nullptr ? as_interp(interp)->xnnpack_bytes() : 0;
+}
+
 }  // extern "C"

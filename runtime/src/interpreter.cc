@@ -6,6 +6,7 @@
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/kernels/dispatch.h"
 #include "model_access.h"
+#include "xnnpack_backend.h"
 
 namespace edgeattn {
 namespace {
@@ -40,6 +41,7 @@ struct Call {
   bool keys_cached;  // key projections already in the cache region
   uint8_t* cache;    // this layer's persistent region (may be null)
   uint8_t* scratch;
+  const void* xnn;   // XNNPACK operator table, or null
 };
 
 template <typename T>
@@ -48,9 +50,14 @@ const T* tensor_data(const fb::Model& model, const fb::Tensor* t) {
   return reinterpret_cast<const T*>(model.data()->data() + t->offset());
 }
 
-// y = linear(x) over `rows` dense rows of l->in_features() elements.
+// y = linear(x) over `rows` dense rows of l->in_features() elements; int8
+// through XNNPACK when `xnn` holds an operator for this projection.
 void run_linear(const fb::Model& model, const fb::Linear* l, bool s8, int rows, const void* x,
-                void* y) {
+                void* y, const void* xnn) {
+  if (s8 && xnnpack::run_linear(xnn, l, rows, static_cast<const int8_t*>(x),
+                                static_cast<int8_t*>(y))) {
+    return;
+  }
   const int in = static_cast<int>(l->in_features());
   const int out = static_cast<int>(l->out_features());
   const int w_stride = static_cast<int>(l->weight()->row_stride());
@@ -154,10 +161,10 @@ void run_mha(const fb::Model& model, const Call& c, int max_kv_len) {
   }
   uint8_t* row_scratch = carve.Take<uint8_t>(0);
 
-  run_linear(model, m->q_proj(), c.s8, c.q_len, c.query, q);
+  run_linear(model, m->q_proj(), c.s8, c.q_len, c.query, q, c.xnn);
   if (!c.keys_cached) {
-    run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, kp);
-    run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, vp);
+    run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, kp, c.xnn);
+    run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, vp, c.xnn);
   }
   for (int h = 0; h < static_cast<int>(m->num_heads()); ++h) {
     const size_t col = static_cast<size_t>(h) * hd * es;
@@ -173,7 +180,7 @@ void run_mha(const fb::Model& model, const Call& c, int max_kv_len) {
     }
     run_head(c, v, m->scale(), m->softmax(), m->causal(), row_scratch);
   }
-  run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output);
+  run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output, c.xnn);
 }
 
 void run_additive(const fb::Model& model, const Call& c) {
@@ -183,8 +190,8 @@ void run_additive(const fb::Model& model, const Call& c) {
   Carver carve(c.scratch);
   uint8_t* qp = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * ad * es);
   uint8_t* kp = c.cache;
-  run_linear(model, a->w_q(), c.s8, c.q_len, c.query, qp);
-  if (!c.keys_cached) run_linear(model, a->w_k(), c.s8, c.kv_len, c.key, kp);
+  run_linear(model, a->w_q(), c.s8, c.q_len, c.query, qp, c.xnn);
+  if (!c.keys_cached) run_linear(model, a->w_k(), c.s8, c.kv_len, c.key, kp, c.xnn);
   const int vd = static_cast<int>(a->value_dim());
   if (c.s8) {
     k::QS8AdditiveArgs g = {};
@@ -231,7 +238,7 @@ void run_luong(const fb::Model& model, const Call& c) {
   HeadView v = {};
   if (g->score() == fb::LuongScore::General) {
     uint8_t* qp = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * kd * elem_size(c.s8));
-    run_linear(model, g->w(), c.s8, c.q_len, c.query, qp);
+    run_linear(model, g->w(), c.s8, c.q_len, c.query, qp, c.xnn);
     v.q = qp; v.q_zp = c.s8 ? zp_of(g->w()->output()) : 0;
   } else {
     v.q = c.query; v.q_zp = zp_of(g->query_input());
@@ -336,6 +343,9 @@ Status check_buffers(const Call& c, const LayerInfo& info, const uint8_t* arena_
 Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, int max_q_len,
                          int max_kv_len) {
   model_ = nullptr;
+  xnn_table_ = nullptr;
+  xnn_bytes_ = 0;
+  xnn_ops_ = 0;
   error_.Clear();
   if (model == nullptr) {
     error_ << "model is null";
@@ -376,7 +386,21 @@ Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, in
   arena_ = static_cast<uint8_t*>(arena);
   arena_bytes_ = arena_bytes;
   scratch_ = arena_ + offset;
+  plan_bytes_ = needed;
   return Status::kOk;
+}
+
+Status Interpreter::UseXnnpack() {
+  error_.Clear();
+  if (model_ == nullptr) {
+    error_ << "interpreter has no model (Init failed or was not called)";
+    return Status::kNotReady;
+  }
+  if (xnn_table_ != nullptr) return Status::kOk;
+  const size_t start = static_cast<size_t>(align_up(plan_bytes_));
+  const size_t tail = arena_bytes_ > start ? arena_bytes_ - start : 0;
+  return xnnpack::build(*model_, arena_ + start, tail, &xnn_table_, &xnn_bytes_, &xnn_ops_,
+                        error_);
 }
 
 Status Interpreter::CheckLayer(int layer) {
@@ -442,13 +466,14 @@ Status Interpreter::CacheKeys(int layer, const void* key, const void* value, int
   const fb::Model& model = *model_->flatbuffer();
   uint8_t* cache = arena_ + cache_offset_[layer];
   if (shape.kind == EA_LAYER_ADDITIVE) {
-    run_linear(model, l->options_as_AdditiveAttention()->w_k(), s8, kv_len, key, cache);
+    run_linear(model, l->options_as_AdditiveAttention()->w_k(), s8, kv_len, key, cache,
+               xnn_table_);
   } else {
     const auto* m = l->options_as_MultiHeadAttention();
     const size_t proj = static_cast<size_t>(max_kv) * m->embed_dim() * elem_size(s8);
-    run_linear(model, m->k_proj(), s8, kv_len, key, cache);
+    run_linear(model, m->k_proj(), s8, kv_len, key, cache, xnn_table_);
     run_linear(model, m->v_proj(), s8, kv_len, value != nullptr ? value : key,
-               cache + static_cast<size_t>(align_up(proj)));
+               cache + static_cast<size_t>(align_up(proj)), xnn_table_);
   }
   cached_kv_len_[layer] = kv_len;
   cached_kv_valid_len_[layer] = kv_valid_len <= 0 ? kv_len : kv_valid_len;
@@ -473,6 +498,7 @@ Status Interpreter::Run(int layer, const RunArgs& args) {
   c.kv_len = args.kv_len;
   c.cache = arena_ + cache_offset_[layer];
   c.scratch = scratch_;
+  c.xnn = xnn_table_;
 
   const bool pooling = shape.kind == EA_LAYER_POOLING;
   const bool self_attention = shape.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !shape.cross;

@@ -1,4 +1,5 @@
 #include "edgeattn/edgeattn.hpp"
+#include "xnnpack_backend.h"
 #include "edgeattn/kernels/dispatch.h"
 
 namespace edgeattn {
@@ -27,5 +28,12 @@ Status SetKernelPath(const char* name) {
 }
 
 const char* KernelPath() { return kernels::kernels().name; }
+
+bool XnnpackBuilt() { return xnnpack::built(); }
+
+Status XnnpackInitialize() {
+  ErrorMessage ignored;
+  return xnnpack::initialize(ignored);
+}
 
 }  // namespace edgeattn

@@ -168,16 +168,21 @@ struct Prepared {
 
 class EveryModelAlloc : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(EveryModelAlloc, ZeroAllocationsFromLoadToLastRun) {
+// XNNPACK backend: operators and packed weights are placed in this much arena
+// after the plan's bytes.
+constexpr size_t kXnnpackArenaBytes = size_t{4} << 20;
+
+// The whole Load -> Init [-> UseXnnpack] -> Run sequence of one model, armed.
+void CheckZeroAllocations(const std::string& name, bool xnnpack) {
   static Model model;  // storage outside the armed section; Load only fills it
   static Interpreter interp;
   Prepared p;
-  ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath(GetParam()), &p.file));
+  ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath(name), &p.file));
   {
     // Dry load (unarmed) to size the arena and the layer buffers.
     Model dry;
     ASSERT_EQ(dry.Load(p.file.data(), p.file.size()), Status::kOk) << dry.error();
-    p.arena.Reset(dry.arena_bytes());
+    p.arena.Reset(dry.arena_bytes() + (xnnpack ? kXnnpackArenaBytes : 0));
     eatest::Rng rng(42);
     for (int l = 0; l < dry.num_layers(); ++l) {
       LayerInfo info;
@@ -207,7 +212,8 @@ TEST_P(EveryModelAlloc, ZeroAllocationsFromLoadToLastRun) {
 
   Arm();
   record(model.Load(p.file.data(), p.file.size()));
-  record(interp.Init(&model, p.arena.data(), model.arena_bytes()));
+  record(interp.Init(&model, p.arena.data(), p.arena.size()));
+  if (xnnpack) record(interp.UseXnnpack());
   for (size_t l = 0; l < p.io.size() && n_status + 4 < kMaxRuns; ++l) {
     const int layer = static_cast<int>(l);
     record(interp.Run(layer, args[4 * l]));
@@ -226,12 +232,28 @@ TEST_P(EveryModelAlloc, ZeroAllocationsFromLoadToLastRun) {
   const Status bad_load = bad_model.Load(p.file.data(), 3);
   const long count = Disarm();
 
-  EXPECT_EQ(count, 0) << GetParam() << ": " << count << " heap calls between Model::Load and the last Run";
+  EXPECT_EQ(count, 0) << name << ": " << count << " heap calls between Model::Load and the last Run";
   for (int i = 0; i < n_status; ++i) {
-    EXPECT_EQ(statuses[i], Status::kOk) << GetParam() << " call " << i << " (first error: " << first_error << ")";
+    EXPECT_EQ(statuses[i], Status::kOk) << name << " call " << i << " (first error: " << first_error << ")";
   }
   EXPECT_EQ(bad_status, Status::kInvalidArgument);
   EXPECT_EQ(bad_load, Status::kInvalidModel);
+  // The bundled Bahdanau model's projections (64 -> 32) are XNNPACK-eligible:
+  // this proves the XNNPACK path really ran inside the armed section.
+  if (xnnpack && name == "bahdanau_int8") {
+    EXPECT_EQ(interp.xnnpack_ops(), 2);
+    EXPECT_GT(interp.xnnpack_bytes(), 0u);
+  }
+}
+
+TEST_P(EveryModelAlloc, ZeroAllocationsFromLoadToLastRun) { CheckZeroAllocations(GetParam(), false); }
+
+// XnnpackInitialize (once per process: XNNPACK's cpuinfo mallocs its CPU
+// tables) runs before arming; from Load on, XNNPACK allocates only from the arena.
+TEST_P(EveryModelAlloc, XnnpackZeroAllocationsFromLoadToLastRun) {
+  if (!edgeattn::XnnpackBuilt()) GTEST_SKIP() << "built without the XNNPACK backend";
+  ASSERT_EQ(edgeattn::XnnpackInitialize(), Status::kOk);
+  CheckZeroAllocations(GetParam(), true);
 }
 
 TEST_P(EveryModelAlloc, CApiZeroAllocations) {

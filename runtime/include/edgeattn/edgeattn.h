@@ -143,6 +143,17 @@ ea_status ea_interpreter_cache_keys(ea_interpreter* interp, int32_t layer, const
 ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run_args* args);
 const char* ea_interpreter_error(const ea_interpreter* interp);
 
+/* Optional XNNPACK backend for int8 projections (builds with EA_WITH_XNNPACK;
+ * EA_UNSUPPORTED otherwise). ea_xnnpack_initialize: once per process, before
+ * loading (XNNPACK's CPU detection mallocs there, never later).
+ * ea_interpreter_use_xnnpack: after init; XNNPACK's operators and packed
+ * weights go in the arena after the plan's bytes (EA_ARENA_TOO_SMALL if they
+ * do not fit); ea_interpreter_xnnpack_bytes says how many it took. */
+int32_t ea_xnnpack_built(void);
+ea_status ea_xnnpack_initialize(void);
+ea_status ea_interpreter_use_xnnpack(ea_interpreter* interp);
+size_t ea_interpreter_xnnpack_bytes(const ea_interpreter* interp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,6 +43,14 @@ const char* status_string(Status status);
 Status SetKernelPath(const char* name);
 const char* KernelPath();
 
+// Optional XNNPACK backend for the int8 projections (see Interpreter::UseXnnpack).
+// XnnpackBuilt(): this build has it (CMake option EA_WITH_XNNPACK).
+// XnnpackInitialize(): once per process, before the models you run with it are
+// loaded; XNNPACK's CPU detection allocates its tables with malloc there, and
+// nowhere after. Returns kUnsupported in builds without the backend.
+bool XnnpackBuilt();
+Status XnnpackInitialize();
+
 using LayerInfo = ea_layer_info;
 using RunArgs = ea_run_args;
 using Quant = ea_quant;
@@ -104,6 +112,7 @@ class Model {
 // Runs layers of a loaded model inside one caller-owned arena.
 //
 // Arena layout: [cache of layer 0 | cache of layer 1 | ... | scratch]
+//               [| XNNPACK operators and packed weights, with UseXnnpack()]
 // Each cacheable layer owns a persistent region sized for its max_kv_len;
 // the scratch region (the largest layer's need) is reused by every call.
 class Interpreter {
@@ -118,6 +127,17 @@ class Interpreter {
   Status Run(int layer, const RunArgs& args);
   const char* error() const { return error_.c_str(); }
 
+  // Runs the int8 projections whose in_features is a multiple of 16 through
+  // XNNPACK from now on (until the next Init). XNNPACK's operators and packed
+  // weights are placed in the arena after the plan's bytes, so the arena must
+  // be larger than ArenaBytesFor(); kArenaTooSmall otherwise. XNNPACK rounds
+  // differently (float requantization, ties to even): projection outputs may
+  // differ from the reference by 1 (docs/performance.md).
+  Status UseXnnpack();
+  // Arena bytes XNNPACK took (0 when not in use), and its operator count.
+  size_t xnnpack_bytes() const { return xnn_bytes_; }
+  int xnnpack_ops() const { return xnn_ops_; }
+
   static constexpr int kMaxLayers = 16;
 
  private:
@@ -127,6 +147,10 @@ class Interpreter {
   uint8_t* arena_ = nullptr;
   size_t arena_bytes_ = 0;
   uint8_t* scratch_ = nullptr;
+  size_t plan_bytes_ = 0;
+  const void* xnn_table_ = nullptr;  // in the arena, after plan_bytes_
+  size_t xnn_bytes_ = 0;
+  int xnn_ops_ = 0;
   int q_cap_ = 0;
   int kv_cap_ = 0;
   size_t cache_offset_[kMaxLayers] = {};
