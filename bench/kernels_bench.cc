@@ -2,21 +2,54 @@
 // attention layers built from them, for every dispatch path this build and
 // CPU support (ref, avx2, avxvnni on x86; neon, neondot on Arm). Inputs are
 // random in-memory tensors (no model file); the layer benchmarks mirror
-// run_mha / run_additive in runtime/src/interpreter.cc (projections, per-head
-// attention, output projection) calling the table entries directly.
+// run_mha / run_additive / run_pooling in runtime/src/interpreter.cc
+// (projections, per-head attention, output projection) calling the table
+// entries directly.
+//
+// Grid (each for int8 "qs8" and float "f32", and for every supported path):
+//   {qs8,f32}_linear       rows {1,16,64,128} x in = out {64,128,256}
+//   {qs8,f32}_attention    core SDPA, no projections: q = kv = L {16,64,128} x
+//                          hd {16,32,64,128}, plus L 256 x hd {32,64};
+//                          q 1 x kv {64,256,1024} x hd 64
+//   mha_{qs8,f32}          self-attention with projections: L {16,64,128,256}
+//                          x d {64,128,256} x heads {1,4,8}
+//   mha_decoder_{qs8,f32}  1 query x kv {64,256,1024} cached K/V, d 256, 4 heads
+//   additive_{qs8,f32}     1 query x kv {32,128}, query/key dim dq = dk = 256,
+//                          attention dim da = 128, value dim dv = 256; keys:cached
+//                          (key projection precomputed, not timed) or
+//                          keys:projected (kv x dk -> da projection timed)
+//   pooling_{qs8,f32}      attention pooling: learned query (1 row) over L
+//                          {16,64,128,256} hidden states of d 128 (keys = values
+//                          = the hidden states, 1 head, head_dim 128)
 //
 // Counter GFLOPS = useful floating-point-equivalent operations per second
 // (one multiply-add = 2), with these conventions:
-//   linear            2 * rows * out * in
-//   attention (head)  4 * q_len * kv * head_dim          (Q.K and P.V)
-//   MHA self-attn     8 * L * d^2 + 4 * L^2 * d          (4 projections + attention)
-//   MHA decoder step  4 * d^2 + 4 * kv * d               (q/out projections, cached K/V)
-//   additive step     2 * d * a + 4 * kv * a + 2 * kv * v (query projection, scores, P.V)
+//   linear              2 * rows * out * in
+//   attention (head)    4 * q_len * kv * head_dim          (Q.K and P.V)
+//   MHA self-attn       8 * L * d^2 + 4 * L^2 * d          (4 projections + attention)
+//   MHA decoder step    4 * d^2 + 4 * kv * d               (q/out projections, cached K/V)
+//   additive step       2 * dq * da + 4 * kv * da + 2 * kv * dv
+//                                                          (query projection, scores, P.V)
+//     keys:projected    + 2 * kv * dk * da                 (key projection, timed)
+//   attention pooling   4 * L * d                          (Q.K and P.V of the learned query)
+//
+// Counter bytes_per_second (SetBytesProcessed) = the bytes one call must touch
+// at least once, per second: every weight (int8 1 B, f32 4 B per element;
+// biases 4 B per output feature; the learned pooling query; the additive v
+// vector and, for int8, its 256-byte tanh table), every input and every output,
+// each counted once. A tensor read several times counts once (x feeding the
+// Q/K/V projections; the hidden states that are both keys and values of
+// pooling); cached K/V and cached projected keys count as inputs. Not counted:
+// per-tensor requantization constants, weight row padding, intermediates
+// (projected Q/K/V, per-head context, scores, probabilities) and scratch.
 //
 // Run: build/host/bench/kernels_bench --benchmark_repetitions=5
 //        --benchmark_report_aggregates_only=true [--benchmark_filter=mha]
+// Plot: --benchmark_out=bench.json --benchmark_out_format=json, then
+//        scripts/plot_bench.py bench.json --family mha_qs8 --x L --fix d=128 --fix heads=4 -o mha.svg
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -88,6 +121,16 @@ void SetFlops(benchmark::State& state, double flops) {
   state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Bytes one call touches at least once (see the convention at the top).
+void SetBytes(benchmark::State& state, int64_t bytes) {
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * bytes);
+}
+
+// Weight + bias bytes of one linear layer; es = bytes per weight element.
+int64_t LinearBytes(int in, int out, int es) {
+  return static_cast<int64_t>(out) * in * es + static_cast<int64_t>(out) * 4;
+}
+
 // ------------------------------------------------------------ kernels ----
 
 void BM_Qs8Linear(benchmark::State& state, ek::KernelPath path, int rows, int in, int out) {
@@ -100,6 +143,7 @@ void BM_Qs8Linear(benchmark::State& state, ek::KernelPath path, int rows, int in
     benchmark::DoNotOptimize(y.data());
   }
   SetFlops(state, 2.0 * rows * in * out);
+  SetBytes(state, LinearBytes(in, out, 1) + static_cast<int64_t>(rows) * (in + out));
 }
 
 void BM_F32Linear(benchmark::State& state, ek::KernelPath path, int rows, int in, int out) {
@@ -112,6 +156,7 @@ void BM_F32Linear(benchmark::State& state, ek::KernelPath path, int rows, int in
     benchmark::DoNotOptimize(y.data());
   }
   SetFlops(state, 2.0 * rows * in * out);
+  SetBytes(state, LinearBytes(in, out, 4) + static_cast<int64_t>(rows) * (in + out) * 4);
 }
 
 ek::QS8AttentionArgs Qs8Head(int q_len, int kv, int hd, int stride) {
@@ -141,6 +186,7 @@ void BM_Qs8Attention(benchmark::State& state, ek::KernelPath path, int q_len, in
     benchmark::DoNotOptimize(out.data());
   }
   SetFlops(state, 4.0 * q_len * kv * hd);
+  SetBytes(state, 2 * (static_cast<int64_t>(q_len) + kv) * hd);
 }
 
 void BM_F32Attention(benchmark::State& state, ek::KernelPath path, int q_len, int kv, int hd) {
@@ -161,9 +207,18 @@ void BM_F32Attention(benchmark::State& state, ek::KernelPath path, int q_len, in
     benchmark::DoNotOptimize(out.data());
   }
   SetFlops(state, 4.0 * q_len * kv * hd);
+  SetBytes(state, 2 * (static_cast<int64_t>(q_len) + kv) * hd * 4);
 }
 
 // ------------------------------------------------------------- layers ----
+
+// Self-attention: 4 projections, x in, y out. Decoder step: q/out
+// projections, the query row and the cached K/V in, one row out.
+int64_t MhaBytes(int L, int kv, int d, bool decoder, int es) {
+  const int64_t act = static_cast<int64_t>(d) * es;
+  if (decoder) return 2 * LinearBytes(d, d, es) + act * (2 * static_cast<int64_t>(L) + 2 * kv);
+  return 4 * LinearBytes(d, d, es) + act * 2 * L;
+}
 
 // Multi-head attention, int8. decoder: q_len = 1 against kv cached keys (K/V
 // projections not timed, like a cached decoder step); else self-attention.
@@ -199,6 +254,7 @@ void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int 
   const double flops = decoder ? 4.0 * d * d + 4.0 * kv * d
                                : 8.0 * L * d * static_cast<double>(d) + 4.0 * L * static_cast<double>(L) * d;
   SetFlops(state, flops);
+  SetBytes(state, MhaBytes(L, kv, d, decoder, 1));
 }
 
 void BM_F32Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int d, int heads, bool decoder) {
@@ -235,20 +291,39 @@ void BM_F32Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int 
   const double flops = decoder ? 4.0 * d * d + 4.0 * kv * d
                                : 8.0 * L * d * static_cast<double>(d) + 4.0 * L * static_cast<double>(L) * d;
   SetFlops(state, flops);
+  SetBytes(state, MhaBytes(L, kv, d, decoder, 4));
 }
 
-// Additive (Bahdanau) decoder step: query projection (d -> a) + scores over
-// kv cached projected keys + P.V. d = a = v = 128.
-void BM_Qs8Additive(benchmark::State& state, ek::KernelPath path, int kv) {
+// Additive (Bahdanau) decoder step, one query: query projection (dq -> da),
+// scores v . tanh(qp + kp_j) over kv keys, softmax, P.V over dv-wide values.
+// projected: the keys come raw ([kv][dk]) and the key projection (dk -> da)
+// runs inside the timed loop, as in an uncached run; else it ran once before
+// the loop (keys cached, as in a decoder step with precomputed keys).
+constexpr int kAddDq = 256, kAddDk = 256, kAddDa = 128, kAddDv = 256;
+
+double AdditiveFlops(int kv, bool projected) {
+  return 2.0 * kAddDq * kAddDa + 4.0 * kv * kAddDa + 2.0 * kv * kAddDv +
+         (projected ? 2.0 * kv * kAddDk * kAddDa : 0.0);
+}
+
+// extra = weight bytes beyond the two projections (v vector, tanh table).
+int64_t AdditiveBytes(int kv, bool projected, int es, int64_t extra) {
+  const int64_t keys = projected ? LinearBytes(kAddDk, kAddDa, es) + static_cast<int64_t>(kv) * kAddDk * es
+                                 : static_cast<int64_t>(kv) * kAddDa * es;
+  return LinearBytes(kAddDq, kAddDa, es) + extra + kAddDq * es + keys +
+         static_cast<int64_t>(kv) * kAddDv * es + kAddDv * es;
+}
+
+void BM_Qs8Additive(benchmark::State& state, ek::KernelPath path, int kv, bool projected) {
   const ek::KernelTable& t = *ek::kernel_table(path);
-  const int d = 128, ad = 128, vd = 128;
-  Qs8Linear wq(d, ad, 21);
-  const auto x = RandS8(d, 22);
-  const auto kp = RandS8(static_cast<size_t>(kv) * ad, 23);
+  const int dq = kAddDq, dk = kAddDk, ad = kAddDa, vd = kAddDv;
+  Qs8Linear wq(dq, ad, 21), wk(dk, ad, 27);
+  const auto x = RandS8(dq, 22);
+  const auto keys = RandS8(static_cast<size_t>(kv) * dk, 23);
   const auto values = RandS8(static_cast<size_t>(kv) * vd, 24);
   const auto table = RandS8(256, 25);
   const auto v_w = RandS8(ad, 26);
-  std::vector<int8_t> qp(ad), out(vd);
+  std::vector<int8_t> qp(ad), kp(static_cast<size_t>(kv) * ad), out(vd);
   std::vector<int32_t> scratch(kv);
   std::vector<uint16_t> probs(kv);
   ek::QS8AdditiveArgs a = {};
@@ -257,40 +332,92 @@ void BM_Qs8Additive(benchmark::State& state, ek::KernelPath path, int kv) {
   a.kp = kp.data(); a.kp_stride = ad; a.kp_zp = -2;
   Mult(0.5, &a.pre_mult, &a.pre_shift); a.pre_zp = 0;
   a.tanh_table = table.data(); a.v_w = v_w.data();
-  Mult(1.0 / (std::sqrt(128.0) * 127.0 * 127.0) * 65536.0 * 4.0, &a.score_mult, &a.score_shift);
+  Mult(1.0 / (std::sqrt(static_cast<double>(ad)) * 127.0 * 127.0) * 65536.0 * 4.0, &a.score_mult, &a.score_shift);
   Mult(1.0 / 32768.0, &a.pv_mult, &a.pv_shift);
   a.values = values.data(); a.values_stride = vd; a.values_zp = 0; a.out_zp = 0;
   a.kv_valid_len = kv;
   a.out = out.data(); a.out_stride = vd;
   a.scratch = scratch.data(); a.prob_scratch = probs.data();
+  if (!projected) wk.Run(t, kv, keys.data(), dk, kp.data(), ad);
   for (auto _ : state) {
-    wq.Run(t, 1, x.data(), d, qp.data(), ad);
+    wq.Run(t, 1, x.data(), dq, qp.data(), ad);
+    if (projected) wk.Run(t, kv, keys.data(), dk, kp.data(), ad);
     t.qs8_additive(a);
     benchmark::DoNotOptimize(out.data());
   }
-  SetFlops(state, 2.0 * d * ad + 4.0 * kv * ad + 2.0 * kv * vd);
+  SetFlops(state, AdditiveFlops(kv, projected));
+  SetBytes(state, AdditiveBytes(kv, projected, 1, ad + 256));
 }
 
-void BM_F32Additive(benchmark::State& state, ek::KernelPath path, int kv) {
+void BM_F32Additive(benchmark::State& state, ek::KernelPath path, int kv, bool projected) {
   const ek::KernelTable& t = *ek::kernel_table(path);
-  const int d = 128, ad = 128, vd = 128;
-  F32Linear wq(d, ad, 21);
-  const auto x = RandF32(d, 22, 1.0f);
-  const auto kp = RandF32(static_cast<size_t>(kv) * ad, 23, 1.0f);
+  const int dq = kAddDq, dk = kAddDk, ad = kAddDa, vd = kAddDv;
+  F32Linear wq(dq, ad, 21), wk(dk, ad, 27);
+  const auto x = RandF32(dq, 22, 1.0f);
+  const auto keys = RandF32(static_cast<size_t>(kv) * dk, 23, 1.0f);
   const auto values = RandF32(static_cast<size_t>(kv) * vd, 24, 1.0f);
   const auto v_w = RandF32(ad, 26, 0.1f);
-  std::vector<float> qp(ad), out(vd), scratch(kv);
+  std::vector<float> qp(ad), kp(static_cast<size_t>(kv) * ad), out(vd), scratch(kv);
   ek::F32AdditiveArgs a = {};
   a.q_len = 1; a.kv_len = kv; a.attn_dim = ad; a.v_dim = vd;
   a.qp = qp.data(); a.qp_stride = ad; a.kp = kp.data(); a.kp_stride = ad;
   a.v_w = v_w.data(); a.values = values.data(); a.values_stride = vd;
   a.kv_valid_len = kv; a.out = out.data(); a.out_stride = vd; a.scratch = scratch.data();
+  if (!projected) wk.Run(t, kv, keys.data(), dk, kp.data(), ad);
   for (auto _ : state) {
-    wq.Run(t, 1, x.data(), d, qp.data(), ad);
+    wq.Run(t, 1, x.data(), dq, qp.data(), ad);
+    if (projected) wk.Run(t, kv, keys.data(), dk, kp.data(), ad);
     t.f32_additive(a);
     benchmark::DoNotOptimize(out.data());
   }
-  SetFlops(state, 2.0 * d * ad + 4.0 * kv * ad + 2.0 * kv * vd);
+  SetFlops(state, AdditiveFlops(kv, projected));
+  SetBytes(state, AdditiveBytes(kv, projected, 4, static_cast<int64_t>(ad) * 4));
+}
+
+// Attention pooling: one learned query row over L hidden states of width d
+// (keys = values = the hidden states, 1 head, head_dim d), as run_pooling:
+// the query is a weight (symmetric for int8, unscaled for f32: scale 1).
+int64_t PoolingBytes(int L, int d, int es) {
+  return (static_cast<int64_t>(d) + static_cast<int64_t>(L) * d + d) * es;
+}
+
+void BM_Qs8Pooling(benchmark::State& state, ek::KernelPath path, int L, int d) {
+  const ek::KernelTable& t = *ek::kernel_table(path);
+  const auto query = RandS8(d, 31);
+  const auto hidden = RandS8(static_cast<size_t>(L) * d, 32);
+  std::vector<int8_t> out(d);
+  std::vector<int32_t> scratch(L);
+  std::vector<uint16_t> probs(L);
+  ek::QS8AttentionArgs a = Qs8Head(1, L, d, d);
+  a.q_zp = 0; a.v_zp = a.k_zp;
+  a.q = query.data(); a.k = hidden.data(); a.v = hidden.data(); a.out = out.data();
+  a.scratch = scratch.data(); a.prob_scratch = probs.data();
+  for (auto _ : state) {
+    t.qs8_attention(a);
+    benchmark::DoNotOptimize(out.data());
+  }
+  SetFlops(state, 4.0 * L * d);
+  SetBytes(state, PoolingBytes(L, d, 1));
+}
+
+void BM_F32Pooling(benchmark::State& state, ek::KernelPath path, int L, int d) {
+  const ek::KernelTable& t = *ek::kernel_table(path);
+  const auto query = RandF32(d, 31, 1.0f / std::sqrt(static_cast<float>(d)));
+  const auto hidden = RandF32(static_cast<size_t>(L) * d, 32, 1.0f);
+  std::vector<float> out(d), scratch(L);
+  ek::F32AttentionArgs a = {};
+  a.q_len = 1; a.kv_len = L; a.head_dim = d; a.v_dim = d;
+  a.q = query.data(); a.k = hidden.data(); a.v = hidden.data(); a.out = out.data();
+  a.q_stride = a.k_stride = a.v_stride = a.out_stride = d;
+  a.scale = 1.0f;
+  a.kv_valid_len = L;
+  a.scratch = scratch.data();
+  for (auto _ : state) {
+    t.f32_attention(a);
+    benchmark::DoNotOptimize(out.data());
+  }
+  SetFlops(state, 4.0 * L * d);
+  SetBytes(state, PoolingBytes(L, d, 4));
 }
 
 void RegisterAll() {
@@ -309,8 +436,9 @@ void RegisterAll() {
         reg("f32_linear" + s, [=](benchmark::State& st) { BM_F32Linear(st, p, rows, d, d); });
       }
     }
-    for (int L : {16, 64, 128}) {
+    for (int L : {16, 64, 128, 256}) {
       for (int hd : {16, 32, 64, 128}) {
+        if (L == 256 && (hd == 16 || hd == 128)) continue;  // L 256: the hd 32/64 SDPA grid only
         const std::string s = "/q:" + std::to_string(L) + "/kv:" + std::to_string(L) + "/hd:" + std::to_string(hd);
         reg("qs8_attention" + s, [=](benchmark::State& st) { BM_Qs8Attention(st, p, L, L, hd); });
         reg("f32_attention" + s, [=](benchmark::State& st) { BM_F32Attention(st, p, L, L, hd); });
@@ -322,9 +450,9 @@ void RegisterAll() {
       reg("f32_attention" + s, [=](benchmark::State& st) { BM_F32Attention(st, p, 1, kv, 64); });
     }
     // Layers.
-    for (int L : {16, 64, 128}) {
-      for (int d : {64, 128}) {
-        for (int h : {1, 4}) {
+    for (int L : {16, 64, 128, 256}) {
+      for (int d : {64, 128, 256}) {
+        for (int h : {1, 4, 8}) {
           const std::string s = "/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:" + std::to_string(h);
           reg("mha_qs8" + s, [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false); });
           reg("mha_f32" + s, [=](benchmark::State& st) { BM_F32Mha(st, p, L, L, d, h, false); });
@@ -337,9 +465,17 @@ void RegisterAll() {
       reg("mha_decoder_f32" + s, [=](benchmark::State& st) { BM_F32Mha(st, p, 1, kv, 256, 4, true); });
     }
     for (int kv : {32, 128}) {
-      const std::string s = "/q:1/kv:" + std::to_string(kv) + "/d:128";
-      reg("additive_qs8" + s, [=](benchmark::State& st) { BM_Qs8Additive(st, p, kv); });
-      reg("additive_f32" + s, [=](benchmark::State& st) { BM_F32Additive(st, p, kv); });
+      for (bool proj : {false, true}) {
+        const std::string s = "/q:1/kv:" + std::to_string(kv) + "/dq:" + std::to_string(kAddDq) +
+                              "/da:" + std::to_string(kAddDa) + (proj ? "/keys:projected" : "/keys:cached");
+        reg("additive_qs8" + s, [=](benchmark::State& st) { BM_Qs8Additive(st, p, kv, proj); });
+        reg("additive_f32" + s, [=](benchmark::State& st) { BM_F32Additive(st, p, kv, proj); });
+      }
+    }
+    for (int L : {16, 64, 128, 256}) {
+      const std::string s = "/L:" + std::to_string(L) + "/d:128";
+      reg("pooling_qs8" + s, [=](benchmark::State& st) { BM_Qs8Pooling(st, p, L, 128); });
+      reg("pooling_f32" + s, [=](benchmark::State& st) { BM_F32Pooling(st, p, L, 128); });
     }
   }
 }

@@ -16,7 +16,7 @@ const KernelTable kRefTable = {
     qs8_additive__ref,  EA_F32_KERNEL(f32_additive__ref),
 };
 
-const char* const kNames[] = {"ref", "avx2", "avxvnni", "neon", "neondot", "cmsis-dsp", "helium"};
+const char* const kNames[] = {"ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "cmsis-dsp", "helium"};
 static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(KernelPath::kCount),
               "one name per path");
 
@@ -53,7 +53,8 @@ bool kernel_path_supported(KernelPath path) {
 
 KernelPath best_kernel_path() {
   // Later entries are preferred when supported.
-  static const KernelPath kPreference[] = {KernelPath::kAvx2,       KernelPath::kAvxVnni,
+  static const KernelPath kPreference[] = {KernelPath::kAvx2,       KernelPath::kAvx512Vnni,
+                                           KernelPath::kAvxVnni,
                                            KernelPath::kNeon,       KernelPath::kNeonDot,
                                            KernelPath::kCortexMDsp, KernelPath::kHelium};
   KernelPath best = KernelPath::kRef;

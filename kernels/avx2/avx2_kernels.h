@@ -54,6 +54,17 @@ void qs8_linear__avxvnni(int rows, int out_features, int in_features, const int8
                          const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
                          int8_t* y, int y_stride);
 
+// -------------------------------------------------------------- avx512vnni 
+// avx512vnni.cc (avxvnni.cc with EVEX VPDPBUSD, -mavx512vnni -mavx512vl): only
+// call after cpu_supports(kAvx512Vnni).
+void qs8_linear_acc__avx512vnni(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
+                             const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
+                             int acc_stride);
+void qs8_linear__avx512vnni(int rows, int out_features, int in_features, const int8_t* x,
+                         int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
+                         const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
+                         int8_t* y, int y_stride);
+
 }  // namespace kernels
 }  // namespace edgeattn
 

@@ -9,12 +9,25 @@
 // saturation, and the correction is subtracted in wrapping 32-bit arithmetic,
 // so the result is the exact sum whenever that fits int32 (as in the reference).
 // Requantization and tails come from qs8_linear_with__avx2 (linear.cc).
+//
+// The same code is built twice: here with the VEX form (AVX-VNNI), and via
+// avx512vnni.cc with EA_VNNI_EVEX defined, as the EVEX-encoded 256-bit form
+// (AVX512-VNNI + AVX512VL), for CPUs that have AVX-512 VNNI but no AVX-VNNI
+// (AMD Zen 4, Intel Ice Lake / Cascade Lake). Same instruction, same results.
 #include <immintrin.h>
 
 #include <cstddef>
 #include <cstdint>
 
 #include "avx2_kernels.h"
+
+#if defined(EA_VNNI_EVEX)
+#define EA_DPBUSD _mm256_dpbusd_epi32
+#define EA_VNNI_FN(name) name##__avx512vnni
+#else
+#define EA_DPBUSD _mm256_dpbusd_avx_epi32
+#define EA_VNNI_FN(name) name##__avxvnni
+#endif
 
 namespace edgeattn {
 namespace kernels {
@@ -77,19 +90,19 @@ void acc_block_vnni(int n_out, int kblocks, const int8_t* x, int x_stride, const
       for (int i = 0; i < 4; ++i) wv[i] = _mm256_xor_si256(load32(wp[i] + 32 * b), flip);
       for (int r = 0; r < R; ++r) {
         const __m256i xv = load32(xr[r] + 32 * b);
-        for (int i = 0; i < 4; ++i) a[r][i] = _mm256_dpbusd_avx_epi32(a[r][i], wv[i], xv);
+        for (int i = 0; i < 4; ++i) a[r][i] = EA_DPBUSD(a[r][i], wv[i], xv);
       }
     }
     if (odd) {
       for (int i = 0; i < 4; ++i) {
         const __m256i wv = _mm256_xor_si256(zext16(wp[i] + off_odd), flip);
-        for (int r = 0; r < R; ++r) a[r][i] = _mm256_dpbusd_avx_epi32(a[r][i], wv, xo[r]);
+        for (int r = 0; r < R; ++r) a[r][i] = EA_DPBUSD(a[r][i], wv, xo[r]);
       }
     }
     if (xtail != nullptr) {
       for (int i = 0; i < 4; ++i) {
         const __m256i wv = _mm256_xor_si256(zext16(wp[i] + off_tail), flip);
-        for (int r = 0; r < R; ++r) a[r][i] = _mm256_dpbusd_avx_epi32(a[r][i], wv, xt[r]);
+        for (int r = 0; r < R; ++r) a[r][i] = EA_DPBUSD(a[r][i], wv, xt[r]);
       }
     }
     for (int r = 0; r < R; ++r) {
@@ -103,15 +116,15 @@ void acc_block_vnni(int n_out, int kblocks, const int8_t* x, int x_stride, const
     for (int r = 0; r < R; ++r) a[r] = _mm256_setzero_si256();
     for (int b = 0; b < pairs; ++b) {
       const __m256i wv = _mm256_xor_si256(load32(wr + 32 * b), flip);
-      for (int r = 0; r < R; ++r) a[r] = _mm256_dpbusd_avx_epi32(a[r], wv, load32(xr[r] + 32 * b));
+      for (int r = 0; r < R; ++r) a[r] = EA_DPBUSD(a[r], wv, load32(xr[r] + 32 * b));
     }
     if (odd) {
       const __m256i wv = _mm256_xor_si256(zext16(wr + off_odd), flip);
-      for (int r = 0; r < R; ++r) a[r] = _mm256_dpbusd_avx_epi32(a[r], wv, xo[r]);
+      for (int r = 0; r < R; ++r) a[r] = EA_DPBUSD(a[r], wv, xo[r]);
     }
     if (xtail != nullptr) {
       const __m256i wv = _mm256_xor_si256(zext16(wr + off_tail), flip);
-      for (int r = 0; r < R; ++r) a[r] = _mm256_dpbusd_avx_epi32(a[r], wv, xt[r]);
+      for (int r = 0; r < R; ++r) a[r] = EA_DPBUSD(a[r], wv, xt[r]);
     }
     for (int r = 0; r < R; ++r) acc[static_cast<ptrdiff_t>(r) * acc_stride + n] =
         static_cast<int32_t>(static_cast<uint32_t>(vnni_hsum(a[r])) - corr[r]);
@@ -120,7 +133,7 @@ void acc_block_vnni(int n_out, int kblocks, const int8_t* x, int x_stride, const
 
 }  // namespace
 
-void qs8_linear_acc__avxvnni(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
+void EA_VNNI_FN(qs8_linear_acc)(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
                              const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
                              int acc_stride) {
   // Rows in pairs (2 rows x 4 channels = 8 accumulators + 4 weight vectors).
@@ -143,11 +156,11 @@ void qs8_linear_acc__avxvnni(int rows, int n_out, int kblocks, const int8_t* x, 
 // the VNNI accumulator to the AVX2 driver).
 namespace edgeattn {
 namespace kernels {
-void qs8_linear__avxvnni(int rows, int out_features, int in_features, const int8_t* x,
+void EA_VNNI_FN(qs8_linear)(int rows, int out_features, int in_features, const int8_t* x,
                          int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
                          const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
                          int8_t* y, int y_stride) {
-  qs8_linear_with__avx2(qs8_linear_acc__avxvnni, rows, out_features, in_features, x, x_stride, w,
+  qs8_linear_with__avx2(EA_VNNI_FN(qs8_linear_acc), rows, out_features, in_features, x, x_stride, w,
                         w_stride, bias, mult, shift, per_channel, y_zp, y, y_stride);
 }
 }  // namespace kernels

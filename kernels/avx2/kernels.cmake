@@ -11,5 +11,9 @@ set_source_files_properties(${_ea_avx2_sources} PROPERTIES COMPILE_OPTIONS "-mav
 # Only this file may contain VPDPBUSD (VEX); reached after the AVX-VNNI check.
 set_source_files_properties(${_ea_avx2_dir}/avxvnni.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavxvnni")
-list(APPEND EA_KERNEL_SOURCES ${_ea_avx2_sources} ${_ea_avx2_dir}/avxvnni.cc)
+# The same kernel with EVEX VPDPBUSD ymm; reached after the AVX512-VNNI/VL check.
+set_source_files_properties(${_ea_avx2_dir}/avx512vnni.cc PROPERTIES
+  COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512vl;-mavx512vnni")
+list(APPEND EA_KERNEL_SOURCES ${_ea_avx2_sources} ${_ea_avx2_dir}/avxvnni.cc
+     ${_ea_avx2_dir}/avx512vnni.cc)
 set(EA_CPU_FEATURES_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/cpu_features_x86.cc)

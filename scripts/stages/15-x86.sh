@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Stage "x86": the x86-64 SIMD paths (kernels/avx2: avx2, avxvnni), on top of
+# Stage "x86": the x86-64 SIMD paths (kernels/avx2: avx2, avxvnni, avx512vnni), on top of
 # the host stage's build/host.
 #
 #  1. (The host stage ran the suite on this CPU's best path; simd_test and
@@ -19,10 +19,11 @@ EA_STAGES+=(x86)
 
 EA_X86_QEMU=(qemu-x86_64 -cpu max)
 
-ea_x86_has_vnni() {
-  # CPUID.(EAX=7,ECX=1):EAX[4] as seen by the kernels: ask simd_test.
+# ea_x86_has_path NAME: this CPU runs kernel path NAME (avxvnni: CPUID.(7,1):EAX[4];
+# avx512vnni: AVX512F/VL/VNNI + ZMM state), as the kernels see it: ask simd_test.
+ea_x86_has_path() {
   "$ROOT/build/host/tests/kernels/simd_test" --gtest_filter=SimdTest.ListsPaths 2>/dev/null |
-    grep -q 'paths under test:.* avxvnni'
+    grep -q "paths under test:.* $1\b"
 }
 
 stage_x86() {
@@ -34,7 +35,9 @@ stage_x86() {
     cmake -S "$ROOT" -B "$b" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON > /dev/null
     cmake --build "$b" -j"$JOBS"
   fi
-  if ea_x86_has_vnni; then paths+=(avxvnni); else echo "x86: this CPU has no AVX-VNNI (avxvnni checked by emulation only)"; fi
+  for path in avxvnni avx512vnni; do
+    if ea_x86_has_path $path; then paths+=($path); else echo "x86: this CPU cannot run $path (checked by emulation only)"; fi
+  done
 
   # The host stage already ran the whole suite on the best path of this CPU,
   # and bench_paths_agree_* / simd_test compare every supported path with ref.
@@ -51,9 +54,11 @@ stage_x86() {
     echo "x86: qemu -cpu max $t"
     "${EA_X86_QEMU[@]}" "$b/tests/$t" --gtest_brief=1 > /dev/null
   done
-  echo "x86: qemu -cpu max, EA_KERNEL_PATH=avxvnni falls back instead of crashing"
-  EA_KERNEL_PATH=avxvnni "${EA_X86_QEMU[@]}" "$b/tests/runtime/runtime_test" --gtest_brief=1 \
-    --gtest_filter='Models/*' > /dev/null
+  for path in avxvnni avx512vnni; do
+    echo "x86: qemu -cpu max, EA_KERNEL_PATH=$path falls back instead of crashing"
+    EA_KERNEL_PATH=$path "${EA_X86_QEMU[@]}" "$b/tests/runtime/runtime_test" --gtest_brief=1 \
+      --gtest_filter='Models/*' > /dev/null
+  done
   echo "x86: qemu -cpu qemu64 (no AVX2) simd_test + runtime_test"
   qemu-x86_64 -cpu qemu64 "$b/tests/kernels/simd_test" --gtest_brief=1 > /dev/null
   qemu-x86_64 -cpu qemu64 "$b/tests/runtime/runtime_test" --gtest_brief=1 > /dev/null

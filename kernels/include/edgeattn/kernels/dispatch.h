@@ -18,7 +18,8 @@ namespace kernels {
 enum class KernelPath : uint8_t {
   kRef = 0,     // portable scalar reference
   kAvx2,        // x86-64 AVX2 + FMA
-  kAvxVnni,     // x86-64 AVX-VNNI / AVX-512 VNNI int8 dot products
+  kAvxVnni,     // x86-64 AVX-VNNI (VEX VPDPBUSD) int8 dot products
+  kAvx512Vnni,  // x86-64 AVX512-VNNI + VL (EVEX VPDPBUSD ymm) int8 dot products
   kNeon,        // Armv7-A / AArch64 Advanced SIMD
   kNeonDot,     // Armv8.2-A dot product (SDOT)
   kCortexMDsp,  // Cortex-M DSP extension (dual 16-bit MAC)
