@@ -59,6 +59,10 @@
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
 
+#if EA_HAVE_XNNPACK
+#include <xnnpack.h>
+#endif
+
 namespace ek = edgeattn::kernels;
 
 namespace {
@@ -85,11 +89,25 @@ void Mult(double r, int32_t* m, int32_t* s) {
 
 int RoundUp16(int x) { return (x + 15) / 16 * 16; }
 
+// The "xnnpack" pseudo-path: while set (by the registered benchmark), int8
+// projections built from here on run through XNNPACK the way the runtime's
+// backend runs them (runtime/src/xnnpack_backend.cc: a qc8 1x1 convolution
+// with the real per-channel scale, input zero point 0, the folded bias), and
+// everything else on the CPU's best kernel path. XNNPACK's own allocator
+// (malloc) is used here: the arena placement is the runtime's business.
+bool g_xnnpack_projections = false;
+
+struct XnnpackScope {
+  XnnpackScope() { g_xnnpack_projections = true; }
+  ~XnnpackScope() { g_xnnpack_projections = false; }
+};
+
 // One int8 linear layer in the canonical layout ([out][round_up(in, 16)]).
 struct Qs8Linear {
   int in, out, stride;
   std::vector<int8_t> w;
   std::vector<int32_t> bias, mult, shift;
+  void* xnn_op = nullptr;
   Qs8Linear(int in_, int out_, uint64_t seed) : in(in_), out(out_), stride(RoundUp16(in_)) {
     w = RandS8(static_cast<size_t>(out) * stride, seed);
     for (int n = 0; n < out; ++n)
@@ -98,8 +116,34 @@ struct Qs8Linear {
     mult.resize(1);
     shift.resize(1);
     Mult(1.0 / (8.0 * std::sqrt(static_cast<double>(in)) * 64.0), &mult[0], &shift[0]);
+#if EA_HAVE_XNNPACK
+    if (g_xnnpack_projections && in % 16 == 0) {
+      const std::vector<float> scales(out, static_cast<float>(std::ldexp(double(mult[0]), shift[0] - 31)));
+      xnn_operator_t op = nullptr;
+      if (xnn_create_convolution2d_nhwc_qc8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, in, out, in, out, 0,
+                                            1.0f, scales.data(), w.data(), bias.data(), -3, 1.0f,
+                                            -128, 127, 0, &op) == xnn_status_success) {
+        xnn_op = op;
+      }
+    }
+#endif
+  }
+  Qs8Linear(const Qs8Linear&) = delete;
+  Qs8Linear& operator=(const Qs8Linear&) = delete;
+  ~Qs8Linear() {
+#if EA_HAVE_XNNPACK
+    if (xnn_op != nullptr) xnn_delete_operator(static_cast<xnn_operator_t>(xnn_op));
+#endif
   }
   void Run(const ek::KernelTable& t, int rows, const int8_t* x, int x_stride, int8_t* y, int y_stride) const {
+#if EA_HAVE_XNNPACK
+    if (xnn_op != nullptr && x_stride == in && y_stride == out) {
+      auto* op = static_cast<xnn_operator_t>(xnn_op);
+      xnn_setup_convolution2d_nhwc_qc8(op, static_cast<size_t>(rows), 1, 1, x, y, nullptr);
+      xnn_run_operator(op, nullptr);
+      return;
+    }
+#endif
     t.qs8_linear(rows, out, in, x, x_stride, w.data(), stride, bias.data(), mult.data(),
                  shift.data(), 0, -3, y, y_stride);
   }
@@ -420,6 +464,46 @@ void BM_F32Pooling(benchmark::State& state, ek::KernelPath path, int L, int d) {
   SetBytes(state, PoolingBytes(L, d, 4));
 }
 
+// The int8 benchmarks with projections once more as ".../xnnpack": XNNPACK
+// projections, the rest on the best kernel path.
+void RegisterXnnpack() {
+#if EA_HAVE_XNNPACK
+  if (xnn_initialize(nullptr) != xnn_status_success) return;
+  const ek::KernelPath p = ek::best_kernel_path();
+  auto reg = [&](const std::string& name, auto fn) {
+    benchmark::RegisterBenchmark((name + "/xnnpack").c_str(), [=](benchmark::State& st) {
+      XnnpackScope on;
+      fn(st);
+    });
+  };
+  for (int rows : {1, 16, 64, 128}) {
+    for (int d : {64, 128, 256}) {
+      const std::string s = "/rows:" + std::to_string(rows) + "/in:" + std::to_string(d) + "/out:" + std::to_string(d);
+      reg("qs8_linear" + s, [=](benchmark::State& st) { BM_Qs8Linear(st, p, rows, d, d); });
+    }
+  }
+  for (int L : {16, 64, 128, 256}) {
+    for (int d : {64, 128, 256}) {
+      for (int h : {1, 4, 8}) {
+        const std::string s = "/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:" + std::to_string(h);
+        reg("mha_qs8" + s, [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false); });
+      }
+    }
+  }
+  for (int kv : {64, 256, 1024}) {
+    const std::string s = "/kv:" + std::to_string(kv) + "/d:256/heads:4";
+    reg("mha_decoder_qs8" + s, [=](benchmark::State& st) { BM_Qs8Mha(st, p, 1, kv, 256, 4, true); });
+  }
+  for (int kv : {32, 128}) {
+    for (bool proj : {false, true}) {
+      const std::string s = "/q:1/kv:" + std::to_string(kv) + "/dq:" + std::to_string(kAddDq) +
+                            "/da:" + std::to_string(kAddDa) + (proj ? "/keys:projected" : "/keys:cached");
+      reg("additive_qs8" + s, [=](benchmark::State& st) { BM_Qs8Additive(st, p, kv, proj); });
+    }
+  }
+#endif
+}
+
 void RegisterAll() {
   for (int i = 0; i < static_cast<int>(ek::KernelPath::kCount); ++i) {
     const auto p = static_cast<ek::KernelPath>(i);
@@ -484,6 +568,7 @@ void RegisterAll() {
 
 int main(int argc, char** argv) {
   RegisterAll();
+  RegisterXnnpack();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
