@@ -5,7 +5,9 @@
 #
 #   aarch64: build/aarch64, tests run twice: QEMU_CPU=cortex-a53 (no dotprod:
 #            neon path) and QEMU_CPU=cortex-a76 (dotprod: neondot path; the
-#            SIMD tests then also compare neon).
+#            SIMD tests then also compare neon). Built with the XNNPACK
+#            backend (EA_WITH_XNNPACK=ON) from Debian's arm64 packages,
+#            unpacked into build/aarch64-xnnpack-root (ea_arm_xnnpack_root).
 #   armv7:   build/armv7, qemu-arm -cpu cortex-a15 (from the toolchain file).
 # Needs the host converter (and edgeattn-bench) from the host stage:
 # build/host/converter/edgeattn-convert.
@@ -28,19 +30,61 @@ ea_arm_deps() {
     fi
   done
   if [[ $changed -eq 1 ]]; then ea_apt_update; fi
+  # libcpuinfo0:arm64 (Multi-Arch: same, unlike the rest of XNNPACK's
+  # packages, see ea_arm_xnnpack_root): libXNNPACK.so.0 needs it.
   ea_deps_ensure_packages g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user \
-    libgtest-dev:arm64 libgmock-dev:arm64 libflatbuffers-dev:arm64 \
+    libgtest-dev:arm64 libgmock-dev:arm64 libflatbuffers-dev:arm64 libcpuinfo0:arm64 \
     libgtest-dev:armhf libgmock-dev:armhf libflatbuffers-dev:armhf
 }
 
-# ea_arm_build <name> <toolchain file>
+# XNNPACK for the aarch64 build (docs: cross-targets.md 2.6). Debian's
+# libxnnpack0/-dev and libpthreadpool0/-dev are not Multi-Arch: same:
+# installing the :arm64 ones would make apt remove the amd64 XNNPACK and
+# everything depending on it. So the four .deb files (0.3 MB; 1.4 MB unpacked) are
+# downloaded into build/aarch64-xnnpack-debs (apt-get download needs no root,
+# only the arm64 package lists from ea_arm_deps) and unpacked with dpkg-deb -x
+# into build/aarch64-xnnpack-root, which the aarch64 configure gets as
+# EA_XNNPACK_ROOT (cmake/FindXNNPACK.cmake). Nothing is done when that folder
+# is already unpacked. Sets EA_ARM_XNNPACK_ROOT.
+EA_ARM_XNNPACK_PKGS=(libxnnpack-dev:arm64 libxnnpack0:arm64 libpthreadpool0:arm64 libpthreadpool-dev:arm64)
+ea_arm_xnnpack_root() {
+  local dest="$ROOT/build/aarch64-xnnpack-root" debs="$ROOT/build/aarch64-xnnpack-debs"
+  local log=${EA_DEPS_LOG:-/tmp/edgeattn-deps.log} deb apt_opts=()
+  EA_ARM_XNNPACK_ROOT=$dest
+  if [[ -f $dest/.ea-unpacked ]]; then
+    echo "arm: XNNPACK arm64 already unpacked in build/aarch64-xnnpack-root"
+    return 0
+  fi
+  header "arm: XNNPACK arm64 packages -> build/aarch64-xnnpack-root"
+  # As root, apt downloads as user _apt (and warns when _apt cannot write here).
+  if [[ $(id -u) -eq 0 ]]; then apt_opts=(-o APT::Sandbox::User=root); fi
+  if ! compgen -G "$debs/*.deb" > /dev/null; then
+    rm -rf "$debs.tmp" && mkdir -p "$debs.tmp"
+    if ! (cd "$debs.tmp" && apt-get "${apt_opts[@]}" download "${EA_ARM_XNNPACK_PKGS[@]}") >> "$log" 2>&1; then
+      echo "arm: apt-get download of XNNPACK arm64 failed (see $log); by hand:" >&2
+      echo "  (mkdir -p $debs && cd $debs && apt-get download ${EA_ARM_XNNPACK_PKGS[*]})" >&2
+      return 1
+    fi
+    rm -rf "$debs" && mv "$debs.tmp" "$debs"
+  fi
+  rm -rf "$dest" "$dest.tmp" && mkdir -p "$dest.tmp"
+  for deb in "$debs"/*.deb; do
+    dpkg-deb -x "$deb" "$dest.tmp"
+    basename "$deb" >> "$dest.tmp/.ea-unpacked"
+  done
+  mv "$dest.tmp" "$dest"
+  echo "arm: unpacked $(wc -l < "$dest/.ea-unpacked") packages into build/aarch64-xnnpack-root"
+}
+
+# ea_arm_build <name> <toolchain file> [extra cmake arguments...]
 ea_arm_build() {
   local name=$1 toolchain=$2 conv="$ROOT/build/host/converter/edgeattn-convert"
+  shift 2
   header "arm: configure build/$name"
   cmake -S "$ROOT" -B "$ROOT/build/$name" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_TOOLCHAIN_FILE="$ROOT/targets/toolchains/$toolchain" \
     -DEA_BUILD_TESTS=ON -DEA_BUILD_CONVERTER=OFF -DEA_HOST_CONVERTER="$conv" \
-    -DEA_HOST_FIXTURE_DIR="$ROOT/build/host/tests/runtime/models" > /dev/null
+    -DEA_HOST_FIXTURE_DIR="$ROOT/build/host/tests/runtime/models" "$@" > /dev/null
   header "arm: build build/$name (-j$JOBS)"
   cmake --build "$ROOT/build/$name" -j"$JOBS"
 }
@@ -52,7 +96,7 @@ ea_arm_build() {
 ea_arm_bench_check() {
   local name=$1; shift
   local bench="$ROOT/build/$name/bench/edgeattn-bench" host_bench="$ROOT/build/host/bench/edgeattn-bench"
-  local dir="$ROOT/build/$name/arm-bench" model want got path cpu paths
+  local dir="$ROOT/build/$name/arm-bench" model want got path cpu cpu_paths
   mkdir -p "$dir"
   for model in transformer_int8 bahdanau_int8 pooling_int8; do
     local src=${model%_*} dtype=${model##*_}
@@ -97,7 +141,10 @@ stage_arm() {
   [[ -x $ROOT/build/release-aarch64/bench/edgeattn-bench ]] ||
     { echo "arm: the aarch64 preset did not produce edgeattn-bench" >&2; return 1; }
 
-  ea_arm_build aarch64 aarch64-linux-gnu.cmake
+  # ON, not AUTO: a missing arm64 XNNPACK fails the configure instead of
+  # silently building (and skipping the tests of) a build without it.
+  ea_arm_xnnpack_root
+  ea_arm_build aarch64 aarch64-linux-gnu.cmake -DEA_WITH_XNNPACK=ON -DEA_XNNPACK_ROOT="$EA_ARM_XNNPACK_ROOT"
   local cpu
   for cpu in cortex-a53 cortex-a76; do
     header "arm: ctest build/aarch64 under QEMU_CPU=$cpu"
@@ -108,6 +155,9 @@ stage_arm() {
   header "arm: edgeattn-bench aarch64 vs host ref"
   ea_arm_bench_check aarch64 "cortex-a53:ref neon" "cortex-a76:neon neondot"
 
+  # No XNNPACK for armv7: Debian's armhf XNNPACK was not tried and is not in
+  # scope. EA_WITH_XNNPACK stays AUTO, which finds no armhf libXNNPACK (only
+  # EA_XNNPACK_ROOT would provide one), so the backend is compiled out there.
   ea_arm_build armv7 arm-linux-gnueabihf.cmake
   header "arm: ctest build/armv7 (qemu-arm -cpu cortex-a15)"
   ctest --test-dir "$ROOT/build/armv7" --output-on-failure --no-tests=error -j"$JOBS" \
