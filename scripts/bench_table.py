@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Google Benchmark JSON (kernels_bench) -> a Markdown table, one row per
+shape and one column per kernel path (stdlib only).
+
+  scripts/bench_table.py BENCH.json [more.json] --family mha_qs8 [--peak GFLOPS]
+      [--metric gflops|us] [--paths ref,avx2,avx512vnni,xnnpack]
+
+Cells are the median aggregate when the run used repetitions, else the
+single run: GFLOP/s (the GFLOPS counter) or microseconds (real time). With
+--peak, GFLOP/s cells also show the percentage of that peak.
+"""
+import argparse
+import json
+import sys
+
+UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def load(paths):
+    entries = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                entries += json.load(f)["benchmarks"]
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(f"bench_table: {path}: cannot read benchmark JSON ({e})")
+    return entries
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("json", nargs="+")
+    ap.add_argument("--family", required=True)
+    ap.add_argument("--metric", choices=["gflops", "us"], default="gflops")
+    ap.add_argument("--peak", type=float, help="GFLOP/s to express cells against")
+    ap.add_argument("--paths", help="column order (default: as found)")
+    args = ap.parse_args()
+
+    cells, shapes, paths = {}, [], []
+    for e in load(args.json):
+        if e.get("run_type") == "aggregate" and e.get("aggregate_name") != "median":
+            continue
+        parts = e["name"].split("/")
+        if parts[0] != args.family:
+            continue
+        path = parts[-1].removesuffix("_median")
+        shape = "/".join(parts[1:-1])
+        key = (shape, path)
+        if key in cells and e.get("run_type") != "aggregate":
+            continue  # keep the median when both are present
+        value = e.get("GFLOPS") if args.metric == "gflops" else e["real_time"] * UNIT_US[e["time_unit"]]
+        if value is None:
+            continue
+        cells[key] = value
+        if shape not in shapes:
+            shapes.append(shape)
+        if path not in paths:
+            paths.append(path)
+    if not cells:
+        sys.exit(f"bench_table: no '{args.family}' entries")
+    if args.paths:
+        paths = [p for p in args.paths.split(",") if any((s, p) in cells for s in shapes)]
+
+    unit = "GFLOP/s" if args.metric == "gflops" else "µs"
+    print(f"| {args.family} ({unit}) | " + " | ".join(paths) + " |")
+    print("| --- | " + " | ".join("---:" for _ in paths) + " |")
+    for shape in shapes:
+        row = []
+        for p in paths:
+            v = cells.get((shape, p))
+            if v is None:
+                row.append("–")
+            elif args.metric == "gflops" and args.peak:
+                row.append(f"{v:.1f} ({100 * v / args.peak:.0f} %)")
+            else:
+                row.append(f"{v:.1f}")
+        print(f"| {shape.replace('/', ', ')} | " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
