@@ -213,8 +213,170 @@ void qs8_pv_row__avx2(int n, int v_dim, const uint16_t* probs, const int8_t* v, 
   }
 }
 
+namespace {
+
+// Two query rows at a time: the same key (value) row loads and int16
+// widenings serve both rows. Same arithmetic per row as the one-row kernels.
+
+// scores0/1[j] = Q.K scores of rows q0/q1 for keys 0..n-1.
+void qs8_qk_rows2(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
+                  const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
+                  int32_t* scores1) {
+  const int kblocks = dim / 16;
+  const int d = 16 * kblocks;
+  uint32_t sum0 = 0, sum1 = 0;
+  for (int i = 0; i < d; ++i) {
+    sum0 += static_cast<uint32_t>(static_cast<int32_t>(q0[i]) - q_zp);
+    sum1 += static_cast<uint32_t>(static_cast<int32_t>(q1[i]) - q_zp);
+  }
+  const __m128i base0 = _mm_set1_epi32(static_cast<int32_t>(0u - static_cast<uint32_t>(k_zp) * sum0));
+  const __m128i base1 = _mm_set1_epi32(static_cast<int32_t>(0u - static_cast<uint32_t>(k_zp) * sum1));
+  const __m256i zq = _mm256_set1_epi16(static_cast<int16_t>(q_zp));
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const int8_t* k0 = k + static_cast<ptrdiff_t>(j) * k_stride;
+    const int8_t* k1 = k0 + k_stride;
+    const int8_t* k2 = k1 + k_stride;
+    const int8_t* k3 = k2 + k_stride;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    for (int b = 0; b < kblocks; ++b) {
+      const __m256i qa = _mm256_sub_epi16(load16_s16(q0 + 16 * b), zq);
+      const __m256i qb = _mm256_sub_epi16(load16_s16(q1 + 16 * b), zq);
+      const __m256i v0 = load16_s16(k0 + 16 * b), v1 = load16_s16(k1 + 16 * b);
+      const __m256i v2 = load16_s16(k2 + 16 * b), v3 = load16_s16(k3 + 16 * b);
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(qa, v0));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(qa, v1));
+      a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(qa, v2));
+      a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(qa, v3));
+      b0 = _mm256_add_epi32(b0, _mm256_madd_epi16(qb, v0));
+      b1 = _mm256_add_epi32(b1, _mm256_madd_epi16(qb, v1));
+      b2 = _mm256_add_epi32(b2, _mm256_madd_epi16(qb, v2));
+      b3 = _mm256_add_epi32(b3, _mm256_madd_epi16(qb, v3));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(scores0 + j),
+                     _mm_add_epi32(hsum4_s32(a0, a1, a2, a3), base0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(scores1 + j),
+                     _mm_add_epi32(hsum4_s32(b0, b1, b2, b3), base1));
+    if (d < dim) {
+      for (int t = 0; t < 4; ++t) {
+        const int8_t* kr = k0 + static_cast<ptrdiff_t>(t) * k_stride;
+        int32_t acc0 = 0, acc1 = 0;
+        for (int i = d; i < dim; ++i) {
+          acc0 += (q0[i] - q_zp) * (kr[i] - k_zp);
+          acc1 += (q1[i] - q_zp) * (kr[i] - k_zp);
+        }
+        scores0[j + t] += acc0;
+        scores1[j + t] += acc1;
+      }
+    }
+  }
+  if (j < n) {  // the last 1-3 keys, row by row
+    qs8_qk_row__avx2(n - j, dim, q0, q_zp, k + static_cast<ptrdiff_t>(j) * k_stride, k_stride,
+                     k_zp, scores0 + j);
+    qs8_qk_row__avx2(n - j, dim, q1, q_zp, k + static_cast<ptrdiff_t>(j) * k_stride, k_stride,
+                     k_zp, scores1 + j);
+  }
+}
+
+bool has_prob_one(int n, const uint16_t* probs) {
+  for (int j = 0; j < n; ++j) {
+    if (probs[j] == kProbOne) return true;
+  }
+  return false;
+}
+
+// out0/out1 = P.V of two probability rows over keys 0..n-1 (a shorter row is
+// zero-padded up to n by the caller). Neither row may hold kProbOne (32768
+// does not fit the int16 pairs of vpmaddwd; such rows take the one-row kernel).
+void qs8_pv_rows2(int n, int v_dim, const uint16_t* p0, const uint16_t* p1, const int8_t* v,
+                  int v_stride, int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
+                  int8_t* out0, int8_t* out1) {
+  uint32_t psum0 = 0, psum1 = 0;
+  for (int j = 0; j < n; ++j) {
+    psum0 += p0[j];
+    psum1 += p1[j];
+  }
+  const __m256i corr0 = _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(v_zp) * psum0));
+  const __m256i corr1 = _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(v_zp) * psum1));
+  const Rq8 rq = rq8_uniform(pv_mult, pv_shift);
+  const __m128i zp16 = _mm_set1_epi16(static_cast<int16_t>(out_zp));
+  int c = 0;
+  for (; c + 16 <= v_dim; c += 16) {
+    __m256i lo0 = _mm256_setzero_si256(), hi0 = lo0, lo1 = lo0, hi1 = lo0;
+    const int8_t* vp = v + c;
+    int j = 0;
+    for (; j + 2 <= n; j += 2, vp += 2 * static_cast<ptrdiff_t>(v_stride)) {
+      const __m256i r0 = load16_s16(vp);
+      const __m256i r1 = load16_s16(vp + v_stride);
+      const __m256i lo = _mm256_unpacklo_epi16(r0, r1), hi = _mm256_unpackhi_epi16(r0, r1);
+      uint32_t pair0, pair1;  // (p_j, p_j+1) as the int16 pairs vpmaddwd wants
+      std::memcpy(&pair0, p0 + j, sizeof(pair0));
+      std::memcpy(&pair1, p1 + j, sizeof(pair1));
+      const __m256i pp0 = _mm256_set1_epi32(static_cast<int32_t>(pair0));
+      const __m256i pp1 = _mm256_set1_epi32(static_cast<int32_t>(pair1));
+      lo0 = _mm256_add_epi32(lo0, _mm256_madd_epi16(lo, pp0));
+      hi0 = _mm256_add_epi32(hi0, _mm256_madd_epi16(hi, pp0));
+      lo1 = _mm256_add_epi32(lo1, _mm256_madd_epi16(lo, pp1));
+      hi1 = _mm256_add_epi32(hi1, _mm256_madd_epi16(hi, pp1));
+    }
+    if (j < n) {
+      const __m256i r0 = load16_s16(vp);
+      pv_add_one(r0, p0[j], &lo0, &hi0);
+      pv_add_one(r0, p1[j], &lo1, &hi1);
+    }
+    store8(out0 + c, add_zp_sat8(requantize_x8(_mm256_sub_epi32(_mm256_permute2x128_si256(lo0, hi0, 0x20), corr0), rq), zp16));
+    store8(out0 + c + 8, add_zp_sat8(requantize_x8(_mm256_sub_epi32(_mm256_permute2x128_si256(lo0, hi0, 0x31), corr0), rq), zp16));
+    store8(out1 + c, add_zp_sat8(requantize_x8(_mm256_sub_epi32(_mm256_permute2x128_si256(lo1, hi1, 0x20), corr1), rq), zp16));
+    store8(out1 + c + 8, add_zp_sat8(requantize_x8(_mm256_sub_epi32(_mm256_permute2x128_si256(lo1, hi1, 0x31), corr1), rq), zp16));
+  }
+  if (c < v_dim) {  // the last < 16 columns, row by row
+    qs8_pv_row__avx2(n, v_dim - c, p0, v + c, v_stride, v_zp, pv_mult, pv_shift, out_zp, out0 + c);
+    qs8_pv_row__avx2(n, v_dim - c, p1, v + c, v_stride, v_zp, pv_mult, pv_shift, out_zp, out1 + c);
+  }
+}
+
+// Second-row buffers of the two-row loop live on the stack (x86 targets run
+// on hosted OSes); rows with more keys go one at a time.
+constexpr int kPairMaxKv = 1024;
+
+}  // namespace
+
 void qs8_attention__avx2(const QS8AttentionArgs& a) {
-  for (int r = 0; r < a.q_len; ++r) {
+  alignas(32) int32_t scores1[kPairMaxKv];
+  alignas(32) uint16_t probs1[kPairMaxKv];
+  int r = 0;
+  if (a.kv_len <= kPairMaxKv) {
+    for (; r + 2 <= a.q_len; r += 2) {
+      const int n0 = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+      const int n1 = attention_row_limit(r + 1, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+      const int n = n0 > n1 ? n0 : n1;
+      const int8_t* q0 = a.q + static_cast<ptrdiff_t>(r) * a.q_stride;
+      int8_t* out0 = a.out + static_cast<ptrdiff_t>(r) * a.out_stride;
+      qs8_qk_rows2(n, a.head_dim, q0, q0 + a.q_stride, a.q_zp, a.k, a.k_stride, a.k_zp, a.scratch,
+                   scores1);
+      qs8_softmax_row__avx2(n0, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
+      qs8_softmax_row__avx2(n1, scores1, a.score_mult, a.score_shift, probs1);
+      if (has_prob_one(n0, a.prob_scratch) || has_prob_one(n1, probs1)) {
+        qs8_pv_row__avx2(n0, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                         a.pv_shift, a.out_zp, out0);
+        qs8_pv_row__avx2(n1, a.v_dim, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift,
+                         a.out_zp, out0 + a.out_stride);
+      } else {
+        // Keys a row does not attend to get probability 0: they add nothing.
+        for (int j = n0; j < n; ++j) a.prob_scratch[j] = 0;
+        for (int j = n1; j < n; ++j) probs1[j] = 0;
+        qs8_pv_rows2(n, a.v_dim, a.prob_scratch, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                     a.pv_shift, a.out_zp, out0, out0 + a.out_stride);
+      }
+      if (a.weights != nullptr) {
+        uint16_t* w0 = a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride;
+        write_weights_row(n0, a.kv_len, a.prob_scratch, w0);
+        write_weights_row(n1, a.kv_len, probs1, w0 + a.weights_stride);
+      }
+    }
+  }
+  for (; r < a.q_len; ++r) {
     const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
     qs8_qk_row__avx2(limit, a.head_dim, a.q + static_cast<ptrdiff_t>(r) * a.q_stride, a.q_zp, a.k,
                      a.k_stride, a.k_zp, a.scratch);
