@@ -70,7 +70,11 @@ inline void pv_add_one(__m256i row16, uint16_t p, __m256i* acc_lo, __m256i* acc_
 void qs8_qk_row__avx2(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                       int32_t k_zp, int32_t* scores) {
   const int kblocks = dim / 16;
-  const int d = 16 * kblocks;
+  const int d16 = 16 * kblocks;
+  // An 8-wide block after the 16-wide ones (head dims like 8 or 15): its
+  // upper int16 lanes are 0 on the key side, so q - zq there adds nothing.
+  const bool half = dim - d16 >= 8;
+  const int d = d16 + (half ? 8 : 0);
   uint32_t sum_q = 0;  // sum over the vector part of (q - zq)
   for (int i = 0; i < d; ++i) sum_q += static_cast<uint32_t>(static_cast<int32_t>(q[i]) - q_zp);
   const int32_t base = static_cast<int32_t>(0u - static_cast<uint32_t>(k_zp) * sum_q);
@@ -89,6 +93,13 @@ void qs8_qk_row__avx2(int n, int dim, const int8_t* q, int32_t q_zp, const int8_
       a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(qv, load16_s16(k2 + 16 * b)));
       a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(qv, load16_s16(k3 + 16 * b)));
     }
+    if (half) {
+      const __m256i qv = _mm256_sub_epi16(load8_s16(q + d16), zq);
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(qv, load8_s16(k0 + d16)));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(qv, load8_s16(k1 + d16)));
+      a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(qv, load8_s16(k2 + d16)));
+      a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(qv, load8_s16(k3 + d16)));
+    }
     const __m128i r = _mm_add_epi32(hsum4_s32(a0, a1, a2, a3), _mm_set1_epi32(base));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(scores + j), r);
     if (d < dim) {
@@ -106,6 +117,10 @@ void qs8_qk_row__avx2(int n, int dim, const int8_t* q, int32_t q_zp, const int8_
     for (int b = 0; b < kblocks; ++b) {
       const __m256i qv = _mm256_sub_epi16(load16_s16(q + 16 * b), zq);
       a = _mm256_add_epi32(a, _mm256_madd_epi16(qv, load16_s16(kr + 16 * b)));
+    }
+    if (half) {
+      a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_sub_epi16(load8_s16(q + d16), zq),
+                                                load8_s16(kr + d16)));
     }
     int32_t tail = 0;
     for (int i = d; i < dim; ++i) tail += (q[i] - q_zp) * (kr[i] - k_zp);
@@ -223,7 +238,9 @@ void qs8_qk_rows2(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_
                   const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
                   int32_t* scores1) {
   const int kblocks = dim / 16;
-  const int d = 16 * kblocks;
+  const int d16 = 16 * kblocks;
+  const bool half = dim - d16 >= 8;  // as in qs8_qk_row__avx2
+  const int d = d16 + (half ? 8 : 0);
   uint32_t sum0 = 0, sum1 = 0;
   for (int i = 0; i < d; ++i) {
     sum0 += static_cast<uint32_t>(static_cast<int32_t>(q0[i]) - q_zp);
@@ -245,6 +262,20 @@ void qs8_qk_rows2(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_
       const __m256i qb = _mm256_sub_epi16(load16_s16(q1 + 16 * b), zq);
       const __m256i v0 = load16_s16(k0 + 16 * b), v1 = load16_s16(k1 + 16 * b);
       const __m256i v2 = load16_s16(k2 + 16 * b), v3 = load16_s16(k3 + 16 * b);
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(qa, v0));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(qa, v1));
+      a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(qa, v2));
+      a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(qa, v3));
+      b0 = _mm256_add_epi32(b0, _mm256_madd_epi16(qb, v0));
+      b1 = _mm256_add_epi32(b1, _mm256_madd_epi16(qb, v1));
+      b2 = _mm256_add_epi32(b2, _mm256_madd_epi16(qb, v2));
+      b3 = _mm256_add_epi32(b3, _mm256_madd_epi16(qb, v3));
+    }
+    if (half) {
+      const __m256i qa = _mm256_sub_epi16(load8_s16(q0 + d16), zq);
+      const __m256i qb = _mm256_sub_epi16(load8_s16(q1 + d16), zq);
+      const __m256i v0 = load8_s16(k0 + d16), v1 = load8_s16(k1 + d16);
+      const __m256i v2 = load8_s16(k2 + d16), v3 = load8_s16(k3 + d16);
       a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(qa, v0));
       a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(qa, v1));
       a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(qa, v2));

@@ -141,6 +141,10 @@ static inline __m128i load16(const int8_t* p) { return _mm_loadu_si128(reinterpr
 static inline __m256i load32(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 // 16 int8 -> 16 int16
 static inline __m256i load16_s16(const int8_t* p) { return _mm256_cvtepi8_epi16(load16(p)); }
+// 8 int8 -> int16 lanes 0-7; lanes 8-15 are 0 (reads 8 bytes only).
+static inline __m256i load8_s16(const int8_t* p) {
+  return _mm256_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
 
 }  // namespace avx2
 }  // namespace kernels
