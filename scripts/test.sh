@@ -21,6 +21,43 @@ header() {
   printf '\n=== %s ===\n' "$*"
 }
 
+# Shared by the x86 and arm stages: edgeattn-bench output hashes of the
+# bundled int8 models on another machine (qemu) against build/host's ref path.
+# (Float models are not compared: libm's expf/tanhf differ in the last bit
+# between architectures, so float results match within a tolerance only.)
+#
+#   ea_bench_hashes_match <label> <model dir> <bench command...>
+#
+# converts models/{transformer,bahdanau,pooling} to <model dir>/<name>_int8.eatn
+# with build/host's converter, then for each model runs
+# `<bench command...> MODEL --warmup 0 --iters 1` and compares its "layer hash"
+# lines with `build/host/bench/edgeattn-bench MODEL --path ref`.
+ea_bench_hashes_match() {
+  local label=$1 dir=$2; shift 2
+  local model want got
+  mkdir -p "$dir"
+  for model in transformer bahdanau pooling; do
+    "$ROOT/build/host/converter/edgeattn-convert" convert \
+      --weights "$ROOT/models/$model/weights.safetensors" --spec "$ROOT/models/$model/spec.json" \
+      --calib "$ROOT/models/$model/calib.npz" --dtype int8 -o "$dir/${model}_int8.eatn" > /dev/null
+    want=$("$ROOT/build/host/bench/edgeattn-bench" "$dir/${model}_int8.eatn" --path ref \
+             --warmup 0 --iters 1 | ea_bench_hash_lines)
+    [[ -n $want ]] || { echo "$label: no hashes from the host bench" >&2; return 1; }
+    got=$("$@" "$dir/${model}_int8.eatn" --warmup 0 --iters 1 | ea_bench_hash_lines)
+    if [[ $got != "$want" ]]; then
+      echo "$label: ${model}_int8 differs from the host ref path:" >&2
+      diff <(echo "$want") <(echo "$got") >&2 || true
+      return 1
+    fi
+    echo "$label: ${model}_int8: hashes equal the host ref path"
+  done
+}
+
+# "layer hash" lines of edgeattn-bench's table (last column = output hash).
+ea_bench_hash_lines() {
+  awk '$2 ~ /^(mha|additive|pooling)$/ { print $1, $NF }'
+}
+
 # Debian packages for every stage that will run.
 stage_deps() {
   header "deps: Debian packages"

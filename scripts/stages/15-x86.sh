@@ -36,7 +36,7 @@ stage_x86() {
     cmake --build "$b" -j"$JOBS"
   fi
   for path in avxvnni avx512vnni; do
-    if ea_x86_has_path $path; then paths+=($path); else echo "x86: this CPU cannot run $path (checked by emulation only)"; fi
+    if ea_x86_has_path "$path"; then paths+=("$path"); else echo "x86: this CPU cannot run $path (checked by emulation only)"; fi
   done
 
   # The host stage already ran the whole suite on the best path of this CPU,
@@ -68,23 +68,6 @@ stage_x86() {
   "${EA_X86_QEMU[@]}" "$b/tests/kernels/vnni_emu_check"
 
   header "x86: edgeattn-bench int8 hashes, avx2 under qemu vs native ref"
-  local dir="$b/x86-bench" model want got
-  mkdir -p "$dir"
-  for model in transformer_int8 bahdanau_int8 pooling_int8; do
-    local src=${model%_*} dtype=${model##*_}
-    "$b/converter/edgeattn-convert" convert \
-      --weights "$ROOT/models/$src/weights.safetensors" --spec "$ROOT/models/$src/spec.json" \
-      --calib "$ROOT/models/$src/calib.npz" --dtype "$dtype" -o "$dir/$model.eatn" > /dev/null
-    want=$("$b/bench/edgeattn-bench" "$dir/$model.eatn" --path ref --warmup 0 --iters 1 |
-           awk '$2 ~ /^(mha|additive|pooling)$/ { print $1, $NF }')
-    [[ -n $want ]] || { echo "x86: no hashes from host bench" >&2; return 1; }
-    got=$("${EA_X86_QEMU[@]}" "$b/bench/edgeattn-bench" "$dir/$model.eatn" --path avx2 --warmup 0 --iters 1 |
-          awk '$2 ~ /^(mha|additive|pooling)$/ { print $1, $NF }')
-    if [[ $got != "$want" ]]; then
-      echo "x86: $model avx2 under qemu differs from native ref" >&2
-      diff <(echo "$want") <(echo "$got") >&2 || true
-      return 1
-    fi
-    echo "x86: $model path=avx2 (qemu -cpu max): hashes equal native ref"
-  done
+  ea_bench_hashes_match "x86: avx2 under qemu -cpu max" "$b/x86-bench" \
+    "${EA_X86_QEMU[@]}" "$b/bench/edgeattn-bench" --path avx2
 }

@@ -90,40 +90,18 @@ ea_arm_build() {
 }
 
 # ea_arm_bench_check <build name> <cpu:paths...>: every layer's output hash of
-# the bundled int8 models, per kernel path, equals the host's ref path. (Float
-# models are not compared: libm's expf/tanhf differ in the last bit between
-# architectures, so float results match within a tolerance, not bit for bit.)
+# the bundled int8 models, per CPU model and kernel path, equals the host's ref path.
 ea_arm_bench_check() {
   local name=$1; shift
-  local bench="$ROOT/build/$name/bench/edgeattn-bench" host_bench="$ROOT/build/host/bench/edgeattn-bench"
-  local dir="$ROOT/build/$name/arm-bench" model want got path cpu cpu_paths
-  mkdir -p "$dir"
-  for model in transformer_int8 bahdanau_int8 pooling_int8; do
-    local src=${model%_*} dtype=${model##*_}
-    "$ROOT/build/host/converter/edgeattn-convert" convert \
-      --weights "$ROOT/models/$src/weights.safetensors" --spec "$ROOT/models/$src/spec.json" \
-      --calib "$ROOT/models/$src/calib.npz" --dtype "$dtype" -o "$dir/$model.eatn" > /dev/null
-    want=$("$host_bench" "$dir/$model.eatn" --path ref --warmup 0 --iters 1 | ea_arm_hashes)
-    [[ -n $want ]] || { echo "arm: no hashes from host bench" >&2; return 1; }
-    for cpu_paths in "$@"; do
-      cpu=${cpu_paths%%:*}
-      for path in ${cpu_paths#*:}; do
-        got=$(QEMU_CPU=$cpu "${EA_ARM_QEMU[@]}" "$bench" "$dir/$model.eatn" --path "$path" \
-                --warmup 0 --iters 1 | ea_arm_hashes)
-        if [[ $got != "$want" ]]; then
-          echo "arm: $name $model path $path (cpu $cpu) differs from host ref:" >&2
-          diff <(echo "$want") <(echo "$got") >&2 || true
-          return 1
-        fi
-        echo "arm: $name $model path=$path cpu=$cpu: hashes equal host ref"
-      done
+  local cpu_paths cpu path
+  for cpu_paths in "$@"; do
+    cpu=${cpu_paths%%:*}
+    for path in ${cpu_paths#*:}; do
+      QEMU_CPU=$cpu ea_bench_hashes_match "arm: $name path=$path cpu=$cpu" \
+        "$ROOT/build/$name/arm-bench" "${EA_ARM_QEMU[@]}" "$ROOT/build/$name/bench/edgeattn-bench" \
+        --path "$path" || return
     done
   done
-}
-
-# "layer hash" lines of edgeattn-bench's table (last column = output hash).
-ea_arm_hashes() {
-  awk '$2 ~ /^(mha|additive|pooling)$/ { print $1, $NF }'
 }
 
 stage_arm() {

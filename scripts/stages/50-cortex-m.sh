@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Stage cortex-m: bare-metal Cortex-M firmware under qemu-system-arm on two
 # boards, mps2-an386 (Cortex-M4F) and mps3-an547 (Cortex-M55 + Helium).
 # See targets/cortex-m/README.md. Per board: build/cortex-m/<board>, CTest:
