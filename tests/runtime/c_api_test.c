@@ -191,7 +191,42 @@ static void test_model(const char* path) {
   CHECK(ea_model_error(&model)[0] != '\0', "%s: empty error", path);
 }
 
+/* The optional XNNPACK backend through the C API. Runs first: the "not
+ * initialized" answer is only observable before ea_xnnpack_initialize. */
+static void test_xnnpack(void) {
+  static ea_model model;
+  static ea_interpreter interp;
+  const size_t size = read_file(EA_FIXTURE_INT8);
+  const int built = ea_xnnpack_built();
+  size_t plan;
+  ea_status s;
+  CHECK(size > 0, "cannot read %s", EA_FIXTURE_INT8);
+  CHECK(ea_model_load(&model, g_file, size) == EA_OK, "xnnpack: load: %s", ea_model_error(&model));
+  plan = ea_model_arena_bytes(&model);
+  CHECK(ea_interpreter_init(&interp, &model, g_arena, plan) == EA_OK, "xnnpack: init");
+  s = ea_interpreter_use_xnnpack(&interp);
+  CHECK(s == (built ? EA_NOT_READY : EA_UNSUPPORTED), "xnnpack: before initialize: %s",
+        ea_status_string(s));
+  CHECK(ea_interpreter_error(&interp)[0] != '\0', "xnnpack: empty error");
+  s = ea_xnnpack_initialize();
+  CHECK(s == (built ? EA_OK : EA_UNSUPPORTED), "xnnpack: initialize: %s", ea_status_string(s));
+  CHECK(ea_interpreter_use_xnnpack(NULL) == EA_INVALID_ARGUMENT, "xnnpack: null interpreter");
+  CHECK(ea_interpreter_xnnpack_bytes(NULL) == 0, "xnnpack: bytes of null");
+  if (!built) return;
+  /* No room after the plan: even the operator table does not fit. */
+  s = ea_interpreter_use_xnnpack(&interp);
+  CHECK(s == EA_ARENA_TOO_SMALL, "xnnpack: plan-sized arena: %s", ea_status_string(s));
+  CHECK(ea_interpreter_xnnpack_bytes(&interp) == 0, "xnnpack: bytes after a failure");
+  CHECK(ea_interpreter_init(&interp, &model, g_arena, sizeof(g_arena)) == EA_OK, "xnnpack: init 2");
+  s = ea_interpreter_use_xnnpack(&interp);
+  CHECK(s == EA_OK, "xnnpack: %s: %s", ea_status_string(s), ea_interpreter_error(&interp));
+  CHECK(ea_interpreter_xnnpack_bytes(&interp) > 0 &&
+            ea_interpreter_xnnpack_bytes(&interp) <= sizeof(g_arena) - plan,
+        "xnnpack: %zu bytes", ea_interpreter_xnnpack_bytes(&interp));
+}
+
 int main(void) {
+  test_xnnpack();
   test_model(EA_FIXTURE_INT8);
   test_model(EA_FIXTURE_F32);
   CHECK(ea_status_string(EA_OK) != NULL, "status string");
