@@ -198,8 +198,16 @@ Status build(const Model& model, uint8_t* region, size_t bytes, const void** tab
       const fb::Linear* l = linears[j];
       if (l == nullptr || l->requant() == nullptr || l->output() == nullptr) continue;  // float
       if (l->in_features() % 16 != 0) continue;
-      s = create_op(fbm, l, &table->ops[table->count], error);
-      if (s == Status::kOk) ++table->count;
+      const Status created = create_op(fbm, l, &table->ops[table->count], error);
+      if (created == Status::kOk) {
+        ++table->count;
+      } else if (created == Status::kArenaTooSmall || bump.failed) {
+        s = Status::kArenaTooSmall;
+      } else {
+        // XNNPACK declined this projection (e.g. a scale outside its
+        // supported range): the runtime's kernels keep running it.
+        error.Clear();
+      }
     }
   }
   g_bump = nullptr;

@@ -32,7 +32,8 @@ Status initialize(ErrorMessage& error);
 // [region, region + bytes). Eligible: int8 with in_features % 16 == 0 (then
 // the canonical row stride equals in_features, so XNNPACK reads the file's
 // weights as they are, and no XNNPACK micro-kernel reads past an input row).
-// Others keep the runtime's kernels. On success *table points into the region
+// Others, and any XNNPACK declines to create (unsupported scale), keep the
+// runtime's kernels. On success *table points into the region
 // and *used_bytes says how much of it the backend took.
 Status build(const Model& model, uint8_t* region, size_t bytes, const void** table,
              size_t* used_bytes, int* num_ops, ErrorMessage& error);
