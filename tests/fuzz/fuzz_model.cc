@@ -2,8 +2,9 @@
 //
 // The input is a model file, optionally followed by a 16-byte trailer that
 // picks the run lengths, the kv_valid_len, whether attention weights are
-// requested, NaN/Inf injection and the seed of the layer inputs (a whole
-// file that loads as is takes these from a hash of its bytes). Models that need more than kMaxArena bytes at the capped
+// requested, NaN/Inf injection, the XNNPACK backend (when built) and the seed
+// of the layer inputs (a whole file that loads as is takes these from a hash
+// of its bytes). Models that need more than kMaxArena bytes at the capped
 // lengths are loaded and verified but not run, so huge declared dimensions
 // cannot make the fuzzer itself run out of memory or time.
 #include <cstddef>
@@ -20,6 +21,7 @@ namespace {
 constexpr size_t kMaxArena = 4u << 20;   // skip models needing more at the capped lengths
 constexpr size_t kMaxIo = 4u << 20;      // bytes of inputs + outputs per run
 constexpr int kMaxLen = 8;               // run lengths are 1..kMaxLen
+constexpr size_t kXnnpackTail = 2u << 20;  // arena after the plan for XNNPACK (when built)
 
 struct AlignedCopy {
   void* p = nullptr;
@@ -93,10 +95,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int kv_cap = 1 + trailer[1] % kMaxLen;
   const size_t need = model.ArenaBytesFor(q_cap, kv_cap);
   if (need > kMaxArena) return 0;
-  void* arena = std::aligned_alloc(64, (need + 63) / 64 * 64 + 64);
+  // Trailer bit: int8 projections through the XNNPACK backend (when built),
+  // with its operators and packed weights in the arena after the plan.
+  static const bool xnnpack = edgeattn::XnnpackBuilt() &&
+                              edgeattn::XnnpackInitialize() == edgeattn::Status::kOk;
+  const bool use_xnnpack = xnnpack && (trailer[6] & 4) != 0;
+  const size_t arena_bytes = need + (use_xnnpack ? kXnnpackTail : 0);
+  void* arena = std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64 + 64);
   edgeattn::Interpreter interp;
-  s = interp.Init(&model, arena, need, q_cap, kv_cap);
+  s = interp.Init(&model, arena, arena_bytes, q_cap, kv_cap);
   if (s != edgeattn::Status::kOk) Die("Init", interp.error());  // ArenaBytesFor promised enough
+  if (use_xnnpack) {
+    s = interp.UseXnnpack();  // too small a tail for huge weights is a valid answer
+    if (s != edgeattn::Status::kOk && s != edgeattn::Status::kArenaTooSmall) Die("UseXnnpack", interp.error());
+  }
   uint64_t seed = 0;
   std::memcpy(&seed, trailer + 8, 8);
   std::vector<uint8_t> q, k, v, out, w;
