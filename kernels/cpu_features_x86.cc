@@ -26,11 +26,12 @@ const KernelTable kAvx2Table = {
     qs8_additive__avx2,  EA_F32_KERNEL(f32_additive__avx2),
 };
 
-// AVX-VNNI changes only the int8 linear accumulation; the rest is avx2.
+// AVX-VNNI changes the int8 linear accumulation and the two-row Q.K step of
+// the attention; the rest is avx2.
 const KernelTable kAvxVnniTable = {
     KernelPath::kAvxVnni, "avxvnni",
     qs8_linear__avxvnni,  EA_F32_KERNEL(f32_linear__avx2),
-    qs8_attention__avx2,  EA_F32_KERNEL(f32_attention__avx2),
+    qs8_attention__avxvnni, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,   EA_F32_KERNEL(f32_additive__avx2),
 };
 
@@ -38,7 +39,7 @@ const KernelTable kAvxVnniTable = {
 const KernelTable kAvx512VnniTable = {
     KernelPath::kAvx512Vnni, "avx512vnni",
     qs8_linear__avx512vnni,  EA_F32_KERNEL(f32_linear__avx2),
-    qs8_attention__avx2,     EA_F32_KERNEL(f32_attention__avx2),
+    qs8_attention__avx512vnni, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,      EA_F32_KERNEL(f32_additive__avx2),
 };
 

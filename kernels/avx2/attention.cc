@@ -228,15 +228,13 @@ void qs8_pv_row__avx2(int n, int v_dim, const uint16_t* probs, const int8_t* v, 
   }
 }
 
-namespace {
-
 // Two query rows at a time: the same key (value) row loads and int16
 // widenings serve both rows. Same arithmetic per row as the one-row kernels.
 
 // scores0/1[j] = Q.K scores of rows q0/q1 for keys 0..n-1.
-void qs8_qk_rows2(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
-                  const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
-                  int32_t* scores1) {
+void qs8_qk_rows2__avx2(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
+                        const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
+                        int32_t* scores1) {
   const int kblocks = dim / 16;
   const int d16 = 16 * kblocks;
   const bool half = dim - d16 >= 8;  // as in qs8_qk_row__avx2
@@ -310,6 +308,8 @@ void qs8_qk_rows2(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_
   }
 }
 
+namespace {
+
 bool has_prob_one(int n, const uint16_t* probs) {
   for (int j = 0; j < n; ++j) {
     if (probs[j] == kProbOne) return true;
@@ -373,7 +373,9 @@ constexpr int kPairMaxKv = 1024;
 
 }  // namespace
 
-void qs8_attention__avx2(const QS8AttentionArgs& a) {
+void qs8_attention__avx2(const QS8AttentionArgs& a) { qs8_attention_with__avx2(qs8_qk_rows2__avx2, a); }
+
+void qs8_attention_with__avx2(Qs8QkRows2Fn qk_rows2, const QS8AttentionArgs& a) {
   alignas(32) int32_t scores1[kPairMaxKv];
   alignas(32) uint16_t probs1[kPairMaxKv];
   int r = 0;
@@ -384,8 +386,8 @@ void qs8_attention__avx2(const QS8AttentionArgs& a) {
       const int n = n0 > n1 ? n0 : n1;
       const int8_t* q0 = a.q + static_cast<ptrdiff_t>(r) * a.q_stride;
       int8_t* out0 = a.out + static_cast<ptrdiff_t>(r) * a.out_stride;
-      qs8_qk_rows2(n, a.head_dim, q0, q0 + a.q_stride, a.q_zp, a.k, a.k_stride, a.k_zp, a.scratch,
-                   scores1);
+      qk_rows2(n, a.head_dim, q0, q0 + a.q_stride, a.q_zp, a.k, a.k_stride, a.k_zp, a.scratch,
+               scores1);
       qs8_softmax_row__avx2(n0, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
       qs8_softmax_row__avx2(n1, scores1, a.score_mult, a.score_shift, probs1);
       if (has_prob_one(n0, a.prob_scratch) || has_prob_one(n1, probs1)) {

@@ -30,6 +30,17 @@ void qs8_pv_row__avx2(int n, int v_dim, const uint16_t* probs, const int8_t* v, 
                       int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 void f32_pv_row__avx2(int n, int v_dim, const float* p, const float* v, int v_stride, float* out);
 
+// scores0/1[j] = Q.K scores of query rows q0/q1 against keys 0..n-1 (the
+// two-row step of the attention driver; same contract as qs8_qk_row).
+using Qs8QkRows2Fn = void (*)(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
+                              const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
+                              int32_t* scores1);
+void qs8_qk_rows2__avx2(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
+                        const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
+                        int32_t* scores1);
+// The attention driver with a chosen two-row Q.K step (avx2 or VNNI).
+void qs8_attention_with__avx2(Qs8QkRows2Fn qk_rows2, const QS8AttentionArgs& a);
+
 // acc[r][n] = sum_{k < 16*kblocks} w[n][k] * x_r[k] (+ the block at 16*kblocks
 // against xtail_r[0..16) if xtail is non-null), n < n_out, r < rows (1 to 4):
 // x_r = x + r * x_stride, xtail_r = xtail + 16 r, acc_r = acc + r * acc_stride.
@@ -53,6 +64,10 @@ void qs8_linear__avxvnni(int rows, int out_features, int in_features, const int8
                          int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
                          const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
                          int8_t* y, int y_stride);
+void qs8_qk_rows2__avxvnni(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
+                        const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
+                        int32_t* scores1);
+void qs8_attention__avxvnni(const QS8AttentionArgs& a);
 
 // -------------------------------------------------------------- avx512vnni 
 // avx512vnni.cc (avxvnni.cc with EVEX VPDPBUSD, -mavx512vnni -mavx512vl): only
@@ -64,6 +79,10 @@ void qs8_linear__avx512vnni(int rows, int out_features, int in_features, const i
                          int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
                          const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
                          int8_t* y, int y_stride);
+void qs8_qk_rows2__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
+                        const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
+                        int32_t* scores1);
+void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
 
 }  // namespace kernels
 }  // namespace edgeattn

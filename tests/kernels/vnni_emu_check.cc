@@ -1,4 +1,4 @@
-// Off-target check of the AVX-VNNI int8 linear path (avxvnni.cc) on CPUs
+// Off-target check of the AVX-VNNI int8 linear and attention paths (avxvnni.cc) on CPUs
 // without AVX-VNNI (this x86 host, qemu-x86_64 TCG): avxvnni.cc is compiled
 // into this program with VPDPBUSD replaced by an exact AVX2 emulation, under
 // renamed symbols, and compared bit for bit with qs8_linear__ref on random
@@ -33,6 +33,8 @@ static inline __m256i emu_dpbusd(__m256i acc, __m256i a, __m256i b) {
 #define _mm256_dpbusd_avx_epi32 emu_dpbusd
 #define qs8_linear_acc__avxvnni qs8_linear_acc__avxvnni_emu
 #define qs8_linear__avxvnni qs8_linear__avxvnni_emu
+#define qs8_qk_rows2__avxvnni qs8_qk_rows2__avxvnni_emu
+#define qs8_attention__avxvnni qs8_attention__avxvnni_emu
 #include "avx2/avxvnni.cc"  // NOLINT(build/include): the real kernel, VPDPBUSD emulated
 
 #include "edgeattn/kernels/quantize_multiplier.h"
@@ -100,5 +102,53 @@ int main() {
     ++cases;
   }
   std::printf("avxvnni (emulated VPDPBUSD) qs8_linear == ref on %d random cases\n", cases);
+
+  // Attention (the VNNI Q.K step inside the avx2 driver): head dims around
+  // the 32-byte blocks, both masks, random zero points and sharpness.
+  const int kHeadDims[] = {1, 8, 15, 16, 31, 32, 33, 48, 63, 64, 65, 96, 128};
+  int attn_cases = 0;
+  for (int seed = 0; seed < 300; ++seed) {
+    ek::QS8AttentionArgs a = {};
+    a.q_len = uni(1, 9);
+    a.kv_len = uni(0, 3) ? uni(1, 70) : uni(1, 1100);
+    a.head_dim = kHeadDims[uni(0, 12)];
+    a.v_dim = uni(0, 1) ? a.head_dim : uni(1, 40);
+    a.q_stride = a.head_dim + uni(0, 9);
+    a.k_stride = a.head_dim + uni(0, 9);
+    a.v_stride = a.v_dim + uni(0, 9);
+    a.q_zp = uni(-128, 127);
+    a.k_zp = uni(-128, 127);
+    a.v_zp = uni(-128, 127);
+    a.out_zp = uni(-128, 127);
+    const double sharp = std::exp(std::uniform_real_distribution<double>(std::log(1e-2), std::log(1e4))(rng));
+    if (!ek::quantize_multiplier(sharp / (std::sqrt(a.head_dim) * 128.0 * 128.0) * 65536.0,
+                                 &a.score_mult, &a.score_shift)) return 2;
+    if (!ek::quantize_multiplier(1.0 / 32768.0, &a.pv_mult, &a.pv_shift)) return 2;
+    a.causal = uni(0, 1) != 0;
+    a.causal_offset = a.kv_len - a.q_len;
+    a.kv_valid_len = uni(0, 1) ? a.kv_len : uni(0, a.kv_len);
+    std::vector<int8_t> q(static_cast<size_t>(a.q_len) * a.q_stride), k(static_cast<size_t>(a.kv_len) * a.k_stride),
+        v(static_cast<size_t>(a.kv_len) * a.v_stride);
+    for (auto* t : {&q, &k, &v}) for (auto& x : *t) x = static_cast<int8_t>(uni(-128, 127));
+    a.q = q.data(); a.k = k.data(); a.v = v.data();
+    a.out_stride = a.v_dim;
+    a.weights_stride = a.kv_len;
+    std::vector<int32_t> scratch(a.kv_len);
+    std::vector<uint16_t> probs(a.kv_len);
+    a.scratch = scratch.data();
+    a.prob_scratch = probs.data();
+    std::vector<int8_t> want(static_cast<size_t>(a.q_len) * a.out_stride), got(want.size());
+    std::vector<uint16_t> want_w(static_cast<size_t>(a.q_len) * a.kv_len), got_w(want_w.size());
+    a.out = want.data(); a.weights = want_w.data();
+    ek::qs8_attention__ref(a);
+    a.out = got.data(); a.weights = got_w.data();
+    ek::qs8_attention__avxvnni_emu(a);
+    if (got != want || got_w != want_w) {
+      std::printf("ATTENTION MISMATCH seed %d q %d kv %d hd %d\n", seed, a.q_len, a.kv_len, a.head_dim);
+      return 1;
+    }
+    ++attn_cases;
+  }
+  std::printf("avxvnni (emulated VPDPBUSD) qs8_attention == ref on %d random cases\n", attn_cases);
   return 0;
 }
