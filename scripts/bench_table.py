@@ -3,14 +3,17 @@
 shape and one column per kernel path (stdlib only).
 
   scripts/bench_table.py BENCH.json [more.json] --family mha_qs8 [--peak GFLOPS]
-      [--metric gflops|us] [--paths ref,avx2,avx512vnni,xnnpack]
+      [--metric gflops|us] [--stat median|best] [--paths ref,avx2,avx512vnni,xnnpack]
 
-Cells are the median aggregate when the run used repetitions, else the
-single run: GFLOP/s (the GFLOPS counter) or microseconds (real time). With
---peak, GFLOP/s cells also show the percentage of that peak.
+Cells are GFLOP/s (the GFLOPS counter) or microseconds (real time) of each
+benchmark: --stat median (default) takes the median aggregate (or the median
+of the repetitions), --stat best the best repetition (needs the repetitions in
+the JSON, i.e. a run without --benchmark_report_aggregates_only). With --peak,
+GFLOP/s cells also show the percentage of that peak.
 """
 import argparse
 import json
+import statistics
 import sys
 
 UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
@@ -33,29 +36,40 @@ def main():
     ap.add_argument("--family", required=True)
     ap.add_argument("--metric", choices=["gflops", "us"], default="gflops")
     ap.add_argument("--peak", type=float, help="GFLOP/s to express cells against")
+    ap.add_argument("--stat", choices=["median", "best"], default="median")
     ap.add_argument("--paths", help="column order (default: as found)")
     args = ap.parse_args()
 
-    cells, shapes, paths = {}, [], []
+    runs, medians, shapes, paths = {}, {}, [], []
     for e in load(args.json):
-        if e.get("run_type") == "aggregate" and e.get("aggregate_name") != "median":
-            continue
         parts = e["name"].split("/")
         if parts[0] != args.family:
             continue
+        aggregate = e.get("run_type") == "aggregate"
+        if aggregate and e.get("aggregate_name") != "median":
+            continue
         path = parts[-1].removesuffix("_median")
         shape = "/".join(parts[1:-1])
-        key = (shape, path)
-        if key in cells and e.get("run_type") != "aggregate":
-            continue  # keep the median when both are present
         value = e.get("GFLOPS") if args.metric == "gflops" else e["real_time"] * UNIT_US[e["time_unit"]]
         if value is None:
             continue
-        cells[key] = value
+        if aggregate:
+            medians[(shape, path)] = value
+        else:
+            runs.setdefault((shape, path), []).append(value)
         if shape not in shapes:
             shapes.append(shape)
         if path not in paths:
             paths.append(path)
+    cells = {}
+    for key in set(runs) | set(medians):
+        if args.stat == "best" and key in runs:
+            cells[key] = max(runs[key]) if args.metric == "gflops" else min(runs[key])
+        elif args.stat == "best":
+            sys.exit("bench_table: --stat best needs the repetitions (run without "
+                     "--benchmark_report_aggregates_only)")
+        else:
+            cells[key] = medians[key] if key in medians else statistics.median(runs[key])
     if not cells:
         sys.exit(f"bench_table: no '{args.family}' entries")
     if args.paths:
