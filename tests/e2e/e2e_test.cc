@@ -37,20 +37,6 @@ using edgeattn::Status;
 
 namespace {
 
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s + ",") {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return out;
-}
-
 struct Param {
   std::string model;  // transformer, bahdanau, pooling
   std::string dtype;  // int8, f32
@@ -60,7 +46,7 @@ void PrintTo(const Param& p, std::ostream* os) { *os << p.model << "_" << p.dtyp
 
 std::vector<Param> Params() {
   std::vector<Param> out;
-  for (const std::string& m : Split(EA_BUNDLED_MODELS)) {
+  for (const std::string& m : eatest::SplitCommaList(EA_BUNDLED_MODELS)) {
     out.push_back({m, "int8"});
     out.push_back({m, "f32"});
   }
@@ -275,7 +261,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(E2E);
 TEST(E2EModels, BundledModelsPresent) {
   // All three bundled models are expected; configure-time detection means cmake
   // must be re-run after models/ is populated.
-  const std::vector<std::string> have = Split(EA_BUNDLED_MODELS);
+  const std::vector<std::string> have = eatest::SplitCommaList(EA_BUNDLED_MODELS);
   for (const char* m : {"transformer", "bahdanau", "pooling"}) {
     if (std::find(have.begin(), have.end(), m) == have.end()) {
       ADD_FAILURE() << "models/" << m << " was not found at configure time: its e2e tests did not run";

@@ -25,6 +25,7 @@
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/ref.h"
+#include "random_arrays.h"
 #include "test_models.h"
 
 namespace {
@@ -44,13 +45,9 @@ struct RandomModel {
   std::string description;
 };
 
-cv::Array RandomArray(Rng& rng, std::vector<size_t> shape, double sd) {
-  cv::Array a;
-  a.dtype = "F32";
-  a.shape = std::move(shape);
-  a.data.resize(a.numel());
-  for (double& v : a.data) v = rng.normal() * sd;
-  return a;
+// Safetensors-style dtype name for the weights; calibration entries become "<f4" below.
+cv::Array RandomTensor(Rng& rng, std::vector<size_t> shape, double sd) {
+  return eatest::RandomArray(rng, std::move(shape), sd, "F32");
 }
 
 cv::Array ValidLens(Rng& rng, size_t n, int lk) {
@@ -89,24 +86,24 @@ RandomModel MakeRandomModel(uint64_t seed) {
            << "\"prefix\": \"" << p << "\", \"embed_dim\": " << e << ", \"num_heads\": " << heads
            << ", \"cross\": " << (cross ? "true" : "false") << ", \"mask\": \"" << mask << "\"";
       if (rng.next() % 2) spec << ", \"scale\": " << 0.05 + 0.5 * (rng.next() % 100) / 100.0;
-      m.weights[p + "out_proj.weight"] = RandomArray(rng, {size_t(e), size_t(e)}, wsd);
-      m.weights[p + "out_proj.bias"] = RandomArray(rng, {size_t(e)}, 0.1);
-      m.weights[p + "in_proj_bias"] = RandomArray(rng, {size_t(3 * e)}, 0.1);
+      m.weights[p + "out_proj.weight"] = RandomTensor(rng, {size_t(e), size_t(e)}, wsd);
+      m.weights[p + "out_proj.bias"] = RandomTensor(rng, {size_t(e)}, 0.1);
+      m.weights[p + "in_proj_bias"] = RandomTensor(rng, {size_t(3 * e)}, 0.1);
       if (cross) {
         const int kd = rng.uniform_int(1, 13), vd = rng.uniform_int(1, 13);
         spec << ", \"kdim\": " << kd << ", \"vdim\": " << vd << ", \"max_q_len\": " << lq
              << ", \"max_kv_len\": " << lk << "}";
-        m.weights[p + "q_proj_weight"] = RandomArray(rng, {size_t(e), size_t(e)}, wsd);
-        m.weights[p + "k_proj_weight"] = RandomArray(rng, {size_t(e), size_t(kd)}, wsd);
-        m.weights[p + "v_proj_weight"] = RandomArray(rng, {size_t(e), size_t(vd)}, wsd);
-        m.calib[name + ".query"] = RandomArray(rng, {n, size_t(lq), size_t(e)}, 1.0);
-        m.calib[name + ".key"] = RandomArray(rng, {n, size_t(lk), size_t(kd)}, 1.0);
-        m.calib[name + ".value"] = RandomArray(rng, {n, size_t(lk), size_t(vd)}, 1.0);
+        m.weights[p + "q_proj_weight"] = RandomTensor(rng, {size_t(e), size_t(e)}, wsd);
+        m.weights[p + "k_proj_weight"] = RandomTensor(rng, {size_t(e), size_t(kd)}, wsd);
+        m.weights[p + "v_proj_weight"] = RandomTensor(rng, {size_t(e), size_t(vd)}, wsd);
+        m.calib[name + ".query"] = RandomTensor(rng, {n, size_t(lq), size_t(e)}, 1.0);
+        m.calib[name + ".key"] = RandomTensor(rng, {n, size_t(lk), size_t(kd)}, 1.0);
+        m.calib[name + ".value"] = RandomTensor(rng, {n, size_t(lk), size_t(vd)}, 1.0);
         m.description += " mha-cross(e=" + std::to_string(e) + ",h=" + std::to_string(heads) + ")";
       } else {
         spec << ", \"max_q_len\": " << lq << "}";
-        m.weights[p + "in_proj_weight"] = RandomArray(rng, {size_t(3 * e), size_t(e)}, wsd);
-        m.calib[name + ".query"] = RandomArray(rng, {n, size_t(lq), size_t(e)}, 1.0);
+        m.weights[p + "in_proj_weight"] = RandomTensor(rng, {size_t(3 * e), size_t(e)}, wsd);
+        m.calib[name + ".query"] = RandomTensor(rng, {n, size_t(lq), size_t(e)}, 1.0);
         lk = lq;
         m.description += std::string(" mha-self-") + mask + "(e=" + std::to_string(e) +
                          ",h=" + std::to_string(heads) + ")";
@@ -119,12 +116,12 @@ RandomModel MakeRandomModel(uint64_t seed) {
            << "\", \"query_dim\": " << qd << ", \"key_dim\": " << kd << ", \"attn_dim\": " << ad
            << ", \"mask\": \"" << (pad ? "key_padding" : "none") << "\", \"max_q_len\": " << lq
            << ", \"max_kv_len\": " << lk << "}";
-      m.weights[p + "W_q.weight"] = RandomArray(rng, {size_t(ad), size_t(qd)}, wsd);
-      m.weights[p + "W_k.weight"] = RandomArray(rng, {size_t(ad), size_t(kd)}, wsd);
-      m.weights[p + "W_k.bias"] = RandomArray(rng, {size_t(ad)}, 0.1);
-      m.weights[p + "v.weight"] = RandomArray(rng, {1, size_t(ad)}, 1.0);
-      m.calib[name + ".query"] = RandomArray(rng, {n, size_t(lq), size_t(qd)}, 1.0);
-      m.calib[name + ".key"] = RandomArray(rng, {n, size_t(lk), size_t(kd)}, 1.0);
+      m.weights[p + "W_q.weight"] = RandomTensor(rng, {size_t(ad), size_t(qd)}, wsd);
+      m.weights[p + "W_k.weight"] = RandomTensor(rng, {size_t(ad), size_t(kd)}, wsd);
+      m.weights[p + "W_k.bias"] = RandomTensor(rng, {size_t(ad)}, 0.1);
+      m.weights[p + "v.weight"] = RandomTensor(rng, {1, size_t(ad)}, 1.0);
+      m.calib[name + ".query"] = RandomTensor(rng, {n, size_t(lq), size_t(qd)}, 1.0);
+      m.calib[name + ".key"] = RandomTensor(rng, {n, size_t(lk), size_t(kd)}, 1.0);
       if (pad) m.calib[name + ".kv_valid_len"] = ValidLens(rng, n, lk);
       m.description += " additive";
     } else if (kind == 3) {  // Luong
@@ -138,10 +135,10 @@ RandomModel MakeRandomModel(uint64_t seed) {
            << ", \"value_dim\": " << vd << ", \"max_q_len\": " << lq << ", \"max_kv_len\": " << lk;
       if (score == "dot" && rng.next() % 2) spec << ", \"scale\": 0.7";
       spec << "}";
-      if (score == "general") m.weights[p + "W.weight"] = RandomArray(rng, {size_t(qd), size_t(kd)}, wsd);
-      m.calib[name + ".query"] = RandomArray(rng, {n, size_t(lq), size_t(qd)}, 1.0);
-      m.calib[name + ".key"] = RandomArray(rng, {n, size_t(lk), size_t(kd)}, 1.0);
-      m.calib[name + ".value"] = RandomArray(rng, {n, size_t(lk), size_t(vd)}, 1.0);
+      if (score == "general") m.weights[p + "W.weight"] = RandomTensor(rng, {size_t(qd), size_t(kd)}, wsd);
+      m.calib[name + ".query"] = RandomTensor(rng, {n, size_t(lq), size_t(qd)}, 1.0);
+      m.calib[name + ".key"] = RandomTensor(rng, {n, size_t(lk), size_t(kd)}, 1.0);
+      m.calib[name + ".value"] = RandomTensor(rng, {n, size_t(lk), size_t(vd)}, 1.0);
       m.description += " luong-" + score;
     } else {  // pooling
       const int d = rng.uniform_int(1, 13);
@@ -149,8 +146,8 @@ RandomModel MakeRandomModel(uint64_t seed) {
       spec << "{\"name\": \"" << name << "\", \"kind\": \"pooling\", \"prefix\": \"" << p
            << "\", \"dim\": " << d << ", \"mask\": \"" << (pad ? "key_padding" : "none")
            << "\", \"max_kv_len\": " << lk << "}";
-      m.weights[p + "query.weight"] = RandomArray(rng, {1, size_t(d)}, 0.8);
-      m.calib[name + ".key"] = RandomArray(rng, {n, size_t(lk), size_t(d)}, 1.0);
+      m.weights[p + "query.weight"] = RandomTensor(rng, {1, size_t(d)}, 0.8);
+      m.calib[name + ".key"] = RandomTensor(rng, {n, size_t(lk), size_t(d)}, 1.0);
       if (pad) m.calib[name + ".kv_valid_len"] = ValidLens(rng, n, lk);
       m.description += " pooling";
     }

@@ -28,6 +28,7 @@
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/kernels/ref.h"
 #include "runtime/src/xnnpack_backend.h"
+#include "random_arrays.h"
 #include "test_models.h"
 
 namespace {
@@ -40,15 +41,6 @@ using edgeattn::Model;
 using edgeattn::Status;
 using eatest::AlignedBuffer;
 using eatest::Rng;
-
-cv::Array Random(Rng& rng, std::vector<size_t> shape, double sd) {
-  cv::Array a;
-  a.dtype = "<f4";
-  a.shape = std::move(shape);
-  a.data.resize(a.numel());
-  for (double& v : a.data) v = rng.normal() * sd;
-  return a;
-}
 
 // One random layer whose projections all have in_features % 16 == 0.
 std::vector<uint8_t> RandomModel(Rng& rng, std::string* description) {
@@ -66,22 +58,22 @@ std::vector<uint8_t> RandomModel(Rng& rng, std::string* description) {
     const bool cross = kind == 1;
     spec << "{\"name\": \"l\", \"kind\": \"mha\", \"preset\": \"torch_mha\", \"prefix\": \"m.\", "
          << "\"embed_dim\": " << e << ", \"num_heads\": " << heads << ", \"max_q_len\": " << lq;
-    w["m.out_proj.weight"] = Random(rng, {size_t(e), size_t(e)}, wsd);
-    w["m.out_proj.bias"] = Random(rng, {size_t(e)}, 0.1);
-    w["m.in_proj_bias"] = Random(rng, {size_t(3 * e)}, 0.1);
-    calib["l.query"] = Random(rng, {n, size_t(lq), size_t(e)}, 1.0);
+    w["m.out_proj.weight"] = eatest::RandomArray(rng, {size_t(e), size_t(e)}, wsd);
+    w["m.out_proj.bias"] = eatest::RandomArray(rng, {size_t(e)}, 0.1);
+    w["m.in_proj_bias"] = eatest::RandomArray(rng, {size_t(3 * e)}, 0.1);
+    calib["l.query"] = eatest::RandomArray(rng, {n, size_t(lq), size_t(e)}, 1.0);
     if (cross) {
       const int kd = d16(), vd = d16();
       spec << ", \"cross\": true, \"kdim\": " << kd << ", \"vdim\": " << vd
            << ", \"max_kv_len\": " << lk << "}";
-      w["m.q_proj_weight"] = Random(rng, {size_t(e), size_t(e)}, wsd);
-      w["m.k_proj_weight"] = Random(rng, {size_t(e), size_t(kd)}, wsd);
-      w["m.v_proj_weight"] = Random(rng, {size_t(e), size_t(vd)}, wsd);
-      calib["l.key"] = Random(rng, {n, size_t(lk), size_t(kd)}, 1.0);
-      calib["l.value"] = Random(rng, {n, size_t(lk), size_t(vd)}, 1.0);
+      w["m.q_proj_weight"] = eatest::RandomArray(rng, {size_t(e), size_t(e)}, wsd);
+      w["m.k_proj_weight"] = eatest::RandomArray(rng, {size_t(e), size_t(kd)}, wsd);
+      w["m.v_proj_weight"] = eatest::RandomArray(rng, {size_t(e), size_t(vd)}, wsd);
+      calib["l.key"] = eatest::RandomArray(rng, {n, size_t(lk), size_t(kd)}, 1.0);
+      calib["l.value"] = eatest::RandomArray(rng, {n, size_t(lk), size_t(vd)}, 1.0);
     } else {
       spec << ", \"mask\": \"causal\"}";
-      w["m.in_proj_weight"] = Random(rng, {size_t(3 * e), size_t(e)}, wsd);
+      w["m.in_proj_weight"] = eatest::RandomArray(rng, {size_t(3 * e), size_t(e)}, wsd);
     }
     *description = std::string(cross ? "mha-cross" : "mha-self") + " e=" + std::to_string(e) +
                    " heads=" + std::to_string(heads);
@@ -90,22 +82,22 @@ std::vector<uint8_t> RandomModel(Rng& rng, std::string* description) {
     spec << "{\"name\": \"l\", \"kind\": \"additive\", \"prefix\": \"a.\", \"query_dim\": " << qd
          << ", \"key_dim\": " << kd << ", \"attn_dim\": " << ad << ", \"max_q_len\": " << lq
          << ", \"max_kv_len\": " << lk << "}";
-    w["a.W_q.weight"] = Random(rng, {size_t(ad), size_t(qd)}, 1.0 / std::sqrt(double(qd)));
-    w["a.W_k.weight"] = Random(rng, {size_t(ad), size_t(kd)}, 1.0 / std::sqrt(double(kd)));
-    w["a.W_k.bias"] = Random(rng, {size_t(ad)}, 0.1);
-    w["a.v.weight"] = Random(rng, {1, size_t(ad)}, 1.0);
-    calib["l.query"] = Random(rng, {n, size_t(lq), size_t(qd)}, 1.0);
-    calib["l.key"] = Random(rng, {n, size_t(lk), size_t(kd)}, 1.0);
+    w["a.W_q.weight"] = eatest::RandomArray(rng, {size_t(ad), size_t(qd)}, 1.0 / std::sqrt(double(qd)));
+    w["a.W_k.weight"] = eatest::RandomArray(rng, {size_t(ad), size_t(kd)}, 1.0 / std::sqrt(double(kd)));
+    w["a.W_k.bias"] = eatest::RandomArray(rng, {size_t(ad)}, 0.1);
+    w["a.v.weight"] = eatest::RandomArray(rng, {1, size_t(ad)}, 1.0);
+    calib["l.query"] = eatest::RandomArray(rng, {n, size_t(lq), size_t(qd)}, 1.0);
+    calib["l.key"] = eatest::RandomArray(rng, {n, size_t(lk), size_t(kd)}, 1.0);
     *description = "additive q=" + std::to_string(qd) + " k=" + std::to_string(kd);
   } else {  // Luong general
     const int qd = d16(), kd = rng.uniform_int(1, 40), vd = rng.uniform_int(1, 40);
     spec << "{\"name\": \"l\", \"kind\": \"luong\", \"score\": \"general\", \"prefix\": \"g.\", "
          << "\"query_dim\": " << qd << ", \"key_dim\": " << kd << ", \"value_dim\": " << vd
          << ", \"max_q_len\": " << lq << ", \"max_kv_len\": " << lk << "}";
-    w["g.W.weight"] = Random(rng, {size_t(qd), size_t(kd)}, 1.0 / std::sqrt(double(qd)));
-    calib["l.query"] = Random(rng, {n, size_t(lq), size_t(qd)}, 1.0);
-    calib["l.key"] = Random(rng, {n, size_t(lk), size_t(kd)}, 1.0);
-    calib["l.value"] = Random(rng, {n, size_t(lk), size_t(vd)}, 1.0);
+    w["g.W.weight"] = eatest::RandomArray(rng, {size_t(qd), size_t(kd)}, 1.0 / std::sqrt(double(qd)));
+    calib["l.query"] = eatest::RandomArray(rng, {n, size_t(lq), size_t(qd)}, 1.0);
+    calib["l.key"] = eatest::RandomArray(rng, {n, size_t(lk), size_t(kd)}, 1.0);
+    calib["l.value"] = eatest::RandomArray(rng, {n, size_t(lk), size_t(vd)}, 1.0);
     *description = "luong-general q=" + std::to_string(qd);
   }
   spec << "]}";

@@ -65,9 +65,10 @@ inline std::string ModelPath(const std::string& name) {
 }
 
 // Every converted model (fixture_int8, fixture_f32, <bundled>_int8, ...).
-inline std::vector<std::string> AllModels() {
+// "a,b,,c" -> {a, b, c} (the CMake lists passed as compile definitions).
+inline std::vector<std::string> SplitCommaList(const std::string& s) {
   std::vector<std::string> out;
-  std::string s = EA_TEST_MODELS, cur;
+  std::string cur;
   for (char c : s + ",") {
     if (c == ',') {
       if (!cur.empty()) out.push_back(cur);
@@ -78,6 +79,8 @@ inline std::vector<std::string> AllModels() {
   }
   return out;
 }
+
+inline std::vector<std::string> AllModels() { return SplitCommaList(EA_TEST_MODELS); }
 
 class Rng {
  public:
