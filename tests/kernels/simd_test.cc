@@ -26,6 +26,9 @@
 #if defined(__ARM_NEON)
 #include "neon/neon_kernels.h"
 #endif
+#if defined(__x86_64__)
+#include "avx2/avx2_kernels.h"
+#endif
 
 namespace ek = edgeattn::kernels;
 using eatest::gamma_f32;
@@ -433,56 +436,82 @@ TEST(SimdTest, F32AdditiveWithinBound) {
 }
 
 // ---------------------------------------------------- row primitives ----
+// The vector softmax rows of every ISA this build has, each checked where
+// the CPU supports its path.
+struct SoftmaxRowVariant {
+  ek::KernelPath path;
+  void (*fn)(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+};
+
+std::vector<SoftmaxRowVariant> SoftmaxRows() {
+  std::vector<SoftmaxRowVariant> rows;
 #if defined(__ARM_NEON)
+  rows.push_back({ek::KernelPath::kNeon, ek::qs8_softmax_row__neon});
+#endif
+#if defined(__x86_64__)
+  rows.push_back({ek::KernelPath::kAvx2, ek::qs8_softmax_row__avx2});
+#endif
+  std::vector<SoftmaxRowVariant> supported;
+  for (const auto& v : rows) {
+    if (ek::kernel_path_supported(v.path)) supported.push_back(v);
+  }
+  return supported;
+}
+
 // Every exponent z in [0, 17 * 2^16) through the vector exp2 / normalizer:
 // M = 2^30, shift 1 is the multiplier 1.0, so z = max - s exactly. Each row
 // holds its maximum (z = 0) and 4095 consecutive exponents.
-TEST(SimdTest, NeonSoftmaxRowAllExponents) {
-  if (!ek::kernel_path_supported(ek::KernelPath::kNeon)) GTEST_SKIP();
+TEST(SimdTest, SoftmaxRowAllExponents) {
+  const auto variants = SoftmaxRows();
+  if (variants.empty()) GTEST_SKIP() << "no vector softmax row on this build/CPU";
   constexpr int kRow = 4096;
   std::vector<int32_t> s(kRow), s_ref(kRow);
   std::vector<uint16_t> p(kRow), p_ref(kRow);
-  for (int32_t z0 = 1; z0 < 17 * 65536; z0 += kRow - 1) {
-    s[0] = 0;
-    for (int j = 1; j < kRow; ++j) s[j] = -(z0 + j - 1);
-    s_ref = s;
-    ek::qs8_softmax_row__neon(kRow, s.data(), 1 << 30, 1, p.data());
-    ek::qs8_softmax_row__ref(kRow, s_ref.data(), 1 << 30, 1, p_ref.data());
-    for (int j = 0; j < kRow; ++j) {
-      const int32_t z = j == 0 ? 0 : z0 + j - 1;
-      ASSERT_EQ(s[j], ek::exp2_neg_q15(z)) << "z " << z;
-      ASSERT_EQ(p[j], p_ref[j]) << "z " << z;
+  for (const auto& v : variants) {
+    for (int32_t z0 = 1; z0 < 17 * 65536; z0 += kRow - 1) {
+      s[0] = 0;
+      for (int j = 1; j < kRow; ++j) s[j] = -(z0 + j - 1);
+      s_ref = s;
+      v.fn(kRow, s.data(), 1 << 30, 1, p.data());
+      ek::qs8_softmax_row__ref(kRow, s_ref.data(), 1 << 30, 1, p_ref.data());
+      for (int j = 0; j < kRow; ++j) {
+        const int32_t z = j == 0 ? 0 : z0 + j - 1;
+        ASSERT_EQ(s[j], ek::exp2_neg_q15(z)) << ek::kernel_path_name(v.path) << " z " << z;
+        ASSERT_EQ(p[j], p_ref[j]) << ek::kernel_path_name(v.path) << " z " << z;
+      }
     }
   }
 }
 
 // Extreme scores (INT32_MIN / INT32_MAX: the saturated difference) and
 // extreme multipliers, odd lengths (vector body + scalar tail).
-TEST(SimdTest, NeonSoftmaxRowExtremes) {
-  if (!ek::kernel_path_supported(ek::KernelPath::kNeon)) GTEST_SKIP();
-  for (uint64_t seed = 0; seed < 300; ++seed) {
-    Rng rng(7000 + seed);
-    const int n = static_cast<int>(rng.uniform_int(1, 70));
-    std::vector<int32_t> s(n), s_ref;
-    for (auto& x : s) {
-      switch (rng.uniform_int(0, 3)) {
-        case 0: x = INT32_MIN; break;
-        case 1: x = INT32_MAX; break;
-        default: x = static_cast<int32_t>(rng.uniform_int(INT32_MIN, INT32_MAX));
+TEST(SimdTest, SoftmaxRowExtremes) {
+  const auto variants = SoftmaxRows();
+  if (variants.empty()) GTEST_SKIP() << "no vector softmax row on this build/CPU";
+  for (const auto& v : variants) {
+    for (uint64_t seed = 0; seed < 300; ++seed) {
+      Rng rng(7000 + seed);
+      const int n = static_cast<int>(rng.uniform_int(1, 70));
+      std::vector<int32_t> s(n), s_ref;
+      for (auto& x : s) {
+        switch (rng.uniform_int(0, 3)) {
+          case 0: x = INT32_MIN; break;
+          case 1: x = INT32_MAX; break;
+          default: x = static_cast<int32_t>(rng.uniform_int(INT32_MIN, INT32_MAX));
+        }
       }
-    }
-    s_ref = s;
-    const int32_t mult = static_cast<int32_t>(rng.uniform_int(1 << 30, INT32_MAX));
-    const int32_t shift = static_cast<int32_t>(rng.uniform_int(ek::kMinShift, ek::kMaxShift));
-    std::vector<uint16_t> p(n), p_ref(n);
-    ek::qs8_softmax_row__neon(n, s.data(), mult, shift, p.data());
-    ek::qs8_softmax_row__ref(n, s_ref.data(), mult, shift, p_ref.data());
-    for (int j = 0; j < n; ++j) {
-      ASSERT_EQ(s[j], s_ref[j]) << "index " << j << " seed " << seed;
-      ASSERT_EQ(p[j], p_ref[j]) << "index " << j << " seed " << seed;
+      s_ref = s;
+      const int32_t mult = static_cast<int32_t>(rng.uniform_int(1 << 30, INT32_MAX));
+      const int32_t shift = static_cast<int32_t>(rng.uniform_int(ek::kMinShift, ek::kMaxShift));
+      std::vector<uint16_t> p(n), p_ref(n);
+      v.fn(n, s.data(), mult, shift, p.data());
+      ek::qs8_softmax_row__ref(n, s_ref.data(), mult, shift, p_ref.data());
+      for (int j = 0; j < n; ++j) {
+        ASSERT_EQ(s[j], s_ref[j]) << ek::kernel_path_name(v.path) << " index " << j << " seed " << seed;
+        ASSERT_EQ(p[j], p_ref[j]) << ek::kernel_path_name(v.path) << " index " << j << " seed " << seed;
+      }
     }
   }
 }
-#endif
 
 }  // namespace
