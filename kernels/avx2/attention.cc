@@ -26,27 +26,40 @@ using namespace avx2;  // NOLINT(build/namespaces)
 
 namespace {
 
-// e = exp2_neg_q15(z) for 8 lanes (z >= 0).
-inline __m256i exp2_neg_q15_x8(__m256i z) {
-  const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(kExpCutoffQ16), z);
-  const __m256i n = _mm256_min_epi32(_mm256_srli_epi32(z, 16), _mm256_set1_epi32(15));
-  const __m256i u = _mm256_slli_epi32(_mm256_and_si256(z, _mm256_set1_epi32(0xFFFF)), 15);
-  const __m256i u_odd = _mm256_srli_epi64(u, 32);
-  auto step = [&](__m256i h) -> __m256i {  // floor(h * u / 2^31) per lane
-    const __m256i pe = _mm256_mul_epi32(h, u);
-    const __m256i po = _mm256_mul_epi32(_mm256_srli_epi64(h, 32), u_odd);
-    return _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+// e = exp2_neg_q15(z) for N vectors of 8 lanes (z >= 0), in place. Each
+// Horner step is one 64-bit product per lane pair (a latency chain of ~35
+// cycles per vector), so the N independent chains are interleaved step by
+// step: written one after the other they left most of the multiply ports
+// idle (perf on Zen 3: ~37 cycles per 8 scores).
+template <int N>
+inline void exp2_neg_q15_xn(__m256i* z) {
+  __m256i live[N], n[N], u[N], u_odd[N], h[N];
+  for (int i = 0; i < N; ++i) {
+    live[i] = _mm256_cmpgt_epi32(_mm256_set1_epi32(kExpCutoffQ16), z[i]);
+    n[i] = _mm256_min_epi32(_mm256_srli_epi32(z[i], 16), _mm256_set1_epi32(15));
+    u[i] = _mm256_slli_epi32(_mm256_and_si256(z[i], _mm256_set1_epi32(0xFFFF)), 15);
+    u_odd[i] = _mm256_srli_epi64(u[i], 32);
+    h[i] = _mm256_set1_epi32(kExp2Coeff[4]);
+  }
+  // floor(h * u / 2^31) per lane, then + c (c = 2^30 for the last step).
+  auto step = [&](int32_t c) {
+    for (int i = 0; i < N; ++i) {
+      const __m256i pe = _mm256_mul_epi32(h[i], u[i]);
+      const __m256i po = _mm256_mul_epi32(_mm256_srli_epi64(h[i], 32), u_odd[i]);
+      const __m256i t = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+      h[i] = _mm256_add_epi32(_mm256_set1_epi32(c), t);
+    }
   };
-  __m256i h = _mm256_set1_epi32(kExp2Coeff[4]);
-  h = _mm256_add_epi32(_mm256_set1_epi32(kExp2Coeff[3]), step(h));
-  h = _mm256_add_epi32(_mm256_set1_epi32(kExp2Coeff[2]), step(h));
-  h = _mm256_add_epi32(_mm256_set1_epi32(kExp2Coeff[1]), step(h));
-  h = _mm256_add_epi32(_mm256_set1_epi32(kExp2Coeff[0]), step(h));
-  const __m256i v = _mm256_add_epi32(_mm256_set1_epi32(1 << 30), step(h));
-  const __m256i s = _mm256_add_epi32(n, _mm256_set1_epi32(15));
-  const __m256i rnd = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_sub_epi32(s, _mm256_set1_epi32(1)));
-  const __m256i e = _mm256_srlv_epi32(_mm256_add_epi32(v, rnd), s);
-  return _mm256_and_si256(e, live);
+  step(kExp2Coeff[3]);
+  step(kExp2Coeff[2]);
+  step(kExp2Coeff[1]);
+  step(kExp2Coeff[0]);
+  step(1 << 30);  // h = 2^-u in Q30
+  for (int i = 0; i < N; ++i) {
+    const __m256i s = _mm256_add_epi32(n[i], _mm256_set1_epi32(15));
+    const __m256i rnd = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_sub_epi32(s, _mm256_set1_epi32(1)));
+    z[i] = _mm256_and_si256(_mm256_srlv_epi32(_mm256_add_epi32(h[i], rnd), s), live[i]);
+  }
 }
 
 // acc_lo/acc_hi (columns 0-3,8-11 / 4-7,12-15) += p * row16 for one key.
@@ -146,12 +159,25 @@ void qs8_softmax_row__avx2(int n, int32_t* scores, int32_t mult, int32_t shift, 
   const __m256i imax = _mm256_set1_epi32(INT32_MAX);
   const Rq8 rq = rq8_uniform(mult, shift);
   __m256i vsum = _mm256_setzero_si256();
-  for (int j = 0; j < n8; j += 8) {
-    __m256i* p = reinterpret_cast<__m256i*>(scores + j);
-    const __m256i d = _mm256_min_epu32(_mm256_sub_epi32(vmax, _mm256_loadu_si256(p)), imax);
-    const __m256i e = exp2_neg_q15_x8(requantize_nonneg_x8(d, rq));
-    _mm256_storeu_si256(p, e);
-    vsum = _mm256_add_epi32(vsum, e);
+  int j8 = 0;
+  for (; j8 + 24 <= n8; j8 += 24) {
+    __m256i z[3];
+    for (int i = 0; i < 3; ++i) {
+      const __m256i sc = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + j8 + 8 * i));
+      z[i] = requantize_nonneg_x8(_mm256_min_epu32(_mm256_sub_epi32(vmax, sc), imax), rq);
+    }
+    exp2_neg_q15_xn<3>(z);
+    for (int i = 0; i < 3; ++i) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(scores + j8 + 8 * i), z[i]);
+      vsum = _mm256_add_epi32(vsum, z[i]);
+    }
+  }
+  for (; j8 < n8; j8 += 8) {
+    __m256i* p = reinterpret_cast<__m256i*>(scores + j8);
+    __m256i z = requantize_nonneg_x8(_mm256_min_epu32(_mm256_sub_epi32(vmax, _mm256_loadu_si256(p)), imax), rq);
+    exp2_neg_q15_xn<1>(&z);
+    _mm256_storeu_si256(p, z);
+    vsum = _mm256_add_epi32(vsum, z);
   }
   uint32_t sum = static_cast<uint32_t>(hsum_s32(vsum));
   for (int j = n8; j < n; ++j) {
