@@ -160,14 +160,14 @@ void qs8_softmax_row__avx2(int n, int32_t* scores, int32_t mult, int32_t shift, 
   const Rq8 rq = rq8_uniform(mult, shift);
   __m256i vsum = _mm256_setzero_si256();
   int j8 = 0;
-  for (; j8 + 24 <= n8; j8 += 24) {
-    __m256i z[3];
-    for (int i = 0; i < 3; ++i) {
+  for (; j8 + 32 <= n8; j8 += 32) {
+    __m256i z[4];
+    for (int i = 0; i < 4; ++i) {
       const __m256i sc = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + j8 + 8 * i));
       z[i] = requantize_nonneg_x8(_mm256_min_epu32(_mm256_sub_epi32(vmax, sc), imax), rq);
     }
-    exp2_neg_q15_xn<3>(z);
-    for (int i = 0; i < 3; ++i) {
+    exp2_neg_q15_xn<4>(z);
+    for (int i = 0; i < 4; ++i) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(scores + j8 + 8 * i), z[i]);
       vsum = _mm256_add_epi32(vsum, z[i]);
     }
