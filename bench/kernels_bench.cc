@@ -13,6 +13,14 @@
 //                          q 1 x kv {64,256,1024} x hd 64
 //   mha_{qs8,f32}          self-attention with projections: L {16,64,128,256}
 //                          x d {64,128,256} x heads {1,4,8}
+//   mha_stage_qs8          the int8 MHA layer split by stage, L {64,128,256} x
+//                          d 128 x heads 4 (and L 128 x d 256 x heads 8):
+//                          stage:proj (the 4 projections), stage:qk,
+//                          stage:softmax, stage:pv (every head, one query row at
+//                          a time through the table's row primitives; the fused
+//                          qs8_attention kernels may pair rows, so their stages
+//                          sum to a little more than the fused time; the softmax
+//                          stage includes restoring its kv scores per row)
 //   mha_decoder_{qs8,f32}  1 query x kv {64,256,1024} cached K/V, d 256, 4 heads
 //   additive_{qs8,f32}     1 query x kv {32,128}, query/key dim dq = dk = 256,
 //                          attention dim da = 128, value dim dv = 256; keys:cached
@@ -50,6 +58,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -262,6 +271,66 @@ int64_t MhaBytes(int L, int kv, int d, bool decoder, int es) {
   const int64_t act = static_cast<int64_t>(d) * es;
   if (decoder) return 2 * LinearBytes(d, d, es) + act * (2 * static_cast<int64_t>(L) + 2 * kv);
   return 4 * LinearBytes(d, d, es) + act * 2 * L;
+}
+
+// One stage of the int8 MHA self-attention layer (see the grid above), every
+// head; the same inputs and quantization as BM_Qs8Mha.
+void BM_Qs8MhaStage(benchmark::State& state, ek::KernelPath path, int L, int d, int heads,
+                    const std::string& stage) {
+  const ek::KernelTable& t = *ek::kernel_table(path);
+  const int hd = d / heads;
+  Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13), wo(d, d, 14);
+  const auto x = RandS8(static_cast<size_t>(L) * d, 15);
+  std::vector<int8_t> q(static_cast<size_t>(L) * d), kp(q.size()), vp(q.size()), ctx(q.size()), y(q.size());
+  wq.Run(t, L, x.data(), d, q.data(), d);
+  wk.Run(t, L, x.data(), d, kp.data(), d);
+  wv.Run(t, L, x.data(), d, vp.data(), d);
+  const ek::QS8AttentionArgs a = Qs8Head(L, L, hd, d);
+  // Per head and row: the scores Q.K gives and the probabilities softmax gives.
+  std::vector<int32_t> scores(static_cast<size_t>(heads) * L * L), row(L);
+  std::vector<uint16_t> probs(scores.size());
+  for (int h = 0; h < heads; ++h) {
+    for (int r = 0; r < L; ++r) {
+      int32_t* s = scores.data() + (static_cast<size_t>(h) * L + r) * L;
+      uint16_t* p = probs.data() + (static_cast<size_t>(h) * L + r) * L;
+      ek::qs8_qk_row__ref(L, hd, q.data() + static_cast<size_t>(r) * d + h * hd, a.q_zp,
+                          kp.data() + h * hd, d, a.k_zp, s);
+      std::copy(s, s + L, row.begin());
+      ek::qs8_softmax_row__ref(L, row.data(), a.score_mult, a.score_shift, p);
+    }
+  }
+  double ops = 0;
+  for (auto _ : state) {
+    if (stage == "proj") {
+      wq.Run(t, L, x.data(), d, q.data(), d);
+      wk.Run(t, L, x.data(), d, kp.data(), d);
+      wv.Run(t, L, x.data(), d, vp.data(), d);
+      wo.Run(t, L, ctx.data(), d, y.data(), d);
+    } else {
+      for (int h = 0; h < heads; ++h) {
+        for (int r = 0; r < L; ++r) {
+          const size_t i = (static_cast<size_t>(h) * L + r) * L;
+          if (stage == "qk") {
+            t.qs8_qk_row(L, hd, q.data() + static_cast<size_t>(r) * d + h * hd, a.q_zp,
+                         kp.data() + h * hd, d, a.k_zp, row.data());
+          } else if (stage == "softmax") {
+            std::copy(scores.begin() + i, scores.begin() + i + L, row.begin());
+            t.qs8_softmax_row(L, row.data(), a.score_mult, a.score_shift, probs.data() + i);
+          } else {
+            t.qs8_pv_row(L, hd, probs.data() + i, vp.data() + h * hd, d, a.v_zp, a.pv_mult,
+                         a.pv_shift, a.out_zp, ctx.data() + static_cast<size_t>(r) * d + h * hd);
+          }
+        }
+      }
+    }
+    benchmark::DoNotOptimize(row.data());
+    benchmark::DoNotOptimize(ctx.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  // Useful ops as in the layer's GFLOPS convention; softmax has none (0).
+  if (stage == "proj") ops = 8.0 * L * static_cast<double>(d) * d;
+  if (stage == "qk" || stage == "pv") ops = 2.0 * L * static_cast<double>(L) * d;
+  SetFlops(state, ops);
 }
 
 // Multi-head attention, int8. decoder: q_len = 1 against kv cached keys (K/V
@@ -541,6 +610,16 @@ void RegisterAll() {
           reg("mha_qs8" + s, [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false); });
           reg("mha_f32" + s, [=](benchmark::State& st) { BM_F32Mha(st, p, L, L, d, h, false); });
         }
+      }
+    }
+    for (const auto& shape : {std::array<int, 3>{64, 128, 4}, std::array<int, 3>{128, 128, 4},
+                              std::array<int, 3>{256, 128, 4}, std::array<int, 3>{128, 256, 8}}) {
+      for (const char* stage : {"proj", "qk", "softmax", "pv"}) {
+        const int L = shape[0], d = shape[1], h = shape[2];
+        const std::string s = "/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:" +
+                              std::to_string(h) + "/stage:" + stage;
+        const std::string st_name = stage;
+        reg("mha_stage_qs8" + s, [=](benchmark::State& st) { BM_Qs8MhaStage(st, p, L, d, h, st_name); });
       }
     }
     for (int kv : {64, 256, 1024}) {

@@ -24,6 +24,8 @@ const KernelTable kAvx2Table = {
     qs8_linear__avx2,    EA_F32_KERNEL(f32_linear__avx2),
     qs8_attention__avx2, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,  EA_F32_KERNEL(f32_additive__avx2),
+    qs8_qk_row__avx2,    qs8_softmax_row__avx2,
+    qs8_pv_row__avx2,
 };
 
 // AVX-VNNI changes the int8 linear accumulation and the two-row Q.K step of
@@ -33,6 +35,8 @@ const KernelTable kAvxVnniTable = {
     qs8_linear__avxvnni,  EA_F32_KERNEL(f32_linear__avx2),
     qs8_attention__avxvnni, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,   EA_F32_KERNEL(f32_additive__avx2),
+    qs8_qk_row__avx2,     qs8_softmax_row__avx2,  // VNNI changes the two-row Q.K step only
+    qs8_pv_row__avx2,
 };
 
 // AVX512-VNNI: the same kernel with the EVEX form of VPDPBUSD.
@@ -41,6 +45,8 @@ const KernelTable kAvx512VnniTable = {
     qs8_linear__avx512vnni,  EA_F32_KERNEL(f32_linear__avx2),
     qs8_attention__avx512vnni, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,      EA_F32_KERNEL(f32_additive__avx2),
+    qs8_qk_row__avx2,        qs8_softmax_row__avx2,
+    qs8_pv_row__avx2,
 };
 
 struct X86Features {

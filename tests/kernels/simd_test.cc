@@ -23,12 +23,6 @@
 #include "edgeattn/kernels/requant.h"
 #include "test_util.h"
 
-#if defined(__ARM_NEON)
-#include "neon/neon_kernels.h"
-#endif
-#if defined(__x86_64__)
-#include "avx2/avx2_kernels.h"
-#endif
 
 namespace ek = edgeattn::kernels;
 using eatest::gamma_f32;
@@ -436,26 +430,80 @@ TEST(SimdTest, F32AdditiveWithinBound) {
 }
 
 // ---------------------------------------------------- row primitives ----
-// The vector softmax rows of every ISA this build has, each checked where
-// the CPU supports its path.
+// The row primitives each path's table lists (Q.K row, softmax row, P.V
+// row), each against the reference on its own, so a wrong tail in one stage
+// is named as such and not only seen through a whole attention.
 struct SoftmaxRowVariant {
   ek::KernelPath path;
-  void (*fn)(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+  ek::Qs8SoftmaxRowFn fn;
 };
 
+// Paths whose softmax row is not the reference's own function.
 std::vector<SoftmaxRowVariant> SoftmaxRows() {
   std::vector<SoftmaxRowVariant> rows;
-#if defined(__ARM_NEON)
-  rows.push_back({ek::KernelPath::kNeon, ek::qs8_softmax_row__neon});
-#endif
-#if defined(__x86_64__)
-  rows.push_back({ek::KernelPath::kAvx2, ek::qs8_softmax_row__avx2});
-#endif
-  std::vector<SoftmaxRowVariant> supported;
-  for (const auto& v : rows) {
-    if (ek::kernel_path_supported(v.path)) supported.push_back(v);
+  for (ek::KernelPath p : SimdPaths()) {
+    const ek::Qs8SoftmaxRowFn fn = ek::kernel_table(p)->qs8_softmax_row;
+    if (fn != Ref().qs8_softmax_row) rows.push_back({p, fn});
   }
-  return supported;
+  return rows;
+}
+
+TEST(SimdTest, Qs8QkRowMatchesRefExactly) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    Rng rng(5000 + seed);
+    const int dim = SampleDim(rng);
+    const int n = SampleKvLen(rng);
+    const int k_stride = dim + static_cast<int>(rng.uniform_int(0, 20));
+    const auto q = RandS8(rng, static_cast<size_t>(dim));
+    const auto k = RandS8(rng, static_cast<size_t>(n - 1) * k_stride + dim);  // no byte past the last key
+    const int32_t q_zp = SampleZp(rng), k_zp = SampleZp(rng);
+    std::vector<int32_t> want(n + 1, 0x5A5A5A5A);
+    Ref().qs8_qk_row(n, dim, q.data(), q_zp, k.data(), k_stride, k_zp, want.data());
+    for (ek::KernelPath p : paths) {
+      std::vector<int32_t> got(want.size(), 0x5A5A5A5A);
+      ek::kernel_table(p)->qs8_qk_row(n, dim, q.data(), q_zp, k.data(), k_stride, k_zp, got.data());
+      for (size_t j = 0; j < got.size(); ++j) {
+        ASSERT_EQ(got[j], want[j]) << ek::kernel_path_name(p) << " key " << j << " seed " << seed
+                                   << " n " << n << " dim " << dim;
+      }
+    }
+  }
+}
+
+// Probabilities from the reference softmax of random scores, sometimes a
+// row holding 1.0 (32768: one key dominates), which int16 pairs cannot hold.
+TEST(SimdTest, Qs8PvRowMatchesRefExactly) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    Rng rng(6000 + seed);
+    const int v_dim = SampleDim(rng);
+    const int n = SampleKvLen(rng);
+    const int v_stride = v_dim + static_cast<int>(rng.uniform_int(0, 20));
+    const auto v = RandS8(rng, static_cast<size_t>(n - 1) * v_stride + v_dim);
+    std::vector<int32_t> scores(n);
+    for (auto& x : scores) x = static_cast<int32_t>(rng.uniform_int(-3000, 3000));
+    if (rng.uniform_int(0, 3) == 0) scores[rng.uniform_int(0, n - 1)] = 1 << 24;  // p = 32768
+    std::vector<uint16_t> probs(n);
+    int32_t mult, shift;
+    Multiplier(rng.log_uniform(1e-3, 10.0), &mult, &shift);
+    ek::qs8_softmax_row__ref(n, scores.data(), mult, shift, probs.data());
+    const int32_t v_zp = SampleZp(rng), out_zp = SampleZp(rng);
+    int32_t pv_mult, pv_shift;
+    Multiplier(rng.log_uniform(1e-6, 1e-3), &pv_mult, &pv_shift);
+    std::vector<int8_t> want(v_dim + 1, 0x5A);
+    Ref().qs8_pv_row(n, v_dim, probs.data(), v.data(), v_stride, v_zp, pv_mult, pv_shift, out_zp,
+                     want.data());
+    for (ek::KernelPath p : paths) {
+      std::vector<int8_t> got(want.size(), 0x5A);
+      ek::kernel_table(p)->qs8_pv_row(n, v_dim, probs.data(), v.data(), v_stride, v_zp, pv_mult,
+                                      pv_shift, out_zp, got.data());
+      for (size_t c = 0; c < got.size(); ++c) {
+        ASSERT_EQ(got[c], want[c]) << ek::kernel_path_name(p) << " column " << c << " seed " << seed
+                                   << " n " << n << " v_dim " << v_dim;
+      }
+    }
+  }
 }
 
 // Every exponent z in [0, 17 * 2^16) through the vector exp2 / normalizer:

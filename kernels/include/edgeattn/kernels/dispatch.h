@@ -44,6 +44,19 @@ using F32LinearFn = void (*)(int rows, int out_features, int in_features, const 
 #define EA_F32_KERNEL(fn) fn
 #endif
 
+// The int8 attention row primitives (contracts of the __ref ones in ref.h).
+// Each path lists the ones its composite kernels are built from, so the
+// bit-exact tests (tests/kernels/simd_test.cc) and the per-stage benchmarks
+// (bench/kernels_bench.cc, attn_stage_qs8) reach every variant through the
+// table that dispatch uses.
+using Qs8QkRowFn = void (*)(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                            int k_stride, int32_t k_zp, int32_t* scores);
+using Qs8SoftmaxRowFn = void (*)(int n, int32_t* scores, int32_t mult, int32_t shift,
+                                 uint16_t* probs);
+using Qs8PvRowFn = void (*)(int n, int v_dim, const uint16_t* probs, const int8_t* v,
+                            int v_stride, int32_t v_zp, int32_t pv_mult, int32_t pv_shift,
+                            int32_t out_zp, int8_t* out);
+
 struct KernelTable {
   KernelPath path;
   const char* name;
@@ -53,6 +66,9 @@ struct KernelTable {
   void (*f32_attention)(const F32AttentionArgs&);
   void (*qs8_additive)(const QS8AdditiveArgs&);
   void (*f32_additive)(const F32AdditiveArgs&);
+  Qs8QkRowFn qs8_qk_row;
+  Qs8SoftmaxRowFn qs8_softmax_row;
+  Qs8PvRowFn qs8_pv_row;
 };
 
 // The table in use (selected on first call).
