@@ -112,13 +112,19 @@ struct ProbNormalizer {
   int32_t shift;        // b + 15, 31..46
 };
 
+// Number of significant bits (0 for 0): one CLZ where the compiler has it
+// (a bit-by-bit loop was ~10 % of a 128-key softmax row on x86).
 inline int bit_length_u32(uint32_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+  return x == 0 ? 0 : 32 - __builtin_clz(x);
+#else
   int b = 0;
   while (x != 0) {
     ++b;
     x >>= 1;
   }
   return b;
+#endif
 }
 
 // sum must be >= 1 (it is >= 32768 whenever the row has a valid key).
