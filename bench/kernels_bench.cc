@@ -63,6 +63,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "edgeattn/kernels/dispatch.h"
@@ -275,8 +276,10 @@ int64_t MhaBytes(int L, int kv, int d, bool decoder, int es) {
 
 // One stage of the int8 MHA self-attention layer (see the grid above), every
 // head; the same inputs and quantization as BM_Qs8Mha.
+enum class MhaStage { kProj, kQk, kSoftmax, kPv };
+
 void BM_Qs8MhaStage(benchmark::State& state, ek::KernelPath path, int L, int d, int heads,
-                    const std::string& stage) {
+                    MhaStage stage) {
   const ek::KernelTable& t = *ek::kernel_table(path);
   const int hd = d / heads;
   Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13), wo(d, d, 14);
@@ -301,7 +304,7 @@ void BM_Qs8MhaStage(benchmark::State& state, ek::KernelPath path, int L, int d, 
   }
   double ops = 0;
   for (auto _ : state) {
-    if (stage == "proj") {
+    if (stage == MhaStage::kProj) {
       wq.Run(t, L, x.data(), d, q.data(), d);
       wk.Run(t, L, x.data(), d, kp.data(), d);
       wv.Run(t, L, x.data(), d, vp.data(), d);
@@ -310,10 +313,10 @@ void BM_Qs8MhaStage(benchmark::State& state, ek::KernelPath path, int L, int d, 
       for (int h = 0; h < heads; ++h) {
         for (int r = 0; r < L; ++r) {
           const size_t i = (static_cast<size_t>(h) * L + r) * L;
-          if (stage == "qk") {
+          if (stage == MhaStage::kQk) {
             t.qs8_qk_row(L, hd, q.data() + static_cast<size_t>(r) * d + h * hd, a.q_zp,
                          kp.data() + h * hd, d, a.k_zp, row.data());
-          } else if (stage == "softmax") {
+          } else if (stage == MhaStage::kSoftmax) {
             std::copy(scores.begin() + i, scores.begin() + i + L, row.begin());
             t.qs8_softmax_row(L, row.data(), a.score_mult, a.score_shift, probs.data() + i);
           } else {
@@ -328,8 +331,8 @@ void BM_Qs8MhaStage(benchmark::State& state, ek::KernelPath path, int L, int d, 
     benchmark::DoNotOptimize(y.data());
   }
   // Useful ops as in the layer's GFLOPS convention; softmax has none (0).
-  if (stage == "proj") ops = 8.0 * L * static_cast<double>(d) * d;
-  if (stage == "qk" || stage == "pv") ops = 2.0 * L * static_cast<double>(L) * d;
+  if (stage == MhaStage::kProj) ops = 8.0 * L * static_cast<double>(d) * d;
+  if (stage == MhaStage::kQk || stage == MhaStage::kPv) ops = 2.0 * L * static_cast<double>(L) * d;
   SetFlops(state, ops);
 }
 
@@ -614,12 +617,16 @@ void RegisterAll() {
     }
     for (const auto& shape : {std::array<int, 3>{64, 128, 4}, std::array<int, 3>{128, 128, 4},
                               std::array<int, 3>{256, 128, 4}, std::array<int, 3>{128, 256, 8}}) {
-      for (const char* stage : {"proj", "qk", "softmax", "pv"}) {
+      const std::pair<const char*, MhaStage> stages[] = {{"proj", MhaStage::kProj},
+                                                         {"qk", MhaStage::kQk},
+                                                         {"softmax", MhaStage::kSoftmax},
+                                                         {"pv", MhaStage::kPv}};
+      for (const auto& stage : stages) {
         const int L = shape[0], d = shape[1], h = shape[2];
         const std::string s = "/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:" +
-                              std::to_string(h) + "/stage:" + stage;
-        const std::string st_name = stage;
-        reg("mha_stage_qs8" + s, [=](benchmark::State& st) { BM_Qs8MhaStage(st, p, L, d, h, st_name); });
+                              std::to_string(h) + "/stage:" + stage.first;
+        const MhaStage which = stage.second;
+        reg("mha_stage_qs8" + s, [=](benchmark::State& st) { BM_Qs8MhaStage(st, p, L, d, h, which); });
       }
     }
     for (int kv : {64, 256, 1024}) {
