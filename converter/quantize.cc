@@ -44,8 +44,12 @@ QuantLinear quantize_linear(const FloatLinear& l, const ActQuantParams& input,
     const double s_acc = input.scale * static_cast<double>(s_w);
     const double b = l.b.empty() ? 0.0 : l.b[static_cast<size_t>(n)];
     const double folded = std::round(b / s_acc) - static_cast<double>(input.zero_point) * static_cast<double>(wsum);
-    if (!(folded >= -2147483648.0 && folded <= 2147483647.0)) {
-      fail(what, ": int32 bias overflow in channel ", n, " (bias ", b, " at scale ", s_acc, ")");
+    // The runtime's int32 accumulator starts at this bias and adds up to
+    // in * 128 * 128 in either direction (Model::Load checks the same bound).
+    const double headroom = static_cast<double>(l.in) * 128.0 * 128.0;
+    if (!(folded >= -2147483648.0 + headroom && folded <= 2147483647.0 - headroom)) {
+      fail(what, ": int32 bias overflow in channel ", n, " (bias ", b, " at scale ", s_acc,
+           " leaves no room for ", l.in, " int8 products in the int32 accumulator)");
     }
     q.bias[static_cast<size_t>(n)] = static_cast<int32_t>(folded);
     q.requant[static_cast<size_t>(n)] =

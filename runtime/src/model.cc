@@ -159,6 +159,26 @@ struct Checker {
     return true;
   }
 
+  // The int8 linear kernels accumulate bias[n] + sum_k w x in int32, and
+  // |w x| <= 128 * 128, so every bias must leave in * 2^14 of headroom on
+  // both sides (the converter's folded biases always do). A larger one would
+  // overflow the accumulator: undefined in the reference kernel, and paths
+  // would disagree (fuzz_paths finding F6, docs/security.md).
+  bool BiasFits(const fb::Tensor* bias, uint32_t in, const char* what) {
+    const int64_t headroom = int64_t{in} * 128 * 128;
+    const uint8_t* p = data + bias->offset();
+    for (uint32_t n = 0; n < bias->size() / 4; ++n) {
+      int32_t b;
+      std::memcpy(&b, p + 4 * static_cast<size_t>(n), 4);
+      if (b > INT32_MAX - headroom || b < INT32_MIN + headroom) {
+        Msg() << what << " bias[" << n << "] = " << b << " leaves no room for " << in
+              << " int8 products in the int32 accumulator";
+        return false;
+      }
+    }
+    return true;
+  }
+
   bool Linear(const fb::Linear* l, bool s8, uint32_t in, uint32_t out, const char* what) {
     if (l == nullptr) {
       Msg() << "missing projection " << what;
@@ -171,8 +191,9 @@ struct Checker {
     }
     if (!Tensor(l->weight(), s8 ? fb::DType::S8 : fb::DType::F32, out, in, what)) return false;
     if (s8) {
-      return Tensor(l->bias(), fb::DType::S32, 1, out, what) && Quant(l->input(), what) &&
-             Quant(l->output(), what) && Requant(l->requant(), out, what);
+      return Tensor(l->bias(), fb::DType::S32, 1, out, what) && BiasFits(l->bias(), in, what) &&
+             Quant(l->input(), what) && Quant(l->output(), what) &&
+             Requant(l->requant(), out, what);
     }
     return l->bias() == nullptr || Tensor(l->bias(), fb::DType::F32, 1, out, what);
   }

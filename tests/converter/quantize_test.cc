@@ -35,6 +35,28 @@ TEST(ConverterQuantize, ActQuantFromRange) {
   EXPECT_THROW(act_quant(empty, "x"), ConvertError);
 }
 
+// A folded bias must leave in * 128 * 128 of room in the int32 accumulator
+// (Model::Load refuses less, F6 in docs/security.md): the tensor is named.
+TEST(ConverterQuantize, BiasWithoutAccumulatorHeadroomIsRejected) {
+  FloatLinear l;
+  l.in = 4;
+  l.out = 1;
+  l.w = {1.0, 1.0, 1.0, 1.0};
+  const ActQuantParams in{1.0, 0}, out{1.0, 0};
+  // s_acc = 1 / 127: a bias of b folds to round(127 b).
+  const double bound = (2147483647.0 - 4.0 * 128 * 128) / 127.0;
+  l.b = {bound - 1.0};
+  EXPECT_NO_THROW(quantize_linear(l, in, out, "ok_proj"));
+  l.b = {bound + 1.0};
+  try {
+    quantize_linear(l, in, out, "big_proj");
+    FAIL() << "no error for a bias without accumulator headroom";
+  } catch (const ConvertError& e) {
+    EXPECT_NE(std::string(e.what()).find("big_proj"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("accumulator"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ConverterQuantize, LinearPerChannelWithFoldedBias) {
   FloatLinear l;
   l.in = 3;

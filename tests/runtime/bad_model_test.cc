@@ -208,6 +208,44 @@ TEST(BadModel, FlippedWeightByteIsCrcMismatch) {
   });
 }
 
+// CRC-32 (IEEE, reflected), bit by bit: independent of the runtime's table
+// version, to re-seal the weight data after a patch.
+uint32_t Crc32(const uint8_t* p, size_t n) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) {
+    crc ^= p[i];
+    for (int b = 0; b < 8; ++b) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+// F6 (docs/security.md): an int8 bias without room for in_features int8
+// products in the int32 accumulator (the kernels would overflow) is refused at
+// load with a message, also when the file's CRC has been re-sealed; the bound
+// itself (|bias| <= INT32_MAX - in * 2^14) still loads.
+TEST(BadModel, Int8BiasWithoutAccumulatorHeadroom) {
+  for (int32_t delta : {0, 1}) {
+    AlignedBuffer b = ReadModel(kInt8);
+    auto* root = flatbuffers::GetMutableRoot<fb::Model>(b.data());
+    const uint8_t* data = root->data()->data();
+    ASSERT_EQ(Crc32(data, root->data()->size()), root->data_crc32()) << "test CRC differs from the file's";
+    const auto* q = FirstMha(root)->q_proj();
+    const int64_t headroom = int64_t{q->in_features()} * 128 * 128;
+    const int32_t bias = static_cast<int32_t>(INT32_MAX - headroom + delta);
+    std::memcpy(b.data() + (data - b.data()) + q->bias()->offset() + 4, &bias, 4);  // channel 1
+    ASSERT_TRUE(SetScalar<uint32_t>(root, fb::Model::VT_DATA_CRC32, Crc32(data, root->data()->size())));
+    std::string msg;
+    const Status s = LoadStatus(b.data(), b.size(), &msg);
+    if (delta == 0) {
+      EXPECT_EQ(s, Status::kOk) << msg;
+    } else {
+      EXPECT_EQ(s, Status::kInvalidModel);
+      EXPECT_NE(msg.find("bias[1]"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("accumulator"), std::string::npos) << msg;
+    }
+  }
+}
+
 TEST(BadModel, MisalignedBuffer) {
   const AlignedBuffer full = ReadModel(kInt8);
   for (size_t off : {size_t{1}, size_t{4}, size_t{8}}) {
