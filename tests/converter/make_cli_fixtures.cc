@@ -113,6 +113,12 @@ int main(int argc, char** argv) {
     write_prefix(d + "/mha.safetensors", d + "/mha_truncated.safetensors", 0.5);
     write_prefix(d + "/mha_calib.npz", d + "/calib_truncated.npz", 0.6);
     fixtures::write_text(d + "/spec_malformed.json", "{\"layers\": [ {\"name\": \"attn\", ");
+    // Misspelled fields (a "masking": "causal" used to convert silently into a non-causal model).
+    fixtures::write_text(d + "/spec_masking.json",
+                         replace(c.spec_json, "\"mask\": \"key_padding\"", "\"masking\": \"causal\""));
+    fixtures::write_text(d + "/spec_num_head.json", replace(c.spec_json, "\"num_heads\"", "\"num_head\""));
+    fixtures::write_text(d + "/spec_malformed_lines.json",
+                         replace(c.spec_json, "\"kind\": \"mha\",", "\n\n  \"kind\": \"mha\" \"cross\": 1,"));
     fixtures::write_text(d + "/spec_kind.json", replace(c.spec_json, "\"kind\": \"mha\"", "\"kind\": \"transformer\""));
     fixtures::write_text(d + "/spec_preset.json", replace(c.spec_json, "\"torch_mha\"", "\"keras\""));
     {
