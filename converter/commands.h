@@ -1,4 +1,5 @@
-// The three subcommands of edgeattn-convert, callable from tests. Each throws
+// The convert / inspect / eval subcommands of edgeattn-convert (classify is
+// in classify.h), callable from tests. Each throws
 // ConvertError with the one-line message main() prints.
 #ifndef EDGEATTN_CONVERTER_COMMANDS_H_
 #define EDGEATTN_CONVERTER_COMMANDS_H_
