@@ -59,6 +59,13 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     fail("--dtype must be int8 or f32, got '", o.dtype, "'");
   }
   if (o.output.empty()) fail("missing output file (-o OUT.eatn)");
+  // Every output is checked before the (possibly long) conversion starts.
+  check_writable(o.output);
+  if (!o.report_json.empty()) check_writable(o.report_json);
+  if (!o.emit_c.empty()) {
+    check_writable(o.emit_c + ".h");
+    check_writable(o.emit_c + ".c");
+  }
   const ArrayMap weights = load_weights(o.weights);
   const std::vector<uint8_t> spec_bytes = read_file(o.spec);
   const ModelSpec spec = load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights,
@@ -188,6 +195,25 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     }
   }
   print_layer_table(results, out);
+  // Quality gates (--max-rel-l2, --min-cosine): every failing layer in one line.
+  const bool gated = o.max_rel_l2 >= 0.0 || o.min_cosine > -2.0;
+  std::string worse;
+  if (gated) {
+    for (const LayerResult& l : results) {
+      char buf[256];
+      if (o.max_rel_l2 >= 0.0 && !(l.metrics.rel_l2 <= o.max_rel_l2)) {
+        std::snprintf(buf, sizeof buf, "%slayer '%s': relative L2 %.4g > --max-rel-l2 %.10g",
+                      worse.empty() ? "" : "; ", l.name.c_str(), l.metrics.rel_l2, o.max_rel_l2);
+        worse += buf;
+      }
+      if (o.min_cosine > -2.0 && !(l.metrics.cosine >= o.min_cosine)) {
+        std::snprintf(buf, sizeof buf, "%slayer '%s': cosine %.6f < --min-cosine %.10g",
+                      worse.empty() ? "" : "; ", l.name.c_str(), l.metrics.cosine, o.min_cosine);
+        worse += buf;
+      }
+    }
+    if (results.empty()) worse = "no layer has reference data in " + o.reference;
+  }
   if (!o.svg.empty()) {
     if (!svg_done) fail(o.reference, ": no data for the --svg layer");
     out << "wrote " << o.svg << "\n";
@@ -196,6 +222,13 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     nlohmann::json j = {{"model", o.model}, {"reference", o.reference}, {"layers", nlohmann::json::array()}};
     for (const LayerResult& l : results) j["layers"].push_back(layer_json(l));
     write_text(o.json, j.dump(2) + "\n");
+  }
+  if (!worse.empty()) fail(o.model, ": below the accuracy gate: ", worse);
+  if (gated) {
+    out << "accuracy gate passed (" << results.size() << (results.size() == 1 ? " layer" : " layers");
+    if (o.max_rel_l2 >= 0.0) out << ", relative L2 <= " << o.max_rel_l2;
+    if (o.min_cosine > -2.0) out << ", cosine >= " << o.min_cosine;
+    out << ")\n";
   }
 }
 

@@ -25,6 +25,8 @@ void run_inspect(const std::string& path, std::ostream& out);
 struct EvalOptions {
   std::string model, reference, svg, svg_layer, json;
   int svg_sample = 0, svg_head = 0, repeat = 5;
+  double max_rel_l2 = -1.0;  // >= 0: fail (after printing) if a layer's relative L2 error is larger
+  double min_cosine = -3.0;  // >= -1: fail if a layer's cosine similarity is smaller
 };
 void run_eval(const EvalOptions& o, std::ostream& out);
 

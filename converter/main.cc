@@ -39,6 +39,12 @@ int main(int argc, char** argv) {
   ev->add_option("--svg-head", e.svg_head, "head of the heatmap")->capture_default_str();
   ev->add_option("--json", e.json, "also write the figures as JSON");
   ev->add_option("--repeat", e.repeat, "timing repeats")->capture_default_str()->check(CLI::PositiveNumber);
+  ev->add_option("--max-rel-l2", e.max_rel_l2,
+                 "exit 1 if a layer's relative L2 output error is above this (e.g. 0.05)")
+      ->check(CLI::NonNegativeNumber);
+  ev->add_option("--min-cosine", e.min_cosine,
+                 "exit 1 if a layer's output cosine similarity is below this (e.g. 0.999)")
+      ->check(CLI::Range(-1.0, 1.0));
 
   ClassifyOptions k;
   CLI::App* cls = app.add_subcommand(
