@@ -1,7 +1,10 @@
 #include "converter/commands.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <sstream>
 
 #include "converter/convert.h"
@@ -46,6 +49,29 @@ const char* layer_dtype(const Model& m, int i) {
   return info.dtype == EA_S8 ? "int8" : "f32";
 }
 
+// One status line on a terminal's stderr, rewritten in place and erased when
+// done (or on failure, before main() prints the error).
+class Progress {
+ public:
+  Progress(bool enabled, size_t layers) : enabled_(enabled), layers_(layers) {}
+  ~Progress() { clear(); }
+  void operator()(const std::string& stage, size_t layer, const std::string& name, const std::string& what) {
+    if (!enabled_) return;
+    std::cerr << "\r\033[K" << stage << ": layer " << layer + 1 << " of " << layers_ << " '" << name << "': " << what
+              << std::flush;
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::cerr << "\r\033[K" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  size_t layers_;
+  bool shown_ = false;
+};
+
 }  // namespace
 
 void run_convert(const ConvertOptions& o, std::ostream& out) {
@@ -70,12 +96,16 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   const std::vector<uint8_t> spec_bytes = read_file(o.spec);
   const ModelSpec spec = load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights,
                                    o.weights, LengthOverrides{o.max_q_len, o.max_kv_len});
+  Progress progress(!o.quiet && ::isatty(STDERR_FILENO) == 1, spec.layers.size());
   std::vector<LayerData> calib;
   if (!o.calib.empty()) {
     const ArrayMap npz = load_npz(o.calib);
     for (const FloatLayer& L : spec.layers) calib.push_back(load_layer_data(npz, o.calib, L, false));
   }
-  const std::vector<uint8_t> bytes = build_model(spec, type, calib, o.calib, base_name(o.weights));
+  const std::vector<uint8_t> bytes =
+      build_model(spec, type, calib, o.calib, base_name(o.weights), [&](size_t i, const std::string& what) {
+        progress("convert", i, spec.layers[i].name, what);
+      });
   const LoadedModel lm(bytes, o.output);
 
   ConvertReport r;
@@ -98,6 +128,9 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     lr.dtype = o.dtype;
     lr.arena_bytes = fm.layers()->Get(static_cast<uint32_t>(i))->arena_bytes();
     if (!calib.empty()) {
+      progress("verify", i, L.name,
+               "runtime vs float64 reference on " + std::to_string(calib[i].n) + " sample" +
+                   (calib[i].n == 1 ? "" : "s"));
       const RunResult run = run_layer(lm, static_cast<int>(i), calib[i], 1);
       std::vector<double> ref_out, ref_w;
       reference_forward(L, calib[i], &ref_out, &ref_w);
@@ -128,6 +161,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
       throw;
     }
   }
+  progress.clear();
   print_report(r, out);
 }
 

@@ -14,6 +14,9 @@ struct ConvertOptions {
   std::string weights, spec, calib, dtype = "int8", output, report_json;
   std::string emit_c;  // --emit-c PREFIX: also write PREFIX.h / PREFIX.c (converter/emit_c.h)
   int max_q_len = 0, max_kv_len = 0;
+  // Progress lines (layer i of n, calibration samples) on stderr: only when
+  // stderr is a terminal and not --quiet.
+  bool quiet = false;
 };
 // Converts, verifies with the runtime, checks accuracy on the calibration
 // inputs, then writes the file atomically and prints the report to `out`.

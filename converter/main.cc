@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   conv->add_option("--emit-c", c.emit_c,
                    "also write the model as C: PREFIX.h (arena bytes, size) + PREFIX.c (16-byte aligned const array)");
   conv->add_option("--max-kv-len", c.max_kv_len, "override every layer's max_kv_len")->check(CLI::PositiveNumber);
+  conv->add_flag("-q,--quiet", c.quiet, "no progress lines (they are shown only when stderr is a terminal)");
 
   std::string inspect_path;
   CLI::App* insp = app.add_subcommand("inspect", "verify a .eatn model with the runtime and print its contents");

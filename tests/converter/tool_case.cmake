@@ -1,6 +1,7 @@
 # One invocation of a command-line tool (edgeattn-bench, ...). Inputs (-D):
 # TOOL, DIR, EXPECT_EXIT, ARGS (comma separated; '@' = DIR), and optionally
-# STDOUT_REGEX, STDERR_REGEX (must match), STDOUT_EMPTY (ON: nothing on stdout).
+# STDOUT_REGEX, STDERR_REGEX (must match), STDOUT_EMPTY (ON: nothing on stdout),
+# NOT_REGEX (must match neither stdout nor stderr).
 string(REPLACE "," ";" args "${ARGS}")
 string(REPLACE "@" "${DIR}" args "${args}")
 execute_process(COMMAND "${TOOL}" ${args}
@@ -16,5 +17,8 @@ if(STDERR_REGEX AND NOT err MATCHES "${STDERR_REGEX}")
 endif()
 if(STDOUT_EMPTY AND NOT out STREQUAL "")
   message(FATAL_ERROR "expected nothing on stdout, got:\n${out}")
+endif()
+if(NOT_REGEX AND ("${out}" MATCHES "${NOT_REGEX}" OR "${err}" MATCHES "${NOT_REGEX}"))
+  message(FATAL_ERROR "output matches '${NOT_REGEX}':\nstdout:\n${out}\nstderr:\n${err}")
 endif()
 message(STATUS "ok:\n${out}${err}")
