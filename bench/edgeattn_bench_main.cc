@@ -4,7 +4,7 @@
 // written with write(2).
 //
 //   edgeattn-bench MODEL.eatn [--q-len N] [--kv-len N] [--warmup N] [--iters N]
-//                  [--layer NAME] [--path NAME] [--cached] [--json] [--xnnpack]
+//                  [--layer NAME] [--path NAME|best] [--cached] [--json] [--xnnpack]
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -17,6 +17,7 @@
 
 #include "bench_core.h"
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/kernels/dispatch.h"
 
 namespace {
 
@@ -48,16 +49,59 @@ uint64_t NowNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-int Usage() {
-  Print(2,
-        "usage: edgeattn-bench MODEL.eatn [--q-len N] [--kv-len N] [--warmup N] [--iters N]\n"
-        "                      [--layer NAME] [--path ref|avx2|avxvnni|neon|neondot|...]\n"
-        "                      [--cached] [--json] [--xnnpack]\n"
-        "Times each layer on deterministic pseudo-random inputs (lengths default to the\n"
-        "layer's declared maxima) and prints min/median/p90/max latency, the arena bytes,\n"
-        "the kernel path and an FNV-1a hash of each output (equal hashes = equal outputs).\n"
-        "--xnnpack runs int8 projections with in_features %% 16 == 0 through XNNPACK\n"
-        "(builds with the backend only); the rest stays on the kernel path.\n");
+void WriteAll(int fd, const char* text) {
+  size_t left = std::strlen(text);
+  while (left > 0) {
+    const ssize_t n = write(fd, text, left);
+    if (n <= 0) return;
+    text += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+// The kernel paths this build and CPU can run, space separated ("ref avx2 ...").
+const char* AvailablePaths() {
+  static char list[128];
+  list[0] = '\0';
+  size_t used = 0;
+  for (int i = 0; i < static_cast<int>(edgeattn::kernels::KernelPath::kCount); ++i) {
+    const auto p = static_cast<edgeattn::kernels::KernelPath>(i);
+    if (!edgeattn::kernels::kernel_path_supported(p)) continue;
+    const int n = std::snprintf(list + used, sizeof(list) - used, "%s%s", used ? " " : "",
+                                edgeattn::kernels::kernel_path_name(p));
+    if (n < 0 || static_cast<size_t>(n) >= sizeof(list) - used) break;
+    used += static_cast<size_t>(n);
+  }
+  return list;
+}
+
+// Written whole (longer than Print's line buffer).
+void Usage(int fd) {
+  WriteAll(fd,
+           "usage: edgeattn-bench MODEL.eatn [--q-len N] [--kv-len N] [--warmup N] [--iters N]\n"
+           "                      [--layer NAME] [--path NAME|best] [--cached] [--json] [--xnnpack]\n"
+           "Times each layer on deterministic pseudo-random inputs (lengths default to the\n"
+           "layer's declared maxima) and prints min/median/p90/max latency, the arena bytes,\n"
+           "the kernel path and an FNV-1a hash of each output (equal hashes = equal outputs).\n"
+           "  --q-len N, --kv-len N  lengths to time (default: the layer's maxima)\n"
+           "  --warmup N, --iters N  untimed and timed calls per layer\n"
+           "  --layer NAME           time this layer only\n"
+           "  --path NAME            force a kernel path (also: EA_KERNEL_PATH=NAME); 'best' is\n"
+           "                         the runtime's own choice, the fastest path this build and\n"
+           "                         CPU support, ignoring EA_KERNEL_PATH\n"
+           "  --cached               time decoder steps with cached key projections\n"
+           "  --json                 print JSON instead of a table\n"
+           "  --xnnpack              run int8 projections with in_features % 16 == 0 through\n"
+           "                         XNNPACK (builds with the backend only); the rest stays on\n"
+           "                         the kernel path\n");
+  Print(fd, "kernel paths available here: %s\n", AvailablePaths());
+}
+
+// A command-line mistake: one line naming it, exit status 2.
+int UsageError(const char* fmt, const char* what) {
+  char msg[256];
+  std::snprintf(msg, sizeof(msg), fmt, what);
+  Print(2, "edgeattn-bench: %s (see --help)\n", msg);
   return 2;
 }
 
@@ -111,37 +155,51 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(a, "--cached") == 0) {
       options.cached = true;
     } else if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0) {
-      Usage();
+      Usage(1);
       return 0;
-    } else if (has_value && std::strcmp(a, "--q-len") == 0) {
-      if (!ParseInt(argv[++i], &options.q_len)) return Usage();
-    } else if (has_value && std::strcmp(a, "--kv-len") == 0) {
-      if (!ParseInt(argv[++i], &options.kv_len)) return Usage();
-    } else if (has_value && std::strcmp(a, "--warmup") == 0) {
-      if (!ParseInt(argv[++i], &options.warmup)) return Usage();
-    } else if (has_value && std::strcmp(a, "--iters") == 0) {
-      if (!ParseInt(argv[++i], &options.iters)) return Usage();
-    } else if (has_value && std::strcmp(a, "--layer") == 0) {
-      layer_name = argv[++i];
-    } else if (has_value && std::strcmp(a, "--path") == 0) {
-      path_name = argv[++i];
+    } else if (std::strcmp(a, "--q-len") == 0 || std::strcmp(a, "--kv-len") == 0 ||
+               std::strcmp(a, "--warmup") == 0 || std::strcmp(a, "--iters") == 0 ||
+               std::strcmp(a, "--layer") == 0 || std::strcmp(a, "--path") == 0) {
+      if (!has_value) return UsageError("option %s needs a value", a);
+      const char* v = argv[++i];
+      int* target = std::strcmp(a, "--q-len") == 0    ? &options.q_len
+                    : std::strcmp(a, "--kv-len") == 0 ? &options.kv_len
+                    : std::strcmp(a, "--warmup") == 0 ? &options.warmup
+                    : std::strcmp(a, "--iters") == 0  ? &options.iters
+                                                      : nullptr;
+      if (target != nullptr && !ParseInt(v, target)) {
+        char what[160];
+        std::snprintf(what, sizeof(what), "%s '%.100s'", a, v);
+        return UsageError("%s: expected an integer from 0 to 1000000000", what);
+      }
+      if (std::strcmp(a, "--layer") == 0) layer_name = v;
+      if (std::strcmp(a, "--path") == 0) path_name = v;
     } else if (std::strcmp(a, "--xnnpack") == 0) {
       use_xnnpack = true;
     } else if (a[0] != '-' && model_path == nullptr) {
       model_path = a;
+    } else if (a[0] != '-') {
+      return UsageError("unexpected argument '%s': one model at a time", a);
     } else {
-      return Usage();
+      return UsageError("unknown option '%s'", a);
     }
   }
-  if (model_path == nullptr) return Usage();
+  if (model_path == nullptr) {
+    Usage(2);
+    return 2;
+  }
   // XNNPACK's one-time CPU detection allocates; it happens before anything is timed.
   if (use_xnnpack && edgeattn::XnnpackInitialize() != Status::kOk) {
     Print(2, "edgeattn-bench: --xnnpack: this build has no XNNPACK backend\n");
     return 1;
   }
+  if (path_name != nullptr && std::strcmp(path_name, "best") == 0) {
+    // The path the runtime selects by itself (EA_KERNEL_PATH unset).
+    path_name = edgeattn::kernels::kernel_path_name(edgeattn::kernels::best_kernel_path());
+  }
   if (path_name != nullptr && edgeattn::SetKernelPath(path_name) != Status::kOk) {
-    Print(2, "edgeattn-bench: kernel path '%s' is not available in this build or on this CPU\n",
-          path_name);
+    Print(2, "edgeattn-bench: kernel path '%s' is not available in this build or on this CPU "
+          "(available: %s, or best)\n", path_name, AvailablePaths());
     return 1;
   }
   size_t size = 0;
@@ -166,6 +224,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   const char* backend = use_xnnpack ? "+xnnpack" : "";
+  if (layer_name != nullptr && model.FindLayer(layer_name) < 0) {
+    Print(2, "edgeattn-bench: %s: no layer named '%s' (layers:", model_path, layer_name);
+    for (int l = 0; l < model.num_layers(); ++l) {
+      edgeattn::LayerInfo info;
+      if (model.GetLayerInfo(l, &info) == Status::kOk) Print(2, " %s", info.name);
+    }
+    Print(2, ")\n");
+    return 1;
+  }
   const edgeattn::bench::Workspace ws = {g_io, sizeof(g_io), g_samples, kMaxSamples};
 
   if (json) {

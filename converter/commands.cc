@@ -1,7 +1,10 @@
 #include "converter/commands.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <sstream>
 
 #include "converter/convert.h"
@@ -46,6 +49,29 @@ const char* layer_dtype(const Model& m, int i) {
   return info.dtype == EA_S8 ? "int8" : "f32";
 }
 
+// One status line on a terminal's stderr, rewritten in place and erased when
+// done (or on failure, before main() prints the error).
+class Progress {
+ public:
+  Progress(bool enabled, size_t layers) : enabled_(enabled), layers_(layers) {}
+  ~Progress() { clear(); }
+  void operator()(const std::string& stage, size_t layer, const std::string& name, const std::string& what) {
+    if (!enabled_) return;
+    std::cerr << "\r\033[K" << stage << ": layer " << layer + 1 << " of " << layers_ << " '" << name << "': " << what
+              << std::flush;
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::cerr << "\r\033[K" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  size_t layers_;
+  bool shown_ = false;
+};
+
 }  // namespace
 
 void run_convert(const ConvertOptions& o, std::ostream& out) {
@@ -59,16 +85,27 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     fail("--dtype must be int8 or f32, got '", o.dtype, "'");
   }
   if (o.output.empty()) fail("missing output file (-o OUT.eatn)");
+  // Every output is checked before the (possibly long) conversion starts.
+  check_writable(o.output);
+  if (!o.report_json.empty()) check_writable(o.report_json);
+  if (!o.emit_c.empty()) {
+    check_writable(o.emit_c + ".h");
+    check_writable(o.emit_c + ".c");
+  }
   const ArrayMap weights = load_weights(o.weights);
   const std::vector<uint8_t> spec_bytes = read_file(o.spec);
   const ModelSpec spec = load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights,
                                    o.weights, LengthOverrides{o.max_q_len, o.max_kv_len});
+  Progress progress(!o.quiet && ::isatty(STDERR_FILENO) == 1, spec.layers.size());
   std::vector<LayerData> calib;
   if (!o.calib.empty()) {
     const ArrayMap npz = load_npz(o.calib);
     for (const FloatLayer& L : spec.layers) calib.push_back(load_layer_data(npz, o.calib, L, false));
   }
-  const std::vector<uint8_t> bytes = build_model(spec, type, calib, o.calib, base_name(o.weights));
+  const std::vector<uint8_t> bytes =
+      build_model(spec, type, calib, o.calib, base_name(o.weights), [&](size_t i, const std::string& what) {
+        progress("convert", i, spec.layers[i].name, what);
+      });
   const LoadedModel lm(bytes, o.output);
 
   ConvertReport r;
@@ -91,6 +128,9 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     lr.dtype = o.dtype;
     lr.arena_bytes = fm.layers()->Get(static_cast<uint32_t>(i))->arena_bytes();
     if (!calib.empty()) {
+      progress("verify", i, L.name,
+               "runtime vs float64 reference on " + std::to_string(calib[i].n) + " sample" +
+                   (calib[i].n == 1 ? "" : "s"));
       const RunResult run = run_layer(lm, static_cast<int>(i), calib[i], 1);
       std::vector<double> ref_out, ref_w;
       reference_forward(L, calib[i], &ref_out, &ref_w);
@@ -121,6 +161,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
       throw;
     }
   }
+  progress.clear();
   print_report(r, out);
 }
 
@@ -188,6 +229,25 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     }
   }
   print_layer_table(results, out);
+  // Quality gates (--max-rel-l2, --min-cosine): every failing layer in one line.
+  const bool gated = o.max_rel_l2 >= 0.0 || o.min_cosine > -2.0;
+  std::string worse;
+  if (gated) {
+    for (const LayerResult& l : results) {
+      char buf[256];
+      if (o.max_rel_l2 >= 0.0 && !(l.metrics.rel_l2 <= o.max_rel_l2)) {
+        std::snprintf(buf, sizeof buf, "%slayer '%s': relative L2 %.4g > --max-rel-l2 %.10g",
+                      worse.empty() ? "" : "; ", l.name.c_str(), l.metrics.rel_l2, o.max_rel_l2);
+        worse += buf;
+      }
+      if (o.min_cosine > -2.0 && !(l.metrics.cosine >= o.min_cosine)) {
+        std::snprintf(buf, sizeof buf, "%slayer '%s': cosine %.6f < --min-cosine %.10g",
+                      worse.empty() ? "" : "; ", l.name.c_str(), l.metrics.cosine, o.min_cosine);
+        worse += buf;
+      }
+    }
+    if (results.empty()) worse = "no layer has reference data in " + o.reference;
+  }
   if (!o.svg.empty()) {
     if (!svg_done) fail(o.reference, ": no data for the --svg layer");
     out << "wrote " << o.svg << "\n";
@@ -196,6 +256,13 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     nlohmann::json j = {{"model", o.model}, {"reference", o.reference}, {"layers", nlohmann::json::array()}};
     for (const LayerResult& l : results) j["layers"].push_back(layer_json(l));
     write_text(o.json, j.dump(2) + "\n");
+  }
+  if (!worse.empty()) fail(o.model, ": below the accuracy gate: ", worse);
+  if (gated) {
+    out << "accuracy gate passed (" << results.size() << (results.size() == 1 ? " layer" : " layers");
+    if (o.max_rel_l2 >= 0.0) out << ", relative L2 <= " << o.max_rel_l2;
+    if (o.min_cosine > -2.0) out << ", cosine >= " << o.min_cosine;
+    out << ")\n";
   }
 }
 

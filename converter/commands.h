@@ -1,4 +1,5 @@
-// The three subcommands of edgeattn-convert, callable from tests. Each throws
+// The convert / inspect / eval subcommands of edgeattn-convert (classify is
+// in classify.h), callable from tests. Each throws
 // ConvertError with the one-line message main() prints.
 #ifndef EDGEATTN_CONVERTER_COMMANDS_H_
 #define EDGEATTN_CONVERTER_COMMANDS_H_
@@ -13,6 +14,9 @@ struct ConvertOptions {
   std::string weights, spec, calib, dtype = "int8", output, report_json;
   std::string emit_c;  // --emit-c PREFIX: also write PREFIX.h / PREFIX.c (converter/emit_c.h)
   int max_q_len = 0, max_kv_len = 0;
+  // Progress lines (layer i of n, calibration samples) on stderr: only when
+  // stderr is a terminal and not --quiet.
+  bool quiet = false;
 };
 // Converts, verifies with the runtime, checks accuracy on the calibration
 // inputs, then writes the file atomically and prints the report to `out`.
@@ -24,6 +28,8 @@ void run_inspect(const std::string& path, std::ostream& out);
 struct EvalOptions {
   std::string model, reference, svg, svg_layer, json;
   int svg_sample = 0, svg_head = 0, repeat = 5;
+  double max_rel_l2 = -1.0;  // >= 0: fail (after printing) if a layer's relative L2 error is larger
+  double min_cosine = -3.0;  // >= -1: fail if a layer's cosine similarity is smaller
 };
 void run_eval(const EvalOptions& o, std::ostream& out);
 

@@ -210,7 +210,7 @@ ArenaPlan plan_arena(const ModelSpec& spec, OutputType type) {
 
 std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
                                  const std::vector<LayerData>& calib, const std::string& calib_path,
-                                 const std::string& source) {
+                                 const std::string& source, const ProgressFn& progress) {
   const bool s8 = type == OutputType::kInt8;
   if (s8 && calib.size() != spec.layers.size()) fail("int8 conversion needs calibration data (--calib)");
   const ArenaPlan arena = plan_arena(spec, type);
@@ -220,6 +220,10 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
     flatbuffers::Offset<void> options;
     if (s8) {
       if (calib[i].n == 0) fail(calib_path, ": layer '", L.name, "': empty calibration set");
+      if (progress) {
+        progress(i, "calibrating on " + std::to_string(calib[i].n) + " sample" + (calib[i].n == 1 ? "" : "s") +
+                        ", quantizing");
+      }
       const RangeMap ranges = calibrate(L, calib[i]);
       const Calibrated c{ranges, calib_path + ": layer '" + L.name + "'"};
       switch (L.kind) {
@@ -229,6 +233,7 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
         case LayerKind::kPooling: options = pooling_s8(w, L, c); break;
       }
     } else {
+      if (progress) progress(i, "writing float weights");
       switch (L.kind) {
         case LayerKind::kMha: options = mha_f32(w, L); break;
         case LayerKind::kAdditive: options = additive_f32(w, L); break;

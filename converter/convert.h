@@ -3,6 +3,7 @@
 #define EDGEATTN_CONVERTER_CONVERT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,11 +15,14 @@ namespace convert {
 
 enum class OutputType { kInt8, kF32 };
 
+// Called with (layer index, "what is being done") before each layer's work.
+using ProgressFn = std::function<void(size_t layer, const std::string& what)>;
+
 // calib[i] belongs to spec.layers[i] (required for kInt8, ignored for kF32).
 // `calib_path` names the calibration file in errors; `source` goes into Producer.
 std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
                                  const std::vector<LayerData>& calib, const std::string& calib_path,
-                                 const std::string& source);
+                                 const std::string& source, const ProgressFn& progress = nullptr);
 
 // Bytes of the whole model at every layer's maxima: the sum of the layers'
 // cache plus the largest scratch (the runtime's arena layout).

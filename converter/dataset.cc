@@ -140,8 +140,14 @@ LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const Fl
     const std::vector<size_t> wshape = {static_cast<size_t>(d.n), static_cast<size_t>(L.heads()),
                                         static_cast<size_t>(d.lq), static_cast<size_t>(d.lk)};
     if (w.shape != wshape) {
+      // [N, Lq, Lk] for a multi-head layer: weights averaged over the heads.
+      const bool averaged = L.heads() > 1 && w.shape.size() == 3 && w.shape[0] == wshape[0] &&
+                            w.shape[1] == wshape[2] && w.shape[2] == wshape[3];
       fail(path, ": key '", p, "attn_weights' has shape ", shape_string(w.shape), ", expected ",
-           shape_string(wshape));
+           shape_string(wshape),
+           averaged ? " (weights averaged over the heads? eval needs them per head: "
+                      "nn.MultiheadAttention(...)(q, k, v, need_weights=True, average_attn_weights=False))"
+                    : "");
     }
     d.ref_weights = w.data;
   }

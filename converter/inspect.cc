@@ -141,7 +141,8 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
        << dtype_name(l->dtype()) << "\n";
     os << "  dims: query " << info.query_dim << ", key " << info.key_dim << ", value " << info.value_dim
        << ", output " << info.output_dim << "; heads " << info.num_heads << "; "
-       << (info.cross ? "cross" : "self") << "; mask " << mask_name(*l) << "\n";
+       << (info.kind == EA_LAYER_POOLING ? "learned query" : info.cross ? "cross" : "self") << "; mask "
+       << mask_name(*l) << "\n";
     os << "  max_q_len " << l->max_q_len() << ", max_kv_len " << l->max_kv_len() << ", arena "
        << l->arena_bytes() << " bytes\n";
     if (const auto* a = l->options_as_MultiHeadAttention()) {

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   conv->add_option("--emit-c", c.emit_c,
                    "also write the model as C: PREFIX.h (arena bytes, size) + PREFIX.c (16-byte aligned const array)");
   conv->add_option("--max-kv-len", c.max_kv_len, "override every layer's max_kv_len")->check(CLI::PositiveNumber);
+  conv->add_flag("-q,--quiet", c.quiet, "no progress lines (they are shown only when stderr is a terminal)");
 
   std::string inspect_path;
   CLI::App* insp = app.add_subcommand("inspect", "verify a .eatn model with the runtime and print its contents");
@@ -39,6 +40,12 @@ int main(int argc, char** argv) {
   ev->add_option("--svg-head", e.svg_head, "head of the heatmap")->capture_default_str();
   ev->add_option("--json", e.json, "also write the figures as JSON");
   ev->add_option("--repeat", e.repeat, "timing repeats")->capture_default_str()->check(CLI::PositiveNumber);
+  ev->add_option("--max-rel-l2", e.max_rel_l2,
+                 "exit 1 if a layer's relative L2 output error is above this (e.g. 0.05)")
+      ->check(CLI::NonNegativeNumber);
+  ev->add_option("--min-cosine", e.min_cosine,
+                 "exit 1 if a layer's output cosine similarity is below this (e.g. 0.999)")
+      ->check(CLI::Range(-1.0, 1.0));
 
   ClassifyOptions k;
   CLI::App* cls = app.add_subcommand(

@@ -1,8 +1,11 @@
 #include "converter/spec.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <vector>
 
 #include "converter/error.h"
 
@@ -291,6 +294,188 @@ void resolve_pooling(const Fields& f, const Weights& w, FloatLayer* L) {
   L->v = w.get(L->v_name, 0, static_cast<size_t>(D), "[dim] or [1, dim]").data;
 }
 
+// ---- strict field checking ------------------------------------------------
+
+using FieldList = std::vector<std::string>;
+
+const FieldList kTopLevelFields = {"model", "layers"};
+const FieldList kCommonFields = {"name", "kind", "mask", "max_q_len", "max_kv_len", "prefix", "tensors"};
+const char* const kKinds[] = {"mha", "additive", "luong", "pooling"};
+
+// Fields of a layer of `kind` beyond the common ones.
+FieldList kind_fields(const std::string& kind) {
+  if (kind == "mha") return {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset"};
+  if (kind == "additive") return {"query_dim", "key_dim", "attn_dim", "value_dim"};
+  if (kind == "luong") return {"score", "query_dim", "key_dim", "value_dim", "scale"};
+  if (kind == "pooling") return {"dim"};
+  return {};
+}
+
+FieldList layer_fields(const std::string& kind) {
+  FieldList f;
+  for (const std::string& c : kCommonFields) {
+    if (kind == "pooling" && c == "max_q_len") continue;  // the query length of pooling is 1
+    f.push_back(c);
+  }
+  for (std::string& k : kind_fields(kind)) f.push_back(std::move(k));
+  return f;
+}
+
+FieldList tensor_fields(const std::string& kind) {
+  if (kind == "mha") return {"q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b"};
+  if (kind == "additive") return {"w_q", "w_k", "b", "v"};
+  if (kind == "luong") return {"w"};
+  if (kind == "pooling") return {"query"};
+  return {};
+}
+
+bool is_kind(const std::string& k) {
+  for (const char* known : kKinds) {
+    if (k == known) return true;
+  }
+  return false;
+}
+
+// Levenshtein distance with adjacent transpositions (optimal string alignment).
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t k = 0; k <= b.size(); ++k) d[0][k] = k;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t k = 1; k <= b.size(); ++k) {
+      const size_t cost = a[i - 1] == b[k - 1] ? 0 : 1;
+      d[i][k] = std::min({d[i - 1][k] + 1, d[i][k - 1] + 1, d[i - 1][k - 1] + cost});
+      if (i > 1 && k > 1 && a[i - 1] == b[k - 2] && a[i - 2] == b[k - 1]) {
+        d[i][k] = std::min(d[i][k], d[i - 2][k - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The known field nearest to `field`, or "" when none is plausibly meant:
+// within an edit distance of about a third of the name (at least 1, at most 3),
+// or the one containing it / contained in it ("masking" -> "mask").
+std::string nearest(const std::string& field, const FieldList& known) {
+  const std::string f = lower(field);
+  std::string best;
+  size_t best_d = std::string::npos;
+  for (const std::string& k : known) {
+    size_t d = edit_distance(f, k);
+    const size_t limit = std::clamp<size_t>(std::max(f.size(), k.size()) / 3, 1, 3);
+    const bool contains = std::min(f.size(), k.size()) >= 3 &&
+                          (f.find(k) != std::string::npos || k.find(f) != std::string::npos);
+    if (d > limit && !contains) continue;
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  }
+  return best;
+}
+
+std::string join(const FieldList& l) {
+  std::string s;
+  for (size_t i = 0; i < l.size(); ++i) s += (i ? ", " : "") + l[i];
+  return s;
+}
+
+// Fails on the first member of object `j` not in `known`: names it, suggests
+// the nearest known field, and says when it belongs to other layer kinds.
+// `what` names the object in the list of known fields ("mha layers");
+// `path` prefixes member names ("tensors.").
+void check_fields(const json& j, const FieldList& known, const std::string& where,
+                  const std::string& what, const std::string& path,
+                  const std::string& kind = "", bool tensors = false) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string msg = where + ": unknown field '" + path + key + "'";
+    if (!kind.empty()) {
+      FieldList owners;
+      for (const char* other : kKinds) {
+        if (other == kind) continue;
+        const FieldList of = tensors ? tensor_fields(other) : layer_fields(other);
+        if (std::find(of.begin(), of.end(), key) != of.end()) owners.push_back(other);
+      }
+      if (kind == "pooling" && key == "max_q_len") {
+        throw ConvertError(where + ": field 'max_q_len' is not used by pooling layers (their query length is 1)");
+      }
+      if (!owners.empty()) {
+        msg = where + ": field '" + path + key + "' is not used by " + kind + " layers (only by " +
+              join(owners) + ")";
+      }
+    }
+    const std::string hint = nearest(key, known);
+    if (!hint.empty()) {
+      msg += ", did you mean '" + path + hint + "'?";
+    } else {
+      msg += " (" + what + " " + (known.size() == 1 ? "has" : "have") + ": " + join(known) + ")";
+    }
+    throw ConvertError(msg);
+  }
+}
+
+// Every member of layer object `lj` (and of its "tensors") must be a field of
+// its kind. With no valid kind, members are checked against every kind's
+// fields (so "kin": "mha" is reported as a misspelling of "kind").
+void check_layer_fields(const json& lj, const std::string& spec_path, const std::string& index_where) {
+  const std::string where = lj.contains("name") && lj.at("name").is_string()
+                                ? spec_path + ": layer '" + lj.at("name").get<std::string>() + "'"
+                                : index_where;
+  const std::string kind =
+      lj.contains("kind") && lj.at("kind").is_string() ? lj.at("kind").get<std::string>() : "";
+  if (!is_kind(kind)) {
+    FieldList all = kCommonFields;
+    for (const char* k : kKinds) {
+      for (const std::string& f : kind_fields(k)) {
+        if (std::find(all.begin(), all.end(), f) == all.end()) all.push_back(f);
+      }
+    }
+    check_fields(lj, all, where, "layers", "");
+    return;
+  }
+  check_fields(lj, layer_fields(kind), where, kind + " layers", "", kind);
+  if (lj.contains("tensors") && lj.at("tensors").is_object()) {
+    check_fields(lj.at("tensors"), tensor_fields(kind), where, kind + " tensors", "tensors.", kind, true);
+  }
+}
+
+// ---- JSON parse errors ----------------------------------------------------
+
+struct LineColumn {
+  size_t line = 1, column = 1;
+};
+
+// nlohmann's parse_error::byte is the 1-based index of the last byte read.
+LineColumn line_column(const std::string& text, size_t byte) {
+  LineColumn lc;
+  const size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
+  for (size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++lc.line;
+      lc.column = 1;
+    } else {
+      ++lc.column;
+    }
+  }
+  return lc;
+}
+
+// "[json.exception.parse_error.101] parse error at line 1, column 5: syntax
+// error ..." -> "syntax error ..." (the position is reported by the caller).
+std::string parse_reason(const std::string& what) {
+  const size_t p = what.find("parse error");
+  if (p == std::string::npos) return what;
+  const size_t colon = what.find(": ", p);
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+
 }  // namespace
 
 ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
@@ -299,19 +484,28 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
   json j;
   try {
     j = json::parse(spec_text);
+  } catch (const json::parse_error& e) {
+    const LineColumn lc = line_column(spec_text, e.byte);
+    fail(spec_path, ": malformed JSON at line ", lc.line, ", column ", lc.column, ": ",
+         parse_reason(e.what()));
   } catch (const json::exception& e) {
     fail(spec_path, ": malformed JSON: ", e.what());
   }
+  if (j.is_object()) check_fields(j, kTopLevelFields, spec_path, "the top level", "");
   if (!j.is_object() || !j.contains("layers") || !j.at("layers").is_array()) {
     fail(spec_path, ": expected an object with a \"layers\" array");
   }
   if (j.at("layers").empty()) fail(spec_path, ": \"layers\" is empty");
   ModelSpec spec;
-  spec.model = j.contains("model") && j.at("model").is_string() ? j.at("model").get<std::string>() : "";
+  if (j.contains("model") && !j.at("model").is_null()) {
+    if (!j.at("model").is_string()) fail(spec_path, ": field 'model' must be a string");
+    spec.model = j.at("model").get<std::string>();
+  }
   size_t index = 0;
   for (const json& lj : j.at("layers")) {
     std::string where = spec_path + ": layer " + std::to_string(index);
     if (!lj.is_object()) fail(where, ": expected an object");
+    check_layer_fields(lj, spec_path, where);
     if (!lj.contains("name") || !lj.at("name").is_string() || lj.at("name").get<std::string>().empty()) {
       fail(where, ": missing field 'name'");
     }

@@ -66,6 +66,16 @@ void write_file_atomic(const std::string& path, const void* data, size_t size) {
   }
 }
 
+void check_writable(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) fail(path, ": cannot write: is a directory");
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) fail(path, ": cannot write: ", std::strerror(errno));
+  ::close(fd);
+  ::unlink(tmp.c_str());
+}
+
 std::string base_name(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);

@@ -16,6 +16,11 @@ std::vector<uint8_t> read_file(const std::string& path);
 // Writes PATH.tmp.<pid>, fsyncs it and renames it over PATH.
 void write_file_atomic(const std::string& path, const void* data, size_t size);
 
+// Fails now, naming PATH, if PATH could not be written later (its directory is
+// missing or not writable, or PATH is a directory): creates and removes the
+// temporary file write_file_atomic would use.
+void check_writable(const std::string& path);
+
 // Last path component ("a/b/c.npz" -> "c.npz").
 std::string base_name(const std::string& path);
 

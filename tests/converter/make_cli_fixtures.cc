@@ -79,6 +79,17 @@ int main(int argc, char** argv) {
     ref.emplace_back("attn.output", fixtures::make("<f4", {n, lq, 20}, out));
     ref.emplace_back("attn.attn_weights", fixtures::make("<f4", {n, 4, lq, lq}, w));
     save_npz(d + "/mha_reference.npz", ref);
+    {
+      // PyTorch's default: attention weights averaged over the heads, [N, Lq, Lk].
+      Entries avg = ref;
+      Array& a = find(avg, "attn.attn_weights");
+      std::vector<double> mean(n * lq * lq, 0.0);
+      for (size_t s = 0; s < n; ++s)
+        for (size_t h = 0; h < 4; ++h)
+          for (size_t i = 0; i < lq * lq; ++i) mean[s * lq * lq + i] += a.data[(s * 4 + h) * lq * lq + i] / 4;
+      a = fixtures::make("<f4", {n, lq, lq}, mean);
+      save_npz(d + "/mha_reference_averaged.npz", avg);
+    }
 
     save_safetensors(d + "/mha_no_out_bias.safetensors", without(c.weights, "blk.attn.out_proj.bias"));
     fixtures::write_text(d + "/spec_bad_prefix.json", replace(c.spec_json, "\"blk.attn.\"", "\"blk.atn.\""));
@@ -113,6 +124,12 @@ int main(int argc, char** argv) {
     write_prefix(d + "/mha.safetensors", d + "/mha_truncated.safetensors", 0.5);
     write_prefix(d + "/mha_calib.npz", d + "/calib_truncated.npz", 0.6);
     fixtures::write_text(d + "/spec_malformed.json", "{\"layers\": [ {\"name\": \"attn\", ");
+    // Misspelled fields (a "masking": "causal" used to convert silently into a non-causal model).
+    fixtures::write_text(d + "/spec_masking.json",
+                         replace(c.spec_json, "\"mask\": \"key_padding\"", "\"masking\": \"causal\""));
+    fixtures::write_text(d + "/spec_num_head.json", replace(c.spec_json, "\"num_heads\"", "\"num_head\""));
+    fixtures::write_text(d + "/spec_malformed_lines.json",
+                         replace(c.spec_json, "\"kind\": \"mha\",", "\n\n  \"kind\": \"mha\" \"cross\": 1,"));
     fixtures::write_text(d + "/spec_kind.json", replace(c.spec_json, "\"kind\": \"mha\"", "\"kind\": \"transformer\""));
     fixtures::write_text(d + "/spec_preset.json", replace(c.spec_json, "\"torch_mha\"", "\"keras\""));
     {

@@ -89,7 +89,9 @@ TEST(ConverterSpec, Errors) {
   ArrayMap w = to_map(c.weights);
   EXPECT_EQ(error_of(c.spec_json, w), "");
   EXPECT_NE(error_of("{\"layers\": 3}", w).find("s.json: expected an object with a \"layers\" array"), std::string::npos);
-  EXPECT_NE(error_of("{\"layers\": [}", w).find("s.json: malformed JSON"), std::string::npos);
+  EXPECT_EQ(error_of("{\"layers\": [}", w),
+            "s.json: malformed JSON at line 1, column 13: syntax error while parsing value - unexpected '}'; "
+            "expected '[', '{', or a literal");
   std::string spec = c.spec_json;
   spec.replace(spec.find("\"causal\""), 8, "\"diagonal\"");
   EXPECT_NE(error_of(spec, w).find("unknown mask 'diagonal'"), std::string::npos);
@@ -108,6 +110,64 @@ TEST(ConverterSpec, Errors) {
   ac.replace(ac.find("\"key_padding\""), 13, "\"causal\"");
   EXPECT_NE(error_of(ac, to_map(fixtures::additive_case(1).weights)).find("causal masks are supported for mha layers only"),
             std::string::npos);
+}
+
+// Unknown fields are errors naming the field and the layer, with the nearest
+// known field (a misspelled "mask" used to convert into a non-causal model).
+TEST(ConverterSpec, UnknownFields) {
+  const fixtures::LayerCase c = fixtures::mha_case("causal", false, "linear", 4);
+  const ArrayMap w = to_map(c.weights);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string spec = c.spec_json;
+    const size_t p = spec.find(from);
+    EXPECT_NE(p, std::string::npos) << from;
+    return spec.replace(p, from.size(), to);
+  };
+  EXPECT_EQ(error_of(with("\"mask\"", "\"masking\""), w),
+            "s.json: layer 'attn': unknown field 'masking', did you mean 'mask'?");
+  EXPECT_EQ(error_of(with("\"num_heads\"", "\"num_head\""), w),
+            "s.json: layer 'attn': unknown field 'num_head', did you mean 'num_heads'?");
+  EXPECT_EQ(error_of(with("\"embed_dim\"", "\"embed_dmi\""), w),
+            "s.json: layer 'attn': unknown field 'embed_dmi', did you mean 'embed_dim'?");
+  EXPECT_EQ(error_of(with("\"max_kv_len\"", "\"Max_KV_Len\""), w),
+            "s.json: layer 'attn': unknown field 'Max_KV_Len', did you mean 'max_kv_len'?");
+  // Nothing close: the fields of the kind are listed.
+  EXPECT_EQ(error_of(with("\"bias\": true", "\"dropout\": 0.1"), w),
+            "s.json: layer 'attn': unknown field 'dropout' (mha layers have: name, kind, mask, max_q_len, "
+            "max_kv_len, prefix, tensors, embed_dim, num_heads, cross, kdim, vdim, scale, bias, preset)");
+  // A field of another kind.
+  EXPECT_EQ(error_of(with("\"bias\": true", "\"dim\": 3"), w),
+            "s.json: layer 'attn': field 'dim' is not used by mha layers (only by pooling), did you mean 'kdim'?");
+  EXPECT_EQ(error_of(with("\"bias\": true", "\"query_dim\": 3"), w),
+            "s.json: layer 'attn': field 'query_dim' is not used by mha layers (only by additive, luong) (mha "
+            "layers have: name, kind, mask, max_q_len, max_kv_len, prefix, tensors, embed_dim, num_heads, cross, "
+            "kdim, vdim, scale, bias, preset)");
+  // Explicit tensor names.
+  EXPECT_EQ(error_of(with("\"preset\": \"linear\"", "\"tensors\": {\"q_w\": \"x\", \"qb\": \"y\"}"), w),
+            "s.json: layer 'attn': unknown field 'tensors.qb', did you mean 'tensors.q_b'?");
+  // A misspelled kind field is reported as such, not as a missing 'kind'.
+  EXPECT_EQ(error_of(with("\"kind\"", "\"knd\""), w),
+            "s.json: layer 'attn': unknown field 'knd', did you mean 'kind'?");
+  // Top level.
+  EXPECT_EQ(error_of("{\"model\": \"m\", \"layer\": []}", w),
+            "s.json: unknown field 'layer', did you mean 'layers'?");
+  EXPECT_EQ(error_of(with("\"test_mha\"", "3"), w), "s.json: field 'model' must be a string");
+  // Pooling has no max_q_len (its query length is 1).
+  const fixtures::LayerCase p = fixtures::pooling_case(3);
+  std::string ps = p.spec_json;
+  ps.replace(ps.find("\"dim\""), 5, "\"max_q_len\": 1, \"dim\"");
+  EXPECT_EQ(error_of(ps, to_map(p.weights)),
+            "s.json: layer 'pool': field 'max_q_len' is not used by pooling layers (their query length is 1)");
+}
+
+TEST(ConverterSpec, MalformedJsonLineColumn) {
+  const ArrayMap w;
+  EXPECT_EQ(error_of("{\n  \"layers\": [\n    {\"name\": \"a\",,}\n  ]\n}\n", w),
+            "s.json: malformed JSON at line 3, column 18: syntax error while parsing object key - unexpected ','; "
+            "expected string literal");
+  EXPECT_EQ(error_of("{\"layers\": [ {\"name\": ", w),
+            "s.json: malformed JSON at line 1, column 23: syntax error while parsing value - unexpected end of "
+            "input; expected '[', '{', or a literal");
 }
 
 }  // namespace
