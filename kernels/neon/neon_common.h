@@ -3,7 +3,7 @@
 // this header must NOT be included by dotprod.cc: that file is compiled with
 // -march=armv8.2-a+dotprod, and a vague-linkage copy of a helper compiled
 // there could be picked by the linker for the baseline path (SIGILL on a
-// Cortex-A53). See /work/shared/docs/cross-targets.md 2.2.
+// Cortex-A53). Only dotprod.cc gets that flag (kernels/neon/kernels.cmake).
 #ifndef EDGEATTN_KERNELS_NEON_NEON_COMMON_H_
 #define EDGEATTN_KERNELS_NEON_NEON_COMMON_H_
 
