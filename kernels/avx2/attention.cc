@@ -188,17 +188,21 @@ void qs8_softmax_row__avx2(int n, int32_t* scores, int32_t mult, int32_t shift, 
     sum += static_cast<uint32_t>(e);
   }
 
+  // p = floor((e m + 2^(s-1)) / 2^s) in 32-bit lanes: with m = mh 2^16 + ml,
+  // e m + 2^(s-1) = (e mh + 2^(s-17)) 2^16 + e ml, and nested floors give
+  // p = (e mh + 2^(s-17) + floor(e ml / 2^16)) >> (s - 16). Bounds: e <= 2^15,
+  // mh <= 2^15, s in [31, 46], so the sum stays below 2^31; floor(e ml / 2^16)
+  // is one vpmulhuw on the low 16-bit halves (the high halves are 0).
   const ProbNormalizer norm = prob_normalizer(sum);
-  const __m256i vm = _mm256_set1_epi64x(norm.multiplier);
-  const __m256i rnd = _mm256_set1_epi64x(int64_t{1} << (norm.shift - 1));
-  const __m128i sh = _mm_cvtsi32_si128(norm.shift);
+  const __m256i mh = _mm256_set1_epi32(static_cast<int32_t>(norm.multiplier >> 16));
+  const __m256i ml = _mm256_set1_epi32(static_cast<int32_t>(norm.multiplier & 0xFFFFu));
+  const __m256i rnd = _mm256_set1_epi32(1 << (norm.shift - 17));
+  const __m128i sh = _mm_cvtsi32_si128(norm.shift - 16);
   int j = 0;
   for (; j < n8; j += 8) {
     const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + j));
-    const __m256i pe = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epu32(e, vm), rnd), sh);
-    const __m256i po = _mm256_srl_epi64(
-        _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(e, 32), vm), rnd), sh);
-    const __m256i p = _mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA);
+    const __m256i hi = _mm256_add_epi32(_mm256_mullo_epi32(e, mh), rnd);
+    const __m256i p = _mm256_srl_epi32(_mm256_add_epi32(hi, _mm256_mulhi_epu16(e, ml)), sh);
     const __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(probs + j), p16);
   }

@@ -531,6 +531,29 @@ TEST(SimdTest, SoftmaxRowAllExponents) {
   }
 }
 
+// The longest rows (65535 keys, the format's limit): row sums up to
+// 65535 * 32768, i.e. the normalizer's largest shift (46), with all-equal
+// scores and with scores a few steps below the maximum.
+TEST(SimdTest, SoftmaxRowLongestRows) {
+  const auto variants = SoftmaxRows();
+  if (variants.empty()) GTEST_SKIP() << "no vector softmax row on this build/CPU";
+  constexpr int kRow = 65535;
+  Rng rng(7777);
+  std::vector<int32_t> s(kRow), s_ref;
+  std::vector<uint16_t> p(kRow), p_ref(kRow);
+  for (const auto& v : variants) {
+    for (int spread : {0, 3, 40000}) {
+      for (auto& x : s) x = 1000 - static_cast<int32_t>(rng.uniform_int(0, spread));
+      s_ref = s;
+      v.fn(kRow, s.data(), 1 << 30, 1, p.data());
+      ek::qs8_softmax_row__ref(kRow, s_ref.data(), 1 << 30, 1, p_ref.data());
+      for (int j = 0; j < kRow; ++j) {
+        ASSERT_EQ(p[j], p_ref[j]) << ek::kernel_path_name(v.path) << " index " << j << " spread " << spread;
+      }
+    }
+  }
+}
+
 // Extreme scores (INT32_MIN / INT32_MAX: the saturated difference) and
 // extreme multipliers, odd lengths (vector body + scalar tail).
 TEST(SimdTest, SoftmaxRowExtremes) {
