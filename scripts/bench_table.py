@@ -4,6 +4,11 @@ shape and one column per kernel path (stdlib only).
 
   scripts/bench_table.py BENCH.json [more.json] --family mha_qs8 [--peak GFLOPS]
       [--metric gflops|us] [--stat median|best] [--paths ref,avx2,avx512vnni,xnnpack]
+  scripts/bench_table.py before=OLD.json after=NEW.json --family mha_qs8 ...
+
+A JSON argument written LABEL=FILE puts its paths in columns named
+LABEL:path, so two builds (or two machines) of the same suite sit side by
+side; several files may share a label (repeated passes).
 
 Cells are GFLOP/s (the GFLOPS counter) or microseconds (real time) of each
 benchmark: --stat median (default) takes the median aggregate (or the median
@@ -20,11 +25,13 @@ UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 
 def load(paths):
+    """(label, entry) pairs; label is '' unless the argument was LABEL=FILE."""
     entries = []
-    for path in paths:
+    for arg in paths:
+        label, path = arg.split("=", 1) if "=" in arg else ("", arg)
         try:
             with open(path) as f:
-                entries += json.load(f)["benchmarks"]
+                entries += [(label, e) for e in json.load(f)["benchmarks"]]
         except (OSError, ValueError, KeyError) as e:
             sys.exit(f"bench_table: {path}: cannot read benchmark JSON ({e})")
     return entries
@@ -41,7 +48,7 @@ def main():
     args = ap.parse_args()
 
     runs, medians, shapes, paths = {}, {}, [], []
-    for e in load(args.json):
+    for label, e in load(args.json):
         parts = e["name"].split("/")
         if parts[0] != args.family:
             continue
@@ -49,6 +56,8 @@ def main():
         if aggregate and e.get("aggregate_name") != "median":
             continue
         path = parts[-1].removesuffix("_median")
+        if label:
+            path = f"{label}:{path}"
         shape = "/".join(parts[1:-1])
         value = e.get("GFLOPS") if args.metric == "gflops" else e["real_time"] * UNIT_US[e["time_unit"]]
         if value is None:
