@@ -10,7 +10,7 @@ A JSON argument written LABEL=FILE puts its paths in columns named
 LABEL:path, so two builds (or two machines) of the same suite sit side by
 side; several files may share a label (repeated passes).
 
-Cells are GFLOP/s (the GFLOPS counter) or microseconds (real time) of each
+Cells are GFLOP/s (the GFLOPS counter) or microseconds (--clock real or cpu) of each
 benchmark: --stat median (default) takes the median aggregate (or the median
 of the repetitions), --stat best the best repetition (needs the repetitions in
 the JSON, i.e. a run without --benchmark_report_aggregates_only). With --peak,
@@ -45,6 +45,9 @@ def main():
     ap.add_argument("--peak", type=float, help="GFLOP/s to express cells against")
     ap.add_argument("--stat", choices=["median", "best"], default="median")
     ap.add_argument("--paths", help="column order (default: as found)")
+    ap.add_argument("--clock", choices=["real", "cpu"], default="real",
+                    help="µs cells from real_time (default) or cpu_time (on a busy machine "
+                         "cpu_time leaves out the time the benchmark was descheduled)")
     args = ap.parse_args()
 
     runs, medians, shapes, paths = {}, {}, [], []
@@ -59,7 +62,8 @@ def main():
         if label:
             path = f"{label}:{path}"
         shape = "/".join(parts[1:-1])
-        value = e.get("GFLOPS") if args.metric == "gflops" else e["real_time"] * UNIT_US[e["time_unit"]]
+        clock = "cpu_time" if args.clock == "cpu" else "real_time"
+        value = e.get("GFLOPS") if args.metric == "gflops" else e[clock] * UNIT_US[e["time_unit"]]
         if value is None:
             continue
         if aggregate:
