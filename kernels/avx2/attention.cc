@@ -265,28 +265,39 @@ void qs8_pv_row__avx2(int n, int v_dim, const uint16_t* probs, const int8_t* v, 
 
 namespace {
 
-// The two-row Q.K step for head dims of exactly 16 * KB (16, 32, 64): the
-// zero-point-corrected query vectors stay in registers for every key instead
-// of being widened and corrected again per group of 4 keys.
-template <int KB>
+// The two-row Q.K step for head dims of exactly 16 * KB (+ 8 with HALF:
+// 8, 16, 24, 32, 48, 64): the zero-point-corrected query vectors stay in
+// registers for every key instead of being widened and corrected again per
+// group of 4 keys. An 8-wide block has zeros in its upper key lanes, so
+// q - zq there adds nothing (as in qs8_qk_row__avx2).
+template <int KB, bool HALF>
 void qk_rows2_whole_blocks(int n, const int8_t* q0, const int8_t* q1, int32_t q_zp,
                            const int8_t* k, int k_stride, __m128i base0, __m128i base1,
                            int32_t* scores0, int32_t* scores1) {
+  constexpr int kVecs = KB + (HALF ? 1 : 0);
   const __m256i zq = _mm256_set1_epi16(static_cast<int16_t>(q_zp));
-  __m256i qa[KB], qb[KB];
+  __m256i qa[kVecs], qb[kVecs];
   for (int b = 0; b < KB; ++b) {
     qa[b] = _mm256_sub_epi16(load16_s16(q0 + 16 * b), zq);
     qb[b] = _mm256_sub_epi16(load16_s16(q1 + 16 * b), zq);
+  }
+  if (HALF) {
+    qa[kVecs - 1] = _mm256_sub_epi16(load8_s16(q0 + 16 * KB), zq);
+    qb[kVecs - 1] = _mm256_sub_epi16(load8_s16(q1 + 16 * KB), zq);
   }
   for (int j = 0; j + 4 <= n; j += 4) {
     const int8_t* k0 = k + static_cast<ptrdiff_t>(j) * k_stride;
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
     __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-    for (int b = 0; b < KB; ++b) {
-      const __m256i v0 = load16_s16(k0 + 16 * b);
-      const __m256i v1 = load16_s16(k0 + k_stride + 16 * b);
-      const __m256i v2 = load16_s16(k0 + 2 * static_cast<ptrdiff_t>(k_stride) + 16 * b);
-      const __m256i v3 = load16_s16(k0 + 3 * static_cast<ptrdiff_t>(k_stride) + 16 * b);
+    for (int b = 0; b < kVecs; ++b) {
+      const bool half = HALF && b == kVecs - 1;
+      const int8_t* kb = k0 + 16 * b;
+      const __m256i v0 = half ? load8_s16(kb) : load16_s16(kb);
+      const __m256i v1 = half ? load8_s16(kb + k_stride) : load16_s16(kb + k_stride);
+      const __m256i v2 = half ? load8_s16(kb + 2 * static_cast<ptrdiff_t>(k_stride))
+                              : load16_s16(kb + 2 * static_cast<ptrdiff_t>(k_stride));
+      const __m256i v3 = half ? load8_s16(kb + 3 * static_cast<ptrdiff_t>(k_stride))
+                              : load16_s16(kb + 3 * static_cast<ptrdiff_t>(k_stride));
       a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(qa[b], v0));
       a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(qa[b], v1));
       a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(qa[b], v2));
@@ -298,6 +309,21 @@ void qk_rows2_whole_blocks(int n, const int8_t* q0, const int8_t* q1, int32_t q_
     }
     _mm_storeu_si128(reinterpret_cast<__m128i*>(scores0 + j), _mm_add_epi32(hsum4_s32(a0, a1, a2, a3), base0));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(scores1 + j), _mm_add_epi32(hsum4_s32(b0, b1, b2, b3), base1));
+  }
+}
+
+// The whole-block Q.K step for this head dim, or null.
+using QkRows2WholeFn = void (*)(int, const int8_t*, const int8_t*, int32_t, const int8_t*, int,
+                                __m128i, __m128i, int32_t*, int32_t*);
+QkRows2WholeFn qk_rows2_whole_blocks_for(int dim) {
+  switch (dim) {
+    case 8: return qk_rows2_whole_blocks<0, true>;
+    case 16: return qk_rows2_whole_blocks<1, false>;
+    case 24: return qk_rows2_whole_blocks<1, true>;
+    case 32: return qk_rows2_whole_blocks<2, false>;
+    case 48: return qk_rows2_whole_blocks<3, false>;
+    case 64: return qk_rows2_whole_blocks<4, false>;
+    default: return nullptr;
   }
 }
 
@@ -320,14 +346,8 @@ void qs8_qk_rows2__avx2(int n, int dim, const int8_t* q0, const int8_t* q1, int3
   const __m128i base1 = _mm_set1_epi32(static_cast<int32_t>(0u - static_cast<uint32_t>(k_zp) * sum1));
   const __m256i zq = _mm256_set1_epi16(static_cast<int16_t>(q_zp));
   int j = 0;
-  if (dim == 16 || dim == 32 || dim == 64) {
-    if (dim == 16) {
-      qk_rows2_whole_blocks<1>(n, q0, q1, q_zp, k, k_stride, base0, base1, scores0, scores1);
-    } else if (dim == 32) {
-      qk_rows2_whole_blocks<2>(n, q0, q1, q_zp, k, k_stride, base0, base1, scores0, scores1);
-    } else {
-      qk_rows2_whole_blocks<4>(n, q0, q1, q_zp, k, k_stride, base0, base1, scores0, scores1);
-    }
+  if (const QkRows2WholeFn whole = qk_rows2_whole_blocks_for(dim)) {
+    whole(n, q0, q1, q_zp, k, k_stride, base0, base1, scores0, scores1);
     j = n & ~3;
   }
   for (; j + 4 <= n; j += 4) {

@@ -1,7 +1,7 @@
 // Every SIMD kernel table the CPU supports (NEON, dot product, ...) against
 // the reference table: int8 bit for bit (EXPECT_EQ on every element, the
 // message names the element and the seed), float32 within a bound derived
-// below. Shapes include ragged tails (head dims 1, 3, 15, 16, 17, 32, 33, 64),
+// below. Shapes include ragged tails (head dims 1, 3, 8, 15, 16, 17, 24, 32, 33, 48, 64),
 // every mask (causal with offsets, key padding including limit 0), lengths
 // 1..1024 (sampled) and extreme zero points. Skipped when this build/CPU has
 // no SIMD path (e.g. x86 without AVX2); on Arm it runs under qemu in
@@ -45,10 +45,10 @@ std::vector<ek::KernelPath> SimdPaths() {
 
 const ek::KernelTable& Ref() { return *ek::kernel_table(ek::KernelPath::kRef); }
 
-const int kDims[] = {1, 3, 15, 16, 17, 32, 33, 64};
+const int kDims[] = {1, 3, 8, 15, 16, 17, 24, 32, 33, 48, 64};
 int SampleDim(Rng& rng) {
   if (rng.uniform_int(0, 3) == 0) return static_cast<int>(rng.uniform_int(1, 96));
-  return kDims[rng.uniform_int(0, 7)];
+  return kDims[rng.uniform_int(0, 10)];
 }
 
 int SampleKvLen(Rng& rng) {
@@ -119,7 +119,7 @@ TEST(SimdTest, Qs8LinearMatchesRefExactly) {
     Rng rng(1000 + seed);
     const int rows = static_cast<int>(rng.uniform_int(1, 5));
     const int out = rng.uniform_int(0, 2) ? static_cast<int>(rng.uniform_int(1, 150))
-                                          : kDims[rng.uniform_int(0, 7)];
+                                          : kDims[rng.uniform_int(0, 10)];
     const int in = rng.uniform_int(0, 2) ? SampleDim(rng) : static_cast<int>(rng.uniform_int(1, 600));
     // Canonical layout (stride a multiple of 16, padding garbage to prove it
     // is never used), and sometimes a tight stride (scalar tail path).
