@@ -5,8 +5,7 @@
 
 #include "converter/error.h"
 #include "converter/io/file.h"
-#include "converter/io/npy.h"
-#include "converter/io/safetensors.h"
+#include "converter/io/formats.h"
 #include "converter/runner.h"
 
 namespace edgeattn {
@@ -37,7 +36,7 @@ double run_classify(const ClassifyOptions& o, std::ostream& out) {
   model.GetLayerInfo(layer, &info);
   if (info.kind != EA_LAYER_POOLING) fail(o.model, ": layer '", info.name, "' is not attention pooling");
 
-  const ArrayMap data = load_npz(o.data);
+  const ArrayMap data = load_data_npz(o.data, "task data (--data)");
   const Array& key = get(data, "key", o.data);
   const Array& valid = get(data, "kv_valid_len", o.data);
   const Array& labels = get(data, "labels", o.data);
@@ -46,9 +45,7 @@ double run_classify(const ClassifyOptions& o, std::ostream& out) {
     fail(o.data, ": 'key' must be [N, L, ", info.key_dim, "] with N kv_valid_len and labels, got ",
          shape_string(key.shape));
   }
-  const ArrayMap weights = o.weights.size() > 12 && o.weights.rfind(".safetensors") == o.weights.size() - 12
-                               ? load_safetensors(o.weights)
-                               : load_npz(o.weights);
+  const ArrayMap weights = load_weights(o.weights);
   const Array& w = get(weights, o.head + ".weight", o.weights);
   const Array& b = get(weights, o.head + ".bias", o.weights);
   const size_t dim = static_cast<size_t>(info.key_dim);

@@ -12,8 +12,7 @@
 #include "converter/error.h"
 #include "converter/inspect.h"
 #include "converter/io/file.h"
-#include "converter/io/npy.h"
-#include "converter/io/safetensors.h"
+#include "converter/io/formats.h"
 #include "converter/metrics.h"
 #include "converter/report.h"
 #include "converter/runner.h"
@@ -22,15 +21,6 @@
 namespace edgeattn {
 namespace convert {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-ArrayMap load_weights(const std::string& path) {
-  if (ends_with(path, ".npz")) return load_npz(path);
-  return load_safetensors(path);
-}
 
 void write_text(const std::string& path, const std::string& text) {
   write_file_atomic(path, text.data(), text.size());
@@ -99,7 +89,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   Progress progress(!o.quiet && ::isatty(STDERR_FILENO) == 1, spec.layers.size());
   std::vector<LayerData> calib;
   if (!o.calib.empty()) {
-    const ArrayMap npz = load_npz(o.calib);
+    const ArrayMap npz = load_data_npz(o.calib, "calibration data (--calib)");
     for (const FloatLayer& L : spec.layers) calib.push_back(load_layer_data(npz, o.calib, L, false));
   }
   const std::vector<uint8_t> bytes =
@@ -175,7 +165,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
   const std::vector<uint8_t> bytes = read_file(o.model);
   const LoadedModel lm(bytes, o.model);
   const Model& model = lm.model();
-  const ArrayMap ref = load_npz(o.reference);
+  const ArrayMap ref = load_data_npz(o.reference, "reference data (--reference)");
   std::vector<LayerResult> results;
   bool svg_done = false;
   if (!o.svg_layer.empty() && model.FindLayer(o.svg_layer.c_str()) < 0) {

@@ -2,21 +2,78 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace edgeattn {
 namespace convert {
 namespace {
 
-// y [rows][out] = x [rows][in] W^T + b
+// Two doubles (GCC/Clang vector extension: SSE2 on x86-64, NEON on aarch64).
+typedef double v2d __attribute__((vector_size(16)));
+
+inline v2d load2(const double* p) {
+  v2d v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// y [rows][out] = x [rows][in] W^T + b.
+// Every y[r][n] is summed exactly as the plain loop
+//   acc = b[n] (or 0); for k in 0..in: acc += w[n][k] * x[r][k]
+// would (the same products added in the same order, no contraction into
+// fused multiply-adds), so results are bit for bit those of that loop. The
+// loop itself, one dependent add chain per output, took ~80% of a large
+// conversion; here 4 rows x 4 outputs are summed at once in registers from W
+// transposed into stripes of 4 outputs ([out/4][in][4]).
 std::vector<double> linear(const FloatLinear& l, const double* x, int rows) {
-  std::vector<double> y(static_cast<size_t>(rows) * l.out);
+  const int in = l.in, out = l.out;
+  const int out4 = out / 4 * 4, rows4 = rows / 4 * 4;
+  std::vector<double> y(static_cast<size_t>(rows) * out);
+  std::vector<double> wt(static_cast<size_t>(out4) * in);
+  for (int n = 0; n < out4; ++n) {
+    double* stripe = wt.data() + static_cast<size_t>(n / 4) * in * 4 + n % 4;
+    for (int k = 0; k < in; ++k) stripe[static_cast<size_t>(k) * 4] = l.w[static_cast<size_t>(n) * in + k];
+  }
+  const auto bias = [&](int n) { return l.b.empty() ? 0.0 : l.b[static_cast<size_t>(n)]; };
+  constexpr int kRowBlock = 32;  // rows of x kept in cache while the stripes pass
+  for (int rb = 0; rb < rows4; rb += kRowBlock) {
+    const int rb_end = std::min(rows4, rb + kRowBlock);
+    for (int n0 = 0; n0 < out4; n0 += 4) {
+      const double* stripe = wt.data() + static_cast<size_t>(n0 / 4) * in * 4;
+      const v2d b_lo = {bias(n0), bias(n0 + 1)}, b_hi = {bias(n0 + 2), bias(n0 + 3)};
+      for (int r = rb; r < rb_end; r += 4) {
+        const double* x0 = x + static_cast<size_t>(r) * in;
+        const double* x1 = x0 + in;
+        const double* x2 = x1 + in;
+        const double* x3 = x2 + in;
+        v2d a0l = b_lo, a0h = b_hi, a1l = b_lo, a1h = b_hi, a2l = b_lo, a2h = b_hi, a3l = b_lo, a3h = b_hi;
+        for (int k = 0; k < in; ++k) {
+          const v2d wl = load2(stripe + static_cast<size_t>(k) * 4), wh = load2(stripe + static_cast<size_t>(k) * 4 + 2);
+          const v2d v0 = {x0[k], x0[k]}, v1 = {x1[k], x1[k]}, v2 = {x2[k], x2[k]}, v3 = {x3[k], x3[k]};
+          a0l += wl * v0;
+          a0h += wh * v0;
+          a1l += wl * v1;
+          a1h += wh * v1;
+          a2l += wl * v2;
+          a2h += wh * v2;
+          a3l += wl * v3;
+          a3h += wh * v3;
+        }
+        const v2d res[4][2] = {{a0l, a0h}, {a1l, a1h}, {a2l, a2h}, {a3l, a3h}};
+        for (int i = 0; i < 4; ++i) {
+          std::memcpy(y.data() + static_cast<size_t>(r + i) * out + n0, res[i], 4 * sizeof(double));
+        }
+      }
+    }
+  }
+  // Rows and outputs outside the 4 x 4 tiles: the plain loop.
   for (int r = 0; r < rows; ++r) {
-    const double* xr = x + static_cast<size_t>(r) * l.in;
-    for (int n = 0; n < l.out; ++n) {
-      const double* wr = l.w.data() + static_cast<size_t>(n) * l.in;
-      double acc = l.b.empty() ? 0.0 : l.b[static_cast<size_t>(n)];
-      for (int k = 0; k < l.in; ++k) acc += wr[k] * xr[k];
-      y[static_cast<size_t>(r) * l.out + n] = acc;
+    const double* xr = x + static_cast<size_t>(r) * in;
+    for (int n = r < rows4 ? out4 : 0; n < out; ++n) {
+      const double* wr = l.w.data() + static_cast<size_t>(n) * in;
+      double acc = bias(n);
+      for (int k = 0; k < in; ++k) acc += wr[k] * xr[k];
+      y[static_cast<size_t>(r) * out + n] = acc;
     }
   }
   return y;
@@ -87,11 +144,33 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
   auto attend = [&](int h, int r, int limit, const double* vals, int v_stride, int v_off, int v_dim,
                     double* ctx_row) {
     softmax(s.data(), limit);
-    for (int c = 0; c < v_dim; ++c) ctx_row[c] = 0.0;
+    // ctx_row[c] = sum over j in order of s[j] * v[j][c], from 0.0; 8
+    // columns at a time in registers.
+    const double* sr = s.data();
+    const int v_dim8 = v_dim / 8 * 8;
+    for (int c0 = 0; c0 < v_dim8; c0 += 8) {
+      v2d a0 = {0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
+      for (int j = 0; j < limit; ++j) {
+        const double* vr = vals + static_cast<size_t>(j) * v_stride + v_off + c0;
+        const v2d sj = {sr[j], sr[j]};
+        a0 += sj * load2(vr);
+        a1 += sj * load2(vr + 2);
+        a2 += sj * load2(vr + 4);
+        a3 += sj * load2(vr + 6);
+      }
+      std::memcpy(ctx_row + c0, &a0, sizeof a0);
+      std::memcpy(ctx_row + c0 + 2, &a1, sizeof a1);
+      std::memcpy(ctx_row + c0 + 4, &a2, sizeof a2);
+      std::memcpy(ctx_row + c0 + 6, &a3, sizeof a3);
+    }
+    for (int c = v_dim8; c < v_dim; ++c) ctx_row[c] = 0.0;
     for (int j = 0; j < limit; ++j) {
       const double* vr = vals + static_cast<size_t>(j) * v_stride + v_off;
-      for (int c = 0; c < v_dim; ++c) ctx_row[c] += s[static_cast<size_t>(j)] * vr[c];
-      if (weights != nullptr) (*weights)[(static_cast<size_t>(h) * lq + r) * lk + j] = s[static_cast<size_t>(j)];
+      const double sj = sr[j];
+      for (int c = v_dim8; c < v_dim; ++c) ctx_row[c] += sj * vr[c];
+    }
+    if (weights != nullptr) {
+      std::memcpy(weights->data() + (static_cast<size_t>(h) * lq + r) * lk, sr, static_cast<size_t>(limit) * sizeof(double));
     }
   };
 
@@ -105,16 +184,42 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
       record(ranges, "k_proj", K.data(), lk, E, E, valid);
       record(ranges, "v_proj", V.data(), lk, E, E, valid);
       std::vector<double> ctx(static_cast<size_t>(lq) * E, 0.0);
+      // This head's keys transposed ([hd][lk]): the scores of a row are summed
+      // for all keys at once (independent sums that vectorize), each over
+      // i = 0..hd-1 in order from 0.0 as a per-key dot product would be.
+      std::vector<double> kt(static_cast<size_t>(hd) * lk);
       for (int h = 0; h < H; ++h) {
+        for (int j = 0; j < lk; ++j) {
+          const double* k = K.data() + static_cast<size_t>(j) * E + h * hd;
+          for (int i = 0; i < hd; ++i) kt[static_cast<size_t>(i) * lk + j] = k[i];
+        }
         for (int r = 0; r < lq; ++r) {
           const int limit = row_limit(L, r, lq, lk, valid);
           const double* q = Q.data() + static_cast<size_t>(r) * E + h * hd;
-          for (int j = 0; j < limit; ++j) {
-            const double* k = K.data() + static_cast<size_t>(j) * E + h * hd;
-            double acc = 0.0;
-            for (int i = 0; i < hd; ++i) acc += q[i] * k[i];
-            s[static_cast<size_t>(j)] = acc * L.scale;
+          double* sr = s.data();
+          const int limit8 = limit / 8 * 8;
+          for (int j0 = 0; j0 < limit8; j0 += 8) {  // 8 keys in registers
+            v2d a0 = {0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
+            for (int i = 0; i < hd; ++i) {
+              const double* ki = kt.data() + static_cast<size_t>(i) * lk + j0;
+              const v2d qi = {q[i], q[i]};
+              a0 += qi * load2(ki);
+              a1 += qi * load2(ki + 2);
+              a2 += qi * load2(ki + 4);
+              a3 += qi * load2(ki + 6);
+            }
+            std::memcpy(sr + j0, &a0, sizeof a0);
+            std::memcpy(sr + j0 + 2, &a1, sizeof a1);
+            std::memcpy(sr + j0 + 4, &a2, sizeof a2);
+            std::memcpy(sr + j0 + 6, &a3, sizeof a3);
           }
+          for (int j = limit8; j < limit; ++j) sr[j] = 0.0;
+          for (int i = 0; i < hd; ++i) {
+            const double qi = q[i];
+            const double* ki = kt.data() + static_cast<size_t>(i) * lk;
+            for (int j = limit8; j < limit; ++j) sr[j] += qi * ki[j];
+          }
+          for (int j = 0; j < limit; ++j) sr[j] *= L.scale;
           attend(h, r, limit, V.data(), E, h * hd, hd, ctx.data() + static_cast<size_t>(r) * E + h * hd);
         }
       }

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
 
   ConvertOptions c;
   CLI::App* conv = app.add_subcommand("convert", "convert weights + spec (+ calibration) to a .eatn model");
-  conv->add_option("--weights", c.weights, "weights (.safetensors or .npz)")->required();
+  conv->add_option("--weights", c.weights, "weights: safetensors or .npz (recognised by their bytes, not the extension)")->required();
   conv->add_option("--spec", c.spec, "layer spec (JSON)")->required();
   conv->add_option("--calib", c.calib, "calibration inputs (.npz), required for int8");
   conv->add_option("--dtype", c.dtype, "int8 or f32")->required()->check(CLI::IsMember({"int8", "f32"}));
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
       "classify", "task accuracy of a pooling classifier: runtime attention pooling + its float linear head");
   cls->add_option("model", k.model, "model file (.eatn) with the pooling layer")->required();
   cls->add_option("--data", k.data, "held-out .npz: key [N,L,D], kv_valid_len [N], labels [N]")->required();
-  cls->add_option("--weights", k.weights, "weights (.safetensors/.npz) holding the head")->required();
+  cls->add_option("--weights", k.weights, "weights (safetensors or .npz) holding the head")->required();
   cls->add_option("--head", k.head, "name prefix of the linear head")->capture_default_str();
   cls->add_option("--layer", k.layer, "pooling layer (default: the first)");
 

@@ -9,6 +9,7 @@
 #include "converter/dataset.h"
 #include "converter/error.h"
 #include "converter/io/file.h"
+#include "converter/io/formats.h"
 #include "converter/io/half.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
@@ -252,6 +253,39 @@ TEST(ConverterIo, AtomicWriteLeavesNoTempOnFailure) {
   const std::string dir = fixtures::temp_dir("atomic");
   write_file_atomic(dir + "/f", "abc", 3);
   EXPECT_EQ(read_file(dir + "/f").size(), 3u);
+}
+
+// Formats by their bytes (issue 12): the 8 bytes of a zip's local header read
+// as a safetensors header length gave "header of 85966670672 bytes".
+TEST(Formats, DetectedByBytes) {
+  const auto detect = [](std::vector<uint8_t> b, const std::string& members = "") {
+    return detect_format(b.data(), b.size(), members);
+  };
+  std::vector<uint8_t> st = {0x10, 0, 0, 0, 0, 0, 0, 0, '{', '}'};
+  EXPECT_EQ(detect(st), FileFormat::kSafetensors);
+  const std::vector<uint8_t> pk = {'P', 'K', 3, 4, 20, 0, 0, 0, 0, 0};
+  EXPECT_EQ(detect(pk, "a.npy\nb.npy\n"), FileFormat::kNpz);
+  EXPECT_EQ(detect(pk, "archive/data.pkl\narchive/data/0\narchive/version\n"), FileFormat::kTorchZip);
+  EXPECT_EQ(detect(pk, "model/data.pkl\n"), FileFormat::kTorchZip);
+  EXPECT_EQ(detect(pk, "readme.txt\n"), FileFormat::kZip);
+  EXPECT_EQ(detect({'P', 'K', 5, 6, 0, 0}), FileFormat::kNpz);  // numpy.savez() with no arrays
+  // No central directory (cut short): the first local header's name decides.
+  std::vector<uint8_t> local(30, 0);
+  std::memcpy(local.data(), "PK\x03\x04", 4);
+  const std::string name = "archive/data.pkl";
+  local[26] = static_cast<uint8_t>(name.size());
+  local.insert(local.end(), name.begin(), name.end());
+  EXPECT_EQ(detect(local), FileFormat::kTorchZip);
+  EXPECT_EQ(detect({0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, '.'}),
+            FileFormat::kTorchLegacy);
+  EXPECT_EQ(detect({0x80, 0x04, 0x95, 14, 0, 0, 0, 0, 0, 0, 0, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a,
+                    0xa8, 0x50, 0x19, '.'}),
+            FileFormat::kTorchLegacy);  // protocol 4: FRAME before the magic
+  EXPECT_EQ(detect({0x80, 0x05, '}', '.'}), FileFormat::kPickle);
+  EXPECT_EQ(detect({0x80, 0x06, '}', '.'}), FileFormat::kUnknown);  // no such pickle protocol
+  EXPECT_EQ(detect({0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0}), FileFormat::kNpy);
+  EXPECT_EQ(detect({'h', 'e', 'l', 'l', 'o'}), FileFormat::kUnknown);
+  EXPECT_EQ(detect({'P'}), FileFormat::kUnknown);
 }
 
 }  // namespace

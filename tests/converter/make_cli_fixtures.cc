@@ -6,6 +6,7 @@
 #include <string>
 #include <sstream>
 #include <sys/stat.h>
+#include <zip.h>
 
 #include "converter/commands.h"
 #include "converter/io/file.h"
@@ -40,6 +41,25 @@ Array& find(Entries& e, const std::string& name) {
     if (k == name) return v;
   }
   throw std::runtime_error("fixture: no " + name);
+}
+
+void write_bytes(const std::string& path, const std::vector<uint8_t>& b) {
+  write_file_atomic(path, b.data(), b.size());
+}
+
+// A zip archive of stored (uncompressed) members, as torch.save writes them.
+void write_zip(const std::string& path, const std::vector<std::pair<std::string, std::vector<uint8_t>>>& members) {
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  if (z == nullptr) throw std::runtime_error("fixture: cannot create " + path);
+  for (const auto& [name, bytes] : members) {
+    zip_source_t* src = zip_source_buffer(z, bytes.data(), bytes.size(), 0);
+    const zip_int64_t i = src == nullptr ? -1 : zip_file_add(z, name.c_str(), src, ZIP_FL_OVERWRITE);
+    if (i < 0 || zip_set_file_compression(z, static_cast<zip_uint64_t>(i), ZIP_CM_STORE, 0) != 0) {
+      throw std::runtime_error("fixture: cannot add " + name + " to " + path);
+    }
+  }
+  if (zip_close(z) != 0) throw std::runtime_error("fixture: cannot write " + path);
 }
 
 void write_prefix(const std::string& from, const std::string& to, double fraction) {
@@ -122,6 +142,33 @@ int main(int argc, char** argv) {
     save_npz(d + "/calib_nan.npz", {{"attn.query", fixtures::make("<f4", {2, 8, 20}, std::vector<double>(320, NAN))}});
     save_npz(d + "/calib_missing.npz", {{"attn.kv_valid_len", fixtures::make("<i4", {2}, {3, 4})}});
     write_prefix(d + "/mha.safetensors", d + "/mha_truncated.safetensors", 0.5);
+    // Formats are recognised by their bytes, not the name: an upper-case .NPZ,
+    // an .npz named .safetensors and the reverse all load.
+    write_bytes(d + "/weights.NPZ", read_file(d + "/mha_weights.npz"));
+    write_bytes(d + "/npz_inside.safetensors", read_file(d + "/mha_weights.npz"));
+    write_bytes(d + "/safetensors_inside.npz", read_file(d + "/mha.safetensors"));
+    {
+      // PyTorch checkpoints (refused with the export recipe): the zip format of
+      // torch.save (archive/data.pkl + storages; the pickle here is just "{}"),
+      // the same cut short (no central directory), a legacy torch.save pickle
+      // (protocol 2 + torch's magic number) and a plain protocol-4 pickle.
+      const std::vector<uint8_t> pkl = {0x80, 0x02, '}', 'q', 0x00, '.'};
+      write_zip(d + "/model.pt", {{"archive/data.pkl", pkl},
+                                  {"archive/byteorder", {'l', 'i', 't', 't', 'l', 'e'}},
+                                  {"archive/data/0", std::vector<uint8_t>(256, 0x3f)},
+                                  {"archive/version", {'3', '\n'}}});
+      write_prefix(d + "/model.pt", d + "/model_truncated.pt", 0.5);
+      write_bytes(d + "/legacy.pth", {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8,
+                                      0x50, 0x19, '.'});
+      write_bytes(d + "/state.pkl", {0x80, 0x04, 0x95, 0x03, 0, 0, 0, 0, 0, 0, 0, '}', 0x94, '.'});
+      fixtures::write_text(d + "/notes.txt", "these are not weights\n");
+      write_zip(d + "/other.zip", {{"readme.txt", {'h', 'i', '\n'}}});
+      Entries e = c.weights;
+      Array bias = find(e, "blk.attn.in_proj_bias");
+      bias.dtype = "<f4";
+      write_bytes(d + "/one_array.npy", make_npy(bias));
+      write_bytes(d + "/empty.bin", {});
+    }
     write_prefix(d + "/mha_calib.npz", d + "/calib_truncated.npz", 0.6);
     fixtures::write_text(d + "/spec_malformed.json", "{\"layers\": [ {\"name\": \"attn\", ");
     // Misspelled fields (a "masking": "causal" used to convert silently into a non-causal model).

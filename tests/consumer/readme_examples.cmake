@@ -1,0 +1,27 @@
+# ea_extract_readme_examples(README DIR): writes each README code block that
+# follows a line <!-- consumer: NAME --> to DIR/NAME (readme_example.c and
+# readme_example.cpp must be among them); sets n_examples in the caller.
+function(ea_extract_readme_examples readme_file dir)
+  file(READ ${readme_file} readme)
+  set(n 0)
+  while(readme MATCHES "<!-- consumer: ([A-Za-z0-9_.]+) -->[ \t\r\n]*```[a-z+]*\n")
+    set(name ${CMAKE_MATCH_1})
+    string(FIND "${readme}" "${CMAKE_MATCH_0}" start)
+    string(LENGTH "${CMAKE_MATCH_0}" len)
+    math(EXPR start "${start} + ${len}")
+    string(SUBSTRING "${readme}" ${start} -1 readme)
+    string(FIND "${readme}" "\n```" end)
+    if(end LESS 0)
+      message(FATAL_ERROR "consumer: README code block for ${name} is not closed")
+    endif()
+    math(EXPR end "${end} + 1")
+    string(SUBSTRING "${readme}" 0 ${end} code)
+    file(WRITE ${dir}/${name} "${code}")
+    math(EXPR n "${n} + 1")
+  endwhile()
+  if(NOT EXISTS ${dir}/readme_example.c OR NOT EXISTS ${dir}/readme_example.cpp)
+    message(FATAL_ERROR "consumer: README.md must contain the blocks "
+                        "<!-- consumer: readme_example.c --> and <!-- consumer: readme_example.cpp -->")
+  endif()
+  set(n_examples ${n} PARENT_SCOPE)
+endfunction()
