@@ -6,7 +6,9 @@
 //   [2], [3] q_len               of even / odd layers: 1 + byte % (capped max)
 //   [4], [5] kv_len              same, cross layers (self-attention: kv = q)
 //   [6] bits: 1 NaN/Inf/huge/denormal float inputs, 2 attention weights out,
-//       4 XNNPACK backend (fuzz_model only)
+//       4 XNNPACK backend (fuzz_model only), 8 re-seal: the harness rewrites
+//       the model's data_crc32 before loading, so that mutated weight bytes
+//       reach the kernels instead of failing the CRC check
 //   [7] bit 0: kv_valid_len = (byte >> 1) % (kv_len + 1); else 0 (all valid)
 //   [8..15] seed of the layer inputs
 // An input whose last 16 bytes are not a trailer (the model file alone) takes
@@ -22,6 +24,8 @@
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
+#include "runtime/src/crc32.h"
 
 namespace eafuzz {
 
@@ -76,6 +80,16 @@ inline void Fill(std::vector<uint8_t>& v, size_t bytes, bool s8, uint64_t& seed,
   }
 }
 
+// Trailer bit 8: when `bytes` is a well-formed model FlatBuffer (same
+// verifier limits as Model::Load), set its data_crc32 to the CRC of its data.
+inline void Reseal(void* bytes, size_t size) {
+  flatbuffers::Verifier verifier(static_cast<const uint8_t*>(bytes), size, 32, 100000);
+  if (!edgeattn::fb::VerifyModelBuffer(verifier)) return;
+  edgeattn::fb::Model* m = edgeattn::fb::GetMutableModel(bytes);
+  if (m->data() == nullptr) return;
+  m->mutate_data_crc32(edgeattn::crc32(m->data()->data(), m->data()->size()));
+}
+
 // Loads `copy` (the input's bytes, aligned) as [model | trailer], else as a
 // whole model. False when neither verifies. Every failure must carry a
 // message (trap otherwise). The trailer is tried first: Model::Load accepts
@@ -84,6 +98,7 @@ inline void Fill(std::vector<uint8_t>& v, size_t bytes, bool s8, uint64_t& seed,
 inline bool LoadModelInput(const uint8_t* data, size_t size, const AlignedBuffer& copy,
                            edgeattn::Model* model, uint8_t trailer[kTrailerBytes]) {
   if (size > kTrailerBytes + 8) {
+    if (data[size - kTrailerBytes + 6] & 8) Reseal(copy.p, size - kTrailerBytes);
     if (model->Load(copy.p, size - kTrailerBytes) == edgeattn::Status::kOk) {
       std::memcpy(trailer, data + size - kTrailerBytes, kTrailerBytes);
       return true;
