@@ -6,10 +6,14 @@
 // target; the last "replay:" line on stderr names the input.
 //
 //   fuzz_paths_replay [-q] FILE_OR_DIR...      (-q: do not name each input)
+// 64-bit inode numbers and offsets on 32-bit targets (armv7): without this,
+// readdir() fails with EOVERFLOW on large file systems.
+#define _FILE_OFFSET_BITS 64
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -53,11 +57,22 @@ int main(int argc, char** argv) {
         return 1;
       }
       std::vector<std::string> names;
-      while (const dirent* e = readdir(d)) {
+      int error = 0;
+      for (;;) {
+        errno = 0;
+        const dirent* e = readdir(d);
+        if (e == nullptr) {
+          error = errno;  // 0 at the end of the directory
+          break;
+        }
         const std::string path = arg + "/" + e->d_name;
         if (e->d_name[0] != '.' && !IsDir(path)) names.push_back(path);
       }
       closedir(d);
+      if (error != 0) {
+        std::fprintf(stderr, "replay: reading %s: %s\n", arg.c_str(), std::strerror(error));
+        return 1;
+      }
       std::sort(names.begin(), names.end());
       files.insert(files.end(), names.begin(), names.end());
     } else {
