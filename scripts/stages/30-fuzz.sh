@@ -1,8 +1,12 @@
 # shellcheck shell=bash
 # Stage "fuzz": builds the libFuzzer targets of tests/fuzz with clang,
 # ASan + UBSan (build/fuzz) and runs each for EA_FUZZ_SECONDS (default 30)
-# from its seed corpus. Any crash, sanitizer report, leak, timeout or OOM
-# fails the stage; the reproducer is left in build/fuzz/findings/<target>/.
+# from its seed corpus, and the differential target fuzz_paths (every kernel
+# path of this CPU against the ref path) for EA_FUZZ_PATHS_SECONDS (default
+# 60). Any crash, sanitizer report, leak, timeout, OOM or path difference
+# fails the stage; the reproducer is left in build/fuzz/findings/<kind>/.
+# Inputs of open reported bugs (docs/security.md, "Findings") are skipped
+# unless EA_FUZZ_SKIP_KNOWN_BUGS=OFF.
 # Longer campaigns: docs/security.md. Sourced by scripts/test.sh.
 
 stage_fuzz() {
@@ -13,27 +17,41 @@ stage_fuzz() {
   header "fuzz: configure $dir (clang, -fsanitize=address,undefined + fuzzer)"
   CC=clang CXX=clang++ cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DEA_BUILD_FUZZERS=ON -DEA_BUILD_TESTS=OFF -DEA_BUILD_BENCH=OFF \
-        -DEA_SANITIZE=address,undefined
+        -DEA_SANITIZE=address,undefined -DEA_FUZZ_SKIP_KNOWN_BUGS="${EA_FUZZ_SKIP_KNOWN_BUGS:-ON}"
   header "fuzz: build (-j$JOBS)"
   cmake --build "$dir" -j"$JOBS" --target edgeattn_fuzzers
-  local target kind status=0
+  local target status=0 seeds
   for target in model safetensors npz spec; do
-    kind=$target
-    local bin="$dir/tests/fuzz/fuzz_$target" corpus="$dir/corpus/$kind" findings="$dir/findings/$kind"
-    mkdir -p "$corpus" "$findings"
-    header "fuzz: fuzz_$target for ${seconds}s (corpus $corpus)"
-    # New inputs go to corpus/<kind> (kept between runs); seeds are read-only inputs.
-    if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
-         UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-         "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-                -max_len=262144 -print_final_stats=1 -artifact_prefix="$findings/" \
-                "$corpus" "$dir/tests/fuzz/seeds/$kind" > "$findings/log.txt" 2>&1; then
-      status=1
-      echo "fuzz_$target: FAILED (reproducer and log in $findings/)" >&2
-      grep -E 'ERROR|FINDING|runtime error|Test unit written' "$findings/log.txt" | head -n 20 >&2
-    fi
-    grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+.*DONE' "$findings/log.txt" || true
+    ea_fuzz_run "$dir" "$target" "$seconds" "$dir/tests/fuzz/seeds/$target" || status=1
   done
+  # fuzz_paths: generated seeds (make_paths_seeds), committed regression
+  # inputs (tests/fuzz/corpus/paths, copied to seeds/paths) and the model seeds.
+  seeds=("$dir/tests/fuzz/paths_seeds" "$dir/tests/fuzz/seeds/model")
+  if [[ -d $dir/tests/fuzz/seeds/paths ]]; then seeds+=("$dir/tests/fuzz/seeds/paths"); fi
+  ea_fuzz_run "$dir" paths "${EA_FUZZ_PATHS_SECONDS:-60}" "${seeds[@]}" || status=1
+  return $status
+}
+
+# ea_fuzz_run <build dir> <target> <seconds> <seed dir...>: runs
+# tests/fuzz/fuzz_<target>; new inputs go to <build dir>/corpus/<target>
+# (kept between runs), seeds are read-only inputs.
+ea_fuzz_run() {
+  local dir=$1 target=$2 seconds=$3
+  shift 3
+  local bin="$dir/tests/fuzz/fuzz_$target" corpus="$dir/corpus/$target" findings="$dir/findings/$target"
+  local status=0
+  mkdir -p "$corpus" "$findings"
+  header "fuzz: fuzz_$target for ${seconds}s (corpus $corpus)"
+  if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
+       UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+       "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+              -max_len=262144 -print_final_stats=1 -artifact_prefix="$findings/" \
+              "$corpus" "$@" > "$findings/log.txt" 2>&1; then
+    status=1
+    echo "fuzz_$target: FAILED (reproducer and log in $findings/)" >&2
+    grep -E 'ERROR|FINDING|runtime error|Test unit written' "$findings/log.txt" | head -n 20 >&2
+  fi
+  grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+.*DONE' "$findings/log.txt" || true
   return $status
 }
 

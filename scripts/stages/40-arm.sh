@@ -9,8 +9,13 @@
 #            backend (EA_WITH_XNNPACK=ON) from Debian's arm64 packages,
 #            unpacked into build/aarch64-xnnpack-root (ea_arm_xnnpack_root).
 #   armv7:   build/armv7, qemu-arm -cpu cortex-a15 (from the toolchain file).
+# Both builds' ctest includes fuzz_paths_replay: the differential fuzz target
+# (tests/fuzz/fuzz_paths.cc) replayed over its seeds, comparing every kernel
+# path the emulated CPU has (a53: ref, neon; a76: ref, neon, neondot; armv7
+# cortex-a15: ref, neon) byte for byte.
 # Needs the host converter (and edgeattn-bench) from the host stage:
-# build/host/converter/edgeattn-convert.
+# build/host/converter/edgeattn-convert, and the host's generated fuzz_paths
+# seeds (build/host/tests/fuzz/paths_seeds).
 
 EA_STAGES+=(arm)
 
@@ -84,7 +89,8 @@ ea_arm_build() {
   cmake -S "$ROOT" -B "$ROOT/build/$name" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_TOOLCHAIN_FILE="$ROOT/targets/toolchains/$toolchain" \
     -DEA_BUILD_TESTS=ON -DEA_BUILD_CONVERTER=OFF -DEA_HOST_CONVERTER="$conv" \
-    -DEA_HOST_FIXTURE_DIR="$ROOT/build/host/tests/runtime/models" "$@" > /dev/null
+    -DEA_HOST_FIXTURE_DIR="$ROOT/build/host/tests/runtime/models" \
+    -DEA_HOST_FUZZ_SEED_DIR="$ROOT/build/host/tests/fuzz/paths_seeds" "$@" > /dev/null
   header "arm: build build/$name (-j$JOBS)"
   cmake --build "$ROOT/build/$name" -j"$JOBS"
 }
@@ -107,10 +113,12 @@ ea_arm_bench_check() {
 stage_arm() {
   ea_arm_deps
   if [[ ! -x $ROOT/build/host/converter/edgeattn-convert || ! -x $ROOT/build/host/bench/edgeattn-bench ||
-        ! -f $ROOT/build/host/tests/runtime/models/fixture_int8.eatn ]]; then
-    header "arm: host converter/bench/fixtures missing, building them in build/host"
+        ! -f $ROOT/build/host/tests/runtime/models/fixture_int8.eatn ||
+        ! -f $ROOT/build/host/tests/fuzz/paths_seeds/.stamp ]]; then
+    header "arm: host converter/bench/fixtures/fuzz seeds missing, building them in build/host"
     cmake -S "$ROOT" -B "$ROOT/build/host" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON > /dev/null
-    cmake --build "$ROOT/build/host" -j"$JOBS" --target edgeattn-convert edgeattn-bench edgeattn_test_models
+    cmake --build "$ROOT/build/host" -j"$JOBS" --target edgeattn-convert edgeattn-bench edgeattn_test_models \
+      edgeattn_paths_seeds
   fi
 
   header "arm: the documented one-command cross build (cmake --workflow --preset aarch64)"

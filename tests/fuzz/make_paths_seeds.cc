@@ -1,0 +1,274 @@
+// Build-time generator of the fuzz_paths seed corpus (host only: it links the
+// converter library). Writes small random-weight models of every layer kind
+// into OUTDIR, int8 and f32, each as a whole .eatn file and with a few
+// 16-byte trailers (model_input.h) that pick the corners: lengths 1, 2, 8,
+// 16, 17, 31..33, 64, 65, 70, kv_valid_len at 0 / 1 / kv_len - 1 / kv_len,
+// attention weights on and off.
+//
+// Layers: MHA self-attention (no mask, key padding, causal) with head dims
+// 1..33, MHA cross-attention with kdim / vdim != embed_dim, additive
+// (Bahdanau, separate value dims), Luong dot / general / scaled_dot, pooling;
+// every max length is 70. Some models use extreme weight or input scales
+// (saturation, one-hot softmax, tiny scales). Deterministic: the same bytes
+// on every run, so cross builds can replay the host's files.
+//
+//   make_paths_seeds OUTDIR
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "converter/array.h"
+#include "converter/convert.h"
+#include "converter/dataset.h"
+#include "converter/io/file.h"
+#include "converter/spec.h"
+#include "model_input.h"
+
+namespace cv = edgeattn::convert;
+
+namespace {
+
+constexpr int kLen = 70;      // max_q_len / max_kv_len of every layer
+constexpr size_t kSamples = 3;  // calibration samples per layer
+
+uint64_t g_state = 0x9A775EED5ull;
+double Normal() {
+  const double u1 = (static_cast<double>(eafuzz::Mix(g_state) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+  const double u2 = static_cast<double>(eafuzz::Mix(g_state) >> 11) * (1.0 / 9007199254740992.0);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+cv::Array Random(const char* dtype, std::vector<size_t> shape, double sd) {
+  cv::Array a;
+  a.dtype = dtype;
+  a.shape = std::move(shape);
+  a.data.resize(a.numel());
+  for (double& v : a.data) v = Normal() * sd;
+  return a;
+}
+
+// A model under construction: weights, calibration inputs and spec layers.
+struct Builder {
+  std::string name;
+  double weight_gain = 1.0;  // weight sd = gain / sqrt(fan_in)
+  double input_sd = 1.0;
+  cv::ArrayMap weights, calib;
+  std::string layers;
+
+  void Weight(const std::string& key, size_t out, size_t in) {
+    weights[key] = Random("F32", {out, in}, weight_gain / std::sqrt(static_cast<double>(in)));
+  }
+  void Bias(const std::string& key, size_t n) { weights[key] = Random("F32", {n}, 0.1 * weight_gain); }
+  void Input(const std::string& key, int dim) {
+    calib[key] = Random("<f4", {kSamples, static_cast<size_t>(kLen), static_cast<size_t>(dim)}, input_sd);
+  }
+  void ValidLens(const std::string& layer) {
+    cv::Array a;
+    a.dtype = "<i4";
+    a.is_float = false;
+    a.shape = {kSamples};
+    for (size_t i = 0; i < kSamples; ++i) a.data.push_back(i == 0 ? kLen : 1 + static_cast<int>(eafuzz::Mix(g_state) % kLen));
+    calib[layer + ".kv_valid_len"] = a;
+  }
+  void Layer(const std::string& json, const std::string& layer, const char* mask) {
+    if (!layers.empty()) layers += ",\n";
+    layers += "{\"name\": \"" + layer + "\", \"prefix\": \"" + layer + ".\", \"mask\": \"" + mask + "\", " + json + "}";
+    if (std::string(mask) == "key_padding") ValidLens(layer);
+  }
+  void Lengths(std::string* json, bool q) {
+    *json += ", \"max_kv_len\": " + std::to_string(kLen);
+    if (q) *json += ", \"max_q_len\": " + std::to_string(kLen);
+  }
+
+  // Self-attention (packed in_proj) or cross-attention (separate q/k/v).
+  void Mha(const std::string& l, int e, int heads, const char* mask, int kdim = 0, int vdim = 0) {
+    const bool cross = kdim != 0;
+    const size_t E = static_cast<size_t>(e);
+    if (!cross) {
+      Weight(l + ".in_proj_weight", 3 * E, E);
+    } else {
+      Weight(l + ".q_proj_weight", E, E);
+      Weight(l + ".k_proj_weight", E, static_cast<size_t>(kdim));
+      Weight(l + ".v_proj_weight", E, static_cast<size_t>(vdim));
+    }
+    Bias(l + ".in_proj_bias", 3 * E);
+    Weight(l + ".out_proj.weight", E, E);
+    Bias(l + ".out_proj.bias", E);
+    std::string j = "\"kind\": \"mha\", \"preset\": \"torch_mha\", \"embed_dim\": " + std::to_string(e) +
+                    ", \"num_heads\": " + std::to_string(heads) + ", \"cross\": " + (cross ? "true" : "false");
+    if (cross) j += ", \"kdim\": " + std::to_string(kdim) + ", \"vdim\": " + std::to_string(vdim);
+    Lengths(&j, true);
+    Input(l + ".query", e);
+    if (cross) {
+      Input(l + ".key", kdim);
+      Input(l + ".value", vdim);
+    }
+    Layer(j, l, mask);
+  }
+  // A layer with query, key and value inputs (additive, Luong).
+  void QkvLayer(const std::string& l, std::string j, int qd, int kd, int vd, const char* mask) {
+    j += ", \"query_dim\": " + std::to_string(qd) + ", \"key_dim\": " + std::to_string(kd) +
+         ", \"value_dim\": " + std::to_string(vd);
+    Lengths(&j, true);
+    Input(l + ".query", qd);
+    Input(l + ".key", kd);
+    Input(l + ".value", vd);
+    Layer(j, l, mask);
+  }
+  void Additive(const std::string& l, int qd, int kd, int ad, int vd, const char* mask) {
+    Weight(l + ".W_q.weight", static_cast<size_t>(ad), static_cast<size_t>(qd));
+    Weight(l + ".W_k.weight", static_cast<size_t>(ad), static_cast<size_t>(kd));
+    Bias(l + ".W_k.bias", static_cast<size_t>(ad));
+    Weight(l + ".v.weight", 1, static_cast<size_t>(ad));
+    QkvLayer(l, "\"kind\": \"additive\", \"attn_dim\": " + std::to_string(ad), qd, kd, vd, mask);
+  }
+  void Luong(const std::string& l, const char* score, int qd, int kd, int vd, const char* mask) {
+    if (std::string(score) == "general") Weight(l + ".W.weight", static_cast<size_t>(qd), static_cast<size_t>(kd));
+    QkvLayer(l, std::string("\"kind\": \"luong\", \"score\": \"") + score + "\"", qd, kd, vd, mask);
+  }
+  void Pooling(const std::string& l, int d, const char* mask) {
+    weights[l + ".query.weight"] = Random("F32", {1, static_cast<size_t>(d)}, weight_gain);
+    std::string j = "\"kind\": \"pooling\", \"dim\": " + std::to_string(d);
+    Lengths(&j, false);
+    Input(l + ".key", d);
+    Layer(j, l, mask);
+  }
+};
+
+// Trailers: {q cap, kv cap, q_len even/odd - 1, kv_len even/odd - 1, bits,
+// kv_valid_len byte}. Bit 8 (re-seal) is set in all of them so that the
+// fuzzer's mutations of weight bytes keep loading.
+struct Trailer {
+  uint8_t b[8];
+};
+constexpr Trailer kTrailers[] = {
+    {{71, 71, 69, 15, 69, 32, 2 | 8, 0}},              // 70 / 16, kv 70 / 33, weights, all valid
+    {{71, 71, 0, 1, 0, 64, 2 | 8, (1 << 1) | 1}},      // 1 / 2, kv 1 / 65, weights, kv_valid_len 1
+    {{71, 71, 30, 63, 63, 16, 8, (63 << 1) | 1}},      // 31 / 64, kv 64 / 17, kv_valid_len 63 (kv 64)
+    {{71, 71, 32, 7, 31, 69, 2 | 8, (70 << 1) | 1}},   // 33 / 8, kv 32 / 70, weights, kv_valid_len 70 (kv 70)
+    {{71, 71, 16, 64, 16, 0, 3 | 8, (0 << 1) | 1}},    // 17 / 65, kv 17 / 1, weights, float specials
+};
+
+void Write(const std::string& path, const std::vector<uint8_t>& bytes) {
+  cv::write_file_atomic(path, bytes.data(), bytes.size());
+}
+
+void Emit(const Builder& b, const std::string& dir, int* files) {
+  const std::string spec_text = "{\"model\": \"" + b.name + "\", \"layers\": [\n" + b.layers + "\n]}\n";
+  const cv::ModelSpec spec = cv::load_spec(b.name + ".json", spec_text, b.weights, b.name, cv::LengthOverrides{});
+  std::vector<cv::LayerData> calib;
+  for (const cv::FloatLayer& L : spec.layers) calib.push_back(cv::load_layer_data(b.calib, b.name, L, false));
+  for (const cv::OutputType type : {cv::OutputType::kInt8, cv::OutputType::kF32}) {
+    const std::vector<uint8_t> model = cv::build_model(spec, type, calib, b.name, "make_paths_seeds");
+    const std::string base = dir + "/" + b.name + (type == cv::OutputType::kInt8 ? "_int8" : "_f32");
+    Write(base + ".eatn", model);
+    ++*files;
+    for (size_t t = 0; t < sizeof(kTrailers) / sizeof(kTrailers[0]); ++t) {
+      std::vector<uint8_t> bytes = model;
+      bytes.insert(bytes.end(), kTrailers[t].b, kTrailers[t].b + 8);
+      uint64_t seed = 0x5EED0000u + t;
+      for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(eafuzz::Mix(seed)));
+      Write(base + "_t" + std::to_string(t) + ".bin", bytes);
+      ++*files;
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  std::vector<Builder> models;
+  auto add = [&](const char* name, double gain = 1.0, double input_sd = 1.0) -> Builder& {
+    models.emplace_back();
+    models.back().name = name;
+    models.back().weight_gain = gain;
+    models.back().input_sd = input_sd;
+    return models.back();
+  };
+  // MHA: self-attention with head dims 1..33 (embed_dim / num_heads) and
+  // every mask; cross-attention with kdim / vdim != embed_dim.
+  struct MhaCase {
+    const char* model;
+    const char* layer;
+    int embed_dim, heads;
+    const char* mask;
+    int kdim, vdim;  // 0: self-attention
+  };
+  static const MhaCase kMha[] = {
+      {"mha_self_a", "hd1", 1, 1, "none", 0, 0},         {"mha_self_a", "hd3", 3, 1, "causal", 0, 0},
+      {"mha_self_a", "hd8", 16, 2, "key_padding", 0, 0}, {"mha_self_b", "hd16", 32, 2, "causal", 0, 0},
+      {"mha_self_b", "hd17", 34, 2, "none", 0, 0},       {"mha_self_b", "hd33", 33, 1, "key_padding", 0, 0},
+      {"mha_self_c", "hd16x4", 64, 4, "none", 0, 0},     {"mha_self_c", "hd31", 62, 2, "causal", 0, 0},
+      {"mha_self_c", "hd32", 32, 1, "key_padding", 0, 0}, {"mha_self_d", "hd2", 8, 4, "none", 0, 0},
+      {"mha_self_d", "hd5", 20, 4, "causal", 0, 0},      {"mha_self_d", "hd7", 21, 3, "key_padding", 0, 0},
+      {"mha_self_d", "hd9", 27, 3, "none", 0, 0},        {"mha_self_e", "hd11", 44, 4, "causal", 0, 0},
+      {"mha_self_e", "hd13", 26, 2, "none", 0, 0},       {"mha_self_e", "hd15", 30, 2, "key_padding", 0, 0},
+      {"mha_self_e", "hd18", 36, 2, "none", 0, 0},       {"mha_self_f", "hd20", 60, 3, "causal", 0, 0},
+      {"mha_self_f", "hd23", 23, 1, "none", 0, 0},       {"mha_self_f", "hd25", 50, 2, "key_padding", 0, 0},
+      {"mha_self_f", "hd29", 29, 1, "causal", 0, 0},     {"mha_cross_a", "x_hd8", 16, 2, "key_padding", 5, 17},
+      {"mha_cross_a", "x_hd11", 33, 3, "none", 64, 1},   {"mha_cross_a", "x_hd1", 4, 4, "key_padding", 33, 65},
+      {"mha_cross_b", "x_hd32", 64, 2, "none", 64, 64},  {"mha_cross_b", "x_hd17", 17, 1, "key_padding", 16, 31},
+  };
+  for (const MhaCase& m : kMha) {
+    if (models.empty() || models.back().name != m.model) add(m.model);
+    models.back().Mha(m.layer, m.embed_dim, m.heads, m.mask, m.kdim, m.vdim);
+  }
+  {  // additive (Bahdanau)
+    Builder& b = add("additive_a");
+    b.Additive("add_small", 10, 12, 8, 12, "key_padding");
+    b.Additive("add_one", 1, 1, 1, 1, "none");
+    b.Additive("add_odd", 33, 17, 33, 5, "key_padding");
+    Builder& c = add("additive_b");
+    c.Additive("add_wide", 64, 65, 16, 65, "none");
+    c.Additive("add_a64", 7, 31, 64, 33, "key_padding");
+  }
+  {  // Luong
+    Builder& b = add("luong_a");
+    b.Luong("dot16", "dot", 16, 16, 16, "key_padding");
+    b.Luong("sdot33", "scaled_dot", 33, 33, 7, "none");
+    b.Luong("gen17", "general", 17, 31, 5, "key_padding");
+    Builder& c = add("luong_b");
+    c.Luong("dot1", "dot", 1, 1, 1, "none");
+    c.Luong("gen64", "general", 64, 65, 64, "none");
+    c.Luong("sdot32", "scaled_dot", 32, 32, 65, "key_padding");
+  }
+  {  // pooling
+    Builder& b = add("pooling_a");
+    b.Pooling("pool1", 1, "none");
+    b.Pooling("pool16", 16, "key_padding");
+    b.Pooling("pool17", 17, "none");
+    b.Pooling("pool33", 33, "key_padding");
+    b.Pooling("pool64", 64, "none");
+    b.Pooling("pool65", 65, "key_padding");
+  }
+  {  // extreme scales: saturating projections, one-hot softmax, tiny values
+    Builder& b = add("extreme_large", 6.0, 20.0);
+    b.Mha("big_self", 16, 2, "key_padding");
+    b.Mha("big_cross", 16, 4, "none", 9, 3);
+    b.Additive("big_add", 9, 16, 17, 3, "key_padding");
+    b.Luong("big_dot", "dot", 32, 32, 32, "key_padding");
+    b.Pooling("big_pool", 17, "key_padding");
+    Builder& c = add("extreme_small", 0.01, 0.05);
+    c.Mha("tiny_self", 32, 4, "causal");
+    c.Additive("tiny_add", 16, 16, 32, 16, "none");
+    c.Luong("tiny_gen", "general", 16, 8, 8, "none");
+    c.Pooling("tiny_pool", 32, "none");
+  }
+  int files = 0;
+  try {
+    for (const Builder& b : models) Emit(b, dir, &files);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "make_paths_seeds: %s\n", e.what());
+    return 1;
+  }
+  std::printf("make_paths_seeds: %d files in %s\n", files, dir.c_str());
+  return 0;
+}

@@ -1,0 +1,244 @@
+// Shared by the model fuzz targets (fuzz_model, fuzz_paths): the input format
+// and the layer inputs derived from it.
+//
+// An input is a model file, optionally followed by a 16-byte trailer:
+//   [0] q cap, [1] kv cap        run lengths are capped at 1 + byte % max_len
+//   [2], [3] q_len               of even / odd layers: 1 + byte % (capped max)
+//   [4], [5] kv_len              same, cross layers (self-attention: kv = q)
+//   [6] bits: 1 NaN/Inf/huge/denormal float inputs, 2 attention weights out,
+//       4 XNNPACK backend (fuzz_model only), 8 re-seal: the harness rewrites
+//       the model's data_crc32 before loading, so that mutated weight bytes
+//       reach the kernels instead of failing the CRC check
+//   [7] bit 0: kv_valid_len = (byte >> 1) % (kv_len + 1); else 0 (all valid)
+//   [8..15] seed of the layer inputs
+// An input whose last 16 bytes are not a trailer (the model file alone) takes
+// the trailer from a hash of its bytes.
+#ifndef EDGEATTN_TESTS_FUZZ_MODEL_INPUT_H_
+#define EDGEATTN_TESTS_FUZZ_MODEL_INPUT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
+#include "fuzz_util.h"
+#include "runtime/src/crc32.h"
+
+namespace eafuzz {
+
+constexpr size_t kTrailerBytes = 16;
+
+// 64-byte aligned storage (Model::Load needs EA_ALIGNMENT; arenas and SIMD
+// loads like more). aligned_alloc wants a size that is a multiple of 64.
+struct AlignedBuffer {
+  void* p = nullptr;
+  explicit AlignedBuffer(size_t size) { p = std::aligned_alloc(64, (size + 63) / 64 * 64 + 64); }
+  AlignedBuffer(const uint8_t* data, size_t size) : AlignedBuffer(size) {
+    if (size != 0) std::memcpy(p, data, size);
+  }
+  ~AlignedBuffer() { std::free(p); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+};
+
+[[noreturn]] inline void Die(const char* what, const char* error) {
+  std::fprintf(stderr, "FINDING: %s failed on a verified model: %s\n", what, error);
+  std::abort();
+}
+
+inline uint64_t Mix(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// `bytes` of random int8, or floats in [-4, 4] (with special & 1, now and
+// then NaN, +-Inf, 3e38 or a denormal).
+inline void Fill(std::vector<uint8_t>& v, size_t bytes, bool s8, uint64_t& seed, uint8_t special) {
+  v.assign(bytes, 0);
+  if (s8) {
+    for (auto& b : v) b = static_cast<uint8_t>(Mix(seed));
+    return;
+  }
+  for (size_t i = 0; i + 4 <= bytes; i += 4) {
+    float f = static_cast<float>(static_cast<int64_t>(Mix(seed) % 2001) - 1000) / 250.0f;
+    if (special & 1) {
+      switch (Mix(seed) % 64) {
+        case 0: f = __builtin_nanf(""); break;
+        case 1: f = __builtin_inff(); break;
+        case 2: f = -__builtin_inff(); break;
+        case 3: f = 3.0e38f; break;
+        case 4: f = 1.0e-42f; break;
+        default: break;
+      }
+    }
+    std::memcpy(&v[i], &f, 4);
+  }
+}
+
+// Trailer bit 8: when `bytes` is a well-formed model FlatBuffer (same
+// verifier limits as Model::Load), set its data_crc32 to the CRC of its data.
+inline void Reseal(void* bytes, size_t size) {
+  flatbuffers::Verifier verifier(static_cast<const uint8_t*>(bytes), size, 32, 100000);
+  if (!edgeattn::fb::VerifyModelBuffer(verifier)) return;
+  edgeattn::fb::Model* m = edgeattn::fb::GetMutableModel(bytes);
+  if (m->data() == nullptr) return;
+  m->mutate_data_crc32(edgeattn::crc32(m->data()->data(), m->data()->size()));
+}
+
+// Loads `copy` (the input's bytes, aligned) as [model | trailer], else as a
+// whole model. False when neither verifies. Every failure must carry a
+// message (trap otherwise). The trailer is tried first: Model::Load accepts
+// bytes after a valid FlatBuffer, so a whole-file-first order would load
+// [model | trailer] as a whole model and ignore the trailer.
+inline bool LoadModelInput(const uint8_t* data, size_t size, const AlignedBuffer& copy,
+                           edgeattn::Model* model, uint8_t trailer[kTrailerBytes]) {
+  if (size > kTrailerBytes + 8) {
+    if (data[size - kTrailerBytes + 6] & 8) Reseal(copy.p, size - kTrailerBytes);
+    if (model->Load(copy.p, size - kTrailerBytes) == edgeattn::Status::kOk) {
+      std::memcpy(trailer, data + size - kTrailerBytes, kTrailerBytes);
+      return true;
+    }
+    if (model->error()[0] == '\0' || model->loaded()) __builtin_trap();
+  }
+  if (model->Load(size != 0 ? copy.p : nullptr, size) != edgeattn::Status::kOk) {
+    if (model->error()[0] == '\0' || model->loaded()) __builtin_trap();
+    return false;
+  }
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 0x100000001b3ull;
+  for (size_t i = 0; i < kTrailerBytes; ++i) trailer[i] = static_cast<uint8_t>(Mix(h));
+  return true;
+}
+
+// Known bug F6 (docs/security.md, "Findings"): Model::Load accepts int8
+// layers whose int32 bias is so close to the int32 limits that bias +
+// sum w x overflows the int32 accumulator (undefined behaviour in
+// qs8_linear__ref; the SIMD paths wrap, so paths may disagree). True when
+// some S8 Linear of the model has |bias| > INT32_MAX - in_features * 128 * 128.
+inline bool BiasMayOverflow(const edgeattn::fb::Linear* l, const uint8_t* data) {
+  if (l == nullptr || l->bias() == nullptr || l->bias()->dtype() != edgeattn::fb::DType::S32) return false;
+  const int64_t limit = int64_t{INT32_MAX} - int64_t{l->in_features()} * 128 * 128;
+  const uint64_t count = l->bias()->size() / 4;
+  for (uint64_t i = 0; i < count; ++i) {
+    int32_t b;
+    std::memcpy(&b, data + l->bias()->offset() + 4 * i, 4);
+    if (b > limit || -int64_t{b} > limit) return true;
+  }
+  return false;
+}
+
+inline bool HasF6Bias(const edgeattn::Model& model) {
+  const edgeattn::fb::Model* m = model.flatbuffer();
+  if (m == nullptr || m->data() == nullptr) return false;
+  const uint8_t* data = m->data()->data();
+  for (int i = 0; i < model.num_layers(); ++i) {
+    const edgeattn::fb::Layer* l = model.layer(i);
+    if (l == nullptr || l->dtype() != edgeattn::fb::DType::S8) continue;
+    const edgeattn::fb::Linear* lin[4] = {};
+    if (const auto* a = l->options_as_MultiHeadAttention()) {
+      lin[0] = a->q_proj(), lin[1] = a->k_proj(), lin[2] = a->v_proj(), lin[3] = a->out_proj();
+    } else if (const auto* b = l->options_as_AdditiveAttention()) {
+      lin[0] = b->w_q(), lin[1] = b->w_k();
+    } else if (const auto* c = l->options_as_LuongAttention()) {
+      lin[0] = c->w();
+    }
+    for (const edgeattn::fb::Linear* x : lin) {
+      if (BiasMayOverflow(x, data)) return true;
+    }
+  }
+  return false;
+}
+
+// A loaded input: the model, its trailer, the length caps
+// (1 + trailer byte % max_len), the arena bytes at those caps and the seed of
+// the layer inputs.
+struct Input {
+  edgeattn::Model model;
+  uint8_t trailer[kTrailerBytes] = {};
+  int q_cap = 0, kv_cap = 0;
+  size_t arena_bytes = 0;
+  uint64_t seed = 0;
+};
+
+// False when the input does not load, its model needs more than max_arena
+// bytes at the caps, or (EA_FUZZ_SKIP_KNOWN_BUGS) it hits a reported bug. `copy` must outlive `in` (the model points into it).
+inline bool OpenInput(const uint8_t* data, size_t size, const AlignedBuffer& copy, int max_len,
+                      size_t max_arena, Input* in) {
+  if (!LoadModelInput(data, size, copy, &in->model, in->trailer)) return false;
+  if (kSkipKnownBugs && HasF6Bias(in->model)) return false;
+  in->q_cap = 1 + in->trailer[0] % max_len;
+  in->kv_cap = 1 + in->trailer[1] % max_len;
+  in->arena_bytes = in->model.ArenaBytesFor(in->q_cap, in->kv_cap);
+  std::memcpy(&in->seed, in->trailer + 8, 8);
+  return in->arena_bytes <= max_arena;
+}
+
+// One layer's run: lengths from the trailer, random inputs, the RunArgs
+// (output / attn_weights left null for the caller).
+struct LayerInput {
+  edgeattn::LayerInfo info = {};
+  bool s8 = false, pooling = false, self = false, cacheable = false;
+  int q_len = 0, kv_len = 0;
+  size_t out_bytes = 0, weight_bytes = 0;  // what Run writes (weights: when requested)
+  bool want_weights = false;
+  std::vector<uint8_t> q, k, v;
+  edgeattn::RunArgs args = {};
+};
+
+// False (nothing to run) when inputs + outputs + scores would exceed max_io bytes.
+inline bool PrepareLayer(const edgeattn::Model& model, int i, const uint8_t trailer[kTrailerBytes],
+                         int q_cap, int kv_cap, size_t max_io, uint64_t& seed, LayerInput* in) {
+  edgeattn::LayerInfo& info = in->info;
+  if (model.GetLayerInfo(i, &info) != edgeattn::Status::kOk) __builtin_trap();
+  in->s8 = info.dtype == EA_S8;
+  const size_t es = in->s8 ? 1 : 4;
+  in->pooling = info.kind == EA_LAYER_POOLING;
+  in->self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+  in->cacheable = info.kind == EA_LAYER_ADDITIVE || (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross);
+  int q_max = model.CappedQLen(i, q_cap);
+  if (in->self && model.CappedKvLen(i, kv_cap) < q_max) q_max = model.CappedKvLen(i, kv_cap);
+  const int q_len = in->pooling ? 1 : 1 + trailer[2 + (i % 2)] % q_max;
+  const int kv_len = in->self ? q_len : 1 + trailer[4 + (i % 2)] % model.CappedKvLen(i, kv_cap);
+  in->q_len = q_len;
+  in->kv_len = kv_len;
+  const size_t io = (static_cast<size_t>(q_len) * (info.query_dim + info.output_dim) +
+                     static_cast<size_t>(kv_len) * (info.key_dim + info.value_dim)) * es +
+                    static_cast<size_t>(info.num_heads) * q_len * kv_len * 4;
+  if (io > max_io) return false;
+  Fill(in->q, static_cast<size_t>(q_len) * info.query_dim * es + 1, in->s8, seed, trailer[6]);
+  Fill(in->k, static_cast<size_t>(kv_len) * info.key_dim * es + 1, in->s8, seed, trailer[6]);
+  Fill(in->v, static_cast<size_t>(kv_len) * info.value_dim * es + 1, in->s8, seed, trailer[6]);
+  in->out_bytes = static_cast<size_t>(q_len) * info.output_dim * es;
+  in->weight_bytes = static_cast<size_t>(info.num_heads) * q_len * kv_len * (in->s8 ? 2 : 4);
+  in->want_weights = (trailer[6] & 2) != 0;
+  edgeattn::RunArgs& a = in->args;
+  a = {};
+  a.query = in->pooling ? nullptr : in->q.data();
+  a.key = in->self ? nullptr : in->k.data();
+  a.value = in->self ? nullptr : in->v.data();
+  a.q_len = q_len;
+  a.kv_len = in->self ? 0 : kv_len;
+  a.kv_valid_len = (trailer[7] & 1) ? static_cast<int>(trailer[7] >> 1) % (kv_len + 1) : 0;
+  return true;
+}
+
+// After Run: CacheKeys with the same keys/values, then turns `args` into the
+// cached-keys run (MHA: no key/value; additive: value still given).
+inline void UseCachedKeys(edgeattn::Interpreter& interp, int i, LayerInput* in) {
+  edgeattn::RunArgs& a = in->args;
+  const edgeattn::Status s = interp.CacheKeys(i, in->k.data(), in->v.data(), in->kv_len, a.kv_valid_len);
+  if (s != edgeattn::Status::kOk) Die("CacheKeys", interp.error());
+  a.use_cached_keys = 1;
+  a.key = nullptr;
+  if (in->info.kind != EA_LAYER_ADDITIVE) a.value = nullptr;
+}
+
+}  // namespace eafuzz
+
+#endif  // EDGEATTN_TESTS_FUZZ_MODEL_INPUT_H_
