@@ -42,7 +42,7 @@ ea_arm_deps() {
     libgtest-dev:armhf libgmock-dev:armhf libflatbuffers-dev:armhf
 }
 
-# XNNPACK for the aarch64 build (docs: cross-targets.md 2.6). Debian's
+# XNNPACK for the aarch64 build (docs/performance.md, "XNNPACK on aarch64"). Debian's
 # libxnnpack0/-dev and libpthreadpool0/-dev are not Multi-Arch: same:
 # installing the :arm64 ones would make apt remove the amd64 XNNPACK and
 # everything depending on it. So the four .deb files (0.3 MB; 1.4 MB unpacked) are

@@ -116,45 +116,6 @@ inline bool LoadModelInput(const uint8_t* data, size_t size, const AlignedBuffer
   return true;
 }
 
-// Known bug F6 (docs/security.md, "Findings"): Model::Load accepts int8
-// layers whose int32 bias is so close to the int32 limits that bias +
-// sum w x overflows the int32 accumulator (undefined behaviour in
-// qs8_linear__ref; the SIMD paths wrap, so paths may disagree). True when
-// some S8 Linear of the model has |bias| > INT32_MAX - in_features * 128 * 128.
-inline bool BiasMayOverflow(const edgeattn::fb::Linear* l, const uint8_t* data) {
-  if (l == nullptr || l->bias() == nullptr || l->bias()->dtype() != edgeattn::fb::DType::S32) return false;
-  const int64_t limit = int64_t{INT32_MAX} - int64_t{l->in_features()} * 128 * 128;
-  const uint64_t count = l->bias()->size() / 4;
-  for (uint64_t i = 0; i < count; ++i) {
-    int32_t b;
-    std::memcpy(&b, data + l->bias()->offset() + 4 * i, 4);
-    if (b > limit || -int64_t{b} > limit) return true;
-  }
-  return false;
-}
-
-inline bool HasF6Bias(const edgeattn::Model& model) {
-  const edgeattn::fb::Model* m = model.flatbuffer();
-  if (m == nullptr || m->data() == nullptr) return false;
-  const uint8_t* data = m->data()->data();
-  for (int i = 0; i < model.num_layers(); ++i) {
-    const edgeattn::fb::Layer* l = model.layer(i);
-    if (l == nullptr || l->dtype() != edgeattn::fb::DType::S8) continue;
-    const edgeattn::fb::Linear* lin[4] = {};
-    if (const auto* a = l->options_as_MultiHeadAttention()) {
-      lin[0] = a->q_proj(), lin[1] = a->k_proj(), lin[2] = a->v_proj(), lin[3] = a->out_proj();
-    } else if (const auto* b = l->options_as_AdditiveAttention()) {
-      lin[0] = b->w_q(), lin[1] = b->w_k();
-    } else if (const auto* c = l->options_as_LuongAttention()) {
-      lin[0] = c->w();
-    }
-    for (const edgeattn::fb::Linear* x : lin) {
-      if (BiasMayOverflow(x, data)) return true;
-    }
-  }
-  return false;
-}
-
 // A loaded input: the model, its trailer, the length caps
 // (1 + trailer byte % max_len), the arena bytes at those caps and the seed of
 // the layer inputs.
@@ -166,12 +127,11 @@ struct Input {
   uint64_t seed = 0;
 };
 
-// False when the input does not load, its model needs more than max_arena
-// bytes at the caps, or (EA_FUZZ_SKIP_KNOWN_BUGS) it hits a reported bug. `copy` must outlive `in` (the model points into it).
+// False when the input does not load or its model needs more than max_arena
+// bytes at the caps. `copy` must outlive `in` (the model points into it).
 inline bool OpenInput(const uint8_t* data, size_t size, const AlignedBuffer& copy, int max_len,
                       size_t max_arena, Input* in) {
   if (!LoadModelInput(data, size, copy, &in->model, in->trailer)) return false;
-  if (kSkipKnownBugs && HasF6Bias(in->model)) return false;
   in->q_cap = 1 + in->trailer[0] % max_len;
   in->kv_cap = 1 + in->trailer[1] % max_len;
   in->arena_bytes = in->model.ArenaBytesFor(in->q_cap, in->kv_cap);
