@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "converter/error.h"
@@ -483,7 +484,21 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
                     const LengthOverrides& overrides) {
   json j;
   try {
-    j = json::parse(spec_text);
+    // JSON keeps only the last of repeated keys; a spec that repeats one
+    // ("mask": "causal", ..., "mask": "none") would convert silently into
+    // the last value, so a repeat is an error (one key set per open object).
+    std::vector<std::set<std::string>> keys;
+    const json::parser_callback_t no_repeats = [&](int, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::object_start) keys.emplace_back();
+      if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+      if (event == json::parse_event_t::key && !keys.empty() &&
+          !keys.back().insert(parsed.get<std::string>()).second) {
+        fail(spec_path, ": field '", parsed.get<std::string>(),
+             "' appears twice in one object (JSON would keep only the last value); remove one");
+      }
+      return true;
+    };
+    j = json::parse(spec_text, no_repeats);
   } catch (const json::parse_error& e) {
     const LineColumn lc = line_column(spec_text, e.byte);
     fail(spec_path, ": malformed JSON at line ", lc.line, ", column ", lc.column, ": ",

@@ -175,6 +175,10 @@ int main(int argc, char** argv) {
     fixtures::write_text(d + "/spec_masking.json",
                          replace(c.spec_json, "\"mask\": \"key_padding\"", "\"masking\": \"causal\""));
     fixtures::write_text(d + "/spec_num_head.json", replace(c.spec_json, "\"num_heads\"", "\"num_head\""));
+    // A repeated key (JSON keeps the last one, so the first "mask" was silently dropped).
+    fixtures::write_text(d + "/spec_repeated_key.json",
+                         replace(c.spec_json, "\"mask\": \"key_padding\"",
+                                 "\"mask\": \"causal\", \"mask\": \"key_padding\""));
     fixtures::write_text(d + "/spec_malformed_lines.json",
                          replace(c.spec_json, "\"kind\": \"mha\",", "\n\n  \"kind\": \"mha\" \"cross\": 1,"));
     fixtures::write_text(d + "/spec_kind.json", replace(c.spec_json, "\"kind\": \"mha\"", "\"kind\": \"transformer\""));
