@@ -1,6 +1,8 @@
-// libFuzzer target: the .npy parser (parse_npy) and the .npz reader
-// (load_npz, libzip). Inputs starting with the .npy magic go to parse_npy
-// directly; everything else is written to a scratch file and read as .npz.
+// libFuzzer target: the .npy parser (parse_npy), the .npz reader (load_npz,
+// libzip) and the format detection by bytes in front of them (load_weights:
+// safetensors, .npz, PyTorch checkpoints refused). Inputs starting with the
+// .npy magic go to parse_npy directly; everything else is written to a
+// scratch file and read through load_weights, then as .npz.
 // ConvertError is an accepted rejection; accepted arrays must hold numel()
 // values and a shape whose element count does not overflow.
 #include <cstdint>
@@ -8,6 +10,7 @@
 #include <string>
 
 #include "converter/error.h"
+#include "converter/io/formats.h"
 #include "converter/io/npy.h"
 #include "fuzz_util.h"
 
@@ -29,6 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Check(edgeattn::convert::parse_npy(data, size, "fuzz.npy"), "fuzz.npy");
     } else {
       eafuzz::WriteAll(path, data, size);
+      try {
+        for (const auto& [name, a] : edgeattn::convert::load_weights(path)) Check(a, name);
+      } catch (const edgeattn::convert::ConvertError&) {
+      }
       for (const auto& [name, a] : edgeattn::convert::load_npz(path)) Check(a, name);
     }
   } catch (const edgeattn::convert::ConvertError&) {
