@@ -89,6 +89,34 @@ void record(RangeMap* ranges, const char* key, const double* x, int rows, int co
   }
 }
 
+// out[c] = sum over j = 0..n-1, in order, of coeff[j] * rows[j * stride + c]
+// for c < width, each sum from 0.0; 8 columns at a time in registers (the
+// sums are independent, so they vectorize while keeping each one's order).
+void weighted_row_sum(int n, const double* coeff, const double* rows, size_t stride, int width,
+                      double* out) {
+  const int width8 = width / 8 * 8;
+  for (int c0 = 0; c0 < width8; c0 += 8) {
+    v2d a0 = {0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
+    for (int j = 0; j < n; ++j) {
+      const double* rj = rows + static_cast<size_t>(j) * stride + c0;
+      const v2d cj = {coeff[j], coeff[j]};
+      a0 += cj * load2(rj);
+      a1 += cj * load2(rj + 2);
+      a2 += cj * load2(rj + 4);
+      a3 += cj * load2(rj + 6);
+    }
+    std::memcpy(out + c0, &a0, sizeof a0);
+    std::memcpy(out + c0 + 2, &a1, sizeof a1);
+    std::memcpy(out + c0 + 4, &a2, sizeof a2);
+    std::memcpy(out + c0 + 6, &a3, sizeof a3);
+  }
+  for (int c = width8; c < width; ++c) out[c] = 0.0;
+  for (int j = 0; j < n; ++j) {
+    const double* rj = rows + static_cast<size_t>(j) * stride;
+    for (int c = width8; c < width; ++c) out[c] += coeff[j] * rj[c];
+  }
+}
+
 // Softmax over s[0..n) in place.
 void softmax(double* s, int n) {
   if (n <= 0) return;
@@ -144,31 +172,9 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
   auto attend = [&](int h, int r, int limit, const double* vals, int v_stride, int v_off, int v_dim,
                     double* ctx_row) {
     softmax(s.data(), limit);
-    // ctx_row[c] = sum over j in order of s[j] * v[j][c], from 0.0; 8
-    // columns at a time in registers.
+    // ctx_row[c] = sum over j in order of s[j] * v[j][c].
     const double* sr = s.data();
-    const int v_dim8 = v_dim / 8 * 8;
-    for (int c0 = 0; c0 < v_dim8; c0 += 8) {
-      v2d a0 = {0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
-      for (int j = 0; j < limit; ++j) {
-        const double* vr = vals + static_cast<size_t>(j) * v_stride + v_off + c0;
-        const v2d sj = {sr[j], sr[j]};
-        a0 += sj * load2(vr);
-        a1 += sj * load2(vr + 2);
-        a2 += sj * load2(vr + 4);
-        a3 += sj * load2(vr + 6);
-      }
-      std::memcpy(ctx_row + c0, &a0, sizeof a0);
-      std::memcpy(ctx_row + c0 + 2, &a1, sizeof a1);
-      std::memcpy(ctx_row + c0 + 4, &a2, sizeof a2);
-      std::memcpy(ctx_row + c0 + 6, &a3, sizeof a3);
-    }
-    for (int c = v_dim8; c < v_dim; ++c) ctx_row[c] = 0.0;
-    for (int j = 0; j < limit; ++j) {
-      const double* vr = vals + static_cast<size_t>(j) * v_stride + v_off;
-      const double sj = sr[j];
-      for (int c = v_dim8; c < v_dim; ++c) ctx_row[c] += sj * vr[c];
-    }
+    weighted_row_sum(limit, sr, vals + v_off, static_cast<size_t>(v_stride), v_dim, ctx_row);
     if (weights != nullptr) {
       std::memcpy(weights->data() + (static_cast<size_t>(h) * lq + r) * lk, sr, static_cast<size_t>(limit) * sizeof(double));
     }
@@ -197,28 +203,7 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
           const int limit = row_limit(L, r, lq, lk, valid);
           const double* q = Q.data() + static_cast<size_t>(r) * E + h * hd;
           double* sr = s.data();
-          const int limit8 = limit / 8 * 8;
-          for (int j0 = 0; j0 < limit8; j0 += 8) {  // 8 keys in registers
-            v2d a0 = {0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
-            for (int i = 0; i < hd; ++i) {
-              const double* ki = kt.data() + static_cast<size_t>(i) * lk + j0;
-              const v2d qi = {q[i], q[i]};
-              a0 += qi * load2(ki);
-              a1 += qi * load2(ki + 2);
-              a2 += qi * load2(ki + 4);
-              a3 += qi * load2(ki + 6);
-            }
-            std::memcpy(sr + j0, &a0, sizeof a0);
-            std::memcpy(sr + j0 + 2, &a1, sizeof a1);
-            std::memcpy(sr + j0 + 4, &a2, sizeof a2);
-            std::memcpy(sr + j0 + 6, &a3, sizeof a3);
-          }
-          for (int j = limit8; j < limit; ++j) sr[j] = 0.0;
-          for (int i = 0; i < hd; ++i) {
-            const double qi = q[i];
-            const double* ki = kt.data() + static_cast<size_t>(i) * lk;
-            for (int j = limit8; j < limit; ++j) sr[j] += qi * ki[j];
-          }
+          weighted_row_sum(hd, q, kt.data(), static_cast<size_t>(lk), limit, sr);
           for (int j = 0; j < limit; ++j) sr[j] *= L.scale;
           attend(h, r, limit, V.data(), E, h * hd, hd, ctx.data() + static_cast<size_t>(r) * E + h * hd);
         }
