@@ -13,7 +13,9 @@
 namespace edgeattn {
 namespace convert {
 
-std::vector<uint8_t> read_file(const std::string& path) {
+std::vector<uint8_t> read_file(const std::string& path) { return read_file_head(path, SIZE_MAX); }
+
+std::vector<uint8_t> read_file_head(const std::string& path, size_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, ": cannot read: ", std::strerror(errno));
   struct stat st;
@@ -21,7 +23,8 @@ std::vector<uint8_t> read_file(const std::string& path) {
     ::close(fd);
     fail(path, ": cannot read: not a regular file");
   }
-  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  const size_t size = static_cast<size_t>(st.st_size);
+  std::vector<uint8_t> bytes(size < max_bytes ? size : max_bytes);
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);

@@ -12,6 +12,8 @@ namespace convert {
 
 // Throws ConvertError("PATH: cannot read: <reason>").
 std::vector<uint8_t> read_file(const std::string& path);
+// The first min(file size, max_bytes) bytes; same errors.
+std::vector<uint8_t> read_file_head(const std::string& path, size_t max_bytes);
 
 // Writes PATH.tmp.<pid>, fsyncs it and renames it over PATH.
 void write_file_atomic(const std::string& path, const void* data, size_t size);

@@ -1,16 +1,13 @@
 #include "converter/io/formats.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zip.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "converter/error.h"
+#include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
 
@@ -53,12 +50,9 @@ std::string zip_members(const std::string& path) {
 }
 
 std::string first_bytes(const std::string& path) {
-  uint8_t head[8];
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  const ssize_t n = fd < 0 ? 0 : ::read(fd, head, sizeof head);
-  if (fd >= 0) ::close(fd);
+  const std::vector<uint8_t> head = read_file_head(path, 8);
   std::string s;
-  for (ssize_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < head.size(); ++i) {
     char b[4];
     std::snprintf(b, sizeof b, "%s%02x", i ? " " : "", head[i]);
     s += b;
@@ -104,30 +98,10 @@ FileFormat detect_format(const uint8_t* head, size_t head_size, const std::strin
 }
 
 FileFormat detect_file_format(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, ": cannot read: ", std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(path, ": cannot read: not a regular file");
-  }
-  uint8_t head[kHeadBytes];
-  size_t got = 0;
-  while (got < sizeof head) {
-    const ssize_t n = ::read(fd, head + got, sizeof head - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      fail(path, ": cannot read: ", std::strerror(e));
-    }
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (got == 0) fail(path, ": empty file");
-  const bool zip = got >= 4 && head[0] == 'P' && head[1] == 'K';
-  return detect_format(head, got, zip ? zip_members(path) : std::string());
+  const std::vector<uint8_t> head = read_file_head(path, kHeadBytes);
+  if (head.empty()) fail(path, ": empty file");
+  const bool zip = head.size() >= 4 && head[0] == 'P' && head[1] == 'K';
+  return detect_format(head.data(), head.size(), zip ? zip_members(path) : std::string());
 }
 
 const char* format_name(FileFormat f) {
