@@ -21,15 +21,8 @@ set(examples ${EA_WORK_DIR}/readme-examples)
 file(REMOVE_RECURSE ${EA_WORK_DIR})
 file(MAKE_DIRECTORY ${EA_WORK_DIR} ${examples})
 
-function(step name)
-  message(STATUS "consumer: ${name}")
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT rc EQUAL 0)
-    message("${out}")
-    message(FATAL_ERROR "consumer: '${name}' failed (${rc})")
-  endif()
-  set(step_output "${out}" PARENT_SCOPE)
-endfunction()
+set(STEP_LABEL "consumer")
+include(${CMAKE_CURRENT_LIST_DIR}/step.cmake)
 
 # 1. install
 step("cmake --install" ${CMAKE_COMMAND} --install ${EA_BUILD_DIR} --prefix ${prefix} --config ${EA_CONFIG})
