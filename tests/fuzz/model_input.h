@@ -25,7 +25,6 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
-#include "fuzz_util.h"
 #include "runtime/src/crc32.h"
 
 namespace eafuzz {
