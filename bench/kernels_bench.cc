@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
 
 #if EA_HAVE_XNNPACK
@@ -115,13 +116,16 @@ struct XnnpackScope {
 // One int8 linear layer in the canonical layout ([out][round_up(in, 16)]).
 struct Qs8Linear {
   int in, out, stride;
-  std::vector<int8_t> w;
+  std::vector<int8_t> w;         // row-major [out][stride] (XNNPACK's input)
+  std::vector<int8_t> w_packed;  // the file's K4N16 layout (our kernels)
   std::vector<int32_t> bias, mult, shift;
   void* xnn_op = nullptr;
   Qs8Linear(int in_, int out_, uint64_t seed) : in(in_), out(out_), stride(RoundUp16(in_)) {
     w = RandS8(static_cast<size_t>(out) * stride, seed);
     for (int n = 0; n < out; ++n)
       for (int k = in; k < stride; ++k) w[static_cast<size_t>(n) * stride + k] = 0;
+    w_packed.resize(ek::packed_weight_bytes(out, in));
+    ek::pack_weights_k4n16(out, in, w.data(), stride, w_packed.data());
     bias.assign(out, 100);
     mult.resize(1);
     shift.resize(1);
@@ -154,7 +158,7 @@ struct Qs8Linear {
       return;
     }
 #endif
-    t.qs8_linear(rows, out, in, x, x_stride, w.data(), stride, bias.data(), mult.data(),
+    t.qs8_linear(rows, out, in, x, x_stride, w_packed.data(), bias.data(), mult.data(),
                  shift.data(), 0, -3, y, y_stride);
   }
 };

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include "edgeattn/edgeattn.h"
+#include "edgeattn/kernels/packed_weights.h"
 
 namespace edgeattn {
 namespace convert {
@@ -72,9 +73,18 @@ flatbuffers::Offset<fb::SoftmaxQuant> ModelWriter::Softmax(const Requant& score,
   return fb::CreateSoftmaxQuant(fbb_, score.multiplier, score.shift, pv.multiplier, pv.shift);
 }
 
+flatbuffers::Offset<fb::Tensor> ModelWriter::WeightS8Packed(const std::string& name, const QuantLinear& q) {
+  std::vector<int8_t> packed(kernels::packed_weight_bytes(q.out, q.in));
+  kernels::pack_weights_k4n16(q.out, q.in, q.w.data(), q.row_stride, packed.data());
+  const uint64_t offset = Append(packed.data(), packed.size());
+  std::vector<uint32_t> shape = {static_cast<uint32_t>(q.out), static_cast<uint32_t>(q.in)};
+  return fb::CreateTensorDirect(fbb_, name.c_str(), fb::DType::S8, &shape,
+                                static_cast<uint32_t>(kernels::packed_k(q.in)), offset,
+                                packed.size(), &q.w_scale, fb::WeightLayout::PackedK4N16);
+}
+
 flatbuffers::Offset<fb::Linear> ModelWriter::LinearS8(const QuantLinear& q, const FloatLinear& f) {
-  const auto weight = TensorS8(f.w_name, {static_cast<uint32_t>(q.out), static_cast<uint32_t>(q.in)},
-                               q.out, q.row_stride, q.w.data(), q.w_scale);
+  const auto weight = WeightS8Packed(f.w_name, q);
   const std::string bias_name = f.b_name.empty() ? f.w_name + ":bias(folded, source has none)" : f.b_name + "(folded)";
   const auto bias = TensorS32(bias_name, q.bias);
   const auto in = Act(q.input);

@@ -23,7 +23,7 @@ class ModelWriter {
   ModelWriter() : fbb_(1 << 16) {}
   flatbuffers::FlatBufferBuilder& fbb() { return fbb_; }
 
-  // 2-D int8 weight [rows][row_stride] (data already padded), per-row scales.
+  // Row-major int8 tensor [rows][row_stride] (data already padded), per-row scales.
   flatbuffers::Offset<fb::Tensor> TensorS8(const std::string& name, std::vector<uint32_t> shape,
                                            int rows, int row_stride, const int8_t* data,
                                            const std::vector<float>& scales);
@@ -35,6 +35,8 @@ class ModelWriter {
   flatbuffers::Offset<fb::ActQuant> Act(const ActQuantParams& q);
   flatbuffers::Offset<fb::Requant> Requants(const std::vector<Requant>& r);
   flatbuffers::Offset<fb::SoftmaxQuant> Softmax(const Requant& score, const Requant& pv);
+  // An int8 Linear weight in the packed K4N16 layout (schema/edgeattn.fbs).
+  flatbuffers::Offset<fb::Tensor> WeightS8Packed(const std::string& name, const QuantLinear& q);
   flatbuffers::Offset<fb::Linear> LinearS8(const QuantLinear& q, const FloatLinear& f);
   flatbuffers::Offset<fb::Linear> LinearF32(const FloatLinear& f);
 

@@ -3,8 +3,8 @@
 // instructions (cpuid) AND the OS saves the YMM state (OSXSAVE + XCR0 bits 1
 // and 2, read with xgetbv). AVX-VNNI is CPUID.(EAX=7,ECX=1):EAX[4], read
 // directly (clang 14's __builtin_cpu_supports does not know "avxvnni").
-// AVX512-VNNI (EVEX VPDPBUSD on ymm) needs CPUID.(7,0):EBX[16] AVX512F,
-// EBX[31] AVX512VL, ECX[11] AVX512_VNNI and the OS saving the opmask and ZMM
+// AVX512-VNNI (EVEX VPDPBUSD on zmm and ymm) needs CPUID.(7,0):EBX[16] AVX512F,
+// EBX[30] AVX512BW, EBX[31] AVX512VL, ECX[11] AVX512_VNNI and the OS saving the opmask and ZMM
 // state (XCR0 bits 5-7). Under qemu-x86_64 -cpu max, AVX2/FMA are reported
 // and neither VNNI form is.
 #include "cpu_features.h"
@@ -39,7 +39,8 @@ const KernelTable kAvxVnniTable = {
     qs8_pv_row__avx2,
 };
 
-// AVX512-VNNI: the same kernel with the EVEX form of VPDPBUSD.
+// AVX512-VNNI: the zmm GEMM microkernel for the linear, and the AVX-VNNI
+// attention with the EVEX form of VPDPBUSD.
 const KernelTable kAvx512VnniTable = {
     KernelPath::kAvx512Vnni, "avx512vnni",
     qs8_linear__avx512vnni,  EA_F32_KERNEL(f32_linear__avx2),
@@ -75,9 +76,10 @@ X86Features detect() {
   const bool avx2 = (ebx >> 5) & 1;
   const unsigned max_sub = eax;
   f.avx2_fma = avx2;
-  const bool avx512f = (ebx >> 16) & 1, avx512vl = (ebx >> 31) & 1, vnni512 = (ecx >> 11) & 1;
+  const bool avx512f = (ebx >> 16) & 1, avx512bw = (ebx >> 30) & 1, avx512vl = (ebx >> 31) & 1;
+  const bool vnni512 = (ecx >> 11) & 1;
   const bool zmm_state = (read_xcr0() & 0xE6) == 0xE6;  // XMM, YMM, opmask, ZMM_Hi256, Hi16_ZMM
-  f.avx512vnni = avx2 && avx512f && avx512vl && vnni512 && zmm_state;
+  f.avx512vnni = avx2 && avx512f && avx512bw && avx512vl && vnni512 && zmm_state;
   if (avx2 && max_sub >= 1) {
     __cpuid_count(7, 1, eax, ebx, ecx, edx);
     f.avxvnni = (eax >> 4) & 1;

@@ -55,8 +55,10 @@ bool kernel_path_supported(KernelPath path) {
 
 KernelPath best_kernel_path() {
   // Later entries are preferred when supported.
-  static const KernelPath kPreference[] = {KernelPath::kAvx2,       KernelPath::kAvx512Vnni,
-                                           KernelPath::kAvxVnni,
+  // avx512vnni after avxvnni: its zmm linear does twice the work per
+  // instruction (and on AMD Zen 5 three times the ymm VNNI rate).
+  static const KernelPath kPreference[] = {KernelPath::kAvx2,       KernelPath::kAvxVnni,
+                                           KernelPath::kAvx512Vnni,
                                            KernelPath::kNeon,       KernelPath::kNeonDot,
                                            KernelPath::kCortexMDsp, KernelPath::kHelium};
   KernelPath best = KernelPath::kRef;

@@ -13,7 +13,7 @@ namespace kernels {
 
 // ----------------------------------------------------------------- avx2 ----
 void qs8_linear__avx2(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                      const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
+                      const int8_t* w, const int32_t* bias, const int32_t* mult,
                       const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
 void f32_linear__avx2(int rows, int out_features, int in_features, const float* x, int x_stride,
                       const float* w, int w_stride, const float* bias, float* y, int y_stride);
@@ -41,27 +41,26 @@ void qs8_qk_rows2__avx2(int n, int dim, const int8_t* q0, const int8_t* q1, int3
 // The attention driver with a chosen two-row Q.K step (avx2 or VNNI).
 void qs8_attention_with__avx2(Qs8QkRows2Fn qk_rows2, const QS8AttentionArgs& a);
 
-// acc[r][n] = sum_{k < 16*kblocks} w[n][k] * x_r[k] (+ the block at 16*kblocks
-// against xtail_r[0..16) if xtail is non-null), n < n_out, r < rows (1 to 4):
-// x_r = x + r * x_stride, xtail_r = xtail + 16 r, acc_r = acc + r * acc_stride.
-using Qs8LinearAccFn = void (*)(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
-                                const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
-                                int acc_stride);
-void qs8_linear_acc__avx2(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
-                          const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
-                          int acc_stride);
+// acc[r][16 b + c] = sum_k w[16 b + c][k] * x_r[k] for the packed K4N16
+// weight blocks b < blocks starting at w, rows r < rows (1 to
+// kLinearAccMaxRows), x_r = x + r * x_stride (read only up to in_features),
+// acc_r = acc + r * acc_stride. Wrapping int32, exact when the sum fits.
+constexpr int kLinearAccMaxRows = 4;
+using Qs8LinearAccFn = void (*)(int rows, int blocks, int in_features, const int8_t* x,
+                                int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
+void qs8_linear_acc__avx2(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
+                          const int8_t* w, int32_t* acc, int acc_stride);
 void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
-                           const int8_t* x, int x_stride, const int8_t* w, int w_stride,
-                           const int32_t* bias, const int32_t* mult, const int32_t* shift,
-                           int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+                           const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
+                           const int32_t* mult, const int32_t* shift, int per_channel,
+                           int32_t y_zp, int8_t* y, int y_stride);
 
 // -------------------------------------------------------------- avxvnni ----
 // avxvnni.cc (compiled with -mavxvnni): only call after cpu_supports(kAvxVnni).
-void qs8_linear_acc__avxvnni(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
-                             const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
-                             int acc_stride);
+void qs8_linear_acc__avxvnni(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
+                             const int8_t* w, int32_t* acc, int acc_stride);
 void qs8_linear__avxvnni(int rows, int out_features, int in_features, const int8_t* x,
-                         int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
+                         int x_stride, const int8_t* w, const int32_t* bias,
                          const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
                          int8_t* y, int y_stride);
 void qs8_qk_rows2__avxvnni(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
@@ -70,13 +69,11 @@ void qs8_qk_rows2__avxvnni(int n, int dim, const int8_t* q0, const int8_t* q1, i
 void qs8_attention__avxvnni(const QS8AttentionArgs& a);
 
 // -------------------------------------------------------------- avx512vnni 
-// avx512vnni.cc (avxvnni.cc with EVEX VPDPBUSD, -mavx512vnni -mavx512vl): only
-// call after cpu_supports(kAvx512Vnni).
-void qs8_linear_acc__avx512vnni(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
-                             const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
-                             int acc_stride);
+// avx512vnni.cc (avxvnni.cc's attention with EVEX VPDPBUSD ymm) and
+// linear_avx512vnni.cc (zmm GEMM microkernel), compiled with -mavx512vnni
+// -mavx512vl -mavx512bw: only call after cpu_supports(kAvx512Vnni).
 void qs8_linear__avx512vnni(int rows, int out_features, int in_features, const int8_t* x,
-                         int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
+                         int x_stride, const int8_t* w, const int32_t* bias,
                          const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
                          int8_t* y, int y_stride);
 void qs8_qk_rows2__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,

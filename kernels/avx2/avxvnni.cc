@@ -1,25 +1,29 @@
 // AVX-VNNI int8 dot products (VEX VPDPBUSD, compiled with -mavxvnni; only
-// reached after cpu_supports(KernelPath::kAvxVnni)). VPDPBUSD multiplies
-// unsigned by signed bytes, so the weight byte is offset: u = w ^ 0x80 =
-// w + 128 in [0, 255] and
-//   sum_k (w_k + 128) x_k = sum_k w_k x_k + 128 sum_k x_k,
-// corrected with the activation row sum (computed per row and 64-channel chunk, over
-// the same zero-padded range). Weights stay in the canonical layout, read in
-// place; no repacking, nothing stored. VPDPBUSD (not VPDPBUSDS) adds without
-// saturation, and the correction is subtracted in wrapping 32-bit arithmetic,
-// so the result is the exact sum whenever that fits int32 (as in the reference).
-// Requantization and tails come from qs8_linear_with__avx2 (linear.cc).
+// reached after cpu_supports(KernelPath::kAvxVnni)).
 //
-// The same code is built twice: here with the VEX form (AVX-VNNI), and via
-// avx512vnni.cc with EA_VNNI_EVEX defined, as the EVEX-encoded 256-bit form
-// (AVX512-VNNI + AVX512VL), for CPUs that have AVX-512 VNNI but no AVX-VNNI
-// (AMD Zen 4, Intel Ice Lake / Cascade Lake). Same instruction, same results.
+// Linear: VPDPBUSD multiplies unsigned by signed bytes. The packed K4N16
+// weights (packed_weights.h) are the unsigned operand, offset by 128
+// (u = w ^ 0x80 = w + 128), and the row's 4 inputs, broadcast, the signed one:
+//   sum_k (w_k + 128) x_k = sum_k w_k x_k + 128 sum_k x_k,
+// so 128 times the row's input sum is subtracted afterwards. One 64-byte
+// group (16 channels x 4 inputs) is two ymm of 8 channels: the accumulator
+// lanes are the output channels, no horizontal sums. VPDPBUSD (not VPDPBUSDS)
+// adds without saturation, and everything wraps in 32 bits like the
+// reference, so the result is the exact sum whenever that fits int32.
+// Requantization comes from the avx2 driver (linear.cc).
+//
+// The attention part is built twice: here with the VEX form (AVX-VNNI), and
+// via avx512vnni.cc with EA_VNNI_EVEX defined, as the EVEX-encoded 256-bit
+// form (AVX512-VNNI + AVX512VL). The EVEX build has its own zmm linear
+// (linear_avx512vnni.cc), so the linear part below is VEX only.
 #include <immintrin.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "avx2_kernels.h"
+#include "edgeattn/kernels/packed_weights.h"
 
 #if defined(EA_VNNI_EVEX)
 #define EA_DPBUSD _mm256_dpbusd_epi32
@@ -34,10 +38,6 @@ namespace kernels {
 
 namespace {
 
-inline __m256i zext16(const int8_t* p) {
-  return _mm256_inserti128_si256(_mm256_setzero_si256(),
-                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), 0);
-}
 inline __m256i load32(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
 inline __m128i vnni_hsum4(__m256i a, __m256i b, __m256i c, __m256i d) {
@@ -45,121 +45,87 @@ inline __m128i vnni_hsum4(__m256i a, __m256i b, __m256i c, __m256i d) {
   return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
 }
 
-inline int32_t vnni_hsum(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-  return _mm_cvtsi128_si32(s);
-}
+}  // namespace
 
+#if !defined(EA_VNNI_EVEX)
+namespace {
+
+// acc[r][0..16) for R rows against one 16-channel block (2 x R accumulators).
+// corr[r] = 128 * sum_k x_r[k] (wrapping, like the accumulators).
 template <int R>
-void acc_block_vnni(int n_out, int kblocks, const int8_t* x, int x_stride, const int8_t* xtail,
-                    const int8_t* w, int w_stride, int32_t* acc, int acc_stride) {
+void block_vnni(int in_features, const int8_t* x, int x_stride, const uint32_t* corr,
+                const int8_t* wb, int32_t* acc, int acc_stride) {
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
-  const int pairs = kblocks / 2;
-  const bool odd = (kblocks & 1) != 0;
+  const int groups = in_features / 4;
   const int8_t* xr[R];
-  uint32_t corr[R];  // 128 * sum x, wrapping (like the accumulators)
-  for (int r = 0; r < R; ++r) {
-    xr[r] = x + static_cast<ptrdiff_t>(r) * x_stride;
-    int32_t s = 0;
-    for (int k = 0; k < 16 * kblocks; ++k) s += xr[r][k];
-    if (xtail != nullptr) {
-      for (int k = 0; k < 16; ++k) s += xtail[16 * r + k];
-    }
-    corr[r] = 128u * static_cast<uint32_t>(s);
-  }
-  // The odd block and the tail block are loaded as zero-extended 256-bit
-  // vectors where they are used (the upper x lanes are 0, so (0 ^ 0x80) * 0
-  // adds nothing). Kept in registers across the channel loop they pushed
-  // three accumulators of the 2 x 4 tile to the stack (GCC 12).
-  const int off_odd = 32 * pairs;
-  const int off_tail = 16 * kblocks;
-  int n = 0;
-  for (; n + 4 <= n_out; n += 4) {
-    const int8_t* wp[4];
-    for (int i = 0; i < 4; ++i) wp[i] = w + static_cast<ptrdiff_t>(n + i) * w_stride;
-    __m256i a[R][4];
-    for (int r = 0; r < R; ++r)
-      for (int i = 0; i < 4; ++i) a[r][i] = _mm256_setzero_si256();
-    for (int b = 0; b < pairs; ++b) {
-      __m256i wv[4];
-      for (int i = 0; i < 4; ++i) wv[i] = _mm256_xor_si256(load32(wp[i] + 32 * b), flip);
-      for (int r = 0; r < R; ++r) {
-        const __m256i xv = load32(xr[r] + 32 * b);
-        for (int i = 0; i < 4; ++i) a[r][i] = EA_DPBUSD(a[r][i], wv[i], xv);
-      }
-    }
-    if (odd) {
-      for (int i = 0; i < 4; ++i) {
-        const __m256i wv = _mm256_xor_si256(zext16(wp[i] + off_odd), flip);
-        for (int r = 0; r < R; ++r) a[r][i] = EA_DPBUSD(a[r][i], wv, zext16(xr[r] + off_odd));
-      }
-    }
-    if (xtail != nullptr) {
-      for (int i = 0; i < 4; ++i) {
-        const __m256i wv = _mm256_xor_si256(zext16(wp[i] + off_tail), flip);
-        for (int r = 0; r < R; ++r) a[r][i] = EA_DPBUSD(a[r][i], wv, zext16(xtail + 16 * r));
-      }
-    }
+  for (int r = 0; r < R; ++r) xr[r] = x + static_cast<ptrdiff_t>(r) * x_stride;
+  __m256i a[R][2];
+  for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = _mm256_setzero_si256();
+  for (int g = 0; g < groups; ++g) {
+    const __m256i w0 = _mm256_xor_si256(load32(wb + 64 * g), flip);
+    const __m256i w1 = _mm256_xor_si256(load32(wb + 64 * g + 32), flip);
     for (int r = 0; r < R; ++r) {
-      const __m128i s = _mm_sub_epi32(vnni_hsum4(a[r][0], a[r][1], a[r][2], a[r][3]), _mm_set1_epi32(static_cast<int32_t>(corr[r])));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + static_cast<ptrdiff_t>(r) * acc_stride + n), s);
+      int32_t word;
+      std::memcpy(&word, xr[r] + 4 * g, 4);
+      const __m256i xv = _mm256_set1_epi32(word);
+      a[r][0] = EA_DPBUSD(a[r][0], w0, xv);
+      a[r][1] = EA_DPBUSD(a[r][1], w1, xv);
     }
   }
-  for (; n < n_out; ++n) {
-    const int8_t* wr = w + static_cast<ptrdiff_t>(n) * w_stride;
-    __m256i a[R];
-    for (int r = 0; r < R; ++r) a[r] = _mm256_setzero_si256();
-    for (int b = 0; b < pairs; ++b) {
-      const __m256i wv = _mm256_xor_si256(load32(wr + 32 * b), flip);
-      for (int r = 0; r < R; ++r) a[r] = EA_DPBUSD(a[r], wv, load32(xr[r] + 32 * b));
+  if (4 * groups < in_features) {  // the last, partial group: inputs past the row are 0
+    const __m256i w0 = _mm256_xor_si256(load32(wb + 64 * groups), flip);
+    const __m256i w1 = _mm256_xor_si256(load32(wb + 64 * groups + 32), flip);
+    for (int r = 0; r < R; ++r) {
+      int32_t word = 0;
+      std::memcpy(&word, xr[r] + 4 * groups, static_cast<size_t>(in_features - 4 * groups));
+      const __m256i xv = _mm256_set1_epi32(word);
+      a[r][0] = EA_DPBUSD(a[r][0], w0, xv);
+      a[r][1] = EA_DPBUSD(a[r][1], w1, xv);
     }
-    if (odd) {
-      const __m256i wv = _mm256_xor_si256(zext16(wr + off_odd), flip);
-      for (int r = 0; r < R; ++r) a[r] = EA_DPBUSD(a[r], wv, zext16(xr[r] + off_odd));
-    }
-    if (xtail != nullptr) {
-      const __m256i wv = _mm256_xor_si256(zext16(wr + off_tail), flip);
-      for (int r = 0; r < R; ++r) a[r] = EA_DPBUSD(a[r], wv, zext16(xtail + 16 * r));
-    }
-    for (int r = 0; r < R; ++r) acc[static_cast<ptrdiff_t>(r) * acc_stride + n] =
-        static_cast<int32_t>(static_cast<uint32_t>(vnni_hsum(a[r])) - corr[r]);
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m256i c = _mm256_set1_epi32(static_cast<int32_t>(corr[r]));
+    int32_t* ar = acc + static_cast<ptrdiff_t>(r) * acc_stride;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ar), _mm256_sub_epi32(a[r][0], c));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ar + 8), _mm256_sub_epi32(a[r][1], c));
   }
 }
 
 }  // namespace
 
-void EA_VNNI_FN(qs8_linear_acc)(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
-                             const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
-                             int acc_stride) {
-  // Rows in pairs (2 rows x 4 channels = 8 accumulators + 4 weight vectors).
-  for (int r = 0; r < rows; r += 2) {
+void qs8_linear_acc__avxvnni(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
+                             const int8_t* w, int32_t* acc, int acc_stride) {
+  const size_t block_bytes = packed_block_bytes(in_features);
+  uint32_t corr[kLinearAccMaxRows];
+  for (int r = 0; r < rows; ++r) {
     const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
-    const int8_t* xt = xtail != nullptr ? xtail + 16 * r : nullptr;
-    int32_t* ar = acc + static_cast<ptrdiff_t>(r) * acc_stride;
-    if (rows - r >= 2) {
-      acc_block_vnni<2>(n_out, kblocks, xr, x_stride, xt, w, w_stride, ar, acc_stride);
-    } else {
-      acc_block_vnni<1>(n_out, kblocks, xr, x_stride, xt, w, w_stride, ar, acc_stride);
+    int32_t s = 0;
+    for (int k = 0; k < in_features; ++k) s += xr[k];
+    corr[r] = 128u * static_cast<uint32_t>(s);
+  }
+  for (int b = 0; b < blocks; ++b) {
+    const int8_t* wb = w + static_cast<ptrdiff_t>(b) * static_cast<ptrdiff_t>(block_bytes);
+    int32_t* ab = acc + 16 * b;
+    switch (rows) {  // up to 4 rows x 16 channels: 8 accumulators + 2 weights
+      case 4: block_vnni<4>(in_features, x, x_stride, corr, wb, ab, acc_stride); break;
+      case 3: block_vnni<3>(in_features, x, x_stride, corr, wb, ab, acc_stride); break;
+      case 2: block_vnni<2>(in_features, x, x_stride, corr, wb, ab, acc_stride); break;
+      default: block_vnni<1>(in_features, x, x_stride, corr, wb, ab, acc_stride); break;
     }
   }
 }
 
-}  // namespace kernels
-}  // namespace edgeattn
-
 // The table entry (the wrapper itself has no VNNI instruction; it only passes
 // the VNNI accumulator to the AVX2 driver).
-namespace edgeattn {
-namespace kernels {
-void EA_VNNI_FN(qs8_linear)(int rows, int out_features, int in_features, const int8_t* x,
-                         int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
-                         const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
-                         int8_t* y, int y_stride) {
-  qs8_linear_with__avx2(EA_VNNI_FN(qs8_linear_acc), rows, out_features, in_features, x, x_stride, w,
-                        w_stride, bias, mult, shift, per_channel, y_zp, y, y_stride);
+void qs8_linear__avxvnni(int rows, int out_features, int in_features, const int8_t* x,
+                         int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
+                         const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                         int y_stride) {
+  qs8_linear_with__avx2(qs8_linear_acc__avxvnni, rows, out_features, in_features, x, x_stride, w,
+                        bias, mult, shift, per_channel, y_zp, y, y_stride);
 }
+#endif  // !EA_VNNI_EVEX
+
 }  // namespace kernels
 }  // namespace edgeattn
 

@@ -1,12 +1,18 @@
-// AVX2 linear kernels. int8: two activation rows x four output channels per
-// pass; int8 -> int16 widening loads (vpmovsxbw) and vpmaddwd into int32 (a
-// pair of products is at most 2 * 128 * 128 = 32768, exact in int32); exact
-// vector requantization (avx2_common.h). The dot-product flavour is a
-// parameter so the AVX-VNNI file reuses tails and requantization.
+// AVX2 linear kernels. int8 weights are in the packed K4N16 layout
+// (packed_weights.h): one 64-byte group holds 16 channels x 4 inputs. AVX2
+// has no 8-bit dot product that is exact (vpmaddubsw saturates), so a group is
+// widened to int16 16 bytes (4 channels x 4 inputs) at a time and multiplied
+// with vpmaddwd against the row's 4 inputs repeated (x0 x1 x2 x3 as int16,
+// one 64-bit broadcast): each int32 lane gets w0 x0 + w1 x1 or w2 x2 + w3 x3
+// of one channel (a pair of products is at most 2 * 128 * 128 = 32768, exact).
+// The two partial sums of a channel are added once, after the whole K loop.
+// Requantization is exact and vectorised (avx2_common.h). The accumulation is
+// a parameter so the AVX-VNNI file reuses the driver, tails and requantization.
 #include <cstring>
 
 #include "avx2_common.h"
 #include "avx2_kernels.h"
+#include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/requant.h"
 
 namespace edgeattn {
@@ -16,145 +22,133 @@ using namespace avx2;  // NOLINT(build/namespaces)
 
 namespace {
 
-// R rows x C output channels per pass: per 16-column block R + C widening
-// loads and R * C vpmaddwd. The zero-padded tail block (if any) is the same
-// step against xtail.
-template <int R, int C>
-__attribute__((always_inline)) inline void acc_rc(int kblocks, const int8_t* const* xr,
-                                                  const int8_t* xtail, const int8_t* w, int w_stride,
-                                                  int32_t* acc, int acc_stride) {
-  // Register tile: R x C accumulators of 8 int32 partial sums each; the row
-  // and channel pointers are locals so the loop keeps them in registers.
-  const int8_t* xp[R];
-  const int8_t* wp[C];
-  for (int r = 0; r < R; ++r) xp[r] = xr[r];
-  for (int c = 0; c < C; ++c) wp[c] = w + static_cast<ptrdiff_t>(c) * w_stride;
-  __m256i a[R][C];
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) a[r][c] = _mm256_setzero_si256();
-#pragma GCC unroll 2  // two blocks per iteration: ~6 % faster on Zen 3 (fewer loop-carried moves)
-  for (int b = 0; b < kblocks; ++b) {
-    __m256i xv[R];
-    for (int r = 0; r < R; ++r) xv[r] = load16_s16(xp[r] + 16 * b);
-    for (int c = 0; c < C; ++c) {
-      const __m256i wv = load16_s16(wp[c] + 16 * b);
-      for (int r = 0; r < R; ++r) a[r][c] = _mm256_add_epi32(a[r][c], _mm256_madd_epi16(xv[r], wv));
-    }
-  }
-  if (xtail != nullptr) {  // the zero-padded last block
-    __m256i xv[R];
-    for (int r = 0; r < R; ++r) xv[r] = load16_s16(xtail + 16 * r);
-    for (int c = 0; c < C; ++c) {
-      const __m256i wv = load16_s16(wp[c] + 16 * kblocks);
-      for (int r = 0; r < R; ++r) a[r][c] = _mm256_add_epi32(a[r][c], _mm256_madd_epi16(xv[r], wv));
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    int32_t* ar = acc + static_cast<ptrdiff_t>(r) * acc_stride;
-    if (C == 4) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(ar), hsum4_s32(a[r][0], a[r][C > 1 ? 1 : 0],
-                                                                 a[r][C > 2 ? 2 : 0], a[r][C > 3 ? 3 : 0]));
-    } else {
-      for (int c = 0; c < C; ++c) ar[c] = hsum_s32(a[r][c]);
-    }
-  }
+// The last, partial group of 4 inputs of a row as one int32 word (bytes past
+// in_features are zero), so no load reads past the row.
+inline int32_t tail_word(const int8_t* xr, int k0, int in_features) {
+  int32_t word = 0;
+  std::memcpy(&word, xr + k0, static_cast<size_t>(in_features - k0));
+  return word;
 }
 
-template <int R, int C>
-void acc_block_avx2(int n_out, int kblocks, const int8_t* x, int x_stride, const int8_t* xtail,
-                    const int8_t* w, int w_stride, int32_t* acc, int acc_stride) {
+inline __m256i x4_s16(int32_t word) {  // x0 x1 x2 x3 as int16, repeated 4 times
+  return _mm256_set1_epi64x(_mm_cvtsi128_si64(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(word))));
+}
+
+// acc[r][0..16) for R rows against one 16-channel block.
+template <int R>
+void block_avx2(int in_features, const int8_t* x, int x_stride, const int8_t* wb, int32_t* acc,
+                int acc_stride) {
+  const int groups = in_features / 4;
+  __m256i a[R][4];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < 4; ++c) a[r][c] = _mm256_setzero_si256();
   const int8_t* xr[R];
   for (int r = 0; r < R; ++r) xr[r] = x + static_cast<ptrdiff_t>(r) * x_stride;
-  int n = 0;
-  for (; n + C <= n_out; n += C) {
-    acc_rc<R, C>(kblocks, xr, xtail, w + static_cast<ptrdiff_t>(n) * w_stride, w_stride, acc + n, acc_stride);
+  auto step = [&](const int8_t* wg, const int32_t* words) {
+    __m256i wv[4];
+    for (int c = 0; c < 4; ++c) wv[c] = load16_s16(wg + 16 * c);
+    for (int r = 0; r < R; ++r) {
+      const __m256i xv = x4_s16(words[r]);
+      for (int c = 0; c < 4; ++c) a[r][c] = _mm256_add_epi32(a[r][c], _mm256_madd_epi16(xv, wv[c]));
+    }
+  };
+  for (int g = 0; g < groups; ++g) {
+    int32_t words[R];
+    for (int r = 0; r < R; ++r) std::memcpy(&words[r], xr[r] + 4 * g, 4);
+    step(wb + 64 * g, words);
   }
-  for (; n < n_out; ++n) {
-    acc_rc<R, 1>(kblocks, xr, xtail, w + static_cast<ptrdiff_t>(n) * w_stride, w_stride, acc + n, acc_stride);
+  if (4 * groups < in_features) {
+    int32_t words[R];
+    for (int r = 0; r < R; ++r) words[r] = tail_word(xr[r], 4 * groups, in_features);
+    step(wb + 64 * groups, words);
+  }
+  for (int r = 0; r < R; ++r) {
+    // a[r][c] lanes: channel 4c..4c+3, two partial sums each. hadd adds the
+    // pairs (within 128-bit halves); the permute puts the channels in order.
+    const __m256i lo = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a[r][0], a[r][1]), 0xD8);
+    const __m256i hi = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a[r][2], a[r][3]), 0xD8);
+    int32_t* ar = acc + static_cast<ptrdiff_t>(r) * acc_stride;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ar), lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ar + 8), hi);
   }
 }
 
 }  // namespace
 
-void qs8_linear_acc__avx2(int rows, int n_out, int kblocks, const int8_t* x, int x_stride,
-                          const int8_t* xtail, const int8_t* w, int w_stride, int32_t* acc,
-                          int acc_stride) {
-  // Rows in pairs, 2 rows x 4 channels (8 accumulators): on Zen 3 this beat
-  // 4x2, 3x4 and 4x3 tiles (kernels_bench qs8_linear, 86 vs 70-83 GOPS at
-  // 128x128x128) once the tile was inlined into its channel loop.
-  int r = 0;
-  for (; r + 2 <= rows; r += 2) {
-    acc_block_avx2<2, 4>(n_out, kblocks, x + static_cast<ptrdiff_t>(r) * x_stride, x_stride,
-                         xtail != nullptr ? xtail + 16 * r : nullptr, w, w_stride,
-                         acc + static_cast<ptrdiff_t>(r) * acc_stride, acc_stride);
-  }
-  if (r < rows) {
-    acc_block_avx2<1, 4>(n_out, kblocks, x + static_cast<ptrdiff_t>(r) * x_stride, x_stride,
-                         xtail != nullptr ? xtail + 16 * r : nullptr, w, w_stride,
-                         acc + static_cast<ptrdiff_t>(r) * acc_stride, acc_stride);
+void qs8_linear_acc__avx2(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
+                          const int8_t* w, int32_t* acc, int acc_stride) {
+  const size_t block_bytes = packed_block_bytes(in_features);
+  for (int b = 0; b < blocks; ++b) {
+    const int8_t* wb = w + static_cast<ptrdiff_t>(b) * static_cast<ptrdiff_t>(block_bytes);
+    int r = 0;
+    for (; r + 2 <= rows; r += 2) {  // 2 rows x 16 channels: 8 accumulators + 4 weights
+      block_avx2<2>(in_features, x + static_cast<ptrdiff_t>(r) * x_stride, x_stride, wb,
+                    acc + static_cast<ptrdiff_t>(r) * acc_stride + 16 * b, acc_stride);
+    }
+    if (r < rows) {
+      block_avx2<1>(in_features, x + static_cast<ptrdiff_t>(r) * x_stride, x_stride, wb,
+                    acc + static_cast<ptrdiff_t>(r) * acc_stride + 16 * b, acc_stride);
+    }
   }
 }
 
-// Weights are read in whole 16-byte blocks up to round_up(in_features, 16)
-// when the row stride allows it (canonical layout: zero padded to a multiple
-// of 16); the activation tail is copied into a zeroed 16-byte block, so the
-// padding lanes contribute w * 0 = 0 whatever the padding holds. With a
-// shorter stride the tail is summed in scalar code. Activations are never read
-// past in_features.
+// Rows in blocks of 4, channels in chunks of 64 (4 packed blocks): the acc
+// function fills a 4 x 64 int32 tile, then each row is requantized 8 lanes at
+// a time. The last chunk's bias and requantization constants are copied into
+// padded arrays so no vector load reads past out_features.
 void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
-                           const int8_t* x, int x_stride, const int8_t* w, int w_stride,
-                           const int32_t* bias, const int32_t* mult, const int32_t* shift,
-                           int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
+                           const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
+                           const int32_t* mult, const int32_t* shift, int per_channel,
+                           int32_t y_zp, int8_t* y, int y_stride) {
   constexpr int kChunk = 64;
-  constexpr int kRowBlock = 4;
-  const int kblocks = in_features / 16;
-  const int rem = in_features % 16;
-  const bool vec_tail = rem != 0 && w_stride >= 16 * (kblocks + 1);
-  const int scalar_from = vec_tail ? in_features : 16 * kblocks;
+  constexpr int kRowBlock = kLinearAccMaxRows;
+  const size_t block_bytes = packed_block_bytes(in_features);
   const __m128i zp16 = _mm_set1_epi16(static_cast<int16_t>(y_zp));
   const Rq8 rq0 = rq8_uniform(mult[0], shift[0]);
   alignas(32) int32_t acc[kRowBlock][kChunk];
+  alignas(32) int32_t tail_bias[kChunk], tail_mult[kChunk], tail_shift[kChunk];
   for (int m = 0; m < rows; m += kRowBlock) {
     const int nr = rows - m >= kRowBlock ? kRowBlock : rows - m;
     const int8_t* xr = x + static_cast<ptrdiff_t>(m) * x_stride;
-    alignas(16) int8_t xt[kRowBlock][16] = {};
-    if (vec_tail) {
-      for (int r = 0; r < nr; ++r) {
-        std::memcpy(xt[r], xr + static_cast<ptrdiff_t>(r) * x_stride + 16 * kblocks,
-                    static_cast<size_t>(rem));
-      }
-    }
     for (int n0 = 0; n0 < out_features; n0 += kChunk) {
       const int cnt = out_features - n0 < kChunk ? out_features - n0 : kChunk;
-      const int8_t* wc = w + static_cast<ptrdiff_t>(n0) * w_stride;
-      acc_fn(nr, cnt, kblocks, xr, x_stride, vec_tail ? &xt[0][0] : nullptr, wc, w_stride,
+      const int blocks = (cnt + kPackN - 1) / kPackN;
+      acc_fn(nr, blocks, in_features, xr, x_stride,
+             w + static_cast<ptrdiff_t>(n0 / kPackN) * static_cast<ptrdiff_t>(block_bytes),
              &acc[0][0], kChunk);
-      for (int r = 0; r < nr; ++r) {
-        const int8_t* xrr = xr + static_cast<ptrdiff_t>(r) * x_stride;
-        int8_t* yr = y + static_cast<ptrdiff_t>(m + r) * y_stride;
-        int32_t* ar = acc[r];
-        if (scalar_from < in_features) {
-          for (int i = 0; i < cnt; ++i) {
-            const int8_t* wr = wc + static_cast<ptrdiff_t>(i) * w_stride;
-            int32_t s = 0;
-            for (int k = scalar_from; k < in_features; ++k) s += static_cast<int32_t>(wr[k]) * xrr[k];
-            ar[i] += s;
+      const int32_t* b = bias + n0;
+      const int32_t* mu = per_channel ? mult + n0 : mult;
+      const int32_t* sh = per_channel ? shift + n0 : shift;
+      const int vec = (cnt + 7) / 8 * 8;
+      if (vec > cnt) {  // pad the last chunk's constants to whole vectors
+        std::memset(tail_bias, 0, sizeof tail_bias);
+        std::memcpy(tail_bias, b, sizeof(int32_t) * static_cast<size_t>(cnt));
+        b = tail_bias;
+        if (per_channel) {
+          for (int i = 0; i < vec; ++i) {
+            tail_mult[i] = mu[i < cnt ? i : 0];
+            tail_shift[i] = sh[i < cnt ? i : 0];
           }
+          mu = tail_mult;
+          sh = tail_shift;
         }
-        int i = 0;
-        for (; i + 8 <= cnt; i += 8) {
-          const int nn = n0 + i;
+      }
+      for (int r = 0; r < nr; ++r) {
+        int8_t* yr = y + static_cast<ptrdiff_t>(m + r) * y_stride + n0;
+        for (int i = 0; i < cnt; i += 8) {
           const __m256i s = _mm256_add_epi32(
-              _mm256_load_si256(reinterpret_cast<const __m256i*>(ar + i)),
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + nn)));
-          const __m256i yq = per_channel ? requantize_x8(s, rq8_per_lane(mult + nn, shift + nn))
+              _mm256_load_si256(reinterpret_cast<const __m256i*>(acc[r] + i)),
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)));
+          const __m256i yq = per_channel ? requantize_x8(s, rq8_per_lane(mu + i, sh + i))
                                          : requantize_x8(s, rq0);
-          store8(yr + nn, add_zp_sat8(yq, zp16));
-        }
-        for (; i < cnt; ++i) {
-          const int nn = n0 + i;
-          const int c = per_channel ? nn : 0;
-          yr[nn] = requantize_s8(ar[i] + bias[nn], mult[c], shift[c], y_zp);
+          const __m128i y8 = add_zp_sat8(yq, zp16);
+          if (cnt - i >= 8) {
+            store8(yr + i, y8);
+          } else {
+            alignas(16) int8_t tmp[16];
+            _mm_store_si128(reinterpret_cast<__m128i*>(tmp), y8);
+            std::memcpy(yr + i, tmp, static_cast<size_t>(cnt - i));
+          }
         }
       }
     }
@@ -162,10 +156,10 @@ void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, in
 }
 
 void qs8_linear__avx2(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                      const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
+                      const int8_t* w, const int32_t* bias, const int32_t* mult,
                       const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
   qs8_linear_with__avx2(qs8_linear_acc__avx2, rows, out_features, in_features, x, x_stride, w,
-                        w_stride, bias, mult, shift, per_channel, y_zp, y, y_stride);
+                        bias, mult, shift, per_channel, y_zp, y, y_stride);
 }
 
 // Float: four output channels per pass, 8-wide FMA partial sums,

@@ -60,15 +60,15 @@ void run_linear(const fb::Model& model, const fb::Linear* l, bool s8, int rows, 
   }
   const int in = static_cast<int>(l->in_features());
   const int out = static_cast<int>(l->out_features());
-  const int w_stride = static_cast<int>(l->weight()->row_stride());
-  if (s8) {
+  if (s8) {  // weights in the packed K4N16 layout (schema/edgeattn.fbs)
     const auto* r = l->requant();
     k::kernels().qs8_linear(rows, out, in, static_cast<const int8_t*>(x), in,
-                       tensor_data<int8_t>(model, l->weight()), w_stride,
+                       tensor_data<int8_t>(model, l->weight()),
                        tensor_data<int32_t>(model, l->bias()), r->multiplier()->data(),
                        r->shift()->data(), r->multiplier()->size() > 1 ? 1 : 0,
                        l->output()->zero_point(), static_cast<int8_t*>(y), out);
   } else {
+    const int w_stride = static_cast<int>(l->weight()->row_stride());
     k::kernels().f32_linear(rows, out, in, static_cast<const float*>(x), in,
                        tensor_data<float>(model, l->weight()), w_stride,
                        tensor_data<float>(model, l->bias()), static_cast<float*>(y), out);

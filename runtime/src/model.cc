@@ -8,6 +8,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/requant.h"
 #include "model_access.h"
 
@@ -106,7 +107,8 @@ struct Checker {
   }
 
   // A constant tensor: dtype, logical rows x cols, bytes inside Model.data.
-  bool Tensor(const fb::Tensor* t, fb::DType dtype, uint32_t rows, uint32_t cols, const char* what) {
+  bool Tensor(const fb::Tensor* t, fb::DType dtype, uint32_t rows, uint32_t cols, const char* what,
+              fb::WeightLayout layout = fb::WeightLayout::RowMajor) {
     if (t == nullptr) {
       Msg() << "missing tensor " << what;
       return false;
@@ -131,11 +133,28 @@ struct Checker {
       Msg() << "tensor '" << name << "' has shape that does not match " << rows << " x " << cols;
       return false;
     }
-    if (t->row_stride() < cols || t->row_stride() > kMaxDim + 64) {
-      Msg() << "tensor '" << name << "' row stride " << t->row_stride() << " < " << cols;
+    if (t->layout() != layout) {
+      Msg() << "tensor '" << name << "' has layout " << fb::EnumNameWeightLayout(t->layout())
+            << ", expected " << fb::EnumNameWeightLayout(layout);
       return false;
     }
-    const uint64_t bytes = uint64_t{rows} * t->row_stride() * dtype_size(dtype);
+    uint64_t bytes = 0;
+    if (layout == fb::WeightLayout::PackedK4N16) {
+      // rows and cols are at most kMaxDim (checked by the layer), so these fit.
+      const uint32_t kp = static_cast<uint32_t>(kernels::packed_k(static_cast<int>(cols)));
+      if (t->row_stride() != kp) {
+        Msg() << "tensor '" << name << "' row stride " << t->row_stride() << " != " << kp
+              << " (packed K4N16 weights are round_up(in, 4) wide)";
+        return false;
+      }
+      bytes = kernels::packed_weight_bytes(static_cast<int>(rows), static_cast<int>(cols));
+    } else {
+      if (t->row_stride() < cols || t->row_stride() > kMaxDim + 64) {
+        Msg() << "tensor '" << name << "' row stride " << t->row_stride() << " < " << cols;
+        return false;
+      }
+      bytes = uint64_t{rows} * t->row_stride() * dtype_size(dtype);
+    }
     if (t->size() != bytes) {
       Msg() << "tensor '" << name << "' size " << t->size() << " != " << bytes;
       return false;
@@ -189,7 +208,10 @@ struct Checker {
             << out << " x " << in;
       return false;
     }
-    if (!Tensor(l->weight(), s8 ? fb::DType::S8 : fb::DType::F32, out, in, what)) return false;
+    if (!Tensor(l->weight(), s8 ? fb::DType::S8 : fb::DType::F32, out, in, what,
+                s8 ? fb::WeightLayout::PackedK4N16 : fb::WeightLayout::RowMajor)) {
+      return false;
+    }
     if (s8) {
       return Tensor(l->bias(), fb::DType::S32, 1, out, what) && BiasFits(l->bias(), in, what) &&
              Quant(l->input(), what) && Quant(l->output(), what) &&
@@ -385,7 +407,8 @@ Status Model::Load(const void* data, size_t size) {
   const fb::Model* m = fb::GetModel(bytes);
   if (m->format_version() != EA_FORMAT_VERSION) {
     error_ << "format version " << m->format_version() << ", this runtime reads version "
-           << static_cast<uint32_t>(EA_FORMAT_VERSION);
+           << static_cast<uint32_t>(EA_FORMAT_VERSION)
+           << ": re-convert the model with an edgeattn-convert of this release";
     return Fail(Status::kVersionMismatch);
   }
   if (m->layers() == nullptr || m->layers()->size() == 0 ||

@@ -1,6 +1,7 @@
 #include "xnnpack_backend.h"
 
 #include "edgeattn/edgeattn_generated.h"
+#include "edgeattn/kernels/packed_weights.h"
 
 #if EA_HAVE_XNNPACK
 #include <xnnpack.h>
@@ -103,7 +104,8 @@ Status create_op(const fb::Model& model, const fb::Linear* l, LinearOp* out,
                  ErrorMessage& error) {
   const size_t in = l->in_features(), n = l->out_features();
   const auto* r = l->requant();
-  const int8_t* w = reinterpret_cast<const int8_t*>(model.data()->data() + l->weight()->offset());
+  const int8_t* packed =
+      reinterpret_cast<const int8_t*>(model.data()->data() + l->weight()->offset());
   const int32_t* bias =
       l->bias() != nullptr
           ? reinterpret_cast<const int32_t*>(model.data()->data() + l->bias()->offset())
@@ -127,10 +129,30 @@ Status create_op(const fb::Model& model, const fb::Linear* l, LinearOp* out,
     const uint32_t i = per_channel ? static_cast<uint32_t>(c) : 0;
     scales[c] = real_multiplier(r->multiplier()->Get(i), r->shift()->Get(i));
   }
+  // XNNPACK reads row-major [n][in] weights (and packs them into its own
+  // layout); the file's are packed K4N16. The row-major copy is only needed
+  // while the operator is created, so it is carved from the top of the arena
+  // tail, out of the bump allocator's reach, and reused by the next operator.
+  Bump* b = g_bump;
+  const size_t w_bytes = n * in;
+  const uintptr_t top = reinterpret_cast<uintptr_t>(b->base) + b->size;
+  const uintptr_t w_addr = (top - w_bytes) & ~uintptr_t{63};
+  if (w_bytes > b->size || w_addr < reinterpret_cast<uintptr_t>(b->base) + b->used) {
+    b->failed = true;
+    error << "XNNPACK backend: out of arena for the row-major copy of a " << static_cast<uint64_t>(n)
+          << "x" << static_cast<uint64_t>(in) << " weight";
+    return Status::kArenaTooSmall;
+  }
+  int8_t* w = reinterpret_cast<int8_t*>(w_addr);
+  kernels::unpack_weights_k4n16(static_cast<int>(n), static_cast<int>(in), packed, w,
+                                static_cast<int>(in));
+  const size_t full_size = b->size;
+  b->size = w_addr - reinterpret_cast<uintptr_t>(b->base);
   const xnn_status st = xnn_create_convolution2d_nhwc_qc8(
       0, 0, 0, 0, /*kernel=*/1, 1, /*subsampling=*/1, 1, /*dilation=*/1, 1, /*groups=*/1, in, n,
       /*input_channel_stride=*/in, /*output_channel_stride=*/n, /*input_zero_point=*/0,
       /*input_scale=*/1.0f, scales, w, bias, out_zp, /*output_scale=*/1.0f, -128, 127, 0, &out->op);
+  b->size = full_size;
   if (st != xnn_status_success) {
     error << "XNNPACK backend: creating the operator for a " << static_cast<uint64_t>(in) << "x"
           << static_cast<uint64_t>(n) << " projection failed (xnn_status " << static_cast<int>(st)

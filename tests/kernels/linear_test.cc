@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "edgeattn/kernels/quantize_multiplier.h"
+#include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/ref.h"
 #include "test_util.h"
 
@@ -75,7 +76,10 @@ struct QLinearCase {
 
 void CheckQS8Linear(const QLinearCase& c, uint64_t seed) {
   std::vector<int8_t> y(static_cast<size_t>(c.rows) * c.y_stride, kSentinel8);
-  ek::qs8_linear__ref(c.rows, c.out, c.in, c.x.data(), c.x_stride, c.w.data(), c.w_stride, c.bias.data(),
+  // The kernel reads the packed layout; the expected values below read c.w row-major.
+  std::vector<int8_t> packed(ek::packed_weight_bytes(c.out, c.in));
+  ek::pack_weights_k4n16(c.out, c.in, c.w.data(), c.w_stride, packed.data());
+  ek::qs8_linear__ref(c.rows, c.out, c.in, c.x.data(), c.x_stride, packed.data(), c.bias.data(),
                       c.mult.data(), c.shift.data(), c.per_channel, c.y_zp, y.data(), c.y_stride);
   for (int m = 0; m < c.rows; ++m) {
     for (int n = 0; n < c.y_stride; ++n) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
 #include "edgeattn/kernels/ref.h"
 #include "edgeattn/kernels/requant.h"
@@ -96,6 +97,21 @@ std::vector<int8_t> RandS8(Rng& rng, size_t n) {
   return v;
 }
 
+// Row-major [out][in] weights in the packed K4N16 layout, with the padding
+// (channels >= out, inputs >= in) filled with random bytes: the kernels must
+// not depend on it (see packed_weights.h).
+std::vector<int8_t> PackedWithGarbagePadding(Rng& rng, int out, int in, const std::vector<int8_t>& w) {
+  std::vector<int8_t> packed(ek::packed_weight_bytes(out, in));
+  ek::pack_weights_k4n16(out, in, w.data(), in, packed.data());
+  const int kp = ek::packed_k(in);
+  for (int n = 0; n < ek::packed_n(out); ++n) {
+    for (int k = 0; k < kp; ++k) {
+      if (n >= out || k >= in) packed[ek::packed_offset(n, k, kp)] = static_cast<int8_t>(rng.uniform_int(-128, 127));
+    }
+  }
+  return packed;
+}
+
 std::vector<float> RandF32(Rng& rng, size_t n, double scale) {
   std::vector<float> v(n);
   for (auto& x : v) x = static_cast<float>(rng.normal() * scale);
@@ -117,17 +133,16 @@ TEST(SimdTest, Qs8LinearMatchesRefExactly) {
   REQUIRE_SIMD_PATHS(paths);
   for (uint64_t seed = 0; seed < 120; ++seed) {
     Rng rng(1000 + seed);
-    const int rows = static_cast<int>(rng.uniform_int(1, 5));
+    // Rows 1..20 reach every row tile (up to 8 rows) and its tail.
+    const int rows = static_cast<int>(rng.uniform_int(1, 20));
     const int out = rng.uniform_int(0, 2) ? static_cast<int>(rng.uniform_int(1, 150))
                                           : kDims[rng.uniform_int(0, 10)];
     const int in = rng.uniform_int(0, 2) ? SampleDim(rng) : static_cast<int>(rng.uniform_int(1, 600));
-    // Canonical layout (stride a multiple of 16, padding garbage to prove it
-    // is never used), and sometimes a tight stride (scalar tail path).
-    const int w_stride = rng.uniform_int(0, 4) ? (in + 15) / 16 * 16 + 16 * static_cast<int>(rng.uniform_int(0, 1)) : in;
+    // x rows sometimes tight (the last row ends at the end of the buffer).
     const int x_stride = in + static_cast<int>(rng.uniform_int(0, 3));
     const int y_stride = out + static_cast<int>(rng.uniform_int(0, 3));
-    const auto x = RandS8(rng, static_cast<size_t>(rows) * x_stride);
-    const auto w = RandS8(rng, static_cast<size_t>(out) * w_stride);
+    const auto x = RandS8(rng, static_cast<size_t>(rows - 1) * x_stride + in);
+    const auto w = PackedWithGarbagePadding(rng, out, in, RandS8(rng, static_cast<size_t>(out) * in));
     std::vector<int32_t> bias(out), mult(out), shift(out);
     for (auto& b : bias) b = static_cast<int32_t>(rng.uniform_int(-(1 << 20), 1 << 20));
     const int per_channel = static_cast<int>(rng.uniform_int(0, 1));
@@ -141,12 +156,11 @@ TEST(SimdTest, Qs8LinearMatchesRefExactly) {
     }
     const int32_t y_zp = SampleZp(rng);
     std::vector<int8_t> want(static_cast<size_t>(rows) * y_stride, 0x5A);
-    Ref().qs8_linear(rows, out, in, x.data(), x_stride, w.data(), w_stride, bias.data(),
+    Ref().qs8_linear(rows, out, in, x.data(), x_stride, w.data(), bias.data(),
                      mult.data(), shift.data(), per_channel, y_zp, want.data(), y_stride);
     for (ek::KernelPath p : paths) {
       std::vector<int8_t> got(want.size(), 0x5A);
-      ek::kernel_table(p)->qs8_linear(rows, out, in, x.data(), x_stride, w.data(), w_stride,
-                                      bias.data(), mult.data(), shift.data(), per_channel, y_zp,
+      ek::kernel_table(p)->qs8_linear(rows, out, in, x.data(), x_stride, w.data(), bias.data(), mult.data(), shift.data(), per_channel, y_zp,
                                       got.data(), y_stride);
       for (size_t i = 0; i < got.size(); ++i) {
         ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " index " << i << " seed " << seed

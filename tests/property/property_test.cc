@@ -181,7 +181,7 @@ std::vector<int8_t> Linear(const fb::Model& m, const fb::Linear* l, int rows, co
   std::vector<int8_t> y(static_cast<size_t>(rows) * l->out_features() + 1);
   const auto* r = l->requant();
   k::qs8_linear__ref(rows, l->out_features(), l->in_features(), x, l->in_features(),
-                     S8(m, l->weight()), l->weight()->row_stride(), S32(m, l->bias()),
+                     S8(m, l->weight()), S32(m, l->bias()),
                      r->multiplier()->data(), r->shift()->data(), r->multiplier()->size() > 1,
                      l->output()->zero_point(), y.data(), l->out_features());
   return y;

@@ -121,7 +121,6 @@ std::vector<int8_t> RefLinear(const fb::Model& m, const fb::Linear* l, int rows,
   const uint8_t* base = m.data()->data();
   k::qs8_linear__ref(rows, l->out_features(), l->in_features(), x, l->in_features(),
                      reinterpret_cast<const int8_t*>(base + l->weight()->offset()),
-                     l->weight()->row_stride(),
                      reinterpret_cast<const int32_t*>(base + l->bias()->offset()),
                      r->multiplier()->data(), r->shift()->data(), r->multiplier()->size() > 1,
                      l->output()->zero_point(), y.data(), l->out_features());

@@ -1,7 +1,8 @@
 // Firmware unit test: the build's selected qs8_linear (cmsis-dsp on M4,
 // helium on M55) against the reference kernel, bit for bit, on random shapes:
-// in_features 1..80 (ragged tails of every length mod 4 and mod 16),
-// misaligned row starts, row strides > in_features, per-tensor and
+// in_features 1..80 (ragged tails of every length mod 4 and mod 16), packed
+// K4N16 weights with random padding, misaligned activation rows, row
+// strides > in_features, per-tensor and
 // per-channel requantization, and the extreme int8 values.
 #include <cstring>
 
@@ -24,7 +25,7 @@ uint32_t next() {
 int range(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<uint32_t>(hi - lo + 1)); }
 
 alignas(16) int8_t g_x[4 * 96 + 16];
-alignas(16) int8_t g_w[12 * 96 + 16];
+alignas(16) int8_t g_w[16 * 80];  // packed K4N16: up to 12 channels x 80 inputs
 int32_t g_bias[12], g_mult[12], g_shift[12];
 int8_t g_y_ref[4 * 16], g_y[4 * 16];
 
@@ -38,10 +39,11 @@ int main() {
   int passed = 0, failed = 0;
   for (int trial = 0; trial < 400; ++trial) {
     const int rows = range(1, 4), out = range(1, 12), in = range(1, 80);
-    const int x_stride = in + range(0, 16), w_stride = in + range(0, 16);
-    const int x_off = range(0, 15), w_off = range(0, 15);
+    const int x_stride = in + range(0, 16);
+    const int x_off = range(0, 15);
     const bool extreme = trial % 10 == 0;
     for (int8_t& v : g_x) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
+    // Random packed weights, padding included (kernels must not depend on it).
     for (int8_t& v : g_w) v = static_cast<int8_t>(extreme ? (next() & 1 ? -127 : 127) : next());
     for (int n = 0; n < 12; ++n) {
       g_bias[n] = range(-40000, 40000);
@@ -52,9 +54,9 @@ int main() {
     const int32_t zp = range(-128, 127);
     std::memset(g_y_ref, 0, sizeof g_y_ref);
     std::memset(g_y, 0, sizeof g_y);
-    qs8_linear__ref(rows, out, in, g_x + x_off, x_stride, g_w + w_off, w_stride, g_bias, g_mult, g_shift,
+    qs8_linear__ref(rows, out, in, g_x + x_off, x_stride, g_w, g_bias, g_mult, g_shift,
                     per_channel, zp, g_y_ref, 16);
-    t.qs8_linear(rows, out, in, g_x + x_off, x_stride, g_w + w_off, w_stride, g_bias, g_mult, g_shift,
+    t.qs8_linear(rows, out, in, g_x + x_off, x_stride, g_w, g_bias, g_mult, g_shift,
                  per_channel, zp, g_y, 16);
     if (std::memcmp(g_y, g_y_ref, sizeof g_y) == 0) {
       ++passed;

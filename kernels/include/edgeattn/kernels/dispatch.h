@@ -28,7 +28,7 @@ enum class KernelPath : uint8_t {
 };
 
 using Qs8LinearFn = void (*)(int rows, int out_features, int in_features, const int8_t* x,
-                             int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
+                             int x_stride, const int8_t* w_packed, const int32_t* bias,
                              const int32_t* mult, const int32_t* shift, int per_channel,
                              int32_t y_zp, int8_t* y, int y_stride);
 using F32LinearFn = void (*)(int rows, int out_features, int in_features, const float* x,

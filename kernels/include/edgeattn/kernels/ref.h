@@ -25,10 +25,11 @@ void f32_linear__ref(int rows, int out_features, int in_features, const float* x
                      const float* w, int w_stride, const float* bias, float* y, int y_stride);
 
 // y[m][n] = sat8(requantize(bias[n] + sum_k w[n][k] * x[m][k], mult[n], shift[n]) + y_zp)
+// w is in the packed K4N16 layout (packed_weights.h): packed_weight_bytes(out, in) bytes.
 // bias is the folded int32 bias (input zero point already subtracted, see schema).
 // per_channel == 0: mult[0]/shift[0] apply to every n.
 void qs8_linear__ref(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                     const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
+                     const int8_t* w, const int32_t* bias, const int32_t* mult,
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
 
 // ------------------------------------------------------- attention core ----

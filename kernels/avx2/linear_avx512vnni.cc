@@ -1,0 +1,202 @@
+// int8 linear with AVX512-VNNI on zmm: a GEMM microkernel over the packed
+// K4N16 weights (packed_weights.h). Compiled with -mavx512f -mavx512bw
+// -mavx512vl -mavx512vnni; reached only after cpu_supports(kAvx512Vnni).
+//
+// Register tile: up to 8 rows x 32 output channels (two 16-channel blocks),
+// 16 zmm accumulators whose lanes are output channels. One step of 4 inputs:
+// two 64-byte weight loads (16 channels x 4 inputs each) and, per row, one
+// VPDPBUSD per block with the row's 4 input bytes broadcast from memory
+// ({1to16}). VPDPBUSD multiplies unsigned by signed bytes, so the weights are
+// the unsigned operand, offset by 128 (w ^ 0x80 = w + 128):
+//   sum_k (w_k + 128) x_k = sum_k w_k x_k + 128 sum_k x_k,
+// and 128 times the row's input sum is subtracted before requantization. No
+// horizontal sums, no repacking. VPDPBUSD wraps (no saturation), like the
+// reference's int32 sum, so the result is exact whenever that sum fits int32
+// (which Model::Load guarantees for every bias and in_features).
+//
+// Requantization is requantize_s8() of requant.h on 16 lanes: the exact
+// 64-bit products of the even and odd lanes (VPMULDQ), the rounding add and
+// the arithmetic shift in 64 bits (VPSRAVQ); clamping to [-512, 512] there is
+// the same as saturating to int32 and then clamping. Channel tails use masks.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "avx2_kernels.h"
+#include "edgeattn/kernels/packed_weights.h"
+
+// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
+// don't-care operand of the set/mask intrinsics): a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace edgeattn {
+namespace kernels {
+namespace {
+
+constexpr int kMaxRows = 8;
+
+struct Rq16 {
+  __m512i mult;
+  __m512i n_even, n_odd;      // 31 - shift of the even / odd lanes, as int64
+  __m512i rnd_even, rnd_odd;  // 2^(n - 1)
+};
+
+inline Rq16 make_rq16(__m512i mult, __m512i shift) {
+  Rq16 q;
+  q.mult = mult;
+  const __m512i n = _mm512_sub_epi32(_mm512_set1_epi32(31), shift);
+  q.n_even = _mm512_and_si512(n, _mm512_set1_epi64(0xFFFFFFFF));
+  q.n_odd = _mm512_srli_epi64(n, 32);
+  const __m512i one = _mm512_set1_epi64(1);
+  q.rnd_even = _mm512_sllv_epi64(one, _mm512_sub_epi64(q.n_even, one));
+  q.rnd_odd = _mm512_sllv_epi64(one, _mm512_sub_epi64(q.n_odd, one));
+  return q;
+}
+
+// sat8(clamp(requantize(acc), -512, 512) + zp) for 16 lanes.
+inline __m128i requantize_s8_x16(__m512i acc, const Rq16& q, __m512i zp) {
+  const __m512i pe = _mm512_mul_epi32(acc, q.mult);
+  const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), _mm512_srli_epi64(q.mult, 32));
+  const __m512i hi = _mm512_set1_epi64(512);
+  const __m512i lo = _mm512_set1_epi64(-512);
+  __m512i re = _mm512_srav_epi64(_mm512_add_epi64(pe, q.rnd_even), q.n_even);
+  __m512i ro = _mm512_srav_epi64(_mm512_add_epi64(po, q.rnd_odd), q.n_odd);
+  re = _mm512_max_epi64(_mm512_min_epi64(re, hi), lo);
+  ro = _mm512_max_epi64(_mm512_min_epi64(ro, hi), lo);
+  const __m512i y = _mm512_mask_blend_epi32(0xAAAA, re, _mm512_slli_epi64(ro, 32));
+  return _mm512_cvtsepi32_epi8(_mm512_add_epi32(y, zp));
+}
+
+inline __m512i bcast_word(const int8_t* p) {
+  int32_t word;
+  std::memcpy(&word, p, 4);
+  return _mm512_set1_epi32(word);
+}
+
+struct Job {
+  int out_features, in_features;
+  const int8_t* x; int x_stride;
+  const int32_t* bias; const int32_t* mult; const int32_t* shift; int per_channel;
+  int32_t y_zp;
+  int8_t* y; int y_stride;
+};
+
+// MR rows (from row m) x NB blocks (from block b): accumulate, correct,
+// requantize, store.
+template <int MR, int NB>
+void tile(const Job& j, int m, int b, const int8_t* w, const uint32_t* corr, const int32_t* tail) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const size_t block_bytes = packed_block_bytes(j.in_features);
+  const int groups = j.in_features / 4;
+  const int8_t* xr[MR];
+  for (int r = 0; r < MR; ++r) xr[r] = j.x + static_cast<ptrdiff_t>(m + r) * j.x_stride;
+  const int8_t* wb[NB];
+  for (int c = 0; c < NB; ++c) wb[c] = w + static_cast<ptrdiff_t>(b + c) * static_cast<ptrdiff_t>(block_bytes);
+  __m512i acc[MR][NB];
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_setzero_si512();
+  for (int g = 0; g < groups; ++g) {
+    __m512i wv[NB];
+    for (int c = 0; c < NB; ++c) {
+      wv[c] = _mm512_xor_si512(_mm512_loadu_si512(wb[c] + 64 * static_cast<ptrdiff_t>(g)), flip);
+    }
+    for (int r = 0; r < MR; ++r) {
+      const __m512i xv = bcast_word(xr[r] + 4 * static_cast<ptrdiff_t>(g));
+      for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], xv);
+    }
+  }
+  if (4 * groups < j.in_features) {  // the partial last group, from the zero-padded words
+    __m512i wv[NB];
+    for (int c = 0; c < NB; ++c) {
+      wv[c] = _mm512_xor_si512(_mm512_loadu_si512(wb[c] + 64 * static_cast<ptrdiff_t>(groups)), flip);
+    }
+    for (int r = 0; r < MR; ++r) {
+      const __m512i xv = _mm512_set1_epi32(tail[r]);
+      for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], xv);
+    }
+  }
+  const __m512i zp = _mm512_set1_epi32(j.y_zp);
+  for (int c = 0; c < NB; ++c) {
+    const int n0 = kPackN * (b + c);
+    const int cnt = j.out_features - n0 < kPackN ? j.out_features - n0 : kPackN;
+    const __mmask16 mask = static_cast<__mmask16>((1u << cnt) - 1u);
+    const __m512i bias = _mm512_maskz_loadu_epi32(mask, j.bias + n0);
+    const Rq16 q = j.per_channel
+                       ? make_rq16(_mm512_maskz_loadu_epi32(mask, j.mult + n0),
+                                   _mm512_maskz_loadu_epi32(mask, j.shift + n0))
+                       : make_rq16(_mm512_set1_epi32(j.mult[0]), _mm512_set1_epi32(j.shift[0]));
+    for (int r = 0; r < MR; ++r) {
+      const __m512i s = _mm512_add_epi32(
+          _mm512_sub_epi32(acc[r][c], _mm512_set1_epi32(static_cast<int32_t>(corr[r]))), bias);
+      const __m128i y8 = requantize_s8_x16(s, q, zp);
+      _mm_mask_storeu_epi8(j.y + static_cast<ptrdiff_t>(m + r) * j.y_stride + n0, mask, y8);
+    }
+  }
+}
+
+template <int MR>
+void row_tile(const Job& j, int m, const int8_t* w, const uint32_t* corr, const int32_t* tail) {
+  const int blocks = packed_n(j.out_features) / kPackN;
+  int b = 0;
+  for (; b + 2 <= blocks; b += 2) tile<MR, 2>(j, m, b, w, corr, tail);
+  if (b < blocks) tile<MR, 1>(j, m, b, w, corr, tail);
+}
+
+// 128 * sum of a row's inputs (wrapping) with VPSADBW on the offset bytes:
+// sum_k x_k = sum_k (x_k ^ 0x80) - 128 * in. The masked load of the last
+// chunk reads nothing past in_features.
+uint32_t row_correction(const int8_t* xr, int in_features) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  __m512i s = _mm512_setzero_si512();
+  int k = 0;
+  for (; k + 64 <= in_features; k += 64) {
+    s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(xr + k), flip),
+                                            _mm512_setzero_si512()));
+  }
+  if (k < in_features) {
+    const __mmask64 mask = (~uint64_t{0}) >> (64 - (in_features - k));
+    const __m512i v = _mm512_maskz_loadu_epi8(mask, xr + k);
+    // flip only the loaded bytes (the masked-off ones stay 0 and add nothing)
+    const __m512i flipped = _mm512_xor_si512(v, _mm512_maskz_mov_epi8(mask, flip));
+    s = _mm512_add_epi64(s, _mm512_sad_epu8(flipped, _mm512_setzero_si512()));
+  }
+  const uint64_t offset_sum = static_cast<uint64_t>(_mm512_reduce_add_epi64(s));
+  const uint32_t sum = static_cast<uint32_t>(offset_sum) - 128u * static_cast<uint32_t>(in_features);
+  return 128u * sum;
+}
+
+}  // namespace
+
+void qs8_linear__avx512vnni(int rows, int out_features, int in_features, const int8_t* x,
+                            int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
+                            const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                            int y_stride) {
+  const Job j = {out_features, in_features, x, x_stride, bias, mult, shift, per_channel,
+                 y_zp, y, y_stride};
+  const int groups = in_features / 4;
+  for (int m = 0; m < rows; m += kMaxRows) {
+    const int mr = rows - m < kMaxRows ? rows - m : kMaxRows;
+    uint32_t corr[kMaxRows];
+    int32_t tail[kMaxRows] = {};
+    for (int r = 0; r < mr; ++r) {
+      const int8_t* xr = x + static_cast<ptrdiff_t>(m + r) * x_stride;
+      corr[r] = row_correction(xr, in_features);
+      std::memcpy(&tail[r], xr + 4 * groups, static_cast<size_t>(in_features - 4 * groups));
+    }
+    switch (mr) {
+      case 8: row_tile<8>(j, m, w, corr, tail); break;
+      case 7: row_tile<7>(j, m, w, corr, tail); break;
+      case 6: row_tile<6>(j, m, w, corr, tail); break;
+      case 5: row_tile<5>(j, m, w, corr, tail); break;
+      case 4: row_tile<4>(j, m, w, corr, tail); break;
+      case 3: row_tile<3>(j, m, w, corr, tail); break;
+      case 2: row_tile<2>(j, m, w, corr, tail); break;
+      default: row_tile<1>(j, m, w, corr, tail); break;
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn
