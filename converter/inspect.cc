@@ -19,6 +19,7 @@ void add(std::vector<TensorEntry>* out, const std::string& layer, const std::str
   e.dtype = dtype_name(t->dtype());
   if (t->shape() != nullptr) e.shape.assign(t->shape()->begin(), t->shape()->end());
   e.row_stride = t->row_stride();
+  e.packed = t->layout() == fb::WeightLayout::PackedK4N16;
   e.offset = t->offset();
   e.size = t->size();
   if (t->scale() != nullptr) e.scales.assign(t->scale()->begin(), t->scale()->end());
@@ -157,8 +158,8 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
     for (const TensorEntry& t : tensors) {
       if (t.layer != info.name) continue;
       os << "    " << std::left << std::setw(16) << t.role << std::setw(40) << t.name << " "
-         << std::setw(6) << t.dtype << std::setw(12) << shape_str(t.shape) << " stride "
-         << std::setw(4) << t.row_stride << " " << std::right << std::setw(7) << t.size << " B @ "
+         << std::setw(6) << t.dtype << std::setw(12) << shape_str(t.shape)
+         << (t.packed ? " K4N16  " : " stride ") << std::setw(4) << t.row_stride << " " << std::right << std::setw(7) << t.size << " B @ "
          << t.offset << std::left;
       if (!t.scales.empty()) {
         const auto [lo, hi] = std::minmax_element(t.scales.begin(), t.scales.end());

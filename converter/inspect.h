@@ -17,6 +17,7 @@ struct TensorEntry {
   std::string layer, role, name, dtype;
   std::vector<uint32_t> shape;
   uint32_t row_stride = 0;
+  bool packed = false;  // int8 linear weight in the K4N16 layout (schema/edgeattn.fbs)
   uint64_t offset = 0, size = 0;
   std::vector<float> scales;
 };

@@ -100,7 +100,7 @@ float real_multiplier(int32_t multiplier, int32_t shift) {
   return static_cast<float>(std::ldexp(static_cast<double>(multiplier), shift - 31));
 }
 
-Status create_op(const fb::Model& model, const fb::Linear* l, LinearOp* out,
+Status create_op(const fb::Model& model, const fb::Linear* l, int8_t* row_major, LinearOp* out,
                  ErrorMessage& error) {
   const size_t in = l->in_features(), n = l->out_features();
   const auto* r = l->requant();
@@ -130,29 +130,15 @@ Status create_op(const fb::Model& model, const fb::Linear* l, LinearOp* out,
     scales[c] = real_multiplier(r->multiplier()->Get(i), r->shift()->Get(i));
   }
   // XNNPACK reads row-major [n][in] weights (and packs them into its own
-  // layout); the file's are packed K4N16. The row-major copy is only needed
-  // while the operator is created, so it is carved from the top of the arena
-  // tail, out of the bump allocator's reach, and reused by the next operator.
-  Bump* b = g_bump;
-  const size_t w_bytes = n * in;
-  const uintptr_t top = reinterpret_cast<uintptr_t>(b->base) + b->size;
-  const uintptr_t w_addr = (top - w_bytes) & ~uintptr_t{63};
-  if (w_bytes > b->size || w_addr < reinterpret_cast<uintptr_t>(b->base) + b->used) {
-    b->failed = true;
-    error << "XNNPACK backend: out of arena for the row-major copy of a " << static_cast<uint64_t>(n)
-          << "x" << static_cast<uint64_t>(in) << " weight";
-    return Status::kArenaTooSmall;
-  }
-  int8_t* w = reinterpret_cast<int8_t*>(w_addr);
-  kernels::unpack_weights_k4n16(static_cast<int>(n), static_cast<int>(in), packed, w,
+  // layout); the file's are packed K4N16, so they are unpacked into
+  // `row_major` (one buffer for all operators, see build()) first.
+  kernels::unpack_weights_k4n16(static_cast<int>(n), static_cast<int>(in), packed, row_major,
                                 static_cast<int>(in));
-  const size_t full_size = b->size;
-  b->size = w_addr - reinterpret_cast<uintptr_t>(b->base);
+  const int8_t* w = row_major;
   const xnn_status st = xnn_create_convolution2d_nhwc_qc8(
       0, 0, 0, 0, /*kernel=*/1, 1, /*subsampling=*/1, 1, /*dilation=*/1, 1, /*groups=*/1, in, n,
       /*input_channel_stride=*/in, /*output_channel_stride=*/n, /*input_zero_point=*/0,
       /*input_scale=*/1.0f, scales, w, bias, out_zp, /*output_scale=*/1.0f, -128, 127, 0, &out->op);
-  b->size = full_size;
   if (st != xnn_status_success) {
     error << "XNNPACK backend: creating the operator for a " << static_cast<uint64_t>(in) << "x"
           << static_cast<uint64_t>(n) << " projection failed (xnn_status " << static_cast<int>(st)
@@ -211,7 +197,21 @@ Status build(const Model& model, uint8_t* region, size_t bytes, const void** tab
   }
   table->count = 0;
   const fb::Model& fbm = *model.flatbuffer();
+  // The row-major copy of the largest int8 weight, reused by every operator.
+  size_t max_weight = 0;
+  for (int i = 0; i < model.num_layers(); ++i) {
+    const fb::Linear* linears[4];
+    const int n = layer_linears(model.layer(i), linears);
+    for (int j = 0; j < n; ++j) {
+      const fb::Linear* l = linears[j];
+      if (l == nullptr || l->requant() == nullptr) continue;
+      const size_t w = size_t{l->in_features()} * l->out_features();
+      if (w > max_weight) max_weight = w;
+    }
+  }
+  int8_t* row_major = static_cast<int8_t*>(bump_aligned(nullptr, 64, max_weight));
   Status s = Status::kOk;
+  if (max_weight > 0 && row_major == nullptr) s = Status::kArenaTooSmall;
   for (int i = 0; i < model.num_layers() && s == Status::kOk; ++i) {
     const fb::Layer* layer = model.layer(i);
     const fb::Linear* linears[4];
@@ -220,7 +220,7 @@ Status build(const Model& model, uint8_t* region, size_t bytes, const void** tab
       const fb::Linear* l = linears[j];
       if (l == nullptr || l->requant() == nullptr || l->output() == nullptr) continue;  // float
       if (l->in_features() % 16 != 0) continue;
-      const Status created = create_op(fbm, l, &table->ops[table->count], error);
+      const Status created = create_op(fbm, l, row_major, &table->ops[table->count], error);
       if (created == Status::kOk) {
         ++table->count;
       } else if (created == Status::kArenaTooSmall || bump.failed) {

@@ -129,7 +129,7 @@ TEST(ConverterFile, LayoutAlignmentCrcAndArena) {
     const std::vector<uint8_t> bytes = read_file(o.output);
     const LoadedModel lm(bytes, o.output);
     const fb::Model* m = lm.model().flatbuffer();
-    EXPECT_EQ(m->format_version(), 1u);
+    EXPECT_EQ(m->format_version(), 2u);
     EXPECT_EQ(m->producer()->name()->str(), "edgeattn-convert");
     EXPECT_EQ(m->producer()->version()->str(), "0.1.0");
     EXPECT_EQ(m->producer()->source()->str(), "w.safetensors");
@@ -143,9 +143,16 @@ TEST(ConverterFile, LayoutAlignmentCrcAndArena) {
     EXPECT_FLOAT_EQ(a->scale(), 1.0f / std::sqrt(5.0f));
     for (const fb::Linear* lin : {a->q_proj(), a->k_proj(), a->v_proj(), a->out_proj()}) {
       EXPECT_EQ(lin->weight()->offset() % 16, 0u);
-      EXPECT_EQ(lin->weight()->row_stride() % 16, 0u);
-      EXPECT_EQ(lin->weight()->size(), uint64_t{lin->out_features()} * lin->weight()->row_stride() *
-                                           (std::string(dtype) == "int8" ? 1 : 4));
+      if (std::string(dtype) == "int8") {  // packed K4N16: 16-channel blocks of round_up(in, 4)
+        EXPECT_EQ(lin->weight()->layout(), fb::WeightLayout::PackedK4N16);
+        EXPECT_EQ(lin->weight()->row_stride(), (lin->in_features() + 3) / 4 * 4);
+        EXPECT_EQ(lin->weight()->size(), uint64_t{(lin->out_features() + 15) / 16 * 16} *
+                                             lin->weight()->row_stride());
+      } else {
+        EXPECT_EQ(lin->weight()->layout(), fb::WeightLayout::RowMajor);
+        EXPECT_EQ(lin->weight()->row_stride() % 16, 0u);
+        EXPECT_EQ(lin->weight()->size(), uint64_t{lin->out_features()} * lin->weight()->row_stride() * 4);
+      }
       ASSERT_NE(lin->bias(), nullptr);
       EXPECT_EQ(lin->bias()->offset() % 16, 0u);
     }

@@ -180,11 +180,19 @@ TEST(BadModel, WrongFileIdentifier) {
 }
 
 TEST(BadModel, WrongFormatVersion) {
-  for (uint32_t v : {0u, 2u, 0xFFFFFFFFu}) {
+  // 1: the previous format (row-major int8 weights), which must be re-converted.
+  for (uint32_t v : {0u, 1u, 3u, 0xFFFFFFFFu}) {
     ExpectPatched(kInt8, "format_version", Status::kVersionMismatch, [v](fb::Model* m, uint8_t*) {
       return SetScalar<uint32_t>(m, fb::Model::VT_FORMAT_VERSION, v);
     });
   }
+  AlignedBuffer b = ReadModel(kInt8);
+  ASSERT_TRUE(SetScalar<uint32_t>(flatbuffers::GetMutableRoot<fb::Model>(b.data()),
+                                  fb::Model::VT_FORMAT_VERSION, 1u));
+  std::string msg;
+  ASSERT_EQ(LoadStatus(b.data(), b.size(), &msg), Status::kVersionMismatch);
+  EXPECT_NE(msg.find("format version 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("re-convert"), std::string::npos) << msg;
 }
 
 TEST(BadModel, FlippedWeightByteIsCrcMismatch) {
@@ -296,6 +304,17 @@ TEST(BadModel, ShapesThatLie) {
       const auto* t = FirstMha(m)->q_proj()->weight();
       return SetScalar<uint32_t>(t, fb::Tensor::VT_ROW_STRIDE, t->row_stride() / 2);
     });
+    ExpectPatched(name, "weight layout not the one its dtype needs", Status::kInvalidModel,
+                  [](fb::Model* m, uint8_t*) {
+                    const auto* t = FirstMha(m)->k_proj()->weight();
+                    // int8 weights are packed (written explicitly); float ones are
+                    // row-major (the default, absent from the buffer, so set the
+                    // int8 case only and flip the float case's stride instead).
+                    if (t->dtype() == fb::DType::S8) {
+                      return SetScalar<int8_t>(t, fb::Tensor::VT_LAYOUT, 0);
+                    }
+                    return SetScalar<uint32_t>(t, fb::Tensor::VT_ROW_STRIDE, 1);
+                  });
     ExpectPatched(name, "layer max_q_len huge", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
       return SetScalar<uint32_t>(m->layers()->Get(0), fb::Layer::VT_MAX_Q_LEN, 1000000u);
     });
