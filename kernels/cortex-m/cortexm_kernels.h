@@ -11,9 +11,10 @@ namespace edgeattn {
 namespace kernels {
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-// SMLAD: two 16-bit MACs per instruction on sign-extended int8 pairs.
+// w: packed K4N16 (packed_weights.h). SMLAD: two 16-bit MACs per instruction
+// on sign-extended int8 pairs; one weight word = one channel's 4 inputs.
 void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                     const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
+                     const int8_t* w, const int32_t* bias, const int32_t* mult,
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
 // One row of scores with SMLAD on zero-point-corrected int16 pairs.
 void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
