@@ -11,9 +11,10 @@ namespace edgeattn {
 namespace kernels {
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-// SMLAD: two 16-bit MACs per instruction on sign-extended int8 pairs.
+// w: packed K4N16 (packed_weights.h). SMLAD: two 16-bit MACs per instruction
+// on sign-extended int8 pairs; one weight word = one channel's 4 inputs.
 void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                     const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
+                     const int8_t* w, const int32_t* bias, const int32_t* mult,
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
 // One row of scores with SMLAD on zero-point-corrected int16 pairs.
 void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
@@ -21,10 +22,13 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
 void qs8_attention__dsp(const QS8AttentionArgs& a);
 #endif
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-// MVE VMLADAVA.S8: 16 int8 MACs per instruction, predicated tail.
+// w: packed K4N16. A word gather brings one channel's 16 weights (4 groups)
+// into input order for VMLADAVA.S8 (16 int8 MACs), predicated tail. w not
+// 4-byte aligned (MVE word loads would fault) falls back to the reference.
 void qs8_linear__helium(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                        const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
-                        const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+                        const int8_t* w, const int32_t* bias, const int32_t* mult,
+                        const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                        int y_stride);
 // One row of scores with VMLADAVA.S16 on zero-point-corrected int16 lanes.
 void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                         int32_t k_zp, int32_t* scores);

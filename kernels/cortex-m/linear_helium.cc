@@ -1,7 +1,24 @@
-// qs8_linear with Helium (M-profile Vector Extension): VMLADAVA.S8 multiplies
-// 16 int8 pairs and adds all products to a 32-bit scalar accumulator; the
-// tail uses a VCTP8 predicate (inactive lanes load as zero and add nothing).
-// The exact int32 sum equals the reference's, so results are bit-identical.
+// qs8_linear with Helium (M-profile Vector Extension) on packed K4N16
+// weights (packed_weights.h). Channel n's inputs 4g..4g+3 are the 32-bit word
+// at (n % 16) * 4 of group g, groups 64 bytes apart. A word gather
+// (VLDRW.U32 with byte offsets 0, 64, 128, 192) collects channel n's words of
+// 4 consecutive groups: its 16 weights for inputs k..k+15, in input order, so
+// VMLADAVA.S8 against 16 contiguous activations adds all 16 exact products to
+// the channel's 32-bit scalar accumulator. Four channels per pass share one
+// activation vector. The sum is the reference's exact int32 dot product in
+// another order, so the result is bit-identical.
+//
+// Tail (in_features % 16 inputs): the activations load under a VCTP8
+// predicate (inactive lanes are not read and load as zero, so the padding
+// weights of a partial group are multiplied by zero) and the gather under a
+// VCTP32 predicate over the groups that exist, so no load leaves the row or
+// the packed block. A pass computes 4 channels even past out_features (their
+// weights are padding inside the block) but stores only real ones.
+//
+// MVE word loads (gathers included) raise an unaligned UsageFault on
+// addresses that are not 4-byte aligned, whatever CCR.UNALIGN_TRP says (qemu
+// does not model this). The runtime gives 16-byte aligned weights
+// (EA_ALIGNMENT); anything else takes the reference kernel.
 #include "cortex-m/cortexm_kernels.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
@@ -9,31 +26,82 @@
 
 #include <cstddef>
 
+#include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/requant.h"
 
 namespace edgeattn {
 namespace kernels {
+namespace {
 
-void qs8_linear__helium(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                        const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
-                        const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
+inline int8x16_t gather4(const int8_t* p, uint32x4_t offs) {
+  return vreinterpretq_s8_s32(vldrwq_gather_offset_s32(reinterpret_cast<const int32_t*>(p), offs));
+}
+
+inline int8x16_t gather4_z(const int8_t* p, uint32x4_t offs, mve_pred16_t pw) {
+  return vreinterpretq_s8_s32(
+      vldrwq_gather_offset_z_s32(reinterpret_cast<const int32_t*>(p), offs, pw));
+}
+
+// The kernel proper; w is 4-byte aligned.
+__attribute__((noinline)) void linear_aligned(int rows, int out_features, int in_features,
+                                              const int8_t* x, int x_stride, const int8_t* w,
+                                              const int32_t* bias, const int32_t* mult,
+                                              const int32_t* shift, int per_channel,
+                                              int32_t y_zp, int8_t* y, int y_stride) {
+  constexpr int kGroupBytes = kPackN * kPackK;
+  const int chunks = in_features / 16;
+  const int rem = in_features - chunks * 16;
+  const mve_pred16_t px = vctp8q(static_cast<uint32_t>(rem));
+  const mve_pred16_t pw = vctp32q(static_cast<uint32_t>((rem + kPackK - 1) / kPackK));
+  const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kGroupBytes);  // 0 64 128 192
+  const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
   for (int m = 0; m < rows; ++m) {
     const int8_t* xr = x + static_cast<ptrdiff_t>(m) * x_stride;
-    for (int n = 0; n < out_features; ++n) {
-      const int8_t* wr = w + static_cast<ptrdiff_t>(n) * w_stride;
-      int32_t acc = bias[n];
-      int k = 0;
-      for (; k + 16 <= in_features; k += 16) {
-        acc = vmladavaq_s8(acc, vldrbq_s8(xr + k), vldrbq_s8(wr + k));
+    int8_t* yr = y + static_cast<ptrdiff_t>(m) * y_stride;
+    for (int n0 = 0; n0 < out_features; n0 += 4) {
+      const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
+      // Named accumulators: at -Os an array would live on the stack.
+      int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+      const int8_t* xp = xr;
+      for (int j = 0; j < chunks; ++j, wq += 4 * kGroupBytes, xp += 16) {
+        const int8x16_t xv = vldrbq_s8(xp);
+        a0 = vmladavaq_s8(a0, xv, gather4(wq, offs));
+        a1 = vmladavaq_s8(a1, xv, gather4(wq + 4, offs));
+        a2 = vmladavaq_s8(a2, xv, gather4(wq + 8, offs));
+        a3 = vmladavaq_s8(a3, xv, gather4(wq + 12, offs));
       }
-      if (k < in_features) {
-        const mve_pred16_t p = vctp8q(static_cast<uint32_t>(in_features - k));
-        acc = vmladavaq_p_s8(acc, vldrbq_z_s8(xr + k, p), vldrbq_z_s8(wr + k, p), p);
+      if (rem != 0) {
+        const int8x16_t xv = vldrbq_z_s8(xp, px);
+        a0 = vmladavaq_s8(a0, xv, gather4_z(wq, offs, pw));
+        a1 = vmladavaq_s8(a1, xv, gather4_z(wq + 4, offs, pw));
+        a2 = vmladavaq_s8(a2, xv, gather4_z(wq + 8, offs, pw));
+        a3 = vmladavaq_s8(a3, xv, gather4_z(wq + 12, offs, pw));
       }
-      const int c = per_channel ? n : 0;
-      y[static_cast<ptrdiff_t>(m) * y_stride + n] = requantize_s8(acc, mult[c], shift[c], y_zp);
+      const int32_t acc[4] = {a0, a1, a2, a3};
+      const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
+      for (int c = 0; c < cnt; ++c) {
+        const int n = n0 + c;
+        const int q = per_channel ? n : 0;
+        yr[n] = requantize_s8(acc[c] + bias[n], mult[q], shift[q], y_zp);
+      }
     }
   }
+}
+
+}  // namespace
+
+// The alignment test sits in front of the kernel's frame setup (inline, GCC
+// builds the whole frame first); both calls are tail branches.
+void qs8_linear__helium(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                        const int8_t* w, const int32_t* bias, const int32_t* mult,
+                        const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                        int y_stride) {
+  if ((reinterpret_cast<uintptr_t>(w) & 3u) != 0) {
+    return qs8_linear__ref(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
+                           per_channel, y_zp, y, y_stride);
+  }
+  return linear_aligned(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
+                        per_channel, y_zp, y, y_stride);
 }
 
 }  // namespace kernels
