@@ -46,12 +46,19 @@ using Qs8QkRowFn = void (*)(int n, int dim, const int8_t* q, int32_t q_zp, const
                             int k_stride, int32_t k_zp, int32_t* scores);
 void qs8_linear_acc__neon(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
                           const int8_t* w, int32_t* acc, int acc_stride);
+// Same sums with products of inputs k and k + 4 added in int16 first: exact
+// only if no channel has w[c][k] = w[c][k+4] = -128 where some row has
+// x[k] = x[k+4] = -128 (k % 8 < 4, k + 4 < 8 * (in_features / 8)).
+void qs8_linear_acc_pairs__neon(int rows, int blocks, int in_features, const int8_t* x,
+                                int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
 // The int8 linear driver (row passes, channel chunks, requantization) with a
-// chosen accumulation (NEON or SDOT).
-void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
-                           const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
-                           const int32_t* mult, const int32_t* shift, int per_channel,
-                           int32_t y_zp, int8_t* y, int y_stride);
+// chosen accumulation (NEON or SDOT) and an optional int16-pair one, used
+// where the driver's checks show it exact.
+void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int rows,
+                           int out_features, int in_features, const int8_t* x, int x_stride,
+                           const int8_t* w, const int32_t* bias, const int32_t* mult,
+                           const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                           int y_stride);
 // Q.K of `rows` (<= 4) query rows q[r] against the same n keys into scores[r].
 // k_no_min: no key has a -128 lane pair (has_min_pair_s8) in its 16-byte
 // blocks (lets the NEON kernel use int16 pair sums; SDOT ignores it).
