@@ -154,10 +154,39 @@ __attribute__((optimize("no-schedule-insns"))) void tile_neon(int in_features, c
       int8x16_t x0[R], x1[R];
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
+#if defined(__aarch64__)
+        // Two post-incremented ld1r. (The empty asm keeps the loop
+        // optimizer from rewriting the row pointers as one shared index,
+        // which turns each ld1r into ldr + dup.)
         x0[r] = x4_rep(xp[r]);
-        x1[r] = x4_rep(xp[r] + 4);
+        xp[r] += 4;
+        __asm__("" : "+r"(xp[r]));
+        x1[r] = x4_rep(xp[r]);
+        xp[r] += 4;
+        __asm__("" : "+r"(xp[r]));
+#else
+        // One 8-byte load, two lane broadcasts.
+        const int32x2_t x8 = vreinterpret_s32_s8(vld1_s8(xp[r]));
+        x0[r] = vreinterpretq_s8_s32(vdupq_lane_s32(x8, 0));
+        x1[r] = vreinterpretq_s8_s32(vdupq_lane_s32(x8, 1));
         xp[r] += 8;
+#endif
       }
+#if defined(__aarch64__)
+      // Weight vectors two at a time (adjacent: ldp).
+#pragma GCC unroll 8
+      for (int j = 0; j < V; j += 2) {
+        const int8x16_t w0a = vld1q_s8(wg + 16 * j);
+        const int8x16_t w0b = vld1q_s8(wg + 16 * j + 16);
+        const int8x16_t w1a = vld1q_s8(wg + 64 + 16 * j);
+        const int8x16_t w1b = vld1q_s8(wg + 64 + 16 * j + 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          mac4x8(a[r][2 * j], a[r][2 * j + 1], w0a, w1a, x0[r], x1[r]);
+          mac4x8(a[r][2 * j + 2], a[r][2 * j + 3], w0b, w1b, x0[r], x1[r]);
+        }
+      }
+#else
 #pragma GCC unroll 8
       for (int j = 0; j < V; ++j) {
         const int8x16_t w0 = vld1q_s8(wg + 16 * j);
@@ -165,6 +194,7 @@ __attribute__((optimize("no-schedule-insns"))) void tile_neon(int in_features, c
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) mac4x8(a[r][2 * j], a[r][2 * j + 1], w0, w1, x0[r], x1[r]);
       }
+#endif
     }
   }
   for (; g < groups; ++g, wg += 64) {
