@@ -229,11 +229,12 @@ __attribute__((optimize("no-schedule-insns"))) void tile_neon(int in_features, c
 }
 
 // Register tiles: each row needs 2V int32 accumulators, the widening form V
-// weight vectors and one input vector per row, the pair form 2 weight
-// vectors and 2 input vectors per row. AArch64 (32 q registers): 3 rows x
-// 16 channels widening (24 + 4 + 3), 2 rows x 16 channels in pairs
-// (16 + 2 + 4 + products). Armv7 (16 q registers): 8 channels (the block in
-// two halves), 3 rows widening (12 + 2 + 3 d), 2 rows in pairs.
+// weight vectors and one input vector per row, the pair form 2 (Armv7) or 4
+// (AArch64, ldp) weight vectors and 2 input vectors per row. AArch64 (32 q
+// registers): 3 rows x 16 channels widening (24 + 4 + 3), 2 rows x 16
+// channels in pairs (16 + 4 + 4 + products). Armv7 (16 q registers): 8
+// channels (the block in two halves), 3 rows widening (12 + 2 + 3 d), 2 rows
+// in pairs (8 + 2 + 4 + products).
 template <bool kPairs>
 struct Tile {
 #if defined(__aarch64__)
