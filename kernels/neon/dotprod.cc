@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #if !defined(__ARM_FEATURE_DOTPROD)
 #error "dotprod.cc must be compiled with -march=armv8.2-a+dotprod"
@@ -18,9 +19,8 @@
 namespace edgeattn {
 namespace kernels {
 
-void qs8_linear_acc__neondot(int rows, int n_out, int kblocks, const int8_t* const* x,
-                             const int8_t* const* xt, const int8_t* w, int w_stride,
-                             int32_t* const* acc, bool narrow16);
+void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
+                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
 void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                          int k_stride, int32_t k_zp, int32_t* scores);
 void qs8_qk_rows__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
@@ -38,81 +38,113 @@ void qs8_qk_rows_packed__neondot(int rows, int n, int dim, const int8_t* const* 
 
 namespace {
 
-inline int32x4_t hsum4_dot(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d) {
-  return vpaddq_s32(vpaddq_s32(a, b), vpaddq_s32(c, d));
+// Linear on the packed K4N16 weights (packed_weights.h; the layout is
+// restated here because this file includes no project header): a 16-channel
+// block is 16 * round_up(K, 4) bytes, a group of 4 inputs 64 bytes, four
+// vectors of 4 channels x 4 inputs. SDOT by element,
+// vdotq_laneq_s32(acc, w, x16, l), adds to each channel lane of acc the dot
+// product of its 4 weight bytes with inputs 4l..4l+3 of x16: one instruction
+// per 4 channels x 4 inputs, no horizontal reduction. A register tile of R
+// rows x 16 channels holds 4R accumulators; one 16-byte input load per row
+// covers four groups.
+template <int L, int R>
+inline void dot_group(int32x4_t (&a)[R][4], const int8x16_t (&xv)[R], const int8_t* wg) {
+  int8x16_t wv[4];
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) wv[c] = vld1q_s8(wg + 16 * c);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) a[r][c] = vdotq_laneq_s32(a[r][c], wv[c], xv[r], L);
+  }
 }
 
-// Four output channels x up to six activation rows per pass: four weight
-// loads shared by the rows, one SDOT per (row, channel) per 16 k.
+// tail[16 r ..] holds row r's inputs past 16 * (in_features / 16), zero
+// padded; only the groups that exist in the block are read. (The pre-RA
+// scheduler would hoist all 16 weight loads of a step and spill accumulators;
+// keep the source order.)
 template <int R>
-void linear_acc_rows_dot(int n_out, int kblocks, const int8_t* const* x, const int8_t* const* xt,
-                 const int8_t* w, int w_stride, int32_t* const* acc) {
-  const int nb = xt != nullptr ? kblocks + 1 : kblocks;
-  int n = 0;
-  for (; n + 4 <= n_out; n += 4) {
-    const int8_t* w0 = w + static_cast<ptrdiff_t>(n) * w_stride;
-    int32x4_t a[R][4];
+__attribute__((optimize("no-schedule-insns"))) void tile_dot(int in_features, const int8_t* x,
+                                                             int x_stride, const int8_t* tail,
+                                                             const int8_t* wb, int32_t* acc,
+                                                             int acc_stride) {
+  const int steps = in_features / 16;
+  int32x4_t a[R][4];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) a[r][c] = vdupq_n_s32(0);
+  }
+  const int8_t* xp[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) xp[r] = x + static_cast<ptrdiff_t>(r) * x_stride;
+  const int8_t* wg = wb;
+  for (int s = 0; s < steps; ++s, wg += 256) {
+    int8x16_t xv[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 8
-      for (int c = 0; c < 4; ++c) a[r][c] = vdupq_n_s32(0);
+      xv[r] = vld1q_s8(xp[r]);
+      xp[r] += 16;
     }
-    const int8_t* wp[4];
-    const int8_t* xp[R];
-#pragma GCC unroll 8
-    for (int c = 0; c < 4; ++c) wp[c] = w0 + static_cast<ptrdiff_t>(c) * w_stride;
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) xp[r] = x[r];
-    for (int b = 0; b < nb; ++b) {
-      if (b == kblocks) {
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) xp[r] = xt[r];
-      }
-      int8x16_t wv[4];
-#pragma GCC unroll 8
-      for (int c = 0; c < 4; ++c) {
-        wv[c] = vld1q_s8(wp[c]);
-        wp[c] += 16;
-      }
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const int8x16_t xv = vld1q_s8(xp[r]);
-        xp[r] += 16;
-#pragma GCC unroll 8
-        for (int c = 0; c < 4; ++c) a[r][c] = vdotq_s32(a[r][c], xv, wv[c]);
-      }
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) vst1q_s32(acc[r] + n, hsum4_dot(a[r][0], a[r][1], a[r][2], a[r][3]));
+    dot_group<0, R>(a, xv, wg);
+    dot_group<1, R>(a, xv, wg + 64);
+    dot_group<2, R>(a, xv, wg + 128);
+    dot_group<3, R>(a, xv, wg + 192);
   }
-  for (; n < n_out; ++n) {
-    const int8_t* wr = w + static_cast<ptrdiff_t>(n) * w_stride;
-    int32x4_t a[R];
+  const int rem = in_features - 16 * steps;
+  if (rem != 0) {
+    int8x16_t xv[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) a[r] = vdupq_n_s32(0);
-    for (int b = 0; b < nb; ++b) {
-      const bool t = b == kblocks;
-      const int8x16_t wv = vld1q_s8(wr + 16 * b);
+    for (int r = 0; r < R; ++r) xv[r] = vld1q_s8(tail + 16 * r);
+    dot_group<0, R>(a, xv, wg);
+    if (rem > 4) dot_group<1, R>(a, xv, wg + 64);
+    if (rem > 8) dot_group<2, R>(a, xv, wg + 128);
+    if (rem > 12) dot_group<3, R>(a, xv, wg + 192);
+  }
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) a[r] = vdotq_s32(a[r], vld1q_s8(t ? xt[r] : x[r] + 16 * b), wv);
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) acc[r][n] = vaddvq_s32(a[r]);
+  for (int r = 0; r < R; ++r) {
+    int32_t* ar = acc + static_cast<ptrdiff_t>(r) * acc_stride;
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) vst1q_s32(ar + 4 * c, a[r][c]);
   }
 }
+
+// 4 rows x 16 channels: 16 accumulators, 4 input and 4 weight vectors.
+constexpr int kDotTileRows = 4;
+constexpr int kDotMaxRows = 8;  // kLinearAccMaxRows (neon_kernels.h)
 
 }  // namespace
 
-void qs8_linear_acc__neondot(int rows, int n_out, int kblocks, const int8_t* const* x,
-                             const int8_t* const* xt, const int8_t* w, int w_stride,
-                             int32_t* const* acc, bool /*narrow16*/) {
-  switch (rows) {
-    case 6: linear_acc_rows_dot<6>(n_out, kblocks, x, xt, w, w_stride, acc); break;
-    case 5: linear_acc_rows_dot<5>(n_out, kblocks, x, xt, w, w_stride, acc); break;
-    case 4: linear_acc_rows_dot<4>(n_out, kblocks, x, xt, w, w_stride, acc); break;
-    case 3: linear_acc_rows_dot<3>(n_out, kblocks, x, xt, w, w_stride, acc); break;
-    case 2: linear_acc_rows_dot<2>(n_out, kblocks, x, xt, w, w_stride, acc); break;
-    default: linear_acc_rows_dot<1>(n_out, kblocks, x, xt, w, w_stride, acc); break;
+void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
+                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride) {
+  const ptrdiff_t block_bytes = 16 * static_cast<ptrdiff_t>((in_features + 3) & ~3);
+  // Each row's last in_features % 16 inputs, zero padded (no load past
+  // in_features), copied once for all blocks.
+  const int k16 = in_features & ~15;
+  int8_t tail[16 * kDotMaxRows] = {};
+  if (k16 < in_features) {
+    for (int r = 0; r < rows; ++r) {
+      std::memcpy(tail + 16 * r, x + static_cast<ptrdiff_t>(r) * x_stride + k16,
+                  static_cast<size_t>(in_features - k16));
+    }
+  }
+  for (int b = 0; b < blocks; ++b) {
+    const int8_t* wb = w + b * block_bytes;
+    int32_t* ab = acc + 16 * b;
+    int r = 0;
+    for (; r + kDotTileRows <= rows; r += kDotTileRows) {
+      tile_dot<kDotTileRows>(in_features, x + static_cast<ptrdiff_t>(r) * x_stride, x_stride,
+                             tail + 16 * r, wb, ab + static_cast<ptrdiff_t>(r) * acc_stride,
+                             acc_stride);
+    }
+    const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
+    int32_t* ar = ab + static_cast<ptrdiff_t>(r) * acc_stride;
+    switch (rows - r) {
+      case 3: tile_dot<3>(in_features, xr, x_stride, tail + 16 * r, wb, ar, acc_stride); break;
+      case 2: tile_dot<2>(in_features, xr, x_stride, tail + 16 * r, wb, ar, acc_stride); break;
+      case 1: tile_dot<1>(in_features, xr, x_stride, tail + 16 * r, wb, ar, acc_stride); break;
+      default: break;
+    }
   }
 }
 

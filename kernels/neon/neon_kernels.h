@@ -12,8 +12,9 @@ namespace kernels {
 
 // ----------------------------------------------------------------- neon ----
 void qs8_linear__neon(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                      const int8_t* w, int w_stride, const int32_t* bias, const int32_t* mult,
-                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+                      const int8_t* w, const int32_t* bias, const int32_t* mult,
+                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                      int y_stride);
 void f32_linear__neon(int rows, int out_features, int in_features, const float* x, int x_stride,
                       const float* w, int w_stride, const float* bias, float* y, int y_stride);
 void qs8_attention__neon(const QS8AttentionArgs& a);
@@ -33,23 +34,31 @@ void f32_pv_row__neon(int n, int v_dim, const float* p, const float* v, int v_st
 
 // Building blocks parameterised by the int8 dot-product flavour.
 //
-// For r < rows (<= 5 for the NEON kernel, <= 6 for SDOT): acc[r][n] = sum_{k < 16*kblocks} w[n][k] * x[r][k]
-// (+ the block at 16*kblocks against xt[r][0..16) if xt is non-null), for
-// n < n_out. The activation rows of a pass share every weight load.
-// `narrow16` (NEON only) allows the int16 pair accumulation (smull + smlal2):
-// the caller guarantees that w or all x rows exclude -128.
-using Qs8LinearAccFn = void (*)(int rows, int n_out, int kblocks, const int8_t* const* x,
-                                const int8_t* const* xt, const int8_t* w, int w_stride,
-                                int32_t* const* acc, bool narrow16);
+// acc[r * acc_stride + 16 b + c] = sum_k w[16 b + c][k] * x_r[k] for the
+// packed K4N16 weight blocks b < blocks starting at w (packed_weights.h),
+// rows r < rows (1 to kLinearAccMaxRows), x_r = x + r * x_stride (read only
+// below in_features). Wrapping int32, exact when the sum fits. The rows of a
+// register tile share every weight load.
+constexpr int kLinearAccMaxRows = 8;
+using Qs8LinearAccFn = void (*)(int rows, int blocks, int in_features, const int8_t* x,
+                                int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
 using Qs8QkRowFn = void (*)(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                             int k_stride, int32_t k_zp, int32_t* scores);
-void qs8_linear_acc__neon(int rows, int n_out, int kblocks, const int8_t* const* x,
-                          const int8_t* const* xt, const int8_t* w, int w_stride,
-                          int32_t* const* acc, bool narrow16);
-void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
-                           const int8_t* x, int x_stride, const int8_t* w, int w_stride,
-                           const int32_t* bias, const int32_t* mult, const int32_t* shift,
-                           int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+void qs8_linear_acc__neon(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
+                          const int8_t* w, int32_t* acc, int acc_stride);
+// Same sums with products of inputs k and k + 4 added in int16 first: exact
+// only if no channel has w[c][k] = w[c][k+4] = -128 where some row has
+// x[k] = x[k+4] = -128 (k % 8 < 4, k + 4 < 8 * (in_features / 8)).
+void qs8_linear_acc_pairs__neon(int rows, int blocks, int in_features, const int8_t* x,
+                                int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
+// The int8 linear driver (row passes, channel chunks, requantization) with a
+// chosen accumulation (NEON or SDOT) and an optional int16-pair one, used
+// where the driver's checks show it exact.
+void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int rows,
+                           int out_features, int in_features, const int8_t* x, int x_stride,
+                           const int8_t* w, const int32_t* bias, const int32_t* mult,
+                           const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                           int y_stride);
 // Q.K of `rows` (<= 4) query rows q[r] against the same n keys into scores[r].
 // k_no_min: no key has a -128 lane pair (has_min_pair_s8) in its 16-byte
 // blocks (lets the NEON kernel use int16 pair sums; SDOT ignores it).
@@ -87,9 +96,8 @@ void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a,
 // -------------------------------------------------------------- neondot ----
 // dotprod.cc (compiled with -march=armv8.2-a+dotprod): only call after
 // cpu_supports(KernelPath::kNeonDot).
-void qs8_linear_acc__neondot(int rows, int n_out, int kblocks, const int8_t* const* x,
-                             const int8_t* const* xt, const int8_t* w, int w_stride,
-                             int32_t* const* acc, bool narrow16);
+void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
+                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
 void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                          int k_stride, int32_t k_zp, int32_t* scores);
 void qs8_qk_rows__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
@@ -106,9 +114,9 @@ void qs8_pv_acc_packed__neondot(int rows, int n, int v_dim, const uint16_t* cons
                                 const int8_t* pack, const int32_t* colsum, int32_t* const* acc);
 // neondot.cc (baseline flags): the table entries built on the above.
 void qs8_linear__neondot(int rows, int out_features, int in_features, const int8_t* x,
-                         int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
-                         const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
-                         int8_t* y, int y_stride);
+                         int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
+                         const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                         int y_stride);
 void qs8_attention__neondot(const QS8AttentionArgs& a);
 #endif
 

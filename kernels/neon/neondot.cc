@@ -1,5 +1,5 @@
 // Table entries of the Armv8.2 dot-product path (AArch64). Compiled with the
-// baseline flags: the tail handling, requantization, softmax and P.V are the
+// baseline flags: the linear driver, requantization, softmax and P.V are the
 // NEON ones; only the int8 dot-product loops come from dotprod.cc.
 #include "neon_kernels.h"
 
@@ -7,11 +7,11 @@ namespace edgeattn {
 namespace kernels {
 
 void qs8_linear__neondot(int rows, int out_features, int in_features, const int8_t* x,
-                         int x_stride, const int8_t* w, int w_stride, const int32_t* bias,
-                         const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
-                         int8_t* y, int y_stride) {
-  qs8_linear_with__neon(qs8_linear_acc__neondot, rows, out_features, in_features, x, x_stride, w,
-                        w_stride, bias, mult, shift, per_channel, y_zp, y, y_stride);
+                         int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
+                         const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                         int y_stride) {
+  qs8_linear_with__neon(qs8_linear_acc__neondot, nullptr, rows, out_features, in_features, x, x_stride, w,
+                        bias, mult, shift, per_channel, y_zp, y, y_stride);
 }
 
 void qs8_attention__neondot(const QS8AttentionArgs& a) {
