@@ -13,10 +13,24 @@
 //    attention.cc on 16 lanes (see exp2_neg_q15_x16), the cutoff as a mask.
 //  - normalizer: the avx2 32-bit split of e * m (see normalize_x16).
 //  - tails (n % 16) use masked loads and stores, no scalar loop.
+//
+// Q.K (R query rows against 16 keys at a time, lanes = keys): VPDPBUSD
+// multiplies unsigned by signed bytes; the keys are the unsigned operand,
+// k' = k ^ 0x80 = k + 128, and the query's 4 bytes, broadcast, the signed one:
+//   sum_i (q_i - zq)(k_i - zk) = sum_i (q_i - zq) k'_i - (128 + zk) B,
+//   sum_i (q_i - zq) k'_i = P - zq T,  P = sum_i q_i k'_i,  T = sum_i k'_i,
+// with B = sum_i (q_i - zq) one constant per query row and T one more
+// VPDPBUSD against bytes of 1, shared by the R rows. Key bytes past the head
+// dim are loaded as 0 (masked loads) and stay 0 (the 0x80 flip is masked
+// too), so they add nothing whatever the query bytes there. Everything wraps
+// in 32 bits like the reference, whose sum fits int32. The 16 key rows are
+// transposed to 4-byte columns in registers (load_keys_t); keys past n alias
+// the last key and their lanes are not stored.
 #include <immintrin.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "avx2_kernels.h"
 #include "edgeattn/kernels/requant.h"
@@ -117,7 +131,104 @@ inline __m256i normalize_x16(__m512i e, const Norm16& q) {
   return _mm512_cvtepi32_epi16(p);  // p <= 32768
 }
 
+// g[w] lane i = bytes [off + 4w, off + 4w + 4) of key row i as k + 128, for
+// the m (1..32) bytes from off (0 past them). Rows are paired into zmm as
+// [key p | key p + 4] (p < 4) and [key 8 + p | key 12 + p], so that after the
+// 32-bit and 64-bit unpacks (a 4x4 transpose in each 128-bit lane) the lane
+// shuffle [A.0, A.2, B.0, B.2] / [A.1, A.3, B.1, B.3] puts keys 0..15 in order.
+// Key row i is at k + min(i, last) * stride (rows past the last key alias it).
+__attribute__((always_inline)) inline void load_keys_t(const int8_t* k, ptrdiff_t stride, int last, int off, int m, __m512i* g) {
+  const __mmask32 mk = static_cast<__mmask32>(m >= 32 ? 0xFFFFFFFFu : (1u << m) - 1u);
+  const __mmask64 mk2 = static_cast<__mmask64>(mk) | (static_cast<__mmask64>(mk) << 32);
+  const __m512i flip = _mm512_maskz_mov_epi8(mk2, _mm512_set1_epi8(static_cast<char>(0x80)));
+  auto pair = [&](int lo, int hi) {
+    const __m256i a = _mm256_maskz_loadu_epi8(mk, k + (lo < last ? lo : last) * stride + off);
+    const __m256i b = _mm256_maskz_loadu_epi8(mk, k + (hi < last ? hi : last) * stride + off);
+    return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1), flip);
+  };
+  __m512i z[8];
+  for (int p = 0; p < 4; ++p) {
+    z[p] = pair(p, p + 4);
+    z[4 + p] = pair(8 + p, 12 + p);
+  }
+  for (int h = 0; h < 2; ++h) {
+    const __m512i* y = z + 4 * h;
+    const __m512i a0 = _mm512_unpacklo_epi32(y[0], y[1]), a1 = _mm512_unpackhi_epi32(y[0], y[1]);
+    const __m512i a2 = _mm512_unpacklo_epi32(y[2], y[3]), a3 = _mm512_unpackhi_epi32(y[2], y[3]);
+    z[4 * h + 0] = _mm512_unpacklo_epi64(a0, a2);  // dwords 0 / 4 of the 4 key pairs
+    z[4 * h + 1] = _mm512_unpackhi_epi64(a0, a2);  // 1 / 5
+    z[4 * h + 2] = _mm512_unpacklo_epi64(a1, a3);  // 2 / 6
+    z[4 * h + 3] = _mm512_unpackhi_epi64(a1, a3);  // 3 / 7
+  }
+  for (int d = 0; d < 4; ++d) {
+    g[d] = _mm512_shuffle_i64x2(z[d], z[4 + d], 0x88);
+    g[d + 4] = _mm512_shuffle_i64x2(z[d], z[4 + d], 0xDD);
+  }
+}
+
+// Query bytes [i, i + 4) as one word; bytes past dim read as 0 (never read).
+inline int32_t q_word(const int8_t* q, int i, int dim) {
+  int32_t w = 0;
+  if (__builtin_expect(dim - i >= 4, 1)) {
+    std::memcpy(&w, q + i, 4);
+  } else {
+    for (int b = 0; b < dim - i; ++b) w |= static_cast<int32_t>(static_cast<uint8_t>(q[i + b])) << (8 * b);
+  }
+  return w;
+}
+
+template <int R>
+void qk_rows_zmm(int n, int dim, const int8_t* const* q, int32_t q_zp, const int8_t* k,
+                 int k_stride, int32_t k_zp, int32_t* const* scores) {
+  __m512i c[R];  // -(128 + zk) B per row
+  for (int r = 0; r < R; ++r) {
+    uint32_t b = 0;
+    for (int i = 0; i < dim; ++i) b += static_cast<uint32_t>(static_cast<int32_t>(q[r][i]) - q_zp);
+    c[r] = _mm512_set1_epi32(static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(k_zp)) * b));
+  }
+  const __m512i ones = _mm512_set1_epi8(1);
+  const __m512i zq = _mm512_set1_epi32(q_zp);
+  for (int j = 0; j < n; j += 16) {
+    const int nk = n - j < 16 ? n - j : 16;
+    const int8_t* kj = k + static_cast<ptrdiff_t>(j) * k_stride;
+    __m512i acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = c[r];
+    __m512i t = _mm512_setzero_si512();
+    for (int off = 0; off < dim; off += 32) {
+      const int m = dim - off < 32 ? dim - off : 32;
+      __m512i g[8];
+      if (nk == 16) {  // a constant last row: plain strided addresses
+        load_keys_t(kj, k_stride, 15, off, m, g);
+      } else {
+        load_keys_t(kj, k_stride, nk - 1, off, m, g);
+      }
+      for (int w = 0; w < 8; ++w) {
+        if (4 * w >= m) break;
+        t = _mm512_dpbusd_epi32(t, g[w], ones);
+        for (int r = 0; r < R; ++r) {
+          acc[r] = _mm512_dpbusd_epi32(acc[r], g[w], _mm512_set1_epi32(q_word(q[r], off + 4 * w, dim)));
+        }
+      }
+    }
+    const __m512i zt = _mm512_mullo_epi32(t, zq);
+    for (int r = 0; r < R; ++r) _mm512_mask_storeu_epi32(scores[r] + j, lanes16(nk), _mm512_sub_epi32(acc[r], zt));
+  }
+}
+
 }  // namespace
+
+void qs8_qk_row__avx512vnni(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                            int k_stride, int32_t k_zp, int32_t* scores) {
+  qk_rows_zmm<1>(n, dim, &q, q_zp, k, k_stride, k_zp, &scores);
+}
+
+void qs8_qk_rows2_zmm__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1,
+                                  int32_t q_zp, const int8_t* k, int k_stride, int32_t k_zp,
+                                  int32_t* scores0, int32_t* scores1) {
+  const int8_t* q[2] = {q0, q1};
+  int32_t* s[2] = {scores0, scores1};
+  qk_rows_zmm<2>(n, dim, q, q_zp, k, k_stride, k_zp, s);
+}
 
 void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift,
                                  uint16_t* probs) {
@@ -173,7 +284,7 @@ void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t s
 }
 
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a) {
-  const Qs8AttentionSteps steps = {qs8_qk_rows2__avx512vnni, qs8_softmax_row__avx512vnni};
+  const Qs8AttentionSteps steps = {qs8_qk_rows2_zmm__avx512vnni, qs8_softmax_row__avx512vnni};
   qs8_attention_with__avx2(steps, a);
 }
 

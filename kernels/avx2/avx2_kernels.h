@@ -86,6 +86,11 @@ void qs8_qk_rows2__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1
                         const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
                         int32_t* scores1);
 // attention_avx512vnni.cc (zmm row primitives and the attention kernel).
+void qs8_qk_row__avx512vnni(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                            int k_stride, int32_t k_zp, int32_t* scores);
+void qs8_qk_rows2_zmm__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1,
+                                  int32_t q_zp, const int8_t* k, int k_stride, int32_t k_zp,
+                                  int32_t* scores0, int32_t* scores1);
 void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift,
                                  uint16_t* probs);
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
