@@ -40,13 +40,13 @@ const KernelTable kAvxVnniTable = {
 };
 
 // AVX512-VNNI: the zmm GEMM microkernel for the linear, and the AVX-VNNI
-// attention with the EVEX form of VPDPBUSD.
+// attention with the EVEX form of VPDPBUSD and the zmm softmax row.
 const KernelTable kAvx512VnniTable = {
     KernelPath::kAvx512Vnni, "avx512vnni",
     qs8_linear__avx512vnni,  EA_F32_KERNEL(f32_linear__avx2),
     qs8_attention__avx512vnni, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,      EA_F32_KERNEL(f32_additive__avx2),
-    qs8_qk_row__avx2,        qs8_softmax_row__avx2,
+    qs8_qk_row__avx512vnni,  qs8_softmax_row__avx512vnni,
     qs8_pv_row__avx2,
 };
 

@@ -484,9 +484,12 @@ constexpr int kPairMaxKv = 1024;
 
 }  // namespace
 
-void qs8_attention__avx2(const QS8AttentionArgs& a) { qs8_attention_with__avx2(qs8_qk_rows2__avx2, a); }
+void qs8_attention__avx2(const QS8AttentionArgs& a) {
+  const Qs8AttentionSteps steps = {qs8_qk_rows2__avx2, qs8_softmax_row__avx2};
+  qs8_attention_with__avx2(steps, a);
+}
 
-void qs8_attention_with__avx2(Qs8QkRows2Fn qk_rows2, const QS8AttentionArgs& a) {
+void qs8_attention_with__avx2(const Qs8AttentionSteps& steps, const QS8AttentionArgs& a) {
   alignas(32) int32_t scores1[kPairMaxKv];
   alignas(32) uint16_t probs1[kPairMaxKv];
   int r = 0;
@@ -497,10 +500,10 @@ void qs8_attention_with__avx2(Qs8QkRows2Fn qk_rows2, const QS8AttentionArgs& a) 
       const int n = n0 > n1 ? n0 : n1;
       const int8_t* q0 = a.q + static_cast<ptrdiff_t>(r) * a.q_stride;
       int8_t* out0 = a.out + static_cast<ptrdiff_t>(r) * a.out_stride;
-      qk_rows2(n, a.head_dim, q0, q0 + a.q_stride, a.q_zp, a.k, a.k_stride, a.k_zp, a.scratch,
+      steps.qk_rows2(n, a.head_dim, q0, q0 + a.q_stride, a.q_zp, a.k, a.k_stride, a.k_zp, a.scratch,
                scores1);
-      qs8_softmax_row__avx2(n0, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
-      qs8_softmax_row__avx2(n1, scores1, a.score_mult, a.score_shift, probs1);
+      steps.softmax_row(n0, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
+      steps.softmax_row(n1, scores1, a.score_mult, a.score_shift, probs1);
       if (has_prob_one(n0, a.prob_scratch) || has_prob_one(n1, probs1)) {
         qs8_pv_row__avx2(n0, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult,
                          a.pv_shift, a.out_zp, out0);
@@ -524,7 +527,7 @@ void qs8_attention_with__avx2(Qs8QkRows2Fn qk_rows2, const QS8AttentionArgs& a) 
     const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
     qs8_qk_row__avx2(limit, a.head_dim, a.q + static_cast<ptrdiff_t>(r) * a.q_stride, a.q_zp, a.k,
                      a.k_stride, a.k_zp, a.scratch);
-    qs8_softmax_row__avx2(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
+    steps.softmax_row(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
     qs8_pv_row__avx2(limit, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult,
                      a.pv_shift, a.out_zp, a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
     if (a.weights != nullptr) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/ref.h"
 
 namespace edgeattn {
@@ -38,8 +39,13 @@ using Qs8QkRows2Fn = void (*)(int n, int dim, const int8_t* q0, const int8_t* q1
 void qs8_qk_rows2__avx2(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
                         const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
                         int32_t* scores1);
-// The attention driver with a chosen two-row Q.K step (avx2 or VNNI).
-void qs8_attention_with__avx2(Qs8QkRows2Fn qk_rows2, const QS8AttentionArgs& a);
+// The steps the attention driver is built from (avx2, VNNI or AVX-512 ones;
+// each with the integers of the reference).
+struct Qs8AttentionSteps {
+  Qs8QkRows2Fn qk_rows2;
+  Qs8SoftmaxRowFn softmax_row;
+};
+void qs8_attention_with__avx2(const Qs8AttentionSteps& steps, const QS8AttentionArgs& a);
 
 // acc[r][16 b + c] = sum_k w[16 b + c][k] * x_r[k] for the packed K4N16
 // weight blocks b < blocks starting at w, rows r < rows (1 to
@@ -79,6 +85,14 @@ void qs8_linear__avx512vnni(int rows, int out_features, int in_features, const i
 void qs8_qk_rows2__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
                         const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
                         int32_t* scores1);
+// attention_avx512vnni.cc (zmm row primitives and the attention kernel).
+void qs8_qk_row__avx512vnni(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                            int k_stride, int32_t k_zp, int32_t* scores);
+void qs8_qk_rows2_zmm__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1,
+                                  int32_t q_zp, const int8_t* k, int k_stride, int32_t k_zp,
+                                  int32_t* scores0, int32_t* scores1);
+void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift,
+                                 uint16_t* probs);
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
 
 }  // namespace kernels

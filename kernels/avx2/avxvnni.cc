@@ -214,9 +214,12 @@ void EA_VNNI_FN(qs8_qk_rows2)(int n, int dim, const int8_t* q0, const int8_t* q1
   }
 }
 
-void EA_VNNI_FN(qs8_attention)(const QS8AttentionArgs& a) {
-  qs8_attention_with__avx2(EA_VNNI_FN(qs8_qk_rows2), a);
+#if !defined(EA_VNNI_EVEX)  // the avx512vnni attention is in attention_avx512vnni.cc
+void qs8_attention__avxvnni(const QS8AttentionArgs& a) {
+  const Qs8AttentionSteps steps = {qs8_qk_rows2__avxvnni, qs8_softmax_row__avx2};
+  qs8_attention_with__avx2(steps, a);
 }
+#endif
 
 }  // namespace kernels
 }  // namespace edgeattn
