@@ -47,7 +47,7 @@ const KernelTable kAvx512VnniTable = {
     qs8_attention__avx512vnni, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,      EA_F32_KERNEL(f32_additive__avx2),
     qs8_qk_row__avx512vnni,  qs8_softmax_row__avx512vnni,
-    qs8_pv_row__avx512vnni,
+    qs8_pv_row__avx2,
 };
 
 struct X86Features {

@@ -428,12 +428,10 @@ bool has_prob_one(int n, const uint16_t* probs) {
   return false;
 }
 
-}  // namespace
-
 // out0/out1 = P.V of two probability rows over keys 0..n-1 (a shorter row is
 // zero-padded up to n by the caller). Neither row may hold kProbOne (32768
 // does not fit the int16 pairs of vpmaddwd; such rows take the one-row kernel).
-void qs8_pv_rows2__avx2(int n, int v_dim, const uint16_t* p0, const uint16_t* p1, const int8_t* v,
+void qs8_pv_rows2(int n, int v_dim, const uint16_t* p0, const uint16_t* p1, const int8_t* v,
                   int v_stride, int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
                   int8_t* out0, int8_t* out1) {
   uint32_t psum0 = 0, psum1 = 0;
@@ -480,8 +478,6 @@ void qs8_pv_rows2__avx2(int n, int v_dim, const uint16_t* p0, const uint16_t* p1
   }
 }
 
-namespace {
-
 // Second-row buffers of the two-row loop live on the stack (x86 targets run
 // on hosted OSes); rows with more keys go one at a time.
 constexpr int kPairMaxKv = 1024;
@@ -489,8 +485,7 @@ constexpr int kPairMaxKv = 1024;
 }  // namespace
 
 void qs8_attention__avx2(const QS8AttentionArgs& a) {
-  const Qs8AttentionSteps steps = {qs8_qk_rows2__avx2, qs8_softmax_row__avx2, qs8_pv_row__avx2,
-                                   qs8_pv_rows2__avx2, false};
+  const Qs8AttentionSteps steps = {qs8_qk_rows2__avx2, qs8_softmax_row__avx2};
   qs8_attention_with__avx2(steps, a);
 }
 
@@ -509,18 +504,17 @@ void qs8_attention_with__avx2(const Qs8AttentionSteps& steps, const QS8Attention
                scores1);
       steps.softmax_row(n0, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
       steps.softmax_row(n1, scores1, a.score_mult, a.score_shift, probs1);
-      if (!steps.pv_rows2_takes_prob_one &&
-          (has_prob_one(n0, a.prob_scratch) || has_prob_one(n1, probs1))) {
-        steps.pv_row(n0, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift,
-                     a.out_zp, out0);
-        steps.pv_row(n1, a.v_dim, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift,
-                     a.out_zp, out0 + a.out_stride);
+      if (has_prob_one(n0, a.prob_scratch) || has_prob_one(n1, probs1)) {
+        qs8_pv_row__avx2(n0, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                         a.pv_shift, a.out_zp, out0);
+        qs8_pv_row__avx2(n1, a.v_dim, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift,
+                         a.out_zp, out0 + a.out_stride);
       } else {
         // Keys a row does not attend to get probability 0: they add nothing.
         for (int j = n0; j < n; ++j) a.prob_scratch[j] = 0;
         for (int j = n1; j < n; ++j) probs1[j] = 0;
-        steps.pv_rows2(n, a.v_dim, a.prob_scratch, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult,
-                       a.pv_shift, a.out_zp, out0, out0 + a.out_stride);
+        qs8_pv_rows2(n, a.v_dim, a.prob_scratch, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                     a.pv_shift, a.out_zp, out0, out0 + a.out_stride);
       }
       if (a.weights != nullptr) {
         uint16_t* w0 = a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride;
@@ -534,8 +528,8 @@ void qs8_attention_with__avx2(const Qs8AttentionSteps& steps, const QS8Attention
     qs8_qk_row__avx2(limit, a.head_dim, a.q + static_cast<ptrdiff_t>(r) * a.q_stride, a.q_zp, a.k,
                      a.k_stride, a.k_zp, a.scratch);
     steps.softmax_row(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
-    steps.pv_row(limit, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift,
-                 a.out_zp, a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
+    qs8_pv_row__avx2(limit, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                     a.pv_shift, a.out_zp, a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, a.prob_scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
     }

@@ -33,7 +33,6 @@
 #include <cstring>
 
 #include "avx2_kernels.h"
-#include "avx512_common.h"
 #include "edgeattn/kernels/requant.h"
 
 // GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
@@ -284,104 +283,8 @@ void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t s
   }
 }
 
-namespace {
-
-// Columns c .. c+15 (bytes of `mask`) of the value rows vr[0..3] (null: a key
-// past n, all 0), interleaved so that dword lane i holds the 4 keys' bytes of
-// column c + i: the signed operand of VPDPBUSD against 4 probability bytes.
-inline __m512i value_columns_x4(const int8_t* const* vr, int c, __mmask16 mask) {
-  __m128i r[4];
-  for (int t = 0; t < 4; ++t) {
-    r[t] = vr[t] != nullptr ? _mm_maskz_loadu_epi8(mask, vr[t] + c) : _mm_setzero_si128();
-  }
-  const __m128i k01lo = _mm_unpacklo_epi8(r[0], r[1]), k01hi = _mm_unpackhi_epi8(r[0], r[1]);
-  const __m128i k23lo = _mm_unpacklo_epi8(r[2], r[3]), k23hi = _mm_unpackhi_epi8(r[2], r[3]);
-  __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(k01lo, k23lo));   // columns 0-3
-  v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(k01lo, k23lo), 1);         // 4-7
-  v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(k01hi, k23hi), 2);         // 8-11
-  return _mm512_inserti32x4(v, _mm_unpackhi_epi16(k01hi, k23hi), 3);      // 12-15
-}
-
-// The low and high bytes of probabilities p[j..j+3] (0 past n) as two
-// broadcast words: (pl_j, .., pl_j+3) and (ph_j, .., ph_j+3).
-inline void prob_bytes_x4(const uint16_t* p, int j, int n, __m512i* lo, __m512i* hi) {
-  uint64_t w = 0;
-  std::memcpy(&w, p + j, sizeof(uint16_t) * static_cast<size_t>(n - j < 4 ? n - j : 4));
-  const __m128i split = _mm_shuffle_epi8(_mm_cvtsi64_si128(static_cast<int64_t>(w)),
-                                         _mm_setr_epi8(0, 2, 4, 6, 1, 3, 5, 7, -1, -1, -1, -1, -1, -1, -1, -1));
-  *lo = _mm512_broadcastd_epi32(split);
-  *hi = _mm512_broadcastd_epi32(_mm_srli_si128(split, 4));
-}
-
-// P.V of R probability rows over keys 0..n-1, 64 columns per pass:
-//   sum_j p_j (v_j - zv) = 256 sum_j ph_j v_j + sum_j pl_j v_j - zv sum_j p_j
-// with p = 256 ph + pl split into unsigned bytes (ph <= 128: the Q15 1.0 =
-// 32768 needs no special case, unlike int16 pairs), each sum one VPDPBUSD per
-// 4 keys and 16 columns. All in wrapping int32: the reference's sum fits, so
-// the results are the same integers.
-template <int R>
-void pv_rows_zmm(int n, int v_dim, const uint16_t* const* p, const int8_t* v, int v_stride,
-                 int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
-                 int8_t* const* out) {
-  uint32_t psum[R];
-  for (int r = 0; r < R; ++r) {
-    psum[r] = 0;
-    for (int j = 0; j < n; ++j) psum[r] += p[r][j];
-  }
-  const avx512::Rq16 q = avx512::make_rq16(_mm512_set1_epi32(pv_mult), _mm512_set1_epi32(pv_shift));
-  const __m512i zp = _mm512_set1_epi32(out_zp);
-  for (int c0 = 0; c0 < v_dim; c0 += 64) {
-    const int blocks = (v_dim - c0 + 15) / 16 < 4 ? (v_dim - c0 + 15) / 16 : 4;
-    __mmask16 mask[4];
-    for (int b = 0; b < 4; ++b) {
-      const int cols = v_dim - c0 - 16 * b;
-      mask[b] = lanes16(cols <= 0 ? 0 : (cols < 16 ? cols : 16));
-    }
-    __m512i lo[R][4], hi[R][4];
-    for (int r = 0; r < R; ++r)
-      for (int b = 0; b < 4; ++b) lo[r][b] = hi[r][b] = _mm512_setzero_si512();
-    for (int j = 0; j < n; j += 4) {
-      const int8_t* vr[4];
-      for (int t = 0; t < 4; ++t) vr[t] = j + t < n ? v + static_cast<ptrdiff_t>(j + t) * v_stride : nullptr;
-      __m512i pl[R], ph[R];
-      for (int r = 0; r < R; ++r) prob_bytes_x4(p[r], j, n, &pl[r], &ph[r]);
-      for (int b = 0; b < blocks; ++b) {
-        const __m512i vc = value_columns_x4(vr, c0 + 16 * b, mask[b]);
-        for (int r = 0; r < R; ++r) {
-          lo[r][b] = _mm512_dpbusd_epi32(lo[r][b], pl[r], vc);
-          hi[r][b] = _mm512_dpbusd_epi32(hi[r][b], ph[r], vc);
-        }
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      const __m512i corr = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(v_zp) * psum[r]));
-      for (int b = 0; b < blocks; ++b) {
-        const __m512i s = _mm512_sub_epi32(_mm512_add_epi32(_mm512_slli_epi32(hi[r][b], 8), lo[r][b]), corr);
-        _mm_mask_storeu_epi8(out[r] + c0 + 16 * b, mask[b], avx512::requantize_s8_x16(s, q, zp));
-      }
-    }
-  }
-}
-
-}  // namespace
-
-void qs8_pv_row__avx512vnni(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
-                            int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
-                            int8_t* out) {
-  pv_rows_zmm<1>(n, v_dim, &probs, v, v_stride, v_zp, pv_mult, pv_shift, out_zp, &out);
-}
-
-void qs8_pv_rows2__avx512vnni(int n, int v_dim, const uint16_t* p0, const uint16_t* p1,
-                              const int8_t* v, int v_stride, int32_t v_zp, int32_t pv_mult,
-                              int32_t pv_shift, int32_t out_zp, int8_t* out0, int8_t* out1) {
-  const uint16_t* p[2] = {p0, p1};
-  int8_t* out[2] = {out0, out1};
-  pv_rows_zmm<2>(n, v_dim, p, v, v_stride, v_zp, pv_mult, pv_shift, out_zp, out);
-}
-
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a) {
-  const Qs8AttentionSteps steps = {qs8_qk_rows2_zmm__avx512vnni, qs8_softmax_row__avx512vnni,
-                                   qs8_pv_row__avx512vnni, qs8_pv_rows2__avx512vnni, true};
+  const Qs8AttentionSteps steps = {qs8_qk_rows2_zmm__avx512vnni, qs8_softmax_row__avx512vnni};
   qs8_attention_with__avx2(steps, a);
 }
 

@@ -41,21 +41,9 @@ void qs8_qk_rows2__avx2(int n, int dim, const int8_t* q0, const int8_t* q1, int3
                         int32_t* scores1);
 // The steps the attention driver is built from (avx2, VNNI or AVX-512 ones;
 // each with the integers of the reference).
-// out0/out1 = P.V of two probability rows over keys 0..n-1 (a row shorter
-// than n is zero-padded by the caller).
-using Qs8PvRows2Fn = void (*)(int n, int v_dim, const uint16_t* p0, const uint16_t* p1,
-                              const int8_t* v, int v_stride, int32_t v_zp, int32_t pv_mult,
-                              int32_t pv_shift, int32_t out_zp, int8_t* out0, int8_t* out1);
-// The avx2 two-row P.V (vpmaddwd on int16 pairs: rows must not hold p = 32768).
-void qs8_pv_rows2__avx2(int n, int v_dim, const uint16_t* p0, const uint16_t* p1, const int8_t* v,
-                        int v_stride, int32_t v_zp, int32_t pv_mult, int32_t pv_shift,
-                        int32_t out_zp, int8_t* out0, int8_t* out1);
 struct Qs8AttentionSteps {
   Qs8QkRows2Fn qk_rows2;
   Qs8SoftmaxRowFn softmax_row;
-  Qs8PvRowFn pv_row;
-  Qs8PvRows2Fn pv_rows2;
-  bool pv_rows2_takes_prob_one;  // false: rows holding p = 32768 go through pv_row
 };
 void qs8_attention_with__avx2(const Qs8AttentionSteps& steps, const QS8AttentionArgs& a);
 
@@ -105,12 +93,6 @@ void qs8_qk_rows2_zmm__avx512vnni(int n, int dim, const int8_t* q0, const int8_t
                                   int32_t* scores0, int32_t* scores1);
 void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift,
                                  uint16_t* probs);
-void qs8_pv_row__avx512vnni(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
-                            int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
-                            int8_t* out);
-void qs8_pv_rows2__avx512vnni(int n, int v_dim, const uint16_t* p0, const uint16_t* p1,
-                              const int8_t* v, int v_stride, int32_t v_zp, int32_t pv_mult,
-                              int32_t pv_shift, int32_t out_zp, int8_t* out0, int8_t* out1);
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
 
 }  // namespace kernels

@@ -216,8 +216,7 @@ void EA_VNNI_FN(qs8_qk_rows2)(int n, int dim, const int8_t* q0, const int8_t* q1
 
 #if !defined(EA_VNNI_EVEX)  // the avx512vnni attention is in attention_avx512vnni.cc
 void qs8_attention__avxvnni(const QS8AttentionArgs& a) {
-  const Qs8AttentionSteps steps = {qs8_qk_rows2__avxvnni, qs8_softmax_row__avx2, qs8_pv_row__avx2,
-                                   qs8_pv_rows2__avx2, false};
+  const Qs8AttentionSteps steps = {qs8_qk_rows2__avxvnni, qs8_softmax_row__avx2};
   qs8_attention_with__avx2(steps, a);
 }
 #endif
