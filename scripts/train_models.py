@@ -11,7 +11,8 @@ produces byte-identical files under models/. Writes:
     models/README.md, models/train_report.json
     models/{transformer,bahdanau,pooling}/{weights.safetensors,calib.npz,
                                             reference.npz,spec.json}
-    models/pooling/heldout.npz
+    models/pooling/heldout.npz, models/bahdanau/weights.pt (torch.save of
+    the same state dict, read directly by edgeattn-convert)
 
 and ends with a numpy self-test that recomputes every exported attention
 layer from the exported weights + inputs and compares with torch (1e-5).
@@ -136,6 +137,22 @@ def export_weights(model, path, meta):
         assert back[k].dtype == sd[k].dtype and back[k].shape == sd[k].shape
         assert np.array_equal(back[k], sd[k]), k
     return sd
+
+
+def export_torch_checkpoint(safetensors_path, pt_path):
+    """torch.save of the state dict, as users have it: the zip checkpoint that
+    edgeattn-convert --weights reads directly (docs/workflow.md). Written from
+    the exported float32 weights (same names, same order), so it converts to
+    the same model as its safetensors twin, bit for bit (tested in
+    tests/converter/CMakeLists.txt, torch_zip_twin)."""
+    from collections import OrderedDict
+    tensors, _ = read_safetensors(safetensors_path)
+    sd = OrderedDict((k, torch.from_numpy(v)) for k, v in tensors.items())
+    torch.save(sd, pt_path)
+    back = torch.load(pt_path)
+    assert list(back.keys()) == list(sd.keys())
+    for k in sd:
+        assert torch.equal(back[k], sd[k]), k
 
 
 def write_json(path, obj):
@@ -871,6 +888,7 @@ def main():
         assert torch.allclose(gru_cell(xin, h0, c.weight_ih, c.weight_hh, c.bias_ih, c.bias_hh), c(xin, h0), atol=1e-5)
     d = os.path.join(OUT, "bahdanau")
     export_weights(mB, os.path.join(d, "weights.safetensors"), {"model": "bahdanau", "format": "pt"})
+    export_torch_checkpoint(os.path.join(d, "weights.safetensors"), os.path.join(d, "weights.pt"))
     for fname, data, idx, with_ref in [("calib.npz", train, calib_idx, False), ("reference.npz", held, ref_idx, True)]:
         src, lens = torch.from_numpy(data[0][idx]), torch.from_numpy(data[1][idx])
         cap = {}
@@ -935,4 +953,10 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--export-pt"]:
+        # Only the PyTorch checkpoint of an already exported model, e.g.
+        #   python3 scripts/train_models.py --export-pt bahdanau
+        d = os.path.join(OUT, sys.argv[2])
+        export_torch_checkpoint(os.path.join(d, "weights.safetensors"), os.path.join(d, "weights.pt"))
+    else:
+        main()

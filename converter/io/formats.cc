@@ -10,6 +10,7 @@
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
+#include "converter/io/torch_zip.h"
 
 namespace edgeattn {
 namespace convert {
@@ -131,10 +132,14 @@ ArrayMap load_weights(const std::string& path) {
   const FileFormat f = detect_file_format(path);
   if (f == FileFormat::kSafetensors) return load_safetensors(path);
   if (f == FileFormat::kNpz) return load_npz(path);
-  if (is_torch(f)) fail(path, ": ", format_name(f), ": PyTorch checkpoints are not read yet; ", kExport);
+  if (f == FileFormat::kTorchZip) return load_torch_zip(path);
+  if (is_torch(f)) {
+    fail(path, ": ", format_name(f), ": only torch.save's zip format (the default since PyTorch 1.6) is read; "
+         "re-save with torch.save(model.state_dict(), \"model.pt\"), or ", kExport);
+  }
   fail(path, ": ", format_name(f),
        f == FileFormat::kUnknown ? " (first bytes " + first_bytes(path) + ")" : std::string(),
-       ": weights are read from safetensors files and .npz archives (whatever their names); ", kExport);
+       ": weights are read from safetensors files, .npz archives and PyTorch zip checkpoints (whatever their names); ", kExport);
 }
 
 ArrayMap load_data_npz(const std::string& path, const std::string& what) {

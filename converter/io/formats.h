@@ -4,9 +4,10 @@
 //   torch zip       zip with a member '<name>/data.pkl' (torch.save since PyTorch 1.6)
 //   legacy torch    a pickle (0x80, protocol 2..5), with or without torch's legacy magic
 //   .npy            a single NumPy array ('\x93NUMPY')
-// Weights are read from safetensors and .npz; calibration / reference / task
-// data from .npz only. PyTorch checkpoints are recognised and refused with a
-// message naming the file and the one-line export to safetensors or .npz.
+// Weights are read from safetensors, .npz and torch zip checkpoints (a state
+// dict, through a restricted unpickler: torch_pickle.h); calibration /
+// reference / task data from .npz only. Legacy torch pickles are recognised
+// and refused with a message naming the file and how to re-save or export.
 #ifndef EDGEATTN_CONVERTER_IO_FORMATS_H_
 #define EDGEATTN_CONVERTER_IO_FORMATS_H_
 
@@ -43,7 +44,7 @@ FileFormat detect_file_format(const std::string& path);
 // "safetensors", "a PyTorch checkpoint (torch.save zip archive)", ...
 const char* format_name(FileFormat f);
 
-// Weights: safetensors or .npz, whatever the name. Anything else fails naming
+// Weights: safetensors, .npz or a torch zip checkpoint, whatever the name. Anything else fails naming
 // PATH, what it is, the formats read and how to export a PyTorch state dict.
 ArrayMap load_weights(const std::string& path);
 

@@ -21,7 +21,7 @@ stage_fuzz() {
   header "fuzz: build (-j$JOBS)"
   cmake --build "$dir" -j"$JOBS" --target edgeattn_fuzzers
   local target status=0 seeds
-  for target in model safetensors npz spec; do
+  for target in model safetensors npz spec torch_pickle; do
     ea_fuzz_run "$dir" "$target" "$seconds" "$dir/tests/fuzz/seeds/$target" || status=1
   done
   # fuzz_paths: generated seeds (make_paths_seeds), committed regression

@@ -148,10 +148,12 @@ int main(int argc, char** argv) {
     write_bytes(d + "/npz_inside.safetensors", read_file(d + "/mha_weights.npz"));
     write_bytes(d + "/safetensors_inside.npz", read_file(d + "/mha.safetensors"));
     {
-      // PyTorch checkpoints (refused with the export recipe): the zip format of
-      // torch.save (archive/data.pkl + storages; the pickle here is just "{}"),
-      // the same cut short (no central directory), a legacy torch.save pickle
-      // (protocol 2 + torch's magic number) and a plain protocol-4 pickle.
+      // PyTorch checkpoints: the zip format of torch.save (archive/data.pkl +
+      // storages; the pickle here is an empty state dict "{}", so it is read
+      // and the layer's tensors are then missing), the same cut short (no
+      // central directory), and, refused with the re-save / export recipe, a
+      // legacy torch.save pickle (protocol 2 + torch's magic number) and a
+      // plain protocol-4 pickle.
       const std::vector<uint8_t> pkl = {0x80, 0x02, '}', 'q', 0x00, '.'};
       write_zip(d + "/model.pt", {{"archive/data.pkl", pkl},
                                   {"archive/byteorder", {'l', 'i', 't', 't', 'l', 'e'}},

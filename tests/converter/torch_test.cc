@@ -1,0 +1,148 @@
+// The PyTorch zip checkpoint reader (converter/io/torch_zip.h) and its
+// restricted unpickler (torch_pickle.h): hand-assembled pickles and archives,
+// so every expectation below is written out, not produced by the code under
+// test. The checkpoint torch.save itself wrote is checked end to end by the
+// CLI cases (tests/converter/CMakeLists.txt, "torch_zip").
+#include <gtest/gtest.h>
+#include <zip.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "converter/error.h"
+#include "converter/io/formats.h"
+#include "converter/io/torch_pickle.h"
+#include "fixtures.h"
+
+namespace {
+
+using namespace edgeattn::convert;
+
+using Bytes = std::vector<uint8_t>;
+
+void Add(Bytes& b, const std::string& s) { b.insert(b.end(), s.begin(), s.end()); }
+void Str(Bytes& b, const std::string& s) {  // SHORT_BINUNICODE
+  b.push_back(0x8c);
+  b.push_back(static_cast<uint8_t>(s.size()));
+  Add(b, s);
+}
+
+// {name: tensor} where the tensor is a view (offset, size, stride) of a
+// float32 storage '0' of `numel` elements, pickled as torch.save does
+// (protocol 2: GLOBAL, BINPERSID, REDUCE, SETITEMS).
+Bytes StateDictPickle(const std::string& name, int numel, int offset, const std::vector<int>& size,
+                      const std::vector<int>& stride) {
+  Bytes b = {0x80, 0x02};
+  Add(b, "ccollections\nOrderedDict\n)R(");  // OrderedDict(), MARK
+  Str(b, name);
+  Add(b, "ctorch._utils\n_rebuild_tensor_v2\n(");  // callable, MARK of its arguments
+  b.push_back('(');                                 // MARK of the persistent id
+  Str(b, "storage");
+  Add(b, "ctorch\nFloatStorage\n");
+  Str(b, "0");
+  Str(b, "cpu");
+  b.push_back('K');
+  b.push_back(static_cast<uint8_t>(numel));
+  Add(b, "tQ");  // TUPLE, BINPERSID
+  b.push_back('K');
+  b.push_back(static_cast<uint8_t>(offset));
+  for (const std::vector<int>* dims : {&size, &stride}) {
+    b.push_back('(');
+    for (int d : *dims) {
+      b.push_back('K');
+      b.push_back(static_cast<uint8_t>(d));
+    }
+    b.push_back('t');
+  }
+  b.push_back(0x89);  // requires_grad False
+  Add(b, "ccollections\nOrderedDict\n)R");  // backward hooks
+  Add(b, "tRu.");  // args TUPLE, REDUCE, SETITEMS, STOP
+  return b;
+}
+
+std::string WriteArchive(const std::string& file, const Bytes& pkl, const std::vector<float>& storage) {
+  const std::string path = fixtures::temp_dir("torch") + "/" + file;
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  EXPECT_NE(z, nullptr);
+  const std::string order = "little";
+  zip_file_add(z, "archive/data.pkl", zip_source_buffer(z, pkl.data(), pkl.size(), 0), 0);
+  zip_file_add(z, "archive/byteorder", zip_source_buffer(z, order.data(), order.size(), 0), 0);
+  zip_file_add(z, "archive/data/0",
+               zip_source_buffer(z, storage.data(), storage.size() * sizeof(float), 0), 0);
+  EXPECT_EQ(zip_close(z), 0);
+  return path;
+}
+
+std::string Error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConvertError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TorchZip, StridedViewOfASharedStorage) {
+  // storage 0..5; view at offset 1, size (2, 2), stride (1, 2): the transpose
+  // of [[1, 2], [3, 4]] -> [[1, 3], [2, 4]].
+  const std::string path = WriteArchive("view.pt", StateDictPickle("w", 6, 1, {2, 2}, {1, 2}),
+                                        {0, 1, 2, 3, 4, 5});
+  const ArrayMap m = load_weights(path);
+  ASSERT_EQ(m.count("w"), 1u);
+  const Array& a = m.at("w");
+  EXPECT_EQ(a.shape, (std::vector<size_t>{2, 2}));
+  EXPECT_EQ(a.data, (std::vector<double>{1, 3, 2, 4}));
+  EXPECT_EQ(a.dtype, "float32");
+}
+
+TEST(TorchZip, ViewPastItsStorageIsRefused) {
+  // size (2, 3), stride (1, 2), offset 1: the last element is 1 + 1 + 4 = 6.
+  const std::string path = WriteArchive("past.pt", StateDictPickle("w", 6, 1, {2, 3}, {1, 2}),
+                                        {0, 1, 2, 3, 4, 5});
+  const std::string e = Error([&] { load_weights(path); });
+  EXPECT_NE(e.find("past.pt: tensor 'w': view"), std::string::npos) << e;
+  EXPECT_NE(e.find("reaches element 6 of a storage of 6"), std::string::npos) << e;
+}
+
+TEST(TorchZip, StorageShorterThanDeclaredIsRefused) {
+  const std::string path = WriteArchive("short.pt", StateDictPickle("w", 6, 0, {6}, {1}), {0, 1, 2});
+  const std::string e = Error([&] { load_weights(path); });
+  EXPECT_NE(e.find("short.pt: tensor 'w'"), std::string::npos) << e;
+}
+
+TEST(TorchPickle, RefusesGlobalsOutsideTheAllowList) {
+  // pickle.dumps of an object whose __reduce__ is (os.system, ('echo pwned',)).
+  Bytes p = {0x80, 0x02};
+  Add(p, "cposix\nsystem\n");
+  const Bytes rest = {'q', 0, 'X', 10, 0, 0, 0};
+  p.insert(p.end(), rest.begin(), rest.end());
+  Add(p, "echo pwned");
+  const Bytes tail = {'q', 1, 0x85, 'q', 2, 'R', 'q', 3, '.'};
+  p.insert(p.end(), tail.begin(), tail.end());
+  const std::string e = Error([&] { parse_torch_state_dict(p.data(), p.size(), "evil.pkl"); });
+  EXPECT_NE(e.find("evil.pkl: byte 2: refuses global 'posix.system'"), std::string::npos) << e;
+}
+
+TEST(TorchPickle, RefusesOpcodesAStateDictDoesNotNeed) {
+  // pickle.dumps({'a': 1.5}, protocol=2): BINFLOAT (0x47).
+  const Bytes p = {0x80, 0x02, '}', 'q', 0, 'X', 1, 0, 0, 0, 'a', 'q', 1,
+                   'G', 0x3f, 0xf8, 0, 0, 0, 0, 0, 0, 's', '.'};
+  const std::string e = Error([&] { parse_torch_state_dict(p.data(), p.size(), "f.pkl"); });
+  EXPECT_NE(e.find("f.pkl: byte 13: unsupported pickle opcode 0x47"), std::string::npos) << e;
+}
+
+TEST(TorchPickle, TruncatedAndNonDictPicklesAreRefused) {
+  const Bytes full = StateDictPickle("w", 6, 0, {6}, {1});
+  for (size_t cut : {size_t{1}, size_t{10}, full.size() / 2, full.size() - 1}) {
+    const std::string e = Error([&] { parse_torch_state_dict(full.data(), cut, "cut.pkl"); });
+    EXPECT_NE(e.find("cut.pkl: byte"), std::string::npos) << cut << ": " << e;
+  }
+  const Bytes five = {0x80, 0x02, 'K', 5, '.'};
+  const std::string e = Error([&] { parse_torch_state_dict(five.data(), five.size(), "int.pkl"); });
+  EXPECT_NE(e.find("holds a int, not a state dict"), std::string::npos) << e;
+}
+
+}  // namespace
