@@ -27,10 +27,17 @@ ActQuantParams act_quant(const Range& range, const std::string& what) {
   return act_quant(range.lo, range.hi);
 }
 
-RangeMap calibrate(const FloatLayer& layer, const LayerData& data) {
+RangeMap calibrate(const FloatLayer& layer, const LayerData& data, FloatOutputs* outputs) {
   RangeMap ranges;
-  std::vector<double> out;
-  for (int i = 0; i < data.n; ++i) forward(layer, data.sample(layer, i), &out, nullptr, &ranges);
+  std::vector<double> out, w;
+  if (outputs != nullptr) *outputs = FloatOutputs();
+  for (int i = 0; i < data.n; ++i) {
+    forward(layer, data.sample(layer, i), &out, outputs != nullptr ? &w : nullptr, &ranges);
+    if (outputs != nullptr) {
+      outputs->output.insert(outputs->output.end(), out.begin(), out.end());
+      outputs->weights.insert(outputs->weights.end(), w.begin(), w.end());
+    }
+  }
   if (layer.self_attention()) {
     ranges["key"] = ranges["query"];
     ranges["value"] = ranges["query"];

@@ -25,7 +25,13 @@ ActQuantParams act_quant(double lo, double hi);
 
 // Runs the float64 layer over every calibration sample and records the ranges
 // of its inputs, projections, context and output (see float_reference.h).
-RangeMap calibrate(const FloatLayer& layer, const LayerData& data);
+// With `outputs`, also keeps that pass's outputs and attention weights,
+// concatenated over the samples exactly as reference_forward() (metrics.h)
+// returns them, so the verification need not run the float layer again.
+struct FloatOutputs {
+  std::vector<double> output, weights;
+};
+RangeMap calibrate(const FloatLayer& layer, const LayerData& data, FloatOutputs* outputs = nullptr);
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -92,10 +92,11 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     const ArrayMap npz = load_data_npz(o.calib, "calibration data (--calib)");
     for (const FloatLayer& L : spec.layers) calib.push_back(load_layer_data(npz, o.calib, L, false));
   }
+  std::vector<FloatOutputs> float_outputs;
   const std::vector<uint8_t> bytes =
       build_model(spec, type, calib, o.calib, base_name(o.weights), [&](size_t i, const std::string& what) {
         progress("convert", i, spec.layers[i].name, what);
-      });
+      }, &float_outputs);
   const LoadedModel lm(bytes, o.output);
 
   ConvertReport r;
@@ -122,9 +123,14 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
                "runtime vs float64 reference on " + std::to_string(calib[i].n) + " sample" +
                    (calib[i].n == 1 ? "" : "s"));
       const RunResult run = run_layer(lm, static_cast<int>(i), calib[i], 1);
-      std::vector<double> ref_out, ref_w;
-      reference_forward(L, calib[i], &ref_out, &ref_w);
-      lr.metrics = compare(L, calib[i], run.output, ref_out, run.weights, ref_w);
+      // int8: the calibration pass already ran the float64 layer on these inputs.
+      FloatOutputs ref;
+      if (i < float_outputs.size()) {
+        ref = std::move(float_outputs[i]);
+      } else {
+        reference_forward(L, calib[i], &ref.output, &ref.weights);
+      }
+      lr.metrics = compare(L, calib[i], run.output, ref.output, run.weights, ref.weights);
       lr.has_metrics = true;
       lr.samples = calib[i].n;
     }

@@ -210,8 +210,10 @@ ArenaPlan plan_arena(const ModelSpec& spec, OutputType type) {
 
 std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
                                  const std::vector<LayerData>& calib, const std::string& calib_path,
-                                 const std::string& source, const ProgressFn& progress) {
+                                 const std::string& source, const ProgressFn& progress,
+                                 std::vector<FloatOutputs>* reference) {
   const bool s8 = type == OutputType::kInt8;
+  if (reference != nullptr) reference->assign(s8 ? spec.layers.size() : 0, FloatOutputs());
   if (s8 && calib.size() != spec.layers.size()) fail("int8 conversion needs calibration data (--calib)");
   const ArenaPlan arena = plan_arena(spec, type);
   ModelWriter w;
@@ -224,7 +226,7 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
         progress(i, "calibrating on " + std::to_string(calib[i].n) + " sample" + (calib[i].n == 1 ? "" : "s") +
                         ", quantizing");
       }
-      const RangeMap ranges = calibrate(L, calib[i]);
+      const RangeMap ranges = calibrate(L, calib[i], reference != nullptr ? &(*reference)[i] : nullptr);
       const Calibrated c{ranges, calib_path + ": layer '" + L.name + "'"};
       switch (L.kind) {
         case LayerKind::kMha: options = mha_s8(w, L, c); break;
