@@ -1,6 +1,6 @@
-// AVX2+FMA and AVX-VNNI kernels for x86-64. Same contracts as ref.h; int8
+// AVX2+FMA, AVX-VNNI and AVX-512 VNNI kernels for x86-64. Same contracts as ref.h; int8
 // results are bit-identical to the reference. Only call after
-// cpu_supports(KernelPath::kAvx2 / kAvxVnni).
+// cpu_supports(KernelPath::kAvx2 / kAvxVnni / kAvx512Vnni).
 #ifndef EDGEATTN_KERNELS_AVX2_AVX2_KERNELS_H_
 #define EDGEATTN_KERNELS_AVX2_AVX2_KERNELS_H_
 
@@ -74,17 +74,13 @@ void qs8_qk_rows2__avxvnni(int n, int dim, const int8_t* q0, const int8_t* q1, i
                         int32_t* scores1);
 void qs8_attention__avxvnni(const QS8AttentionArgs& a);
 
-// -------------------------------------------------------------- avx512vnni 
-// avx512vnni.cc (avxvnni.cc's attention with EVEX VPDPBUSD ymm) and
-// linear_avx512vnni.cc (zmm GEMM microkernel), compiled with -mavx512vnni
-// -mavx512vl -mavx512bw: only call after cpu_supports(kAvx512Vnni).
+// ----------------------------------------------------------- avx512vnni ----
+// linear_avx512vnni.cc (zmm GEMM microkernel), compiled with -mavx512f
+// -mavx512bw -mavx512vl -mavx512vnni: only call after cpu_supports(kAvx512Vnni).
 void qs8_linear__avx512vnni(int rows, int out_features, int in_features, const int8_t* x,
                          int x_stride, const int8_t* w, const int32_t* bias,
                          const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
                          int8_t* y, int y_stride);
-void qs8_qk_rows2__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
-                        const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
-                        int32_t* scores1);
 // attention_avx512vnni.cc (zmm row primitives and the attention kernel).
 void qs8_qk_row__avx512vnni(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                             int k_stride, int32_t k_zp, int32_t* scores);

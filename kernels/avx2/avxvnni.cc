@@ -12,10 +12,8 @@
 // reference, so the result is the exact sum whenever that fits int32.
 // Requantization comes from the avx2 driver (linear.cc).
 //
-// The attention part is built twice: here with the VEX form (AVX-VNNI), and
-// via avx512vnni.cc with EA_VNNI_EVEX defined, as the EVEX-encoded 256-bit
-// form (AVX512-VNNI + AVX512VL). The EVEX build has its own zmm linear
-// (linear_avx512vnni.cc), so the linear part below is VEX only.
+// The avx512vnni path has its own zmm kernels (linear_avx512vnni.cc,
+// attention_avx512vnni.cc); this file is the VEX (AVX-VNNI) path only.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -25,13 +23,7 @@
 #include "avx2_kernels.h"
 #include "edgeattn/kernels/packed_weights.h"
 
-#if defined(EA_VNNI_EVEX)
-#define EA_DPBUSD _mm256_dpbusd_epi32
-#define EA_VNNI_FN(name) name##__avx512vnni
-#else
 #define EA_DPBUSD _mm256_dpbusd_avx_epi32
-#define EA_VNNI_FN(name) name##__avxvnni
-#endif
 
 namespace edgeattn {
 namespace kernels {
@@ -47,7 +39,6 @@ inline __m128i vnni_hsum4(__m256i a, __m256i b, __m256i c, __m256i d) {
 
 }  // namespace
 
-#if !defined(EA_VNNI_EVEX)
 namespace {
 
 // acc[r][0..16) for R rows against one 16-channel block (2 x R accumulators).
@@ -124,7 +115,6 @@ void qs8_linear__avxvnni(int rows, int out_features, int in_features, const int8
   qs8_linear_with__avx2(qs8_linear_acc__avxvnni, rows, out_features, in_features, x, x_stride, w,
                         bias, mult, shift, per_channel, y_zp, y, y_stride);
 }
-#endif  // !EA_VNNI_EVEX
 
 }  // namespace kernels
 }  // namespace edgeattn
@@ -151,7 +141,7 @@ inline int32_t sum_q_minus_zp(int d, const int8_t* q, int32_t q_zp) {
 
 }  // namespace
 
-void EA_VNNI_FN(qs8_qk_rows2)(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
+void qs8_qk_rows2__avxvnni(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
                               const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
                               int32_t* scores1) {
   const int blocks = dim / 32;
@@ -214,12 +204,10 @@ void EA_VNNI_FN(qs8_qk_rows2)(int n, int dim, const int8_t* q0, const int8_t* q1
   }
 }
 
-#if !defined(EA_VNNI_EVEX)  // the avx512vnni attention is in attention_avx512vnni.cc
 void qs8_attention__avxvnni(const QS8AttentionArgs& a) {
   const Qs8AttentionSteps steps = {qs8_qk_rows2__avxvnni, qs8_softmax_row__avx2};
   qs8_attention_with__avx2(steps, a);
 }
-#endif
 
 }  // namespace kernels
 }  // namespace edgeattn

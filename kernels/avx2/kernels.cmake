@@ -11,10 +11,8 @@ set_source_files_properties(${_ea_avx2_sources} PROPERTIES COMPILE_OPTIONS "-mav
 # Only this file may contain VPDPBUSD (VEX); reached after the AVX-VNNI check.
 set_source_files_properties(${_ea_avx2_dir}/avxvnni.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavxvnni")
-# The same kernel with EVEX VPDPBUSD ymm; reached after the AVX512-VNNI/VL check.
-set_source_files_properties(${_ea_avx2_dir}/avx512vnni.cc PROPERTIES
-  COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512vl;-mavx512vnni")
-# The zmm GEMM microkernel of the int8 linear; reached after the same check.
+# The zmm GEMM microkernel of the int8 linear; reached after the AVX512-VNNI
+# (F, BW, VL, VNNI) check.
 set_source_files_properties(${_ea_avx2_dir}/linear_avx512vnni.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
 # The zmm attention row primitives; reached after the same check. No DQ:
@@ -22,6 +20,6 @@ set_source_files_properties(${_ea_avx2_dir}/linear_avx512vnni.cc PROPERTIES
 set_source_files_properties(${_ea_avx2_dir}/attention_avx512vnni.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
 list(APPEND EA_KERNEL_SOURCES ${_ea_avx2_sources} ${_ea_avx2_dir}/avxvnni.cc
-     ${_ea_avx2_dir}/avx512vnni.cc ${_ea_avx2_dir}/linear_avx512vnni.cc
+     ${_ea_avx2_dir}/linear_avx512vnni.cc
      ${_ea_avx2_dir}/attention_avx512vnni.cc)
 set(EA_CPU_FEATURES_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/cpu_features_x86.cc)
