@@ -33,6 +33,10 @@ RangeMap calibrate(const FloatLayer& layer, const LayerData& data, FloatOutputs*
   if (outputs != nullptr) *outputs = FloatOutputs();
   for (int i = 0; i < data.n; ++i) {
     forward(layer, data.sample(layer, i), &out, outputs != nullptr ? &w : nullptr, &ranges);
+    if (outputs != nullptr && i == 0) {  // every sample has the same sizes: no regrowth copies
+      outputs->output.reserve(out.size() * static_cast<size_t>(data.n));
+      outputs->weights.reserve(w.size() * static_cast<size_t>(data.n));
+    }
     if (outputs != nullptr) {
       outputs->output.insert(outputs->output.end(), out.begin(), out.end());
       outputs->weights.insert(outputs->weights.end(), w.begin(), w.end());

@@ -29,10 +29,13 @@ std::vector<double> linear(const FloatLinear& l, const double* x, int rows) {
   const int in = l.in, out = l.out;
   const int out4 = out / 4 * 4, rows4 = rows / 4 * 4;
   std::vector<double> y(static_cast<size_t>(rows) * out);
-  std::vector<double> wt(static_cast<size_t>(out4) * in);
-  for (int n = 0; n < out4; ++n) {
-    double* stripe = wt.data() + static_cast<size_t>(n / 4) * in * 4 + n % 4;
-    for (int k = 0; k < in; ++k) stripe[static_cast<size_t>(k) * 4] = l.w[static_cast<size_t>(n) * in + k];
+  std::vector<double>& wt = l.stripes;
+  if (wt.size() != static_cast<size_t>(out4) * in) {
+    wt.assign(static_cast<size_t>(out4) * in, 0.0);
+    for (int n = 0; n < out4; ++n) {
+      double* stripe = wt.data() + static_cast<size_t>(n / 4) * in * 4 + n % 4;
+      for (int k = 0; k < in; ++k) stripe[static_cast<size_t>(k) * 4] = l.w[static_cast<size_t>(n) * in + k];
+    }
   }
   const auto bias = [&](int n) { return l.b.empty() ? 0.0 : l.b[static_cast<size_t>(n)]; };
   constexpr int kRowBlock = 32;  // rows of x kept in cache while the stripes pass

@@ -24,6 +24,10 @@ struct FloatLinear {
   std::vector<double> w;
   std::vector<double> b;  // empty: no bias
   std::string w_name, b_name;
+  // w transposed into stripes of 4 outputs ([out/4][in][4]) for the float
+  // reference's linear(), made at its first call: re-making it for every
+  // sample (and freeing it again) was a third of a large conversion's time.
+  mutable std::vector<double> stripes;
 };
 
 // One attention layer with its weights, resolved from the spec and the weights file.
