@@ -148,6 +148,13 @@ Status create_op(const fb::Model& model, const fb::Linear* l, int8_t* row_major,
   return Status::kOk;
 }
 
+// Whether build() gives this projection an XNNPACK operator: int8 (float
+// projections have no requantization) with in_features a multiple of 16.
+bool takes_operator(const fb::Linear* l) {
+  return l != nullptr && l->requant() != nullptr && l->output() != nullptr &&
+         l->in_features() % 16 == 0;
+}
+
 // The int8 projections of one layer (null entries are skipped).
 int layer_linears(const fb::Layer* layer, const fb::Linear* out[4]) {
   int n = 0;
@@ -204,7 +211,7 @@ Status build(const Model& model, uint8_t* region, size_t bytes, const void** tab
     const int n = layer_linears(model.layer(i), linears);
     for (int j = 0; j < n; ++j) {
       const fb::Linear* l = linears[j];
-      if (l == nullptr || l->requant() == nullptr) continue;
+      if (!takes_operator(l)) continue;
       const size_t w = size_t{l->in_features()} * l->out_features();
       if (w > max_weight) max_weight = w;
     }
@@ -218,8 +225,7 @@ Status build(const Model& model, uint8_t* region, size_t bytes, const void** tab
     const int n = layer_linears(layer, linears);
     for (int j = 0; j < n && s == Status::kOk; ++j) {
       const fb::Linear* l = linears[j];
-      if (l == nullptr || l->requant() == nullptr || l->output() == nullptr) continue;  // float
-      if (l->in_features() % 16 != 0) continue;
+      if (!takes_operator(l)) continue;
       const Status created = create_op(fbm, l, row_major, &table->ops[table->count], error);
       if (created == Status::kOk) {
         ++table->count;
