@@ -66,6 +66,7 @@
 #include <utility>
 #include <vector>
 
+#include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
@@ -236,9 +237,11 @@ void BM_Qs8Attention(benchmark::State& state, ek::KernelPath path, int q_len, in
   std::vector<int8_t> out(static_cast<size_t>(q_len) * hd);
   std::vector<int32_t> scratch(kv);
   std::vector<uint16_t> probs(kv);
+  std::vector<uint8_t> tile(ek::qs8_attention_tile_bytes(kv, hd, hd));
   ek::QS8AttentionArgs a = Qs8Head(q_len, kv, hd, hd);
   a.q = q.data(); a.k = k.data(); a.v = v.data(); a.out = out.data();
   a.scratch = scratch.data(); a.prob_scratch = probs.data();
+  a.tile_scratch = tile.data();  // as the runtime plans it (used when q_len >= 4)
   for (auto _ : state) {
     t.qs8_attention(a);
     benchmark::DoNotOptimize(out.data());
@@ -351,6 +354,7 @@ void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int 
   std::vector<int8_t> kp(static_cast<size_t>(kv) * d), vp(kp.size());
   std::vector<int32_t> scratch(kv);
   std::vector<uint16_t> probs(kv);
+  std::vector<uint8_t> tile(ek::qs8_attention_tile_bytes(kv, hd, hd));
   if (decoder) {
     wk.Run(t, kv, x.data(), d, kp.data(), d);
     wv.Run(t, kv, x.data(), d, vp.data(), d);
@@ -366,6 +370,7 @@ void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int 
       a.q = q.data() + h * hd; a.k = kp.data() + h * hd; a.v = vp.data() + h * hd;
       a.out = ctx.data() + h * hd;
       a.scratch = scratch.data(); a.prob_scratch = probs.data();
+      a.tile_scratch = tile.data();  // as the runtime plans it (used when L >= 4)
       t.qs8_attention(a);
     }
     wo.Run(t, L, ctx.data(), d, y.data(), d);

@@ -21,6 +21,8 @@ LayerShape shape_of(const FloatLayer& L, OutputType type) {
       s.kind = EA_LAYER_MULTI_HEAD_ATTENTION;
       s.embed_dim = L.query_dim;
       s.cross = L.cross;
+      s.head_dim = L.head_dim;
+      s.v_dim = L.head_dim;
       break;
     case LayerKind::kAdditive:
       s.kind = EA_LAYER_ADDITIVE;
@@ -30,9 +32,13 @@ LayerShape shape_of(const FloatLayer& L, OutputType type) {
       s.kind = EA_LAYER_LUONG;
       s.key_dim = L.key_dim;
       s.projects_query = L.luong == LuongKind::kGeneral;
+      s.head_dim = L.key_dim;
+      s.v_dim = L.value_dim;
       break;
     case LayerKind::kPooling:
       s.kind = EA_LAYER_POOLING;
+      s.head_dim = L.key_dim;
+      s.v_dim = L.key_dim;
       break;
   }
   return s;

@@ -44,7 +44,7 @@ const KernelTable kAvxVnniTable = {
 const KernelTable kAvx512VnniTable = {
     KernelPath::kAvx512Vnni, "avx512vnni",
     qs8_linear__avx512vnni,  EA_F32_KERNEL(f32_linear__avx2),
-    qs8_attention__avx512vnni, EA_F32_KERNEL(f32_attention__avx2),
+    qs8_attention_tiled__avx512vnni, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,      EA_F32_KERNEL(f32_additive__avx2),
     qs8_qk_row__avx512vnni,  qs8_softmax_row__avx512vnni,
     qs8_pv_row__avx2,

@@ -33,6 +33,7 @@
 #include <cstring>
 
 #include "avx2_kernels.h"
+#include "avx512_common.h"
 #include "edgeattn/kernels/requant.h"
 
 // GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
@@ -43,8 +44,8 @@ namespace edgeattn {
 namespace kernels {
 namespace {
 
-// Lanes 0..m-1 (m in [0, 16]).
-inline __mmask16 lanes16(int m) { return static_cast<__mmask16>((1u << m) - 1u); }
+using avx512::lanes16;
+using avx512::load_keys_t;
 
 inline __m512i load16_s32(const int32_t* p) { return _mm512_loadu_si512(p); }
 
@@ -129,41 +130,6 @@ inline __m256i normalize_x16(__m512i e, const Norm16& q) {
   const __m512i hi = _mm512_add_epi32(_mm512_mullo_epi32(e, q.mh), q.rnd);
   const __m512i p = _mm512_srl_epi32(_mm512_add_epi32(hi, _mm512_mulhi_epu16(e, q.ml)), q.sh);
   return _mm512_cvtepi32_epi16(p);  // p <= 32768
-}
-
-// g[w] lane i = bytes [off + 4w, off + 4w + 4) of key row i as k + 128, for
-// the m (1..32) bytes from off (0 past them). Rows are paired into zmm as
-// [key p | key p + 4] (p < 4) and [key 8 + p | key 12 + p], so that after the
-// 32-bit and 64-bit unpacks (a 4x4 transpose in each 128-bit lane) the lane
-// shuffle [A.0, A.2, B.0, B.2] / [A.1, A.3, B.1, B.3] puts keys 0..15 in order.
-// Key row i is at k + min(i, last) * stride (rows past the last key alias it).
-__attribute__((always_inline)) inline void load_keys_t(const int8_t* k, ptrdiff_t stride, int last, int off, int m, __m512i* g) {
-  const __mmask32 mk = static_cast<__mmask32>(m >= 32 ? 0xFFFFFFFFu : (1u << m) - 1u);
-  const __mmask64 mk2 = static_cast<__mmask64>(mk) | (static_cast<__mmask64>(mk) << 32);
-  const __m512i flip = _mm512_maskz_mov_epi8(mk2, _mm512_set1_epi8(static_cast<char>(0x80)));
-  auto pair = [&](int lo, int hi) {
-    const __m256i a = _mm256_maskz_loadu_epi8(mk, k + (lo < last ? lo : last) * stride + off);
-    const __m256i b = _mm256_maskz_loadu_epi8(mk, k + (hi < last ? hi : last) * stride + off);
-    return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1), flip);
-  };
-  __m512i z[8];
-  for (int p = 0; p < 4; ++p) {
-    z[p] = pair(p, p + 4);
-    z[4 + p] = pair(8 + p, 12 + p);
-  }
-  for (int h = 0; h < 2; ++h) {
-    const __m512i* y = z + 4 * h;
-    const __m512i a0 = _mm512_unpacklo_epi32(y[0], y[1]), a1 = _mm512_unpackhi_epi32(y[0], y[1]);
-    const __m512i a2 = _mm512_unpacklo_epi32(y[2], y[3]), a3 = _mm512_unpackhi_epi32(y[2], y[3]);
-    z[4 * h + 0] = _mm512_unpacklo_epi64(a0, a2);  // dwords 0 / 4 of the 4 key pairs
-    z[4 * h + 1] = _mm512_unpackhi_epi64(a0, a2);  // 1 / 5
-    z[4 * h + 2] = _mm512_unpacklo_epi64(a1, a3);  // 2 / 6
-    z[4 * h + 3] = _mm512_unpackhi_epi64(a1, a3);  // 3 / 7
-  }
-  for (int d = 0; d < 4; ++d) {
-    g[d] = _mm512_shuffle_i64x2(z[d], z[4 + d], 0x88);
-    g[d + 4] = _mm512_shuffle_i64x2(z[d], z[4 + d], 0xDD);
-  }
 }
 
 // Query bytes [i, i + 4) as one word; bytes past dim read as 0 (never read).

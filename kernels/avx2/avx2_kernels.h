@@ -89,7 +89,12 @@ void qs8_qk_rows2_zmm__avx512vnni(int n, int dim, const int8_t* q0, const int8_t
                                   int32_t* scores0, int32_t* scores1);
 void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift,
                                  uint16_t* probs);
+// The row-at-a-time kernel (no tile scratch needed).
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
+// attention_tile_avx512vnni.cc: Q.K^T and P.V as tiles over keys and values
+// packed once per head into a.tile_scratch; the row kernel when a.tile_scratch
+// is null or there are fewer than kQs8AttnTileMinRows query rows.
+void qs8_attention_tiled__avx512vnni(const QS8AttentionArgs& a);
 
 }  // namespace kernels
 }  // namespace edgeattn

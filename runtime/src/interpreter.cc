@@ -4,6 +4,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
+#include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/dispatch.h"
 #include "model_access.h"
 #include "xnnpack_backend.h"
@@ -104,6 +105,10 @@ void run_head(const Call& c, const HeadView& h, float scale, const fb::SoftmaxQu
     a.weights = static_cast<uint16_t*>(h.weights); a.weights_stride = c.kv_len;
     a.scratch = carve.Take<int32_t>(static_cast<size_t>(c.kv_len));
     a.prob_scratch = carve.Take<uint16_t>(static_cast<size_t>(c.kv_len));
+    // Planned (plan_layer) whenever the layer may run this many query rows.
+    if (c.q_len >= k::kQs8AttnTileMinRows) {
+      a.tile_scratch = carve.Take<uint8_t>(k::qs8_attention_tile_bytes(c.kv_len, h.head_dim, h.v_dim));
+    }
     k::kernels().qs8_attention(a);
   } else {
     k::F32AttentionArgs a = {};

@@ -25,6 +25,8 @@ LayerShape layer_shape(const fb::Layer& layer) {
       s.kind = EA_LAYER_MULTI_HEAD_ATTENTION;
       s.embed_dim = static_cast<int>(m->embed_dim());
       s.cross = m->cross();
+      s.head_dim = static_cast<int>(m->head_dim());
+      s.v_dim = s.head_dim;
       break;
     }
     case fb::LayerOptions::AdditiveAttention:
@@ -36,10 +38,16 @@ LayerShape layer_shape(const fb::Layer& layer) {
       s.kind = EA_LAYER_LUONG;
       s.key_dim = static_cast<int>(g->key_dim());
       s.projects_query = g->score() == fb::LuongScore::General;
+      s.head_dim = s.key_dim;
+      s.v_dim = static_cast<int>(g->value_dim());
       break;
     }
     default:
       s.kind = EA_LAYER_POOLING;
+      if (const auto* p = layer.options_as_AttentionPooling()) {
+        s.head_dim = static_cast<int>(p->dim());
+        s.v_dim = s.head_dim;
+      }
       break;
   }
   return s;

@@ -1,5 +1,7 @@
 #include "edgeattn/plan.h"
 
+#include "edgeattn/kernels/attention_tile.h"
+
 namespace edgeattn {
 
 // Sizes are computed in 64 bits: verified models bound every dimension
@@ -12,6 +14,10 @@ LayerPlan plan_layer(const LayerShape& shape, int q_len, int kv_len) {
   // One row of scores (int32 or float) and, for int8, its Q15 probabilities.
   uint64_t row = align_up(kv * 4);
   if (shape.dtype == EA_S8) row += align_up(kv * 2);
+  if (shape.dtype == EA_S8 && shape.kind != EA_LAYER_ADDITIVE &&
+      q_len >= kernels::kQs8AttnTileMinRows) {
+    row += align_up(kernels::qs8_attention_tile_bytes(kv_len, shape.head_dim, shape.v_dim));
+  }
 
   LayerPlan plan = {0, row};
   switch (shape.kind) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
@@ -216,7 +217,10 @@ TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
   for (uint64_t seed = 0; seed < 150; ++seed) {
     Rng rng(3000 + seed);
     ek::QS8AttentionArgs a = {};
-    a.q_len = rng.uniform_int(0, 3) ? static_cast<int>(rng.uniform_int(1, 6)) : static_cast<int>(rng.uniform_int(1, 24));
+    // Query rows: 1..6 (row kernels, first tiles), up to 24 and up to 70
+    // (several 8-row tiles of the tiled kernels with ragged last tiles).
+    const int q_kind = static_cast<int>(rng.uniform_int(0, 3));
+    a.q_len = static_cast<int>(rng.uniform_int(1, q_kind < 2 ? 6 : (q_kind == 2 ? 24 : 70)));
     a.kv_len = SampleKvLen(rng);
     if (a.q_len * a.kv_len > 8192) a.q_len = std::max(1, 8192 / a.kv_len);
     a.head_dim = SampleDim(rng);
@@ -248,6 +252,10 @@ TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
     std::vector<uint16_t> prob_scratch(a.kv_len);
     a.scratch = scratch.data();
     a.prob_scratch = prob_scratch.data();
+    // Tile scratch for the tiled kernels, filled with garbage and misaligned
+    // by one byte (kernels align it themselves and never read stale contents).
+    std::vector<uint8_t> tile(ek::qs8_attention_tile_bytes(a.kv_len, a.head_dim, a.v_dim) + 1);
+    a.tile_scratch = tile.data() + 1;
 
     std::vector<int8_t> want(static_cast<size_t>(a.q_len) * a.out_stride, 0x5A), got;
     std::vector<uint16_t> want_w(static_cast<size_t>(a.q_len) * a.weights_stride, 0xBEEF), got_w;
@@ -259,6 +267,7 @@ TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
       got_w.assign(want_w.size(), 0xBEEF);
       a.out = got.data();
       a.weights = with_weights ? got_w.data() : nullptr;
+      std::fill(tile.begin(), tile.end(), static_cast<uint8_t>(0xA5 + seed));
       ek::kernel_table(p)->qs8_attention(a);
       for (size_t i = 0; i < got.size(); ++i) {
         ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " out index " << i << " seed " << seed

@@ -25,6 +25,8 @@ struct LayerShape {
   int embed_dim;     // MHA: width of the projected Q/K/V and of the context
   int attn_dim;      // additive: width of W_q q and W_k k
   int key_dim;       // Luong general: width of W^T q
+  int head_dim;      // MHA, Luong, pooling: query/key width of one attention head
+  int v_dim;         // MHA, Luong, pooling: value width of one attention head
   bool cross;        // MHA: keys/values projected into the layer's cache
   bool projects_query;  // Luong general
 };
@@ -43,7 +45,12 @@ constexpr uint64_t align_up(uint64_t bytes) {
 //   Luong     scratch: (general: W^T q [q][key_dim]), row scratch
 //   pooling   scratch: row scratch
 // Row scratch is one query row at a time: kv int32 scores (+ kv uint16
-// probabilities for int8), so attention never needs q x kv memory.
+// probabilities for int8), so attention never needs q x kv memory. int8
+// layers with a scaled-dot-product core (MHA, Luong, pooling) that may run at
+// least kernels::kQs8AttnTileMinRows query rows add the tile scratch of
+// kernels/include/edgeattn/kernels/attention_tile.h: one head's keys and
+// values repacked, and a tile of 8 rows of scores and probabilities
+// (O(head_dim x kv + 8 x kv), never q x kv).
 LayerPlan plan_layer(const LayerShape& shape, int q_len, int kv_len);
 
 }  // namespace edgeattn

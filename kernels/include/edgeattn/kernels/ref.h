@@ -71,6 +71,9 @@ struct QS8AttentionArgs {
   uint16_t* weights; int weights_stride;  // optional [q_len][kv_len], Q15
   int32_t* scratch;                 // kv_len int32
   uint16_t* prob_scratch;           // kv_len uint16
+  // Optional (may be null): qs8_attention_tile_bytes(kv_len, head_dim, v_dim)
+  // bytes for the tiled kernels (attention_tile.h); the others ignore it.
+  void* tile_scratch;
 };
 void qs8_attention__ref(const QS8AttentionArgs& a);
 

@@ -1,0 +1,295 @@
+// Tiled int8 attention on zmm (AVX-512 F/BW/VL + VNNI): the avx512vnni
+// path's qs8_attention. Same integers as qs8_attention__ref; reached only
+// after cpu_supports(KernelPath::kAvx512Vnni).
+//
+// The row kernel (attention_avx512vnni.cc) transposes the keys again for
+// every pair of query rows and forms P.V one row at a time. Here one head's
+// keys and values are repacked once into the tile scratch (attention_tile.h)
+// and both products become GEMM tiles of up to 8 query rows, the register
+// tile of the int8 linear (linear_avx512vnni.cc):
+//
+// Q.K^T (lanes = 16 keys, 2 key blocks x 8 rows = 16 accumulators): the keys
+// are the unsigned operand of VPDPBUSD, stored as k' = k + 128, the query's 4
+// bytes broadcast the signed one. With B = sum_i (q_i - zq) per row and
+// T_j = sum_i k'_ji per key (i < head dim),
+//   sum_i (q_i - zq)(k_ji - zk) = sum_i q_i k'_ji - zq T_j - (128 + zk) B,
+// so each score is one dot product minus a row term and a key term
+// (key_terms[j] = zq T_j, made while packing). Everything wraps in 32 bits,
+// exact because the reference's sum fits int32.
+//
+// Softmax: qs8_softmax_row__avx512vnni on each row of the tile, over the
+// row's own key limit (causal rows of one tile differ).
+//
+// P.V (lanes = 16 value channels): the probabilities p in [0, 32768] are
+// split into bytes, p = 256 ph + pl (ph <= 128, pl <= 255), the unsigned
+// operand; the values as they are, the signed one:
+//   sum_j p_j (v_j - zv) = 256 sum_j ph_j v_j + sum_j pl_j v_j - zv sum_j p_j.
+// The high-byte pass runs first, its accumulators are shifted left by 8, and
+// the low-byte pass adds into them, so the tile needs no extra registers.
+// Probabilities past a row's limit are 0 and padded keys are 0, so whole
+// 4-key groups can be summed. Then requantize_s8 on 16 lanes.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "avx2_kernels.h"
+#include "avx512_common.h"
+#include "edgeattn/kernels/attention_tile.h"
+#include "edgeattn/kernels/packed_weights.h"
+
+// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
+// don't-care operand of the set/mask intrinsics): a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace edgeattn {
+namespace kernels {
+namespace {
+
+using avx512::bcast_word;
+using avx512::lanes16;
+using avx512::load_keys_t;
+using avx512::make_rq16;
+using avx512::requantize_s8_x16;
+using avx512::Rq16;
+
+constexpr int kMr = kQs8AttnTileRows;
+
+// Keys [0, n) as K4N16 blocks of k + 128 (bytes past the head dim 0) and
+// key_terms[j] = zq * sum_i (k_ji + 128).
+void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
+  const size_t block = packed_block_bytes(a.head_dim);
+  const __m512i ones = _mm512_set1_epi8(1);
+  const __m512i zq = _mm512_set1_epi32(a.q_zp);
+  for (int j = 0; j < n; j += kPackN) {
+    const int last = n - j < kPackN ? n - j - 1 : kPackN - 1;
+    const int8_t* kj = a.k + static_cast<ptrdiff_t>(j) * a.k_stride;
+    int8_t* dst = t.keys + static_cast<size_t>(j / kPackN) * block;
+    __m512i sum = _mm512_setzero_si512();
+    for (int off = 0; off < a.head_dim; off += 32) {
+      const int m = a.head_dim - off < 32 ? a.head_dim - off : 32;
+      __m512i g[8];
+      load_keys_t(kj, a.k_stride, last, off, m, g);
+      for (int w = 0; w < 8 && 4 * w < m; ++w) {
+        _mm512_storeu_si512(dst + 16 * static_cast<ptrdiff_t>(off + 4 * w), g[w]);
+        sum = _mm512_dpbusd_epi32(sum, g[w], ones);
+      }
+    }
+    _mm512_storeu_si512(t.key_terms + j, _mm512_mullo_epi32(sum, zq));
+  }
+}
+
+// Values of keys [0, n) as K4N16 with N = channels, K = keys (keys n..kp-1
+// and channels past v_dim are 0): per 4 keys and 16 channels, the bytes of
+// the 4 key rows interleaved so that each channel's 4 bytes are one word.
+void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
+  const int kp = packed_k(n);
+  const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(kp);
+  for (int c = 0; c < a.v_dim; c += kPackN) {
+    const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
+    const __mmask16 cm = lanes16(cnt);
+    int8_t* dst = t.values + static_cast<size_t>(c / kPackN) * block;
+    for (int j = 0; j < kp; j += kPackK) {
+      __m128i r[4];
+      for (int i = 0; i < 4; ++i) {
+        r[i] = j + i < n ? _mm_maskz_loadu_epi8(cm, a.v + static_cast<ptrdiff_t>(j + i) * a.v_stride + c)
+                         : _mm_setzero_si128();
+      }
+      const __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), hi01 = _mm_unpackhi_epi8(r[0], r[1]);
+      const __m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
+      __m128i* out = reinterpret_cast<__m128i*>(dst + 16 * static_cast<ptrdiff_t>(j));
+      _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(lo01, lo23));  // channels 0..3
+      _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));  // 4..7
+      _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));  // 8..11
+      _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));  // 12..15
+    }
+  }
+}
+
+struct TileRows {
+  int m, mr;            // query rows m .. m + mr - 1
+  int limit[kMr];       // keys each row sees
+  int32_t neg_row_term[kMr];  // -(128 + zk) B (wrapping)
+  int32_t q_tail[kMr];    // the partial last 4-byte group of the row, zero-padded
+  int32_t p_sum[kMr];     // sum of the row's probabilities
+};
+
+// scores[r][16 b + lane] for key blocks b0, b0 + NB.
+template <int MR, int NB>
+void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int b0) {
+  const size_t block = packed_block_bytes(a.head_dim);
+  const int groups = a.head_dim / 4;
+  const int8_t* q[MR];
+  for (int r = 0; r < MR; ++r) q[r] = a.q + static_cast<ptrdiff_t>(rows.m + r) * a.q_stride;
+  const int8_t* w[NB];
+  for (int c = 0; c < NB; ++c) w[c] = t.keys + static_cast<size_t>(b0 + c) * block;
+  __m512i acc[MR][NB];
+  for (int r = 0; r < MR; ++r) {
+    const __m512i init = _mm512_set1_epi32(rows.neg_row_term[r]);
+    for (int c = 0; c < NB; ++c) acc[r][c] = init;
+  }
+  for (int g = 0; g < groups; ++g) {
+    __m512i wv[NB];
+    for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(g));
+    for (int r = 0; r < MR; ++r) {
+      const __m512i qv = bcast_word(q[r] + 4 * static_cast<ptrdiff_t>(g));
+      for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], qv);
+    }
+  }
+  if (4 * groups < a.head_dim) {
+    __m512i wv[NB];
+    for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(groups));
+    for (int r = 0; r < MR; ++r) {
+      const __m512i qv = _mm512_set1_epi32(rows.q_tail[r]);
+      for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], qv);
+    }
+  }
+  for (int c = 0; c < NB; ++c) {
+    const int j = kPackN * (b0 + c);
+    const __m512i kt = _mm512_loadu_si512(t.key_terms + j);
+    for (int r = 0; r < MR; ++r) {
+      _mm512_storeu_si512(t.scores + static_cast<ptrdiff_t>(r) * t.stride + j, _mm512_sub_epi32(acc[r][c], kt));
+    }
+  }
+}
+
+template <int MR>
+void qk_rows(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int keys) {
+  const int blocks = (keys + kPackN - 1) / kPackN;
+  int b = 0;
+  for (; b + 2 <= blocks; b += 2) qk_tile<MR, 2>(a, t, rows, b);
+  if (b < blocks) qk_tile<MR, 1>(a, t, rows, b);
+}
+
+// out[r][16 b + lane] for channel blocks b0, b0 + NB over `groups` 4-key groups.
+template <int MR, int NB>
+void pv_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int kp,
+             int groups, int b0) {
+  const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(kp);
+  const int8_t* w[NB];
+  for (int c = 0; c < NB; ++c) w[c] = t.values + static_cast<size_t>(b0 + c) * block;
+  __m512i acc[MR][NB];
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_setzero_si512();
+  auto pass = [&](const uint8_t* plane) {
+    for (int g = 0; g < groups; ++g) {
+      __m512i wv[NB];
+      for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(g));
+      for (int r = 0; r < MR; ++r) {
+        const __m512i pv = bcast_word(plane + static_cast<ptrdiff_t>(r) * t.stride + 4 * g);
+        for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], pv, wv[c]);
+      }
+    }
+  };
+  pass(t.p_hi);
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_slli_epi32(acc[r][c], 8);
+  pass(t.p_lo);
+  const Rq16 rq = make_rq16(_mm512_set1_epi32(a.pv_mult), _mm512_set1_epi32(a.pv_shift));
+  const __m512i zp = _mm512_set1_epi32(a.out_zp);
+  for (int c = 0; c < NB; ++c) {
+    const int ch = kPackN * (b0 + c);
+    const __mmask16 mask = lanes16(a.v_dim - ch < kPackN ? a.v_dim - ch : kPackN);
+    for (int r = 0; r < MR; ++r) {
+      const __m512i s = _mm512_sub_epi32(acc[r][c], _mm512_set1_epi32(rows.p_sum[r] * a.v_zp));
+      _mm_mask_storeu_epi8(a.out + static_cast<ptrdiff_t>(rows.m + r) * a.out_stride + ch, mask,
+                           requantize_s8_x16(s, rq, zp));
+    }
+  }
+}
+
+template <int MR>
+void pv_rows(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int kp,
+             int groups) {
+  const int blocks = (a.v_dim + kPackN - 1) / kPackN;
+  int b = 0;
+  for (; b + 2 <= blocks; b += 2) pv_tile<MR, 2>(a, t, rows, kp, groups, b);
+  if (b < blocks) pv_tile<MR, 1>(a, t, rows, kp, groups, b);
+}
+
+// Row r's probabilities (from softmax) -> the byte planes over [0, keys)
+// (0 past the row's limit) and their sum.
+int32_t split_probs(const Qs8AttnTile& t, int r, int limit, int keys) {
+  const uint16_t* p = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
+  uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
+  uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
+  __m256i sum_lo = _mm256_setzero_si256(), sum_hi = _mm256_setzero_si256();
+  for (int j = 0; j < keys; j += 32) {
+    const int live = limit - j;
+    const __mmask32 m = live >= 32 ? 0xFFFFFFFFu : (live <= 0 ? 0u : (1u << live) - 1u);
+    const __m512i v = _mm512_maskz_loadu_epi16(m, p + j);
+    const __m256i l = _mm512_cvtepi16_epi8(v);
+    const __m256i h = _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo + j), l);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi + j), h);
+    sum_lo = _mm256_add_epi64(sum_lo, _mm256_sad_epu8(l, _mm256_setzero_si256()));
+    sum_hi = _mm256_add_epi64(sum_hi, _mm256_sad_epu8(h, _mm256_setzero_si256()));
+  }
+  auto total = [](__m256i s) {
+    const __m128i h2 = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    return _mm_cvtsi128_si64(h2) + _mm_extract_epi64(h2, 1);
+  };
+  return static_cast<int32_t>(total(sum_lo) + 256 * total(sum_hi));
+}
+
+template <int MR>
+void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int kv_packed, TileRows* rows) {
+  const int keys = rows->limit[MR - 1];  // limits never decrease down the rows
+  qk_rows<MR>(a, t, *rows, keys);
+  for (int r = 0; r < MR; ++r) {
+    const int limit = rows->limit[r];
+    qs8_softmax_row__avx512vnni(limit, t.scores + static_cast<ptrdiff_t>(r) * t.stride, a.score_mult,
+                                a.score_shift, t.probs + static_cast<ptrdiff_t>(r) * t.stride);
+    rows->p_sum[r] = split_probs(t, r, limit, packed_k(keys));
+    if (a.weights != nullptr) {
+      write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
+                        a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
+    }
+  }
+  pv_rows<MR>(a, t, *rows, kv_packed, packed_k(keys) / kPackK);
+}
+
+}  // namespace
+
+void qs8_attention_tiled__avx512vnni(const QS8AttentionArgs& a) {
+  const int keys = attention_row_limit(a.q_len - 1, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+  if (a.tile_scratch == nullptr || a.q_len < kQs8AttnTileMinRows || keys == 0) {
+    qs8_attention__avx512vnni(a);
+    return;
+  }
+  const Qs8AttnTile t = carve_qs8_attention_tile(a.tile_scratch, a.kv_len, a.head_dim, a.v_dim);
+  pack_keys(a, keys, t);
+  pack_values(a, keys, t);
+  const int groups = a.head_dim / 4;
+  for (int m = 0; m < a.q_len; m += kMr) {
+    TileRows rows = {};
+    rows.m = m;
+    rows.mr = a.q_len - m < kMr ? a.q_len - m : kMr;
+    for (int r = 0; r < rows.mr; ++r) {
+      const int8_t* q = a.q + static_cast<ptrdiff_t>(m + r) * a.q_stride;
+      rows.limit[r] = attention_row_limit(m + r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+      uint32_t b = 0;
+      for (int i = 0; i < a.head_dim; ++i) b += static_cast<uint32_t>(static_cast<int32_t>(q[i]) - a.q_zp);
+      rows.neg_row_term[r] = static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)) * b);
+      uint32_t tail = 0;
+      for (int i = 4 * groups; i < a.head_dim; ++i) {
+        tail |= static_cast<uint32_t>(static_cast<uint8_t>(q[i])) << (8 * (i - 4 * groups));
+      }
+      rows.q_tail[r] = static_cast<int32_t>(tail);
+    }
+    switch (rows.mr) {
+      case 8: run_tile<8>(a, t, packed_k(keys), &rows); break;
+      case 7: run_tile<7>(a, t, packed_k(keys), &rows); break;
+      case 6: run_tile<6>(a, t, packed_k(keys), &rows); break;
+      case 5: run_tile<5>(a, t, packed_k(keys), &rows); break;
+      case 4: run_tile<4>(a, t, packed_k(keys), &rows); break;
+      case 3: run_tile<3>(a, t, packed_k(keys), &rows); break;
+      case 2: run_tile<2>(a, t, packed_k(keys), &rows); break;
+      default: run_tile<1>(a, t, packed_k(keys), &rows); break;
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn

@@ -1,0 +1,85 @@
+// Scratch of the tiled int8 attention kernels (QS8AttentionArgs::tile_scratch).
+//
+// A tiled kernel repacks one head's keys and values once, into the K4N16
+// layout of packed_weights.h, and then treats Q.K^T and P.V as two small
+// GEMMs over tiles of kQs8AttnTileRows query rows:
+//   - keys:   N = keys, K = head dim: key j, byte i at packed_offset(j, i, packed_k(head_dim)),
+//             stored as k + 128 (the unsigned operand of a u8 x s8 dot product),
+//             with key_terms[j] = q_zp * sum_i (k[j][i] + 128);
+//   - values: N = value channels, K = keys: channel c, key j at
+//             packed_offset(c, j, packed_k(keys)), as they are (signed);
+//   - per tile: the rows' int32 scores, their Q15 probabilities, and the
+//             probabilities split into low and high bytes (u8 planes).
+// The runtime's plan declares these bytes (runtime/src/plan.cc) whenever a
+// layer may run kQs8AttnTileMinRows query rows or more; below that the kernels
+// take the row-at-a-time path and need no tile scratch (a decoder step with
+// one query would spend more on repacking than it saves).
+// Kernels that do not tile ignore the scratch. Contents on entry do not matter.
+#ifndef EDGEATTN_KERNELS_ATTENTION_TILE_H_
+#define EDGEATTN_KERNELS_ATTENTION_TILE_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "edgeattn/kernels/packed_weights.h"
+
+namespace edgeattn {
+namespace kernels {
+
+constexpr int kQs8AttnTileRows = 8;
+constexpr int kQs8AttnTileMinRows = 4;
+
+// Row stride (elements) of the per-tile buffers: whole 64-key chunks, so
+// vector loops over a row never need a tail.
+constexpr int qs8_attn_tile_stride(int kv_len) { return (kv_len + 63) / 64 * 64; }
+
+struct Qs8AttnTile {
+  int8_t* keys;         // packed_weight_bytes(kv_len, head_dim)
+  int32_t* key_terms;   // packed_n(kv_len)
+  int8_t* values;       // packed_weight_bytes(v_dim, kv_len)
+  int32_t* scores;      // [kQs8AttnTileRows][stride]
+  uint16_t* probs;      // [kQs8AttnTileRows][stride]
+  uint8_t* p_lo;        // [kQs8AttnTileRows][stride]
+  uint8_t* p_hi;        // [kQs8AttnTileRows][stride]
+  int stride;
+};
+
+namespace tile_detail {
+constexpr size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+}  // namespace tile_detail
+
+// Bytes of the tile scratch for one head of kv_len keys (64 bytes of slack let
+// the kernel align the start to 64 whatever the arena's alignment).
+constexpr size_t qs8_attention_tile_bytes(int kv_len, int head_dim, int v_dim) {
+  using tile_detail::align64;
+  const size_t rows = static_cast<size_t>(kQs8AttnTileRows) * qs8_attn_tile_stride(kv_len);
+  return 64 + align64(packed_weight_bytes(kv_len, head_dim)) +
+         align64(sizeof(int32_t) * packed_n(kv_len)) + align64(packed_weight_bytes(v_dim, kv_len)) +
+         align64(rows * sizeof(int32_t)) + align64(rows * sizeof(uint16_t)) + 2 * align64(rows);
+}
+
+inline Qs8AttnTile carve_qs8_attention_tile(void* scratch, int kv_len, int head_dim, int v_dim) {
+  using tile_detail::align64;
+  uintptr_t p = (reinterpret_cast<uintptr_t>(scratch) + 63) / 64 * 64;
+  auto take = [&p](size_t bytes) {
+    const uintptr_t at = p;
+    p += align64(bytes);
+    return at;
+  };
+  Qs8AttnTile t;
+  t.stride = qs8_attn_tile_stride(kv_len);
+  const size_t rows = static_cast<size_t>(kQs8AttnTileRows) * t.stride;
+  t.keys = reinterpret_cast<int8_t*>(take(packed_weight_bytes(kv_len, head_dim)));
+  t.key_terms = reinterpret_cast<int32_t*>(take(sizeof(int32_t) * packed_n(kv_len)));
+  t.values = reinterpret_cast<int8_t*>(take(packed_weight_bytes(v_dim, kv_len)));
+  t.scores = reinterpret_cast<int32_t*>(take(rows * sizeof(int32_t)));
+  t.probs = reinterpret_cast<uint16_t*>(take(rows * sizeof(uint16_t)));
+  t.p_lo = reinterpret_cast<uint8_t*>(take(rows));
+  t.p_hi = reinterpret_cast<uint8_t*>(take(rows));
+  return t;
+}
+
+}  // namespace kernels
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_KERNELS_ATTENTION_TILE_H_
