@@ -203,14 +203,13 @@ fb::LayerOptions options_type(LayerKind k) {
 
 ArenaPlan plan_arena(const ModelSpec& spec, OutputType type) {
   ArenaPlan a;
-  uint64_t cache = 0, scratch = 0;
+  std::vector<LayerPlan> plans;
   for (const FloatLayer& L : spec.layers) {
-    const LayerPlan p = plan_layer(shape_of(L, type), L.max_q_len, L.max_kv_len);
-    a.layer_bytes.push_back(p.cache_bytes + p.scratch_bytes);
-    cache += p.cache_bytes;
-    scratch = std::max<uint64_t>(scratch, p.scratch_bytes);
+    plans.push_back(plan_layer(shape_of(L, type), L.max_q_len, L.max_kv_len));
+    a.layer_bytes.push_back(plans.back().cache_bytes + plans.back().scratch_bytes);
   }
-  a.model_bytes = cache + scratch;
+  // The runtime's own layout (Model::Load checks the file against it).
+  a.model_bytes = lay_out_arena(plans.data(), static_cast<int>(plans.size()), nullptr).total_bytes;
   return a;
 }
 

@@ -4,6 +4,7 @@
 #include "edgeattn/kernels/packed_weights.h"
 
 #if EA_HAVE_XNNPACK
+#include "layers/layer_kind.h"
 #include <xnnpack.h>
 
 #include <cmath>
@@ -157,15 +158,8 @@ bool takes_operator(const fb::Linear* l) {
 
 // The int8 projections of one layer (null entries are skipped).
 int layer_linears(const fb::Layer* layer, const fb::Linear* out[4]) {
-  int n = 0;
-  if (const auto* m = layer->options_as_MultiHeadAttention()) {
-    out[n++] = m->q_proj(); out[n++] = m->k_proj(); out[n++] = m->v_proj(); out[n++] = m->out_proj();
-  } else if (const auto* a = layer->options_as_AdditiveAttention()) {
-    out[n++] = a->w_q(); out[n++] = a->w_k();
-  } else if (const auto* g = layer->options_as_LuongAttention()) {
-    if (g->w() != nullptr) out[n++] = g->w();
-  }
-  return n;
+  const LayerKindModule* kind = find_layer_kind(layer->options_type());
+  return kind != nullptr ? kind->linears(*layer, out) : 0;
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/kernels/attention_tile.h"
+#include "edgeattn/plan.h"
 #include "test_models.h"
 
 using edgeattn::Interpreter;
@@ -438,6 +440,57 @@ TEST(Models, FixturesWereConverted) {
   const std::vector<std::string> all = eatest::AllModels();
   EXPECT_NE(std::find(all.begin(), all.end(), "fixture_int8"), all.end());
   EXPECT_NE(std::find(all.begin(), all.end(), "fixture_f32"), all.end());
+}
+
+// The plan: a kind the runtime does not know gets a plan no size check
+// accepts (never a silent default), and int8 scaled-dot-product cores get
+// the tile scratch exactly from kQs8AttnTileMinRows query rows on.
+TEST(Plan, UnknownKindIsRefused) {
+  edgeattn::LayerShape s = {};
+  s.kind = static_cast<ea_layer_kind>(99);
+  s.dtype = EA_S8;
+  const edgeattn::LayerPlan p = edgeattn::plan_layer(s, 4, 4);
+  EXPECT_GT(p.cache_bytes + p.scratch_bytes, edgeattn::kMaxArenaBytes);
+}
+
+TEST(Plan, TileScratchFromFourQueryRows) {
+  namespace ek = edgeattn::kernels;
+  using edgeattn::align_up;
+  edgeattn::LayerShape mha = {};
+  mha.kind = EA_LAYER_MULTI_HEAD_ATTENTION;
+  mha.dtype = EA_S8;
+  mha.embed_dim = 64;
+  mha.head_dim = 16;
+  mha.v_dim = 16;
+  const int rows = ek::kQs8AttnTileMinRows, kv = 50;
+  const uint64_t below = edgeattn::plan_layer(mha, rows - 1, kv).scratch_bytes;
+  const uint64_t at = edgeattn::plan_layer(mha, rows, kv).scratch_bytes;
+  // one more query row: Q and context grow by one row each, plus the tile scratch
+  EXPECT_EQ(at - below, 2 * (align_up(rows * 64) - align_up((rows - 1) * 64)) +
+                            align_up(ek::qs8_attention_tile_bytes(kv, 16, 16)));
+  mha.dtype = EA_F32;  // float cores never tile
+  EXPECT_EQ(edgeattn::plan_layer(mha, rows, kv).scratch_bytes - edgeattn::plan_layer(mha, rows - 1, kv).scratch_bytes,
+            2 * (align_up(rows * 256) - align_up((rows - 1) * 256)));
+  edgeattn::LayerShape additive = {};  // additive scores are not dot products
+  additive.kind = EA_LAYER_ADDITIVE;
+  additive.dtype = EA_S8;
+  additive.attn_dim = 32;
+  EXPECT_EQ(edgeattn::plan_layer(additive, rows, kv).scratch_bytes -
+                edgeattn::plan_layer(additive, rows - 1, kv).scratch_bytes,
+            align_up(rows * 32) - align_up((rows - 1) * 32));
+}
+
+// One layout for the converter, Load and Init: caches one after another,
+// then the largest scratch.
+TEST(Plan, ArenaLayout) {
+  const edgeattn::LayerPlan plans[3] = {{32, 100}, {0, 300}, {64, 200}};
+  uint64_t offsets[3] = {};
+  const edgeattn::ArenaLayout a = edgeattn::lay_out_arena(plans, 3, offsets);
+  EXPECT_EQ(offsets[0], 0u);
+  EXPECT_EQ(offsets[1], 32u);
+  EXPECT_EQ(offsets[2], 32u);
+  EXPECT_EQ(a.scratch_offset, 96u);
+  EXPECT_EQ(a.total_bytes, 396u);
 }
 
 }  // namespace

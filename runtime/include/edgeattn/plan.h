@@ -38,7 +38,8 @@ constexpr uint64_t align_up(uint64_t bytes) {
   return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
 }
 
-// Buffers, each rounded up to kArenaAlignment:
+// Buffers, each rounded up to kArenaAlignment (each layer kind's module in
+// runtime/src/layers/ owns its plan; this is the summary):
 //   MHA       scratch: Q [q][E], context [q][E], (self: K, V [kv][E]), row scratch
 //             cache (cross): K, V [kv][E]
 //   additive  scratch: W_q q [q][A], row scratch; cache: W_k k + b [kv][A]
@@ -51,7 +52,20 @@ constexpr uint64_t align_up(uint64_t bytes) {
 // kernels/include/edgeattn/kernels/attention_tile.h: one head's keys and
 // values repacked, and a tile of 8 rows of scores and probabilities
 // (O(head_dim x kv + 8 x kv), never q x kv).
+// A kind the runtime does not know gets an impossible plan (both sizes above
+// kMaxArenaBytes), so every size check refuses it.
 LayerPlan plan_layer(const LayerShape& shape, int q_len, int kv_len);
+
+// The arena of a model, laid out once for the converter, Model::Load and
+// Interpreter::Init: the layers' persistent caches one after another (layer
+// i's at cache_offsets[i] when that pointer is not null), then one scratch
+// region shared by every layer, as large as the largest layer's scratch
+// (plans come from plan_layer, so no sum overflows).
+struct ArenaLayout {
+  uint64_t scratch_offset;  // = the sum of the caches
+  uint64_t total_bytes;
+};
+ArenaLayout lay_out_arena(const LayerPlan* plans, int num_layers, uint64_t* cache_offsets);
 
 }  // namespace edgeattn
 

@@ -1,0 +1,139 @@
+// Additive (Bahdanau) attention: score_j = v . tanh(W_q q + W_k k_j + b),
+// softmax, weighted sum of the values. The projected keys (W_k k + b) live in
+// the persistent cache, so a decoder can project them once (CacheKeys) and
+// run every step against them; the values are read from the caller each run.
+#include "edgeattn/kernels/dispatch.h"
+#include "layer_kind.h"
+
+namespace edgeattn {
+namespace {
+
+namespace k = kernels;
+
+bool verify(Checker& c, const fb::Layer& l, bool s8) {
+  const auto* a = l.options_as_AdditiveAttention();
+  bool ok = c.Dim(a->query_dim(), "query_dim") && c.Dim(a->key_dim(), "key_dim") &&
+            c.Dim(a->attn_dim(), "attn_dim") && c.Dim(a->value_dim(), "value_dim") &&
+            c.Linear(a->w_q(), s8, a->query_dim(), a->attn_dim(), "w_q") &&
+            c.Linear(a->w_k(), s8, a->key_dim(), a->attn_dim(), "w_k") &&
+            c.Tensor(a->v(), s8 ? fb::DType::S8 : fb::DType::F32, 1, a->attn_dim(), "v");
+  if (ok && s8) {
+    ok = c.Requant(a->pre_tanh(), 1, "pre-tanh") && c.Quant(a->value_input(), "value input") &&
+         c.Quant(a->output(), "output") && c.Softmax(a->softmax());
+    if (ok && (a->tanh_table() == nullptr || a->tanh_table()->size() != 256)) {
+      c.Msg() << "tanh table must have 256 entries";
+      ok = false;
+    }
+    if (ok && (a->pre_tanh_zero_point() < -128 || a->pre_tanh_zero_point() > 127)) {
+      c.Msg() << "pre-tanh zero point outside int8";
+      ok = false;
+    }
+    // The kernel adds the two projections directly: they must share one scale.
+    if (ok && a->w_q()->output()->scale() != a->w_k()->output()->scale()) {
+      c.Msg() << "w_q and w_k outputs must share one scale";
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+void shape(const fb::Layer& l, LayerShape* s) {
+  s->attn_dim = static_cast<int>(l.options_as_AdditiveAttention()->attn_dim());
+}
+
+ea_quant quant_of(const fb::ActQuant* q) {
+  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
+}
+
+void info(const fb::Layer& l, LayerInfo* info) {
+  const auto* a = l.options_as_AdditiveAttention();
+  info->query_dim = static_cast<int32_t>(a->query_dim());
+  info->key_dim = static_cast<int32_t>(a->key_dim());
+  info->value_dim = static_cast<int32_t>(a->value_dim());
+  info->output_dim = info->value_dim;
+  info->cross = 1;
+  info->query_quant = quant_of(a->w_q()->input());
+  info->key_quant = quant_of(a->w_k()->input());
+  info->value_quant = quant_of(a->value_input());
+  info->output_quant = quant_of(a->output());
+}
+
+// Scratch: W_q q [q][A], row scratch. Cache: W_k k + b [kv][A].
+LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
+  const uint64_t elem = s.dtype == EA_S8 ? 1 : 4;
+  const uint64_t a = static_cast<uint64_t>(s.attn_dim);
+  LayerPlan p;
+  p.scratch_bytes = align_up(static_cast<uint64_t>(q_len) * a * elem) +
+                    attention_row_bytes(s, q_len, kv_len, false);
+  p.cache_bytes = align_up(static_cast<uint64_t>(kv_len) * a * elem);
+  return p;
+}
+
+void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
+  const auto* a = c.layer->options_as_AdditiveAttention();
+  const int ad = static_cast<int>(a->attn_dim());
+  const size_t es = elem_size(c.s8);
+  Carver carve(c.scratch);
+  uint8_t* qp = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * ad * es);
+  uint8_t* kp = c.cache;
+  run_linear(model, a->w_q(), c.s8, c.q_len, c.query, qp, c.xnn);
+  if (!c.keys_cached) run_linear(model, a->w_k(), c.s8, c.kv_len, c.key, kp, c.xnn);
+  const int vd = static_cast<int>(a->value_dim());
+  if (c.s8) {
+    k::QS8AdditiveArgs g = {};
+    g.q_len = c.q_len; g.kv_len = c.kv_len; g.attn_dim = ad; g.v_dim = vd;
+    g.qp = reinterpret_cast<const int8_t*>(qp); g.qp_stride = ad; g.qp_zp = zp_of(a->w_q()->output());
+    g.kp = reinterpret_cast<const int8_t*>(kp); g.kp_stride = ad; g.kp_zp = zp_of(a->w_k()->output());
+    g.pre_mult = a->pre_tanh()->multiplier()->Get(0);
+    g.pre_shift = a->pre_tanh()->shift()->Get(0);
+    g.pre_zp = a->pre_tanh_zero_point();
+    g.tanh_table = a->tanh_table()->data();
+    g.v_w = tensor_data<int8_t>(model, a->v());
+    g.score_mult = a->softmax()->score_multiplier(); g.score_shift = a->softmax()->score_shift();
+    g.pv_mult = a->softmax()->pv_multiplier(); g.pv_shift = a->softmax()->pv_shift();
+    g.values = static_cast<const int8_t*>(c.value); g.values_stride = vd;
+    g.values_zp = zp_of(a->value_input());
+    g.out_zp = zp_of(a->output());
+    g.kv_valid_len = c.kv_valid_len;
+    g.out = static_cast<int8_t*>(c.output); g.out_stride = vd;
+    g.weights = static_cast<uint16_t*>(c.weights); g.weights_stride = c.kv_len;
+    g.scratch = carve.Take<int32_t>(static_cast<size_t>(c.kv_len));
+    g.prob_scratch = carve.Take<uint16_t>(static_cast<size_t>(c.kv_len));
+    k::kernels().qs8_additive(g);
+  } else {
+    k::F32AdditiveArgs g = {};
+    g.q_len = c.q_len; g.kv_len = c.kv_len; g.attn_dim = ad; g.v_dim = vd;
+    g.qp = reinterpret_cast<const float*>(qp); g.qp_stride = ad;
+    g.kp = reinterpret_cast<const float*>(kp); g.kp_stride = ad;
+    g.v_w = tensor_data<float>(model, a->v());
+    g.values = static_cast<const float*>(c.value); g.values_stride = vd;
+    g.kv_valid_len = c.kv_valid_len;
+    g.out = static_cast<float*>(c.output); g.out_stride = vd;
+    g.weights = static_cast<float*>(c.weights); g.weights_stride = c.kv_len;
+    g.scratch = carve.Take<float>(static_cast<size_t>(c.kv_len));
+    k::kernels().f32_additive(g);
+  }
+}
+
+void cache_keys(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
+  run_linear(model, c.layer->options_as_AdditiveAttention()->w_k(), c.s8, c.kv_len, c.key, c.cache,
+             c.xnn);
+}
+
+bool has_key_cache(const LayerShape&) { return true; }
+
+int linears(const fb::Layer& l, const fb::Linear* out[4]) {
+  const auto* a = l.options_as_AdditiveAttention();
+  out[0] = a->w_q(); out[1] = a->w_k();
+  return 2;
+}
+
+}  // namespace
+
+namespace layers {
+const LayerKindModule kAdditive = {
+    fb::LayerOptions::AdditiveAttention, EA_LAYER_ADDITIVE, "additive attention",
+    false, verify, shape, info, plan, run, cache_keys, has_key_cache, true, linears};
+}  // namespace layers
+
+}  // namespace edgeattn

@@ -1,0 +1,80 @@
+// What every layer kind's run() shares: the checked arguments of one call
+// (Call), sequential carving of arena regions in plan order, the int8/float
+// linear over packed or row-major weights, and one attention head over
+// projected q/k/v (the scaled dot-product core of MHA, Luong and pooling).
+#ifndef EDGEATTN_RUNTIME_LAYERS_EXEC_H_
+#define EDGEATTN_RUNTIME_LAYERS_EXEC_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
+#include "edgeattn/plan.h"
+
+namespace edgeattn {
+
+// Sequential carving of an arena region; sizes mirror the kind's plan().
+class Carver {
+ public:
+  explicit Carver(uint8_t* base) : next_(base) {}
+  template <typename T>
+  T* Take(size_t count) {
+    T* p = reinterpret_cast<T*>(next_);
+    next_ += static_cast<size_t>(align_up(count * sizeof(T)));
+    return p;
+  }
+
+ private:
+  uint8_t* next_;
+};
+
+// Everything one layer call needs, after argument checks.
+struct Call {
+  const fb::Layer* layer;
+  bool s8;
+  int q_len, kv_len, kv_valid_len;
+  const void* query;
+  const void* key;
+  const void* value;
+  void* output;
+  void* weights;
+  bool keys_cached;  // key projections already in the cache region
+  uint8_t* cache;    // this layer's persistent region (may be null)
+  uint8_t* scratch;
+  const void* xnn;   // XNNPACK operator table, or null
+};
+
+template <typename T>
+const T* tensor_data(const fb::Model& model, const fb::Tensor* t) {
+  if (t == nullptr) return nullptr;
+  return reinterpret_cast<const T*>(model.data()->data() + t->offset());
+}
+
+// y = linear(x) over `rows` dense rows of l->in_features() elements; int8
+// through XNNPACK when `xnn` holds an operator for this projection.
+void run_linear(const fb::Model& model, const fb::Linear* l, bool s8, int rows, const void* x,
+                void* y, const void* xnn);
+
+inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
+
+inline int32_t zp_of(const fb::ActQuant* q) { return q != nullptr ? q->zero_point() : 0; }
+
+// Core attention of one head over prepared (projected) q/k/v, both dtypes.
+struct HeadView {
+  const void* q; int q_stride; int32_t q_zp;
+  const void* k; int k_stride; int32_t k_zp;
+  const void* v; int v_stride; int32_t v_zp;
+  void* out; int out_stride; int32_t out_zp;
+  int head_dim, v_dim;
+  void* weights;  // [q_len][kv_len] or null
+};
+
+// One head: scores, softmax, weighted values, weights if asked; row_scratch
+// is the row (and, for int8 with >= 4 query rows, tile) scratch of the plan.
+void run_head(const Call& c, const HeadView& h, float scale, const fb::SoftmaxQuant* sq,
+              bool causal, uint8_t* row_scratch);
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_RUNTIME_LAYERS_EXEC_H_

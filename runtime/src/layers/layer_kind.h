@@ -1,0 +1,68 @@
+// One module per layer kind. Everything the runtime knows about a kind (how
+// to verify its fields, describe it, plan its arena buffers, run it and fill
+// its key cache) lives in that kind's file (mha.cc, additive.cc, luong.cc,
+// pooling.cc) and is reached through the one table in registry.cc. Model
+// loading, planning and execution look a kind up there; a kind that is not in
+// the table is an error at load (never a silent default).
+#ifndef EDGEATTN_RUNTIME_LAYERS_LAYER_KIND_H_
+#define EDGEATTN_RUNTIME_LAYERS_LAYER_KIND_H_
+
+#include <cstdint>
+
+#include "../checker.h"
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
+#include "edgeattn/plan.h"
+#include "exec.h"
+
+namespace edgeattn {
+
+struct LayerKindModule {
+  fb::LayerOptions options;  // the union member that stores the kind in a file
+  ea_layer_kind kind;
+  const char* name;          // for messages
+  // The query is a learned weight: no query input, one output row.
+  bool learned_query;
+  // Load: the kind's dimensions, tensors and quantization (after the checks
+  // common to every layer: name, dtype, options present, max lengths).
+  bool (*verify)(Checker& c, const fb::Layer& layer, bool s8);
+  // The dimensions that decide its buffers, and its public description
+  // (kind-specific fields only; the caller fills name, dtype, lengths).
+  void (*shape)(const fb::Layer& layer, LayerShape* shape);
+  void (*info)(const fb::Layer& layer, LayerInfo* info);
+  // Its arena buffers at the given lengths (plan_layer() in plan.h).
+  LayerPlan (*plan)(const LayerShape& shape, int q_len, int kv_len);
+  // One call with checked arguments.
+  void (*run)(const fb::Model& model, const Call& c, int max_kv_len);
+  // Fills the persistent key cache from c.key / c.value / c.kv_len (null
+  // when the kind never has one; see has_key_cache).
+  void (*cache_keys)(const fb::Model& model, const Call& c, int max_kv_len);
+  bool (*has_key_cache)(const LayerShape& shape);
+  // Whether a cached run still reads the caller's values (additive caches
+  // only the projected keys).
+  bool cached_run_reads_values;
+  // Its projections (for backends that prepare them, e.g. XNNPACK): up to 4,
+  // returns how many.
+  int (*linears)(const fb::Layer& layer, const fb::Linear* out[4]);
+};
+
+// The module of a kind, or null for a kind this runtime does not know.
+const LayerKindModule* find_layer_kind(fb::LayerOptions options);
+const LayerKindModule* find_layer_kind(ea_layer_kind kind);
+
+// The row scratch every attention core needs (plan.cc): one row of kv scores
+// (+ kv Q15 probabilities for int8), and for int8 scaled-dot-product cores
+// that may run >= kQs8AttnTileMinRows query rows, the tile scratch of
+// kernels/include/edgeattn/kernels/attention_tile.h.
+uint64_t attention_row_bytes(const LayerShape& shape, int q_len, int kv_len, bool dot_product);
+
+namespace layers {
+extern const LayerKindModule kMultiHeadAttention;
+extern const LayerKindModule kAdditive;
+extern const LayerKindModule kLuong;
+extern const LayerKindModule kPooling;
+}  // namespace layers
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_RUNTIME_LAYERS_LAYER_KIND_H_

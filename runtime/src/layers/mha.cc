@@ -1,0 +1,140 @@
+// Multi-head attention (self or cross; causal or key-padding masks): project
+// Q (and K, V unless cached), attend per head into the context buffer,
+// project the context to the output. Cross-attention keeps the K and V
+// projections in its persistent cache region, laid out for max_kv_len.
+#include "layer_kind.h"
+
+namespace edgeattn {
+namespace {
+
+bool verify(Checker& c, const fb::Layer& l, bool s8) {
+  const auto* m = l.options_as_MultiHeadAttention();
+  bool ok = c.Dim(m->embed_dim(), "embed_dim") && c.Dim(m->kdim(), "kdim") &&
+            c.Dim(m->vdim(), "vdim") && c.Dim(m->num_heads(), "num_heads") &&
+            c.Dim(m->head_dim(), "head_dim") && c.Positive(m->scale(), "scale");
+  if (ok && m->head_dim() * m->num_heads() != m->embed_dim()) {
+    c.Msg() << "num_heads " << m->num_heads() << " x head_dim " << m->head_dim()
+            << " != embed_dim " << m->embed_dim();
+    ok = false;
+  }
+  if (ok && !m->cross() && (m->kdim() != m->embed_dim() || m->vdim() != m->embed_dim())) {
+    c.Msg() << "self-attention needs kdim == vdim == embed_dim";
+    ok = false;
+  }
+  const uint32_t e = m->embed_dim();
+  return ok && c.Linear(m->q_proj(), s8, e, e, "q_proj") &&
+         c.Linear(m->k_proj(), s8, m->kdim(), e, "k_proj") &&
+         c.Linear(m->v_proj(), s8, m->vdim(), e, "v_proj") &&
+         c.Linear(m->out_proj(), s8, e, e, "out_proj") && (!s8 || c.Softmax(m->softmax()));
+}
+
+void shape(const fb::Layer& l, LayerShape* s) {
+  const auto* m = l.options_as_MultiHeadAttention();
+  s->embed_dim = static_cast<int>(m->embed_dim());
+  s->cross = m->cross();
+  s->head_dim = static_cast<int>(m->head_dim());
+  s->v_dim = s->head_dim;
+}
+
+ea_quant quant_of(const fb::ActQuant* q) {
+  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
+}
+
+void info(const fb::Layer& l, LayerInfo* info) {
+  const auto* m = l.options_as_MultiHeadAttention();
+  info->query_dim = static_cast<int32_t>(m->embed_dim());
+  info->key_dim = static_cast<int32_t>(m->kdim());
+  info->value_dim = static_cast<int32_t>(m->vdim());
+  info->output_dim = static_cast<int32_t>(m->embed_dim());
+  info->num_heads = static_cast<int32_t>(m->num_heads());
+  info->cross = m->cross();
+  info->causal = m->causal();
+  info->query_quant = quant_of(m->q_proj()->input());
+  info->key_quant = quant_of(m->k_proj()->input());
+  info->value_quant = quant_of(m->v_proj()->input());
+  info->output_quant = quant_of(m->out_proj()->output());
+}
+
+// Scratch: Q [q][E], context [q][E], (self: K, V [kv][E]), row scratch.
+// Cache (cross): K, V [kv][E].
+LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
+  const uint64_t elem = s.dtype == EA_S8 ? 1 : 4;
+  const uint64_t q = static_cast<uint64_t>(q_len), kv = static_cast<uint64_t>(kv_len);
+  const uint64_t e = static_cast<uint64_t>(s.embed_dim);
+  const uint64_t kv_proj = 2 * align_up(kv * e * elem);
+  LayerPlan p = {0, 2 * align_up(q * e * elem) + attention_row_bytes(s, q_len, kv_len, true)};
+  if (s.cross) {
+    p.cache_bytes = kv_proj;
+  } else {
+    p.scratch_bytes += kv_proj;
+  }
+  return p;
+}
+
+void run(const fb::Model& model, const Call& c, int max_kv_len) {
+  const auto* m = c.layer->options_as_MultiHeadAttention();
+  const int e = static_cast<int>(m->embed_dim());
+  const int hd = static_cast<int>(m->head_dim());
+  const size_t es = elem_size(c.s8);
+  Carver carve(c.scratch);
+  uint8_t* q = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * e * es);
+  uint8_t* ctx = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * e * es);
+  uint8_t* kp;
+  uint8_t* vp;
+  if (m->cross()) {  // keys live in the persistent cache, laid out for max_kv_len
+    Carver cache(c.cache);
+    kp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * e * es);
+    vp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * e * es);
+  } else {
+    kp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * e * es);
+    vp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * e * es);
+  }
+  uint8_t* row_scratch = carve.Take<uint8_t>(0);
+
+  run_linear(model, m->q_proj(), c.s8, c.q_len, c.query, q, c.xnn);
+  if (!c.keys_cached) {
+    run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, kp, c.xnn);
+    run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, vp, c.xnn);
+  }
+  for (int h = 0; h < static_cast<int>(m->num_heads()); ++h) {
+    const size_t col = static_cast<size_t>(h) * hd * es;
+    HeadView v = {};
+    v.q = q + col; v.q_stride = e; v.q_zp = zp_of(m->q_proj()->output());
+    v.k = kp + col; v.k_stride = e; v.k_zp = zp_of(m->k_proj()->output());
+    v.v = vp + col; v.v_stride = e; v.v_zp = zp_of(m->v_proj()->output());
+    v.out = ctx + col; v.out_stride = e; v.out_zp = zp_of(m->out_proj()->input());
+    v.head_dim = hd; v.v_dim = hd;
+    if (c.weights != nullptr) {
+      const size_t per_head = static_cast<size_t>(c.q_len) * c.kv_len * (c.s8 ? 2 : 4);
+      v.weights = static_cast<uint8_t*>(c.weights) + static_cast<size_t>(h) * per_head;
+    }
+    run_head(c, v, m->scale(), m->softmax(), m->causal(), row_scratch);
+  }
+  run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output, c.xnn);
+}
+
+void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
+  const auto* m = c.layer->options_as_MultiHeadAttention();
+  const size_t proj = static_cast<size_t>(max_kv_len) * m->embed_dim() * elem_size(c.s8);
+  run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, c.cache, c.xnn);
+  run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, c.cache + static_cast<size_t>(align_up(proj)),
+             c.xnn);
+}
+
+bool has_key_cache(const LayerShape& s) { return s.cross; }
+
+int linears(const fb::Layer& l, const fb::Linear* out[4]) {
+  const auto* m = l.options_as_MultiHeadAttention();
+  out[0] = m->q_proj(); out[1] = m->k_proj(); out[2] = m->v_proj(); out[3] = m->out_proj();
+  return 4;
+}
+
+}  // namespace
+
+namespace layers {
+const LayerKindModule kMultiHeadAttention = {
+    fb::LayerOptions::MultiHeadAttention, EA_LAYER_MULTI_HEAD_ATTENTION, "multi-head attention",
+    false, verify, shape, info, plan, run, cache_keys, has_key_cache, false, linears};
+}  // namespace layers
+
+}  // namespace edgeattn
