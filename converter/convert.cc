@@ -21,6 +21,7 @@ LayerShape shape_of(const FloatLayer& L, OutputType type) {
       s.kind = EA_LAYER_MULTI_HEAD_ATTENTION;
       s.embed_dim = L.query_dim;
       s.cross = L.cross;
+      s.kv_cache = L.kv_cache;
       s.head_dim = L.head_dim;
       s.v_dim = L.head_dim;
       break;
@@ -85,7 +86,7 @@ flatbuffers::Offset<void> mha_s8(ModelWriter& w, const FloatLayer& L, const Cali
   const auto sm = w.Softmax(score, pv);
   return fb::CreateMultiHeadAttention(w.fbb(), L.query_dim, L.key_dim, L.value_dim, L.num_heads,
                                       L.head_dim, L.cross, L.mask == MaskKind::kCausal,
-                                      static_cast<float>(L.scale), fq, fk, fv, fo, sm).Union();
+                                      static_cast<float>(L.scale), fq, fk, fv, fo, sm, L.kv_cache).Union();
 }
 
 flatbuffers::Offset<void> mha_f32(ModelWriter& w, const FloatLayer& L) {
@@ -93,7 +94,7 @@ flatbuffers::Offset<void> mha_f32(ModelWriter& w, const FloatLayer& L) {
   const auto fv = w.LinearF32(L.v_proj), fo = w.LinearF32(L.out_proj);
   return fb::CreateMultiHeadAttention(w.fbb(), L.query_dim, L.key_dim, L.value_dim, L.num_heads,
                                       L.head_dim, L.cross, L.mask == MaskKind::kCausal,
-                                      static_cast<float>(L.scale), fq, fk, fv, fo).Union();
+                                      static_cast<float>(L.scale), fq, fk, fv, fo, 0, L.kv_cache).Union();
 }
 
 flatbuffers::Offset<void> additive_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {

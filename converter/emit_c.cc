@@ -51,6 +51,10 @@ EmittedC emit_c(const std::vector<uint8_t>& bytes, const Model& model, const std
     LayerInfo info;
     if (model.GetLayerInfo(i, &info) != Status::kOk) fail(origin, ": cannot read layer ", i);
     h << "#define " << macro << "_LAYER_" << upper(c_identifier(info.name)) << " " << i << "\n";
+    if (info.kv_cache) {  // part of _ARENA_BYTES; for RAM budgets
+      h << "#define " << macro << "_LAYER_" << upper(c_identifier(info.name)) << "_KV_CACHE_BYTES "
+        << info.kv_cache_bytes << "u\n";
+    }
   }
   h << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
     << "extern const uint8_t " << name << "[" << macro << "_SIZE];\n\n"

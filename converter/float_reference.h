@@ -38,6 +38,7 @@ struct FloatLayer {
   int max_q_len = 0, max_kv_len = 0;
   int query_dim = 0, key_dim = 0, value_dim = 0, output_dim = 0;
   bool cross = false;          // MHA: separate key/value sequence
+  bool kv_cache = false;       // MHA: causal self-attention that decodes with a KV cache
   double scale = 1.0;          // softmax scale (MHA, Luong)
   // MHA
   int num_heads = 1, head_dim = 0;

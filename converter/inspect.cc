@@ -149,6 +149,10 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
     if (const auto* a = l->options_as_MultiHeadAttention()) {
       os << "  embed_dim " << a->embed_dim() << ", head_dim " << a->head_dim() << ", scale "
          << std::setprecision(6) << a->scale() << "\n";
+      if (info.kv_cache) {
+        os << "  kv cache: " << info.max_kv_len << " positions, " << info.kv_cache_bytes
+           << " arena bytes (K and V)\n";
+      }
     } else if (const auto* g = l->options_as_LuongAttention()) {
       os << "  score " << fb::EnumNameLuongScore(g->score()) << ", scale " << g->scale() << "\n";
     } else if (const auto* ad = l->options_as_AdditiveAttention()) {

@@ -173,6 +173,7 @@ void resolve_mha(const Fields& f, const Weights& w, FloatLayer* L) {
   L->num_heads = H;
   L->head_dim = E / H;
   L->cross = f.boolean("cross", false);
+  L->kv_cache = f.boolean("kv_cache", false);
   const int kdim = f.integer("kdim", E), vdim = f.integer("vdim", E);
   if (!L->cross && (kdim != E || vdim != E)) {
     fail(f.where, ": self-attention needs kdim == vdim == embed_dim (", E, ")");
@@ -305,7 +306,7 @@ const char* const kKinds[] = {"mha", "additive", "luong", "pooling"};
 
 // Fields of a layer of `kind` beyond the common ones.
 FieldList kind_fields(const std::string& kind) {
-  if (kind == "mha") return {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset"};
+  if (kind == "mha") return {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset", "kv_cache"};
   if (kind == "additive") return {"query_dim", "key_dim", "attn_dim", "value_dim"};
   if (kind == "luong") return {"score", "query_dim", "key_dim", "value_dim", "scale"};
   if (kind == "pooling") return {"dim"};
@@ -551,8 +552,8 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
     if (L.mask == MaskKind::kCausal && L.kind != LayerKind::kMha) {
       fail(f.where, ": causal masks are supported for mha layers only");
     }
-    if (L.kind == LayerKind::kMha && L.mask == MaskKind::kCausal && L.cross) {
-      // Allowed by the format (offset kv_len - q_len); nothing to check.
+    if (L.kind == LayerKind::kMha && L.kv_cache && (L.cross || L.mask != MaskKind::kCausal)) {
+      fail(f.where, ": kv_cache needs causal self-attention (\"mask\": \"causal\", no \"cross\")");
     }
     if (L.kind == LayerKind::kPooling) {
       L.max_q_len = 1;

@@ -96,6 +96,21 @@ ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run
   return to_c(as_interp(interp)->Run(layer, *args));
 }
 
+ea_status ea_interpreter_begin_sequence(ea_interpreter* interp, int32_t layer) {
+  if (interp == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_interp(interp)->BeginSequence(layer));
+}
+
+ea_status ea_interpreter_step(ea_interpreter* interp, int32_t layer, const void* query,
+                              void* output, void* attn_weights) {
+  if (interp == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_interp(interp)->Step(layer, query, output, attn_weights));
+}
+
+int32_t ea_interpreter_cached_len(const ea_interpreter* interp, int32_t layer) {
+  return interp != nullptr ? as_interp(interp)->CachedLength(layer) : -1;
+}
+
 const char* ea_interpreter_error(const ea_interpreter* interp) {
   return interp != nullptr ? as_interp(interp)->error() : "interpreter is null";
 }

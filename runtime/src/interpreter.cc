@@ -140,7 +140,9 @@ Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, in
   const ArenaLayout layout = lay_out_arena(plans, model->num_layers(), cache_offsets);
   for (int i = 0; i < model->num_layers(); ++i) {
     cache_offset_[i] = static_cast<size_t>(cache_offsets[i]);
-    cached_kv_len_[i] = -1;
+    const LayerShape shape = model->ShapeOf(i);
+    const LayerKindModule* kind = find_layer_kind(shape.kind);
+    cached_kv_len_[i] = kind->has_kv_cache != nullptr && kind->has_kv_cache(shape) ? 0 : -1;
   }
   q_cap_ = max_q_len;
   kv_cap_ = max_kv_len;
@@ -318,10 +320,77 @@ Status Interpreter::Run(int layer, const RunArgs& args) {
   if (s != Status::kOk) return s;
 
   kind.run(*model_->flatbuffer(), c, max_kv);
-  // A direct (uncached) run overwrote the cross-attention/additive cache region.
+  // A direct (uncached) run overwrote the cross-attention/additive cache
+  // region; a KV-cache layer's run filled positions 0..kv_len-1 (prefill).
   if (!c.keys_cached && kind.has_key_cache != nullptr && kind.has_key_cache(shape)) {
     cached_kv_len_[layer] = -1;
   }
+  if (kind.has_kv_cache != nullptr && kind.has_kv_cache(shape)) cached_kv_len_[layer] = c.kv_len;
+  return Status::kOk;
+}
+
+Status Interpreter::CheckKvCacheLayer(int layer) {
+  Status s = CheckLayer(layer);
+  if (s != Status::kOk) return s;
+  const LayerShape shape = model_->ShapeOf(layer);
+  const LayerKindModule& kind = *find_layer_kind(shape.kind);
+  if (kind.has_kv_cache == nullptr || !kind.has_kv_cache(shape)) {
+    error_ << "layer '" << model_->layer(layer)->name()->c_str()
+           << "' has no KV cache (convert a causal self-attention layer with \"kv_cache\": true)";
+    return Status::kInvalidArgument;
+  }
+  return Status::kOk;
+}
+
+Status Interpreter::BeginSequence(int layer) {
+  const Status s = CheckKvCacheLayer(layer);
+  if (s != Status::kOk) return s;
+  cached_kv_len_[layer] = 0;
+  return Status::kOk;
+}
+
+int Interpreter::CachedLength(int layer) const {
+  if (model_ == nullptr || model_->layer(layer) == nullptr) return -1;
+  const LayerShape shape = model_->ShapeOf(layer);
+  const LayerKindModule& kind = *find_layer_kind(shape.kind);
+  if (kind.has_kv_cache == nullptr || !kind.has_kv_cache(shape)) return -1;
+  return cached_kv_len_[layer];
+}
+
+Status Interpreter::Step(int layer, const void* query, void* output, void* attn_weights) {
+  Status s = CheckKvCacheLayer(layer);
+  if (s != Status::kOk) return s;
+  const fb::Layer* l = model_->layer(layer);
+  const char* name = l->name()->c_str();
+  const int position = cached_kv_len_[layer];
+  const int max_kv = model_->CappedKvLen(layer, kv_cap_);
+  if (position >= max_kv) {
+    error_ << "layer '" << name << "': the KV cache is full (" << max_kv
+           << " positions, the plan); BeginSequence starts a new sequence";
+    return Status::kLengthExceedsPlan;
+  }
+  if (query == nullptr || output == nullptr) {
+    error_ << "layer '" << name << "': Step needs query and output";
+    return Status::kInvalidArgument;
+  }
+  const LayerShape shape = model_->ShapeOf(layer);
+  const LayerKindModule& kind = *find_layer_kind(shape.kind);
+  Call c = {};
+  c.layer = l;
+  c.s8 = shape.dtype == EA_S8;
+  c.query = query;
+  c.output = output;
+  c.weights = attn_weights;
+  c.q_len = 1;
+  c.kv_len = position + 1;
+  c.kv_valid_len = position + 1;
+  c.cache = arena_ + cache_offset_[layer];
+  c.scratch = scratch_;
+  c.xnn = xnn_table_;
+  s = check_buffers(c, kind, layer_info(*l), arena_, arena_bytes_, error_);
+  if (s != Status::kOk) return s;
+  kind.step(*model_->flatbuffer(), c, max_kv, position);
+  cached_kv_len_[layer] = position + 1;
   return Status::kOk;
 }
 

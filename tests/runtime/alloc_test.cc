@@ -2,7 +2,7 @@
 // forms) and malloc/calloc/realloc/free/aligned variants are replaced here and
 // count calls while `g_armed` is set. The model file is read into memory
 // before arming; from the start of Model::Load to the end of the last Run
-// (every layer, CacheKeys, cached runs, attention weights output) the count
+// (every layer, CacheKeys, cached runs, KV-cache steps, attention weights output) the count
 // must stay 0. No gtest macro runs while armed (failure messages allocate):
 // results are recorded in plain arrays and checked after disarming.
 #include <gtest/gtest.h>
@@ -223,6 +223,12 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack) {
     if (cacheable) {
       record(interp.CacheKeys(layer, p.io[l].key.data(), p.io[l].value.data(), p.io[l].kv_len, -1));
       record(interp.Run(layer, args[4 * l + 2]));
+    }
+    if (info.kv_cache) {  // decoding: a new sequence, then two steps with weights
+      record(interp.BeginSequence(layer));
+      for (int t = 0; t < 2 && n_status + 2 < kMaxRuns; ++t) {
+        record(interp.Step(layer, args[4 * l].query, args[4 * l].output, args[4 * l].attn_weights));
+      }
     }
   }
   // Error paths must not allocate either (messages are formatted in place).

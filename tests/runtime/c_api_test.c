@@ -75,7 +75,7 @@ static void test_model(const char* path) {
   CHECK(s == EA_OK, "%s: load: %s: %s", path, ea_status_string(s), ea_model_error(&model));
   if (s != EA_OK) return;
   n = ea_model_num_layers(&model);
-  CHECK(n == 6, "%s: %d layers, the fixture has 6", path, (int)n);
+  CHECK(n == 7, "%s: %d layers, the fixture has 7", path, (int)n);
   CHECK(ea_model_find_layer(&model, "pool") >= 0, "%s: no layer 'pool'", path);
   CHECK(ea_model_find_layer(&model, "nope") == -1, "%s: found a missing layer", path);
   arena_bytes = ea_model_arena_bytes(&model);
@@ -167,6 +167,40 @@ static void test_model(const char* path) {
       CHECK(memcmp(g_out, g_out2, (size_t)q_len * (size_t)info.output_dim * es) == 0, "%s: %s: cached output differs", path, info.name);
       CHECK(memcmp(g_weights, g_weights2, (size_t)info.num_heads * (size_t)q_len * (size_t)kv_len * (es == 1 ? 2 : 4)) == 0,
             "%s: %s: cached weights differ", path, info.name);
+    }
+    /* KV cache: stepping through the tokens gives the full causal run's rows. */
+    CHECK(ea_interpreter_cached_len(&interp, l) == (info.kv_cache ? kv_len : -1), "%s: %s: cached_len %d",
+          path, info.name, (int)ea_interpreter_cached_len(&interp, l));
+    if (info.kv_cache) {
+      const size_t row = (size_t)info.output_dim * es;
+      ea_run_args full = args;
+      full.kv_valid_len = 0;
+      full.attn_weights = NULL;
+      s = ea_interpreter_run(&interp, l, &full);
+      CHECK(s == EA_OK, "%s: %s: full run: %s", path, info.name, ea_interpreter_error(&interp));
+      CHECK(ea_interpreter_begin_sequence(&interp, l) == EA_OK, "%s: begin_sequence", path);
+      CHECK(ea_interpreter_cached_len(&interp, l) == 0, "%s: cached_len after begin", path);
+      for (i = 0; i < q_len; ++i) {
+        s = ea_interpreter_step(&interp, l, g_query + (size_t)i * (size_t)info.query_dim * es, g_out2, NULL);
+        CHECK(s == EA_OK, "%s: %s: step %d: %s", path, info.name, (int)i, ea_interpreter_error(&interp));
+        if (es == 1) {
+          CHECK(memcmp(g_out2, g_out + (size_t)i * row, row) == 0, "%s: %s: step %d differs from the full run", path,
+                info.name, (int)i);
+        } else {
+          for (j = 0; j < info.output_dim; ++j) {
+            float a, b;
+            memcpy(&a, g_out2 + 4 * (size_t)j, 4);
+            memcpy(&b, g_out + (size_t)i * row + 4 * (size_t)j, 4);
+            CHECK(fabs(a - b) <= 1e-4, "%s: %s: step %d channel %d: %g vs %g", path, info.name, (int)i, (int)j, a, b);
+          }
+        }
+      }
+      CHECK(ea_interpreter_cached_len(&interp, l) == q_len, "%s: cached_len after steps", path);
+      s = ea_interpreter_step(&interp, l, g_query, g_out2, NULL);
+      CHECK(s == EA_LENGTH_EXCEEDS_PLAN, "%s: %s: step past the cache: %s", path, info.name, ea_status_string(s));
+    } else {
+      CHECK(ea_interpreter_begin_sequence(&interp, l) == EA_INVALID_ARGUMENT, "%s: %s: begin_sequence", path,
+            info.name);
     }
     /* Lengths beyond the plan. */
     if (info.kind != EA_LAYER_POOLING) {

@@ -11,6 +11,7 @@
 //   additive  Bahdanau, query 10, key 12, attn 8, key padding, q 6 / kv 10
 //   luong     Luong general, query 10, key 12, q 6 / kv 10
 //   pool      attention pooling, dim 12, key padding, kv 20
+//   decoder   MHA causal self-attention with a KV cache, E=16, 4 heads, max 12
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -88,6 +89,10 @@ int main(int argc, char** argv) {
       {"add.v.weight", Random("F32", {1, 8}, 1.0)},
       {"luong.W.weight", Random("F32", {10, 12}, w)},
       {"pool.query.weight", Random("F32", {1, 12}, 0.8)},
+      {"decoder.in_proj_weight", Random("F32", {48, 16}, w)},
+      {"decoder.in_proj_bias", Random("F32", {48}, 0.1)},
+      {"decoder.out_proj.weight", Random("F32", {16, 16}, w)},
+      {"decoder.out_proj.bias", Random("F32", {16}, 0.1)},
   };
   cv::save_safetensors(dir + "/weights.safetensors", weights);
 
@@ -106,6 +111,7 @@ int main(int argc, char** argv) {
       {"luong.key", Random("<f4", {n, 10, 12}, 1.0)},
       {"pool.key", Random("<f4", {n, 20, 12}, 1.0)},
       {"pool.kv_valid_len", ValidLens(n, 20)},
+      {"decoder.query", Random("<f4", {n, 12, 16}, 1.0)},
   };
   cv::save_npz(dir + "/calib.npz", calib);
 
@@ -125,7 +131,9 @@ int main(int argc, char** argv) {
     {"name": "luong", "kind": "luong", "score": "general", "prefix": "luong.", "query_dim": 10,
      "key_dim": 12, "max_q_len": 6, "max_kv_len": 10},
     {"name": "pool", "kind": "pooling", "prefix": "pool.", "dim": 12, "mask": "key_padding",
-     "max_kv_len": 20}
+     "max_kv_len": 20},
+    {"name": "decoder", "kind": "mha", "preset": "torch_mha", "prefix": "decoder.",
+     "embed_dim": 16, "num_heads": 4, "mask": "causal", "kv_cache": true, "max_q_len": 12}
   ]
 }
 )";

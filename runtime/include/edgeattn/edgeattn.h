@@ -76,6 +76,8 @@ typedef struct ea_layer_info {
   ea_quant key_quant;
   ea_quant value_quant;
   ea_quant output_quant;
+  int32_t kv_cache;        /* 1: decodes token by token (ea_interpreter_step) */
+  size_t kv_cache_bytes;   /* arena bytes of its K and V cache at max_kv_len (0 if none) */
 } ea_layer_info;
 
 /* One inference of one layer. Buffers are row-major and dense:
@@ -142,6 +144,20 @@ ea_status ea_interpreter_cache_keys(ea_interpreter* interp, int32_t layer, const
                                     const void* value, int32_t kv_len, int32_t kv_valid_len);
 ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run_args* args);
 const char* ea_interpreter_error(const ea_interpreter* interp);
+
+/* Decoding with a KV cache (info.kv_cache != 0: a causal self-attention layer
+ * converted with "kv_cache": true; EA_INVALID_ARGUMENT for other layers).
+ * begin_sequence empties the cache; ea_interpreter_run over q_len tokens
+ * fills positions 0..q_len-1 (prefill); step runs one token: query
+ * [1][query_dim] in, output [1][output_dim] out, attn_weights optional
+ * [num_heads][1][position + 1]. int8 step outputs are bit-identical to the
+ * last row of a full causal run over the same tokens. EA_LENGTH_EXCEEDS_PLAN
+ * when max_kv_len positions (or the init cap) are cached. cached_len: the
+ * positions cached, -1 if the layer has no KV cache. */
+ea_status ea_interpreter_begin_sequence(ea_interpreter* interp, int32_t layer);
+ea_status ea_interpreter_step(ea_interpreter* interp, int32_t layer, const void* query,
+                              void* output, void* attn_weights);
+int32_t ea_interpreter_cached_len(const ea_interpreter* interp, int32_t layer);
 
 /* Optional XNNPACK backend for int8 projections (builds with EA_WITH_XNNPACK;
  * EA_UNSUPPORTED otherwise). ea_xnnpack_initialize: once per process, before

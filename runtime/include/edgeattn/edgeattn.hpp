@@ -125,6 +125,19 @@ class Interpreter {
   // cross-attention MHA and additive layers (decoder steps then pass use_cached_keys).
   Status CacheKeys(int layer, const void* key, const void* value, int kv_len, int kv_valid_len);
   Status Run(int layer, const RunArgs& args);
+
+  // Decoding with a KV cache (causal self-attention layers converted with
+  // "kv_cache": true). BeginSequence empties the layer's cache; a full Run
+  // over q_len tokens fills positions 0..q_len-1 (prefill); Step runs one
+  // token: query [1][embed_dim] in, output [1][embed_dim] out, optional
+  // attn_weights [num_heads][1][position + 1]; its output is bit-identical
+  // (int8) to the last row of a full causal run over the same tokens.
+  // kLengthExceedsPlan when the cache is full (max_kv_len positions, or the
+  // Init cap). CachedLength: positions cached, -1 if the layer has no KV cache.
+  Status BeginSequence(int layer);
+  Status Step(int layer, const void* query, void* output, void* attn_weights = nullptr);
+  int CachedLength(int layer) const;
+
   const char* error() const { return error_.c_str(); }
 
   // Runs the int8 projections whose in_features is a multiple of 16 through
@@ -142,6 +155,7 @@ class Interpreter {
 
  private:
   Status CheckLayer(int layer);
+  Status CheckKvCacheLayer(int layer);
 
   const Model* model_ = nullptr;
   uint8_t* arena_ = nullptr;
@@ -154,7 +168,7 @@ class Interpreter {
   int q_cap_ = 0;
   int kv_cap_ = 0;
   size_t cache_offset_[kMaxLayers] = {};
-  int cached_kv_len_[kMaxLayers] = {};      // -1: nothing cached
+  int cached_kv_len_[kMaxLayers] = {};      // -1: nothing cached; KV-cache layers: positions
   int cached_kv_valid_len_[kMaxLayers] = {};
   ErrorMessage error_;
 };

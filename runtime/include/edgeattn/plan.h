@@ -14,7 +14,7 @@ namespace edgeattn {
 struct LayerPlan {
   // 64-bit on every target so that no dimension in a file can overflow the
   // arithmetic; Model::Load rejects plans above kMaxArenaBytes.
-  uint64_t cache_bytes;    // persistent: key (and value) projections of cross MHA / additive
+  uint64_t cache_bytes;    // persistent: key (and value) projections of cross MHA / additive / KV cache
   uint64_t scratch_bytes;  // per call; the scratch region is shared by all layers
 };
 
@@ -28,6 +28,7 @@ struct LayerShape {
   int head_dim;      // MHA, Luong, pooling: query/key width of one attention head
   int v_dim;         // MHA, Luong, pooling: value width of one attention head
   bool cross;        // MHA: keys/values projected into the layer's cache
+  bool kv_cache;     // MHA (causal self-attention): K/V kept for decoding steps
   bool projects_query;  // Luong general
 };
 
@@ -41,7 +42,7 @@ constexpr uint64_t align_up(uint64_t bytes) {
 // Buffers, each rounded up to kArenaAlignment (each layer kind's module in
 // runtime/src/layers/ owns its plan; this is the summary):
 //   MHA       scratch: Q [q][E], context [q][E], (self: K, V [kv][E]), row scratch
-//             cache (cross): K, V [kv][E]
+//             cache (cross, or self with kv_cache): K, V [kv][E] (then not in scratch)
 //   additive  scratch: W_q q [q][A], row scratch; cache: W_k k + b [kv][A]
 //   Luong     scratch: (general: W^T q [q][key_dim]), row scratch
 //   pooling   scratch: row scratch

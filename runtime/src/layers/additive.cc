@@ -133,7 +133,7 @@ int linears(const fb::Layer& l, const fb::Linear* out[4]) {
 namespace layers {
 const LayerKindModule kAdditive = {
     fb::LayerOptions::AdditiveAttention, EA_LAYER_ADDITIVE, "additive attention",
-    false, verify, shape, info, plan, run, cache_keys, has_key_cache, true, linears};
+    false, verify, shape, info, plan, run, cache_keys, has_key_cache, true, linears, nullptr, nullptr};
 }  // namespace layers
 
 }  // namespace edgeattn

@@ -44,6 +44,12 @@ struct LayerKindModule {
   // Its projections (for backends that prepare them, e.g. XNNPACK): up to 4,
   // returns how many.
   int (*linears)(const fb::Layer& layer, const fb::Linear* out[4]);
+  // Decoding with a KV cache (null when the kind cannot): whether this layer
+  // keeps one, and one step: the query row c.query at position `position`
+  // (its K and V appended to the cache there), attending over positions
+  // 0..position, one output row. A full run fills positions 0..q_len-1.
+  bool (*has_kv_cache)(const LayerShape& shape);
+  void (*step)(const fb::Model& model, const Call& c, int max_kv_len, int position);
 };
 
 // The module of a kind, or null for a kind this runtime does not know.

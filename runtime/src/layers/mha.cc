@@ -1,7 +1,11 @@
 // Multi-head attention (self or cross; causal or key-padding masks): project
 // Q (and K, V unless cached), attend per head into the context buffer,
 // project the context to the output. Cross-attention keeps the K and V
-// projections in its persistent cache region, laid out for max_kv_len.
+// projections in its persistent cache region, laid out for max_kv_len; so
+// does causal self-attention with kv_cache, which then decodes one token per
+// step: the new row's K and V are appended to the cache and its query attends
+// over every cached position (the same integers as the last row of a full
+// causal run over that prefix: a row of a causal run never sees later keys).
 #include "layer_kind.h"
 
 namespace edgeattn {
@@ -21,6 +25,10 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
     c.Msg() << "self-attention needs kdim == vdim == embed_dim";
     ok = false;
   }
+  if (ok && m->kv_cache() && (m->cross() || !m->causal())) {
+    c.Msg() << "kv_cache needs causal self-attention";
+    ok = false;
+  }
   const uint32_t e = m->embed_dim();
   return ok && c.Linear(m->q_proj(), s8, e, e, "q_proj") &&
          c.Linear(m->k_proj(), s8, m->kdim(), e, "k_proj") &&
@@ -32,6 +40,7 @@ void shape(const fb::Layer& l, LayerShape* s) {
   const auto* m = l.options_as_MultiHeadAttention();
   s->embed_dim = static_cast<int>(m->embed_dim());
   s->cross = m->cross();
+  s->kv_cache = m->kv_cache();
   s->head_dim = static_cast<int>(m->head_dim());
   s->v_dim = s->head_dim;
 }
@@ -39,6 +48,8 @@ void shape(const fb::Layer& l, LayerShape* s) {
 ea_quant quant_of(const fb::ActQuant* q) {
   return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
 }
+
+LayerPlan plan(const LayerShape& s, int q_len, int kv_len);
 
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* m = l.options_as_MultiHeadAttention();
@@ -53,6 +64,14 @@ void info(const fb::Layer& l, LayerInfo* info) {
   info->key_quant = quant_of(m->k_proj()->input());
   info->value_quant = quant_of(m->v_proj()->input());
   info->output_quant = quant_of(m->out_proj()->output());
+  if (m->kv_cache()) {
+    LayerShape s = {};
+    s.dtype = info->dtype;
+    shape(l, &s);
+    info->kv_cache = 1;
+    info->kv_cache_bytes = static_cast<size_t>(
+        plan(s, static_cast<int>(l.max_q_len()), static_cast<int>(l.max_kv_len())).cache_bytes);
+  }
 }
 
 // Scratch: Q [q][E], context [q][E], (self: K, V [kv][E]), row scratch.
@@ -63,7 +82,7 @@ LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   const uint64_t e = static_cast<uint64_t>(s.embed_dim);
   const uint64_t kv_proj = 2 * align_up(kv * e * elem);
   LayerPlan p = {0, 2 * align_up(q * e * elem) + attention_row_bytes(s, q_len, kv_len, true)};
-  if (s.cross) {
+  if (s.cross || s.kv_cache) {
     p.cache_bytes = kv_proj;
   } else {
     p.scratch_bytes += kv_proj;
@@ -71,31 +90,13 @@ LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   return p;
 }
 
-void run(const fb::Model& model, const Call& c, int max_kv_len) {
-  const auto* m = c.layer->options_as_MultiHeadAttention();
+// Every head of q [c.q_len][E] against kp, vp [c.kv_len][E] into ctx.
+void attend_heads(const Call& c, const fb::MultiHeadAttention& mh, const uint8_t* q,
+                  const uint8_t* kp, const uint8_t* vp, uint8_t* ctx, uint8_t* row_scratch) {
+  const fb::MultiHeadAttention* m = &mh;
   const int e = static_cast<int>(m->embed_dim());
   const int hd = static_cast<int>(m->head_dim());
   const size_t es = elem_size(c.s8);
-  Carver carve(c.scratch);
-  uint8_t* q = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * e * es);
-  uint8_t* ctx = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * e * es);
-  uint8_t* kp;
-  uint8_t* vp;
-  if (m->cross()) {  // keys live in the persistent cache, laid out for max_kv_len
-    Carver cache(c.cache);
-    kp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * e * es);
-    vp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * e * es);
-  } else {
-    kp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * e * es);
-    vp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * e * es);
-  }
-  uint8_t* row_scratch = carve.Take<uint8_t>(0);
-
-  run_linear(model, m->q_proj(), c.s8, c.q_len, c.query, q, c.xnn);
-  if (!c.keys_cached) {
-    run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, kp, c.xnn);
-    run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, vp, c.xnn);
-  }
   for (int h = 0; h < static_cast<int>(m->num_heads()); ++h) {
     const size_t col = static_cast<size_t>(h) * hd * es;
     HeadView v = {};
@@ -110,6 +111,33 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
     }
     run_head(c, v, m->scale(), m->softmax(), m->causal(), row_scratch);
   }
+}
+
+void run(const fb::Model& model, const Call& c, int max_kv_len) {
+  const auto* m = c.layer->options_as_MultiHeadAttention();
+  const int e = static_cast<int>(m->embed_dim());
+  const size_t es = elem_size(c.s8);
+  Carver carve(c.scratch);
+  uint8_t* q = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * e * es);
+  uint8_t* ctx = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * e * es);
+  uint8_t* kp;
+  uint8_t* vp;
+  if (m->cross() || m->kv_cache()) {  // K, V live in the persistent cache, laid out for max_kv_len
+    Carver cache(c.cache);
+    kp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * e * es);
+    vp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * e * es);
+  } else {
+    kp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * e * es);
+    vp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * e * es);
+  }
+  uint8_t* row_scratch = carve.Take<uint8_t>(0);
+
+  run_linear(model, m->q_proj(), c.s8, c.q_len, c.query, q, c.xnn);
+  if (!c.keys_cached) {
+    run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, kp, c.xnn);
+    run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, vp, c.xnn);
+  }
+  attend_heads(c, *m, q, kp, vp, ctx, row_scratch);
   run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output, c.xnn);
 }
 
@@ -123,6 +151,31 @@ void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
 
 bool has_key_cache(const LayerShape& s) { return s.cross; }
 
+bool has_kv_cache(const LayerShape& s) { return s.kv_cache; }
+
+// One decoding step: scratch Q [1][E] and context [1][E] (the plan's rows for
+// q_len >= 1), K and V of the new row written at `position` of the cache.
+void step(const fb::Model& model, const Call& c, int max_kv_len, int position) {
+  const auto* m = c.layer->options_as_MultiHeadAttention();
+  const size_t row = static_cast<size_t>(m->embed_dim()) * elem_size(c.s8);
+  Carver carve(c.scratch);
+  uint8_t* q = carve.Take<uint8_t>(row);
+  uint8_t* ctx = carve.Take<uint8_t>(row);
+  uint8_t* row_scratch = carve.Take<uint8_t>(0);
+  Carver cache(c.cache);
+  uint8_t* kp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * row);
+  uint8_t* vp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * row);
+  run_linear(model, m->q_proj(), c.s8, 1, c.query, q, c.xnn);
+  run_linear(model, m->k_proj(), c.s8, 1, c.query, kp + static_cast<size_t>(position) * row, c.xnn);
+  run_linear(model, m->v_proj(), c.s8, 1, c.query, vp + static_cast<size_t>(position) * row, c.xnn);
+  Call one = c;
+  one.q_len = 1;
+  one.kv_len = position + 1;
+  one.kv_valid_len = position + 1;
+  attend_heads(one, *m, q, kp, vp, ctx, row_scratch);
+  run_linear(model, m->out_proj(), c.s8, 1, ctx, c.output, c.xnn);
+}
+
 int linears(const fb::Layer& l, const fb::Linear* out[4]) {
   const auto* m = l.options_as_MultiHeadAttention();
   out[0] = m->q_proj(); out[1] = m->k_proj(); out[2] = m->v_proj(); out[3] = m->out_proj();
@@ -134,7 +187,7 @@ int linears(const fb::Layer& l, const fb::Linear* out[4]) {
 namespace layers {
 const LayerKindModule kMultiHeadAttention = {
     fb::LayerOptions::MultiHeadAttention, EA_LAYER_MULTI_HEAD_ATTENTION, "multi-head attention",
-    false, verify, shape, info, plan, run, cache_keys, has_key_cache, false, linears};
+    false, verify, shape, info, plan, run, cache_keys, has_key_cache, false, linears, has_kv_cache, step};
 }  // namespace layers
 
 }  // namespace edgeattn
