@@ -49,6 +49,11 @@ std::string describe(const CalibOptions& o) {
     std::snprintf(buf, sizeof buf, " %.10g", o.percentile);
     s += buf;
   }
+  if (o.headroom > 0.0) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, ", headroom %.10g %%", 100.0 * o.headroom);
+    s += buf;
+  }
   return s;
 }
 
@@ -67,7 +72,9 @@ double quantization_mse(const std::vector<float>& values, double lo, double hi) 
   return sum / static_cast<double>(n);
 }
 
-ClipRange choose_range(const Range& seen, const CalibOptions& o) {
+namespace {
+
+ClipRange method_range(const Range& seen, const CalibOptions& o) {
   const ClipRange full{seen.lo, seen.hi};
   if (o.method == CalibMethod::kMinMax || seen.values.empty()) return full;
   if (o.method == CalibMethod::kPercentile) {
@@ -92,6 +99,14 @@ ClipRange choose_range(const Range& seen, const CalibOptions& o) {
     }
   }
   return best;
+}
+
+}  // namespace
+
+ClipRange choose_range(const Range& seen, const CalibOptions& o) {
+  if (!(o.headroom >= 0.0 && o.headroom <= 10.0)) fail("--calib-headroom must be in [0, 1000] %, got ", 100.0 * o.headroom, " %");
+  const ClipRange r = method_range(seen, o);
+  return {r.lo * (1.0 + o.headroom), r.hi * (1.0 + o.headroom)};
 }
 
 }  // namespace convert

@@ -59,9 +59,15 @@ LayerCalibration calibrate(const FloatLayer& layer, const LayerData& data, const
   for (auto& [key, r] : seen) {
     Range chosen;
     chosen.count = r.count;
-    if (key == "pre_tanh" || r.count == 0) {
+    if (r.count == 0) {
       chosen.lo = r.lo;
       chosen.hi = r.hi;
+    } else if (key == "pre_tanh") {  // minmax + headroom: the table clips at +-6 where tanh is flat
+      CalibOptions minmax = options;
+      minmax.method = CalibMethod::kMinMax;
+      const ClipRange clip = choose_range(r, minmax);
+      chosen.lo = clip.lo;
+      chosen.hi = clip.hi;
     } else {
       const ClipRange clip = choose_range(r, options);
       chosen.lo = clip.lo;

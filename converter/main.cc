@@ -33,6 +33,11 @@ int main(int argc, char** argv) {
                    "percentile method: keep this percentile and its mirror (e.g. 99.99)")
       ->capture_default_str()
       ->check(CLI::Range(50.0, 100.0));
+  conv->add_option("--calib-headroom", c.calib_headroom_pct,
+                   "widen every chosen range by this many percent on each side, so inputs that far beyond the "
+                   "calibration data do not saturate (coarser int8 step)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
   conv->add_option("--heldout", c.heldout,
                    "held-out inputs (.npz, same keys as --calib): report accuracy on data calibration did not see");
   conv->add_option("--heldout-split", c.heldout_split,
