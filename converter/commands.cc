@@ -160,10 +160,16 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     std::snprintf(buf, sizeof buf, ", inputs scaled by %.10g (--heldout-scale)", o.heldout_scale);
     heldout_what += buf;
   }
+  // The file records how its int8 ranges were made (inspect shows it).
+  std::string source = base_name(o.weights);
+  if (type == OutputType::kInt8 && !calib.empty()) {
+    source += "; int8 calibration: " + describe(calib_options) + " on " + std::to_string(calib[0].n) +
+              " samples of " + base_name(o.calib);
+  }
   std::vector<FloatOutputs> float_outputs;
   std::vector<LayerCalibration> calibration;
   const std::vector<uint8_t> bytes =
-      build_model(spec, type, calib, o.calib, base_name(o.weights), [&](size_t i, const std::string& what) {
+      build_model(spec, type, calib, o.calib, source, [&](size_t i, const std::string& what) {
         progress("convert", i, spec.layers[i].name, what);
       }, &float_outputs, calib_options, &calibration);
   const LoadedModel lm(bytes, o.output);

@@ -16,18 +16,17 @@ std::string tensor_label(const std::string& key) {
 
 std::string RangeExcess::message() const {
   char buf[512];
-  const bool clipped = used_lo != seen_lo || used_hi != seen_hi;
   std::snprintf(buf, sizeof buf,
-                "layer '%s' '%s': held-out sample %d %s %.4g %s the calibrated range [%.4g, %.4g] by %.1f %%%s",
+                "layer '%s' '%s': held-out sample %d %s %.4g %s the calibrated range [%.4g, %.4g] by %.1f %%",
                 layer.c_str(), tensor_label(tensor).c_str(), sample, above ? "max" : "min", value,
-                above ? "exceeds" : "is below", seen_lo, seen_hi, 100.0 * fraction,
-                clipped ? "" : " (int8 saturates beyond it)");
+                above ? "exceeds" : "is below", seen_lo, seen_hi, 100.0 * fraction);
   std::string s = buf;
-  if (clipped) {
-    std::snprintf(buf, sizeof buf, " (the int8 range, [%.4g, %.4g], saturates before it)", used_lo, used_hi);
-    s += buf;
-  }
-  return s;
+  if (used_lo == seen_lo && used_hi == seen_hi) return s + " (int8 saturates beyond it)";
+  const bool saturates = above ? value > used_hi : value < used_lo;
+  std::snprintf(buf, sizeof buf, saturates ? " (int8 saturates at the range the method chose, [%.4g, %.4g])"
+                                           : " (within the int8 range [%.4g, %.4g] the headroom gives: no saturation)",
+                used_lo, used_hi);
+  return s + buf;
 }
 
 HeldoutResult evaluate_heldout(const LoadedModel& model, int index, const FloatLayer& L, const LayerData& data,
@@ -60,7 +59,10 @@ HeldoutResult evaluate_heldout(const LoadedModel& model, int index, const FloatL
       e.used_hi = std::max(used->second.hi, 0.0);
       const double size = std::max(std::fabs(e.seen_lo), std::fabs(e.seen_hi));
       if (!(size > 0.0)) continue;
-      const double over = (got.hi - e.seen_hi) / size, under = (e.seen_lo - got.lo) / size;
+      // Up to one int8 step beyond costs no more than rounding does: not worth a warning.
+      const double step = act_quant(e.used_lo, e.used_hi).scale;
+      const double over = got.hi - e.seen_hi > step ? (got.hi - e.seen_hi) / size : 0.0;
+      const double under = e.seen_lo - got.lo > step ? (e.seen_lo - got.lo) / size : 0.0;
       e.above = over >= under;
       e.value = e.above ? got.hi : got.lo;
       e.fraction = std::max(over, under);

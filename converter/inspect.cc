@@ -39,10 +39,13 @@ std::string shape_str(const std::vector<uint32_t>& s) {
   return r + "]";
 }
 
+// With the real range the int8 values cover: what calibration chose.
 void print_act(std::ostream& os, const char* what, const fb::ActQuant* q) {
   if (q == nullptr) return;
-  os << "      " << std::left << std::setw(18) << what << "scale " << std::setprecision(6)
-     << q->scale() << "  zero_point " << q->zero_point() << "\n";
+  const double s = q->scale();
+  os << "      " << std::left << std::setw(18) << what << "scale " << std::setprecision(6) << s
+     << "  zero_point " << q->zero_point() << "  range [" << std::setprecision(4) << s * (-128 - q->zero_point())
+     << ", " << s * (127 - q->zero_point()) << "]\n";
 }
 
 void print_requant(std::ostream& os, const char* what, const fb::Requant* r) {
