@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "converter/error.h"
 
@@ -27,12 +28,21 @@ ActQuantParams act_quant(const Range& range, const std::string& what) {
   return act_quant(range.lo, range.hi);
 }
 
-RangeMap calibrate(const FloatLayer& layer, const LayerData& data, FloatOutputs* outputs) {
-  RangeMap ranges;
+LayerCalibration calibrate(const FloatLayer& layer, const LayerData& data, const CalibOptions& options,
+                           FloatOutputs* outputs) {
+  RangeMap seen;
+  // Every tensor the methods apply to keeps its values from the first sample
+  // on; entries the layer kind does not record are dropped below.
+  if (options.method != CalibMethod::kMinMax) {
+    for (const char* key : {"query", "key", "value", "q_proj", "k_proj", "v_proj", "context", "output", "w_q",
+                            "w_k", "w"}) {
+      seen[key].keep_values = true;
+    }
+  }
   std::vector<double> out, w;
   if (outputs != nullptr) *outputs = FloatOutputs();
   for (int i = 0; i < data.n; ++i) {
-    forward(layer, data.sample(layer, i), &out, outputs != nullptr ? &w : nullptr, &ranges);
+    forward(layer, data.sample(layer, i), &out, outputs != nullptr ? &w : nullptr, &seen);
     if (outputs != nullptr && i == 0) {  // every sample has the same sizes: no regrowth copies
       outputs->output.reserve(out.size() * static_cast<size_t>(data.n));
       outputs->weights.reserve(w.size() * static_cast<size_t>(data.n));
@@ -42,12 +52,42 @@ RangeMap calibrate(const FloatLayer& layer, const LayerData& data, FloatOutputs*
       outputs->weights.insert(outputs->weights.end(), w.begin(), w.end());
     }
   }
-  if (layer.self_attention()) {
-    ranges["key"] = ranges["query"];
-    ranges["value"] = ranges["query"];
+  for (auto it = seen.begin(); it != seen.end();) {
+    it = it->second.keep_values && it->second.count == 0 ? seen.erase(it) : std::next(it);
   }
-  if (ranges.count("value") == 0 && ranges.count("key") != 0) ranges["value"] = ranges["key"];
-  return ranges;
+  LayerCalibration c;
+  for (auto& [key, r] : seen) {
+    Range chosen;
+    chosen.count = r.count;
+    if (r.count == 0) {
+      chosen.lo = r.lo;
+      chosen.hi = r.hi;
+    } else if (key == "pre_tanh") {  // minmax + headroom: the table clips at +-6 where tanh is flat
+      CalibOptions minmax = options;
+      minmax.method = CalibMethod::kMinMax;
+      const ClipRange clip = choose_range(r, minmax);
+      chosen.lo = clip.lo;
+      chosen.hi = clip.hi;
+    } else {
+      const ClipRange clip = choose_range(r, options);
+      chosen.lo = clip.lo;
+      chosen.hi = clip.hi;
+    }
+    c.ranges[key] = chosen;
+    r.values = std::vector<float>();  // only the choice needed them
+    r.keep_values = false;
+  }
+  c.seen = std::move(seen);
+  if (layer.self_attention()) {
+    c.copies["key"] = "query";
+    c.copies["value"] = "query";
+  } else if (c.seen.count("value") == 0 && c.seen.count("key") != 0) {
+    c.copies["value"] = "key";
+  }
+  for (RangeMap* m : {&c.seen, &c.ranges}) {
+    for (const auto& [to, from] : c.copies) (*m)[to] = (*m)[from];
+  }
+  return c;
 }
 
 }  // namespace convert

@@ -1,10 +1,12 @@
-// Activation calibration: min/max of every tensor over the calibration set
-// (float64 forward), turned into asymmetric per-tensor int8 parameters.
+// Activation calibration: the values of every tensor over the calibration set
+// (float64 forward), a range chosen from them (calib_method.h), turned into
+// asymmetric per-tensor int8 parameters.
 #ifndef EDGEATTN_CONVERTER_CALIBRATE_H_
 #define EDGEATTN_CONVERTER_CALIBRATE_H_
 
 #include <string>
 
+#include "converter/calib_method.h"
 #include "converter/dataset.h"
 #include "converter/float_reference.h"
 
@@ -23,6 +25,16 @@ struct ActQuantParams {
 ActQuantParams act_quant(const Range& range, const std::string& what);
 ActQuantParams act_quant(double lo, double hi);
 
+// What calibration found for one layer. `seen`: min/max of each tensor over
+// the calibration set; `ranges`: the ranges chosen from them by the method,
+// which the quantization uses (pre_tanh: as seen; its table clips to +-6).
+struct LayerCalibration {
+  RangeMap seen, ranges;
+  // Entries that copy another's range: self-attention's key and value are
+  // its query; a layer without value input uses the key's.
+  std::map<std::string, std::string> copies;
+};
+
 // Runs the float64 layer over every calibration sample and records the ranges
 // of its inputs, projections, context and output (see float_reference.h).
 // With `outputs`, also keeps that pass's outputs and attention weights,
@@ -31,7 +43,8 @@ ActQuantParams act_quant(double lo, double hi);
 struct FloatOutputs {
   std::vector<double> output, weights;
 };
-RangeMap calibrate(const FloatLayer& layer, const LayerData& data, FloatOutputs* outputs = nullptr);
+LayerCalibration calibrate(const FloatLayer& layer, const LayerData& data, const CalibOptions& options,
+                           FloatOutputs* outputs = nullptr);
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "converter/convert.h"
 #include "converter/emit_c.h"
 #include "converter/error.h"
+#include "converter/heldout.h"
 #include "converter/inspect.h"
 #include "converter/io/file.h"
 #include "converter/io/formats.h"
@@ -62,6 +64,30 @@ class Progress {
   bool shown_ = false;
 };
 
+// The calibrated tensors of a layer in a fixed order, without the copies
+// (self-attention's key/value are its query; a missing value is the key).
+std::vector<TensorRangeRow> range_rows(const LayerCalibration& c) {
+  std::vector<TensorRangeRow> rows;
+  for (const char* key : {"query", "key", "value", "q_proj", "k_proj", "v_proj", "w_q", "w_k", "w", "context",
+                          "output"}) {
+    const auto seen = c.seen.find(key);
+    const auto used = c.ranges.find(key);
+    if (seen == c.seen.end() || used == c.ranges.end() || seen->second.count == 0) continue;
+    if (c.copies.count(key) != 0) continue;
+    TensorRangeRow t;
+    t.tensor = key;
+    t.seen_lo = seen->second.lo;
+    t.seen_hi = seen->second.hi;
+    const ActQuantParams q = act_quant(used->second.lo, used->second.hi);
+    t.scale = q.scale;
+    t.zero_point = q.zero_point;
+    t.lo = q.scale * (-128 - q.zero_point);
+    t.hi = q.scale * (127 - q.zero_point);
+    rows.push_back(t);
+  }
+  return rows;
+}
+
 }  // namespace
 
 void run_convert(const ConvertOptions& o, std::ostream& out) {
@@ -86,17 +112,66 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   const std::vector<uint8_t> spec_bytes = read_file(o.spec);
   const ModelSpec spec = load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights,
                                    o.weights, LengthOverrides{o.max_q_len, o.max_kv_len});
+  CalibOptions calib_options;
+  calib_options.method = parse_calib_method(o.calib_method);
+  calib_options.percentile = o.calib_percentile;
+  calib_options.headroom = o.calib_headroom_pct / 100.0;
+  const bool want_heldout = !o.heldout.empty() || o.heldout_split > 0.0;
+  if (!o.heldout.empty() && o.heldout_split > 0.0) fail("--heldout and --heldout-split exclude each other");
+  if (want_heldout && type != OutputType::kInt8) fail("held-out evaluation (--heldout, --heldout-split) needs --dtype int8");
+  if (o.heldout_split != 0.0 && !(o.heldout_split > 0.0 && o.heldout_split < 1.0)) {
+    fail("--heldout-split must be in (0, 1), got ", o.heldout_split);
+  }
   Progress progress(!o.quiet && ::isatty(STDERR_FILENO) == 1, spec.layers.size());
-  std::vector<LayerData> calib;
+  std::vector<LayerData> calib, heldout;
   if (!o.calib.empty()) {
     const ArrayMap npz = load_data_npz(o.calib, "calibration data (--calib)");
     for (const FloatLayer& L : spec.layers) calib.push_back(load_layer_data(npz, o.calib, L, false));
   }
+  std::string heldout_what;
+  if (!o.heldout.empty()) {
+    const ArrayMap npz = load_data_npz(o.heldout, "held-out data (--heldout)");
+    for (const FloatLayer& L : spec.layers) heldout.push_back(load_layer_data(npz, o.heldout, L, false));
+    heldout_what = o.heldout;
+  } else if (o.heldout_split > 0.0) {
+    for (size_t i = 0; i < calib.size(); ++i) {
+      LayerData keep, held;
+      split_heldout(calib[i], o.heldout_split, o.calib + ": layer '" + spec.layers[i].name + "'", &keep, &held);
+      calib[i] = std::move(keep);
+      heldout.push_back(std::move(held));
+    }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "the last %d of the %d samples of %s (--heldout-split %.10g)",
+                  heldout.empty() ? 0 : heldout[0].n, heldout.empty() ? 0 : heldout[0].n + calib[0].n,
+                  base_name(o.calib).c_str(), o.heldout_split);
+    heldout_what = buf;
+  }
+  if (o.heldout_scale != 1.0) {
+    if (!want_heldout) fail("--heldout-scale needs held-out data (--heldout or --heldout-split)");
+    if (!(o.heldout_scale > 0.0 && std::isfinite(o.heldout_scale))) {
+      fail("--heldout-scale must be a positive number, got ", o.heldout_scale);
+    }
+    for (LayerData& d : heldout) {
+      for (std::vector<double>* v : {&d.query, &d.key, &d.value}) {
+        for (double& x : *v) x *= o.heldout_scale;
+      }
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", inputs scaled by %.10g (--heldout-scale)", o.heldout_scale);
+    heldout_what += buf;
+  }
+  // The file records how its int8 ranges were made (inspect shows it).
+  std::string source = base_name(o.weights);
+  if (type == OutputType::kInt8 && !calib.empty()) {
+    source += "; int8 calibration: " + describe(calib_options) + " on " + std::to_string(calib[0].n) +
+              " samples of " + base_name(o.calib);
+  }
   std::vector<FloatOutputs> float_outputs;
+  std::vector<LayerCalibration> calibration;
   const std::vector<uint8_t> bytes =
-      build_model(spec, type, calib, o.calib, base_name(o.weights), [&](size_t i, const std::string& what) {
+      build_model(spec, type, calib, o.calib, source, [&](size_t i, const std::string& what) {
         progress("convert", i, spec.layers[i].name, what);
-      }, &float_outputs);
+      }, &float_outputs, calib_options, &calibration);
   const LoadedModel lm(bytes, o.output);
 
   ConvertReport r;
@@ -105,6 +180,8 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   r.source = o.weights;
   r.dtype = o.dtype;
   r.reference = "float64 reference on the calibration inputs";
+  if (type == OutputType::kInt8) r.calib_method = describe(calib_options);
+  r.heldout = heldout_what;
   r.file_bytes = bytes.size();
   const fb::Model& fm = *lm.model().flatbuffer();
   r.data_bytes = fm.data() != nullptr ? fm.data()->size() : 0;
@@ -134,6 +211,20 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
       lr.has_metrics = true;
       lr.samples = calib[i].n;
     }
+    if (i < calibration.size()) {
+      lr.calib_samples = calib[i].n;
+      lr.ranges = range_rows(calibration[i]);
+    }
+    if (i < heldout.size()) {
+      progress("held-out", i, L.name,
+               "runtime vs float64 reference on " + std::to_string(heldout[i].n) + " held-out sample" +
+                   (heldout[i].n == 1 ? "" : "s"));
+      const HeldoutResult h = evaluate_heldout(lm, static_cast<int>(i), L, heldout[i], calibration[i]);
+      lr.has_heldout = true;
+      lr.heldout = h.metrics;
+      lr.heldout_samples = heldout[i].n;
+      for (const RangeExcess& e : h.excess) r.warnings.push_back(e.message());
+    }
     r.layers.push_back(lr);
   }
   std::string json_text;
@@ -158,6 +249,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     }
   }
   progress.clear();
+  for (const std::string& w : r.warnings) std::cerr << "edgeattn-convert: warning: " << w << "\n";
   print_report(r, out);
 }
 

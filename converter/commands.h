@@ -7,6 +7,8 @@
 #include <ostream>
 #include <string>
 
+#include "converter/calib_method.h"
+
 namespace edgeattn {
 namespace convert {
 
@@ -14,12 +16,24 @@ struct ConvertOptions {
   std::string weights, spec, calib, dtype = "int8", output, report_json;
   std::string emit_c;  // --emit-c PREFIX: also write PREFIX.h / PREFIX.c (converter/emit_c.h)
   int max_q_len = 0, max_kv_len = 0;
+  // int8 activation ranges (calib_method.h): --calib-method, --calib-percentile.
+  std::string calib_method = calib_method_name(CalibOptions().method);
+  double calib_percentile = CalibOptions().percentile;
+  double calib_headroom_pct = 100.0 * CalibOptions().headroom;  // --calib-headroom, percent
+  // Held-out evaluation: --heldout FILE.npz (same keys as --calib) or
+  // --heldout-split F (the last F of the calibration samples, not calibrated on).
+  std::string heldout;
+  double heldout_split = 0.0;
+  // --heldout-scale S: multiply the held-out inputs by S (e.g. 1.25) to see
+  // what int8 gives on inputs beyond the calibrated range.
+  double heldout_scale = 1.0;
   // Progress lines (layer i of n, calibration samples) on stderr: only when
   // stderr is a terminal and not --quiet.
   bool quiet = false;
 };
 // Converts, verifies with the runtime, checks accuracy on the calibration
-// inputs, then writes the file atomically and prints the report to `out`.
+// inputs (and held-out inputs, if any), then writes the file atomically and
+// prints the report to `out`; held-out range warnings also go to stderr.
 void run_convert(const ConvertOptions& o, std::ostream& out);
 
 // Prints the model; throws if the runtime rejects it.

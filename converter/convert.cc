@@ -217,41 +217,44 @@ ArenaPlan plan_arena(const ModelSpec& spec, OutputType type) {
 std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
                                  const std::vector<LayerData>& calib, const std::string& calib_path,
                                  const std::string& source, const ProgressFn& progress,
-                                 std::vector<FloatOutputs>* reference) {
+                                 std::vector<FloatOutputs>* reference, const CalibOptions& options,
+                                 std::vector<LayerCalibration>* calibration) {
   const bool s8 = type == OutputType::kInt8;
   if (reference != nullptr) reference->assign(s8 ? spec.layers.size() : 0, FloatOutputs());
+  if (calibration != nullptr) calibration->assign(s8 ? spec.layers.size() : 0, LayerCalibration());
   if (s8 && calib.size() != spec.layers.size()) fail("int8 conversion needs calibration data (--calib)");
   const ArenaPlan arena = plan_arena(spec, type);
   ModelWriter w;
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const FloatLayer& L = spec.layers[i];
-    flatbuffers::Offset<void> options;
+    flatbuffers::Offset<void> layer_options;
     if (s8) {
       if (calib[i].n == 0) fail(calib_path, ": layer '", L.name, "': empty calibration set");
       if (progress) {
         progress(i, "calibrating on " + std::to_string(calib[i].n) + " sample" + (calib[i].n == 1 ? "" : "s") +
                         ", quantizing");
       }
-      const RangeMap ranges = calibrate(L, calib[i], reference != nullptr ? &(*reference)[i] : nullptr);
-      const Calibrated c{ranges, calib_path + ": layer '" + L.name + "'"};
+      LayerCalibration found = calibrate(L, calib[i], options, reference != nullptr ? &(*reference)[i] : nullptr);
+      const Calibrated c{found.ranges, calib_path + ": layer '" + L.name + "'"};
       switch (L.kind) {
-        case LayerKind::kMha: options = mha_s8(w, L, c); break;
-        case LayerKind::kAdditive: options = additive_s8(w, L, c); break;
-        case LayerKind::kLuong: options = luong_s8(w, L, c); break;
-        case LayerKind::kPooling: options = pooling_s8(w, L, c); break;
+        case LayerKind::kMha: layer_options = mha_s8(w, L, c); break;
+        case LayerKind::kAdditive: layer_options = additive_s8(w, L, c); break;
+        case LayerKind::kLuong: layer_options = luong_s8(w, L, c); break;
+        case LayerKind::kPooling: layer_options = pooling_s8(w, L, c); break;
       }
+      if (calibration != nullptr) (*calibration)[i] = std::move(found);
     } else {
       if (progress) progress(i, "writing float weights");
       switch (L.kind) {
-        case LayerKind::kMha: options = mha_f32(w, L); break;
-        case LayerKind::kAdditive: options = additive_f32(w, L); break;
-        case LayerKind::kLuong: options = luong_f32(w, L); break;
-        case LayerKind::kPooling: options = pooling_f32(w, L); break;
+        case LayerKind::kMha: layer_options = mha_f32(w, L); break;
+        case LayerKind::kAdditive: layer_options = additive_f32(w, L); break;
+        case LayerKind::kLuong: layer_options = luong_f32(w, L); break;
+        case LayerKind::kPooling: layer_options = pooling_f32(w, L); break;
       }
     }
     w.AddLayer(fb::CreateLayerDirect(w.fbb(), L.name.c_str(), s8 ? fb::DType::S8 : fb::DType::F32,
                                      static_cast<uint32_t>(L.max_q_len), static_cast<uint32_t>(L.max_kv_len),
-                                     arena.layer_bytes[i], options_type(L.kind), options));
+                                     arena.layer_bytes[i], options_type(L.kind), layer_options));
   }
   return w.Finish(source, arena.model_bytes);
 }

@@ -1,5 +1,6 @@
 #include "converter/dataset.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
@@ -152,6 +153,35 @@ LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const Fl
     d.ref_weights = w.data;
   }
   return d;
+}
+
+LayerData slice_samples(const LayerData& d, int first, int count) {
+  LayerData s;
+  s.n = count;
+  s.lq = d.lq;
+  s.lk = d.lk;
+  // Every per-sample array is [n][...]: cut it at sample boundaries.
+  auto cut = [&](const auto& v, auto* out) {
+    if (v.empty()) return;
+    const size_t per = v.size() / static_cast<size_t>(d.n);
+    out->assign(v.begin() + static_cast<long>(per * first), v.begin() + static_cast<long>(per * (first + count)));
+  };
+  cut(d.query, &s.query);
+  cut(d.key, &s.key);
+  cut(d.value, &s.value);
+  cut(d.valid, &s.valid);
+  cut(d.ref_output, &s.ref_output);
+  cut(d.ref_weights, &s.ref_weights);
+  return s;
+}
+
+void split_heldout(const LayerData& d, double fraction, const std::string& what, LayerData* calib,
+                   LayerData* heldout) {
+  if (!(fraction > 0.0 && fraction < 1.0)) fail("--heldout-split must be in (0, 1), got ", fraction);
+  if (d.n < 2) fail(what, ": ", d.n, " sample cannot be split into calibration and held-out data");
+  const int held = std::clamp(static_cast<int>(std::lround(fraction * d.n)), 1, d.n - 1);
+  *calib = slice_samples(d, 0, d.n - held);
+  *heldout = slice_samples(d, d.n - held, held);
 }
 
 }  // namespace convert

@@ -28,6 +28,16 @@ struct LayerData {
 LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const FloatLayer& layer,
                           bool with_reference);
 
+// Samples [first, first + count) of `d` (inputs and any reference outputs).
+LayerData slice_samples(const LayerData& d, int first, int count);
+
+// Splits off the last round(fraction * n) samples (at least 1, leaving at
+// least 1) as held-out data: deterministic, so a rerun calibrates on the same
+// samples. Throws naming `what` if d has fewer than 2 samples or fraction is
+// not in (0, 1).
+void split_heldout(const LayerData& d, double fraction, const std::string& what, LayerData* calib,
+                   LayerData* heldout);
+
 }  // namespace convert
 }  // namespace edgeattn
 

@@ -56,16 +56,20 @@ struct FloatLayer {
   bool self_attention() const { return kind == LayerKind::kMha && !cross; }
 };
 
-// Min/max of a tensor over the calibration set.
+// Min/max of a tensor over the calibration set; with keep_values also every
+// value (as float), for the calibration methods that look at the distribution.
 struct Range {
   double lo = std::numeric_limits<double>::infinity();
   double hi = -std::numeric_limits<double>::infinity();
   size_t count = 0;
+  bool keep_values = false;
+  std::vector<float> values;
   void add(double x) {
     if (x != x) return;  // NaN
     if (x < lo) lo = x;
     if (x > hi) hi = x;
     ++count;
+    if (keep_values) values.push_back(static_cast<float>(x));
   }
 };
 // Keys: query key value q_proj k_proj v_proj context output w_q w_k pre_tanh w.

@@ -39,10 +39,13 @@ std::string shape_str(const std::vector<uint32_t>& s) {
   return r + "]";
 }
 
+// With the real range the int8 values cover: what calibration chose.
 void print_act(std::ostream& os, const char* what, const fb::ActQuant* q) {
   if (q == nullptr) return;
-  os << "      " << std::left << std::setw(18) << what << "scale " << std::setprecision(6)
-     << q->scale() << "  zero_point " << q->zero_point() << "\n";
+  const double s = q->scale();
+  os << "      " << std::left << std::setw(18) << what << "scale " << std::setprecision(6) << s
+     << "  zero_point " << q->zero_point() << "  range [" << std::setprecision(4) << s * (-128 - q->zero_point())
+     << ", " << s * (127 - q->zero_point()) << "]\n";
 }
 
 void print_requant(std::ostream& os, const char* what, const fb::Requant* r) {
@@ -183,7 +186,10 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
     } else if (const auto* ad = l->options_as_AdditiveAttention()) {
       print_linear(os, "w_q", ad->w_q());
       print_linear(os, "w_k", ad->w_k());
-      os << "    pre-tanh: scale " << ad->pre_tanh_scale() << " zero_point " << ad->pre_tanh_zero_point() << "\n";
+      const double st = ad->pre_tanh_scale();
+      os << "    pre-tanh: scale " << st << " zero_point " << ad->pre_tanh_zero_point() << "  range ["
+         << std::setprecision(4) << st * (-128 - ad->pre_tanh_zero_point()) << ", "
+         << st * (127 - ad->pre_tanh_zero_point()) << "]" << std::setprecision(6) << "\n";
       print_requant(os, "pre_tanh", ad->pre_tanh());
       print_act(os, "value input", ad->value_input());
       print_act(os, "output", ad->output());

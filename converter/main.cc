@@ -24,6 +24,30 @@ int main(int argc, char** argv) {
   conv->add_option("--emit-c", c.emit_c,
                    "also write the model as C: PREFIX.h (arena bytes, size) + PREFIX.c (16-byte aligned const array)");
   conv->add_option("--max-kv-len", c.max_kv_len, "override every layer's max_kv_len")->check(CLI::PositiveNumber);
+  conv->add_option("--calib-method", c.calib_method,
+                   "how int8 activation ranges are chosen from the calibration values: minmax (observed min/max), "
+                   "percentile (--calib-percentile), mse (least int8 round-trip error)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"minmax", "percentile", "mse"}));
+  conv->add_option("--calib-percentile", c.calib_percentile,
+                   "percentile method: keep this percentile and its mirror (e.g. 99.99)")
+      ->capture_default_str()
+      ->check(CLI::Range(50.0, 100.0));
+  conv->add_option("--calib-headroom", c.calib_headroom_pct,
+                   "widen every chosen range by this many percent on each side, so inputs that far beyond the "
+                   "calibration data do not saturate (coarser int8 step)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
+  conv->add_option("--heldout", c.heldout,
+                   "held-out inputs (.npz, same keys as --calib): report accuracy on data calibration did not see");
+  conv->add_option("--heldout-split", c.heldout_split,
+                   "hold out the last F (0 < F < 1) of the calibration samples: calibrate on the rest, report "
+                   "accuracy on these")
+      ->check(CLI::Range(0.0, 1.0));
+  conv->add_option("--heldout-scale", c.heldout_scale,
+                   "multiply the held-out inputs by this (e.g. 1.25: how int8 does beyond the calibrated range)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   conv->add_flag("-q,--quiet", c.quiet, "no progress lines (they are shown only when stderr is a terminal)");
 
   std::string inspect_path;

@@ -5,6 +5,25 @@
 
 namespace edgeattn {
 namespace convert {
+namespace {
+
+// Sums over the compared outputs of one sample or of the whole set.
+struct Sums {
+  double err2 = 0.0, ref2 = 0.0, out2 = 0.0, dot = 0.0, max_abs = 0.0;
+  void add(const Sums& o) {
+    err2 += o.err2;
+    ref2 += o.ref2;
+    out2 += o.out2;
+    dot += o.dot;
+    max_abs = std::max(max_abs, o.max_abs);
+  }
+  double rel_l2() const { return ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2); }
+  double cosine() const {
+    return (ref2 > 0.0 && out2 > 0.0) ? dot / std::sqrt(ref2 * out2) : (ref2 == out2 ? 1.0 : 0.0);
+  }
+};
+
+}  // namespace
 
 Metrics compare(const FloatLayer& L, const LayerData& d, const std::vector<double>& out,
                 const std::vector<double>& ref_out, const std::vector<double>& weights,
@@ -13,21 +32,22 @@ Metrics compare(const FloatLayer& L, const LayerData& d, const std::vector<doubl
   const int lq = L.kind == LayerKind::kPooling ? 1 : d.lq;
   const int H = L.heads();
   const bool row_mask = L.self_attention() && L.mask == MaskKind::kKeyPadding;
-  double err2 = 0.0, ref2 = 0.0, out2 = 0.0, dot = 0.0;
+  Sums all;
   for (int i = 0; i < d.n; ++i) {
     const int valid = d.valid[static_cast<size_t>(i)];
     const int rows = row_mask && valid >= 0 ? std::min(valid, lq) : lq;
     m.rows += static_cast<size_t>(rows);
+    Sums one;
     for (int r = 0; r < rows; ++r) {
       const size_t base = (static_cast<size_t>(i) * lq + r) * L.output_dim;
       for (int c = 0; c < L.output_dim; ++c) {
         const double y = out[base + c], t = ref_out[base + c];
-        m.max_abs = std::max(m.max_abs, std::fabs(y - t));
+        one.max_abs = std::max(one.max_abs, std::fabs(y - t));
         m.ref_max_abs = std::max(m.ref_max_abs, std::fabs(t));
-        err2 += (y - t) * (y - t);
-        ref2 += t * t;
-        out2 += y * y;
-        dot += y * t;
+        one.err2 += (y - t) * (y - t);
+        one.ref2 += t * t;
+        one.out2 += y * y;
+        one.dot += y * t;
       }
       if (weights.empty() || ref_weights.empty()) continue;
       for (int h = 0; h < H; ++h) {
@@ -37,9 +57,17 @@ Metrics compare(const FloatLayer& L, const LayerData& d, const std::vector<doubl
         }
       }
     }
+    all.add(one);
+    if (i == 0 || one.rel_l2() > m.worst_rel_l2) {
+      m.worst_sample = i;
+      m.worst_rel_l2 = one.rel_l2();
+      m.worst_cosine = one.cosine();
+      m.worst_max_abs = one.max_abs;
+    }
   }
-  m.rel_l2 = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
-  m.cosine = (ref2 > 0.0 && out2 > 0.0) ? dot / std::sqrt(ref2 * out2) : (ref2 == out2 ? 1.0 : 0.0);
+  m.max_abs = all.max_abs;
+  m.rel_l2 = all.rel_l2();
+  m.cosine = all.cosine();
   return m;
 }
 

@@ -18,6 +18,9 @@ struct Metrics {
   double weights_max_abs = 0.0;  // max |a - a_ref| over attention weights
   double ref_max_abs = 0.0;      // max |ref|, for scale
   size_t rows = 0;               // compared query rows (over all samples)
+  // The sample with the largest relative L2 error, and its own figures.
+  int worst_sample = 0;
+  double worst_rel_l2 = 0.0, worst_cosine = 1.0, worst_max_abs = 0.0;
 };
 
 // Compares [n][q_len][output_dim] outputs and [n][heads][q_len][kv_len] weights.

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iomanip>
 
+#include "converter/heldout.h"
+
 namespace edgeattn {
 namespace convert {
 namespace {
@@ -19,6 +21,29 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+nlohmann::json worst_json(const Metrics& m) {
+  return {{"index", m.worst_sample}, {"relative_l2", m.worst_rel_l2}, {"cosine", m.worst_cosine},
+          {"max_abs_error", m.worst_max_abs}};
+}
+
+// Accuracy figures only (the held-out block of a layer).
+nlohmann::json metrics_json(const Metrics& m, int samples) {
+  return {{"samples", samples}, {"max_abs_error", m.max_abs}, {"ref_max_abs", m.ref_max_abs},
+          {"relative_l2", m.rel_l2}, {"cosine", m.cosine}, {"attn_weights_max_abs_diff", m.weights_max_abs},
+          {"compared_rows", m.rows}, {"worst_sample", worst_json(m)}};
+}
+
+void print_ranges(const std::vector<LayerResult>& layers, std::ostream& os) {
+  for (const LayerResult& l : layers) {
+    for (const TensorRangeRow& t : l.ranges) {
+      os << "  " << std::left << std::setw(12) << l.name << " " << std::setw(26) << tensor_label(t.tensor)
+         << " seen [" << fmt("%.4g", t.seen_lo) << ", " << fmt("%.4g", t.seen_hi) << "]  int8 range ["
+         << fmt("%.4g", t.lo) << ", " << fmt("%.4g", t.hi) << "]  scale " << fmt("%.6g", t.scale)
+         << " zero_point " << t.zero_point << "\n";
+    }
+  }
+}
+
 }  // namespace
 
 void print_layer_table(const std::vector<LayerResult>& layers, std::ostream& os) {
@@ -31,6 +56,11 @@ void print_layer_table(const std::vector<LayerResult>& layers, std::ostream& os)
          << ")  relL2 " << fmt("%.3e", m.rel_l2) << "  cos " << fmt("%.6f", m.cosine)
          << "  attn max|diff| " << fmt("%.3e", m.weights_max_abs) << "  [" << l.samples
          << " samples, " << m.rows << " rows]";
+      if (l.samples > 1) {
+        os << "\n  " << std::setw(26) << "" << "worst sample " << m.worst_sample << ": relL2 "
+           << fmt("%.3e", m.worst_rel_l2) << "  cos " << fmt("%.6f", m.worst_cosine) << "  max|err| "
+           << fmt("%.3e", m.worst_max_abs);
+      }
     }
     if (l.has_latency) {
       os << "\n  " << std::setw(26) << "" << "latency: set median " << fmt("%.1f", l.set_median_us)
@@ -52,6 +82,7 @@ nlohmann::json layer_json(const LayerResult& l) {
     j["cosine"] = l.metrics.cosine;
     j["attn_weights_max_abs_diff"] = l.metrics.weights_max_abs;
     j["compared_rows"] = l.metrics.rows;
+    j["worst_sample"] = worst_json(l.metrics);
   }
   if (l.has_latency) {
     j["latency_us"] = {{"set_median", l.set_median_us}, {"set_min", l.set_min_us},
@@ -81,6 +112,24 @@ void print_report(const ConvertReport& r, std::ostream& os) {
     os << "accuracy (runtime vs " << r.reference << "):\n";
     print_layer_table(r.layers, os);
   }
+  if (!r.calib_method.empty()) {
+    os << "calibration: " << r.calib_method << " (ranges of the float64 layer over the calibration samples)\n";
+    print_ranges(r.layers, os);
+  }
+  if (!r.heldout.empty()) {
+    os << "held-out accuracy (runtime vs float64 reference on " << r.heldout << "):\n";
+    std::vector<LayerResult> held;
+    for (const LayerResult& l : r.layers) {
+      if (!l.has_heldout) continue;
+      LayerResult h = l;
+      h.metrics = l.heldout;
+      h.samples = l.heldout_samples;
+      h.has_latency = false;
+      held.push_back(h);
+    }
+    print_layer_table(held, os);
+  }
+  for (const std::string& w : r.warnings) os << "warning: " << w << "\n";
 }
 
 nlohmann::json report_json(const ConvertReport& r) {
@@ -100,7 +149,22 @@ nlohmann::json report_json(const ConvertReport& r) {
                             {"dtype", t.dtype}, {"bytes", t.size}, {"offset", t.offset}});
   }
   j["layers"] = nlohmann::json::array();
-  for (const LayerResult& l : r.layers) j["layers"].push_back(layer_json(l));
+  for (const LayerResult& l : r.layers) {
+    nlohmann::json lj = layer_json(l);
+    if (!l.ranges.empty()) {
+      lj["calibration_samples"] = l.calib_samples;
+      lj["ranges"] = nlohmann::json::array();
+      for (const TensorRangeRow& t : l.ranges) {
+        lj["ranges"].push_back({{"tensor", t.tensor}, {"seen", {t.seen_lo, t.seen_hi}}, {"range", {t.lo, t.hi}},
+                                {"scale", t.scale}, {"zero_point", t.zero_point}});
+      }
+    }
+    if (l.has_heldout) lj["heldout"] = metrics_json(l.heldout, l.heldout_samples);
+    j["layers"].push_back(lj);
+  }
+  if (!r.calib_method.empty()) j["calibration_method"] = r.calib_method;
+  if (!r.heldout.empty()) j["heldout"] = r.heldout;
+  j["warnings"] = r.warnings;
   return j;
 }
 

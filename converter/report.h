@@ -15,6 +15,14 @@
 namespace edgeattn {
 namespace convert {
 
+// One calibrated tensor: what calibration saw and the range the method chose.
+struct TensorRangeRow {
+  std::string tensor;  // RangeMap key
+  double seen_lo = 0, seen_hi = 0, lo = 0, hi = 0;
+  double scale = 0;
+  int zero_point = 0;
+};
+
 struct LayerResult {
   std::string name, kind, dtype;
   uint64_t arena_bytes = 0;
@@ -25,6 +33,12 @@ struct LayerResult {
   bool has_latency = false;
   double set_median_us = 0, set_min_us = 0, sample_median_us = 0, sample_min_us = 0;
   int repeat = 0;
+  // convert, int8: the calibrated ranges, and accuracy on held-out data.
+  int calib_samples = 0;
+  std::vector<TensorRangeRow> ranges;
+  bool has_heldout = false;
+  Metrics heldout;
+  int heldout_samples = 0;
 };
 
 struct ConvertReport {
@@ -32,6 +46,9 @@ struct ConvertReport {
   uint64_t file_bytes = 0, weight_bytes = 0, data_bytes = 0, arena_bytes = 0;
   std::vector<TensorEntry> tensors;
   std::vector<LayerResult> layers;
+  std::string calib_method;  // int8: e.g. "mse", "percentile 99.99"
+  std::string heldout;       // where held-out data came from ("" = none)
+  std::vector<std::string> warnings;  // held-out inputs beyond a calibrated range
 };
 
 void print_report(const ConvertReport& r, std::ostream& os);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # edgeattn demo: build the converter, convert every bundled model (models/*/)
 # to int8 and f32, check both against PyTorch's held-out outputs through the
-# runtime, draw attention heatmaps and print a summary. Writes only to out/
-# (and build/host, shared with scripts/test.sh).
+# runtime, show int8 accuracy on data calibration did not see (held-out
+# samples, a held-out split, inputs 1.25x beyond the calibrated range), draw
+# attention heatmaps and print a summary. Writes only to out/ (and
+# build/host, shared with scripts/test.sh).
 #
 #   scripts/demo.sh
 #
@@ -95,14 +97,65 @@ convert_all() {
   for name in "${MODELS[@]}"; do
     dir=models/$name
     for dtype in int8 f32; do
+      # int8: also evaluated on reference.npz's held-out inputs (--heldout).
+      local heldout=()
+      [[ $dtype == int8 ]] && heldout=(--heldout "$dir/reference.npz")
       logged "$LOGS/convert_${name}_${dtype}.log" \
         "$CONVERT" convert --weights "$dir/weights.safetensors" --spec "$dir/spec.json" \
-          --calib "$dir/calib.npz" --dtype "$dtype" \
+          --calib "$dir/calib.npz" --dtype "$dtype" "${heldout[@]}" \
           -o "$OUT/${name}_${dtype}.eatn" --report-json "$OUT/${name}_${dtype}.report.json"
     done
   done
   report_summary_py "$OUT" "${MODELS[@]}"
   echo "(file = whole .eatn, weights = tensor bytes, arena = exact working memory the runtime needs)"
+}
+
+heldout_py() {
+  python3 - "$@" <<'PY'
+import json, sys
+out, models = sys.argv[1], sys.argv[2:]
+load = lambda m, tag: json.load(open(f"{out}/{m}_{tag}.report.json"))
+pct = lambda x: f"{100 * x:.2f}"
+print(f"{'model':<12} {'layer':<10} {'calib':>6} {'held-out':>8} {'worst':>6} {'split':>6} {'worst':>6}"
+      f" {'x1.25':>6} {'x1.25 h25':>9}  beyond range at x1.25")
+for m in models:
+    runs = {t: {l["name"]: l for l in load(m, t)["layers"]} for t in ("int8", "split", "x125", "x125_h25")}
+    warnings = load(m, "x125")["warnings"]
+    for name, l in runs["int8"].items():
+        h, s = l["heldout"], runs["split"][name]["heldout"]
+        beyond = sum(w.startswith("layer '" + name + "'") for w in warnings)
+        print(f"{m:<12} {name:<10} {pct(l['relative_l2']):>6} {pct(h['relative_l2']):>8}"
+              f" {pct(h['worst_sample']['relative_l2']):>6} {pct(s['relative_l2']):>6}"
+              f" {pct(s['worst_sample']['relative_l2']):>6} {pct(runs['x125'][name]['heldout']['relative_l2']):>6}"
+              f" {pct(runs['x125_h25'][name]['heldout']['relative_l2']):>9}"
+              f"  {beyond} tensors")
+print()
+print("int8 relative L2 error (%) against the float64 reference: calib = on the 16 calibration samples;")
+print("held-out = on reference.npz's 16 held-out inputs (worst = its worst sample); split = calibrated on the")
+print("first 8 calibration samples, evaluated on the other 8 (--heldout-split 0.5); x1.25 = held-out inputs")
+print("scaled 1.25x beyond the calibrated range (--heldout-scale 1.25): saturation with the default ranges,")
+print("h25 = with --calib-headroom 25. Range warnings: out/logs/heldout_*_x125.log; see docs/quantization.md.")
+PY
+}
+
+# int8 on data calibration did not see (docs/quantization.md): a held-out
+# split of calib.npz, and reference.npz's inputs scaled 1.25x, with and without headroom.
+heldout() {
+  section "int8 on held-out data (calibration method: minmax, the default)"
+  local name dir tag
+  for name in "${MODELS[@]}"; do
+    dir=models/$name
+    for tag in split x125 x125_h25; do
+      local extra=(--heldout "$dir/reference.npz" --heldout-scale 1.25)
+      [[ $tag == split ]] && extra=(--heldout-split 0.5)
+      [[ $tag == x125_h25 ]] && extra+=(--calib-headroom 25)
+      logged "$LOGS/heldout_${name}_${tag}.log" \
+        "$CONVERT" convert --weights "$dir/weights.safetensors" --spec "$dir/spec.json" \
+          --calib "$dir/calib.npz" --dtype int8 "${extra[@]}" \
+          -o "$OUT/${name}_${tag}.eatn" --report-json "$OUT/${name}_${tag}.report.json"
+    done
+  done
+  heldout_py "$OUT" "${MODELS[@]}"
 }
 
 inspect_one() {
@@ -208,6 +261,7 @@ main() {
   build
   find_models
   convert_all
+  heldout
   inspect_one
   evaluate
   task_accuracy

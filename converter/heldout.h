@@ -1,0 +1,47 @@
+// Held-out evaluation: a converted int8 layer on inputs its calibration did
+// not see, against the float64 reference, plus which tensors of those inputs
+// left the range calibration saw (the int8 path saturates beyond it).
+#ifndef EDGEATTN_CONVERTER_HELDOUT_H_
+#define EDGEATTN_CONVERTER_HELDOUT_H_
+
+#include <string>
+#include <vector>
+
+#include "converter/calibrate.h"
+#include "converter/dataset.h"
+#include "converter/metrics.h"
+#include "converter/runner.h"
+
+namespace edgeattn {
+namespace convert {
+
+// The largest excursion of one tensor beyond its calibrated range.
+struct RangeExcess {
+  std::string layer, tensor;  // tensor: a RangeMap key ("q_proj", ...)
+  int sample = 0;             // held-out sample with the largest excursion
+  bool above = true;          // beyond the max (else below the min)
+  double value = 0.0;         // that sample's max (or min)
+  double seen_lo = 0.0, seen_hi = 0.0;  // calibration min/max, widened to include 0
+  double used_lo = 0.0, used_hi = 0.0;  // the range the method chose (the int8 range)
+  double fraction = 0.0;      // excursion / max(|seen_lo|, |seen_hi|)
+  // e.g. "layer 'enc' 'q_proj output': held-out sample 3 max 5.41 exceeds the
+  // calibrated range [-4.70, 4.90] by 10.4 % (values beyond it saturate)"
+  std::string message() const;
+};
+
+// What a tensor key is, for people: "q_proj output", "query input", ...
+std::string tensor_label(const std::string& key);
+
+struct HeldoutResult {
+  Metrics metrics;
+  std::vector<RangeExcess> excess;  // one per tensor that left its range
+};
+
+// Runs layer `index` of `model` and the float64 layer `L` on `data`.
+HeldoutResult evaluate_heldout(const LoadedModel& model, int index, const FloatLayer& L, const LayerData& data,
+                               const LayerCalibration& calibration);
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_HELDOUT_H_
