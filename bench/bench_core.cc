@@ -100,9 +100,13 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
   Status s = model.GetLayerInfo(layer, &info);
   if (s != Status::kOk) return s;
   const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
-  const int q_len = info.kind == EA_LAYER_POOLING ? 1 : (options.q_len > 0 ? options.q_len : info.max_q_len);
+  // --cached on a KV-cache layer: one decoding step with kv_len positions
+  // cached (the prefix is prefilled, untimed, before each timed step).
+  const bool kv_step = options.cached && info.kv_cache;
+  int q_len = info.kind == EA_LAYER_POOLING ? 1 : (options.q_len > 0 ? options.q_len : info.max_q_len);
   int kv_len = options.kv_len > 0 ? options.kv_len : info.max_kv_len;
-  if (self) kv_len = q_len;
+  if (self) kv_len = kv_step ? (kv_len < info.max_kv_len ? kv_len : info.max_kv_len) : q_len;
+  if (kv_step) q_len = kv_len;  // the tokens: kv_len - 1 prefilled, the last one stepped
   const Buffers b = Layout(info, q_len, kv_len, ws.io);
   if (b.total > ws.io_bytes) {
     *why = "input/output buffers exceed the bench's I/O space";
@@ -131,28 +135,51 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
     if (s != Status::kOk) return s;
     args.use_cached_keys = 1;
   }
+  const size_t token_bytes = static_cast<size_t>(info.query_dim) * (info.dtype == EA_S8 ? 1 : 4);
+  // One call: a run, or (kv_step) a prefill of kv_len - 1 tokens and the timed step.
+  auto call = [&](uint64_t* elapsed) {
+    Status st = Status::kOk;
+    if (kv_step) {
+      st = interp.BeginSequence(layer);
+      if (st == Status::kOk && kv_len > 1) {
+        RunArgs prefill = args;
+        prefill.q_len = kv_len - 1;
+        prefill.kv_len = 0;
+        st = interp.Run(layer, prefill);
+      }
+      if (st != Status::kOk) return st;
+      const uint64_t t0 = ticks();
+      st = interp.Step(layer, b.query + static_cast<size_t>(kv_len - 1) * token_bytes, b.output);
+      *elapsed = ticks() - t0;
+      return st;
+    }
+    const uint64_t t0 = ticks();
+    st = interp.Run(layer, args);
+    *elapsed = ticks() - t0;
+    return st;
+  };
+  uint64_t elapsed = 0;
   for (int i = 0; i < options.warmup; ++i) {
-    s = interp.Run(layer, args);
+    s = call(&elapsed);
     if (s != Status::kOk) return s;
   }
   for (int i = 0; i < options.iters; ++i) {
-    const uint64_t t0 = ticks();
-    s = interp.Run(layer, args);
-    const uint64_t t1 = ticks();
+    s = call(&elapsed);
     if (s != Status::kOk) return s;
-    ws.samples[i] = t1 - t0;
+    ws.samples[i] = elapsed;
   }
   SortSamples(ws.samples, options.iters);
   result->name = info.name;
   result->kind = info.kind;
   result->dtype = info.dtype;
-  result->q_len = q_len;
+  result->q_len = kv_step ? 1 : q_len;
   result->kv_len = kv_len;
   result->min = ws.samples[0];
   result->median = ws.samples[options.iters / 2];
   result->p90 = ws.samples[(options.iters * 9) / 10 < options.iters ? (options.iters * 9) / 10 : options.iters - 1];
   result->max = ws.samples[options.iters - 1];
-  result->output_hash = Fnv1a(b.output, b.output_bytes);
+  result->output_hash = Fnv1a(b.output, kv_step ? static_cast<size_t>(info.output_dim) * (info.dtype == EA_S8 ? 1 : 4)
+                                               : b.output_bytes);
   result->arena_bytes = info.arena_bytes;
   return Status::kOk;
 }

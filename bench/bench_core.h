@@ -18,7 +18,8 @@ struct Options {
   int kv_len = 0;       // 0: the layer's maximum
   int warmup = 3;
   int iters = 20;
-  bool cached = false;  // cross-attention / additive: keys projected once (CacheKeys), then timed runs
+  bool cached = false;  // cross-attention / additive: keys projected once (CacheKeys), then timed runs;
+                        // KV-cache layers: one Step with kv_len positions (prefill untimed)
 };
 
 struct LayerResult {

@@ -382,6 +382,40 @@ void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int 
   SetBytes(state, MhaBytes(L, kv, d, decoder, 1));
 }
 
+// One decoding step of causal self-attention with a KV cache (what
+// Interpreter::Step does): the new token's Q, K and V projections (K and V
+// written at row kv - 1 of the cache), every head over the kv cached
+// positions, the output projection. Compare with mha_decoder_qs8 (cross
+// attention: keys cached once, only Q and the output projected per step).
+void BM_Qs8MhaKvStep(benchmark::State& state, ek::KernelPath path, int kv, int d, int heads) {
+  const ek::KernelTable& t = *ek::kernel_table(path);
+  const int hd = d / heads;
+  Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13), wo(d, d, 14);
+  const auto x = RandS8(static_cast<size_t>(kv) * d, 15);
+  std::vector<int8_t> q(d), ctx(d), y(d), kp(static_cast<size_t>(kv) * d), vp(kp.size());
+  wk.Run(t, kv, x.data(), d, kp.data(), d);  // the cache as a prefill left it
+  wv.Run(t, kv, x.data(), d, vp.data(), d);
+  std::vector<int32_t> scratch(kv);
+  std::vector<uint16_t> probs(kv);
+  const int8_t* token = x.data() + static_cast<size_t>(kv - 1) * d;
+  for (auto _ : state) {
+    wq.Run(t, 1, token, d, q.data(), d);
+    wk.Run(t, 1, token, d, kp.data() + static_cast<size_t>(kv - 1) * d, d);
+    wv.Run(t, 1, token, d, vp.data() + static_cast<size_t>(kv - 1) * d, d);
+    for (int h = 0; h < heads; ++h) {
+      ek::QS8AttentionArgs a = Qs8Head(1, kv, hd, d);
+      a.q = q.data() + h * hd; a.k = kp.data() + h * hd; a.v = vp.data() + h * hd;
+      a.out = ctx.data() + h * hd;
+      a.scratch = scratch.data(); a.prob_scratch = probs.data();
+      t.qs8_attention(a);
+    }
+    wo.Run(t, 1, ctx.data(), d, y.data(), d);
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetFlops(state, 8.0 * d * d + 4.0 * kv * d);
+  SetBytes(state, 4 * LinearBytes(d, d, 1) + 2 * static_cast<int64_t>(kv) * d);
+}
+
 void BM_F32Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int d, int heads, bool decoder) {
   const ek::KernelTable& t = *ek::kernel_table(path);
   const int hd = d / heads;
@@ -642,6 +676,10 @@ void RegisterAll() {
       const std::string s = "/kv:" + std::to_string(kv) + "/d:256/heads:4";
       reg("mha_decoder_qs8" + s, [=](benchmark::State& st) { BM_Qs8Mha(st, p, 1, kv, 256, 4, true); });
       reg("mha_decoder_f32" + s, [=](benchmark::State& st) { BM_F32Mha(st, p, 1, kv, 256, 4, true); });
+    }
+    for (int kv : {16, 64, 256, 1024}) {
+      const std::string s = "/kv:" + std::to_string(kv) + "/d:256/heads:4";
+      reg("mha_kv_step_qs8" + s, [=](benchmark::State& st) { BM_Qs8MhaKvStep(st, p, kv, 256, 4); });
     }
     for (int kv : {32, 128}) {
       for (bool proj : {false, true}) {

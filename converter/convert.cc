@@ -22,6 +22,7 @@ LayerShape shape_of(const FloatLayer& L, OutputType type) {
       s.embed_dim = L.query_dim;
       s.cross = L.cross;
       s.kv_cache = L.kv_cache;
+      s.kv_width = L.num_kv_heads * L.head_dim;
       s.head_dim = L.head_dim;
       s.v_dim = L.head_dim;
       break;
@@ -86,7 +87,8 @@ flatbuffers::Offset<void> mha_s8(ModelWriter& w, const FloatLayer& L, const Cali
   const auto sm = w.Softmax(score, pv);
   return fb::CreateMultiHeadAttention(w.fbb(), L.query_dim, L.key_dim, L.value_dim, L.num_heads,
                                       L.head_dim, L.cross, L.mask == MaskKind::kCausal,
-                                      static_cast<float>(L.scale), fq, fk, fv, fo, sm, L.kv_cache).Union();
+                                      static_cast<float>(L.scale), fq, fk, fv, fo, sm, L.kv_cache,
+                                      static_cast<uint32_t>(L.num_kv_heads)).Union();
 }
 
 flatbuffers::Offset<void> mha_f32(ModelWriter& w, const FloatLayer& L) {
@@ -94,7 +96,8 @@ flatbuffers::Offset<void> mha_f32(ModelWriter& w, const FloatLayer& L) {
   const auto fv = w.LinearF32(L.v_proj), fo = w.LinearF32(L.out_proj);
   return fb::CreateMultiHeadAttention(w.fbb(), L.query_dim, L.key_dim, L.value_dim, L.num_heads,
                                       L.head_dim, L.cross, L.mask == MaskKind::kCausal,
-                                      static_cast<float>(L.scale), fq, fk, fv, fo, 0, L.kv_cache).Union();
+                                      static_cast<float>(L.scale), fq, fk, fv, fo, 0, L.kv_cache,
+                                      static_cast<uint32_t>(L.num_kv_heads)).Union();
 }
 
 flatbuffers::Offset<void> additive_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {

@@ -186,12 +186,14 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
   switch (L.kind) {
     case LayerKind::kMha: {
       const int E = L.q_proj.out, hd = L.head_dim;
+      const int KV = L.k_proj.out;                    // num_kv_heads * head_dim
+      const int group = H / (KV / hd);                // query heads per K/V head
       const std::vector<double> Q = linear(L.q_proj, in.query, lq);
       const std::vector<double> K = linear(L.k_proj, key, lk);
       const std::vector<double> V = linear(L.v_proj, value, lk);
       record(ranges, "q_proj", Q.data(), lq, E, E, q_rec);
-      record(ranges, "k_proj", K.data(), lk, E, E, valid);
-      record(ranges, "v_proj", V.data(), lk, E, E, valid);
+      record(ranges, "k_proj", K.data(), lk, KV, KV, valid);
+      record(ranges, "v_proj", V.data(), lk, KV, KV, valid);
       std::vector<double> ctx(static_cast<size_t>(lq) * E, 0.0);
       // This head's keys transposed ([hd][lk]): the scores of a row are summed
       // for all keys at once (independent sums that vectorize), each over
@@ -199,7 +201,7 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
       std::vector<double> kt(static_cast<size_t>(hd) * lk);
       for (int h = 0; h < H; ++h) {
         for (int j = 0; j < lk; ++j) {
-          const double* k = K.data() + static_cast<size_t>(j) * E + h * hd;
+          const double* k = K.data() + static_cast<size_t>(j) * KV + (h / group) * hd;
           for (int i = 0; i < hd; ++i) kt[static_cast<size_t>(i) * lk + j] = k[i];
         }
         for (int r = 0; r < lq; ++r) {
@@ -208,7 +210,7 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
           double* sr = s.data();
           weighted_row_sum(hd, q, kt.data(), static_cast<size_t>(lk), limit, sr);
           for (int j = 0; j < limit; ++j) sr[j] *= L.scale;
-          attend(h, r, limit, V.data(), E, h * hd, hd, ctx.data() + static_cast<size_t>(r) * E + h * hd);
+          attend(h, r, limit, V.data(), KV, (h / group) * hd, hd, ctx.data() + static_cast<size_t>(r) * E + h * hd);
         }
       }
       record(ranges, "context", ctx.data(), lq, E, E, q_rec);

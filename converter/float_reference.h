@@ -42,6 +42,7 @@ struct FloatLayer {
   double scale = 1.0;          // softmax scale (MHA, Luong)
   // MHA
   int num_heads = 1, head_dim = 0;
+  int num_kv_heads = 1;        // K/V heads (grouped-query attention when < num_heads)
   FloatLinear q_proj, k_proj, v_proj, out_proj;
   // additive: w_q (no bias), w_k (+ b), v [attn_dim]; pooling: v = the query [dim]
   int attn_dim = 0;

@@ -172,6 +172,11 @@ void resolve_mha(const Fields& f, const Weights& w, FloatLayer* L) {
   if (E % H != 0) fail(f.where, ": embed_dim ", E, " is not divisible by num_heads ", H);
   L->num_heads = H;
   L->head_dim = E / H;
+  L->num_kv_heads = f.integer("num_kv_heads", H);
+  if (L->num_kv_heads < 1 || H % L->num_kv_heads != 0) {
+    fail(f.where, ": num_kv_heads ", L->num_kv_heads, " must divide num_heads ", H);
+  }
+  const int KV = L->num_kv_heads * L->head_dim;  // width of the K and V projections
   L->cross = f.boolean("cross", false);
   L->kv_cache = f.boolean("kv_cache", false);
   const int kdim = f.integer("kdim", E), vdim = f.integer("vdim", E);
@@ -191,14 +196,20 @@ void resolve_mha(const Fields& f, const Weights& w, FloatLayer* L) {
       return n;
     };
     L->q_proj = w.linear(name("q_w", true), name("q_b", false), E, E, "q_proj [embed_dim, embed_dim]", false);
-    L->k_proj = w.linear(name("k_w", true), name("k_b", false), E, kdim, "k_proj [embed_dim, kdim]", false);
-    L->v_proj = w.linear(name("v_w", true), name("v_b", false), E, vdim, "v_proj [embed_dim, vdim]", false);
+    L->k_proj = w.linear(name("k_w", true), name("k_b", false), KV, kdim,
+                         "k_proj [num_kv_heads * head_dim, kdim]", false);
+    L->v_proj = w.linear(name("v_w", true), name("v_b", false), KV, vdim,
+                         "v_proj [num_kv_heads * head_dim, vdim]", false);
     L->out_proj = w.linear(name("o_w", true), name("o_b", false), E, E, "out_proj [embed_dim, embed_dim]", false);
     return;
   }
   const std::string preset = f.string("preset");
   const std::string p = f.string("prefix", "");
   if (preset == "torch_mha") {
+    if (KV != E) {
+      fail(f.where, ": nn.MultiheadAttention has no grouped-query heads (num_kv_heads ", L->num_kv_heads,
+           "); use preset \"linear\" or \"tensors\"");
+    }
     if (w.has(p + "in_proj_weight") || (kdim == E && vdim == E && !w.has(p + "q_proj_weight"))) {
       if (kdim != E || vdim != E) {
         fail(f.where, ": packed in_proj_weight needs kdim == vdim == embed_dim");
@@ -225,8 +236,8 @@ void resolve_mha(const Fields& f, const Weights& w, FloatLayer* L) {
                            "out_proj [embed_dim, embed_dim]", bias);
   } else if (preset == "linear") {
     L->q_proj = w.linear(p + "q_proj.weight", p + "q_proj.bias", E, E, "[embed_dim, embed_dim]", false);
-    L->k_proj = w.linear(p + "k_proj.weight", p + "k_proj.bias", E, kdim, "[embed_dim, kdim]", false);
-    L->v_proj = w.linear(p + "v_proj.weight", p + "v_proj.bias", E, vdim, "[embed_dim, vdim]", false);
+    L->k_proj = w.linear(p + "k_proj.weight", p + "k_proj.bias", KV, kdim, "[num_kv_heads * head_dim, kdim]", false);
+    L->v_proj = w.linear(p + "v_proj.weight", p + "v_proj.bias", KV, vdim, "[num_kv_heads * head_dim, vdim]", false);
     L->out_proj = w.linear(p + "out_proj.weight", p + "out_proj.bias", E, E, "[embed_dim, embed_dim]", false);
   } else {
     fail(f.where, ": unknown preset '", preset, "' (expected torch_mha or linear, or give \"tensors\")");
@@ -306,7 +317,7 @@ const char* const kKinds[] = {"mha", "additive", "luong", "pooling"};
 
 // Fields of a layer of `kind` beyond the common ones.
 FieldList kind_fields(const std::string& kind) {
-  if (kind == "mha") return {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset", "kv_cache"};
+  if (kind == "mha") return {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset", "kv_cache", "num_kv_heads"};
   if (kind == "additive") return {"query_dim", "key_dim", "attn_dim", "value_dim"};
   if (kind == "luong") return {"score", "query_dim", "key_dim", "value_dim", "scale"};
   if (kind == "pooling") return {"dim"};

@@ -25,6 +25,7 @@ LayerInfo layer_info(const fb::Layer& layer) {
   info.max_kv_len = static_cast<int32_t>(layer.max_kv_len());
   info.arena_bytes = static_cast<size_t>(layer.arena_bytes());
   info.num_heads = 1;
+  info.num_kv_heads = 1;
   const LayerKindModule* kind = find_layer_kind(layer.options_type());
   if (kind == nullptr) return info;  // not after Load (it refuses unknown kinds)
   info.kind = kind->kind;

@@ -75,7 +75,7 @@ static void test_model(const char* path) {
   CHECK(s == EA_OK, "%s: load: %s: %s", path, ea_status_string(s), ea_model_error(&model));
   if (s != EA_OK) return;
   n = ea_model_num_layers(&model);
-  CHECK(n == 7, "%s: %d layers, the fixture has 7", path, (int)n);
+  CHECK(n == 8, "%s: %d layers, the fixture has 8", path, (int)n);
   CHECK(ea_model_find_layer(&model, "pool") >= 0, "%s: no layer 'pool'", path);
   CHECK(ea_model_find_layer(&model, "nope") == -1, "%s: found a missing layer", path);
   arena_bytes = ea_model_arena_bytes(&model);

@@ -1,6 +1,7 @@
 // Decoding with a KV cache (Interpreter::BeginSequence / Step / CachedLength)
 // on the fixture's "decoder" layer (causal self-attention, E=16, 4 heads,
-// max 12 positions): every step's output and attention weights equal the
+// max 12 positions) and "gqa" layer (4 query heads sharing 2 K/V heads, max
+// 10 positions): every step's output and attention weights equal the
 // matching row of one full causal run over the same tokens, on every kernel
 // path (int8 bit for bit; float within the bound stated below), with or
 // without a prefill; a full cache gives kLengthExceedsPlan; layers without a
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
@@ -33,12 +35,12 @@ struct Decoder {
   int layer = -1;
   LayerInfo info = {};
 
-  void Load(const std::string& name) {
+  void Load(const std::string& name, const char* layer_name) {
     ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath(name), &file)) << name;
     ASSERT_EQ(model.Load(file.data(), file.size()), Status::kOk) << model.error();
     arena.Reset(model.arena_bytes());
     ASSERT_EQ(interp.Init(&model, arena.data(), model.arena_bytes()), Status::kOk) << interp.error();
-    layer = model.FindLayer("decoder");
+    layer = model.FindLayer(layer_name);
     ASSERT_GE(layer, 0);
     ASSERT_EQ(model.GetLayerInfo(layer, &info), Status::kOk);
   }
@@ -67,19 +69,24 @@ std::vector<ek::KernelPath> Paths() {
   return p;
 }
 
-class KvCache : public ::testing::TestWithParam<std::string> {
+// (model, layer)
+using Case = std::tuple<std::string, std::string>;
+
+class KvCache : public ::testing::TestWithParam<Case> {
  protected:
   void TearDown() override { ek::set_kernel_path(ek::best_kernel_path()); }
 };
 
 TEST_P(KvCache, LayerInfoReportsTheCache) {
   Decoder d;
-  d.Load(GetParam());
+  d.Load(std::get<0>(GetParam()), std::get<1>(GetParam()).c_str());
   if (HasFatalFailure()) return;
   const size_t es = d.info.dtype == EA_S8 ? 1 : 4;
   EXPECT_EQ(d.info.kv_cache, 1);
-  // K and V, max_kv_len rows of embed_dim each, each buffer 16-byte aligned.
-  const size_t one = static_cast<size_t>(d.info.max_kv_len) * d.info.query_dim * es;
+  // K and V, max_kv_len rows of num_kv_heads * head_dim each, each buffer
+  // 16-byte aligned (the K/V heads only: grouped-query layers cache fewer).
+  const int head_dim = d.info.query_dim / d.info.num_heads;
+  const size_t one = static_cast<size_t>(d.info.max_kv_len) * d.info.num_kv_heads * head_dim * es;
   EXPECT_EQ(d.info.kv_cache_bytes, 2 * ((one + 15) / 16 * 16));
   EXPECT_EQ(d.interp.CachedLength(d.layer), 0);
   LayerInfo other = {};
@@ -95,7 +102,7 @@ constexpr float kF32Tolerance = 1e-4f;
 
 TEST_P(KvCache, StepsEqualTheFullCausalRunOnEveryPath) {
   Decoder d;
-  d.Load(GetParam());
+  d.Load(std::get<0>(GetParam()), std::get<1>(GetParam()).c_str());
   if (HasFatalFailure()) return;
   const bool s8 = d.info.dtype == EA_S8;
   const size_t es = s8 ? 1 : 4, we = s8 ? 2 : 4;
@@ -169,7 +176,7 @@ TEST_P(KvCache, StepsEqualTheFullCausalRunOnEveryPath) {
 
 TEST_P(KvCache, MisuseIsRefused) {
   Decoder d;
-  d.Load(GetParam());
+  d.Load(std::get<0>(GetParam()), std::get<1>(GetParam()).c_str());
   if (HasFatalFailure()) return;
   const int causal = d.model.FindLayer("causal");
   std::vector<uint8_t> q(64), out(64);
@@ -194,6 +201,20 @@ TEST_P(KvCache, MisuseIsRefused) {
   EXPECT_EQ(capped.Step(d.layer, x.data(), out.data()), Status::kLengthExceedsPlan);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixture, KvCache, ::testing::Values("fixture_int8", "fixture_f32"));
+INSTANTIATE_TEST_SUITE_P(Fixture, KvCache,
+                         ::testing::Combine(::testing::Values("fixture_int8", "fixture_f32"),
+                                            ::testing::Values("decoder", "gqa")));
+
+TEST(GroupedQuery, LayerInfo) {
+  Decoder d;
+  d.Load("fixture_int8", "gqa");
+  if (::testing::Test::HasFatalFailure()) return;
+  EXPECT_EQ(d.info.num_heads, 4);
+  EXPECT_EQ(d.info.num_kv_heads, 2);
+  EXPECT_EQ(d.info.kv_cache_bytes, 2u * 10 * 8);  // 2 K/V heads of 4: 8 bytes per position, K and V
+  LayerInfo plain = {};
+  ASSERT_EQ(d.model.GetLayerInfo(d.model.FindLayer("decoder"), &plain), Status::kOk);
+  EXPECT_EQ(plain.num_kv_heads, plain.num_heads);
+}
 
 }  // namespace

@@ -12,6 +12,8 @@
 //   luong     Luong general, query 10, key 12, q 6 / kv 10
 //   pool      attention pooling, dim 12, key padding, kv 20
 //   decoder   MHA causal self-attention with a KV cache, E=16, 4 heads, max 12
+//   gqa       the same with grouped-query heads: 4 query heads, 2 K/V heads
+//             (separate q/k/v projections, k/v 8 wide), KV cache, max 10
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -93,6 +95,14 @@ int main(int argc, char** argv) {
       {"decoder.in_proj_bias", Random("F32", {48}, 0.1)},
       {"decoder.out_proj.weight", Random("F32", {16, 16}, w)},
       {"decoder.out_proj.bias", Random("F32", {16}, 0.1)},
+      {"gqa.q_proj.weight", Random("F32", {16, 16}, w)},
+      {"gqa.q_proj.bias", Random("F32", {16}, 0.1)},
+      {"gqa.k_proj.weight", Random("F32", {8, 16}, w)},
+      {"gqa.k_proj.bias", Random("F32", {8}, 0.1)},
+      {"gqa.v_proj.weight", Random("F32", {8, 16}, w)},
+      {"gqa.v_proj.bias", Random("F32", {8}, 0.1)},
+      {"gqa.out_proj.weight", Random("F32", {16, 16}, w)},
+      {"gqa.out_proj.bias", Random("F32", {16}, 0.1)},
   };
   cv::save_safetensors(dir + "/weights.safetensors", weights);
 
@@ -112,6 +122,7 @@ int main(int argc, char** argv) {
       {"pool.key", Random("<f4", {n, 20, 12}, 1.0)},
       {"pool.kv_valid_len", ValidLens(n, 20)},
       {"decoder.query", Random("<f4", {n, 12, 16}, 1.0)},
+      {"gqa.query", Random("<f4", {n, 10, 16}, 1.0)},
   };
   cv::save_npz(dir + "/calib.npz", calib);
 
@@ -133,7 +144,9 @@ int main(int argc, char** argv) {
     {"name": "pool", "kind": "pooling", "prefix": "pool.", "dim": 12, "mask": "key_padding",
      "max_kv_len": 20},
     {"name": "decoder", "kind": "mha", "preset": "torch_mha", "prefix": "decoder.",
-     "embed_dim": 16, "num_heads": 4, "mask": "causal", "kv_cache": true, "max_q_len": 12}
+     "embed_dim": 16, "num_heads": 4, "mask": "causal", "kv_cache": true, "max_q_len": 12},
+    {"name": "gqa", "kind": "mha", "preset": "linear", "prefix": "gqa.", "embed_dim": 16,
+     "num_heads": 4, "num_kv_heads": 2, "mask": "causal", "kv_cache": true, "max_q_len": 10}
   ]
 }
 )";

@@ -78,6 +78,7 @@ typedef struct ea_layer_info {
   ea_quant output_quant;
   int32_t kv_cache;        /* 1: decodes token by token (ea_interpreter_step) */
   size_t kv_cache_bytes;   /* arena bytes of its K and V cache at max_kv_len (0 if none) */
+  int32_t num_kv_heads;    /* MHA: K/V heads (grouped-query attention when < num_heads); else 1 */
 } ea_layer_info;
 
 /* One inference of one layer. Buffers are row-major and dense:

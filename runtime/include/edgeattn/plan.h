@@ -29,6 +29,7 @@ struct LayerShape {
   int v_dim;         // MHA, Luong, pooling: value width of one attention head
   bool cross;        // MHA: keys/values projected into the layer's cache
   bool kv_cache;     // MHA (causal self-attention): K/V kept for decoding steps
+  int kv_width;      // MHA: width of the K and V projections (num_kv_heads * head_dim)
   bool projects_query;  // Luong general
 };
 
@@ -41,8 +42,9 @@ constexpr uint64_t align_up(uint64_t bytes) {
 
 // Buffers, each rounded up to kArenaAlignment (each layer kind's module in
 // runtime/src/layers/ owns its plan; this is the summary):
-//   MHA       scratch: Q [q][E], context [q][E], (self: K, V [kv][E]), row scratch
-//             cache (cross, or self with kv_cache): K, V [kv][E] (then not in scratch)
+//   MHA       scratch: Q [q][E], context [q][E], (self: K, V [kv][KV]), row scratch
+//             cache (cross, or self with kv_cache): K, V [kv][KV] (then not in scratch)
+//             (KV = num_kv_heads * head_dim, = E without grouped-query heads)
 //   additive  scratch: W_q q [q][A], row scratch; cache: W_k k + b [kv][A]
 //   Luong     scratch: (general: W^T q [q][key_dim]), row scratch
 //   pooling   scratch: row scratch

@@ -11,6 +11,11 @@
 namespace edgeattn {
 namespace {
 
+// K/V heads: num_kv_heads, 0 meaning num_heads.
+uint32_t kv_heads(const fb::MultiHeadAttention& m) {
+  return m.num_kv_heads() != 0 ? m.num_kv_heads() : m.num_heads();
+}
+
 bool verify(Checker& c, const fb::Layer& l, bool s8) {
   const auto* m = l.options_as_MultiHeadAttention();
   bool ok = c.Dim(m->embed_dim(), "embed_dim") && c.Dim(m->kdim(), "kdim") &&
@@ -25,14 +30,19 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
     c.Msg() << "self-attention needs kdim == vdim == embed_dim";
     ok = false;
   }
+  if (ok && (kv_heads(*m) > m->num_heads() || m->num_heads() % kv_heads(*m) != 0)) {
+    c.Msg() << "num_kv_heads " << kv_heads(*m) << " does not divide num_heads " << m->num_heads();
+    ok = false;
+  }
   if (ok && m->kv_cache() && (m->cross() || !m->causal())) {
     c.Msg() << "kv_cache needs causal self-attention";
     ok = false;
   }
   const uint32_t e = m->embed_dim();
+  const uint32_t kv = ok ? kv_heads(*m) * m->head_dim() : 0;  // <= embed_dim once checked
   return ok && c.Linear(m->q_proj(), s8, e, e, "q_proj") &&
-         c.Linear(m->k_proj(), s8, m->kdim(), e, "k_proj") &&
-         c.Linear(m->v_proj(), s8, m->vdim(), e, "v_proj") &&
+         c.Linear(m->k_proj(), s8, m->kdim(), kv, "k_proj") &&
+         c.Linear(m->v_proj(), s8, m->vdim(), kv, "v_proj") &&
          c.Linear(m->out_proj(), s8, e, e, "out_proj") && (!s8 || c.Softmax(m->softmax()));
 }
 
@@ -41,6 +51,7 @@ void shape(const fb::Layer& l, LayerShape* s) {
   s->embed_dim = static_cast<int>(m->embed_dim());
   s->cross = m->cross();
   s->kv_cache = m->kv_cache();
+  s->kv_width = static_cast<int>(kv_heads(*m) * m->head_dim());
   s->head_dim = static_cast<int>(m->head_dim());
   s->v_dim = s->head_dim;
 }
@@ -58,6 +69,7 @@ void info(const fb::Layer& l, LayerInfo* info) {
   info->value_dim = static_cast<int32_t>(m->vdim());
   info->output_dim = static_cast<int32_t>(m->embed_dim());
   info->num_heads = static_cast<int32_t>(m->num_heads());
+  info->num_kv_heads = static_cast<int32_t>(kv_heads(*m));
   info->cross = m->cross();
   info->causal = m->causal();
   info->query_quant = quant_of(m->q_proj()->input());
@@ -74,13 +86,13 @@ void info(const fb::Layer& l, LayerInfo* info) {
   }
 }
 
-// Scratch: Q [q][E], context [q][E], (self: K, V [kv][E]), row scratch.
-// Cache (cross): K, V [kv][E].
+// Scratch: Q [q][E], context [q][E], (self: K, V [kv][KV]), row scratch.
+// Cache (cross or kv_cache): K, V [kv][KV], KV = num_kv_heads * head_dim.
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   const uint64_t elem = s.dtype == EA_S8 ? 1 : 4;
   const uint64_t q = static_cast<uint64_t>(q_len), kv = static_cast<uint64_t>(kv_len);
   const uint64_t e = static_cast<uint64_t>(s.embed_dim);
-  const uint64_t kv_proj = 2 * align_up(kv * e * elem);
+  const uint64_t kv_proj = 2 * align_up(kv * static_cast<uint64_t>(s.kv_width) * elem);
   LayerPlan p = {0, 2 * align_up(q * e * elem) + attention_row_bytes(s, q_len, kv_len, true)};
   if (s.cross || s.kv_cache) {
     p.cache_bytes = kv_proj;
@@ -96,13 +108,16 @@ void attend_heads(const Call& c, const fb::MultiHeadAttention& mh, const uint8_t
   const fb::MultiHeadAttention* m = &mh;
   const int e = static_cast<int>(m->embed_dim());
   const int hd = static_cast<int>(m->head_dim());
+  const int kv_width = static_cast<int>(kv_heads(*m)) * hd;
+  const int group = static_cast<int>(m->num_heads() / kv_heads(*m));  // query heads per K/V head
   const size_t es = elem_size(c.s8);
   for (int h = 0; h < static_cast<int>(m->num_heads()); ++h) {
     const size_t col = static_cast<size_t>(h) * hd * es;
+    const size_t kv_col = static_cast<size_t>(h / group) * hd * es;
     HeadView v = {};
     v.q = q + col; v.q_stride = e; v.q_zp = zp_of(m->q_proj()->output());
-    v.k = kp + col; v.k_stride = e; v.k_zp = zp_of(m->k_proj()->output());
-    v.v = vp + col; v.v_stride = e; v.v_zp = zp_of(m->v_proj()->output());
+    v.k = kp + kv_col; v.k_stride = kv_width; v.k_zp = zp_of(m->k_proj()->output());
+    v.v = vp + kv_col; v.v_stride = kv_width; v.v_zp = zp_of(m->v_proj()->output());
     v.out = ctx + col; v.out_stride = e; v.out_zp = zp_of(m->out_proj()->input());
     v.head_dim = hd; v.v_dim = hd;
     if (c.weights != nullptr) {
@@ -122,13 +137,14 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   uint8_t* ctx = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * e * es);
   uint8_t* kp;
   uint8_t* vp;
+  const size_t kv_row = static_cast<size_t>(kv_heads(*m) * m->head_dim()) * es;
   if (m->cross() || m->kv_cache()) {  // K, V live in the persistent cache, laid out for max_kv_len
     Carver cache(c.cache);
-    kp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * e * es);
-    vp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * e * es);
+    kp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * kv_row);
+    vp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * kv_row);
   } else {
-    kp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * e * es);
-    vp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * e * es);
+    kp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * kv_row);
+    vp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * kv_row);
   }
   uint8_t* row_scratch = carve.Take<uint8_t>(0);
 
@@ -143,7 +159,7 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
 
 void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
   const auto* m = c.layer->options_as_MultiHeadAttention();
-  const size_t proj = static_cast<size_t>(max_kv_len) * m->embed_dim() * elem_size(c.s8);
+  const size_t proj = static_cast<size_t>(max_kv_len) * kv_heads(*m) * m->head_dim() * elem_size(c.s8);
   run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, c.cache, c.xnn);
   run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, c.cache + static_cast<size_t>(align_up(proj)),
              c.xnn);
@@ -158,16 +174,17 @@ bool has_kv_cache(const LayerShape& s) { return s.kv_cache; }
 void step(const fb::Model& model, const Call& c, int max_kv_len, int position) {
   const auto* m = c.layer->options_as_MultiHeadAttention();
   const size_t row = static_cast<size_t>(m->embed_dim()) * elem_size(c.s8);
+  const size_t kv_row = static_cast<size_t>(kv_heads(*m) * m->head_dim()) * elem_size(c.s8);
   Carver carve(c.scratch);
   uint8_t* q = carve.Take<uint8_t>(row);
   uint8_t* ctx = carve.Take<uint8_t>(row);
   uint8_t* row_scratch = carve.Take<uint8_t>(0);
   Carver cache(c.cache);
-  uint8_t* kp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * row);
-  uint8_t* vp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * row);
+  uint8_t* kp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * kv_row);
+  uint8_t* vp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * kv_row);
   run_linear(model, m->q_proj(), c.s8, 1, c.query, q, c.xnn);
-  run_linear(model, m->k_proj(), c.s8, 1, c.query, kp + static_cast<size_t>(position) * row, c.xnn);
-  run_linear(model, m->v_proj(), c.s8, 1, c.query, vp + static_cast<size_t>(position) * row, c.xnn);
+  run_linear(model, m->k_proj(), c.s8, 1, c.query, kp + static_cast<size_t>(position) * kv_row, c.xnn);
+  run_linear(model, m->v_proj(), c.s8, 1, c.query, vp + static_cast<size_t>(position) * kv_row, c.xnn);
   Call one = c;
   one.q_len = 1;
   one.kv_len = position + 1;
