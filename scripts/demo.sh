@@ -3,7 +3,8 @@
 # to int8 and f32, check both against PyTorch's held-out outputs through the
 # runtime, show int8 accuracy on data calibration did not see (held-out
 # samples, a held-out split, inputs 1.25x beyond the calibrated range), draw
-# attention heatmaps and print a summary. Writes only to out/ (and
+# attention heatmaps, time token-by-token decoding with the KV cache and
+# print a summary. Writes only to out/ (and
 # build/host, shared with scripts/test.sh).
 #
 #   scripts/demo.sh
@@ -22,6 +23,7 @@ LOGS=$OUT/logs
 JOBS=${EA_JOBS:-2}
 REPEAT=${EA_DEMO_REPEAT:-20}   # timing repeats of eval
 CONVERT=
+BENCH=
 MODELS=()
 # Heatmaps drawn from the int8 models, as MODEL:LAYER:HEAD (written to
 # out/attention_LAYER.svg; sample 0 of reference.npz).
@@ -50,8 +52,9 @@ build() {
   local start=$SECONDS
   logged "$LOGS/configure.log" \
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON
-  logged "$LOGS/build.log" cmake --build "$BUILD" -j"$JOBS" --target edgeattn-convert
+  logged "$LOGS/build.log" cmake --build "$BUILD" -j"$JOBS" --target edgeattn-convert edgeattn-bench
   CONVERT=$BUILD/converter/edgeattn-convert
+  BENCH=$BUILD/bench/edgeattn-bench
   if [[ ! -x "$CONVERT" ]]; then
     echo "FAILED: $CONVERT was not built (see $LOGS/build.log)" >&2
     exit 1
@@ -192,6 +195,26 @@ evaluate() {
   done
 }
 
+# Token-by-token decoding of the transformer's causal self-attention with its
+# KV cache ("kv_cache": true in models/transformer/spec.json): edgeattn-bench
+# times one Step with N positions cached (the prefix prefilled, untimed)
+# against a full re-run of the layer over N tokens. Steps are bit-identical to
+# the full run's last row (tests/runtime/kv_cache_test.cc).
+decode() {
+  local file=$OUT/transformer_int8.eatn n step full
+  [[ -f $file && -x $BENCH ]] || return 0
+  section "Decoding with the KV cache (transformer dec_self, int8): one step vs a full re-run"
+  local median='import json, sys; print(json.load(sys.stdin)["total_median"])'
+  printf '  %-10s %10s %12s %8s\n' positions "step us" "re-run us" "ratio"
+  for n in 1 4 8 13; do
+    step=$("$BENCH" "$file" --layer dec_self --cached --kv-len "$n" --iters 200 --json | python3 -c "$median")
+    full=$("$BENCH" "$file" --layer dec_self --q-len "$n" --iters 200 --json | python3 -c "$median")
+    printf '  %-10s %10.2f %12.2f %7.1fx\n' "$n" "$step" "$full" "$(python3 -c "print($full / $step)")"
+  done
+  echo "  (median of 200 calls, best kernel path; a step projects only the new token and attends over"
+  echo "   the cached K and V; the re-run projects and attends every token of the prefix)"
+}
+
 train_report_py() {
   python3 - "$@" <<'PY'
 import json, sys
@@ -264,6 +287,7 @@ main() {
   heldout
   inspect_one
   evaluate
+  decode
   task_accuracy
   train_report
   section "Summary: runtime vs PyTorch float, held-out reference samples"

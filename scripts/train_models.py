@@ -858,7 +858,7 @@ def main():
          "embed_dim": D_MODEL, "num_heads": N_HEAD, "cross": False, "mask": "key_padding",
          "max_q_len": SRC_LEN, "max_kv_len": SRC_LEN},
         {"name": "dec_self", "kind": "mha", "preset": "torch_mha", "prefix": "decoder.self_attn.",
-         "embed_dim": D_MODEL, "num_heads": N_HEAD, "cross": False, "mask": "causal",
+         "embed_dim": D_MODEL, "num_heads": N_HEAD, "cross": False, "mask": "causal", "kv_cache": True,
          "max_q_len": TGT_LEN, "max_kv_len": TGT_LEN},
         {"name": "dec_cross", "kind": "mha", "preset": "torch_mha", "prefix": "decoder.cross_attn.",
          "embed_dim": D_MODEL, "num_heads": N_HEAD, "cross": True, "mask": "key_padding",

@@ -214,22 +214,19 @@ int32_t split_probs(const Qs8AttnTile& t, int r, int limit, int keys) {
   const uint16_t* p = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
-  __m256i sum_lo = _mm256_setzero_si256(), sum_hi = _mm256_setzero_si256();
-  for (int j = 0; j < keys; j += 32) {
+  __m128i sum_lo = _mm_setzero_si128(), sum_hi = _mm_setzero_si128();
+  for (int j = 0; j < keys; j += 16) {  // up to the row's stride (whole 16-key blocks)
     const int live = limit - j;
-    const __mmask32 m = live >= 32 ? 0xFFFFFFFFu : (live <= 0 ? 0u : (1u << live) - 1u);
-    const __m512i v = _mm512_maskz_loadu_epi16(m, p + j);
-    const __m256i l = _mm512_cvtepi16_epi8(v);
-    const __m256i h = _mm512_cvtepi16_epi8(_mm512_srli_epi16(v, 8));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo + j), l);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi + j), h);
-    sum_lo = _mm256_add_epi64(sum_lo, _mm256_sad_epu8(l, _mm256_setzero_si256()));
-    sum_hi = _mm256_add_epi64(sum_hi, _mm256_sad_epu8(h, _mm256_setzero_si256()));
+    const __mmask16 m = live >= 16 ? 0xFFFFu : (live <= 0 ? 0u : static_cast<__mmask16>((1u << live) - 1u));
+    const __m256i v = _mm256_maskz_loadu_epi16(m, p + j);
+    const __m128i l = _mm256_cvtepi16_epi8(v);
+    const __m128i h = _mm256_cvtepi16_epi8(_mm256_srli_epi16(v, 8));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lo + j), l);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(hi + j), h);
+    sum_lo = _mm_add_epi64(sum_lo, _mm_sad_epu8(l, _mm_setzero_si128()));
+    sum_hi = _mm_add_epi64(sum_hi, _mm_sad_epu8(h, _mm_setzero_si128()));
   }
-  auto total = [](__m256i s) {
-    const __m128i h2 = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    return _mm_cvtsi128_si64(h2) + _mm_extract_epi64(h2, 1);
-  };
+  auto total = [](__m128i s) { return _mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1); };
   return static_cast<int32_t>(total(sum_lo) + 256 * total(sum_hi));
 }
 

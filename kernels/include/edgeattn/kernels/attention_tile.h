@@ -29,9 +29,10 @@ namespace kernels {
 constexpr int kQs8AttnTileRows = 8;
 constexpr int kQs8AttnTileMinRows = 4;
 
-// Row stride (elements) of the per-tile buffers: whole 64-key chunks, so
-// vector loops over a row never need a tail.
-constexpr int qs8_attn_tile_stride(int kv_len) { return (kv_len + 63) / 64 * 64; }
+// Row stride (elements) of the per-tile buffers: whole 16-key blocks (one
+// zmm of int32 scores), so a row's vector loops need no tail and small
+// models (Cortex-M, where no kernel tiles yet) carry little of this scratch.
+constexpr int qs8_attn_tile_stride(int kv_len) { return (kv_len + 15) / 16 * 16; }
 
 struct Qs8AttnTile {
   int8_t* keys;         // packed_weight_bytes(kv_len, head_dim)
