@@ -110,8 +110,9 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   }
   const ArrayMap weights = load_weights(o.weights);
   const std::vector<uint8_t> spec_bytes = read_file(o.spec);
-  const ModelSpec spec = load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights,
-                                   o.weights, LengthOverrides{o.max_q_len, o.max_kv_len});
+  ModelSpec spec = load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights,
+                             o.weights, LengthOverrides{o.max_q_len, o.max_kv_len});
+  spec.tile_scratch = !o.no_tile_scratch;
   CalibOptions calib_options;
   calib_options.method = parse_calib_method(o.calib_method);
   calib_options.percentile = o.calib_percentile;

@@ -30,6 +30,9 @@ struct ConvertOptions {
   // Progress lines (layer i of n, calibration samples) on stderr: only when
   // stderr is a terminal and not --quiet.
   bool quiet = false;
+  // Leave the tiled attention's scratch out of the plan (smaller arena; every
+  // path then runs the attention row by row, same integers).
+  bool no_tile_scratch = false;
 };
 // Converts, verifies with the runtime, checks accuracy on the calibration
 // inputs (and held-out inputs, if any), then writes the file atomically and

@@ -13,9 +13,10 @@ namespace edgeattn {
 namespace convert {
 namespace {
 
-LayerShape shape_of(const FloatLayer& L, OutputType type) {
+LayerShape shape_of(const FloatLayer& L, OutputType type, bool tile_scratch) {
   LayerShape s = {};
   s.dtype = type == OutputType::kInt8 ? EA_S8 : EA_F32;
+  s.tile_scratch = tile_scratch;
   switch (L.kind) {
     case LayerKind::kMha:
       s.kind = EA_LAYER_MULTI_HEAD_ATTENTION;
@@ -209,7 +210,7 @@ ArenaPlan plan_arena(const ModelSpec& spec, OutputType type) {
   ArenaPlan a;
   std::vector<LayerPlan> plans;
   for (const FloatLayer& L : spec.layers) {
-    plans.push_back(plan_layer(shape_of(L, type), L.max_q_len, L.max_kv_len));
+    plans.push_back(plan_layer(shape_of(L, type, spec.tile_scratch), L.max_q_len, L.max_kv_len));
     a.layer_bytes.push_back(plans.back().cache_bytes + plans.back().scratch_bytes);
   }
   // The runtime's own layout (Model::Load checks the file against it).
@@ -257,7 +258,8 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
     }
     w.AddLayer(fb::CreateLayerDirect(w.fbb(), L.name.c_str(), s8 ? fb::DType::S8 : fb::DType::F32,
                                      static_cast<uint32_t>(L.max_q_len), static_cast<uint32_t>(L.max_kv_len),
-                                     arena.layer_bytes[i], options_type(L.kind), layer_options));
+                                     arena.layer_bytes[i], options_type(L.kind), layer_options,
+                                     spec.tile_scratch));
   }
   return w.Finish(source, arena.model_bytes);
 }

@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   conv->add_flag("-q,--quiet", c.quiet, "no progress lines (they are shown only when stderr is a terminal)");
+  conv->add_flag("--no-tile-scratch", c.no_tile_scratch,
+                 "smaller arena for targets that never tile (Cortex-M): leave the tiled int8 attention's "
+                 "scratch out of the plan; every path then runs the attention row by row (same integers)");
 
   std::string inspect_path;
   CLI::App* insp = app.add_subcommand("inspect", "verify a .eatn model with the runtime and print its contents");

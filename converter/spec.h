@@ -17,6 +17,7 @@ namespace convert {
 struct ModelSpec {
   std::string model;              // "model" field (or the spec file's name)
   std::vector<FloatLayer> layers;
+  bool tile_scratch = true;       // plan the tiled int8 attention's scratch (convert --no-tile-scratch)
 };
 
 struct LengthOverrides {

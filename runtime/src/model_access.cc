@@ -7,6 +7,7 @@ namespace edgeattn {
 LayerShape layer_shape(const fb::Layer& layer) {
   LayerShape s = {};
   s.dtype = layer.dtype() == fb::DType::S8 ? EA_S8 : EA_F32;
+  s.tile_scratch = layer.tile_scratch();
   const LayerKindModule* kind = find_layer_kind(layer.options_type());
   if (kind == nullptr) {  // not after Load (it refuses unknown kinds); plan_layer refuses this
     s.kind = static_cast<ea_layer_kind>(-1);

@@ -13,7 +13,7 @@ uint64_t attention_row_bytes(const LayerShape& shape, int q_len, int kv_len, boo
   uint64_t row = align_up(kv * 4);
   if (shape.dtype == EA_S8) {
     row += align_up(kv * 2);
-    if (dot_product && q_len >= kernels::kQs8AttnTileMinRows) {
+    if (dot_product && shape.tile_scratch && q_len >= kernels::kQs8AttnTileMinRows) {
       row += align_up(kernels::qs8_attention_tile_bytes(kv_len, shape.head_dim, shape.v_dim));
     }
   }

@@ -11,6 +11,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/kernels/attention_tile.h"
+#include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/plan.h"
 #include "test_models.h"
 
@@ -460,6 +461,8 @@ TEST(Plan, TileScratchFromFourQueryRows) {
   mha.kind = EA_LAYER_MULTI_HEAD_ATTENTION;
   mha.dtype = EA_S8;
   mha.embed_dim = 64;
+  mha.kv_width = 64;
+  mha.tile_scratch = true;
   mha.head_dim = 16;
   mha.v_dim = 16;
   const int rows = ek::kQs8AttnTileMinRows, kv = 50;
@@ -468,6 +471,10 @@ TEST(Plan, TileScratchFromFourQueryRows) {
   // one more query row: Q and context grow by one row each, plus the tile scratch
   EXPECT_EQ(at - below, 2 * (align_up(rows * 64) - align_up((rows - 1) * 64)) +
                             align_up(ek::qs8_attention_tile_bytes(kv, 16, 16)));
+  mha.tile_scratch = false;  // convert --no-tile-scratch: no tile bytes
+  EXPECT_EQ(edgeattn::plan_layer(mha, rows, kv).scratch_bytes - edgeattn::plan_layer(mha, rows - 1, kv).scratch_bytes,
+            2 * (align_up(rows * 64) - align_up((rows - 1) * 64)));
+  mha.tile_scratch = true;
   mha.dtype = EA_F32;  // float cores never tile
   EXPECT_EQ(edgeattn::plan_layer(mha, rows, kv).scratch_bytes - edgeattn::plan_layer(mha, rows - 1, kv).scratch_bytes,
             2 * (align_up(rows * 256) - align_up((rows - 1) * 256)));
@@ -491,6 +498,34 @@ TEST(Plan, ArenaLayout) {
   EXPECT_EQ(offsets[2], 32u);
   EXPECT_EQ(a.scratch_offset, 96u);
   EXPECT_EQ(a.total_bytes, 396u);
+}
+
+// A model converted with --no-tile-scratch: a smaller arena, and the same
+// integers on every path (its attention runs row by row everywhere).
+TEST(Plan, NoTileScratchSameOutputsSmallerArena) {
+  Loaded tiled, rows;
+  if (!eatest::ReadFile(eatest::ModelPath("transformer_int8_notile"), &rows.file)) {
+    GTEST_SKIP() << "models/transformer not bundled";
+  }
+  ASSERT_TRUE(tiled.Load("transformer_int8"));
+  ASSERT_TRUE(rows.Load("transformer_int8_notile"));
+  EXPECT_LT(rows.model.arena_bytes(), tiled.model.arena_bytes());
+  Rng rng(5);
+  for (int l = 0; l < tiled.model.num_layers(); ++l) {
+    const LayerInfo info = tiled.Info(l);
+    LayerIo io;
+    io.Make(info, info.max_q_len, info.max_kv_len, rng);
+    for (int p = 0; p < static_cast<int>(edgeattn::kernels::KernelPath::kCount); ++p) {
+      const auto path = static_cast<edgeattn::kernels::KernelPath>(p);
+      if (!edgeattn::kernels::set_kernel_path(path)) continue;
+      ASSERT_EQ(tiled.interp.Run(l, io.Args(-1, true)), Status::kOk) << tiled.interp.error();
+      const std::vector<uint8_t> out = io.output, w = io.weights;
+      ASSERT_EQ(rows.interp.Run(l, io.Args(-1, true)), Status::kOk) << rows.interp.error();
+      EXPECT_EQ(io.output, out) << info.name << " " << edgeattn::kernels::kernel_path_name(path);
+      EXPECT_EQ(io.weights, w) << info.name << " " << edgeattn::kernels::kernel_path_name(path);
+    }
+    edgeattn::kernels::set_kernel_path(edgeattn::kernels::best_kernel_path());
+  }
 }
 
 }  // namespace

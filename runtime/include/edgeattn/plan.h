@@ -25,6 +25,7 @@ struct LayerShape {
   int embed_dim;     // MHA: width of the projected Q/K/V and of the context
   int attn_dim;      // additive: width of W_q q and W_k k
   int key_dim;       // Luong general: width of W^T q
+  bool tile_scratch; // int8 dot-product cores: plan the tiled kernels' scratch (file's Layer.tile_scratch)
   int head_dim;      // MHA, Luong, pooling: query/key width of one attention head
   int v_dim;         // MHA, Luong, pooling: value width of one attention head
   bool cross;        // MHA: keys/values projected into the layer's cache

@@ -49,7 +49,7 @@ void run_head(const Call& c, const HeadView& h, float scale, const fb::SoftmaxQu
     a.scratch = carve.Take<int32_t>(static_cast<size_t>(c.kv_len));
     a.prob_scratch = carve.Take<uint16_t>(static_cast<size_t>(c.kv_len));
     // Planned (plan_layer) whenever the layer may run this many query rows.
-    if (c.q_len >= k::kQs8AttnTileMinRows) {
+    if (c.q_len >= k::kQs8AttnTileMinRows && c.layer->tile_scratch()) {
       a.tile_scratch = carve.Take<uint8_t>(k::qs8_attention_tile_bytes(c.kv_len, h.head_dim, h.v_dim));
     }
     k::kernels().qs8_attention(a);

@@ -79,6 +79,7 @@ void info(const fb::Layer& l, LayerInfo* info) {
   if (m->kv_cache()) {
     LayerShape s = {};
     s.dtype = info->dtype;
+    s.tile_scratch = l.tile_scratch();
     shape(l, &s);
     info->kv_cache = 1;
     info->kv_cache_bytes = static_cast<size_t>(
