@@ -296,6 +296,12 @@ void linear_acc(int rows, int blocks, int in_features, const int8_t* x, int x_st
 
 }  // namespace
 
+bool qs8_row_has_min_pair__neon(const int8_t* x, int len) { return row_has_min_pair(x, len); }
+
+bool qs8_weights_have_min_pair__neon(const int8_t* w, int blocks, int in_features) {
+  return weights_have_min_pair(w, blocks, in_features / 8, packed_block_bytes(in_features));
+}
+
 void qs8_linear_acc__neon(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
                           const int8_t* w, int32_t* acc, int acc_stride) {
   linear_acc<false>(rows, blocks, in_features, x, x_stride, w, acc, acc_stride);

@@ -92,6 +92,25 @@ void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a,
                               Qs8PvPackFn pv_pack_fn = nullptr,
                               Qs8PvAccPackedFn pv_acc_fn = nullptr);
 
+// The int16 pair condition of qs8_linear_acc_pairs__neon, in two halves:
+// row x has x[k] = x[k + 4] = -128 for some k % 8 < 4, k < len (len a
+// multiple of 8); packed weights (blocks of in_features) have w = -128 at
+// both k and k + 4 for some channel, k < 8 * (in_features / 8).
+bool qs8_row_has_min_pair__neon(const int8_t* x, int len);
+bool qs8_weights_have_min_pair__neon(const int8_t* w, int blocks, int in_features);
+
+// P.V of `rows` probability rows sharing n keys (pv_group: 16 value columns
+// per pass, smlal by lane). Requires v_dim % 16 == 0 and every p < 32768;
+// psum[r] = sum of row r's probabilities.
+void qs8_pv_rows__neon(int rows, int n, int v_dim, const uint16_t* const* probs,
+                       const uint32_t* psum, const int8_t* v, int v_stride, int32_t v_zp,
+                       int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* const* out);
+
+// Tiled attention (attention_tile.cc, attention_tile.h): returns false, and
+// does nothing, when a.tile_scratch is null or a.q_len < kQs8AttnTileMinRows
+// (the caller then runs the row kernel).
+bool qs8_attention_tiled__neon(const QS8AttentionArgs& a);
+
 #if defined(__aarch64__)
 // -------------------------------------------------------------- neondot ----
 // dotprod.cc (compiled with -march=armv8.2-a+dotprod): only call after
@@ -112,6 +131,13 @@ void qs8_pv_pack__neondot(int n, int v_dim, const int8_t* v, int v_stride, int8_
                           int32_t* colsum);
 void qs8_pv_acc_packed__neondot(int rows, int n, int v_dim, const uint16_t* const* probs,
                                 const int8_t* pack, const int32_t* colsum, int32_t* const* acc);
+// P.V tile of the tiled attention: acc[16 r + c] = sum_{j < keys}
+// (256 p_hi[r][j] + p_lo[r][j]) * vb(c, j) (wrapping uint32), rows r < rows
+// (1..8) with planes at p_hi / p_lo + r * stride, zero from keys up to the
+// next multiple of 16; vb is one K4N16 block (16 channels) of unsigned bytes.
+void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo,
+                               int stride, const uint8_t* vb, uint32_t* acc);
+bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a);
 // neondot.cc (baseline flags): the table entries built on the above.
 void qs8_linear__neondot(int rows, int out_features, int in_features, const int8_t* x,
                          int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
