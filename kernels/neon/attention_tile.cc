@@ -18,13 +18,18 @@
 // (qs8_linear_acc__neondot, or the NEON one, int16-pair form when the pair
 // rule of linear.cc allows it), written straight into the tile's score rows.
 // With D the head dim, B_r = sum_i q_ri and T_j = sum_i k_ji,
-//   sum_i (q_ri - zq)(k_ji - zk) = sum_i q_ri k_ji + (D zq zk - zk B_r) - zq T_j,
-// a row term and a key term (key_terms[j] = zq T_j) added in one pass before
-// the softmax. Everything wraps in 32 bits, exact because the reference's
-// sum fits int32.
+//   sum_i (q_ri - zq)(k_ji - zk) = sum_i q_ri k_ji - zq T_j + (D zq zk - zk B_r).
+// The last term is the same for every key of row r, and the softmax only
+// sees differences max - s_j, so it is never computed: the kernel's score is
+// s'_j = sum_i q_ri k_ji - zq T_j (key_terms[j] = zq T_j, subtracted in the
+// softmax's max pass). |s'_j| <= 2 * 128 * 128 * D < 2^31 for every head dim
+// whose reference sums fit int32 (D < 33026), so s' never wraps and
+// max' - s'_j is exactly the reference's max - s_j.
 //
-// Softmax: qs8_softmax_row__neon on each row over its own key limit (causal
-// rows of one tile differ; limits never decrease down the rows).
+// Softmax (softmax_row below): the integer softmax of requant.h per row over
+// the row's own key limit (causal rows of one tile differ; limits never
+// decrease down the rows), writing the probabilities straight into what the
+// P.V step reads.
 //
 // P.V, neondot: values packed K4N16 (N = value channels, K = keys) as
 // unsigned u = v + 128, probabilities split into unsigned byte planes
@@ -159,70 +164,150 @@ void pack_values_u8(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 #endif
 
 struct TileRows {
-  int m, mr;               // query rows m .. m + mr - 1
-  int limit[kMr];          // keys each row sees
-  uint32_t row_term[kMr];  // D zq zk - zk B (wrapping)
-  uint32_t p_sum[kMr];     // sum of the row's probabilities
+  int m, mr;            // query rows m .. m + mr - 1
+  int limit[kMr];       // keys each row sees
+  uint32_t p_sum[kMr];  // sum of the row's probabilities
 };
 
-// Raw dot products -> scores over [0, limit) (rounded up to 4: the score row
-// and key_terms extend that far; lanes past the limit are never read).
-void add_terms(const QS8AttentionArgs& a, const Qs8AttnTile& t, int32_t* s, uint32_t row_term,
-               int limit) {
-  const int32x4_t rb = vdupq_n_s32(static_cast<int32_t>(row_term));
-  if (a.q_zp != 0) {
-    for (int j = 0; j < limit; j += 4) vst1q_s32(s + j, vsubq_s32(vaddq_s32(vld1q_s32(s + j), rb), vld1q_s32(t.key_terms + j)));
-  } else {
-    for (int j = 0; j < limit; j += 4) vst1q_s32(s + j, vaddq_s32(vld1q_s32(s + j), rb));
-  }
+// ---------------------------------------------------------------- softmax --
+// The softmax of requant.h in three passes over a row, with the two 64-bit
+// products of the row kernel replaced by 32-bit ones that give the same
+// integers (x >= 0 below; floor and round-half-up as in requant.h):
+//  - exponent z = requantize(d, M, s) = floor((d M + 2^(n-1)) / 2^n), n = 31 - s.
+//    s >= 0: SQRDMULH(d << s, M) = floor((d 2^s M + 2^30) / 2^31), the same
+//    value. If d << s saturates, d >= 2^(31-s), so the true z >= M >= 2^30 and
+//    SQRDMULH(INT32_MAX, M) >= 2^30 - 1: both are past the exp cutoff (2^20).
+//    s < 0: SQDMULH(d, M) = floor(d M / 2^31), then a rounding shift by
+//    k = -s: floor((floor(x) + 2^(k-1)) / 2^k) = floor((x + 2^(k-1)) / 2^k)
+//    because 2^(k-1) is an integer (nested floors of integer divisors).
+//  - probability p = (e m + 2^(sh-1)) >> sh with sh = b + 15 >= 31 (the row's
+//    maximum contributes e = 32768, so the sum has b >= 16 bits), k = sh - 31:
+//    m = 2^31 (does not fit int32): p = round(e / 2^k), a rounding shift;
+//    k = 0: SQRDMULH(e, m); k > 0: SQDMULH then a rounding shift by k, as above.
+// SQ(R)DMULH saturates only for INT32_MIN x INT32_MIN, impossible here.
+// The exp2 polynomial is the row kernel's (attention.cc), without clamping
+// the integer part: lanes past the cutoff are masked to 0 anyway.
+struct SoftmaxConsts {
+  int32x4_t mult, shift;  // exponent: M, s
+  bool shift_left;        // s >= 0
+};
+
+inline int32x4_t exponent_x4(int32x4_t d, const SoftmaxConsts& c) {
+  if (c.shift_left) return vqrdmulhq_s32(vqshlq_s32(d, c.shift), c.mult);
+  return vrshlq_s32(vqdmulhq_s32(d, c.mult), c.shift);
 }
 
-// Row r's probabilities -> byte planes over [0, round_up(keys, 16)) (zero
-// past the row's limit); returns their sum.
-uint32_t split_probs(const Qs8AttnTile& t, int r, int limit, int keys) {
-  const uint16_t* p = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
+inline int32x4_t exp2_x4(int32x4_t z) {
+  const uint32x4_t live = vcltq_s32(z, vdupq_n_s32(kExpCutoffQ16));
+  const int32x4_t neg_s = vsubq_s32(vdupq_n_s32(-15), vshrq_n_s32(z, 16));
+  const int32x4_t u = vshlq_n_s32(vandq_s32(z, vdupq_n_s32(0xFFFF)), 15);
+  int32x4_t h = vdupq_n_s32(kExp2Coeff[4]);
+  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[3]), vqdmulhq_s32(h, u));
+  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[2]), vqdmulhq_s32(h, u));
+  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[1]), vqdmulhq_s32(h, u));
+  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[0]), vqdmulhq_s32(h, u));
+  const int32x4_t v = vaddq_s32(vdupq_n_s32(1 << 30), vqdmulhq_s32(h, u));
+  return vandq_s32(vrshlq_s32(v, neg_s), vreinterpretq_s32_u32(live));
+}
+
+struct Normalizer {
+  ProbNormalizer norm;
+  int32x4_t mult, neg_k;
+  int mode;  // 0: m = 2^31, 1: k = 0, 2: k > 0
+};
+
+inline Normalizer make_normalizer(uint32_t sum) {
+  Normalizer n;
+  n.norm = prob_normalizer(sum);
+  const int k = n.norm.shift - 31;
+  n.mult = vdupq_n_s32(static_cast<int32_t>(n.norm.multiplier));
+  n.neg_k = vdupq_n_s32(-k);
+  n.mode = n.norm.multiplier == 0x80000000u ? 0 : (k == 0 ? 1 : 2);
+  return n;
+}
+
+inline int32x4_t normalize_x4(int32x4_t e, const Normalizer& n) {
+  if (n.mode == 0) return vrshlq_s32(e, n.neg_k);
+  if (n.mode == 1) return vqrdmulhq_s32(e, n.mult);
+  return vrshlq_s32(vqdmulhq_s32(e, n.mult), n.neg_k);
+}
+
+// Row r of the tile: raw dot products (minus key_terms when zq != 0: the row
+// term of the top comment is the same for every key of the row, and the
+// softmax only sees max - s, so it is left out) -> probabilities over
+// [0, limit), zero over [limit, end). kPlanes: into the byte planes (dot
+// path), kProbs: into t.probs (the neon P.V and the weights output). Returns
+// the sum of the probabilities; *has_one is set if some p = 32768.
+template <bool kPlanes, bool kProbs>
+uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t, const SoftmaxConsts& c, int r,
+                     int limit, int end, bool* has_one) {
+  int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
+  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
-  uint32x4_t s = vdupq_n_u32(0);
-  int j = 0;
-  for (; j + 16 <= limit; j += 16) {
-    const uint16x8_t p0 = vld1q_u16(p + j), p1 = vld1q_u16(p + j + 8);
-    vst1q_u8(lo + j, vcombine_u8(vmovn_u16(p0), vmovn_u16(p1)));
-    vst1q_u8(hi + j, vcombine_u8(vshrn_n_u16(p0, 8), vshrn_n_u16(p1, 8)));
-    s = vpadalq_u16(vpadalq_u16(s, p0), p1);
+  const int n4 = limit & ~3;
+  int32_t row_max = INT32_MIN;
+  if (a.q_zp != 0) {
+    int32x4_t m = vdupq_n_s32(INT32_MIN);
+    for (int j = 0; j < n4; j += 4) {
+      const int32x4_t v = vsubq_s32(vld1q_s32(s + j), vld1q_s32(t.key_terms + j));
+      vst1q_s32(s + j, v);
+      m = vmaxq_s32(m, v);
+    }
+    row_max = hmax_s32(m);
+    for (int j = n4; j < limit; ++j) s[j] = static_cast<int32_t>(static_cast<uint32_t>(s[j]) - static_cast<uint32_t>(t.key_terms[j]));
+  } else {
+    int32x4_t m = vdupq_n_s32(INT32_MIN);
+    for (int j = 0; j < n4; j += 4) m = vmaxq_s32(m, vld1q_s32(s + j));
+    row_max = hmax_s32(m);
   }
-  uint32_t sum = hsum_u32(s);
-  const int end = (keys + 15) & ~15;
-  for (; j < end; ++j) {
-    const uint32_t v = j < limit ? p[j] : 0;
-    lo[j] = static_cast<uint8_t>(v);
-    hi[j] = static_cast<uint8_t>(v >> 8);
-    sum += v;
-  }
-  return sum;
-}
+  for (int j = n4; j < limit; ++j) row_max = s[j] > row_max ? s[j] : row_max;
 
-// Row r's probabilities zero over [limit, keys); returns their sum and
-// whether all fit int16 (no p = 32768).
-bool prob_sums(const Qs8AttnTile& t, int r, int limit, int keys, uint32_t* psum) {
-  uint16_t* p = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
-  uint32x4_t s = vdupq_n_u32(0);
-  uint16x8_t mx = vdupq_n_u16(0);
+  const int32x4_t vmax = vdupq_n_s32(row_max);
+  uint32x4_t vsum = vdupq_n_u32(0);
+  for (int j = 0; j < n4; j += 4) {
+    const int32x4_t e = exp2_x4(exponent_x4(vqsubq_s32(vmax, vld1q_s32(s + j)), c));
+    vst1q_s32(s + j, e);
+    vsum = vaddq_u32(vsum, vreinterpretq_u32_s32(e));
+  }
+  uint32_t sum = hsum_u32(vsum);
+  for (int j = n4; j < limit; ++j) {
+    const int32_t e = exp2_neg_q15(softmax_exponent_q16(row_max, s[j], a.score_mult, a.score_shift));
+    s[j] = e;
+    sum += static_cast<uint32_t>(e);
+  }
+  if (limit == 0) sum = 1;  // no probabilities; any normalizer
+
+  const Normalizer norm = make_normalizer(sum);
+  uint32x4_t psum = vdupq_n_u32(0);
+  uint16x8_t pmax = vdupq_n_u16(0);
   int j = 0;
   for (; j + 8 <= limit; j += 8) {
-    const uint16x8_t v = vld1q_u16(p + j);
-    s = vpadalq_u16(s, v);
-    mx = vmaxq_u16(mx, v);
+    const int32x4_t p0 = normalize_x4(vld1q_s32(s + j), norm);
+    const int32x4_t p1 = normalize_x4(vld1q_s32(s + j + 4), norm);
+    const uint16x8_t p = vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(p0)), vmovn_u32(vreinterpretq_u32_s32(p1)));
+    if (kProbs) vst1q_u16(probs + j, p);
+    if (kPlanes) {
+      vst1_u8(lo + j, vmovn_u16(p));
+      vst1_u8(hi + j, vshrn_n_u16(p, 8));
+    }
+    psum = vpadalq_u16(psum, p);
+    pmax = vmaxq_u16(pmax, p);
   }
-  uint32_t sum = hsum_u32(s);
-  bool ok = vget_lane_u64(vreinterpret_u64_u16(vshr_n_u16(vorr_u16(vget_low_u16(mx), vget_high_u16(mx)), 15)), 0) == 0;
-  for (; j < limit; ++j) {
-    sum += p[j];
-    ok = ok && p[j] < kProbOne;
+  uint32_t total = hsum_u32(psum);
+  bool one = vget_lane_u64(vreinterpret_u64_u16(vshr_n_u16(vorr_u16(vget_low_u16(pmax), vget_high_u16(pmax)), 15)), 0) != 0;
+  for (; j < end; ++j) {
+    const uint16_t p = j < limit ? normalize_prob_q15(s[j], norm.norm) : 0;
+    if (kProbs) probs[j] = p;
+    if (kPlanes) {
+      lo[j] = static_cast<uint8_t>(p);
+      hi[j] = static_cast<uint8_t>(p >> 8);
+    }
+    total += p;
+    one = one || p == kProbOne;
   }
-  for (; j < keys; ++j) p[j] = 0;
-  *psum = sum;
-  return ok;
+  *has_one = one;
+  return total;
 }
 
 // y = requantize_s8(acc - corr) for 16 channels, stored to out[0, cnt).
@@ -264,20 +349,28 @@ void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileOps& op
   }
   qk(mr, (keys + kPackN - 1) / kPackN, a.head_dim, q, a.q_stride, t.keys, t.scores, t.stride);
 
-  bool pv_ok = ops.pv_tile != nullptr || a.v_dim % 16 == 0;
+  SoftmaxConsts sc;
+  sc.mult = vdupq_n_s32(a.score_mult);
+  sc.shift = vdupq_n_s32(a.score_shift);
+  sc.shift_left = a.score_shift >= 0;
+  const bool dot = ops.pv_tile != nullptr;
+  // Planes: whole 16-key steps of the UDOT kernel; probs: the tile's keys.
+  const int end = dot ? (keys + 15) & ~15 : keys;
+  bool pv_ok = dot || a.v_dim % 16 == 0;
   for (int r = 0; r < mr; ++r) {
     const int limit = rows->limit[r];
-    int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
-    uint16_t* p = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
-    add_terms(a, t, s, rows->row_term[r], limit);
-    qs8_softmax_row__neon(limit, s, a.score_mult, a.score_shift, p);
-    if (a.weights != nullptr) {
-      write_weights_row(limit, a.kv_len, p, a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
-    }
-    if (ops.pv_tile != nullptr) {
-      rows->p_sum[r] = split_probs(t, r, limit, keys);
+    bool has_one = false;
+    if (!dot) {
+      rows->p_sum[r] = softmax_row<false, true>(a, t, sc, r, limit, end, &has_one);
+      pv_ok = pv_ok && !has_one;
+    } else if (a.weights != nullptr) {
+      rows->p_sum[r] = softmax_row<true, true>(a, t, sc, r, limit, end, &has_one);
     } else {
-      pv_ok = prob_sums(t, r, limit, keys, &rows->p_sum[r]) && pv_ok;
+      rows->p_sum[r] = softmax_row<true, false>(a, t, sc, r, limit, end, &has_one);
+    }
+    if (a.weights != nullptr) {
+      write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
+                        a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
     }
   }
 
@@ -325,19 +418,13 @@ bool attention_tiled(const QS8AttentionArgs& a, const TileOps& ops) {
 #if defined(__aarch64__)
   if (ops.pv_tile != nullptr) pack_values_u8(a, keys, t);
 #endif
-  const uint32_t zk = static_cast<uint32_t>(a.k_zp);
-  const uint32_t dzz = static_cast<uint32_t>(a.head_dim) * static_cast<uint32_t>(a.q_zp) * zk;
   int keys_have_pair = -1;  // not yet checked
   for (int m = 0; m < a.q_len; m += kMr) {
     TileRows rows;
     rows.m = m;
     rows.mr = a.q_len - m < kMr ? a.q_len - m : kMr;
     for (int r = 0; r < rows.mr; ++r) {
-      const int8_t* q = a.q + static_cast<ptrdiff_t>(m + r) * a.q_stride;
       rows.limit[r] = attention_row_limit(m + r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-      uint32_t b = 0;
-      for (int i = 0; i < a.head_dim; ++i) b += static_cast<uint32_t>(static_cast<int32_t>(q[i]));
-      rows.row_term[r] = dzz - zk * b;
     }
     run_tile(a, t, ops, keys, &keys_have_pair, &rows);
   }
