@@ -21,8 +21,8 @@
 //   sum_i (q_ri - zq)(k_ji - zk) = sum_i q_ri k_ji - zq T_j + (D zq zk - zk B_r).
 // The last term is the same for every key of row r, and the softmax only
 // sees differences max - s_j, so it is never computed: the kernel's score is
-// s'_j = sum_i q_ri k_ji - zq T_j (key_terms[j] = zq T_j, subtracted in the
-// softmax's max pass). |s'_j| <= 2 * 128 * 128 * D < 2^31 for every head dim
+// s'_j = sum_i q_ri k_ji - zq T_j: the Q.K accumulators start from
+// key_terms[j] = -zq T_j. |s'_j| <= 2 * 128 * 128 * D < 2^31 for every head dim
 // whose reference sums fit int32 (D < 33026), so s' never wraps and
 // max' - s'_j is exactly the reference's max - s_j.
 //
@@ -65,8 +65,8 @@ using PvTileFn = void (*)(int rows, int keys, const uint8_t* p_hi, const uint8_t
                           const uint8_t* vb, uint32_t* acc);
 
 struct TileOps {
-  Qs8LinearAccFn qk_acc;        // always exact
-  Qs8LinearAccFn qk_acc_pairs;  // int16 pairs (may be null): only where the pair rule allows
+  Qs8LinearAccInitFn qk_acc;        // always exact
+  Qs8LinearAccInitFn qk_acc_pairs;  // int16 pairs (may be null): only where the pair rule allows
   PvTileFn pv_tile;             // null: P.V with pv_group from the Q15 probabilities
 };
 
@@ -81,7 +81,8 @@ inline void transpose_words(const int32x4_t (&a)[4], int32x4_t (&out)[4]) {
 }
 
 // Keys [0, n) as K4N16 blocks of signed bytes (padding keys and bytes past the
-// head dim zero); key_terms[j] = zq * sum_i k_ji (wrapping) when zq != 0.
+// head dim zero); key_terms[j] = -zq * sum_i k_ji (wrapping) when zq != 0,
+// for j < round_up(n, 16) (the Q.K accumulators start from it).
 void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   const int dim = a.head_dim;
   const int kp = packed_k(dim);
@@ -112,13 +113,14 @@ void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   }
   if (a.q_zp == 0) return;
   const uint32_t zq = static_cast<uint32_t>(a.q_zp);
+  for (j = n; j < packed_n(n); ++j) t.key_terms[j] = 0;
   for (j = 0; j < n; ++j) {
     const int8_t* kr = a.k + static_cast<ptrdiff_t>(j) * a.k_stride;
     int32x4_t s = vdupq_n_s32(0);
     for (int i = 0; i < d16; i += 16) s = vpadalq_s16(s, vpaddlq_s8(vld1q_s8(kr + i)));
     int32_t sum = hsum_s32(s);
     for (int i = d16; i < dim; ++i) sum += kr[i];
-    t.key_terms[j] = static_cast<int32_t>(zq * static_cast<uint32_t>(sum));
+    t.key_terms[j] = static_cast<int32_t>(0u - zq * static_cast<uint32_t>(sum));
   }
 }
 
@@ -201,8 +203,8 @@ inline int32x4_t exp2_x4(int32x4_t z) {
   const uint32x4_t live = vcltq_s32(z, vdupq_n_s32(kExpCutoffQ16));
   const int32x4_t neg_s = vsubq_s32(vdupq_n_s32(-15), vshrq_n_s32(z, 16));
   const int32x4_t u = vshlq_n_s32(vandq_s32(z, vdupq_n_s32(0xFFFF)), 15);
-  int32x4_t h = vdupq_n_s32(kExp2Coeff[4]);
-  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[3]), vqdmulhq_s32(h, u));
+  // (the first product by element keeps the constant in a register)
+  int32x4_t h = vaddq_s32(vdupq_n_s32(kExp2Coeff[3]), vqdmulhq_n_s32(u, kExp2Coeff[4]));
   h = vaddq_s32(vdupq_n_s32(kExp2Coeff[2]), vqdmulhq_s32(h, u));
   h = vaddq_s32(vdupq_n_s32(kExp2Coeff[1]), vqdmulhq_s32(h, u));
   h = vaddq_s32(vdupq_n_s32(kExp2Coeff[0]), vqdmulhq_s32(h, u));
@@ -232,9 +234,7 @@ inline int32x4_t normalize_x4(int32x4_t e, const Normalizer& n) {
   return vrshlq_s32(vqdmulhq_s32(e, n.mult), n.neg_k);
 }
 
-// Row r of the tile: raw dot products (minus key_terms when zq != 0: the row
-// term of the top comment is the same for every key of the row, and the
-// softmax only sees max - s, so it is left out) -> probabilities over
+// Row r of the tile: scores s' (top of the file) -> probabilities over
 // [0, limit), zero over [limit, end). kPlanes: into the byte planes (dot
 // path), kProbs: into t.probs (the neon P.V and the weights output). Returns
 // the sum of the probabilities; *has_one is set if some p = 32768.
@@ -247,19 +247,15 @@ uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Soft
   uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
   const int n4 = limit & ~3;
   int32_t row_max = INT32_MIN;
-  if (a.q_zp != 0) {
-    int32x4_t m = vdupq_n_s32(INT32_MIN);
-    for (int j = 0; j < n4; j += 4) {
-      const int32x4_t v = vsubq_s32(vld1q_s32(s + j), vld1q_s32(t.key_terms + j));
-      vst1q_s32(s + j, v);
-      m = vmaxq_s32(m, v);
+  if (n4 > 0) {
+    int32x4_t m0 = vld1q_s32(s), m1 = m0;
+    int j = 4;
+    for (; j + 8 <= n4; j += 8) {
+      m0 = vmaxq_s32(m0, vld1q_s32(s + j));
+      m1 = vmaxq_s32(m1, vld1q_s32(s + j + 4));
     }
-    row_max = hmax_s32(m);
-    for (int j = n4; j < limit; ++j) s[j] = static_cast<int32_t>(static_cast<uint32_t>(s[j]) - static_cast<uint32_t>(t.key_terms[j]));
-  } else {
-    int32x4_t m = vdupq_n_s32(INT32_MIN);
-    for (int j = 0; j < n4; j += 4) m = vmaxq_s32(m, vld1q_s32(s + j));
-    row_max = hmax_s32(m);
+    if (j < n4) m0 = vmaxq_s32(m0, vld1q_s32(s + j));
+    row_max = hmax_s32(vmaxq_s32(m0, m1));
   }
   for (int j = n4; j < limit; ++j) row_max = s[j] > row_max ? s[j] : row_max;
 
@@ -334,7 +330,7 @@ void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileOps& op
   const int mr = rows->mr;
   const int keys = rows->limit[mr - 1];  // limits never decrease down the rows
   const int8_t* q = a.q + static_cast<ptrdiff_t>(rows->m) * a.q_stride;
-  Qs8LinearAccFn qk = ops.qk_acc;
+  Qs8LinearAccInitFn qk = ops.qk_acc;
   if (ops.qk_acc_pairs != nullptr) {
     // The pair rule of linear.cc: the int16 pair sums are exact unless a row
     // and a key both have -128 at some k and k + 4; keys checked once per call.
@@ -347,7 +343,8 @@ void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileOps& op
     }
     if (!q_pair || *keys_have_pair == 0) qk = ops.qk_acc_pairs;
   }
-  qk(mr, (keys + kPackN - 1) / kPackN, a.head_dim, q, a.q_stride, t.keys, t.scores, t.stride);
+  qk(mr, (keys + kPackN - 1) / kPackN, a.head_dim, q, a.q_stride, t.keys,
+     a.q_zp != 0 ? t.key_terms : nullptr, t.scores, t.stride);
 
   SoftmaxConsts sc;
   sc.mult = vdupq_n_s32(a.score_mult);
@@ -434,12 +431,12 @@ bool attention_tiled(const QS8AttentionArgs& a, const TileOps& ops) {
 }  // namespace
 
 bool qs8_attention_tiled__neon(const QS8AttentionArgs& a) {
-  return attention_tiled(a, TileOps{qs8_linear_acc__neon, qs8_linear_acc_pairs__neon, nullptr});
+  return attention_tiled(a, TileOps{qs8_linear_acc_init__neon, qs8_linear_acc_pairs_init__neon, nullptr});
 }
 
 #if defined(__aarch64__)
 bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a) {
-  return attention_tiled(a, TileOps{qs8_linear_acc__neondot, nullptr, qs8_attn_pv_tile__neondot});
+  return attention_tiled(a, TileOps{qs8_linear_acc_init__neondot, nullptr, qs8_attn_pv_tile__neondot});
 }
 #endif
 

@@ -21,6 +21,9 @@ namespace kernels {
 
 void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
                              int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
+void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const int8_t* x,
+                                  int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
+                                  int acc_stride);
 void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                          int k_stride, int32_t k_zp, int32_t* scores);
 void qs8_qk_rows__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
@@ -68,14 +71,17 @@ inline void dot_group(int32x4_t (&a)[R][4], const int8x16_t (&xv)[R], const int8
 template <int R>
 __attribute__((optimize("no-schedule-insns"))) void tile_dot(int in_features, const int8_t* x,
                                                              int x_stride, const int8_t* tail,
-                                                             const int8_t* wb, int32_t* acc,
-                                                             int acc_stride) {
+                                                             const int8_t* wb, const int32_t* init,
+                                                             int32_t* acc, int acc_stride) {
   const int steps = in_features / 16;
   int32x4_t a[R][4];
+  int32x4_t a0[4];
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) a0[c] = init != nullptr ? vld1q_s32(init + 4 * c) : vdupq_n_s32(0);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) a[r][c] = vdupq_n_s32(0);
+    for (int c = 0; c < 4; ++c) a[r][c] = a0[c];
   }
   const int8_t* xp[R];
 #pragma GCC unroll 8
@@ -117,8 +123,11 @@ constexpr int kDotMaxRows = 8;  // kLinearAccMaxRows (neon_kernels.h)
 
 }  // namespace
 
-void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
-                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride) {
+// init (may be null): per-channel starting values (16 per block), so that
+// the tiled attention's key term costs nothing.
+void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const int8_t* x,
+                                  int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
+                                  int acc_stride) {
   const ptrdiff_t block_bytes = 16 * static_cast<ptrdiff_t>((in_features + 3) & ~3);
   // Each row's last in_features % 16 inputs, zero padded (no load past
   // in_features), copied once for all blocks.
@@ -132,22 +141,28 @@ void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t
   }
   for (int b = 0; b < blocks; ++b) {
     const int8_t* wb = w + b * block_bytes;
+    const int32_t* ib = init != nullptr ? init + 16 * b : nullptr;
     int32_t* ab = acc + 16 * b;
     int r = 0;
     for (; r + kDotTileRows <= rows; r += kDotTileRows) {
       tile_dot<kDotTileRows>(in_features, x + static_cast<ptrdiff_t>(r) * x_stride, x_stride,
-                             tail + 16 * r, wb, ab + static_cast<ptrdiff_t>(r) * acc_stride,
+                             tail + 16 * r, wb, ib, ab + static_cast<ptrdiff_t>(r) * acc_stride,
                              acc_stride);
     }
     const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
     int32_t* ar = ab + static_cast<ptrdiff_t>(r) * acc_stride;
     switch (rows - r) {
-      case 3: tile_dot<3>(in_features, xr, x_stride, tail + 16 * r, wb, ar, acc_stride); break;
-      case 2: tile_dot<2>(in_features, xr, x_stride, tail + 16 * r, wb, ar, acc_stride); break;
-      case 1: tile_dot<1>(in_features, xr, x_stride, tail + 16 * r, wb, ar, acc_stride); break;
+      case 3: tile_dot<3>(in_features, xr, x_stride, tail + 16 * r, wb, ib, ar, acc_stride); break;
+      case 2: tile_dot<2>(in_features, xr, x_stride, tail + 16 * r, wb, ib, ar, acc_stride); break;
+      case 1: tile_dot<1>(in_features, xr, x_stride, tail + 16 * r, wb, ib, ar, acc_stride); break;
       default: break;
     }
   }
+}
+
+void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
+                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride) {
+  qs8_linear_acc_init__neondot(rows, blocks, in_features, x, x_stride, w, nullptr, acc, acc_stride);
 }
 
 // scores[j] = sum (q - zq)(k_j - zk) = sum q k - zk sum q - zq sum k + D zq zk

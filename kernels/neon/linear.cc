@@ -135,8 +135,8 @@ bool weights_have_min_pair(const int8_t* w, int blocks, int pairs, size_t block_
 template <int R, int V, bool kPairs>
 __attribute__((optimize("no-schedule-insns"))) void tile_neon(int in_features, const int8_t* x,
                                                               int x_stride, const int8_t* tail,
-                                                              const int8_t* wb, int32_t* acc,
-                                                              int acc_stride) {
+                                                              const int8_t* wb, const int32_t* init,
+                                                              int32_t* acc, int acc_stride) {
   const int groups = in_features / 4;
   int32x4_t a[R][2 * V];
 #pragma GCC unroll 8
@@ -224,7 +224,11 @@ __attribute__((optimize("no-schedule-insns"))) void tile_neon(int in_features, c
   for (int r = 0; r < R; ++r) {
     int32_t* ar = acc + static_cast<ptrdiff_t>(r) * acc_stride;
 #pragma GCC unroll 8
-    for (int j = 0; j < V; ++j) vst1q_s32(ar + 4 * j, pair_sums(a[r][2 * j], a[r][2 * j + 1]));
+    for (int j = 0; j < V; ++j) {
+      int32x4_t y = pair_sums(a[r][2 * j], a[r][2 * j + 1]);
+      if (init != nullptr) y = vaddq_s32(y, vld1q_s32(init + 4 * j));
+      vst1q_s32(ar + 4 * j, y);
+    }
   }
 }
 
@@ -248,18 +252,19 @@ struct Tile {
 
 template <int R, bool kPairs>
 void rows_neon(int in_features, const int8_t* x, int x_stride, const int8_t* tail,
-               const int8_t* wb, int32_t* acc, int acc_stride) {
+               const int8_t* wb, const int32_t* init, int32_t* acc, int acc_stride) {
   constexpr int V = Tile<kPairs>::kVecs;
 #pragma GCC unroll 4
   for (int h = 0; h < 4 / V; ++h) {
-    tile_neon<R, V, kPairs>(in_features, x, x_stride, tail, wb + 16 * V * h, acc + 4 * V * h,
+    tile_neon<R, V, kPairs>(in_features, x, x_stride, tail, wb + 16 * V * h,
+                            init != nullptr ? init + 4 * V * h : nullptr, acc + 4 * V * h,
                             acc_stride);
   }
 }
 
 template <bool kPairs>
 void linear_acc(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
-                const int8_t* w, int32_t* acc, int acc_stride) {
+                const int8_t* w, const int32_t* init, int32_t* acc, int acc_stride) {
   constexpr int kRows = Tile<kPairs>::kRows;
   const size_t block_bytes = packed_block_bytes(in_features);
   // Each row's partial last group, zero padded (no load past in_features).
@@ -274,20 +279,21 @@ void linear_acc(int rows, int blocks, int in_features, const int8_t* x, int x_st
   for (int b = 0; b < blocks; ++b) {
     const int8_t* wb = w + static_cast<ptrdiff_t>(b) * static_cast<ptrdiff_t>(block_bytes);
     int32_t* ab = acc + 16 * b;
+    const int32_t* ib = init != nullptr ? init + 16 * b : nullptr;
     int r = 0;
     for (; r + kRows <= rows; r += kRows) {
       rows_neon<kRows, kPairs>(in_features, x + static_cast<ptrdiff_t>(r) * x_stride, x_stride,
-                               tail + 4 * r, wb, ab + static_cast<ptrdiff_t>(r) * acc_stride,
+                               tail + 4 * r, wb, ib, ab + static_cast<ptrdiff_t>(r) * acc_stride,
                                acc_stride);
     }
     const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
     int32_t* ar = ab + static_cast<ptrdiff_t>(r) * acc_stride;
     switch (rows - r) {
       case 2:
-        rows_neon<2, kPairs>(in_features, xr, x_stride, tail + 4 * r, wb, ar, acc_stride);
+        rows_neon<2, kPairs>(in_features, xr, x_stride, tail + 4 * r, wb, ib, ar, acc_stride);
         break;
       case 1:
-        rows_neon<1, kPairs>(in_features, xr, x_stride, tail + 4 * r, wb, ar, acc_stride);
+        rows_neon<1, kPairs>(in_features, xr, x_stride, tail + 4 * r, wb, ib, ar, acc_stride);
         break;
       default: break;
     }
@@ -304,12 +310,24 @@ bool qs8_weights_have_min_pair__neon(const int8_t* w, int blocks, int in_feature
 
 void qs8_linear_acc__neon(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
                           const int8_t* w, int32_t* acc, int acc_stride) {
-  linear_acc<false>(rows, blocks, in_features, x, x_stride, w, acc, acc_stride);
+  linear_acc<false>(rows, blocks, in_features, x, x_stride, w, nullptr, acc, acc_stride);
 }
 
 void qs8_linear_acc_pairs__neon(int rows, int blocks, int in_features, const int8_t* x,
                                 int x_stride, const int8_t* w, int32_t* acc, int acc_stride) {
-  linear_acc<true>(rows, blocks, in_features, x, x_stride, w, acc, acc_stride);
+  linear_acc<true>(rows, blocks, in_features, x, x_stride, w, nullptr, acc, acc_stride);
+}
+
+void qs8_linear_acc_init__neon(int rows, int blocks, int in_features, const int8_t* x,
+                               int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
+                               int acc_stride) {
+  linear_acc<false>(rows, blocks, in_features, x, x_stride, w, init, acc, acc_stride);
+}
+
+void qs8_linear_acc_pairs_init__neon(int rows, int blocks, int in_features, const int8_t* x,
+                                     int x_stride, const int8_t* w, const int32_t* init,
+                                     int32_t* acc, int acc_stride) {
+  linear_acc<true>(rows, blocks, in_features, x, x_stride, w, init, acc, acc_stride);
 }
 
 // Rows in passes of kLinearAccMaxRows, channels in chunks of 64 (4 packed

@@ -51,6 +51,17 @@ void qs8_linear_acc__neon(int rows, int blocks, int in_features, const int8_t* x
 // x[k] = x[k+4] = -128 (k % 8 < 4, k + 4 < 8 * (in_features / 8)).
 void qs8_linear_acc_pairs__neon(int rows, int blocks, int in_features, const int8_t* x,
                                 int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
+// Same sums plus init[16 b + c] (per channel of the packed blocks; the
+// tiled attention's key term).
+using Qs8LinearAccInitFn = void (*)(int rows, int blocks, int in_features, const int8_t* x,
+                                    int x_stride, const int8_t* w, const int32_t* init,
+                                    int32_t* acc, int acc_stride);
+void qs8_linear_acc_init__neon(int rows, int blocks, int in_features, const int8_t* x,
+                               int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
+                               int acc_stride);
+void qs8_linear_acc_pairs_init__neon(int rows, int blocks, int in_features, const int8_t* x,
+                                     int x_stride, const int8_t* w, const int32_t* init,
+                                     int32_t* acc, int acc_stride);
 // The int8 linear driver (row passes, channel chunks, requantization) with a
 // chosen accumulation (NEON or SDOT) and an optional int16-pair one, used
 // where the driver's checks show it exact.
@@ -117,6 +128,9 @@ bool qs8_attention_tiled__neon(const QS8AttentionArgs& a);
 // cpu_supports(KernelPath::kNeonDot).
 void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
                              int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
+void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const int8_t* x,
+                                  int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
+                                  int acc_stride);
 void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                          int k_stride, int32_t k_zp, int32_t* scores);
 void qs8_qk_rows__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
