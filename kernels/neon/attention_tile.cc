@@ -184,8 +184,9 @@ struct TileRows {
 //    because 2^(k-1) is an integer (nested floors of integer divisors).
 //  - probability p = (e m + 2^(sh-1)) >> sh with sh = b + 15 >= 31 (the row's
 //    maximum contributes e = 32768, so the sum has b >= 16 bits), k = sh - 31:
-//    m = 2^31 (does not fit int32): p = round(e / 2^k), a rounding shift;
-//    k = 0: SQRDMULH(e, m); k > 0: SQDMULH then a rounding shift by k, as above.
+//    k = 0: SQRDMULH(e, m); k > 0: SQDMULH then a rounding shift by k, as
+//    above. m = 2^31 (sum a power of two, e.g. one-hot rows) does not fit
+//    int32: those rows use normalize_prob_q15 itself.
 // SQ(R)DMULH saturates only for INT32_MIN x INT32_MIN, impossible here.
 // The exp2 polynomial is the row kernel's (attention.cc), without clamping
 // the integer part: lanes past the cutoff are masked to 0 anyway.
@@ -215,7 +216,8 @@ inline int32x4_t exp2_x4(int32x4_t z) {
 struct Normalizer {
   ProbNormalizer norm;
   int32x4_t mult, neg_k;
-  int mode;  // 0: m = 2^31, 1: k = 0, 2: k > 0
+  bool vector;  // m < 2^31
+  bool round;   // k = 0
 };
 
 inline Normalizer make_normalizer(uint32_t sum) {
@@ -224,13 +226,13 @@ inline Normalizer make_normalizer(uint32_t sum) {
   const int k = n.norm.shift - 31;
   n.mult = vdupq_n_s32(static_cast<int32_t>(n.norm.multiplier));
   n.neg_k = vdupq_n_s32(-k);
-  n.mode = n.norm.multiplier == 0x80000000u ? 0 : (k == 0 ? 1 : 2);
+  n.vector = n.norm.multiplier < 0x80000000u;
+  n.round = k == 0;
   return n;
 }
 
 inline int32x4_t normalize_x4(int32x4_t e, const Normalizer& n) {
-  if (n.mode == 0) return vrshlq_s32(e, n.neg_k);
-  if (n.mode == 1) return vqrdmulhq_s32(e, n.mult);
+  if (n.round) return vqrdmulhq_s32(e, n.mult);
   return vrshlq_s32(vqdmulhq_s32(e, n.mult), n.neg_k);
 }
 
@@ -277,8 +279,9 @@ uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Soft
   const Normalizer norm = make_normalizer(sum);
   uint32x4_t psum = vdupq_n_u32(0);
   uint16x8_t pmax = vdupq_n_u16(0);
+  const int vec_end = norm.vector ? limit : 0;
   int j = 0;
-  for (; j + 8 <= limit; j += 8) {
+  for (; j + 8 <= vec_end; j += 8) {
     const int32x4_t p0 = normalize_x4(vld1q_s32(s + j), norm);
     const int32x4_t p1 = normalize_x4(vld1q_s32(s + j + 4), norm);
     const uint16x8_t p = vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(p0)), vmovn_u32(vreinterpretq_u32_s32(p1)));
