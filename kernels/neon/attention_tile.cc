@@ -192,24 +192,46 @@ struct TileRows {
 // the integer part: lanes past the cutoff are masked to 0 anyway.
 struct SoftmaxConsts {
   int32x4_t mult, shift;  // exponent: M, s
-  bool shift_left;        // s >= 0
 };
 
+// kLeft: s >= 0.
+template <bool kLeft>
 inline int32x4_t exponent_x4(int32x4_t d, const SoftmaxConsts& c) {
-  if (c.shift_left) return vqrdmulhq_s32(vqshlq_s32(d, c.shift), c.mult);
+  if (kLeft) return vqrdmulhq_s32(vqshlq_s32(d, c.shift), c.mult);
   return vrshlq_s32(vqdmulhq_s32(d, c.mult), c.shift);
 }
 
-inline int32x4_t exp2_x4(int32x4_t z) {
-  const uint32x4_t live = vcltq_s32(z, vdupq_n_s32(kExpCutoffQ16));
-  const int32x4_t neg_s = vsubq_s32(vdupq_n_s32(-15), vshrq_n_s32(z, 16));
-  const int32x4_t u = vshlq_n_s32(vandq_s32(z, vdupq_n_s32(0xFFFF)), 15);
-  // (the first product by element keeps the constant in a register)
-  int32x4_t h = vaddq_s32(vdupq_n_s32(kExp2Coeff[3]), vqdmulhq_n_s32(u, kExp2Coeff[4]));
-  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[2]), vqdmulhq_s32(h, u));
-  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[1]), vqdmulhq_s32(h, u));
-  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[0]), vqdmulhq_s32(h, u));
-  const int32x4_t v = vaddq_s32(vdupq_n_s32(1 << 30), vqdmulhq_s32(h, u));
+// The polynomial's constants, made once per call and kept in registers (the
+// empty asm stops GCC from reloading them from memory in every iteration).
+struct ExpConsts {
+  int32x4_t cutoff, minus15, frac, c4, c3, c2, c1, c0, one;
+};
+
+inline ExpConsts make_exp_consts() {
+  ExpConsts k;
+  k.cutoff = vdupq_n_s32(kExpCutoffQ16);
+  k.minus15 = vdupq_n_s32(-15);
+  k.frac = vdupq_n_s32(0xFFFF);
+  k.c4 = vdupq_n_s32(kExp2Coeff[4]);
+  k.c3 = vdupq_n_s32(kExp2Coeff[3]);
+  k.c2 = vdupq_n_s32(kExp2Coeff[2]);
+  k.c1 = vdupq_n_s32(kExp2Coeff[1]);
+  k.c0 = vdupq_n_s32(kExp2Coeff[0]);
+  k.one = vdupq_n_s32(1 << 30);
+  __asm__("" : "+w"(k.cutoff), "+w"(k.minus15), "+w"(k.frac), "+w"(k.c4), "+w"(k.c3));
+  __asm__("" : "+w"(k.c2), "+w"(k.c1), "+w"(k.c0), "+w"(k.one));
+  return k;
+}
+
+inline int32x4_t exp2_x4(int32x4_t z, const ExpConsts& k) {
+  const uint32x4_t live = vcltq_s32(z, k.cutoff);
+  const int32x4_t neg_s = vsubq_s32(k.minus15, vshrq_n_s32(z, 16));
+  const int32x4_t u = vshlq_n_s32(vandq_s32(z, k.frac), 15);
+  int32x4_t h = vaddq_s32(k.c3, vqdmulhq_s32(u, k.c4));
+  h = vaddq_s32(k.c2, vqdmulhq_s32(h, u));
+  h = vaddq_s32(k.c1, vqdmulhq_s32(h, u));
+  h = vaddq_s32(k.c0, vqdmulhq_s32(h, u));
+  const int32x4_t v = vaddq_s32(k.one, vqdmulhq_s32(h, u));
   return vandq_s32(vrshlq_s32(v, neg_s), vreinterpretq_s32_u32(live));
 }
 
@@ -240,9 +262,9 @@ inline int32x4_t normalize_x4(int32x4_t e, const Normalizer& n) {
 // [0, limit), zero over [limit, end). kPlanes: into the byte planes (dot
 // path), kProbs: into t.probs (the neon P.V and the weights output). Returns
 // the sum of the probabilities; *has_one is set if some p = 32768.
-template <bool kPlanes, bool kProbs>
-uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t, const SoftmaxConsts& c, int r,
-                     int limit, int end, bool* has_one) {
+template <bool kLeft, bool kPlanes, bool kProbs>
+inline __attribute__((always_inline)) uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t, const SoftmaxConsts& c,
+                     const ExpConsts& k, int r, int limit, int end, bool* has_one) {
   int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
   uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
@@ -263,10 +285,20 @@ uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Soft
 
   const int32x4_t vmax = vdupq_n_s32(row_max);
   uint32x4_t vsum = vdupq_n_u32(0);
-  for (int j = 0; j < n4; j += 4) {
-    const int32x4_t e = exp2_x4(exponent_x4(vqsubq_s32(vmax, vld1q_s32(s + j)), c));
-    vst1q_s32(s + j, e);
-    vsum = vaddq_u32(vsum, vreinterpretq_u32_s32(e));
+  {
+    int j = 0;
+    for (; j + 8 <= n4; j += 8) {
+      const int32x4_t e0 = exp2_x4(exponent_x4<kLeft>(vqsubq_s32(vmax, vld1q_s32(s + j)), c), k);
+      const int32x4_t e1 = exp2_x4(exponent_x4<kLeft>(vqsubq_s32(vmax, vld1q_s32(s + j + 4)), c), k);
+      vst1q_s32(s + j, e0);
+      vst1q_s32(s + j + 4, e1);
+      vsum = vaddq_u32(vsum, vreinterpretq_u32_s32(vaddq_s32(e0, e1)));
+    }
+    if (j < n4) {
+      const int32x4_t e = exp2_x4(exponent_x4<kLeft>(vqsubq_s32(vmax, vld1q_s32(s + j)), c), k);
+      vst1q_s32(s + j, e);
+      vsum = vaddq_u32(vsum, vreinterpretq_u32_s32(e));
+    }
   }
   uint32_t sum = hsum_u32(vsum);
   for (int j = n4; j < limit; ++j) {
@@ -291,7 +323,7 @@ uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Soft
       vst1_u8(hi + j, vshrn_n_u16(p, 8));
     }
     psum = vpadalq_u16(psum, p);
-    pmax = vmaxq_u16(pmax, p);
+    if (!kPlanes) pmax = vmaxq_u16(pmax, p);
   }
   uint32_t total = hsum_u32(psum);
   bool one = vget_lane_u64(vreinterpret_u64_u16(vshr_n_u16(vorr_u16(vget_low_u16(pmax), vget_high_u16(pmax)), 15)), 0) != 0;
@@ -310,12 +342,12 @@ uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Soft
 }
 
 // y = requantize_s8(acc - corr) for 16 channels, stored to out[0, cnt).
-inline void store_pv16(const uint32_t* acc, uint32_t corr, int32_t mult, int64x2_t neg_n,
-                       int16x8_t zp, int cnt, int8_t* out) {
+inline void store_pv16(const uint32_t* acc, uint32_t corr, const Rq32& rq, int16x8_t zp, int cnt,
+                       int8_t* out) {
   const int32x4_t vc = vdupq_n_s32(static_cast<int32_t>(corr));
   int32x4_t y[4];
   for (int i = 0; i < 4; ++i) {
-    y[i] = requantize_x4(vsubq_s32(vreinterpretq_s32_u32(vld1q_u32(acc + 4 * i)), vc), mult, neg_n);
+    y[i] = requantize32_x4(vsubq_s32(vreinterpretq_s32_u32(vld1q_u32(acc + 4 * i)), vc), rq);
   }
   const int8x16_t b = vcombine_s8(add_zp_sat8(y[0], y[1], zp), add_zp_sat8(y[2], y[3], zp));
   if (cnt == kPackN) {
@@ -325,6 +357,40 @@ inline void store_pv16(const uint32_t* acc, uint32_t corr, int32_t mult, int64x2
     vst1q_s8(tmp, b);
     std::memcpy(out, tmp, static_cast<size_t>(cnt));
   }
+}
+
+// The softmax of every row of the tile (the weights output too); the
+// constants are made once per tile so that they stay in registers. Returns
+// false if some row has p = 32768.
+template <bool kLeft, bool kPlanes, bool kProbs>
+bool softmax_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int end, TileRows* rows) {
+  SoftmaxConsts sc;
+  sc.mult = vdupq_n_s32(a.score_mult);
+  sc.shift = vdupq_n_s32(a.score_shift);
+  const ExpConsts ek = make_exp_consts();
+  bool any_one = false;
+  for (int r = 0; r < rows->mr; ++r) {
+    const int limit = rows->limit[r];
+    bool has_one = false;
+    rows->p_sum[r] = softmax_row<kLeft, kPlanes, kProbs>(a, t, sc, ek, r, limit, end, &has_one);
+    any_one = any_one || has_one;
+    if (a.weights != nullptr) {
+      write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
+                        a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
+    }
+  }
+  return !any_one;
+}
+
+// The instance for this call: exponent shift sign, and where the
+// probabilities go (the neon P.V reads t.probs; the dot path reads the
+// planes, and t.probs only for the weights output).
+using SoftmaxTileFn = bool (*)(const QS8AttentionArgs&, const Qs8AttnTile&, int, TileRows*);
+SoftmaxTileFn pick_softmax(const QS8AttentionArgs& a, bool dot) {
+  const bool left = a.score_shift >= 0;
+  if (!dot) return left ? softmax_tile<true, false, true> : softmax_tile<false, false, true>;
+  if (a.weights != nullptr) return left ? softmax_tile<true, true, true> : softmax_tile<false, true, true>;
+  return left ? softmax_tile<true, true, false> : softmax_tile<false, true, false>;
 }
 
 // One tile of rows; keys_all is the call's largest key count (what was packed).
@@ -349,35 +415,16 @@ void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileOps& op
   qk(mr, (keys + kPackN - 1) / kPackN, a.head_dim, q, a.q_stride, t.keys,
      a.q_zp != 0 ? t.key_terms : nullptr, t.scores, t.stride);
 
-  SoftmaxConsts sc;
-  sc.mult = vdupq_n_s32(a.score_mult);
-  sc.shift = vdupq_n_s32(a.score_shift);
-  sc.shift_left = a.score_shift >= 0;
   const bool dot = ops.pv_tile != nullptr;
   // Planes: whole 16-key steps of the UDOT kernel; probs: the tile's keys.
   const int end = dot ? (keys + 15) & ~15 : keys;
-  bool pv_ok = dot || a.v_dim % 16 == 0;
-  for (int r = 0; r < mr; ++r) {
-    const int limit = rows->limit[r];
-    bool has_one = false;
-    if (!dot) {
-      rows->p_sum[r] = softmax_row<false, true>(a, t, sc, r, limit, end, &has_one);
-      pv_ok = pv_ok && !has_one;
-    } else if (a.weights != nullptr) {
-      rows->p_sum[r] = softmax_row<true, true>(a, t, sc, r, limit, end, &has_one);
-    } else {
-      rows->p_sum[r] = softmax_row<true, false>(a, t, sc, r, limit, end, &has_one);
-    }
-    if (a.weights != nullptr) {
-      write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
-                        a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
-    }
-  }
+  const bool no_one = pick_softmax(a, dot)(a, t, end, rows);
+  const bool pv_ok = dot || (no_one && a.v_dim % 16 == 0);
 
   int8_t* out = a.out + static_cast<ptrdiff_t>(rows->m) * a.out_stride;
   if (ops.pv_tile != nullptr) {
     const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(packed_k(keys_all));
-    const int64x2_t neg_n = neg_n_of(a.pv_shift);
+    const Rq32 rq = rq32_of(a.pv_mult, a.pv_shift);
     const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(a.out_zp));
     uint32_t corr[kMr];
     for (int r = 0; r < mr; ++r) corr[r] = (128u + static_cast<uint32_t>(a.v_zp)) * rows->p_sum[r];
@@ -387,7 +434,7 @@ void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileOps& op
       ops.pv_tile(mr, keys, t.p_hi, t.p_lo, t.stride,
                   reinterpret_cast<const uint8_t*>(t.values) + static_cast<size_t>(c / kPackN) * block, acc);
       for (int r = 0; r < mr; ++r) {
-        store_pv16(acc + kPackN * r, corr[r], a.pv_mult, neg_n, zp, cnt,
+        store_pv16(acc + kPackN * r, corr[r], rq, zp, cnt,
                    out + static_cast<ptrdiff_t>(r) * a.out_stride + c);
       }
     }
