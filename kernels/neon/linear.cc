@@ -349,9 +349,8 @@ void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int r
   constexpr int kRows = kLinearAccMaxRows;
   const size_t block_bytes = packed_block_bytes(in_features);
   const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(y_zp));
-  const int32x4_t mult0 = vdupq_n_s32(mult[0]);
-  const int64x2_t neg_n0 = neg_n_of(shift[0]);
-  const int32x4_t k31 = vdupq_n_s32(31);
+  const Rq32 rq0 = rq32_of(mult[0], shift[0]);
+  const int32x4_t one = vdupq_n_s32(1), minus1 = vdupq_n_s32(-1), zero = vdupq_n_s32(0);
   const int pair_len = 8 * (in_features / 8);  // inputs summed in int16 pairs
   int w_pairs = -1;  // the weights have a -128 pair: -1 not yet known, 0 no, 1 yes
   int32_t acc[kRows][kChunk];
@@ -383,21 +382,19 @@ void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int r
         const int n = n0 + i;
         const int32x4_t b0 = vld1q_s32(bias + n);
         const int32x4_t b1 = vld1q_s32(bias + n + 4);
-        int32x4_t m0 = mult0, m1 = mult0;
-        int64x2_t n00 = neg_n0, n01 = neg_n0, n10 = neg_n0, n11 = neg_n0;
-        if (per_channel) {
-          const int32x4_t sh0 = vsubq_s32(vld1q_s32(shift + n), k31);
-          const int32x4_t sh1 = vsubq_s32(vld1q_s32(shift + n + 4), k31);
-          m0 = vld1q_s32(mult + n);
-          m1 = vld1q_s32(mult + n + 4);
-          n00 = vmovl_s32(vget_low_s32(sh0));
-          n01 = vmovl_s32(vget_high_s32(sh0));
-          n10 = vmovl_s32(vget_low_s32(sh1));
-          n11 = vmovl_s32(vget_high_s32(sh1));
+        Rq32 q0 = rq0, q1 = rq0;
+        if (per_channel) {  // per lane: L = max(s + 1, 0), -R = min(s, -1) (requantize32_x4)
+          const int32x4_t sh0 = vld1q_s32(shift + n), sh1 = vld1q_s32(shift + n + 4);
+          q0.mult = vld1q_s32(mult + n);
+          q1.mult = vld1q_s32(mult + n + 4);
+          q0.left = vmaxq_s32(vaddq_s32(sh0, one), zero);
+          q1.left = vmaxq_s32(vaddq_s32(sh1, one), zero);
+          q0.neg_right = vminq_s32(sh0, minus1);
+          q1.neg_right = vminq_s32(sh1, minus1);
         }
         for (int t = 0; t < nr; ++t) {
-          const int32x4_t y0 = requantize_x4(vaddq_s32(vld1q_s32(acc[t] + i), b0), m0, n00, n01);
-          const int32x4_t y1 = requantize_x4(vaddq_s32(vld1q_s32(acc[t] + i + 4), b1), m1, n10, n11);
+          const int32x4_t y0 = requantize32_x4(vaddq_s32(vld1q_s32(acc[t] + i), b0), q0);
+          const int32x4_t y1 = requantize32_x4(vaddq_s32(vld1q_s32(acc[t] + i + 4), b1), q1);
           vst1_s8(y + static_cast<ptrdiff_t>(m + t) * y_stride + n, add_zp_sat8(y0, y1, zp));
         }
       }

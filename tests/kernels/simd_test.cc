@@ -171,6 +171,53 @@ TEST(SimdTest, Qs8LinearMatchesRefExactly) {
   }
 }
 
+// Every requantization shift s in -31..30 (per tensor, or per channel around
+// s), with biases that put the results near and across the int8 range: the
+// Arm kernels requantize in 32-bit lanes with separate forms for s >= 0 and
+// s < 0 (neon_common.h, requantize32_x4), including inputs whose left shift
+// saturates.
+TEST(SimdTest, Qs8LinearEveryShift) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 124; ++seed) {
+    Rng rng(9000 + seed);
+    const int s0 = static_cast<int>(seed % 62) - 31;
+    const int rows = static_cast<int>(rng.uniform_int(1, 10));
+    const int out = static_cast<int>(rng.uniform_int(1, 40));
+    const int in = static_cast<int>(rng.uniform_int(1, 40));
+    const int per_channel = static_cast<int>(rng.uniform_int(0, 1));
+    std::vector<int32_t> mult(out), shift(out), bias(out);
+    for (int n = 0; n < out; ++n) {
+      mult[n] = static_cast<int32_t>(rng.uniform_int(int64_t{1} << 30, INT32_MAX));
+      const int sn = per_channel ? s0 + static_cast<int>(rng.uniform_int(-2, 2)) : s0;
+      shift[n] = std::min<int32_t>(ek::kMaxShift, std::max<int32_t>(ek::kMinShift, sn));
+      if (!per_channel) { mult[n] = mult[0]; shift[n] = shift[0]; }
+      // acc ~ y / (M 2^(s - 31)) for a target y in [-700, 700].
+      const double r = std::ldexp(static_cast<double>(mult[n]), shift[n] - 31);
+      const double b = rng.uniform(-700.0, 700.0) / r;
+      bias[n] = static_cast<int32_t>(std::max(-2147483000.0, std::min(2147483000.0, b)));
+    }
+    // Small products where one accumulator step is already many int8 steps.
+    const int mag = s0 >= -10 ? 2 : 127;
+    std::vector<int8_t> x(static_cast<size_t>(rows) * in), w_rows(static_cast<size_t>(out) * in);
+    for (auto& v : x) v = static_cast<int8_t>(rng.uniform_int(-mag, mag));
+    for (auto& v : w_rows) v = static_cast<int8_t>(rng.uniform_int(-mag, mag));
+    const auto w = PackedWithGarbagePadding(rng, out, in, w_rows);
+    const int32_t y_zp = SampleZp(rng);
+    std::vector<int8_t> want(static_cast<size_t>(rows) * out);
+    Ref().qs8_linear(rows, out, in, x.data(), in, w.data(), bias.data(), mult.data(), shift.data(),
+                     per_channel, y_zp, want.data(), out);
+    for (ek::KernelPath p : paths) {
+      std::vector<int8_t> got(want.size(), 0x5A);
+      ek::kernel_table(p)->qs8_linear(rows, out, in, x.data(), in, w.data(), bias.data(), mult.data(),
+                                      shift.data(), per_channel, y_zp, got.data(), out);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " index " << i << " seed " << seed
+                                   << " shift " << s0 << " per_channel " << per_channel;
+      }
+    }
+  }
+}
+
 // Float tolerance: both results are float32 sums of the same in+1 terms in
 // different orders, each within gamma_(in+1) * sum|terms| of the exact value
 // (Higham 3.1), so they differ by at most 2 gamma_(in+1) sum|terms|.
