@@ -470,12 +470,14 @@ void qk_group_dispatch(int n, int dim, const int8_t* const* q, int32_t q_zp, con
 
 constexpr int kGroupRows = 4;
 constexpr int kGroupMaxKeys = 512;
-// Packed K / V buffers (stack); only the AArch64 SDOT path packs.
+// Packed K / V buffers (stack); only the AArch64 SDOT path packs, and only
+// its instance of the row kernel reserves them.
 #if defined(__aarch64__)
-constexpr int kPackBytes = 8192;
+constexpr int kDotPackBytes = 8192;
 #else
-constexpr int kPackBytes = 16;
+constexpr int kDotPackBytes = 16;
 #endif
+constexpr int kNoPackBytes = 16;
 constexpr int kMaxPackedVDim = 128;
 
 }  // namespace
@@ -489,16 +491,19 @@ void qs8_qk_rows__neon(int rows, int n, int dim, const int8_t* const* q, int32_t
   for (; r < rows; ++r) qk_group_dispatch<1>(n, dim, q + r, q_zp, k, k_stride, k_zp, scores + r, k_no_min, ksum);
 }
 
+namespace {
+
 // Rows are taken in groups of up to kGroupRows consecutive rows with the same
 // key count: each row's Q.K and softmax as before (probabilities of rows
 // after the first in a stack buffer), then one P.V pass for the group.
-// Not inlined into the table entries: its ~29.5 KB of stack buffers must
-// not be reserved on the tiled path.
-__attribute__((noinline)) void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a,
-                                                        Qs8QkPackFn pack_fn,
-                                                        Qs8QkPackedRowsFn packed_fn,
-                                                        Qs8PvPackFn pv_pack_fn,
-                                                        Qs8PvAccPackedFn pv_acc_fn) {
+// Stack (AArch64, GCC 12 -O3): kPack = kDotPackBytes (the SDOT instance)
+// 30.0 KB, kNoPackBytes (baseline NEON) 11.4 KB. Not inlined into the table entries, so the
+// tiled path reserves none of it.
+template <int kPack>
+__attribute__((noinline)) void attention_rows(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a,
+                                              Qs8QkPackFn pack_fn, Qs8QkPackedRowsFn packed_fn,
+                                              Qs8PvPackFn pv_pack_fn, Qs8PvAccPackedFn pv_acc_fn) {
+  constexpr int kPackBytes = kPack;
   uint16_t pbuf[kGroupRows - 1][kGroupMaxKeys];
   int32_t sbuf[kGroupRows - 1][kGroupMaxKeys];
   const bool grouped_cols = a.v_dim % 16 == 0;
@@ -614,6 +619,18 @@ __attribute__((noinline)) void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const
       }
     }
     r += g;
+  }
+}
+
+}  // namespace
+
+void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a, Qs8QkPackFn pack_fn,
+                              Qs8QkPackedRowsFn packed_fn, Qs8PvPackFn pv_pack_fn,
+                              Qs8PvAccPackedFn pv_acc_fn) {
+  if (pack_fn != nullptr || pv_pack_fn != nullptr) {
+    attention_rows<kDotPackBytes>(qk_fn, a, pack_fn, packed_fn, pv_pack_fn, pv_acc_fn);
+  } else {
+    attention_rows<kNoPackBytes>(qk_fn, a, pack_fn, packed_fn, pv_pack_fn, pv_acc_fn);
   }
 }
 
