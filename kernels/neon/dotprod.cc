@@ -117,9 +117,11 @@ __attribute__((optimize("no-schedule-insns"))) void tile_dot(int in_features, co
   }
 }
 
-// 4 rows x 16 channels: 16 accumulators, 4 input and 4 weight vectors.
-constexpr int kDotTileRows = 4;
-constexpr int kDotMaxRows = 8;  // kLinearAccMaxRows (neon_kernels.h)
+// 5 rows x 16 channels: 20 accumulators, 5 input and 4 weight vectors (6
+// rows spill; 4 rows load the weights for fewer rows: 5 + 3 is ~7 % fewer
+// instructions than 4 + 4 for the 8-row attention tiles).
+constexpr int kDotTileRows = 5;
+constexpr int kDotMaxRows = 10;  // kLinearAccMaxRows (neon_kernels.h)
 
 }  // namespace
 
@@ -152,6 +154,7 @@ void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const i
     const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
     int32_t* ar = ab + static_cast<ptrdiff_t>(r) * acc_stride;
     switch (rows - r) {
+      case 4: tile_dot<4>(in_features, xr, x_stride, tail + 16 * r, wb, ib, ar, acc_stride); break;
       case 3: tile_dot<3>(in_features, xr, x_stride, tail + 16 * r, wb, ib, ar, acc_stride); break;
       case 2: tile_dot<2>(in_features, xr, x_stride, tail + 16 * r, wb, ib, ar, acc_stride); break;
       case 1: tile_dot<1>(in_features, xr, x_stride, tail + 16 * r, wb, ib, ar, acc_stride); break;
@@ -671,12 +674,13 @@ void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const ui
                                int stride, const uint8_t* vb, uint32_t* acc) {
   const int groups = (keys + 3) / 4;
   int r = 0;
-  for (; r + 4 <= rows; r += 4) {
-    pv_tile_udot<4>(groups, p_hi + static_cast<ptrdiff_t>(r) * stride,
+  for (; r + 5 <= rows; r += 5) {
+    pv_tile_udot<5>(groups, p_hi + static_cast<ptrdiff_t>(r) * stride,
                     p_lo + static_cast<ptrdiff_t>(r) * stride, stride, vb, acc + 16 * r);
   }
   const ptrdiff_t o = static_cast<ptrdiff_t>(r) * stride;
   switch (rows - r) {
+    case 4: pv_tile_udot<4>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
     case 3: pv_tile_udot<3>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
     case 2: pv_tile_udot<2>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
     case 1: pv_tile_udot<1>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;

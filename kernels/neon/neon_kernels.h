@@ -39,7 +39,7 @@ void f32_pv_row__neon(int n, int v_dim, const float* p, const float* v, int v_st
 // rows r < rows (1 to kLinearAccMaxRows), x_r = x + r * x_stride (read only
 // below in_features). Wrapping int32, exact when the sum fits. The rows of a
 // register tile share every weight load.
-constexpr int kLinearAccMaxRows = 8;
+constexpr int kLinearAccMaxRows = 10;  // two 5-row SDOT tiles, five 2-row NEON pair tiles
 using Qs8LinearAccFn = void (*)(int rows, int blocks, int in_features, const int8_t* x,
                                 int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
 using Qs8QkRowFn = void (*)(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
