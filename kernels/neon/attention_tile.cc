@@ -6,7 +6,7 @@
 // pointers and only on the neondot path.
 //
 // The row kernel (attention.cc) packs keys and values into stack buffers
-// (~29.5 KB) for groups of up to 4 rows with equal key counts. Here one
+// (30 KB on AArch64) for groups of up to 4 rows with equal key counts. Here one
 // head's keys (and, for neondot, values) are repacked once into the tile
 // scratch of attention_tile.h, and Q.K^T and P.V run as GEMM tiles of up to
 // 8 query rows. The scratch regions' sizes are the contract; their contents
@@ -15,8 +15,9 @@
 // Keys: K4N16 (N = keys, K = head dim) of the keys as they are (signed k, not
 // k + 128: SDOT and NEON's smull multiply signed by signed). Q.K^T is then
 // exactly the int8 linear's accumulation with the query rows as activations
-// (qs8_linear_acc__neondot, or the NEON one, int16-pair form when the pair
-// rule of linear.cc allows it), written straight into the tile's score rows.
+// (qs8_linear_acc_init__neondot, or the NEON one, int16-pair form when the
+// pair rule of linear.cc allows it), written straight into the tile's score
+// rows.
 // With D the head dim, B_r = sum_i q_ri and T_j = sum_i k_ji,
 //   sum_i (q_ri - zq)(k_ji - zk) = sum_i q_ri k_ji - zq T_j + (D zq zk - zk B_r).
 // The last term is the same for every key of row r, and the softmax only
@@ -42,7 +43,8 @@
 // twice the instructions of the 16-bit products, so the rows' Q15
 // probabilities (zero past each limit) go to the row kernel's pv_group
 // (smlal by lane, 4 rows share each value load) over the tile's key count;
-// rows with p = 32768 (not an int16) or v_dim % 16 != 0 use qs8_pv_row__neon.
+// if a row has p = 32768 (not an int16) or v_dim % 16 != 0, the tile's rows
+// use qs8_pv_row__neon.
 #include <cstring>
 
 #include "edgeattn/kernels/attention_tile.h"
