@@ -345,6 +345,25 @@ __attribute__((optimize("no-schedule-insns"))) void pv_group(int n, int v_dim, c
   }
 }
 
+}  // namespace
+
+void qs8_pv_rows__neon(int rows, int n, int v_dim, const uint16_t* const* probs,
+                       const uint32_t* psum, const int8_t* v, int v_stride, int32_t v_zp,
+                       int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* const* out) {
+  int t = 0;
+  for (; t + 4 <= rows; t += 4) {
+    pv_group<4>(n, v_dim, probs + t, psum + t, v, v_stride, v_zp, pv_mult, pv_shift, out_zp, out + t);
+  }
+  for (; t + 2 <= rows; t += 2) {
+    pv_group<2>(n, v_dim, probs + t, psum + t, v, v_stride, v_zp, pv_mult, pv_shift, out_zp, out + t);
+  }
+  for (; t < rows; ++t) {
+    pv_group<1>(n, v_dim, probs + t, psum + t, v, v_stride, v_zp, pv_mult, pv_shift, out_zp, out + t);
+  }
+}
+
+namespace {
+
 // Q.K for R query rows x 4 keys per pass: each key block is loaded once for
 // the R rows. kNarrow: int16 pair sums (no -128 lane pair in q or in k).
 // kSum: 0 if q_zp == 0 (no sum k term), 1 to sum k here, 2 to read the sums
@@ -451,12 +470,14 @@ void qk_group_dispatch(int n, int dim, const int8_t* const* q, int32_t q_zp, con
 
 constexpr int kGroupRows = 4;
 constexpr int kGroupMaxKeys = 512;
-// Packed K / V buffers (stack); only the AArch64 SDOT path packs.
+// Packed K / V buffers (stack); only the AArch64 SDOT path packs, and only
+// its instance of the row kernel reserves them.
 #if defined(__aarch64__)
-constexpr int kPackBytes = 8192;
+constexpr int kDotPackBytes = 8192;
 #else
-constexpr int kPackBytes = 16;
+constexpr int kDotPackBytes = 16;
 #endif
+constexpr int kNoPackBytes = 16;
 constexpr int kMaxPackedVDim = 128;
 
 }  // namespace
@@ -470,12 +491,19 @@ void qs8_qk_rows__neon(int rows, int n, int dim, const int8_t* const* q, int32_t
   for (; r < rows; ++r) qk_group_dispatch<1>(n, dim, q + r, q_zp, k, k_stride, k_zp, scores + r, k_no_min, ksum);
 }
 
+namespace {
+
 // Rows are taken in groups of up to kGroupRows consecutive rows with the same
 // key count: each row's Q.K and softmax as before (probabilities of rows
 // after the first in a stack buffer), then one P.V pass for the group.
-void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a, Qs8QkPackFn pack_fn,
-                              Qs8QkPackedRowsFn packed_fn, Qs8PvPackFn pv_pack_fn,
-                              Qs8PvAccPackedFn pv_acc_fn) {
+// Stack (AArch64, GCC 12 -O3): kPack = kDotPackBytes (the SDOT instance)
+// 30.0 KB, kNoPackBytes (baseline NEON) 11.4 KB. Not inlined into the table entries, so the
+// tiled path reserves none of it.
+template <int kPack>
+__attribute__((noinline)) void attention_rows(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a,
+                                              Qs8QkPackFn pack_fn, Qs8QkPackedRowsFn packed_fn,
+                                              Qs8PvPackFn pv_pack_fn, Qs8PvAccPackedFn pv_acc_fn) {
+  constexpr int kPackBytes = kPack;
   uint16_t pbuf[kGroupRows - 1][kGroupMaxKeys];
   int32_t sbuf[kGroupRows - 1][kGroupMaxKeys];
   const bool grouped_cols = a.v_dim % 16 == 0;
@@ -582,19 +610,8 @@ void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a, Qs8Q
         }
       }
     } else if (ok) {
-      int t = 0;
-      for (; t + 4 <= g; t += 4) {
-        pv_group<4>(limit, a.v_dim, probs + t, psum + t, a.v, a.v_stride, a.v_zp, a.pv_mult,
-                    a.pv_shift, a.out_zp, outs + t);
-      }
-      for (; t + 2 <= g; t += 2) {
-        pv_group<2>(limit, a.v_dim, probs + t, psum + t, a.v, a.v_stride, a.v_zp, a.pv_mult,
-                    a.pv_shift, a.out_zp, outs + t);
-      }
-      for (; t < g; ++t) {
-        pv_group<1>(limit, a.v_dim, probs + t, psum + t, a.v, a.v_stride, a.v_zp, a.pv_mult,
-                    a.pv_shift, a.out_zp, outs + t);
-      }
+      qs8_pv_rows__neon(g, limit, a.v_dim, probs, psum, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                        a.pv_shift, a.out_zp, outs);
     } else {
       for (int t = 0; t < g; ++t) {
         qs8_pv_row__neon(limit, a.v_dim, probs[t], a.v, a.v_stride, a.v_zp, a.pv_mult,
@@ -605,7 +622,23 @@ void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a, Qs8Q
   }
 }
 
-void qs8_attention__neon(const QS8AttentionArgs& a) { qs8_attention_with__neon(qs8_qk_rows__neon, a); }
+}  // namespace
+
+void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a, Qs8QkPackFn pack_fn,
+                              Qs8QkPackedRowsFn packed_fn, Qs8PvPackFn pv_pack_fn,
+                              Qs8PvAccPackedFn pv_acc_fn) {
+  if (pack_fn != nullptr || pv_pack_fn != nullptr) {
+    attention_rows<kDotPackBytes>(qk_fn, a, pack_fn, packed_fn, pv_pack_fn, pv_acc_fn);
+  } else {
+    attention_rows<kNoPackBytes>(qk_fn, a, pack_fn, packed_fn, pv_pack_fn, pv_acc_fn);
+  }
+}
+
+// Tiled when the caller gave tile scratch and there are enough query rows
+// (attention_tile.cc), else the row kernel above.
+void qs8_attention__neon(const QS8AttentionArgs& a) {
+  if (!qs8_attention_tiled__neon(a)) qs8_attention_with__neon(qs8_qk_rows__neon, a);
+}
 
 // --------------------------------------------------------------- float32 ----
 namespace {

@@ -5,6 +5,7 @@ set(_ea_neon_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_ea_neon_sources
   ${_ea_neon_dir}/linear.cc
   ${_ea_neon_dir}/attention.cc
+  ${_ea_neon_dir}/attention_tile.cc
   ${_ea_neon_dir}/additive.cc)
 if(EA_KERNEL_ARCH STREQUAL "aarch64")
   list(APPEND _ea_neon_sources ${_ea_neon_dir}/neondot.cc ${_ea_neon_dir}/dotprod.cc)

@@ -135,8 +135,8 @@ bool weights_have_min_pair(const int8_t* w, int blocks, int pairs, size_t block_
 template <int R, int V, bool kPairs>
 __attribute__((optimize("no-schedule-insns"))) void tile_neon(int in_features, const int8_t* x,
                                                               int x_stride, const int8_t* tail,
-                                                              const int8_t* wb, int32_t* acc,
-                                                              int acc_stride) {
+                                                              const int8_t* wb, const int32_t* init,
+                                                              int32_t* acc, int acc_stride) {
   const int groups = in_features / 4;
   int32x4_t a[R][2 * V];
 #pragma GCC unroll 8
@@ -224,7 +224,11 @@ __attribute__((optimize("no-schedule-insns"))) void tile_neon(int in_features, c
   for (int r = 0; r < R; ++r) {
     int32_t* ar = acc + static_cast<ptrdiff_t>(r) * acc_stride;
 #pragma GCC unroll 8
-    for (int j = 0; j < V; ++j) vst1q_s32(ar + 4 * j, pair_sums(a[r][2 * j], a[r][2 * j + 1]));
+    for (int j = 0; j < V; ++j) {
+      int32x4_t y = pair_sums(a[r][2 * j], a[r][2 * j + 1]);
+      if (init != nullptr) y = vaddq_s32(y, vld1q_s32(init + 4 * j));
+      vst1q_s32(ar + 4 * j, y);
+    }
   }
 }
 
@@ -248,18 +252,19 @@ struct Tile {
 
 template <int R, bool kPairs>
 void rows_neon(int in_features, const int8_t* x, int x_stride, const int8_t* tail,
-               const int8_t* wb, int32_t* acc, int acc_stride) {
+               const int8_t* wb, const int32_t* init, int32_t* acc, int acc_stride) {
   constexpr int V = Tile<kPairs>::kVecs;
 #pragma GCC unroll 4
   for (int h = 0; h < 4 / V; ++h) {
-    tile_neon<R, V, kPairs>(in_features, x, x_stride, tail, wb + 16 * V * h, acc + 4 * V * h,
+    tile_neon<R, V, kPairs>(in_features, x, x_stride, tail, wb + 16 * V * h,
+                            init != nullptr ? init + 4 * V * h : nullptr, acc + 4 * V * h,
                             acc_stride);
   }
 }
 
 template <bool kPairs>
 void linear_acc(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
-                const int8_t* w, int32_t* acc, int acc_stride) {
+                const int8_t* w, const int32_t* init, int32_t* acc, int acc_stride) {
   constexpr int kRows = Tile<kPairs>::kRows;
   const size_t block_bytes = packed_block_bytes(in_features);
   // Each row's partial last group, zero padded (no load past in_features).
@@ -274,20 +279,21 @@ void linear_acc(int rows, int blocks, int in_features, const int8_t* x, int x_st
   for (int b = 0; b < blocks; ++b) {
     const int8_t* wb = w + static_cast<ptrdiff_t>(b) * static_cast<ptrdiff_t>(block_bytes);
     int32_t* ab = acc + 16 * b;
+    const int32_t* ib = init != nullptr ? init + 16 * b : nullptr;
     int r = 0;
     for (; r + kRows <= rows; r += kRows) {
       rows_neon<kRows, kPairs>(in_features, x + static_cast<ptrdiff_t>(r) * x_stride, x_stride,
-                               tail + 4 * r, wb, ab + static_cast<ptrdiff_t>(r) * acc_stride,
+                               tail + 4 * r, wb, ib, ab + static_cast<ptrdiff_t>(r) * acc_stride,
                                acc_stride);
     }
     const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
     int32_t* ar = ab + static_cast<ptrdiff_t>(r) * acc_stride;
     switch (rows - r) {
       case 2:
-        rows_neon<2, kPairs>(in_features, xr, x_stride, tail + 4 * r, wb, ar, acc_stride);
+        rows_neon<2, kPairs>(in_features, xr, x_stride, tail + 4 * r, wb, ib, ar, acc_stride);
         break;
       case 1:
-        rows_neon<1, kPairs>(in_features, xr, x_stride, tail + 4 * r, wb, ar, acc_stride);
+        rows_neon<1, kPairs>(in_features, xr, x_stride, tail + 4 * r, wb, ib, ar, acc_stride);
         break;
       default: break;
     }
@@ -296,14 +302,32 @@ void linear_acc(int rows, int blocks, int in_features, const int8_t* x, int x_st
 
 }  // namespace
 
+bool qs8_row_has_min_pair__neon(const int8_t* x, int len) { return row_has_min_pair(x, len); }
+
+bool qs8_weights_have_min_pair__neon(const int8_t* w, int blocks, int in_features) {
+  return weights_have_min_pair(w, blocks, in_features / 8, packed_block_bytes(in_features));
+}
+
 void qs8_linear_acc__neon(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
                           const int8_t* w, int32_t* acc, int acc_stride) {
-  linear_acc<false>(rows, blocks, in_features, x, x_stride, w, acc, acc_stride);
+  linear_acc<false>(rows, blocks, in_features, x, x_stride, w, nullptr, acc, acc_stride);
 }
 
 void qs8_linear_acc_pairs__neon(int rows, int blocks, int in_features, const int8_t* x,
                                 int x_stride, const int8_t* w, int32_t* acc, int acc_stride) {
-  linear_acc<true>(rows, blocks, in_features, x, x_stride, w, acc, acc_stride);
+  linear_acc<true>(rows, blocks, in_features, x, x_stride, w, nullptr, acc, acc_stride);
+}
+
+void qs8_linear_acc_init__neon(int rows, int blocks, int in_features, const int8_t* x,
+                               int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
+                               int acc_stride) {
+  linear_acc<false>(rows, blocks, in_features, x, x_stride, w, init, acc, acc_stride);
+}
+
+void qs8_linear_acc_pairs_init__neon(int rows, int blocks, int in_features, const int8_t* x,
+                                     int x_stride, const int8_t* w, const int32_t* init,
+                                     int32_t* acc, int acc_stride) {
+  linear_acc<true>(rows, blocks, in_features, x, x_stride, w, init, acc, acc_stride);
 }
 
 // Rows in passes of kLinearAccMaxRows, channels in chunks of 64 (4 packed
@@ -325,9 +349,8 @@ void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int r
   constexpr int kRows = kLinearAccMaxRows;
   const size_t block_bytes = packed_block_bytes(in_features);
   const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(y_zp));
-  const int32x4_t mult0 = vdupq_n_s32(mult[0]);
-  const int64x2_t neg_n0 = neg_n_of(shift[0]);
-  const int32x4_t k31 = vdupq_n_s32(31);
+  const Rq32 rq0 = rq32_of(mult[0], shift[0]);
+  const int32x4_t one = vdupq_n_s32(1), minus1 = vdupq_n_s32(-1), zero = vdupq_n_s32(0);
   const int pair_len = 8 * (in_features / 8);  // inputs summed in int16 pairs
   int w_pairs = -1;  // the weights have a -128 pair: -1 not yet known, 0 no, 1 yes
   int32_t acc[kRows][kChunk];
@@ -359,21 +382,19 @@ void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int r
         const int n = n0 + i;
         const int32x4_t b0 = vld1q_s32(bias + n);
         const int32x4_t b1 = vld1q_s32(bias + n + 4);
-        int32x4_t m0 = mult0, m1 = mult0;
-        int64x2_t n00 = neg_n0, n01 = neg_n0, n10 = neg_n0, n11 = neg_n0;
-        if (per_channel) {
-          const int32x4_t sh0 = vsubq_s32(vld1q_s32(shift + n), k31);
-          const int32x4_t sh1 = vsubq_s32(vld1q_s32(shift + n + 4), k31);
-          m0 = vld1q_s32(mult + n);
-          m1 = vld1q_s32(mult + n + 4);
-          n00 = vmovl_s32(vget_low_s32(sh0));
-          n01 = vmovl_s32(vget_high_s32(sh0));
-          n10 = vmovl_s32(vget_low_s32(sh1));
-          n11 = vmovl_s32(vget_high_s32(sh1));
+        Rq32 q0 = rq0, q1 = rq0;
+        if (per_channel) {  // per lane: L = max(s + 1, 0), -R = min(s, -1) (requantize32_x4)
+          const int32x4_t sh0 = vld1q_s32(shift + n), sh1 = vld1q_s32(shift + n + 4);
+          q0.mult = vld1q_s32(mult + n);
+          q1.mult = vld1q_s32(mult + n + 4);
+          q0.left = vmaxq_s32(vaddq_s32(sh0, one), zero);
+          q1.left = vmaxq_s32(vaddq_s32(sh1, one), zero);
+          q0.neg_right = vminq_s32(sh0, minus1);
+          q1.neg_right = vminq_s32(sh1, minus1);
         }
         for (int t = 0; t < nr; ++t) {
-          const int32x4_t y0 = requantize_x4(vaddq_s32(vld1q_s32(acc[t] + i), b0), m0, n00, n01);
-          const int32x4_t y1 = requantize_x4(vaddq_s32(vld1q_s32(acc[t] + i + 4), b1), m1, n10, n11);
+          const int32x4_t y0 = requantize32_x4(vaddq_s32(vld1q_s32(acc[t] + i), b0), q0);
+          const int32x4_t y1 = requantize32_x4(vaddq_s32(vld1q_s32(acc[t] + i + 4), b1), q1);
           vst1_s8(y + static_cast<ptrdiff_t>(m + t) * y_stride + n, add_zp_sat8(y0, y1, zp));
         }
       }

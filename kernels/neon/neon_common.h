@@ -206,6 +206,32 @@ static inline int8x8_t add_zp_sat8(int32x4_t y0, int32x4_t y1, int16x8_t zp) {
 
 static inline int64x2_t neg_n_of(int32_t shift) { return vdupq_n_s64(static_cast<int64_t>(shift) - 31); }
 
+// The same requantization for an int8 result in 32-bit lanes only (3
+// instructions per 4 lanes instead of 6): SQSHL by L, SQDMULH by M (floor of
+// x M / 2^31), rounding shift right by R, with R - L = -s and R >= 1:
+// s >= 0: L = s + 1, R = 1; s < 0: L = 0, R = -s. Without saturation this is
+// floor((floor(x 2^L M / 2^31) + 2^(R-1)) / 2^R) = floor((x M + 2^(n-1)) / 2^n),
+// n = 31 - s (nested floors by integer divisors), exactly requantize(). If
+// x << L saturates, |x| >= 2^(31-L) so |requantize(x)| >= 2^29, and the vector
+// result keeps the sign and |y| >= 2^29 - 1: both clamp to the same int8 (the
+// requantize_s8 clamp at +-512; add_zp_sat8 saturates the same way).
+// SQDMULH saturates only for INT32_MIN x INT32_MIN (M > 0 here).
+struct Rq32 {
+  int32x4_t mult, left, neg_right;
+};
+
+static inline Rq32 rq32_of(int32_t mult, int32_t shift) {
+  Rq32 q;
+  q.mult = vdupq_n_s32(mult);
+  q.left = vdupq_n_s32(shift >= 0 ? shift + 1 : 0);
+  q.neg_right = vdupq_n_s32(shift >= 0 ? -1 : shift);
+  return q;
+}
+
+static inline int32x4_t requantize32_x4(int32x4_t acc, const Rq32& q) {
+  return vrshlq_s32(vqdmulhq_s32(vqshlq_s32(acc, q.left), q.mult), q.neg_right);
+}
+
 }  // namespace neon
 }  // namespace kernels
 }  // namespace edgeattn

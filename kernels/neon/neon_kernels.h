@@ -39,7 +39,7 @@ void f32_pv_row__neon(int n, int v_dim, const float* p, const float* v, int v_st
 // rows r < rows (1 to kLinearAccMaxRows), x_r = x + r * x_stride (read only
 // below in_features). Wrapping int32, exact when the sum fits. The rows of a
 // register tile share every weight load.
-constexpr int kLinearAccMaxRows = 8;
+constexpr int kLinearAccMaxRows = 10;  // two 5-row SDOT tiles, five 2-row NEON pair tiles
 using Qs8LinearAccFn = void (*)(int rows, int blocks, int in_features, const int8_t* x,
                                 int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
 using Qs8QkRowFn = void (*)(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
@@ -51,6 +51,17 @@ void qs8_linear_acc__neon(int rows, int blocks, int in_features, const int8_t* x
 // x[k] = x[k+4] = -128 (k % 8 < 4, k + 4 < 8 * (in_features / 8)).
 void qs8_linear_acc_pairs__neon(int rows, int blocks, int in_features, const int8_t* x,
                                 int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
+// Same sums plus init[16 b + c] (per channel of the packed blocks; the
+// tiled attention's key term).
+using Qs8LinearAccInitFn = void (*)(int rows, int blocks, int in_features, const int8_t* x,
+                                    int x_stride, const int8_t* w, const int32_t* init,
+                                    int32_t* acc, int acc_stride);
+void qs8_linear_acc_init__neon(int rows, int blocks, int in_features, const int8_t* x,
+                               int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
+                               int acc_stride);
+void qs8_linear_acc_pairs_init__neon(int rows, int blocks, int in_features, const int8_t* x,
+                                     int x_stride, const int8_t* w, const int32_t* init,
+                                     int32_t* acc, int acc_stride);
 // The int8 linear driver (row passes, channel chunks, requantization) with a
 // chosen accumulation (NEON or SDOT) and an optional int16-pair one, used
 // where the driver's checks show it exact.
@@ -92,12 +103,34 @@ void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a,
                               Qs8PvPackFn pv_pack_fn = nullptr,
                               Qs8PvAccPackedFn pv_acc_fn = nullptr);
 
+// The int16 pair condition of qs8_linear_acc_pairs__neon, in two halves:
+// row x has x[k] = x[k + 4] = -128 for some k % 8 < 4, k < len (len a
+// multiple of 8); packed weights (blocks of in_features) have w = -128 at
+// both k and k + 4 for some channel, k < 8 * (in_features / 8).
+bool qs8_row_has_min_pair__neon(const int8_t* x, int len);
+bool qs8_weights_have_min_pair__neon(const int8_t* w, int blocks, int in_features);
+
+// P.V of `rows` probability rows sharing n keys (pv_group: 16 value columns
+// per pass, smlal by lane). Requires v_dim % 16 == 0 and every p < 32768;
+// psum[r] = sum of row r's probabilities.
+void qs8_pv_rows__neon(int rows, int n, int v_dim, const uint16_t* const* probs,
+                       const uint32_t* psum, const int8_t* v, int v_stride, int32_t v_zp,
+                       int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* const* out);
+
+// Tiled attention (attention_tile.cc, attention_tile.h): returns false, and
+// does nothing, when a.tile_scratch is null or a.q_len < kQs8AttnTileMinRows
+// (the caller then runs the row kernel).
+bool qs8_attention_tiled__neon(const QS8AttentionArgs& a);
+
 #if defined(__aarch64__)
 // -------------------------------------------------------------- neondot ----
 // dotprod.cc (compiled with -march=armv8.2-a+dotprod): only call after
 // cpu_supports(KernelPath::kNeonDot).
 void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
                              int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
+void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const int8_t* x,
+                                  int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
+                                  int acc_stride);
 void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                          int k_stride, int32_t k_zp, int32_t* scores);
 void qs8_qk_rows__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
@@ -112,6 +145,13 @@ void qs8_pv_pack__neondot(int n, int v_dim, const int8_t* v, int v_stride, int8_
                           int32_t* colsum);
 void qs8_pv_acc_packed__neondot(int rows, int n, int v_dim, const uint16_t* const* probs,
                                 const int8_t* pack, const int32_t* colsum, int32_t* const* acc);
+// P.V tile of the tiled attention: acc[16 r + c] = sum_{j < keys}
+// (256 p_hi[r][j] + p_lo[r][j]) * vb(c, j) (wrapping uint32), rows r < rows
+// (1..8) with planes at p_hi / p_lo + r * stride, zero from keys up to the
+// next multiple of 16; vb is one K4N16 block (16 channels) of unsigned bytes.
+void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo,
+                               int stride, const uint8_t* vb, uint32_t* acc);
+bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a);
 // neondot.cc (baseline flags): the table entries built on the above.
 void qs8_linear__neondot(int rows, int out_features, int in_features, const int8_t* x,
                          int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,

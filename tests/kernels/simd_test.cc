@@ -171,6 +171,53 @@ TEST(SimdTest, Qs8LinearMatchesRefExactly) {
   }
 }
 
+// Every requantization shift s in -31..30 (per tensor, or per channel around
+// s), with biases that put the results near and across the int8 range: the
+// Arm kernels requantize in 32-bit lanes with separate forms for s >= 0 and
+// s < 0 (neon_common.h, requantize32_x4), including inputs whose left shift
+// saturates.
+TEST(SimdTest, Qs8LinearEveryShift) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 124; ++seed) {
+    Rng rng(9000 + seed);
+    const int s0 = static_cast<int>(seed % 62) - 31;
+    const int rows = static_cast<int>(rng.uniform_int(1, 10));
+    const int out = static_cast<int>(rng.uniform_int(1, 40));
+    const int in = static_cast<int>(rng.uniform_int(1, 40));
+    const int per_channel = static_cast<int>(rng.uniform_int(0, 1));
+    std::vector<int32_t> mult(out), shift(out), bias(out);
+    for (int n = 0; n < out; ++n) {
+      mult[n] = static_cast<int32_t>(rng.uniform_int(int64_t{1} << 30, INT32_MAX));
+      const int sn = per_channel ? s0 + static_cast<int>(rng.uniform_int(-2, 2)) : s0;
+      shift[n] = std::min<int32_t>(ek::kMaxShift, std::max<int32_t>(ek::kMinShift, sn));
+      if (!per_channel) { mult[n] = mult[0]; shift[n] = shift[0]; }
+      // acc ~ y / (M 2^(s - 31)) for a target y in [-700, 700].
+      const double r = std::ldexp(static_cast<double>(mult[n]), shift[n] - 31);
+      const double b = rng.uniform(-700.0, 700.0) / r;
+      bias[n] = static_cast<int32_t>(std::max(-2147483000.0, std::min(2147483000.0, b)));
+    }
+    // Small products where one accumulator step is already many int8 steps.
+    const int mag = s0 >= -10 ? 2 : 127;
+    std::vector<int8_t> x(static_cast<size_t>(rows) * in), w_rows(static_cast<size_t>(out) * in);
+    for (auto& v : x) v = static_cast<int8_t>(rng.uniform_int(-mag, mag));
+    for (auto& v : w_rows) v = static_cast<int8_t>(rng.uniform_int(-mag, mag));
+    const auto w = PackedWithGarbagePadding(rng, out, in, w_rows);
+    const int32_t y_zp = SampleZp(rng);
+    std::vector<int8_t> want(static_cast<size_t>(rows) * out);
+    Ref().qs8_linear(rows, out, in, x.data(), in, w.data(), bias.data(), mult.data(), shift.data(),
+                     per_channel, y_zp, want.data(), out);
+    for (ek::KernelPath p : paths) {
+      std::vector<int8_t> got(want.size(), 0x5A);
+      ek::kernel_table(p)->qs8_linear(rows, out, in, x.data(), in, w.data(), bias.data(), mult.data(),
+                                      shift.data(), per_channel, y_zp, got.data(), out);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " index " << i << " seed " << seed
+                                   << " shift " << s0 << " per_channel " << per_channel;
+      }
+    }
+  }
+}
+
 // Float tolerance: both results are float32 sums of the same in+1 terms in
 // different orders, each within gamma_(in+1) * sum|terms| of the exact value
 // (Higham 3.1), so they differ by at most 2 gamma_(in+1) sum|terms|.
@@ -276,6 +323,99 @@ TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
       }
       for (size_t i = 0; i < got_w.size(); ++i) {
         ASSERT_EQ(got_w[i], want_w[i]) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+      }
+    }
+  }
+}
+
+// The tiled kernels (q_len >= kQs8AttnTileMinRows with tile scratch) across
+// every softmax exponent shift (-31..30: the Arm tile softmax has separate
+// 32-bit forms for shifts >= 0 and < 0, and for the normalizer's cases
+// m = 2^31 / sum < 65536 / otherwise: near-uniform, power-of-two and one-hot
+// rows), zero q_zp or not, and scratch at every alignment: results equal the
+// reference with and without tile scratch, and nothing is written past
+// qs8_attention_tile_bytes().
+TEST(SimdTest, Qs8AttentionTilesEveryShiftWithinScratch) {
+  REQUIRE_SIMD_PATHS(paths);
+  for (uint64_t seed = 0; seed < 124; ++seed) {
+    Rng rng(7000 + seed);
+    ek::QS8AttentionArgs a = {};
+    a.q_len = static_cast<int>(rng.uniform_int(ek::kQs8AttnTileMinRows, 40));
+    static const int kLens[] = {1, 4, 16, 17, 32, 64, 100, 128, 256, 300};
+    a.kv_len = kLens[rng.uniform_int(0, 9)];
+    a.head_dim = SampleDim(rng);
+    a.v_dim = SampleDim(rng);
+    a.q_stride = a.head_dim + static_cast<int>(rng.uniform_int(0, 9));
+    a.k_stride = a.head_dim + static_cast<int>(rng.uniform_int(0, 9));
+    a.v_stride = a.v_dim + static_cast<int>(rng.uniform_int(0, 9));
+    a.q_zp = rng.uniform_int(0, 1) ? 0 : SampleZp(rng);
+    a.k_zp = SampleZp(rng);
+    a.v_zp = SampleZp(rng);
+    a.out_zp = SampleZp(rng);
+    a.score_shift = static_cast<int32_t>(seed % 62) - 31;
+    a.score_mult = static_cast<int32_t>(rng.uniform_int(int64_t{1} << 30, INT32_MAX));
+    if (seed % 7 == 0) a.score_mult = INT32_MAX;
+    Multiplier(rng.log_uniform(1.0 / 32768 / 8, 4.0 / 32768), &a.pv_mult, &a.pv_shift);
+    a.causal = rng.uniform_int(0, 2) == 0;
+    a.causal_offset = static_cast<int>(rng.uniform_int(-3, a.kv_len));
+    a.kv_valid_len = rng.uniform_int(0, 2) ? a.kv_len : SampleValidLen(rng, a.kv_len);
+    // Small inputs near their zero points make whole rows tie (uniform rows).
+    const bool flat = rng.uniform_int(0, 3) == 0;
+    auto make = [&](size_t n, int32_t zp) {
+      std::vector<int8_t> v = RandS8(rng, n);
+      if (flat) {
+        for (auto& x : v) x = static_cast<int8_t>(std::min(127, std::max(-128, zp + static_cast<int>(rng.uniform_int(-1, 1)))));
+      }
+      return v;
+    };
+    const auto q = make(static_cast<size_t>(a.q_len) * a.q_stride, a.q_zp);
+    const auto k = make(static_cast<size_t>(a.kv_len) * a.k_stride, a.k_zp);
+    const auto v = RandS8(rng, static_cast<size_t>(a.kv_len) * a.v_stride);
+    a.q = q.data(); a.k = k.data(); a.v = v.data();
+    a.out_stride = a.v_dim;
+    a.weights_stride = a.kv_len;
+    std::vector<int32_t> scratch(a.kv_len);
+    std::vector<uint16_t> prob_scratch(a.kv_len);
+    a.scratch = scratch.data();
+    a.prob_scratch = prob_scratch.data();
+    const bool with_weights = rng.uniform_int(0, 1) != 0;
+
+    std::vector<int8_t> want(static_cast<size_t>(a.q_len) * a.out_stride);
+    std::vector<uint16_t> want_w(static_cast<size_t>(a.q_len) * a.weights_stride);
+    a.out = want.data();
+    a.weights = with_weights ? want_w.data() : nullptr;
+    a.tile_scratch = nullptr;
+    Ref().qs8_attention(a);
+
+    const size_t tile_bytes = ek::qs8_attention_tile_bytes(a.kv_len, a.head_dim, a.v_dim);
+    const size_t skew = seed % 64, guard = 256;
+    std::vector<uint8_t> tile(skew + tile_bytes + guard);
+    for (ek::KernelPath p : paths) {
+      for (int with_tile = 0; with_tile < 2; ++with_tile) {
+        std::vector<int8_t> got(want.size(), 0x5A);
+        std::vector<uint16_t> got_w(want_w.size(), 0xBEEF);
+        std::fill(tile.begin(), tile.end(), static_cast<uint8_t>(0x3C + seed));
+        a.out = got.data();
+        a.weights = with_weights ? got_w.data() : nullptr;
+        a.tile_scratch = with_tile ? tile.data() + skew : nullptr;
+        ek::kernel_table(p)->qs8_attention(a);
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " tile " << with_tile << " out index " << i
+                                     << " seed " << seed << " q_len " << a.q_len << " kv_len " << a.kv_len
+                                     << " head_dim " << a.head_dim << " v_dim " << a.v_dim << " shift "
+                                     << a.score_shift;
+        }
+        if (with_weights) {
+          for (size_t i = 0; i < got_w.size(); ++i) {
+            ASSERT_EQ(got_w[i], want_w[i]) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+          }
+        }
+        for (size_t i = 0; i < skew; ++i) {
+          ASSERT_EQ(tile[i], static_cast<uint8_t>(0x3C + seed)) << ek::kernel_path_name(p) << " wrote before the scratch, seed " << seed;
+        }
+        for (size_t i = skew + tile_bytes; i < tile.size(); ++i) {
+          ASSERT_EQ(tile[i], static_cast<uint8_t>(0x3C + seed)) << ek::kernel_path_name(p) << " wrote past the scratch, seed " << seed;
+        }
       }
     }
   }

@@ -1,0 +1,496 @@
+// Tiled int8 attention for the Arm paths: the qs8_attention of `neon`
+// (Armv7-A / AArch64) and of `neondot` (AArch64 SDOT/UDOT) whenever the
+// caller passes tile scratch and at least kQs8AttnTileMinRows query rows.
+// Same integers as qs8_attention__ref. Compiled with the baseline flags: the
+// only dot-product code it reaches is in dotprod.cc, through function
+// pointers and only on the neondot path.
+//
+// The row kernel (attention.cc) packs keys and values into stack buffers
+// (30 KB on AArch64) for groups of up to 4 rows with equal key counts. Here one
+// head's keys (and, for neondot, values) are repacked once into the tile
+// scratch of attention_tile.h, and Q.K^T and P.V run as GEMM tiles of up to
+// 8 query rows. The scratch regions' sizes are the contract; their contents
+// are private to this file and differ from the x86 kernel's:
+//
+// Keys: K4N16 (N = keys, K = head dim) of the keys as they are (signed k, not
+// k + 128: SDOT and NEON's smull multiply signed by signed). Q.K^T is then
+// exactly the int8 linear's accumulation with the query rows as activations
+// (qs8_linear_acc_init__neondot, or the NEON one, int16-pair form when the
+// pair rule of linear.cc allows it), written straight into the tile's score
+// rows.
+// With D the head dim, B_r = sum_i q_ri and T_j = sum_i k_ji,
+//   sum_i (q_ri - zq)(k_ji - zk) = sum_i q_ri k_ji - zq T_j + (D zq zk - zk B_r).
+// The last term is the same for every key of row r, and the softmax only
+// sees differences max - s_j, so it is never computed: the kernel's score is
+// s'_j = sum_i q_ri k_ji - zq T_j: the Q.K accumulators start from
+// key_terms[j] = -zq T_j. |s'_j| <= 2 * 128 * 128 * D < 2^31 for every head dim
+// whose reference sums fit int32 (D < 33026), so s' never wraps and
+// max' - s'_j is exactly the reference's max - s_j.
+//
+// Softmax (softmax_row below): the integer softmax of requant.h per row over
+// the row's own key limit (causal rows of one tile differ; limits never
+// decrease down the rows), writing the probabilities straight into what the
+// P.V step reads.
+//
+// P.V, neondot: values packed K4N16 (N = value channels, K = keys) as
+// unsigned u = v + 128, probabilities split into unsigned byte planes
+// p = 256 ph + pl (pl <= 255, ph <= 128), UDOT by lane:
+//   sum_j p_j (v_j - zv) = 256 sum_j ph_j u_j + sum_j pl_j u_j - (128 + zv) sum_j p_j.
+// The planes are zero past each row's limit, so whole 4-key groups can be
+// summed for every row of the tile; sum_j p_j <= 32768 + n/2 and u <= 255 keep
+// the wrapping uint32 sums exact.
+// P.V, neon: no byte dot product, and smull-based byte planes would cost
+// twice the instructions of the 16-bit products, so the rows' Q15
+// probabilities (zero past each limit) go to the row kernel's pv_group
+// (smlal by lane, 4 rows share each value load) over the tile's key count;
+// if a row has p = 32768 (not an int16) or v_dim % 16 != 0, the tile's rows
+// use qs8_pv_row__neon.
+#include <cstring>
+
+#include "edgeattn/kernels/attention_tile.h"
+#include "edgeattn/kernels/packed_weights.h"
+#include "edgeattn/kernels/requant.h"
+#include "neon_common.h"
+#include "neon_kernels.h"
+
+namespace edgeattn {
+namespace kernels {
+
+using namespace neon;  // NOLINT(build/namespaces): internal helpers only
+
+namespace {
+
+constexpr int kMr = kQs8AttnTileRows;
+
+// P.V tile of the dot-product path (qs8_attn_pv_tile__neondot); null on neon.
+using PvTileFn = void (*)(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo, int stride,
+                          const uint8_t* vb, uint32_t* acc);
+
+struct TileOps {
+  Qs8LinearAccInitFn qk_acc;        // always exact
+  Qs8LinearAccInitFn qk_acc_pairs;  // int16 pairs (may be null): only where the pair rule allows
+  PvTileFn pv_tile;             // null: P.V with pv_group from the Q15 probabilities
+};
+
+// Transpose of 4 x 4 32-bit words: out[w] = word w of a[0..3].
+inline void transpose_words(const int32x4_t (&a)[4], int32x4_t (&out)[4]) {
+  const int32x4x2_t t01 = vtrnq_s32(a[0], a[1]);  // {a0w0 a1w0 a0w2 a1w2}, {a0w1 a1w1 a0w3 a1w3}
+  const int32x4x2_t t23 = vtrnq_s32(a[2], a[3]);
+  out[0] = vcombine_s32(vget_low_s32(t01.val[0]), vget_low_s32(t23.val[0]));
+  out[1] = vcombine_s32(vget_low_s32(t01.val[1]), vget_low_s32(t23.val[1]));
+  out[2] = vcombine_s32(vget_high_s32(t01.val[0]), vget_high_s32(t23.val[0]));
+  out[3] = vcombine_s32(vget_high_s32(t01.val[1]), vget_high_s32(t23.val[1]));
+}
+
+// Keys [0, n) as K4N16 blocks of signed bytes (padding keys and bytes past the
+// head dim zero); key_terms[j] = -zq * sum_i k_ji (wrapping) when zq != 0,
+// for j < round_up(n, 16) (the Q.K accumulators start from it).
+void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
+  const int dim = a.head_dim;
+  const int kp = packed_k(dim);
+  const size_t block = packed_block_bytes(dim);
+  std::memset(t.keys, 0, static_cast<size_t>((n + kPackN - 1) / kPackN) * block);
+  const int d16 = dim & ~15;
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const int8_t* k0 = a.k + static_cast<ptrdiff_t>(j) * a.k_stride;
+    // Keys j..j+3 are consecutive 4-byte words of one group row.
+    int8_t* dst = t.keys + static_cast<size_t>(j / kPackN) * block + (j % kPackN) * kPackK;
+    for (int off = 0; off < d16; off += 16) {
+      int32x4_t rows[4], words[4];
+      for (int r = 0; r < 4; ++r) {
+        rows[r] = vreinterpretq_s32_s8(vld1q_s8(k0 + static_cast<ptrdiff_t>(r) * a.k_stride + off));
+      }
+      transpose_words(rows, words);
+      for (int w = 0; w < 4; ++w) vst1q_s32(reinterpret_cast<int32_t*>(dst + 16 * (off + 4 * w)), words[w]);
+    }
+    for (int r = 0; r < 4; ++r) {
+      for (int i = d16; i < dim; ++i) {
+        t.keys[packed_offset(j + r, i, kp)] = k0[static_cast<ptrdiff_t>(r) * a.k_stride + i];
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    for (int i = 0; i < dim; ++i) t.keys[packed_offset(j, i, kp)] = a.k[static_cast<ptrdiff_t>(j) * a.k_stride + i];
+  }
+  if (a.q_zp == 0) return;
+  const uint32_t zq = static_cast<uint32_t>(a.q_zp);
+  for (j = n; j < packed_n(n); ++j) t.key_terms[j] = 0;
+  for (j = 0; j < n; ++j) {
+    const int8_t* kr = a.k + static_cast<ptrdiff_t>(j) * a.k_stride;
+    int32x4_t s = vdupq_n_s32(0);
+    for (int i = 0; i < d16; i += 16) s = vpadalq_s16(s, vpaddlq_s8(vld1q_s8(kr + i)));
+    int32_t sum = hsum_s32(s);
+    for (int i = d16; i < dim; ++i) sum += kr[i];
+    t.key_terms[j] = static_cast<int32_t>(0u - zq * static_cast<uint32_t>(sum));
+  }
+}
+
+#if defined(__aarch64__)
+// Values of keys [0, n) as K4N16 with N = channels, K = keys, each byte
+// v + 128 (unsigned, for UDOT). Per 4 keys and 16 channels the 4 value rows
+// are interleaved so that each channel's 4 keys are one word. Padding keys
+// are 128 (their probabilities are 0); channels past v_dim are never stored.
+void pack_values_u8(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
+  const int kp = packed_k(n);
+  const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(kp);
+  const uint8x16_t k80 = vdupq_n_u8(0x80);
+  for (int c = 0; c < a.v_dim; c += kPackN) {
+    const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
+    uint8_t* dst = reinterpret_cast<uint8_t*>(t.values) + static_cast<size_t>(c / kPackN) * block;
+    for (int j = 0; j < kp; j += kPackK) {
+      uint8x16_t r[4];
+      for (int i = 0; i < 4; ++i) {
+        const uint8_t* src = reinterpret_cast<const uint8_t*>(a.v) + static_cast<ptrdiff_t>(j + i) * a.v_stride + c;
+        if (j + i >= n) {
+          r[i] = vdupq_n_u8(0);
+        } else if (cnt == kPackN) {
+          r[i] = vld1q_u8(src);
+        } else {  // never read past the row's v_dim bytes
+          uint8_t tmp[kPackN] = {};
+          std::memcpy(tmp, src, static_cast<size_t>(cnt));
+          r[i] = vld1q_u8(tmp);
+        }
+        r[i] = veorq_u8(r[i], k80);
+      }
+      const uint8x16x2_t z01 = vzipq_u8(r[0], r[1]);
+      const uint8x16x2_t z23 = vzipq_u8(r[2], r[3]);
+      const uint16x8x2_t lo = vzipq_u16(vreinterpretq_u16_u8(z01.val[0]), vreinterpretq_u16_u8(z23.val[0]));
+      const uint16x8x2_t hi = vzipq_u16(vreinterpretq_u16_u8(z01.val[1]), vreinterpretq_u16_u8(z23.val[1]));
+      uint8_t* out = dst + 16 * static_cast<ptrdiff_t>(j);
+      vst1q_u8(out, vreinterpretq_u8_u16(lo.val[0]));       // channels 0..3
+      vst1q_u8(out + 16, vreinterpretq_u8_u16(lo.val[1]));  // 4..7
+      vst1q_u8(out + 32, vreinterpretq_u8_u16(hi.val[0]));  // 8..11
+      vst1q_u8(out + 48, vreinterpretq_u8_u16(hi.val[1]));  // 12..15
+    }
+  }
+}
+#endif
+
+struct TileRows {
+  int m, mr;            // query rows m .. m + mr - 1
+  int limit[kMr];       // keys each row sees
+  uint32_t p_sum[kMr];  // sum of the row's probabilities
+};
+
+// ---------------------------------------------------------------- softmax --
+// The softmax of requant.h in three passes over a row, with the two 64-bit
+// products of the row kernel replaced by 32-bit ones that give the same
+// integers (x >= 0 below; floor and round-half-up as in requant.h):
+//  - exponent z = requantize(d, M, s) = floor((d M + 2^(n-1)) / 2^n), n = 31 - s.
+//    s >= 0: SQRDMULH(d << s, M) = floor((d 2^s M + 2^30) / 2^31), the same
+//    value. If d << s saturates, d >= 2^(31-s), so the true z >= M >= 2^30 and
+//    SQRDMULH(INT32_MAX, M) >= 2^30 - 1: both are past the exp cutoff (2^20).
+//    s < 0: SQDMULH(d, M) = floor(d M / 2^31), then a rounding shift by
+//    k = -s: floor((floor(x) + 2^(k-1)) / 2^k) = floor((x + 2^(k-1)) / 2^k)
+//    because 2^(k-1) is an integer (nested floors of integer divisors).
+//  - probability p = (e m + 2^(sh-1)) >> sh with sh = b + 15 >= 31 (the row's
+//    maximum contributes e = 32768, so the sum has b >= 16 bits), k = sh - 31:
+//    k = 0: SQRDMULH(e, m); k > 0: SQDMULH then a rounding shift by k, as
+//    above. m = 2^31 (sum a power of two, e.g. one-hot rows) does not fit
+//    int32: those rows use normalize_prob_q15 itself.
+// SQ(R)DMULH saturates only for INT32_MIN x INT32_MIN, impossible here.
+// The exp2 polynomial is the row kernel's (attention.cc), without clamping
+// the integer part: lanes past the cutoff are masked to 0 anyway.
+struct SoftmaxConsts {
+  int32x4_t mult, shift;  // exponent: M, s
+};
+
+// kLeft: s >= 0.
+template <bool kLeft>
+inline int32x4_t exponent_x4(int32x4_t d, const SoftmaxConsts& c) {
+  if (kLeft) return vqrdmulhq_s32(vqshlq_s32(d, c.shift), c.mult);
+  return vrshlq_s32(vqdmulhq_s32(d, c.mult), c.shift);
+}
+
+// The polynomial's constants, made once per call and kept in registers (the
+// empty asm stops GCC from reloading them from memory in every iteration).
+struct ExpConsts {
+  int32x4_t cutoff, minus15, frac, c4, c3, c2, c1, c0, one;
+};
+
+inline ExpConsts make_exp_consts() {
+  ExpConsts k;
+  k.cutoff = vdupq_n_s32(kExpCutoffQ16);
+  k.minus15 = vdupq_n_s32(-15);
+  k.frac = vdupq_n_s32(0xFFFF);
+  k.c4 = vdupq_n_s32(kExp2Coeff[4]);
+  k.c3 = vdupq_n_s32(kExp2Coeff[3]);
+  k.c2 = vdupq_n_s32(kExp2Coeff[2]);
+  k.c1 = vdupq_n_s32(kExp2Coeff[1]);
+  k.c0 = vdupq_n_s32(kExp2Coeff[0]);
+  k.one = vdupq_n_s32(1 << 30);
+  __asm__("" : "+w"(k.cutoff), "+w"(k.minus15), "+w"(k.frac), "+w"(k.c4), "+w"(k.c3));
+  __asm__("" : "+w"(k.c2), "+w"(k.c1), "+w"(k.c0), "+w"(k.one));
+  return k;
+}
+
+inline int32x4_t exp2_x4(int32x4_t z, const ExpConsts& k) {
+  const uint32x4_t live = vcltq_s32(z, k.cutoff);
+  const int32x4_t neg_s = vsubq_s32(k.minus15, vshrq_n_s32(z, 16));
+  const int32x4_t u = vshlq_n_s32(vandq_s32(z, k.frac), 15);
+  int32x4_t h = vaddq_s32(k.c3, vqdmulhq_s32(u, k.c4));
+  h = vaddq_s32(k.c2, vqdmulhq_s32(h, u));
+  h = vaddq_s32(k.c1, vqdmulhq_s32(h, u));
+  h = vaddq_s32(k.c0, vqdmulhq_s32(h, u));
+  const int32x4_t v = vaddq_s32(k.one, vqdmulhq_s32(h, u));
+  return vandq_s32(vrshlq_s32(v, neg_s), vreinterpretq_s32_u32(live));
+}
+
+struct Normalizer {
+  ProbNormalizer norm;
+  int32x4_t mult, neg_k;
+  bool vector;  // m < 2^31
+  bool round;   // k = 0
+};
+
+inline Normalizer make_normalizer(uint32_t sum) {
+  Normalizer n;
+  n.norm = prob_normalizer(sum);
+  const int k = n.norm.shift - 31;
+  n.mult = vdupq_n_s32(static_cast<int32_t>(n.norm.multiplier));
+  n.neg_k = vdupq_n_s32(-k);
+  n.vector = n.norm.multiplier < 0x80000000u;
+  n.round = k == 0;
+  return n;
+}
+
+inline int32x4_t normalize_x4(int32x4_t e, const Normalizer& n) {
+  if (n.round) return vqrdmulhq_s32(e, n.mult);
+  return vrshlq_s32(vqdmulhq_s32(e, n.mult), n.neg_k);
+}
+
+// Row r of the tile: scores s' (top of the file) -> probabilities over
+// [0, limit), zero over [limit, end). kPlanes: into the byte planes (dot
+// path), kProbs: into t.probs (the neon P.V and the weights output). Returns
+// the sum of the probabilities; *has_one is set if some p = 32768.
+template <bool kLeft, bool kPlanes, bool kProbs>
+inline __attribute__((always_inline)) uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t, const SoftmaxConsts& c,
+                     const ExpConsts& k, int r, int limit, int end, bool* has_one) {
+  int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
+  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
+  uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
+  uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
+  const int n4 = limit & ~3;
+  int32_t row_max = INT32_MIN;
+  if (n4 > 0) {
+    int32x4_t m0 = vld1q_s32(s), m1 = m0;
+    int j = 4;
+    for (; j + 8 <= n4; j += 8) {
+      m0 = vmaxq_s32(m0, vld1q_s32(s + j));
+      m1 = vmaxq_s32(m1, vld1q_s32(s + j + 4));
+    }
+    if (j < n4) m0 = vmaxq_s32(m0, vld1q_s32(s + j));
+    row_max = hmax_s32(vmaxq_s32(m0, m1));
+  }
+  for (int j = n4; j < limit; ++j) row_max = s[j] > row_max ? s[j] : row_max;
+
+  const int32x4_t vmax = vdupq_n_s32(row_max);
+  uint32x4_t vsum = vdupq_n_u32(0);
+  {
+    int j = 0;
+    for (; j + 8 <= n4; j += 8) {
+      const int32x4_t e0 = exp2_x4(exponent_x4<kLeft>(vqsubq_s32(vmax, vld1q_s32(s + j)), c), k);
+      const int32x4_t e1 = exp2_x4(exponent_x4<kLeft>(vqsubq_s32(vmax, vld1q_s32(s + j + 4)), c), k);
+      vst1q_s32(s + j, e0);
+      vst1q_s32(s + j + 4, e1);
+      vsum = vaddq_u32(vsum, vreinterpretq_u32_s32(vaddq_s32(e0, e1)));
+    }
+    if (j < n4) {
+      const int32x4_t e = exp2_x4(exponent_x4<kLeft>(vqsubq_s32(vmax, vld1q_s32(s + j)), c), k);
+      vst1q_s32(s + j, e);
+      vsum = vaddq_u32(vsum, vreinterpretq_u32_s32(e));
+    }
+  }
+  uint32_t sum = hsum_u32(vsum);
+  for (int j = n4; j < limit; ++j) {
+    const int32_t e = exp2_neg_q15(softmax_exponent_q16(row_max, s[j], a.score_mult, a.score_shift));
+    s[j] = e;
+    sum += static_cast<uint32_t>(e);
+  }
+  if (limit == 0) sum = 1;  // no probabilities; any normalizer
+
+  const Normalizer norm = make_normalizer(sum);
+  uint32x4_t psum = vdupq_n_u32(0);
+  uint16x8_t pmax = vdupq_n_u16(0);
+  const int vec_end = norm.vector ? limit : 0;
+  int j = 0;
+  for (; j + 8 <= vec_end; j += 8) {
+    const int32x4_t p0 = normalize_x4(vld1q_s32(s + j), norm);
+    const int32x4_t p1 = normalize_x4(vld1q_s32(s + j + 4), norm);
+    const uint16x8_t p = vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(p0)), vmovn_u32(vreinterpretq_u32_s32(p1)));
+    if (kProbs) vst1q_u16(probs + j, p);
+    if (kPlanes) {
+      vst1_u8(lo + j, vmovn_u16(p));
+      vst1_u8(hi + j, vshrn_n_u16(p, 8));
+    }
+    psum = vpadalq_u16(psum, p);
+    if (!kPlanes) pmax = vmaxq_u16(pmax, p);
+  }
+  uint32_t total = hsum_u32(psum);
+  bool one = vget_lane_u64(vreinterpret_u64_u16(vshr_n_u16(vorr_u16(vget_low_u16(pmax), vget_high_u16(pmax)), 15)), 0) != 0;
+  for (; j < end; ++j) {
+    const uint16_t p = j < limit ? normalize_prob_q15(s[j], norm.norm) : 0;
+    if (kProbs) probs[j] = p;
+    if (kPlanes) {
+      lo[j] = static_cast<uint8_t>(p);
+      hi[j] = static_cast<uint8_t>(p >> 8);
+    }
+    total += p;
+    one = one || p == kProbOne;
+  }
+  *has_one = one;
+  return total;
+}
+
+// y = requantize_s8(acc - corr) for 16 channels, stored to out[0, cnt).
+inline void store_pv16(const uint32_t* acc, uint32_t corr, const Rq32& rq, int16x8_t zp, int cnt,
+                       int8_t* out) {
+  const int32x4_t vc = vdupq_n_s32(static_cast<int32_t>(corr));
+  int32x4_t y[4];
+  for (int i = 0; i < 4; ++i) {
+    y[i] = requantize32_x4(vsubq_s32(vreinterpretq_s32_u32(vld1q_u32(acc + 4 * i)), vc), rq);
+  }
+  const int8x16_t b = vcombine_s8(add_zp_sat8(y[0], y[1], zp), add_zp_sat8(y[2], y[3], zp));
+  if (cnt == kPackN) {
+    vst1q_s8(out, b);
+  } else {
+    int8_t tmp[kPackN];
+    vst1q_s8(tmp, b);
+    std::memcpy(out, tmp, static_cast<size_t>(cnt));
+  }
+}
+
+// The softmax of every row of the tile (the weights output too); the
+// constants are made once per tile so that they stay in registers. Returns
+// false if some row has p = 32768.
+template <bool kLeft, bool kPlanes, bool kProbs>
+bool softmax_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int end, TileRows* rows) {
+  SoftmaxConsts sc;
+  sc.mult = vdupq_n_s32(a.score_mult);
+  sc.shift = vdupq_n_s32(a.score_shift);
+  const ExpConsts ek = make_exp_consts();
+  bool any_one = false;
+  for (int r = 0; r < rows->mr; ++r) {
+    const int limit = rows->limit[r];
+    bool has_one = false;
+    rows->p_sum[r] = softmax_row<kLeft, kPlanes, kProbs>(a, t, sc, ek, r, limit, end, &has_one);
+    any_one = any_one || has_one;
+    if (a.weights != nullptr) {
+      write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
+                        a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
+    }
+  }
+  return !any_one;
+}
+
+// The instance for this call: exponent shift sign, and where the
+// probabilities go (the neon P.V reads t.probs; the dot path reads the
+// planes, and t.probs only for the weights output).
+using SoftmaxTileFn = bool (*)(const QS8AttentionArgs&, const Qs8AttnTile&, int, TileRows*);
+SoftmaxTileFn pick_softmax(const QS8AttentionArgs& a, bool dot) {
+  const bool left = a.score_shift >= 0;
+  if (!dot) return left ? softmax_tile<true, false, true> : softmax_tile<false, false, true>;
+  if (a.weights != nullptr) return left ? softmax_tile<true, true, true> : softmax_tile<false, true, true>;
+  return left ? softmax_tile<true, true, false> : softmax_tile<false, true, false>;
+}
+
+// One tile of rows; keys_all is the call's largest key count (what was packed).
+void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileOps& ops, int keys_all,
+              int* keys_have_pair, TileRows* rows) {
+  const int mr = rows->mr;
+  const int keys = rows->limit[mr - 1];  // limits never decrease down the rows
+  const int8_t* q = a.q + static_cast<ptrdiff_t>(rows->m) * a.q_stride;
+  Qs8LinearAccInitFn qk = ops.qk_acc;
+  if (ops.qk_acc_pairs != nullptr) {
+    // The pair rule of linear.cc: the int16 pair sums are exact unless a row
+    // and a key both have -128 at some k and k + 4; keys checked once per call.
+    bool q_pair = false;
+    for (int r = 0; r < mr && !q_pair; ++r) {
+      q_pair = qs8_row_has_min_pair__neon(q + static_cast<ptrdiff_t>(r) * a.q_stride, 8 * (a.head_dim / 8));
+    }
+    if (q_pair && *keys_have_pair < 0) {
+      *keys_have_pair = qs8_weights_have_min_pair__neon(t.keys, (keys_all + kPackN - 1) / kPackN, a.head_dim) ? 1 : 0;
+    }
+    if (!q_pair || *keys_have_pair == 0) qk = ops.qk_acc_pairs;
+  }
+  qk(mr, (keys + kPackN - 1) / kPackN, a.head_dim, q, a.q_stride, t.keys,
+     a.q_zp != 0 ? t.key_terms : nullptr, t.scores, t.stride);
+
+  const bool dot = ops.pv_tile != nullptr;
+  // Planes: whole 16-key steps of the UDOT kernel; probs: the tile's keys.
+  const int end = dot ? (keys + 15) & ~15 : keys;
+  const bool no_one = pick_softmax(a, dot)(a, t, end, rows);
+  const bool pv_ok = dot || (no_one && a.v_dim % 16 == 0);
+
+  int8_t* out = a.out + static_cast<ptrdiff_t>(rows->m) * a.out_stride;
+  if (ops.pv_tile != nullptr) {
+    const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(packed_k(keys_all));
+    const Rq32 rq = rq32_of(a.pv_mult, a.pv_shift);
+    const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(a.out_zp));
+    uint32_t corr[kMr];
+    for (int r = 0; r < mr; ++r) corr[r] = (128u + static_cast<uint32_t>(a.v_zp)) * rows->p_sum[r];
+    alignas(16) uint32_t acc[kMr * kPackN];
+    for (int c = 0; c < a.v_dim; c += kPackN) {
+      const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
+      ops.pv_tile(mr, keys, t.p_hi, t.p_lo, t.stride,
+                  reinterpret_cast<const uint8_t*>(t.values) + static_cast<size_t>(c / kPackN) * block, acc);
+      for (int r = 0; r < mr; ++r) {
+        store_pv16(acc + kPackN * r, corr[r], rq, zp, cnt,
+                   out + static_cast<ptrdiff_t>(r) * a.out_stride + c);
+      }
+    }
+  } else if (pv_ok) {
+    const uint16_t* probs[kMr];
+    int8_t* outs[kMr];
+    for (int r = 0; r < mr; ++r) {
+      probs[r] = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
+      outs[r] = out + static_cast<ptrdiff_t>(r) * a.out_stride;
+    }
+    qs8_pv_rows__neon(mr, keys, a.v_dim, probs, rows->p_sum, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                      a.pv_shift, a.out_zp, outs);
+  } else {
+    for (int r = 0; r < mr; ++r) {
+      qs8_pv_row__neon(rows->limit[r], a.v_dim, t.probs + static_cast<ptrdiff_t>(r) * t.stride, a.v,
+                       a.v_stride, a.v_zp, a.pv_mult, a.pv_shift, a.out_zp,
+                       out + static_cast<ptrdiff_t>(r) * a.out_stride);
+    }
+  }
+}
+
+bool attention_tiled(const QS8AttentionArgs& a, const TileOps& ops) {
+  if (a.tile_scratch == nullptr || a.q_len < kQs8AttnTileMinRows) return false;
+  const int keys = attention_row_limit(a.q_len - 1, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+  if (keys == 0) return false;
+  const Qs8AttnTile t = carve_qs8_attention_tile(a.tile_scratch, a.kv_len, a.head_dim, a.v_dim);
+  pack_keys(a, keys, t);
+#if defined(__aarch64__)
+  if (ops.pv_tile != nullptr) pack_values_u8(a, keys, t);
+#endif
+  int keys_have_pair = -1;  // not yet checked
+  for (int m = 0; m < a.q_len; m += kMr) {
+    TileRows rows;
+    rows.m = m;
+    rows.mr = a.q_len - m < kMr ? a.q_len - m : kMr;
+    for (int r = 0; r < rows.mr; ++r) {
+      rows.limit[r] = attention_row_limit(m + r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+    }
+    run_tile(a, t, ops, keys, &keys_have_pair, &rows);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool qs8_attention_tiled__neon(const QS8AttentionArgs& a) {
+  return attention_tiled(a, TileOps{qs8_linear_acc_init__neon, qs8_linear_acc_pairs_init__neon, nullptr});
+}
+
+#if defined(__aarch64__)
+bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a) {
+  return attention_tiled(a, TileOps{qs8_linear_acc_init__neondot, nullptr, qs8_attn_pv_tile__neondot});
+}
+#endif
+
+}  // namespace kernels
+}  // namespace edgeattn
