@@ -14,7 +14,11 @@
 // layer may run kQs8AttnTileMinRows query rows or more; below that the kernels
 // take the row-at-a-time path and need no tile scratch (a decoder step with
 // one query would spend more on repacking than it saves).
-// Kernels that do not tile ignore the scratch. Contents on entry do not matter.
+// The sizes and the carve are the contract; what each region holds is
+// private to a kernel (as described above for x86 AVX-512 VNNI; the Arm
+// kernels store keys as signed k for SDOT and, with dot products, values as
+// v + 128 for UDOT: kernels/neon/attention_tile.cc). Kernels that do not
+// tile ignore the scratch. Contents on entry do not matter.
 #ifndef EDGEATTN_KERNELS_ATTENTION_TILE_H_
 #define EDGEATTN_KERNELS_ATTENTION_TILE_H_
 
