@@ -2,6 +2,9 @@
 // model inspection, and evaluation against PyTorch reference outputs.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "converter/classify.h"
 #include "converter/commands.h"
@@ -9,6 +12,14 @@
 
 int main(int argc, char** argv) {
   using namespace edgeattn::convert;
+#if defined(__GLIBC__)
+  // The float reference allocates and frees megabyte-sized buffers per layer
+  // and sample; glibc serves those with fresh mmap()s, so every one was
+  // page-faulted and zeroed again (a third of a large conversion's time).
+  // Keep them in the heap and keep freed memory for reuse instead.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
   CLI::App app{"edgeattn-convert: convert attention layers to .eatn models, inspect and evaluate them"};
   app.require_subcommand(1);
 
