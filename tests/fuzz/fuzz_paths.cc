@@ -103,7 +103,8 @@ double Macs(const edgeattn::Model& model, int i, const eafuzz::LayerInput& in) {
 
 // Output buffers of one run, with guard bytes after them.
 struct RunOutputs {
-  std::vector<uint8_t> out, weights, cached_out, cached_weights;
+  std::vector<uint8_t> out, weights, cached_out, cached_weights, step_out, step_weights;
+  bool stepped = false;
 };
 
 void Prepare(std::vector<uint8_t>& buf, size_t bytes, uint8_t fill) {
@@ -176,6 +177,27 @@ void RunLayer(edgeattn::Interpreter& interp, int i, const eafuzz::LayerInput& ba
   if (interp.Run(i, a) != edgeattn::Status::kOk) Die("Run", interp.error());
   CheckGuard(r->out, in.out_bytes, "output overrun", i, in, path);
   CheckGuard(r->weights, in.weight_bytes, "attention weights overrun", i, in, path);
+  r->stepped = false;
+  if (in.info.kv_cache) {
+    // The run filled the KV cache with q_len positions: one decoding step
+    // more (the first query row as the next token), when the plan has room.
+    const int position = interp.CachedLength(i);
+    const size_t es = in.s8 ? 1 : 4;
+    const size_t out_bytes = static_cast<size_t>(in.info.output_dim) * es;
+    const size_t w_bytes = static_cast<size_t>(in.info.num_heads) * static_cast<size_t>(position + 1) * (in.s8 ? 2 : 4);
+    Prepare(r->step_out, out_bytes, fill);
+    Prepare(r->step_weights, w_bytes, fill);
+    const edgeattn::Status s = interp.Step(i, a.query, r->step_out.data(),
+                                           in.want_weights ? r->step_weights.data() : nullptr);
+    if (s == edgeattn::Status::kOk) {
+      r->stepped = true;
+      if (Verbose()) std::fprintf(stderr, "fuzz_paths:   KV-cache step at position %d on %s\n", position, path);
+      CheckGuard(r->step_out, out_bytes, "step output overrun", i, in, path);
+      CheckGuard(r->step_weights, w_bytes, "step attention weights overrun", i, in, path);
+    } else if (s != edgeattn::Status::kLengthExceedsPlan) {
+      Die("Step", interp.error());
+    }
+  }
   if (!in.cacheable) return;
   eafuzz::UseCachedKeys(interp, i, &in);
   Prepare(r->cached_out, in.out_bytes, fill);
@@ -238,6 +260,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (p == 0) continue;
       CompareRuns(ref, got, i, in, paths[p], "ref", "output differs from ref",
                   "attention weights differ from ref", false);
+      if (ref.stepped != got.stepped) Report("KV-cache step ran on one path only", i, in, paths[p], "");
+      if (ref.stepped) {
+        CompareExact(ref.step_out, got.step_out, ref.step_out.size() - kGuard, 1,
+                     "KV-cache step output differs from ref", i, in, paths[p], "ref");
+        if (in.want_weights) {
+          CompareExact(ref.step_weights, got.step_weights, ref.step_weights.size() - kGuard, 2,
+                       "KV-cache step attention weights differ from ref", i, in, paths[p], "ref");
+        }
+      }
       if (in.cacheable) {
         CompareRuns(ref, got, i, in, paths[p], "ref", "cached-keys output differs from ref",
                     "cached-keys attention weights differ from ref", true);

@@ -6,7 +6,8 @@
 // attention weights on and off.
 //
 // Layers: MHA self-attention (no mask, key padding, causal) with head dims
-// 1..33, MHA cross-attention with kdim / vdim != embed_dim, additive
+// 1..33, MHA cross-attention with kdim / vdim != embed_dim, causal
+// self-attention with a KV cache and grouped-/multi-query heads, additive
 // (Bahdanau, separate value dims), Luong dot / general / scaled_dot, pooling;
 // every max length is 70. Some models use extreme weight or input scales
 // (saturation, one-hot softmax, tiny scales). Deterministic: the same bytes
@@ -107,6 +108,25 @@ struct Builder {
       Input(l + ".value", vdim);
     }
     Layer(j, l, mask);
+  }
+  // Causal self-attention that decodes with a KV cache, with kv_heads K/V
+  // heads (grouped-query when fewer than heads): separate q/k/v projections.
+  void Decoder(const std::string& l, int e, int heads, int kv_heads) {
+    const size_t E = static_cast<size_t>(e), KV = E / static_cast<size_t>(heads) * static_cast<size_t>(kv_heads);
+    Weight(l + ".q_proj.weight", E, E);
+    Bias(l + ".q_proj.bias", E);
+    Weight(l + ".k_proj.weight", KV, E);
+    Bias(l + ".k_proj.bias", KV);
+    Weight(l + ".v_proj.weight", KV, E);
+    Bias(l + ".v_proj.bias", KV);
+    Weight(l + ".out_proj.weight", E, E);
+    Bias(l + ".out_proj.bias", E);
+    std::string j = "\"kind\": \"mha\", \"preset\": \"linear\", \"embed_dim\": " + std::to_string(e) +
+                    ", \"num_heads\": " + std::to_string(heads) + ", \"num_kv_heads\": " +
+                    std::to_string(kv_heads) + ", \"kv_cache\": true";
+    Lengths(&j, true);
+    Input(l + ".query", e);
+    Layer(j, l, "causal");
   }
   // A layer with query, key and value inputs (additive, Luong).
   void QkvLayer(const std::string& l, std::string j, int qd, int kd, int vd, const char* mask) {
@@ -220,6 +240,13 @@ int main(int argc, char** argv) {
   for (const MhaCase& m : kMha) {
     if (models.empty() || models.back().name != m.model) add(m.model);
     models.back().Mha(m.layer, m.embed_dim, m.heads, m.mask, m.kdim, m.vdim);
+  }
+  {  // decoding with a KV cache: plain, grouped-query and multi-query heads
+    Builder& b = add("mha_decode");
+    b.Decoder("kv_hd4", 16, 4, 4);
+    b.Decoder("gqa_hd4", 24, 6, 2);
+    b.Decoder("mqa_hd17", 51, 3, 1);
+    b.Decoder("gqa_hd1", 8, 8, 4);
   }
   {  // additive (Bahdanau)
     Builder& b = add("additive_a");
