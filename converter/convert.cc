@@ -1,7 +1,11 @@
 #include "converter/convert.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "converter/calibrate.h"
 #include "converter/error.h"
@@ -228,25 +232,53 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
   if (calibration != nullptr) calibration->assign(s8 ? spec.layers.size() : 0, LayerCalibration());
   if (s8 && calib.size() != spec.layers.size()) fail("int8 conversion needs calibration data (--calib)");
   const ArenaPlan arena = plan_arena(spec, type);
+  // Calibration (float64 passes over every sample) is most of a conversion
+  // and each layer's is independent of the others: layers are calibrated on
+  // up to as many threads as the machine has, then written in order (the
+  // same bytes whatever the thread count).
+  std::vector<LayerCalibration> found(s8 ? spec.layers.size() : 0);
+  if (s8) {
+    for (size_t i = 0; i < spec.layers.size(); ++i) {
+      if (calib[i].n == 0) fail(calib_path, ": layer '", spec.layers[i].name, "': empty calibration set");
+    }
+    std::mutex progress_lock;
+    std::atomic<size_t> next{0};
+    std::exception_ptr error;
+    auto worker = [&] {
+      for (size_t i = next++; i < spec.layers.size(); i = next++) {
+        if (progress) {
+          const std::lock_guard<std::mutex> hold(progress_lock);
+          progress(i, "calibrating on " + std::to_string(calib[i].n) + " sample" + (calib[i].n == 1 ? "" : "s") +
+                          ", quantizing");
+        }
+        try {
+          found[i] = calibrate(spec.layers[i], calib[i], options, reference != nullptr ? &(*reference)[i] : nullptr);
+        } catch (...) {
+          const std::lock_guard<std::mutex> hold(progress_lock);
+          if (!error) error = std::current_exception();
+        }
+      }
+    };
+    const size_t threads = std::min<size_t>(spec.layers.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+  }
   ModelWriter w;
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const FloatLayer& L = spec.layers[i];
     flatbuffers::Offset<void> layer_options;
     if (s8) {
-      if (calib[i].n == 0) fail(calib_path, ": layer '", L.name, "': empty calibration set");
-      if (progress) {
-        progress(i, "calibrating on " + std::to_string(calib[i].n) + " sample" + (calib[i].n == 1 ? "" : "s") +
-                        ", quantizing");
-      }
-      LayerCalibration found = calibrate(L, calib[i], options, reference != nullptr ? &(*reference)[i] : nullptr);
-      const Calibrated c{found.ranges, calib_path + ": layer '" + L.name + "'"};
+      const Calibrated c{found[i].ranges, calib_path + ": layer '" + L.name + "'"};
       switch (L.kind) {
         case LayerKind::kMha: layer_options = mha_s8(w, L, c); break;
         case LayerKind::kAdditive: layer_options = additive_s8(w, L, c); break;
         case LayerKind::kLuong: layer_options = luong_s8(w, L, c); break;
         case LayerKind::kPooling: layer_options = pooling_s8(w, L, c); break;
       }
-      if (calibration != nullptr) (*calibration)[i] = std::move(found);
+      if (calibration != nullptr) (*calibration)[i] = std::move(found[i]);
     } else {
       if (progress) progress(i, "writing float weights");
       switch (L.kind) {
