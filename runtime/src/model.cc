@@ -92,7 +92,7 @@ Status Model::VerifyLayer(int index) {
   }
   if (l->arena_bytes() != plan.cache_bytes + plan.scratch_bytes) {
     c.Msg() << "records " << l->arena_bytes() << " arena bytes, the plan needs "
-            << plan.cache_bytes + plan.scratch_bytes;
+            << plan.cache_bytes + plan.scratch_bytes << " (re-convert it with this release)";
     return Status::kInvalidModel;
   }
   return Status::kOk;
@@ -160,7 +160,7 @@ Status Model::Load(const void* data, size_t size) {
   }
   if (m->arena_bytes() != arena_bytes_) {
     error_ << "model records " << m->arena_bytes() << " arena bytes, the plan needs "
-           << static_cast<uint64_t>(arena_bytes_);
+           << static_cast<uint64_t>(arena_bytes_) << " (re-convert it with this release)";
     return Fail(Status::kInvalidModel);
   }
   return Status::kOk;
