@@ -33,7 +33,7 @@ const KernelTable kAvx2Table = {
 const KernelTable kAvxVnniTable = {
     KernelPath::kAvxVnni, "avxvnni",
     qs8_linear__avxvnni,  EA_F32_KERNEL(f32_linear__avx2),
-    qs8_attention__avxvnni, EA_F32_KERNEL(f32_attention__avx2),
+    qs8_attention_tiled__avxvnni, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,   EA_F32_KERNEL(f32_additive__avx2),
     qs8_qk_row__avx2,     qs8_softmax_row__avx2,  // VNNI changes the two-row Q.K step only
     qs8_pv_row__avx2,

@@ -73,6 +73,9 @@ void qs8_qk_rows2__avxvnni(int n, int dim, const int8_t* q0, const int8_t* q1, i
                         const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
                         int32_t* scores1);
 void qs8_attention__avxvnni(const QS8AttentionArgs& a);
+// attention_tile_avxvnni.cc: the ymm version of the tiled attention (4+ query
+// rows with tile scratch; else qs8_attention__avxvnni).
+void qs8_attention_tiled__avxvnni(const QS8AttentionArgs& a);
 
 // ----------------------------------------------------------- avx512vnni ----
 // linear_avx512vnni.cc (zmm GEMM microkernel), compiled with -mavx512f

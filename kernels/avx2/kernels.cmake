@@ -11,6 +11,9 @@ set_source_files_properties(${_ea_avx2_sources} PROPERTIES COMPILE_OPTIONS "-mav
 # Only this file may contain VPDPBUSD (VEX); reached after the AVX-VNNI check.
 set_source_files_properties(${_ea_avx2_dir}/avxvnni.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavxvnni")
+# The ymm tiled attention with VEX VPDPBUSD; reached after the AVX-VNNI check.
+set_source_files_properties(${_ea_avx2_dir}/attention_tile_avxvnni.cc PROPERTIES
+  COMPILE_OPTIONS "-mavx2;-mfma;-mavxvnni")
 # The zmm GEMM microkernel of the int8 linear; reached after the AVX512-VNNI
 # (F, BW, VL, VNNI) check.
 set_source_files_properties(${_ea_avx2_dir}/linear_avx512vnni.cc PROPERTIES
@@ -23,6 +26,7 @@ set_source_files_properties(${_ea_avx2_dir}/attention_avx512vnni.cc PROPERTIES
 set_source_files_properties(${_ea_avx2_dir}/attention_tile_avx512vnni.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
 list(APPEND EA_KERNEL_SOURCES ${_ea_avx2_sources} ${_ea_avx2_dir}/avxvnni.cc
+     ${_ea_avx2_dir}/attention_tile_avxvnni.cc
      ${_ea_avx2_dir}/linear_avx512vnni.cc
      ${_ea_avx2_dir}/attention_avx512vnni.cc
      ${_ea_avx2_dir}/attention_tile_avx512vnni.cc)

@@ -1,0 +1,295 @@
+// Tiled int8 attention with AVX-VNNI (VEX VPDPBUSD on ymm): the avxvnni
+// path's qs8_attention, for CPUs with AVX-VNNI but no AVX-512 (Intel Alder
+// Lake and later client cores, the N100-class gateway parts). Same integers
+// as qs8_attention__ref; reached only after cpu_supports(kAvxVnni).
+//
+// The design is the zmm kernel's (attention_tile_avx512vnni.cc; the
+// numerics are derived there): one head's keys (k + 128) and values packed
+// once into the tile scratch in the K4N16 layout, Q.K^T and P.V as tiles of
+// 4 query rows x 16 lanes (one 64-byte group = two ymm of 8 lanes), the
+// probabilities split into byte planes p = 256 ph + pl. Without AVX-512's
+// masked loads the packing and the plane split use scalar tails. The 8-row
+// tile of the scratch is processed as two 4-row halves.
+//
+// tests/kernels/vnni_emu_check.cc compiles this file with VPDPBUSD emulated
+// in AVX2, so CPUs without AVX-VNNI (and qemu) check it too.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "avx2_common.h"
+#include "avx2_kernels.h"
+#include "edgeattn/kernels/attention_tile.h"
+#include "edgeattn/kernels/packed_weights.h"
+#include "edgeattn/kernels/requant.h"
+
+#ifndef EA_DPBUSD
+#define EA_DPBUSD _mm256_dpbusd_avx_epi32
+#endif
+
+namespace edgeattn {
+namespace kernels {
+// Internal linkage: vnni_emu_check compiles this file again with VPDPBUSD
+// emulated, next to the library's copy.
+namespace tile_vnni {
+namespace {
+
+using avx2::add_zp_sat8;
+using avx2::requantize_x8;
+using avx2::Rq8;
+using avx2::rq8_uniform;
+using avx2::store8;
+
+constexpr int kMr = 4;
+
+inline __m256i load_ymm(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// Keys [0, n) as K4N16 blocks of k + 128 (bytes past the head dim and keys
+// n..packed_n(n)-1 are 0), key_terms[j] = zq * sum_i (k_ji + 128).
+void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
+  const size_t block = packed_block_bytes(a.head_dim);
+  const int groups = a.head_dim / 4, tail = a.head_dim - 4 * groups;
+  const int np = packed_n(n);
+  for (int j = 0; j < np; ++j) {
+    int8_t* dst = t.keys + static_cast<size_t>(j / kPackN) * block + static_cast<size_t>(j % kPackN) * 4;
+    if (j >= n) {  // padding keys: zero words (their scores are never read)
+      for (int g = 0; g < packed_k(a.head_dim) / 4; ++g) std::memset(dst + 64 * static_cast<ptrdiff_t>(g), 0, 4);
+      t.key_terms[j] = 0;
+      continue;
+    }
+    const int8_t* k = a.k + static_cast<ptrdiff_t>(j) * a.k_stride;
+    uint32_t sum = 0;
+    for (int g = 0; g < groups; ++g) {
+      uint32_t w;
+      std::memcpy(&w, k + 4 * g, 4);
+      w ^= 0x80808080u;
+      std::memcpy(dst + 64 * static_cast<ptrdiff_t>(g), &w, 4);
+      sum += (w & 0xFF) + ((w >> 8) & 0xFF) + ((w >> 16) & 0xFF) + (w >> 24);
+    }
+    if (tail != 0) {
+      uint8_t b[4] = {0, 0, 0, 0};
+      for (int i = 0; i < tail; ++i) {
+        b[i] = static_cast<uint8_t>(k[4 * groups + i] ^ 0x80);
+        sum += b[i];
+      }
+      std::memcpy(dst + 64 * static_cast<ptrdiff_t>(groups), b, 4);
+    }
+    t.key_terms[j] = static_cast<int32_t>(static_cast<uint32_t>(a.q_zp) * sum);
+  }
+}
+
+// Values of keys [0, n) as K4N16 with N = channels, K = keys (keys n..kp-1
+// and channels past v_dim are 0): the bytes of 4 key rows interleaved so that
+// each channel's 4 bytes are one word.
+void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
+  const int kp = packed_k(n);
+  const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(kp);
+  for (int c = 0; c < a.v_dim; c += kPackN) {
+    const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
+    int8_t* dst = t.values + static_cast<size_t>(c / kPackN) * block;
+    for (int j = 0; j < kp; j += kPackK) {
+      __m128i r[4];
+      for (int i = 0; i < 4; ++i) {
+        alignas(16) int8_t row[16] = {};
+        if (j + i < n) std::memcpy(row, a.v + static_cast<ptrdiff_t>(j + i) * a.v_stride + c, static_cast<size_t>(cnt));
+        r[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(row));
+      }
+      const __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), hi01 = _mm_unpackhi_epi8(r[0], r[1]);
+      const __m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
+      __m128i* out = reinterpret_cast<__m128i*>(dst + 16 * static_cast<ptrdiff_t>(j));
+      _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(lo01, lo23));
+      _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
+      _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
+      _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
+    }
+  }
+}
+
+struct Rows {
+  int m;                       // first query row of the 8-row tile
+  int limit[kQs8AttnTileRows];
+  int32_t neg_row_term[kQs8AttnTileRows];  // -(128 + zk) B (wrapping)
+  int32_t q_tail[kQs8AttnTileRows];        // the partial last 4-byte group, zero-padded
+  int32_t p_sum[kQs8AttnTileRows];
+};
+
+// Scores of rows r0..r0+MR-1 (tile rows) for key blocks [0, blocks).
+template <int MR>
+void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r0, int blocks) {
+  const size_t block = packed_block_bytes(a.head_dim);
+  const int groups = a.head_dim / 4;
+  const int8_t* q[MR];
+  for (int r = 0; r < MR; ++r) q[r] = a.q + static_cast<ptrdiff_t>(rows.m + r0 + r) * a.q_stride;
+  for (int b = 0; b < blocks; ++b) {
+    const int8_t* w = t.keys + static_cast<size_t>(b) * block;
+    __m256i acc[MR][2];
+    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_set1_epi32(rows.neg_row_term[r0 + r]);
+    for (int g = 0; g < groups; ++g) {
+      const __m256i w0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g));
+      const __m256i w1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g) + 32);
+      for (int r = 0; r < MR; ++r) {
+        int32_t word;
+        std::memcpy(&word, q[r] + 4 * g, 4);
+        const __m256i qv = _mm256_set1_epi32(word);
+        acc[r][0] = EA_DPBUSD(acc[r][0], w0, qv);
+        acc[r][1] = EA_DPBUSD(acc[r][1], w1, qv);
+      }
+    }
+    if (4 * groups < a.head_dim) {
+      const __m256i w0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(groups));
+      const __m256i w1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(groups) + 32);
+      for (int r = 0; r < MR; ++r) {
+        const __m256i qv = _mm256_set1_epi32(rows.q_tail[r0 + r]);
+        acc[r][0] = EA_DPBUSD(acc[r][0], w0, qv);
+        acc[r][1] = EA_DPBUSD(acc[r][1], w1, qv);
+      }
+    }
+    const int j = kPackN * b;
+    const __m256i kt0 = load_ymm(t.key_terms + j), kt1 = load_ymm(t.key_terms + j + 8);
+    for (int r = 0; r < MR; ++r) {
+      int32_t* s = t.scores + static_cast<ptrdiff_t>(r0 + r) * t.stride + j;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s), _mm256_sub_epi32(acc[r][0], kt0));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s + 8), _mm256_sub_epi32(acc[r][1], kt1));
+    }
+  }
+}
+
+// Row r's probabilities -> byte planes over [0, keys) (0 past the limit), and their sum.
+int32_t split_probs(const Qs8AttnTile& t, int r, int limit, int keys) {
+  const uint16_t* p = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
+  uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
+  uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
+  const __m256i low_byte = _mm256_set1_epi16(0xFF);
+  __m128i sum_lo = _mm_setzero_si128(), sum_hi = _mm_setzero_si128();
+  for (int j = 0; j < keys; j += 16) {  // up to the row's stride (whole 16-key blocks)
+    __m256i v;
+    if (limit - j >= 16) {
+      v = load_ymm(p + j);
+    } else {
+      alignas(32) uint16_t part[16] = {};
+      for (int i = 0; i < limit - j; ++i) part[i] = p[j + i];
+      v = _mm256_load_si256(reinterpret_cast<const __m256i*>(part));
+    }
+    const __m256i l16 = _mm256_and_si256(v, low_byte), h16 = _mm256_srli_epi16(v, 8);
+    const __m128i l = _mm_packus_epi16(_mm256_castsi256_si128(l16), _mm256_extracti128_si256(l16, 1));
+    const __m128i h = _mm_packus_epi16(_mm256_castsi256_si128(h16), _mm256_extracti128_si256(h16, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lo + j), l);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(hi + j), h);
+    sum_lo = _mm_add_epi64(sum_lo, _mm_sad_epu8(l, _mm_setzero_si128()));
+    sum_hi = _mm_add_epi64(sum_hi, _mm_sad_epu8(h, _mm_setzero_si128()));
+  }
+  auto total = [](__m128i s) { return _mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1); };
+  return static_cast<int32_t>(total(sum_lo) + 256 * total(sum_hi));
+}
+
+// out rows r0..r0+MR-1 over `groups` 4-key groups, every 16-channel block.
+template <int MR>
+void pv(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r0, int kp, int groups) {
+  const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(kp);
+  const Rq8 rq = rq8_uniform(a.pv_mult, a.pv_shift);
+  const __m128i zp16 = _mm_set1_epi16(static_cast<int16_t>(a.out_zp));
+  for (int c = 0; c < a.v_dim; c += kPackN) {
+    const int8_t* w = t.values + static_cast<size_t>(c / kPackN) * block;
+    __m256i acc[MR][2];
+    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    auto pass = [&](const uint8_t* plane) {
+      for (int g = 0; g < groups; ++g) {
+        const __m256i v0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g));
+        const __m256i v1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g) + 32);
+        for (int r = 0; r < MR; ++r) {
+          int32_t word;
+          std::memcpy(&word, plane + static_cast<ptrdiff_t>(r0 + r) * t.stride + 4 * g, 4);
+          const __m256i pw = _mm256_set1_epi32(word);
+          acc[r][0] = EA_DPBUSD(acc[r][0], pw, v0);
+          acc[r][1] = EA_DPBUSD(acc[r][1], pw, v1);
+        }
+      }
+    };
+    pass(t.p_hi);
+    for (int r = 0; r < MR; ++r) {
+      acc[r][0] = _mm256_slli_epi32(acc[r][0], 8);
+      acc[r][1] = _mm256_slli_epi32(acc[r][1], 8);
+    }
+    pass(t.p_lo);
+    const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
+    for (int r = 0; r < MR; ++r) {
+      const __m256i corr = _mm256_set1_epi32(rows.p_sum[r0 + r] * a.v_zp);
+      alignas(16) int8_t y[16];
+      store8(y, add_zp_sat8(requantize_x8(_mm256_sub_epi32(acc[r][0], corr), rq), zp16));
+      store8(y + 8, add_zp_sat8(requantize_x8(_mm256_sub_epi32(acc[r][1], corr), rq), zp16));
+      std::memcpy(a.out + static_cast<ptrdiff_t>(rows.m + r0 + r) * a.out_stride + c, y, static_cast<size_t>(cnt));
+    }
+  }
+}
+
+// Rows r0..r0+n-1 of the tile (n in 1..4) through qk (step 0) or pv (step 1).
+void half(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r0, int n, int step,
+          int keys, int kp) {
+  auto go = [&](auto mr) {
+    constexpr int M = decltype(mr)::value;
+    if (step == 0) {
+      qk<M>(a, t, rows, r0, (keys + kPackN - 1) / kPackN);
+    } else {
+      pv<M>(a, t, rows, r0, kp, packed_k(keys) / kPackK);
+    }
+  };
+  switch (n) {
+    case 4: go(std::integral_constant<int, 4>()); break;
+    case 3: go(std::integral_constant<int, 3>()); break;
+    case 2: go(std::integral_constant<int, 2>()); break;
+    default: go(std::integral_constant<int, 1>()); break;
+  }
+}
+
+}  // namespace
+}  // namespace tile_vnni
+
+void qs8_attention_tiled__avxvnni(const QS8AttentionArgs& a) {
+  using namespace tile_vnni;
+  const int keys_all = attention_row_limit(a.q_len - 1, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+  if (a.tile_scratch == nullptr || a.q_len < kQs8AttnTileMinRows || keys_all == 0) {
+    qs8_attention__avxvnni(a);
+    return;
+  }
+  const Qs8AttnTile t = carve_qs8_attention_tile(a.tile_scratch, a.kv_len, a.head_dim, a.v_dim);
+  pack_keys(a, keys_all, t);
+  pack_values(a, keys_all, t);
+  const int kp = packed_k(keys_all);  // the values' packed key count
+  const int groups = a.head_dim / 4;
+  for (int m = 0; m < a.q_len; m += kQs8AttnTileRows) {
+    const int mr = a.q_len - m < kQs8AttnTileRows ? a.q_len - m : kQs8AttnTileRows;
+    Rows rows = {};
+    rows.m = m;
+    for (int r = 0; r < mr; ++r) {
+      const int8_t* q = a.q + static_cast<ptrdiff_t>(m + r) * a.q_stride;
+      rows.limit[r] = attention_row_limit(m + r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+      uint32_t b = 0;
+      for (int i = 0; i < a.head_dim; ++i) b += static_cast<uint32_t>(static_cast<int32_t>(q[i]) - a.q_zp);
+      rows.neg_row_term[r] = static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)) * b);
+      uint32_t tail = 0;
+      for (int i = 4 * groups; i < a.head_dim; ++i) {
+        tail |= static_cast<uint32_t>(static_cast<uint8_t>(q[i])) << (8 * (i - 4 * groups));
+      }
+      rows.q_tail[r] = static_cast<int32_t>(tail);
+    }
+    const int keys = rows.limit[mr - 1];  // limits never decrease down the rows
+    for (int r0 = 0; r0 < mr; r0 += kMr) half(a, t, rows, r0, mr - r0 < kMr ? mr - r0 : kMr, 0, keys, kp);
+    for (int r = 0; r < mr; ++r) {
+      const int limit = rows.limit[r];
+      qs8_softmax_row__avx2(limit, t.scores + static_cast<ptrdiff_t>(r) * t.stride, a.score_mult, a.score_shift,
+                            t.probs + static_cast<ptrdiff_t>(r) * t.stride);
+      rows.p_sum[r] = split_probs(t, r, limit, packed_k(keys));
+      if (a.weights != nullptr) {
+        write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
+                          a.weights + static_cast<ptrdiff_t>(m + r) * a.weights_stride);
+      }
+    }
+    for (int r0 = 0; r0 < mr; r0 += kMr) half(a, t, rows, r0, mr - r0 < kMr ? mr - r0 : kMr, 1, keys, kp);
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn
