@@ -10,7 +10,7 @@ LayerShape layer_shape(const fb::Layer& layer) {
   s.tile_scratch = layer.tile_scratch();
   const LayerKindModule* kind = find_layer_kind(layer.options_type());
   if (kind == nullptr) {  // not after Load (it refuses unknown kinds); plan_layer refuses this
-    s.kind = static_cast<ea_layer_kind>(-1);
+    s.kind = -1;
     return s;
   }
   s.kind = kind->kind;

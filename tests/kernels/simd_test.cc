@@ -194,7 +194,10 @@ TEST(SimdTest, Qs8LinearEveryShift) {
       // acc ~ y / (M 2^(s - 31)) for a target y in [-700, 700].
       const double r = std::ldexp(static_cast<double>(mult[n]), shift[n] - 31);
       const double b = rng.uniform(-700.0, 700.0) / r;
-      bias[n] = static_cast<int32_t>(std::max(-2147483000.0, std::min(2147483000.0, b)));
+      // Within the headroom Model::Load requires (|bias| <= 2^31 - 1 - in * 2^14),
+      // so the reference's int32 sum cannot overflow.
+      const double lim = 2147483647.0 - 16384.0 * in;
+      bias[n] = static_cast<int32_t>(std::max(-lim, std::min(lim, b)));
     }
     // Small products where one accumulator step is already many int8 steps.
     const int mag = s0 >= -10 ? 2 : 127;

@@ -448,7 +448,7 @@ TEST(Models, FixturesWereConverted) {
 // the tile scratch exactly from kQs8AttnTileMinRows query rows on.
 TEST(Plan, UnknownKindIsRefused) {
   edgeattn::LayerShape s = {};
-  s.kind = static_cast<ea_layer_kind>(99);
+  s.kind = 99;
   s.dtype = EA_S8;
   const edgeattn::LayerPlan p = edgeattn::plan_layer(s, 4, 4);
   EXPECT_GT(p.cache_bytes + p.scratch_bytes, edgeattn::kMaxArenaBytes);

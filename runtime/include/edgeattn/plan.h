@@ -20,7 +20,7 @@ struct LayerPlan {
 
 // The dimensions that decide a layer's buffers.
 struct LayerShape {
-  ea_layer_kind kind;
+  int kind;          // an ea_layer_kind; any other value is a kind no module plans (refused)
   ea_dtype dtype;
   int embed_dim;     // MHA: width of the projected Q/K/V and of the context
   int attn_dim;      // additive: width of W_q q and W_k k

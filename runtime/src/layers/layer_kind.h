@@ -54,7 +54,7 @@ struct LayerKindModule {
 
 // The module of a kind, or null for a kind this runtime does not know.
 const LayerKindModule* find_layer_kind(fb::LayerOptions options);
-const LayerKindModule* find_layer_kind(ea_layer_kind kind);
+const LayerKindModule* find_layer_kind(int kind);  // an ea_layer_kind value
 
 // The row scratch every attention core needs (plan.cc): one row of kv scores
 // (+ kv Q15 probabilities for int8), and for int8 scaled-dot-product cores

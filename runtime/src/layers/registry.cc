@@ -21,7 +21,7 @@ const LayerKindModule* find_layer_kind(fb::LayerOptions options) {
   return nullptr;
 }
 
-const LayerKindModule* find_layer_kind(ea_layer_kind kind) {
+const LayerKindModule* find_layer_kind(int kind) {
   for (const LayerKindModule* m : kKinds) {
     if (m->kind == kind) return m;
   }
