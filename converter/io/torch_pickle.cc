@@ -52,6 +52,11 @@ class Unpickler {
  public:
   Unpickler(const uint8_t* data, size_t size, const std::string& where)
       : p_(data), n_(size), where_(where) {}
+  ~Unpickler() {
+    for (const Ref& c : containers_) c->items.clear();
+  }
+  Unpickler(const Unpickler&) = delete;
+  Unpickler& operator=(const Unpickler&) = delete;
 
   std::map<std::string, TorchTensorRef> Run() {
     while (true) {
@@ -124,9 +129,13 @@ class Unpickler {
     stack_.resize(m - 1);
     return items;
   }
-  static Ref Make(Value::Kind kind) {
+  // Every container is remembered: a hostile pickle can make one hold
+  // itself (through the memo), a cycle of shared_ptrs that would never be
+  // freed; the destructor empties them all, which breaks every cycle.
+  Ref Make(Value::Kind kind) {
     Ref v = std::make_shared<Value>();
     v->kind = kind;
+    if (kind == Value::kTuple || kind == Value::kList || kind == Value::kDict) containers_.push_back(v);
     return v;
   }
   Ref Int(int64_t i) {
@@ -156,7 +165,7 @@ class Unpickler {
          "' (a state dict of tensors needs only collections.OrderedDict, torch._utils._rebuild_tensor_v2 "
          "and the torch.*Storage types; nothing in the file is executed)");
   }
-  static Ref GlobalRef(const std::string& full) {
+  Ref GlobalRef(const std::string& full) {
     Ref v = Make(Value::kGlobal);
     v->s = full;
     return v;
@@ -355,6 +364,7 @@ class Unpickler {
   const std::string& where_;
   size_t pos_ = 0, op_at_ = 0;
   std::vector<Ref> stack_, memo_;
+  std::vector<Ref> containers_;  // see Make
 };
 
 }  // namespace

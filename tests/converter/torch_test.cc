@@ -145,4 +145,15 @@ TEST(TorchPickle, TruncatedAndNonDictPicklesAreRefused) {
   EXPECT_NE(e.find("holds a int, not a state dict"), std::string::npos) << e;
 }
 
+// A dict that holds itself through the memo (EMPTY_DICT, BINPUT 0, BINGET 0
+// twice, SETITEM): refused as a state dict, and freed. The unpickler's values
+// are shared_ptrs, so such a cycle leaked until it emptied every container
+// on exit (fuzz_torch_pickle's first finding; the sanitize stage runs this
+// test under LeakSanitizer).
+TEST(TorchPickle, SelfContainingDictIsRefusedAndFreed) {
+  const Bytes p = {0x80, 0x02, '}', 'q', 0, 'h', 0, 'h', 0, 's', '.'};
+  const std::string e = Error([&] { parse_torch_state_dict(p.data(), p.size(), "cycle.pkl"); });
+  EXPECT_NE(e.find("a state dict key is a dict"), std::string::npos) << e;
+}
+
 }  // namespace
