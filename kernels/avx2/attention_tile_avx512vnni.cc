@@ -107,13 +107,7 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   }
 }
 
-struct TileRows {
-  int m, mr;            // query rows m .. m + mr - 1
-  int limit[kMr];       // keys each row sees
-  int32_t neg_row_term[kMr];  // -(128 + zk) B (wrapping)
-  int32_t q_tail[kMr];    // the partial last 4-byte group of the row, zero-padded
-  int32_t p_sum[kMr];     // sum of the row's probabilities
-};
+using TileRows = Qs8AttnTileRows;
 
 // scores[r][16 b + lane] for key blocks b0, b0 + NB.
 template <int MR, int NB>
@@ -258,24 +252,10 @@ void qs8_attention_tiled__avx512vnni(const QS8AttentionArgs& a) {
   const Qs8AttnTile t = carve_qs8_attention_tile(a.tile_scratch, a.kv_len, a.head_dim, a.v_dim);
   pack_keys(a, keys, t);
   pack_values(a, keys, t);
-  const int groups = a.head_dim / 4;
   for (int m = 0; m < a.q_len; m += kMr) {
-    TileRows rows = {};
-    rows.m = m;
-    rows.mr = a.q_len - m < kMr ? a.q_len - m : kMr;
-    for (int r = 0; r < rows.mr; ++r) {
-      const int8_t* q = a.q + static_cast<ptrdiff_t>(m + r) * a.q_stride;
-      rows.limit[r] = attention_row_limit(m + r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-      uint32_t b = 0;
-      for (int i = 0; i < a.head_dim; ++i) b += static_cast<uint32_t>(static_cast<int32_t>(q[i]) - a.q_zp);
-      rows.neg_row_term[r] = static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)) * b);
-      uint32_t tail = 0;
-      for (int i = 4 * groups; i < a.head_dim; ++i) {
-        tail |= static_cast<uint32_t>(static_cast<uint8_t>(q[i])) << (8 * (i - 4 * groups));
-      }
-      rows.q_tail[r] = static_cast<int32_t>(tail);
-    }
-    switch (rows.mr) {
+    TileRows rows;
+    qs8_attention_tile_rows(a, m, &rows);
+    switch (rows.n) {
       case 8: run_tile<8>(a, t, packed_k(keys), &rows); break;
       case 7: run_tile<7>(a, t, packed_k(keys), &rows); break;
       case 6: run_tile<6>(a, t, packed_k(keys), &rows); break;

@@ -108,13 +108,7 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   }
 }
 
-struct Rows {
-  int m;                       // first query row of the 8-row tile
-  int limit[kQs8AttnTileRows];
-  int32_t neg_row_term[kQs8AttnTileRows];  // -(128 + zk) B (wrapping)
-  int32_t q_tail[kQs8AttnTileRows];        // the partial last 4-byte group, zero-padded
-  int32_t p_sum[kQs8AttnTileRows];
-};
+using Rows = Qs8AttnTileRows;
 
 // Scores of rows r0..r0+MR-1 (tile rows) for key blocks [0, blocks).
 template <int MR>
@@ -258,23 +252,10 @@ void qs8_attention_tiled__avxvnni(const QS8AttentionArgs& a) {
   pack_keys(a, keys_all, t);
   pack_values(a, keys_all, t);
   const int kp = packed_k(keys_all);  // the values' packed key count
-  const int groups = a.head_dim / 4;
   for (int m = 0; m < a.q_len; m += kQs8AttnTileRows) {
-    const int mr = a.q_len - m < kQs8AttnTileRows ? a.q_len - m : kQs8AttnTileRows;
-    Rows rows = {};
-    rows.m = m;
-    for (int r = 0; r < mr; ++r) {
-      const int8_t* q = a.q + static_cast<ptrdiff_t>(m + r) * a.q_stride;
-      rows.limit[r] = attention_row_limit(m + r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-      uint32_t b = 0;
-      for (int i = 0; i < a.head_dim; ++i) b += static_cast<uint32_t>(static_cast<int32_t>(q[i]) - a.q_zp);
-      rows.neg_row_term[r] = static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)) * b);
-      uint32_t tail = 0;
-      for (int i = 4 * groups; i < a.head_dim; ++i) {
-        tail |= static_cast<uint32_t>(static_cast<uint8_t>(q[i])) << (8 * (i - 4 * groups));
-      }
-      rows.q_tail[r] = static_cast<int32_t>(tail);
-    }
+    Rows rows;
+    qs8_attention_tile_rows(a, m, &rows);
+    const int mr = rows.n;
     const int keys = rows.limit[mr - 1];  // limits never decrease down the rows
     for (int r0 = 0; r0 < mr; r0 += kMr) half(a, t, rows, r0, mr - r0 < kMr ? mr - r0 : kMr, 0, keys, kp);
     for (int r = 0; r < mr; ++r) {

@@ -126,18 +126,13 @@ Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, in
     error_ << "length caps must be >= 0";
     return Status::kInvalidArgument;
   }
-  const size_t needed = model->ArenaBytesFor(max_q_len, max_kv_len);
-  if (arena_bytes < needed) {
+  uint64_t cache_offsets[kMaxLayers];
+  const ArenaLayout layout = model->LayOutArena(max_q_len, max_kv_len, cache_offsets);
+  if (arena_bytes < layout.total_bytes) {
     error_ << "arena has " << static_cast<uint64_t>(arena_bytes) << " bytes, the model needs "
-           << static_cast<uint64_t>(needed);
+           << layout.total_bytes;
     return Status::kArenaTooSmall;
   }
-  LayerPlan plans[kMaxLayers];
-  uint64_t cache_offsets[kMaxLayers];
-  for (int i = 0; i < model->num_layers(); ++i) {
-    plans[i] = model->PlanLayer(i, model->CappedQLen(i, max_q_len), model->CappedKvLen(i, max_kv_len));
-  }
-  const ArenaLayout layout = lay_out_arena(plans, model->num_layers(), cache_offsets);
   for (int i = 0; i < model->num_layers(); ++i) {
     cache_offset_[i] = static_cast<size_t>(cache_offsets[i]);
     const LayerShape shape = model->ShapeOf(i);
@@ -150,7 +145,7 @@ Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, in
   arena_ = static_cast<uint8_t*>(arena);
   arena_bytes_ = arena_bytes;
   scratch_ = arena_ + static_cast<size_t>(layout.scratch_offset);
-  plan_bytes_ = needed;
+  plan_bytes_ = static_cast<size_t>(layout.total_bytes);  // < arena_bytes, so it fits size_t
   return Status::kOk;
 }
 

@@ -176,14 +176,18 @@ int Model::CappedKvLen(int index, int cap) const {
   return cap > 0 && cap < max ? cap : max;
 }
 
-size_t Model::ArenaBytesFor(int max_q_len, int max_kv_len) const {
-  // Each layer's plan is <= kMaxArenaBytes (checked at load) and there are at
-  // most 16 layers, so the 64-bit sum cannot overflow; it still has to fit.
+ArenaLayout Model::LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_offsets) const {
   LayerPlan plans[Interpreter::kMaxLayers];
   for (int i = 0; i < num_layers(); ++i) {
     plans[i] = PlanLayer(i, CappedQLen(i, max_q_len), CappedKvLen(i, max_kv_len));
   }
-  const uint64_t total = lay_out_arena(plans, num_layers(), nullptr).total_bytes;
+  return lay_out_arena(plans, num_layers(), cache_offsets);
+}
+
+size_t Model::ArenaBytesFor(int max_q_len, int max_kv_len) const {
+  // Each layer's plan is <= kMaxArenaBytes (checked at load) and there are at
+  // most 16 layers, so the 64-bit sum cannot overflow; it still has to fit.
+  const uint64_t total = LayOutArena(max_q_len, max_kv_len, nullptr).total_bytes;
   return total > kMaxArenaBytes ? static_cast<size_t>(kMaxArenaBytes) + 1 : static_cast<size_t>(total);
 }
 

@@ -16,6 +16,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/kernels/dispatch.h"
+#include "loaded_model.h"
 #include "test_models.h"
 
 namespace ek = edgeattn::kernels;
@@ -28,18 +29,13 @@ using eatest::AlignedBuffer;
 
 namespace {
 
-struct Decoder {
-  AlignedBuffer file, arena;
-  Model model;
-  Interpreter interp;
+// A fixture model loaded (eatest::Loaded) and one of its KV-cache layers.
+struct Decoder : eatest::Loaded {
   int layer = -1;
   LayerInfo info = {};
 
   void Load(const std::string& name, const char* layer_name) {
-    ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath(name), &file)) << name;
-    ASSERT_EQ(model.Load(file.data(), file.size()), Status::kOk) << model.error();
-    arena.Reset(model.arena_bytes());
-    ASSERT_EQ(interp.Init(&model, arena.data(), model.arena_bytes()), Status::kOk) << interp.error();
+    ASSERT_TRUE(eatest::Loaded::Load(name));
     layer = model.FindLayer(layer_name);
     ASSERT_GE(layer, 0);
     ASSERT_EQ(model.GetLayerInfo(layer, &info), Status::kOk);

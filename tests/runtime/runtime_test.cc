@@ -13,6 +13,7 @@
 #include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/plan.h"
+#include "loaded_model.h"
 #include "test_models.h"
 
 using edgeattn::Interpreter;
@@ -24,38 +25,9 @@ using eatest::AlignedBuffer;
 using eatest::LayerIo;
 using eatest::Rng;
 
+using eatest::Loaded;
+
 namespace {
-
-// A loaded model plus an interpreter over an exact-size arena.
-struct Loaded {
-  AlignedBuffer file;
-  Model model;
-  AlignedBuffer arena;
-  Interpreter interp;
-
-  ::testing::AssertionResult Load(const std::string& name) {
-    if (!eatest::ReadFile(eatest::ModelPath(name), &file)) {
-      return ::testing::AssertionFailure() << "cannot read " << eatest::ModelPath(name);
-    }
-    const Status s = model.Load(file.data(), file.size());
-    if (s != Status::kOk) {
-      return ::testing::AssertionFailure() << name << ": Load: " << edgeattn::status_string(s) << ": "
-                                           << model.error();
-    }
-    arena.Reset(model.arena_bytes());
-    const Status i = interp.Init(&model, arena.data(), model.arena_bytes());
-    if (i != Status::kOk) {
-      return ::testing::AssertionFailure() << name << ": Init: " << edgeattn::status_string(i) << ": "
-                                           << interp.error();
-    }
-    return ::testing::AssertionSuccess();
-  }
-  LayerInfo Info(int layer) {
-    LayerInfo info = {};
-    EXPECT_EQ(model.GetLayerInfo(layer, &info), Status::kOk);
-    return info;
-  }
-};
 
 class EveryModel : public ::testing::TestWithParam<std::string> {};
 

@@ -93,6 +93,9 @@ class Model {
   int CappedKvLen(int layer, int cap) const;
   // One layer's plan at the given lengths.
   LayerPlan PlanLayer(int layer, int q_len, int kv_len) const;
+  // The arena at these length caps (lay_out_arena over every layer's plan);
+  // cache_offsets (num_layers() entries) may be null.
+  ArenaLayout LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_offsets) const;
   LayerShape ShapeOf(int layer) const;
 
   const fb::Model* flatbuffer() const { return model_; }

@@ -104,9 +104,8 @@ LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
 }
 
 // Every head of q [c.q_len][E] against kp, vp [c.kv_len][E] into ctx.
-void attend_heads(const Call& c, const fb::MultiHeadAttention& mh, const uint8_t* q,
+void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t* q,
                   const uint8_t* kp, const uint8_t* vp, uint8_t* ctx, uint8_t* row_scratch) {
-  const fb::MultiHeadAttention* m = &mh;
   const int e = static_cast<int>(m->embed_dim());
   const int hd = static_cast<int>(m->head_dim());
   const int kv_width = static_cast<int>(kv_heads(*m)) * hd;
@@ -154,7 +153,7 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
     run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, kp, c.xnn);
     run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, vp, c.xnn);
   }
-  attend_heads(c, *m, q, kp, vp, ctx, row_scratch);
+  attend_heads(c, m, q, kp, vp, ctx, row_scratch);
   run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output, c.xnn);
 }
 
@@ -190,7 +189,7 @@ void step(const fb::Model& model, const Call& c, int max_kv_len, int position) {
   one.q_len = 1;
   one.kv_len = position + 1;
   one.kv_valid_len = position + 1;
-  attend_heads(one, *m, q, kp, vp, ctx, row_scratch);
+  attend_heads(one, m, q, kp, vp, ctx, row_scratch);
   run_linear(model, m->out_proj(), c.s8, 1, ctx, c.output, c.xnn);
 }
 

@@ -63,6 +63,23 @@ constexpr size_t qs8_attention_tile_bytes(int kv_len, int head_dim, int v_dim) {
          align64(rows * sizeof(int32_t)) + align64(rows * sizeof(uint16_t)) + 2 * align64(rows);
 }
 
+// The query rows m .. m + n - 1 of one tile (n <= kQs8AttnTileRows), as the
+// x86 tiled kernels use them: the keys each row sees, the Q.K row term
+// -(128 + zk) * sum_i (q_i - zq) (wrapping; keys are stored as k + 128), the
+// row's partial last 4-byte group of q (zero-padded), and, filled later by
+// the kernel, the sum of its probabilities.
+struct Qs8AttnTileRows {
+  int m, n;
+  int limit[kQs8AttnTileRows];
+  int32_t neg_row_term[kQs8AttnTileRows];
+  int32_t q_tail[kQs8AttnTileRows];
+  int32_t p_sum[kQs8AttnTileRows];
+};
+struct QS8AttentionArgs;
+// Out of line and built without ISA flags (kernels/ref/attention_tile_rows.cc),
+// so every kernel path can call the one copy.
+void qs8_attention_tile_rows(const QS8AttentionArgs& a, int m, Qs8AttnTileRows* rows);
+
 inline Qs8AttnTile carve_qs8_attention_tile(void* scratch, int kv_len, int head_dim, int v_dim) {
   using tile_detail::align64;
   uintptr_t p = (reinterpret_cast<uintptr_t>(scratch) + 63) / 64 * 64;
