@@ -5,11 +5,8 @@
 //  - Q.K: sum (q - zq)(k - zk) = sum (q - zq) k - zk sum (q - zq). q - zq is in
 //    [-255, 255] (int16); a vpmaddwd pair is at most 2 * 255 * 128, exact. The
 //    wrapping int32 sum equals the reference's (which cannot overflow).
-//  - exponent: d = max - s is in [0, 2^32), exact as uint32; min_epu32 with
-//    INT32_MAX is the clamp of softmax_exponent_q16; requantize of d >= 0.
-//  - exp2 polynomial: floor(h u / 2^31) from the exact 64-bit product.
-//  - final Q30 -> Q15 shift: (v + 2^(s-1)) >> s in 32 bits (v <= 2^30).
-//  - normalizer: vpmuludq + the same round-half-up shift in 64 bits.
+//  - softmax: every step of requant.h is a 32-bit or 16-bit lane operation
+//    (see exponent_x8 and exp2_neg_q15_x16); the normalizer's e m < 2^31.
 //  - P.V: sum p (v - zp) = sum p v - zp sum p, two keys per vpmaddwd; p =
 //    32768 does not fit int16, so a pair holding it is added key by key.
 #include <cmath>
@@ -26,42 +23,46 @@ using namespace avx2;  // NOLINT(build/namespaces)
 
 namespace {
 
-// e = exp2_neg_q15(z) for N vectors of 8 lanes (z >= 0), in place.
-// A Horner step of requant.h is floor(h * u / 2^31) with u = f * 2^15, f =
-// z & 0xFFFF, i.e. floor(h * f / 2^16). Splitting h = hh * 2^16 + hl (hh =
-// h >> 16 arithmetic, hl = h & 0xFFFF) makes it hh * f + floor(hl * f / 2^16)
-// exactly: |hh * f| < 2^31 is one vpmulld, floor(hl * f / 2^16) one vpmulhuw
-// on the low 16-bit halves (the high halves are 0 * 0). The N independent
-// chains are interleaved step by step: written one after the other they left
-// the multiply ports idle (perf on Zen 3).
-template <int N>
-inline void exp2_neg_q15_xn(__m256i* z) {
-  const __m256i low16 = _mm256_set1_epi32(0xFFFF);
-  __m256i live[N], n[N], f[N], h[N];
-  for (int i = 0; i < N; ++i) {
-    live[i] = _mm256_cmpgt_epi32(_mm256_set1_epi32(kExpCutoffQ16), z[i]);
-    n[i] = _mm256_min_epi32(_mm256_srli_epi32(z[i], 16), _mm256_set1_epi32(15));
-    f[i] = _mm256_and_si256(z[i], low16);
-    h[i] = _mm256_set1_epi32(kExp2Coeff[4]);
-  }
-  // h = c + floor(h * f / 2^16) per lane (c = 2^30 for the last step).
-  auto step = [&](int32_t c) {
-    for (int i = 0; i < N; ++i) {
-      const __m256i hi = _mm256_mullo_epi32(_mm256_srai_epi32(h[i], 16), f[i]);
-      const __m256i lo = _mm256_mulhi_epu16(_mm256_and_si256(h[i], low16), f[i]);
-      h[i] = _mm256_add_epi32(_mm256_add_epi32(_mm256_set1_epi32(c), hi), lo);
-    }
+// Steps 1-2 of the softmax (requant.h) for 8 scores: z in 32-bit lanes,
+// already clamped to 0xFFFF so that vpackusdw (signed input) keeps it.
+struct ExpParams8 {
+  __m256i limit, mult, zero_z;
+  __m128i pre, post;
+};
+
+inline ExpParams8 exp_params8(const SoftmaxExpParams& x) {
+  return ExpParams8{_mm256_set1_epi32(static_cast<int32_t>(x.limit)), _mm256_set1_epi32(static_cast<int32_t>(x.multiplier)),
+                    _mm256_set1_epi32(static_cast<int32_t>(kExpZeroQ12)), _mm_cvtsi32_si128(static_cast<int>(x.pre_shift)),
+                    _mm_cvtsi32_si128(static_cast<int>(x.post_shift))};
+}
+
+inline __m256i exponent_x8(__m256i vmax, __m256i s, const ExpParams8& x) {
+  const __m256i dp = _mm256_min_epu32(_mm256_srl_epi32(_mm256_sub_epi32(vmax, s), x.pre), x.limit);
+  return _mm256_min_epu32(_mm256_srl_epi32(_mm256_mullo_epi32(dp, x.mult), x.post), x.zero_z);
+}
+
+// Step 3 for 16 exponents za (scores 0-7) and zb (8-15), into ea and eb.
+// The polynomial runs on 16-bit lanes (vpmulhrsw is mulhrs16 of requant.h)
+// after vpackusdw; vpunpck{l,h}wd with 0 undo the pack lane for lane, so wa
+// lines up with za. AVX2 has no 16-bit variable shift: the rounding shift by
+// n = z >> 12 runs on 32-bit lanes (n <= 15 for live lanes; z = 0xFFFF is 0).
+inline void exp2_neg_q15_x16(__m256i za, __m256i zb, __m256i* ea, __m256i* eb) {
+  const __m256i z16 = _mm256_packus_epi32(za, zb);
+  const __m256i u = _mm256_slli_epi16(_mm256_and_si256(z16, _mm256_set1_epi16(0xFFF)), 3);
+  __m256i h = _mm256_set1_epi16(kExp2Coeff[3]);
+  h = _mm256_add_epi16(_mm256_set1_epi16(kExp2Coeff[2]), _mm256_mulhrs_epi16(h, u));
+  h = _mm256_add_epi16(_mm256_set1_epi16(kExp2Coeff[1]), _mm256_mulhrs_epi16(h, u));
+  h = _mm256_add_epi16(_mm256_set1_epi16(kExp2Coeff[0]), _mm256_mulhrs_epi16(h, u));
+  const __m256i w = _mm256_add_epi16(_mm256_set1_epi16(kProbMax), _mm256_mulhrs_epi16(h, u));
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i zero_z = _mm256_set1_epi32(static_cast<int32_t>(kExpZeroQ12));
+  auto shift = [&](__m256i w32, __m256i z) {
+    const __m256i n = _mm256_srli_epi32(z, 12);
+    const __m256i r = _mm256_srli_epi32(_mm256_sllv_epi32(one, n), 1);
+    return _mm256_andnot_si256(_mm256_cmpeq_epi32(z, zero_z), _mm256_srlv_epi32(_mm256_add_epi32(w32, r), n));
   };
-  step(kExp2Coeff[3]);
-  step(kExp2Coeff[2]);
-  step(kExp2Coeff[1]);
-  step(kExp2Coeff[0]);
-  step(1 << 30);  // h = 2^-u in Q30
-  for (int i = 0; i < N; ++i) {
-    const __m256i s = _mm256_add_epi32(n[i], _mm256_set1_epi32(15));
-    const __m256i rnd = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_sub_epi32(s, _mm256_set1_epi32(1)));
-    z[i] = _mm256_and_si256(_mm256_srlv_epi32(_mm256_add_epi32(h[i], rnd), s), live[i]);
-  }
+  *ea = shift(_mm256_unpacklo_epi16(w, _mm256_setzero_si256()), za);
+  *eb = shift(_mm256_unpackhi_epi16(w, _mm256_setzero_si256()), zb);
 }
 
 // acc_lo/acc_hi (columns 0-3,8-11 / 4-7,12-15) += p * row16 for one key.
@@ -157,52 +158,46 @@ void qs8_softmax_row__avx2(int n, int32_t* scores, int32_t mult, int32_t shift, 
   }
   for (int j = n8; j < n; ++j) row_max = scores[j] > row_max ? scores[j] : row_max;
 
+  const SoftmaxExpParams params = softmax_exp_params(mult, shift);
+  const ExpParams8 x = exp_params8(params);
   const __m256i vmax = _mm256_set1_epi32(row_max);
-  const __m256i imax = _mm256_set1_epi32(INT32_MAX);
-  const Rq8 rq = rq8_uniform(mult, shift);
   __m256i vsum = _mm256_setzero_si256();
   int j8 = 0;
-  for (; j8 + 32 <= n8; j8 += 32) {
-    __m256i z[4];
-    for (int i = 0; i < 4; ++i) {
-      const __m256i sc = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + j8 + 8 * i));
-      z[i] = requantize_nonneg_x8(_mm256_min_epu32(_mm256_sub_epi32(vmax, sc), imax), rq);
-    }
-    exp2_neg_q15_xn<4>(z);
-    for (int i = 0; i < 4; ++i) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(scores + j8 + 8 * i), z[i]);
-      vsum = _mm256_add_epi32(vsum, z[i]);
-    }
-  }
-  for (; j8 < n8; j8 += 8) {
+  for (; j8 + 16 <= n8; j8 += 16) {
     __m256i* p = reinterpret_cast<__m256i*>(scores + j8);
-    __m256i z = requantize_nonneg_x8(_mm256_min_epu32(_mm256_sub_epi32(vmax, _mm256_loadu_si256(p)), imax), rq);
-    exp2_neg_q15_xn<1>(&z);
-    _mm256_storeu_si256(p, z);
-    vsum = _mm256_add_epi32(vsum, z);
+    __m256i ea, eb;
+    exp2_neg_q15_x16(exponent_x8(vmax, _mm256_loadu_si256(p), x), exponent_x8(vmax, _mm256_loadu_si256(p + 1), x),
+                     &ea, &eb);
+    _mm256_storeu_si256(p, ea);
+    _mm256_storeu_si256(p + 1, eb);
+    vsum = _mm256_add_epi32(vsum, _mm256_add_epi32(ea, eb));
+  }
+  if (j8 < n8) {  // one more block of 8: the upper half of the pack is a dummy
+    __m256i* p = reinterpret_cast<__m256i*>(scores + j8);
+    const __m256i za = exponent_x8(vmax, _mm256_loadu_si256(p), x);
+    __m256i ea, unused;
+    exp2_neg_q15_x16(za, za, &ea, &unused);
+    _mm256_storeu_si256(p, ea);
+    vsum = _mm256_add_epi32(vsum, ea);
   }
   uint32_t sum = static_cast<uint32_t>(hsum_s32(vsum));
   for (int j = n8; j < n; ++j) {
-    const int32_t e = exp2_neg_q15(softmax_exponent_q16(row_max, scores[j], mult, shift));
+    const int32_t e = exp2_neg_q15(softmax_exponent_q12(row_max, scores[j], params));
     scores[j] = e;
     sum += static_cast<uint32_t>(e);
   }
 
-  // p = floor((e m + 2^(s-1)) / 2^s) in 32-bit lanes: with m = mh 2^16 + ml,
-  // e m + 2^(s-1) = (e mh + 2^(s-17)) 2^16 + e ml, and nested floors give
-  // p = (e mh + 2^(s-17) + floor(e ml / 2^16)) >> (s - 16). Bounds: e <= 2^15,
-  // mh <= 2^15, s in [31, 46], so the sum stays below 2^31; floor(e ml / 2^16)
-  // is one vpmulhuw on the low 16-bit halves (the high halves are 0).
+  // p = min(32767, (e m + 2^(b-1)) >> b): e m < 2^31, so one vpmulld and a
+  // logical shift are exact.
   const ProbNormalizer norm = prob_normalizer(sum);
-  const __m256i mh = _mm256_set1_epi32(static_cast<int32_t>(norm.multiplier >> 16));
-  const __m256i ml = _mm256_set1_epi32(static_cast<int32_t>(norm.multiplier & 0xFFFFu));
-  const __m256i rnd = _mm256_set1_epi32(1 << (norm.shift - 17));
-  const __m128i sh = _mm_cvtsi32_si128(norm.shift - 16);
+  const __m256i m = _mm256_set1_epi32(static_cast<int32_t>(norm.multiplier));
+  const __m256i rnd = _mm256_set1_epi32(static_cast<int32_t>(1u << (norm.shift - 1)));
+  const __m256i cap = _mm256_set1_epi32(kProbMax);
+  const __m128i sh = _mm_cvtsi32_si128(norm.shift);
   int j = 0;
   for (; j < n8; j += 8) {
     const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + j));
-    const __m256i hi = _mm256_add_epi32(_mm256_mullo_epi32(e, mh), rnd);
-    const __m256i p = _mm256_srl_epi32(_mm256_add_epi32(hi, _mm256_mulhi_epu16(e, ml)), sh);
+    const __m256i p = _mm256_min_epu32(_mm256_srl_epi32(_mm256_add_epi32(_mm256_mullo_epi32(e, m), rnd), sh), cap);
     const __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(probs + j), p16);
   }

@@ -3,16 +3,9 @@
 // -mavx512bw -mavx512vl -mavx512vnni (no DQ: nothing here needs it); reached
 // only after cpu_supports(KernelPath::kAvx512Vnni).
 //
-// Softmax (qs8_softmax_row of requant.h, 16 scores per vector):
-//  - d = max - s is in [0, 2^32): exact as uint32 (wrapping subtract), and
-//    min_epu32 with INT32_MAX is the clamp of softmax_exponent_q16.
-//  - z = requantize(d) for d >= 0: d * M (both < 2^31) is the exact 64-bit
-//    VPMULUDQ product of the even / odd lanes; + 2^(n-1) < 2^63; logical shift
-//    (nothing is negative), then the clamp to INT32_MAX with min_epu64.
-//  - exp2 polynomial and the Q30 -> Q15 rounding: the avx2 tricks of
-//    attention.cc on 16 lanes (see exp2_neg_q15_x16), the cutoff as a mask.
-//  - normalizer: the avx2 32-bit split of e * m (see normalize_x16).
-//  - tails (n % 16) use masked loads and stores, no scalar loop.
+// Softmax (requant.h): the exponent on 16 32-bit lanes, the polynomial and
+// the rounding shift on 32 16-bit lanes, the normalizer on 16 32-bit lanes;
+// tails (n % 32) use masked loads and stores, no scalar loop.
 //
 // Q.K (R query rows against 16 keys at a time, lanes = keys): VPDPBUSD
 // multiplies unsigned by signed bytes; the keys are the unsigned operand,
@@ -39,6 +32,7 @@
 // GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
 // don't-care operand of the set/mask intrinsics): a false positive.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace edgeattn {
 namespace kernels {
@@ -48,89 +42,6 @@ using avx512::lanes16;
 using avx512::load_keys_t;
 
 inline __m512i load16_s32(const int32_t* p) { return _mm512_loadu_si512(p); }
-
-// requantize() of requant.h with one multiplier and shift, for d >= 0.
-struct ExpRq {
-  __m512i mult;  // M in the low dword of each 64-bit lane (VPMULUDQ reads only that)
-  __m512i rnd;   // 2^(n-1), int64
-  __m128i n;     // 31 - shift, the shift count
-};
-
-inline ExpRq make_exp_rq(int32_t mult, int32_t shift) {
-  const int n = 31 - shift;
-  return ExpRq{_mm512_set1_epi64(mult), _mm512_set1_epi64(int64_t{1} << (n - 1)), _mm_cvtsi32_si128(n)};
-}
-
-// z = softmax_exponent_q16(max, s) for 16 lanes.
-inline __m512i softmax_exponent_x16(__m512i vmax, __m512i s, const ExpRq& q) {
-  const __m512i d = _mm512_min_epu32(_mm512_sub_epi32(vmax, s), _mm512_set1_epi32(INT32_MAX));
-  const __m512i lim = _mm512_set1_epi64(INT32_MAX);
-  const __m512i pe = _mm512_mul_epu32(d, q.mult);
-  const __m512i po = _mm512_mul_epu32(_mm512_srli_epi64(d, 32), q.mult);
-  const __m512i ze = _mm512_min_epu64(_mm512_srl_epi64(_mm512_add_epi64(pe, q.rnd), q.n), lim);
-  const __m512i zo = _mm512_min_epu64(_mm512_srl_epi64(_mm512_add_epi64(po, q.rnd), q.n), lim);
-  return _mm512_mask_blend_epi32(0xAAAA, ze, _mm512_slli_epi64(zo, 32));
-}
-
-// e = exp2_neg_q15(z) for N vectors of 16 lanes (0 <= z <= INT32_MAX), in
-// place. A Horner step floor(h * u / 2^31) with u = f * 2^15 is
-// floor(h * f / 2^16) = hh * f + floor(hl * f / 2^16) for h = hh * 2^16 + hl
-// (hh = h >> 16 arithmetic, hl = h & 0xFFFF): one VPMULLD (|hh * f| < 2^31)
-// and one VPMULHUW on the low 16-bit halves (the high halves are 0 * 0).
-// The last step (v + 2^(s-1)) >> s is ((v >> (s-1)) + 1) >> 1 (nested floors,
-// v > 0), one variable shift fewer. The N chains are interleaved step by step.
-template <int N>
-inline void exp2_neg_q15_x16(__m512i* z) {
-  const __m512i low16 = _mm512_set1_epi32(0xFFFF);
-  __mmask16 live[N];
-  __m512i n[N], f[N], h[N];
-  for (int i = 0; i < N; ++i) {
-    live[i] = _mm512_cmplt_epu32_mask(z[i], _mm512_set1_epi32(kExpCutoffQ16));
-    // s - 1 = n + 14, n = min(z >> 16, 15) (dead lanes only need a valid count)
-    n[i] = _mm512_add_epi32(_mm512_min_epu32(_mm512_srli_epi32(z[i], 16), _mm512_set1_epi32(15)),
-                            _mm512_set1_epi32(14));
-    f[i] = _mm512_and_si512(z[i], low16);
-    h[i] = _mm512_set1_epi32(kExp2Coeff[4]);
-  }
-  auto step = [&](int32_t c) {
-    for (int i = 0; i < N; ++i) {
-      const __m512i hi = _mm512_mullo_epi32(_mm512_srai_epi32(h[i], 16), f[i]);
-      const __m512i lo = _mm512_mulhi_epu16(_mm512_and_si512(h[i], low16), f[i]);
-      h[i] = _mm512_add_epi32(_mm512_add_epi32(_mm512_set1_epi32(c), hi), lo);
-    }
-  };
-  step(kExp2Coeff[3]);
-  step(kExp2Coeff[2]);
-  step(kExp2Coeff[1]);
-  step(kExp2Coeff[0]);
-  step(1 << 30);  // h = 2^-u in Q30
-  for (int i = 0; i < N; ++i) {
-    const __m512i t = _mm512_add_epi32(_mm512_srlv_epi32(h[i], n[i]), _mm512_set1_epi32(1));
-    z[i] = _mm512_maskz_srli_epi32(live[i], t, 1);
-  }
-}
-
-// p = normalize_prob_q15(e) for 16 lanes. With m = mh 2^16 + ml,
-// e m + 2^(s-1) = (e mh + 2^(s-17)) 2^16 + e ml, and nested floors give
-// p = (e mh + 2^(s-17) + floor(e ml / 2^16)) >> (s - 16). Bounds: e <= 2^15,
-// mh <= 2^15, s in [31, 46], so the sum stays below 2^31; floor(e ml / 2^16)
-// is one VPMULHUW on the low 16-bit halves (the high halves are 0).
-struct Norm16 {
-  __m512i mh, ml, rnd;
-  __m128i sh;
-};
-
-inline Norm16 make_norm16(ProbNormalizer norm) {
-  return Norm16{_mm512_set1_epi32(static_cast<int32_t>(norm.multiplier >> 16)),
-                _mm512_set1_epi32(static_cast<int32_t>(norm.multiplier & 0xFFFFu)),
-                _mm512_set1_epi32(1 << (norm.shift - 17)), _mm_cvtsi32_si128(norm.shift - 16)};
-}
-
-inline __m256i normalize_x16(__m512i e, const Norm16& q) {
-  const __m512i hi = _mm512_add_epi32(_mm512_mullo_epi32(e, q.mh), q.rnd);
-  const __m512i p = _mm512_srl_epi32(_mm512_add_epi32(hi, _mm512_mulhi_epu16(e, q.ml)), q.sh);
-  return _mm512_cvtepi32_epi16(p);  // p <= 32768
-}
 
 // Query bytes [i, i + 4) as one word; bytes past dim read as 0 (never read).
 inline int32_t q_word(const int8_t* q, int i, int dim) {
@@ -181,24 +92,50 @@ void qk_rows_zmm(int n, int dim, const int8_t* const* q, int32_t q_zp, const int
   }
 }
 
+// Steps 1-2 of the softmax (requant.h) for 16 scores in 32-bit lanes; the
+// unsigned-saturating narrow (vpmovusdw) is the clamp to 0xFFFF.
+struct ExpParams16 {
+  __m512i limit, mult;
+  __m128i pre, post;
+};
+
+inline ExpParams16 exp_params16(const SoftmaxExpParams& x) {
+  return ExpParams16{_mm512_set1_epi32(static_cast<int32_t>(x.limit)), _mm512_set1_epi32(static_cast<int32_t>(x.multiplier)),
+                     _mm_cvtsi32_si128(static_cast<int>(x.pre_shift)), _mm_cvtsi32_si128(static_cast<int>(x.post_shift))};
+}
+
+inline __m256i exponent_x16(__m512i vmax, __m512i s, const ExpParams16& x) {
+  const __m512i dp = _mm512_min_epu32(_mm512_srl_epi32(_mm512_sub_epi32(vmax, s), x.pre), x.limit);
+  return _mm512_cvtusepi32_epi16(_mm512_srl_epi32(_mm512_mullo_epi32(dp, x.mult), x.post));
+}
+
+// Step 3 on 32 16-bit lanes: vpmulhrsw is mulhrs16, vpsrlvw the rounding
+// shift by n = z >> 12 (r = 2^n >> 1 from vpsllvw), z = 0xFFFF masked to 0.
+inline __m512i exp2_neg_q15_x32(__m512i z) {
+  const __mmask32 live = _mm512_cmpneq_epu16_mask(z, _mm512_set1_epi16(static_cast<int16_t>(kExpZeroQ12)));
+  const __m512i n = _mm512_srli_epi16(z, 12);
+  const __m512i u = _mm512_slli_epi16(_mm512_and_si512(z, _mm512_set1_epi16(0xFFF)), 3);
+  __m512i h = _mm512_set1_epi16(kExp2Coeff[3]);
+  h = _mm512_add_epi16(_mm512_set1_epi16(kExp2Coeff[2]), _mm512_mulhrs_epi16(h, u));
+  h = _mm512_add_epi16(_mm512_set1_epi16(kExp2Coeff[1]), _mm512_mulhrs_epi16(h, u));
+  h = _mm512_add_epi16(_mm512_set1_epi16(kExp2Coeff[0]), _mm512_mulhrs_epi16(h, u));
+  const __m512i w = _mm512_add_epi16(_mm512_set1_epi16(kProbMax), _mm512_mulhrs_epi16(h, u));
+  const __m512i r = _mm512_srli_epi16(_mm512_sllv_epi16(_mm512_set1_epi16(1), n), 1);
+  return _mm512_maskz_srlv_epi16(live, _mm512_add_epi16(w, r), n);
+}
+
+// e (32 lanes) -> scores[0..16) and [16..32) as int32; returns their sum.
+inline __m512i store_e32(int32_t* dst, __m512i e, __mmask16 m0, __mmask16 m1) {
+  const __m512i lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(e));
+  const __m512i hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(e, 1));
+  _mm512_mask_storeu_epi32(dst, m0, lo);
+  _mm512_mask_storeu_epi32(dst + 16, m1, hi);
+  return _mm512_add_epi32(_mm512_maskz_mov_epi32(m0, lo), _mm512_maskz_mov_epi32(m1, hi));
+}
+
 }  // namespace
 
-void qs8_qk_row__avx512vnni(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
-                            int k_stride, int32_t k_zp, int32_t* scores) {
-  qk_rows_zmm<1>(n, dim, &q, q_zp, k, k_stride, k_zp, &scores);
-}
-
-void qs8_qk_rows2_zmm__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1,
-                                  int32_t q_zp, const int8_t* k, int k_stride, int32_t k_zp,
-                                  int32_t* scores0, int32_t* scores1) {
-  const int8_t* q[2] = {q0, q1};
-  int32_t* s[2] = {scores0, scores1};
-  qk_rows_zmm<2>(n, dim, q, q_zp, k, k_stride, k_zp, s);
-}
-
-void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift,
-                                 uint16_t* probs) {
-  if (n <= 0) return;
+uint32_t qs8_softmax_exp_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift) {
   const int n16 = n & ~15;
   const __mmask16 tail = lanes16(n - n16);
   const __m512i lowest = _mm512_set1_epi32(INT32_MIN);
@@ -212,41 +149,53 @@ void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t s
   if (tail != 0) m1 = _mm512_max_epi32(m1, _mm512_mask_loadu_epi32(lowest, tail, scores + n16));
   const __m512i vmax = _mm512_set1_epi32(_mm512_reduce_max_epi32(_mm512_max_epi32(m0, m1)));
 
-  const ExpRq rq = make_exp_rq(mult, shift);
+  const ExpParams16 x = exp_params16(softmax_exp_params(mult, shift));
   __m512i vsum = _mm512_setzero_si512();
-  j = 0;
-  for (; j + 64 <= n16; j += 64) {
-    __m512i z[4];
-    for (int i = 0; i < 4; ++i) z[i] = softmax_exponent_x16(vmax, load16_s32(scores + j + 16 * i), rq);
-    exp2_neg_q15_x16<4>(z);
-    for (int i = 0; i < 4; ++i) {
-      _mm512_storeu_si512(scores + j + 16 * i, z[i]);
-      vsum = _mm512_add_epi32(vsum, z[i]);
-    }
+  for (j = 0; j + 32 <= n; j += 32) {
+    const __m256i z0 = exponent_x16(vmax, load16_s32(scores + j), x);
+    const __m256i z1 = exponent_x16(vmax, load16_s32(scores + j + 16), x);
+    const __m512i e = exp2_neg_q15_x32(_mm512_inserti64x4(_mm512_castsi256_si512(z0), z1, 1));
+    vsum = _mm512_add_epi32(vsum, store_e32(scores + j, e, 0xFFFF, 0xFFFF));
   }
-  for (; j < n16; j += 16) {
-    __m512i z = softmax_exponent_x16(vmax, load16_s32(scores + j), rq);
-    exp2_neg_q15_x16<1>(&z);
-    _mm512_storeu_si512(scores + j, z);
-    vsum = _mm512_add_epi32(vsum, z);
-  }
-  if (tail != 0) {  // lanes past n: loaded as 0, excluded from the sum, not stored
-    __m512i z = softmax_exponent_x16(vmax, _mm512_maskz_loadu_epi32(tail, scores + n16), rq);
-    exp2_neg_q15_x16<1>(&z);
-    _mm512_mask_storeu_epi32(scores + n16, tail, z);
-    vsum = _mm512_mask_add_epi32(vsum, tail, vsum, z);
+  if (j < n) {  // 1..31 scores: masked loads (dead lanes excluded from the sum, not stored)
+    const __mmask16 k0 = lanes16(n - j);
+    const __mmask16 k1 = n - j > 16 ? lanes16(n - j - 16) : 0;
+    const __m256i z0 = exponent_x16(vmax, _mm512_maskz_loadu_epi32(k0, scores + j), x);
+    const __m256i z1 = exponent_x16(vmax, _mm512_maskz_loadu_epi32(k1, scores + j + 16), x);
+    const __m512i e = exp2_neg_q15_x32(_mm512_inserti64x4(_mm512_castsi256_si512(z0), z1, 1));
+    vsum = _mm512_add_epi32(vsum, store_e32(scores + j, e, k0, k1));
   }
   // Wrapping adds like the reference's uint32 sum (which stays below 2^31).
-  const uint32_t sum = static_cast<uint32_t>(_mm512_reduce_add_epi32(vsum));
+  return static_cast<uint32_t>(_mm512_reduce_add_epi32(vsum));
+}
 
-  const Norm16 norm = make_norm16(prob_normalizer(sum));
-  for (j = 0; j < n16; j += 16) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + j), normalize_x16(load16_s32(scores + j), norm));
+void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift,
+                                 uint16_t* probs) {
+  if (n <= 0) return;
+  const avx512::ProbNorm16 norm = avx512::make_prob_norm16(qs8_softmax_exp_row__avx512vnni(n, scores, mult, shift));
+  const int n16 = n & ~15;
+  for (int j = 0; j < n16; j += 16) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + j),
+                        _mm512_cvtepi32_epi16(avx512::normalize_probs_x16(load16_s32(scores + j), norm)));
   }
-  if (tail != 0) {
-    const __m256i p = normalize_x16(_mm512_maskz_loadu_epi32(tail, scores + n16), norm);
-    _mm256_mask_storeu_epi16(probs + n16, tail, p);
+  if (n16 < n) {
+    const __mmask16 tail = lanes16(n - n16);
+    _mm256_mask_storeu_epi16(probs + n16, tail,
+                             _mm512_cvtepi32_epi16(avx512::normalize_probs_x16(_mm512_maskz_loadu_epi32(tail, scores + n16), norm)));
   }
+}
+
+void qs8_qk_row__avx512vnni(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                            int k_stride, int32_t k_zp, int32_t* scores) {
+  qk_rows_zmm<1>(n, dim, &q, q_zp, k, k_stride, k_zp, &scores);
+}
+
+void qs8_qk_rows2_zmm__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1,
+                                  int32_t q_zp, const int8_t* k, int k_stride, int32_t k_zp,
+                                  int32_t* scores0, int32_t* scores1) {
+  const int8_t* q[2] = {q0, q1};
+  int32_t* s[2] = {scores0, scores1};
+  qk_rows_zmm<2>(n, dim, q, q_zp, k, k_stride, k_zp, s);
 }
 
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a) {

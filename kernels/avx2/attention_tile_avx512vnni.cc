@@ -17,11 +17,12 @@
 // (key_terms[j] = zq T_j, made while packing). Everything wraps in 32 bits,
 // exact because the reference's sum fits int32.
 //
-// Softmax: qs8_softmax_row__avx512vnni on each row of the tile, over the
-// row's own key limit (causal rows of one tile differ).
+// Softmax: qs8_softmax_exp_row__avx512vnni on each row of the tile, over the
+// row's own key limit (causal rows of one tile differ), then the
+// normalization straight into the P.V byte planes (softmax_to_planes).
 //
-// P.V (lanes = 16 value channels): the probabilities p in [0, 32768] are
-// split into bytes, p = 256 ph + pl (ph <= 128, pl <= 255), the unsigned
+// P.V (lanes = 16 value channels): the probabilities p in [0, 32767] are
+// split into bytes, p = 256 ph + pl (ph <= 127, pl <= 255), the unsigned
 // operand; the values as they are, the signed one:
 //   sum_j p_j (v_j - zv) = 256 sum_j ph_j v_j + sum_j pl_j v_j - zv sum_j p_j.
 // The high-byte pass runs first, its accumulators are shifted left by 8, and
@@ -202,26 +203,30 @@ void pv_rows(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
   if (b < blocks) pv_tile<MR, 1>(a, t, rows, kp, groups, b);
 }
 
-// Row r's probabilities (from softmax) -> the byte planes over [0, keys)
-// (0 past the row's limit) and their sum.
-int32_t split_probs(const Qs8AttnTile& t, int r, int limit, int keys) {
-  const uint16_t* p = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
+// Row r's softmax over [0, limit) (qs8_softmax_exp_row, then step 5 of
+// requant.h) written straight into the byte planes over [0, keys) (0 past the
+// limit, whole 16-key blocks), and into t.probs when the weights output wants
+// them. Returns the sum of the probabilities.
+int32_t softmax_to_planes(const QS8AttentionArgs& a, const Qs8AttnTile& t, int r, int limit, int keys,
+                          bool want_probs) {
+  int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
+  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
-  __m128i sum_lo = _mm_setzero_si128(), sum_hi = _mm_setzero_si128();
-  for (int j = 0; j < keys; j += 16) {  // up to the row's stride (whole 16-key blocks)
+  const uint32_t sum = limit > 0 ? qs8_softmax_exp_row__avx512vnni(limit, s, a.score_mult, a.score_shift) : 1u;
+  const avx512::ProbNorm16 norm = avx512::make_prob_norm16(sum);
+  __m512i psum = _mm512_setzero_si512();
+  for (int j = 0; j < keys; j += 16) {
     const int live = limit - j;
     const __mmask16 m = live >= 16 ? 0xFFFFu : (live <= 0 ? 0u : static_cast<__mmask16>((1u << live) - 1u));
-    const __m256i v = _mm256_maskz_loadu_epi16(m, p + j);
-    const __m128i l = _mm256_cvtepi16_epi8(v);
-    const __m128i h = _mm256_cvtepi16_epi8(_mm256_srli_epi16(v, 8));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(lo + j), l);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(hi + j), h);
-    sum_lo = _mm_add_epi64(sum_lo, _mm_sad_epu8(l, _mm_setzero_si128()));
-    sum_hi = _mm_add_epi64(sum_hi, _mm_sad_epu8(h, _mm_setzero_si128()));
+    // Dead lanes load e = 0, and (0 + 2^(b-1)) >> b = 0.
+    const __m512i p = avx512::normalize_probs_x16(_mm512_maskz_loadu_epi32(m, s + j), norm);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lo + j), _mm512_cvtepi32_epi8(p));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(hi + j), _mm512_cvtepi32_epi8(_mm512_srli_epi32(p, 8)));
+    if (want_probs) _mm256_mask_storeu_epi16(probs + j, m, _mm512_cvtepi32_epi16(p));
+    psum = _mm512_add_epi32(psum, p);
   }
-  auto total = [](__m128i s) { return _mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1); };
-  return static_cast<int32_t>(total(sum_lo) + 256 * total(sum_hi));
+  return _mm512_reduce_add_epi32(psum);
 }
 
 template <int MR>
@@ -230,9 +235,7 @@ void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int kv_packed, Ti
   qk_rows<MR>(a, t, *rows, keys);
   for (int r = 0; r < MR; ++r) {
     const int limit = rows->limit[r];
-    qs8_softmax_row__avx512vnni(limit, t.scores + static_cast<ptrdiff_t>(r) * t.stride, a.score_mult,
-                                a.score_shift, t.probs + static_cast<ptrdiff_t>(r) * t.stride);
-    rows->p_sum[r] = split_probs(t, r, limit, packed_k(keys));
+    rows->p_sum[r] = softmax_to_planes(a, t, r, limit, packed_k(keys), a.weights != nullptr);
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);

@@ -92,6 +92,9 @@ void qs8_qk_rows2_zmm__avx512vnni(int n, int dim, const int8_t* q0, const int8_t
                                   int32_t* scores0, int32_t* scores1);
 void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift,
                                  uint16_t* probs);
+// Steps 1-4 of that softmax over scores[0, n) (n >= 1): scores[j] becomes
+// e_j; returns sum_j e_j (step 5 is avx512::normalize_probs_x16).
+uint32_t qs8_softmax_exp_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift);
 // The row-at-a-time kernel (no tile scratch needed).
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
 // attention_tile_avx512vnni.cc: Q.K^T and P.V as tiles over keys and values

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "edgeattn/kernels/requant.h"
+
 namespace edgeattn {
 namespace kernels {
 namespace avx512 {
@@ -54,6 +56,24 @@ inline __m512i bcast_word(const void* p) {
   int32_t word;
   std::memcpy(&word, p, 4);
   return _mm512_set1_epi32(word);
+}
+
+// Step 5 of the softmax (requant.h) on 16 lanes of e:
+// p = min(32767, (e m + 2^(b-1)) >> b); e m < 2^31, so one VPMULLD is exact.
+struct ProbNorm16 {
+  __m512i mult, rnd, cap;
+  __m128i shift;
+};
+
+inline ProbNorm16 make_prob_norm16(uint32_t sum) {
+  const ProbNormalizer norm = prob_normalizer(sum);
+  return ProbNorm16{_mm512_set1_epi32(static_cast<int32_t>(norm.multiplier)),
+                    _mm512_set1_epi32(static_cast<int32_t>(1u << (norm.shift - 1))), _mm512_set1_epi32(kProbMax),
+                    _mm_cvtsi32_si128(norm.shift)};
+}
+
+inline __m512i normalize_probs_x16(__m512i e, const ProbNorm16& q) {
+  return _mm512_min_epu32(_mm512_srl_epi32(_mm512_add_epi32(_mm512_mullo_epi32(e, q.mult), q.rnd), q.shift), q.cap);
 }
 
 // Lanes 0..m-1 (m in [0, 16]).

@@ -5,13 +5,9 @@
 //  - Q.K: sum (q - zq)(k - zk) = sum qk - zk sum q - zq sum k + D zq zk, all
 //    in wrapping 32-bit arithmetic, which equals the reference's int32 sum
 //    whenever that one does not overflow (and the reference cannot, see ref.h).
-//  - exponent: max - s with saturating subtract (= the clamp to INT32_MAX),
-//    requantize_x4 (vmull_s32 + vrshlq_s64 + vqmovn_s64).
-//  - exp2 polynomial: floor((h * u) >> 31) == vqdmulh(h, u) exactly, because
-//    vqdmulh is floor(2 h u / 2^32) and it saturates only for h = u = INT32_MIN;
-//    here |h| < 2^30 and 0 <= u < 2^31 (checked exhaustively in simd_test).
-//  - final Q30 -> Q15 shift: vrshlq_s32 (round half up).
-//  - normalizer: vmull_u32 + vrshlq_u64, the same round-half-up shift.
+//  - softmax: the exponent on 32-bit lanes, the polynomial (vqrdmulh =
+//    mulhrs16) and the rounding shift (vrshl) on 16-bit lanes, the normalizer
+//    on 32-bit lanes (e m < 2^31, vrshl rounds half up); see exponent_x4.
 //  - P.V: sum p (v - zp) = sum p v - zp sum p; p = 32768 does not fit int16,
 //    so that (rare) key is added as v << 15.
 #include <cmath>
@@ -20,6 +16,7 @@
 #include "edgeattn/kernels/requant.h"
 #include "neon_common.h"
 #include "neon_kernels.h"
+#include "softmax_neon.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -92,21 +89,6 @@ void qk_row_impl(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
   }
 }
 
-// e = exp2_neg_q15(z) for four lanes (z >= 0).
-inline int32x4_t exp2_neg_q15_x4(int32x4_t z) {
-  const uint32x4_t live = vcltq_s32(z, vdupq_n_s32(kExpCutoffQ16));
-  const int32x4_t n = vminq_s32(vshrq_n_s32(z, 16), vdupq_n_s32(16));
-  const int32x4_t u = vshlq_n_s32(vandq_s32(z, vdupq_n_s32(0xFFFF)), 15);
-  int32x4_t h = vdupq_n_s32(kExp2Coeff[4]);
-  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[3]), vqdmulhq_s32(h, u));
-  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[2]), vqdmulhq_s32(h, u));
-  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[1]), vqdmulhq_s32(h, u));
-  h = vaddq_s32(vdupq_n_s32(kExp2Coeff[0]), vqdmulhq_s32(h, u));
-  const int32x4_t v = vaddq_s32(vdupq_n_s32(1 << 30), vqdmulhq_s32(h, u));
-  const int32x4_t e = vrshlq_s32(v, vsubq_s32(vdupq_n_s32(-15), n));
-  return vandq_s32(e, vreinterpretq_s32_u32(live));
-}
-
 }  // namespace
 
 void qs8_qk_row__neon(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
@@ -120,43 +102,11 @@ void qs8_qk_row__neon(int n, int dim, const int8_t* q, int32_t q_zp, const int8_
 
 void qs8_softmax_row__neon(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
   if (n <= 0) return;
-  const int n4 = n & ~3;
-  int32_t row_max = scores[0];
-  if (n4 > 0) {
-    int32x4_t m = vld1q_s32(scores);
-    for (int j = 4; j < n4; j += 4) m = vmaxq_s32(m, vld1q_s32(scores + j));
-    row_max = hmax_s32(m);
-  }
-  for (int j = n4; j < n; ++j) row_max = scores[j] > row_max ? scores[j] : row_max;
-
-  const int32x4_t vmax = vdupq_n_s32(row_max);
-  const int32x4_t vmult = vdupq_n_s32(mult);
-  const int64x2_t neg_n = neg_n_of(shift);
-  uint32x4_t vsum = vdupq_n_u32(0);
-  for (int j = 0; j < n4; j += 4) {
-    const int32x4_t d = vqsubq_s32(vmax, vld1q_s32(scores + j));
-    const int32x4_t e = exp2_neg_q15_x4(requantize_x4(d, vmult, neg_n, neg_n));
-    vst1q_s32(scores + j, e);
-    vsum = vaddq_u32(vsum, vreinterpretq_u32_s32(e));
-  }
-  uint32_t sum = hsum_u32(vsum);
-  for (int j = n4; j < n; ++j) {
-    const int32_t e = exp2_neg_q15(softmax_exponent_q16(row_max, scores[j], mult, shift));
-    scores[j] = e;
-    sum += static_cast<uint32_t>(e);
-  }
-
-  const ProbNormalizer norm = prob_normalizer(sum);
-  const uint32x2_t vm = vdup_n_u32(norm.multiplier);
-  const int64x2_t vsh = vdupq_n_s64(-static_cast<int64_t>(norm.shift));
+  const int32_t row_max = softmax_row_max(n, scores);
+  const Norm4 norm = make_norm4(softmax_exp_row(n, scores, row_max, softmax_exp_params(mult, shift)));
   int j = 0;
-  for (; j + 4 <= n; j += 4) {
-    const uint32x4_t e = vreinterpretq_u32_s32(vld1q_s32(scores + j));
-    const uint64x2_t lo = vrshlq_u64(vmull_u32(vget_low_u32(e), vm), vsh);
-    const uint64x2_t hi = vrshlq_u64(vmull_u32(vget_high_u32(e), vm), vsh);
-    vst1_u16(probs + j, vmovn_u32(vcombine_u32(vmovn_u64(lo), vmovn_u64(hi))));
-  }
-  for (; j < n; ++j) probs[j] = normalize_prob_q15(scores[j], norm);
+  for (; j + 8 <= n; j += 8) vst1q_u16(probs + j, normalize_x8(scores + j, norm));
+  for (; j < n; ++j) probs[j] = normalize_prob_q15(scores[j], norm.norm);
 }
 
 void qs8_pv_row__neon(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,

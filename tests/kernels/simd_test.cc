@@ -672,9 +672,10 @@ TEST(SimdTest, Qs8PvRowMatchesRefExactly) {
   }
 }
 
-// Every exponent z in [0, 17 * 2^16) through the vector exp2 / normalizer:
-// M = 2^30, shift 1 is the multiplier 1.0, so z = max - s exactly. Each row
-// holds its maximum (z = 0) and 4095 consecutive exponents.
+// Every exponent z in [0, 0xFFFF] and past it through the vector exp2 /
+// normalizer: M = 2^30, shift 5 is the multiplier 1.0 in Q12 (p = 0, M' =
+// 2^15, r = 15), so z = max - s exactly. Each row holds its maximum (z = 0)
+// and 4095 consecutive exponents.
 TEST(SimdTest, SoftmaxRowAllExponents) {
   const auto variants = SoftmaxRows();
   if (variants.empty()) GTEST_SKIP() << "no vector softmax row on this build/CPU";
@@ -682,15 +683,16 @@ TEST(SimdTest, SoftmaxRowAllExponents) {
   std::vector<int32_t> s(kRow), s_ref(kRow);
   std::vector<uint16_t> p(kRow), p_ref(kRow);
   for (const auto& v : variants) {
-    for (int32_t z0 = 1; z0 < 17 * 65536; z0 += kRow - 1) {
+    for (int32_t z0 = 1; z0 < 0x10000 + kRow; z0 += kRow - 1) {
       s[0] = 0;
       for (int j = 1; j < kRow; ++j) s[j] = -(z0 + j - 1);
       s_ref = s;
-      v.fn(kRow, s.data(), 1 << 30, 1, p.data());
-      ek::qs8_softmax_row__ref(kRow, s_ref.data(), 1 << 30, 1, p_ref.data());
+      v.fn(kRow, s.data(), 1 << 30, 5, p.data());
+      ek::qs8_softmax_row__ref(kRow, s_ref.data(), 1 << 30, 5, p_ref.data());
       for (int j = 0; j < kRow; ++j) {
-        const int32_t z = j == 0 ? 0 : z0 + j - 1;
-        ASSERT_EQ(s[j], ek::exp2_neg_q15(z)) << ek::kernel_path_name(v.path) << " z " << z;
+        const uint32_t z = j == 0 ? 0u : static_cast<uint32_t>(z0 + j - 1);
+        ASSERT_EQ(s[j], ek::exp2_neg_q15(z < ek::kExpZeroQ12 ? z : ek::kExpZeroQ12))
+            << ek::kernel_path_name(v.path) << " z " << z;
         ASSERT_EQ(p[j], p_ref[j]) << ek::kernel_path_name(v.path) << " z " << z;
       }
     }

@@ -49,71 +49,112 @@ inline int8_t requantize_s8(int32_t acc, int32_t multiplier, int32_t shift, int3
 }
 
 // ---------------------------------------------------------------------------
-// Integer softmax.
+// Integer softmax (numerics contract 2).
 //
 // Input: raw int32 scores s_j of one query row (for Q.K^T, the exact integer
-// sum_i (q_i - zq)(k_ji - zk)) and the real factor c that maps a score to the
-// softmax argument: x_j = c * s_j (c = s_q * s_k * attention scale).
+// sum_i (q_i - zq)(k_ji - zk)) and the layer's (M_s, shift_s) with
+// M_s * 2^(shift_s - 31) = c * log2(e) * 2^16, where c = s_q * s_k * scale maps
+// a score to the softmax argument x_j = c * s_j. The zero points are already
+// removed from s_j and the scales sit only in (M_s, shift_s), so the softmax is
+// right for any input scale and zero point.
 //
-//  1. d_j = max_k s_k - s_j >= 0, so every exponent is <= 0 (exact; saturated
-//     to int32, which only affects terms that underflow to 0 anyway).
-//  2. z_j = requantize(d_j, M, s) with M * 2^(s-31) = c * log2(e) * 2^16:
-//     z_j = -x'_j * log2(e) in Q16, i.e. exp(x_j - x_max) = 2^(-z_j / 2^16).
-//     This is where any input scale and zero point enter: the zero points are
-//     already removed from s_j, the scales sit in (M, s).
-//  3. e_j = 2^(-z_j / 2^16) in Q15 (so e_j in [0, 32768], the max is 32768):
-//     integer part n = z >> 16 shifts, fraction f = z & 0xFFFF goes through a
-//     degree-5 polynomial for 2^-u on [0, 1) in Q30 (max error 1.4e-7, 200x
-//     below one Q15 step), see exp2_neg_q15().
-//  4. sum = sum_j e_j (>= 32768 because the maximum contributes 32768;
-//     < 2^31 for rows of up to 65535 keys).
-//  5. p_j = round(e_j * 2^15 / sum) via one reciprocal per row:
-//     b = bit length of sum, m = floor(2^(b+30) / sum) in (2^30, 2^31],
-//     p_j = (e_j * m + 2^(b+14)) >> (b+15). Probabilities are 16-bit Q15
-//     (1.0 = 32768), so rows of 1024 keys keep ~5 significant bits per
-//     uniform weight instead of 8-bit's zero.
+// Every step below is one 32-bit or 16-bit SIMD instruction on AVX-512 BW,
+// AVX2 and NEON (contract 1 used 64-bit products and a Q30 polynomial, three
+// quarters of the layer's softmax time):
+//
+//  1. d_j = max_k s_k - s_j as uint32 (exact: the difference is in [0, 2^32)).
+//  2. z_j = min((min(d_j >> p, D) * M) >> r, 0xFFFF): -(x_j - x_max) log2(e) in
+//     Q12, so exp(x_j - x_max) = 2^(-z_j / 4096). (p, M, r, D) are derived
+//     from (M_s, shift_s) by softmax_exp_params(): M in [2^15, 2^16) keeps 15
+//     bits of the multiplier, p drops score bits finer than one Q12 step, and
+//     D is the smallest d' whose z reaches 0xFFFF, so d' * M never leaves 32
+//     bits. z = 0xFFFF (2^-16 and below, less than half a Q15 step) means 0.
+//  3. e_j = 2^(-z_j / 4096) in Q15 with the maximum at 32767 (int16): the
+//     integer part n = z >> 12 is a rounding right shift, the fraction
+//     u = (z & 0xFFF) << 3 (Q15) goes through
+//       w = 32767 + u(a1 + u(a2 + u(a3 + u a4)))       (Q15, in [16367, 32767])
+//     with Horner steps mulhrs(h, u) = (h u + 2^14) >> 15: VPMULHRSW on x86,
+//     VQRDMULH on NEON (the same integers: u >= 0, so VQRDMULH's only
+//     saturating case, -32768 * -32768, never occurs). Every intermediate
+//     fits int16. e = (w + 2^(n-1)) >> n (w for n = 0).
+//  4. sum = sum_j e_j, in [32767, 32767 L] (< 2^31 for L <= 65536).
+//  5. p_j = min(32767, round(e_j * 2^15 / sum)) through one 16-bit reciprocal
+//     per row: b = bit length of sum, m = floor((2^(b+15) - 1) / sum) in
+//     [2^15 - 1, 2^16), p_j = min(32767, (e_j m + 2^(b-1)) >> b). Probabilities
+//     are Q15 (1.0 = 32768) and fit int16; a row of 1024 equal scores still
+//     keeps p_j = 32 (8-bit probabilities would give 0).
+// docs/quantization.md bounds the error of each step.
 // ---------------------------------------------------------------------------
 
-constexpr int32_t kProbOne = 32768;             // 1.0 in Q15
-constexpr int32_t kExpCutoffQ16 = 16 << 16;     // 2^-16 in Q15 rounds below 1: treat as 0
+constexpr int32_t kProbOne = 32768;   // 1.0 in Q15 (the P.V multiplier divides by it)
+constexpr int32_t kProbMax = 32767;   // largest probability and largest e_j
+constexpr uint32_t kExpZeroQ12 = 0xFFFF;  // z at or past 16 in Q12: e = 0
 
-// Coefficients of 2^-u = 1 + u*(c1 + u*(c2 + u*(c3 + u*(c4 + u*c5)))) on [0,1),
-// least-squares fit, Q30. Fixed forever: changing them changes every int8 result.
-constexpr int32_t kExp2Coeff[5] = {-744257869, 257897393, -59396016, 9912516, -1027080};
+// Coefficients a1..a4 of 2^-u - 1 (times 32767) in Q15, fitted with the
+// rounding of mulhrs included: max |w - 32767 2^-u| = 1.64 Q15 steps over all
+// 4096 fractions. Fixed forever: changing them changes every int8 result.
+constexpr int16_t kExp2Coeff[4] = {-22709, 7844, -1743, 225};
 
-// e = round(2^15 * 2^(-z / 2^16)) for z >= 0, in [0, 32768].
-// Horner steps use floor((h * u) / 2^31) (an arithmetic shift), which maps to
-// a widening multiply + shift on every ISA.
-inline int32_t exp2_neg_q15(int32_t z) {
-  if (z >= kExpCutoffQ16) return 0;
-  const int32_t n = z >> 16;                        // integer part, 0..15
-  const int64_t u = static_cast<int64_t>(z & 0xFFFF) << 15;  // fraction in Q31
-  int64_t h = kExp2Coeff[4];
-  h = kExp2Coeff[3] + ((h * u) >> 31);
-  h = kExp2Coeff[2] + ((h * u) >> 31);
-  h = kExp2Coeff[1] + ((h * u) >> 31);
-  h = kExp2Coeff[0] + ((h * u) >> 31);
-  const int64_t v = (int64_t{1} << 30) + ((h * u) >> 31);  // 2^-u in Q30, (2^29, 2^30]
-  const int s = 15 + n;                             // Q30 -> Q15, then 2^-n
-  return static_cast<int32_t>((v + (int64_t{1} << (s - 1))) >> s);
-}
-
-// Softmax argument of one score: z = requantize(max - s) (>= 0).
-inline int32_t softmax_exponent_q16(int32_t row_max, int32_t score, int32_t multiplier,
-                                    int32_t shift) {
-  int64_t d = static_cast<int64_t>(row_max) - score;
-  if (d > INT32_MAX) d = INT32_MAX;
-  return requantize(static_cast<int32_t>(d), multiplier, shift);
-}
-
-// The per-row reciprocal of step 5: p = (e * multiplier + 2^(shift-1)) >> shift.
-struct ProbNormalizer {
-  uint32_t multiplier;  // (2^30, 2^31]
-  int32_t shift;        // b + 15, 31..46
+// Step 2's parameters for one layer (the same for every row).
+struct SoftmaxExpParams {
+  uint32_t pre_shift;   // p, 0..31
+  uint32_t limit;       // D, >= 1
+  uint32_t multiplier;  // M, [1, 2^16)
+  uint32_t post_shift;  // r, 0..16
 };
 
-// Number of significant bits (0 for 0): one CLZ where the compiler has it
-// (a bit-by-bit loop was ~10 % of a 128-key softmax row on x86).
+// From z16 = d M_s 2^(shift_s - 31) (Q16) to z12 = d M 2^-(p + r) (Q12):
+// M = M_s / 2^15 (rounded) leaves p + r = 20 - shift_s. r takes up to 16 of
+// it (so z is the high half of d' M), p the rest. When 20 - shift_s < 0 one
+// score unit is worth more than 16 in log2: every key but the maximum is 0.
+inline SoftmaxExpParams softmax_exp_params(int32_t mult, int32_t shift) {
+  SoftmaxExpParams x{0, 0, 0xFFFF, 0};
+  const int32_t t = 20 - shift;
+  if (t >= 0) {
+    const uint32_t ms = mult > 0 ? static_cast<uint32_t>(mult) : 1u;
+    const uint32_t m = (ms + (1u << 14)) >> 15;
+    x.multiplier = m == 0 ? 1u : (m > 0xFFFFu ? 0xFFFFu : m);
+    x.post_shift = static_cast<uint32_t>(t < 16 ? t : 16);
+    x.pre_shift = static_cast<uint32_t>(t - 16 > 31 ? 31 : (t > 16 ? t - 16 : 0));
+  }
+  // smallest D with (D M) >> r >= 0xFFFF: D M < 0xFFFF 2^r + M <= 2^32.
+  const uint64_t need = uint64_t{kExpZeroQ12} << x.post_shift;
+  x.limit = static_cast<uint32_t>((need + x.multiplier - 1) / x.multiplier);
+  return x;
+}
+
+// Step 1 and 2 for one score.
+inline uint32_t softmax_exponent_q12(int32_t row_max, int32_t score, const SoftmaxExpParams& x) {
+  const uint32_t d = static_cast<uint32_t>(row_max) - static_cast<uint32_t>(score);
+  const uint32_t dp = (d >> x.pre_shift) < x.limit ? (d >> x.pre_shift) : x.limit;
+  const uint32_t z = (dp * x.multiplier) >> x.post_shift;
+  return z < kExpZeroQ12 ? z : kExpZeroQ12;
+}
+
+// (a b + 2^14) >> 15 on int16 operands (the result fits int16 unless
+// a = b = -32768, which the softmax never multiplies).
+inline int32_t mulhrs16(int32_t a, int32_t b) { return (a * b + (1 << 14)) >> 15; }
+
+// Step 3: e = 2^(-z / 4096) in Q15 (max 32767), 0 for z = 0xFFFF.
+inline int32_t exp2_neg_q15(uint32_t z) {
+  if (z >= kExpZeroQ12) return 0;
+  const int n = static_cast<int>(z >> 12);               // 0..15
+  const int32_t u = static_cast<int32_t>(z & 0xFFF) << 3;  // Q15 fraction
+  int32_t h = kExp2Coeff[3];
+  h = kExp2Coeff[2] + mulhrs16(h, u);
+  h = kExp2Coeff[1] + mulhrs16(h, u);
+  h = kExp2Coeff[0] + mulhrs16(h, u);
+  const int32_t w = kProbMax + mulhrs16(h, u);
+  return (w + ((1 << n) >> 1)) >> n;
+}
+
+// Step 5's per-row reciprocal.
+struct ProbNormalizer {
+  uint32_t multiplier;  // m, [2^15 - 1, 2^16)
+  int32_t shift;        // b, 15..31
+};
+
+// Number of significant bits (0 for 0): one CLZ where the compiler has it.
 inline int bit_length_u32(uint32_t x) {
 #if defined(__GNUC__) || defined(__clang__)
   return x == 0 ? 0 : 32 - __builtin_clz(x);
@@ -127,16 +168,18 @@ inline int bit_length_u32(uint32_t x) {
 #endif
 }
 
-// sum must be >= 1 (it is >= 32768 whenever the row has a valid key).
+// sum must be >= 1 (it is >= 32767 whenever the row has a visible key).
 inline ProbNormalizer prob_normalizer(uint32_t sum) {
   const int b = bit_length_u32(sum);
-  const uint64_t m = (uint64_t{1} << (b + 30)) / sum;
-  return ProbNormalizer{static_cast<uint32_t>(m), b + 15};
+  const uint64_t m = ((uint64_t{1} << (b + 15)) - 1) / sum;
+  return ProbNormalizer{static_cast<uint32_t>(m), b};
 }
 
+// e m < 2^31 (e <= 32767, m < 2^16), so the rounding add stays in uint32.
 inline uint16_t normalize_prob_q15(int32_t e, ProbNormalizer norm) {
-  const uint64_t product = static_cast<uint64_t>(static_cast<uint32_t>(e)) * norm.multiplier;
-  return static_cast<uint16_t>((product + (uint64_t{1} << (norm.shift - 1))) >> norm.shift);
+  const uint32_t product = static_cast<uint32_t>(e) * norm.multiplier;
+  const uint32_t p = (product + (1u << (norm.shift - 1))) >> norm.shift;
+  return static_cast<uint16_t>(p < static_cast<uint32_t>(kProbMax) ? p : static_cast<uint32_t>(kProbMax));
 }
 
 }  // namespace kernels
