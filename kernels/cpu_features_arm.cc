@@ -19,14 +19,14 @@ namespace {
 const KernelTable kNeonTable = {
     KernelPath::kNeon,   "neon",              qs8_linear__neon,   EA_F32_KERNEL(f32_linear__neon),
     qs8_attention__neon, EA_F32_KERNEL(f32_attention__neon), qs8_additive__neon, EA_F32_KERNEL(f32_additive__neon),
-    qs8_qk_row__neon,    qs8_softmax_row__neon,              qs8_pv_row__neon,
+    qs8_qk_row__neon,    qs8_softmax_row__neon, qs8_softmax_exp_row__neon, qs8_pv_row__neon,
 };
 
 #if defined(__aarch64__)
 const KernelTable kNeonDotTable = {
     KernelPath::kNeonDot,   "neondot",           qs8_linear__neondot, EA_F32_KERNEL(f32_linear__neon),
     qs8_attention__neondot, EA_F32_KERNEL(f32_attention__neon), qs8_additive__neon,  EA_F32_KERNEL(f32_additive__neon),
-    qs8_qk_row__neondot,    qs8_softmax_row__neon,              qs8_pv_row__neon,
+    qs8_qk_row__neondot,    qs8_softmax_row__neon, qs8_softmax_exp_row__neon, qs8_pv_row__neon,
 };
 
 bool has_dotprod() {

@@ -24,7 +24,7 @@ const KernelTable kAvx2Table = {
     qs8_linear__avx2,    EA_F32_KERNEL(f32_linear__avx2),
     qs8_attention__avx2, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,  EA_F32_KERNEL(f32_additive__avx2),
-    qs8_qk_row__avx2,    qs8_softmax_row__avx2,
+    qs8_qk_row__avx2,    qs8_softmax_row__avx2, qs8_softmax_exp_row__avx2,
     qs8_pv_row__avx2,
 };
 
@@ -35,7 +35,7 @@ const KernelTable kAvxVnniTable = {
     qs8_linear__avxvnni,  EA_F32_KERNEL(f32_linear__avx2),
     qs8_attention_tiled__avxvnni, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,   EA_F32_KERNEL(f32_additive__avx2),
-    qs8_qk_row__avx2,     qs8_softmax_row__avx2,  // VNNI changes the two-row Q.K step only
+    qs8_qk_row__avx2,     qs8_softmax_row__avx2, qs8_softmax_exp_row__avx2,  // VNNI changes the two-row Q.K step only
     qs8_pv_row__avx2,
 };
 
@@ -46,7 +46,7 @@ const KernelTable kAvx512VnniTable = {
     qs8_linear__avx512vnni,  EA_F32_KERNEL(f32_linear__avx2),
     qs8_attention_tiled__avx512vnni, EA_F32_KERNEL(f32_attention__avx2),
     qs8_additive__avx2,      EA_F32_KERNEL(f32_additive__avx2),
-    qs8_qk_row__avx512vnni,  qs8_softmax_row__avx512vnni,
+    qs8_qk_row__avx512vnni,  qs8_softmax_row__avx512vnni, qs8_softmax_exp_row__avx512vnni,
     qs8_pv_row__avx2,
 };
 

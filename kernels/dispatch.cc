@@ -14,7 +14,7 @@ const KernelTable kRefTable = {
     qs8_linear__ref,    EA_F32_KERNEL(f32_linear__ref),
     qs8_attention__ref, EA_F32_KERNEL(f32_attention__ref),
     qs8_additive__ref,  EA_F32_KERNEL(f32_additive__ref),
-    qs8_qk_row__ref,    qs8_softmax_row__ref,
+    qs8_qk_row__ref,    qs8_softmax_row__ref, qs8_softmax_exp_row__ref,
     qs8_pv_row__ref,
 };
 

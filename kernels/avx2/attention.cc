@@ -145,8 +145,7 @@ void qs8_qk_row__avx2(int n, int dim, const int8_t* q, int32_t q_zp, const int8_
   }
 }
 
-void qs8_softmax_row__avx2(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
-  if (n <= 0) return;
+uint32_t qs8_softmax_exp_row__avx2(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e) {
   const int n8 = n & ~7;
   int32_t row_max = scores[0];
   if (n8 > 0) {
@@ -164,44 +163,48 @@ void qs8_softmax_row__avx2(int n, int32_t* scores, int32_t mult, int32_t shift, 
   __m256i vsum = _mm256_setzero_si256();
   int j8 = 0;
   for (; j8 + 16 <= n8; j8 += 16) {
-    __m256i* p = reinterpret_cast<__m256i*>(scores + j8);
+    const __m256i* p = reinterpret_cast<const __m256i*>(scores + j8);
     __m256i ea, eb;
     exp2_neg_q15_x16(exponent_x8(vmax, _mm256_loadu_si256(p), x), exponent_x8(vmax, _mm256_loadu_si256(p + 1), x),
                      &ea, &eb);
-    _mm256_storeu_si256(p, ea);
-    _mm256_storeu_si256(p + 1, eb);
+    // vpackusdw works per 128-bit lane: qwords (a0-3, b0-3, a4-7, b4-7) -> (0, 2, 1, 3).
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + j8),
+                        _mm256_permute4x64_epi64(_mm256_packus_epi32(ea, eb), 0xD8));
     vsum = _mm256_add_epi32(vsum, _mm256_add_epi32(ea, eb));
   }
   if (j8 < n8) {  // one more block of 8: the upper half of the pack is a dummy
-    __m256i* p = reinterpret_cast<__m256i*>(scores + j8);
-    const __m256i za = exponent_x8(vmax, _mm256_loadu_si256(p), x);
+    const __m256i za = exponent_x8(vmax, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + j8)), x);
     __m256i ea, unused;
     exp2_neg_q15_x16(za, za, &ea, &unused);
-    _mm256_storeu_si256(p, ea);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(e + j8),
+                     _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(ea, ea), 0xD8)));
     vsum = _mm256_add_epi32(vsum, ea);
   }
   uint32_t sum = static_cast<uint32_t>(hsum_s32(vsum));
   for (int j = n8; j < n; ++j) {
-    const int32_t e = exp2_neg_q15(softmax_exponent_q12(row_max, scores[j], params));
-    scores[j] = e;
-    sum += static_cast<uint32_t>(e);
+    e[j] = static_cast<uint16_t>(exp2_neg_q15(softmax_exponent_q12(row_max, scores[j], params)));
+    sum += e[j];
   }
+  return sum;
+}
 
+void qs8_softmax_row__avx2(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
+  if (n <= 0) return;
   // p = min(32767, (e m + 2^(b-1)) >> b): e m < 2^31, so one vpmulld and a
   // logical shift are exact.
-  const ProbNormalizer norm = prob_normalizer(sum);
+  const ProbNormalizer norm = prob_normalizer(qs8_softmax_exp_row__avx2(n, scores, mult, shift, probs));
   const __m256i m = _mm256_set1_epi32(static_cast<int32_t>(norm.multiplier));
   const __m256i rnd = _mm256_set1_epi32(static_cast<int32_t>(1u << (norm.shift - 1)));
   const __m256i cap = _mm256_set1_epi32(kProbMax);
   const __m128i sh = _mm_cvtsi32_si128(norm.shift);
   int j = 0;
-  for (; j < n8; j += 8) {
-    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scores + j));
+  for (; j + 8 <= n; j += 8) {
+    __m128i* pj = reinterpret_cast<__m128i*>(probs + j);
+    const __m256i e = _mm256_cvtepu16_epi32(_mm_loadu_si128(pj));
     const __m256i p = _mm256_min_epu32(_mm256_srl_epi32(_mm256_add_epi32(_mm256_mullo_epi32(e, m), rnd), sh), cap);
-    const __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(probs + j), p16);
+    _mm_storeu_si128(pj, _mm_packus_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
   }
-  for (; j < n; ++j) probs[j] = normalize_prob_q15(scores[j], norm);
+  for (; j < n; ++j) probs[j] = normalize_prob_q15(probs[j], norm);
 }
 
 void qs8_pv_row__avx2(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,

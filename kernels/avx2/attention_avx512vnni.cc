@@ -110,9 +110,10 @@ inline __m256i exponent_x16(__m512i vmax, __m512i s, const ExpParams16& x) {
 }
 
 // Step 3 on 32 16-bit lanes: vpmulhrsw is mulhrs16, vpsrlvw the rounding
-// shift by n = z >> 12 (r = 2^n >> 1 from vpsllvw), z = 0xFFFF masked to 0.
-inline __m512i exp2_neg_q15_x32(__m512i z) {
-  const __mmask32 live = _mm512_cmpneq_epu16_mask(z, _mm512_set1_epi16(static_cast<int16_t>(kExpZeroQ12)));
+// shift by n = z >> 12 (r = 2^n >> 1 from vpsllvw), z = 0xFFFF masked to 0,
+// and so are the lanes outside `keep`.
+inline __m512i exp2_neg_q15_x32(__m512i z, __mmask32 keep) {
+  const __mmask32 live = keep & _mm512_cmpneq_epu16_mask(z, _mm512_set1_epi16(static_cast<int16_t>(kExpZeroQ12)));
   const __m512i n = _mm512_srli_epi16(z, 12);
   const __m512i u = _mm512_slli_epi16(_mm512_and_si512(z, _mm512_set1_epi16(0xFFF)), 3);
   __m512i h = _mm512_set1_epi16(kExp2Coeff[3]);
@@ -124,18 +125,15 @@ inline __m512i exp2_neg_q15_x32(__m512i z) {
   return _mm512_maskz_srlv_epi16(live, _mm512_add_epi16(w, r), n);
 }
 
-// e (32 lanes) -> scores[0..16) and [16..32) as int32; returns their sum.
-inline __m512i store_e32(int32_t* dst, __m512i e, __mmask16 m0, __mmask16 m1) {
-  const __m512i lo = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(e));
-  const __m512i hi = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(e, 1));
-  _mm512_mask_storeu_epi32(dst, m0, lo);
-  _mm512_mask_storeu_epi32(dst + 16, m1, hi);
-  return _mm512_add_epi32(_mm512_maskz_mov_epi32(m0, lo), _mm512_maskz_mov_epi32(m1, hi));
-}
-
 }  // namespace
 
-uint32_t qs8_softmax_exp_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift) {
+uint32_t qs8_softmax_exp_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int32_t shift,
+                                         uint16_t* e) {
+  return qs8_softmax_exp_row_with__avx512vnni(n, scores, softmax_exp_params(mult, shift), e);
+}
+
+uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, const SoftmaxExpParams& params,
+                                              uint16_t* e) {
   const int n16 = n & ~15;
   const __mmask16 tail = lanes16(n - n16);
   const __m512i lowest = _mm512_set1_epi32(INT32_MIN);
@@ -149,39 +147,40 @@ uint32_t qs8_softmax_exp_row__avx512vnni(int n, int32_t* scores, int32_t mult, i
   if (tail != 0) m1 = _mm512_max_epi32(m1, _mm512_mask_loadu_epi32(lowest, tail, scores + n16));
   const __m512i vmax = _mm512_set1_epi32(_mm512_reduce_max_epi32(_mm512_max_epi32(m0, m1)));
 
-  const ExpParams16 x = exp_params16(softmax_exp_params(mult, shift));
+  // The sum: VPMADDWD of e (<= 32767, a valid int16) with 1s, 16 pair sums.
+  const ExpParams16 x = exp_params16(params);
+  const __m512i ones = _mm512_set1_epi16(1);
   __m512i vsum = _mm512_setzero_si512();
   for (j = 0; j + 32 <= n; j += 32) {
     const __m256i z0 = exponent_x16(vmax, load16_s32(scores + j), x);
     const __m256i z1 = exponent_x16(vmax, load16_s32(scores + j + 16), x);
-    const __m512i e = exp2_neg_q15_x32(_mm512_inserti64x4(_mm512_castsi256_si512(z0), z1, 1));
-    vsum = _mm512_add_epi32(vsum, store_e32(scores + j, e, 0xFFFF, 0xFFFF));
+    const __m512i ev = exp2_neg_q15_x32(_mm512_inserti64x4(_mm512_castsi256_si512(z0), z1, 1), ~__mmask32{0});
+    _mm512_storeu_si512(e + j, ev);
+    vsum = _mm512_add_epi32(vsum, _mm512_madd_epi16(ev, ones));
   }
-  if (j < n) {  // 1..31 scores: masked loads (dead lanes excluded from the sum, not stored)
-    const __mmask16 k0 = lanes16(n - j);
-    const __mmask16 k1 = n - j > 16 ? lanes16(n - j - 16) : 0;
+  if (j < n) {  // 1..31 scores: masked loads; dead lanes are 0 and not stored
+    const int left = n - j;
+    const __mmask16 k0 = lanes16(left < 16 ? left : 16);
+    const __mmask16 k1 = left > 16 ? lanes16(left - 16) : 0;
+    const __mmask32 keep = static_cast<__mmask32>((uint64_t{1} << left) - 1u);
     const __m256i z0 = exponent_x16(vmax, _mm512_maskz_loadu_epi32(k0, scores + j), x);
     const __m256i z1 = exponent_x16(vmax, _mm512_maskz_loadu_epi32(k1, scores + j + 16), x);
-    const __m512i e = exp2_neg_q15_x32(_mm512_inserti64x4(_mm512_castsi256_si512(z0), z1, 1));
-    vsum = _mm512_add_epi32(vsum, store_e32(scores + j, e, k0, k1));
+    const __m512i ev = exp2_neg_q15_x32(_mm512_inserti64x4(_mm512_castsi256_si512(z0), z1, 1), keep);
+    _mm512_mask_storeu_epi16(e + j, keep, ev);
+    vsum = _mm512_add_epi32(vsum, _mm512_madd_epi16(ev, ones));
   }
   // Wrapping adds like the reference's uint32 sum (which stays below 2^31).
   return static_cast<uint32_t>(_mm512_reduce_add_epi32(vsum));
 }
 
-void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift,
+void qs8_softmax_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int32_t shift,
                                  uint16_t* probs) {
   if (n <= 0) return;
-  const avx512::ProbNorm16 norm = avx512::make_prob_norm16(qs8_softmax_exp_row__avx512vnni(n, scores, mult, shift));
-  const int n16 = n & ~15;
-  for (int j = 0; j < n16; j += 16) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + j),
-                        _mm512_cvtepi32_epi16(avx512::normalize_probs_x16(load16_s32(scores + j), norm)));
-  }
-  if (n16 < n) {
-    const __mmask16 tail = lanes16(n - n16);
-    _mm256_mask_storeu_epi16(probs + n16, tail,
-                             _mm512_cvtepi32_epi16(avx512::normalize_probs_x16(_mm512_maskz_loadu_epi32(tail, scores + n16), norm)));
+  const avx512::ProbNorm16 norm = avx512::make_prob_norm16(qs8_softmax_exp_row__avx512vnni(n, scores, mult, shift, probs));
+  for (int j = 0; j < n; j += 16) {
+    const __mmask16 m = lanes16(n - j < 16 ? n - j : 16);
+    const __m512i e = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, probs + j));
+    _mm256_mask_storeu_epi16(probs + j, m, _mm512_cvtepi32_epi16(avx512::normalize_probs_x16(e, norm)));
   }
 }
 

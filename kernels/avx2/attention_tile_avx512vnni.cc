@@ -207,20 +207,20 @@ void pv_rows(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
 // requant.h) written straight into the byte planes over [0, keys) (0 past the
 // limit, whole 16-key blocks), and into t.probs when the weights output wants
 // them. Returns the sum of the probabilities.
-int32_t softmax_to_planes(const QS8AttentionArgs& a, const Qs8AttnTile& t, int r, int limit, int keys,
+int32_t softmax_to_planes(const SoftmaxExpParams& x, const Qs8AttnTile& t, int r, int limit, int keys,
                           bool want_probs) {
-  int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
-  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
+  const int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
+  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;  // e, then p
   uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
-  const uint32_t sum = limit > 0 ? qs8_softmax_exp_row__avx512vnni(limit, s, a.score_mult, a.score_shift) : 1u;
+  const uint32_t sum = limit > 0 ? qs8_softmax_exp_row_with__avx512vnni(limit, s, x, probs) : 1u;
   const avx512::ProbNorm16 norm = avx512::make_prob_norm16(sum);
   __m512i psum = _mm512_setzero_si512();
   for (int j = 0; j < keys; j += 16) {
     const int live = limit - j;
     const __mmask16 m = live >= 16 ? 0xFFFFu : (live <= 0 ? 0u : static_cast<__mmask16>((1u << live) - 1u));
     // Dead lanes load e = 0, and (0 + 2^(b-1)) >> b = 0.
-    const __m512i p = avx512::normalize_probs_x16(_mm512_maskz_loadu_epi32(m, s + j), norm);
+    const __m512i p = avx512::normalize_probs_x16(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, probs + j)), norm);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(lo + j), _mm512_cvtepi32_epi8(p));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(hi + j), _mm512_cvtepi32_epi8(_mm512_srli_epi32(p, 8)));
     if (want_probs) _mm256_mask_storeu_epi16(probs + j, m, _mm512_cvtepi32_epi16(p));
@@ -230,12 +230,13 @@ int32_t softmax_to_planes(const QS8AttentionArgs& a, const Qs8AttnTile& t, int r
 }
 
 template <int MR>
-void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int kv_packed, TileRows* rows) {
+void run_tile(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Qs8AttnTile& t, int kv_packed,
+              TileRows* rows) {
   const int keys = rows->limit[MR - 1];  // limits never decrease down the rows
   qk_rows<MR>(a, t, *rows, keys);
   for (int r = 0; r < MR; ++r) {
     const int limit = rows->limit[r];
-    rows->p_sum[r] = softmax_to_planes(a, t, r, limit, packed_k(keys), a.weights != nullptr);
+    rows->p_sum[r] = softmax_to_planes(x, t, r, limit, packed_k(keys), a.weights != nullptr);
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
@@ -255,18 +256,19 @@ void qs8_attention_tiled__avx512vnni(const QS8AttentionArgs& a) {
   const Qs8AttnTile t = carve_qs8_attention_tile(a.tile_scratch, a.kv_len, a.head_dim, a.v_dim);
   pack_keys(a, keys, t);
   pack_values(a, keys, t);
+  const SoftmaxExpParams x = softmax_exp_params(a.score_mult, a.score_shift);
   for (int m = 0; m < a.q_len; m += kMr) {
     TileRows rows;
     qs8_attention_tile_rows(a, m, &rows);
     switch (rows.n) {
-      case 8: run_tile<8>(a, t, packed_k(keys), &rows); break;
-      case 7: run_tile<7>(a, t, packed_k(keys), &rows); break;
-      case 6: run_tile<6>(a, t, packed_k(keys), &rows); break;
-      case 5: run_tile<5>(a, t, packed_k(keys), &rows); break;
-      case 4: run_tile<4>(a, t, packed_k(keys), &rows); break;
-      case 3: run_tile<3>(a, t, packed_k(keys), &rows); break;
-      case 2: run_tile<2>(a, t, packed_k(keys), &rows); break;
-      default: run_tile<1>(a, t, packed_k(keys), &rows); break;
+      case 8: run_tile<8>(a, x, t, packed_k(keys), &rows); break;
+      case 7: run_tile<7>(a, x, t, packed_k(keys), &rows); break;
+      case 6: run_tile<6>(a, x, t, packed_k(keys), &rows); break;
+      case 5: run_tile<5>(a, x, t, packed_k(keys), &rows); break;
+      case 4: run_tile<4>(a, x, t, packed_k(keys), &rows); break;
+      case 3: run_tile<3>(a, x, t, packed_k(keys), &rows); break;
+      case 2: run_tile<2>(a, x, t, packed_k(keys), &rows); break;
+      default: run_tile<1>(a, x, t, packed_k(keys), &rows); break;
     }
   }
 }

@@ -8,6 +8,7 @@
 
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/ref.h"
+#include "edgeattn/kernels/requant.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -26,7 +27,8 @@ void f32_additive__avx2(const F32AdditiveArgs& a);
 // Row primitives (same contracts as the __ref ones in ref.h).
 void qs8_qk_row__avx2(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                       int32_t k_zp, int32_t* scores);
-void qs8_softmax_row__avx2(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+void qs8_softmax_row__avx2(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+uint32_t qs8_softmax_exp_row__avx2(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e);
 void qs8_pv_row__avx2(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
                       int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 void f32_pv_row__avx2(int n, int v_dim, const float* p, const float* v, int v_stride, float* out);
@@ -90,11 +92,14 @@ void qs8_qk_row__avx512vnni(int n, int dim, const int8_t* q, int32_t q_zp, const
 void qs8_qk_rows2_zmm__avx512vnni(int n, int dim, const int8_t* q0, const int8_t* q1,
                                   int32_t q_zp, const int8_t* k, int k_stride, int32_t k_zp,
                                   int32_t* scores0, int32_t* scores1);
-void qs8_softmax_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift,
+void qs8_softmax_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int32_t shift,
                                  uint16_t* probs);
-// Steps 1-4 of that softmax over scores[0, n) (n >= 1): scores[j] becomes
-// e_j; returns sum_j e_j (step 5 is avx512::normalize_probs_x16).
-uint32_t qs8_softmax_exp_row__avx512vnni(int n, int32_t* scores, int32_t mult, int32_t shift);
+// Steps 1-4 of that softmax (step 5 is avx512::normalize_probs_x16).
+uint32_t qs8_softmax_exp_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int32_t shift,
+                                         uint16_t* e);
+// The same with the layer's step-2 parameters derived once by the caller.
+uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, const SoftmaxExpParams& params,
+                                              uint16_t* e);
 // The row-at-a-time kernel (no tile scratch needed).
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
 // attention_tile_avx512vnni.cc: Q.K^T and P.V as tiles over keys and values

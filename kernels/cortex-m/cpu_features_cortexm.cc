@@ -12,7 +12,7 @@ constexpr bool kHasDsp = true;
 const KernelTable kDspTable = {
     KernelPath::kCortexMDsp, "cmsis-dsp",       qs8_linear__dsp,   EA_F32_KERNEL(f32_linear__ref),
     qs8_attention__dsp,      EA_F32_KERNEL(f32_attention__ref), qs8_additive__ref, EA_F32_KERNEL(f32_additive__ref),
-    qs8_qk_row__dsp,         qs8_softmax_row__ref,              qs8_pv_row__ref,
+    qs8_qk_row__dsp,         qs8_softmax_row__ref, qs8_softmax_exp_row__ref, qs8_pv_row__ref,
 };
 #else
 constexpr bool kHasDsp = false;
@@ -22,7 +22,7 @@ constexpr bool kHasMve = true;
 const KernelTable kHeliumTable = {
     KernelPath::kHelium,  "helium",            qs8_linear__helium, EA_F32_KERNEL(f32_linear__ref),
     qs8_attention__helium, EA_F32_KERNEL(f32_attention__ref),  qs8_additive__ref,  EA_F32_KERNEL(f32_additive__ref),
-    qs8_qk_row__helium,    qs8_softmax_row__ref,               qs8_pv_row__ref,
+    qs8_qk_row__helium,    qs8_softmax_row__ref, qs8_softmax_exp_row__ref, qs8_pv_row__ref,
 };
 #else
 constexpr bool kHasMve = false;

@@ -100,13 +100,16 @@ void qs8_qk_row__neon(int n, int dim, const int8_t* q, int32_t q_zp, const int8_
   }
 }
 
-void qs8_softmax_row__neon(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
+uint32_t qs8_softmax_exp_row__neon(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e) {
+  return softmax_exp_row(n, scores, softmax_row_max(n, scores), softmax_exp_params(mult, shift), e);
+}
+
+void qs8_softmax_row__neon(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
   if (n <= 0) return;
-  const int32_t row_max = softmax_row_max(n, scores);
-  const Norm4 norm = make_norm4(softmax_exp_row(n, scores, row_max, softmax_exp_params(mult, shift)));
+  const Norm4 norm = make_norm4(qs8_softmax_exp_row__neon(n, scores, mult, shift, probs));
   int j = 0;
-  for (; j + 8 <= n; j += 8) vst1q_u16(probs + j, normalize_x8(scores + j, norm));
-  for (; j < n; ++j) probs[j] = normalize_prob_q15(scores[j], norm.norm);
+  for (; j + 8 <= n; j += 8) vst1q_u16(probs + j, normalize_x8(probs + j, norm));
+  for (; j < n; ++j) probs[j] = normalize_prob_q15(probs[j], norm.norm);
 }
 
 void qs8_pv_row__neon(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,

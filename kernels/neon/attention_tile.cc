@@ -176,26 +176,26 @@ struct TileRows {
 
 // ---------------------------------------------------------------- softmax --
 // The softmax of requant.h (softmax_neon.h) per row over the row's own key
-// limit: the exponents in place over the scores, then the probabilities
+// limit: the exponents into t.probs, then the probabilities
 // straight into what the P.V step reads, zero over [limit, end). kPlanes:
 // into the byte planes (dot path), kProbs: into t.probs (the neon P.V and the
 // weights output). Returns the sum of the probabilities.
 template <bool kPlanes, bool kProbs>
-inline __attribute__((always_inline)) uint32_t softmax_row(const QS8AttentionArgs& a, const Qs8AttnTile& t,
+inline __attribute__((always_inline)) uint32_t softmax_row(const SoftmaxExpParams& x, const Qs8AttnTile& t,
                                                            int r, int limit, int end) {
-  int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
-  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
+  const int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
+  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;  // e, then p
   uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
   uint32_t sum = 1;  // no probabilities: any normalizer
   if (limit > 0) {
-    sum = softmax_exp_row(limit, s, softmax_row_max(limit, s), softmax_exp_params(a.score_mult, a.score_shift));
+    sum = softmax_exp_row(limit, s, softmax_row_max(limit, s), x, probs);
   }
   const Norm4 norm = make_norm4(sum);
   uint32x4_t psum = vdupq_n_u32(0);
   int j = 0;
   for (; j + 8 <= limit; j += 8) {
-    const uint16x8_t p = normalize_x8(s + j, norm);
+    const uint16x8_t p = normalize_x8(probs + j, norm);
     if (kProbs) vst1q_u16(probs + j, p);
     if (kPlanes) {
       vst1_u8(lo + j, vmovn_u16(p));
@@ -205,7 +205,7 @@ inline __attribute__((always_inline)) uint32_t softmax_row(const QS8AttentionArg
   }
   uint32_t total = hsum_u32(psum);
   for (; j < end; ++j) {
-    const uint16_t p = j < limit ? normalize_prob_q15(s[j], norm.norm) : 0;
+    const uint16_t p = j < limit ? normalize_prob_q15(probs[j], norm.norm) : 0;
     if (kProbs) probs[j] = p;
     if (kPlanes) {
       lo[j] = static_cast<uint8_t>(p);
@@ -237,9 +237,10 @@ inline void store_pv16(const uint32_t* acc, uint32_t corr, const Rq32& rq, int16
 // The softmax of every row of the tile (the weights output too).
 template <bool kPlanes, bool kProbs>
 void softmax_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int end, TileRows* rows) {
+  const SoftmaxExpParams x = softmax_exp_params(a.score_mult, a.score_shift);
   for (int r = 0; r < rows->mr; ++r) {
     const int limit = rows->limit[r];
-    rows->p_sum[r] = softmax_row<kPlanes, kProbs>(a, t, r, limit, end);
+    rows->p_sum[r] = softmax_row<kPlanes, kProbs>(x, t, r, limit, end);
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);

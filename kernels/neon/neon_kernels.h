@@ -25,7 +25,8 @@ void f32_additive__neon(const F32AdditiveArgs& a);
 // Row primitives (same contracts as the __ref ones in ref.h).
 void qs8_qk_row__neon(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                       int32_t k_zp, int32_t* scores);
-void qs8_softmax_row__neon(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+void qs8_softmax_row__neon(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+uint32_t qs8_softmax_exp_row__neon(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e);
 void qs8_pv_row__neon(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
                       int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 

@@ -69,23 +69,22 @@ static inline int32_t softmax_row_max(int n, const int32_t* s) {
   return row_max;
 }
 
-// Steps 1-4 over s[0, n): s[j] becomes e_j; returns sum_j e_j.
-static inline uint32_t softmax_exp_row(int n, int32_t* s, int32_t row_max, const SoftmaxExpParams& params) {
+// Steps 1-4 over s[0, n): e[j] = e_j; returns sum_j e_j.
+static inline uint32_t softmax_exp_row(int n, const int32_t* s, int32_t row_max, const SoftmaxExpParams& params,
+                                       uint16_t* e) {
   const ExpParams4 x = exp_params4(params);
   const uint32x4_t vmax = vdupq_n_u32(static_cast<uint32_t>(row_max));
   uint32x4_t vsum = vdupq_n_u32(0);
   int j = 0;
   for (; j + 8 <= n; j += 8) {
-    const uint16x8_t e = exp2_neg_q15_x8(vcombine_u16(exponent_x4(vmax, s + j, x), exponent_x4(vmax, s + j + 4, x)));
-    vst1q_s32(s + j, vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(e))));
-    vst1q_s32(s + j + 4, vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(e))));
-    vsum = vpadalq_u16(vsum, e);
+    const uint16x8_t ev = exp2_neg_q15_x8(vcombine_u16(exponent_x4(vmax, s + j, x), exponent_x4(vmax, s + j + 4, x)));
+    vst1q_u16(e + j, ev);
+    vsum = vpadalq_u16(vsum, ev);
   }
   uint32_t sum = hsum_u32(vsum);
   for (; j < n; ++j) {
-    const int32_t e = exp2_neg_q15(softmax_exponent_q12(row_max, s[j], params));
-    s[j] = e;
-    sum += static_cast<uint32_t>(e);
+    e[j] = static_cast<uint16_t>(exp2_neg_q15(softmax_exponent_q12(row_max, s[j], params)));
+    sum += e[j];
   }
   return sum;
 }
@@ -103,9 +102,10 @@ static inline Norm4 make_norm4(uint32_t sum) {
 }
 
 // p of 8 e values at e[0, 8).
-static inline uint16x8_t normalize_x8(const int32_t* e, const Norm4& q) {
-  const uint32x4_t lo = vrshlq_u32(vmulq_u32(vreinterpretq_u32_s32(vld1q_s32(e)), q.mult), q.neg_shift);
-  const uint32x4_t hi = vrshlq_u32(vmulq_u32(vreinterpretq_u32_s32(vld1q_s32(e + 4)), q.mult), q.neg_shift);
+static inline uint16x8_t normalize_x8(const uint16_t* e, const Norm4& q) {
+  const uint16x8_t ev = vld1q_u16(e);
+  const uint32x4_t lo = vrshlq_u32(vmulq_u32(vmovl_u16(vget_low_u16(ev)), q.mult), q.neg_shift);
+  const uint32x4_t hi = vrshlq_u32(vmulq_u32(vmovl_u16(vget_high_u16(ev)), q.mult), q.neg_shift);
   return vcombine_u16(vmovn_u32(vminq_u32(lo, q.cap)), vmovn_u32(vminq_u32(hi, q.cap)));
 }
 

@@ -20,19 +20,22 @@ void qs8_qk_row__ref(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
   }
 }
 
-void qs8_softmax_row__ref(int n, int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
-  if (n <= 0) return;
+uint32_t qs8_softmax_exp_row__ref(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e) {
   int32_t row_max = scores[0];
   for (int j = 1; j < n; ++j) row_max = scores[j] > row_max ? scores[j] : row_max;
   const SoftmaxExpParams x = softmax_exp_params(mult, shift);
   uint32_t sum = 0;
   for (int j = 0; j < n; ++j) {
-    const int32_t e = exp2_neg_q15(softmax_exponent_q12(row_max, scores[j], x));
-    scores[j] = e;
-    sum += static_cast<uint32_t>(e);
+    e[j] = static_cast<uint16_t>(exp2_neg_q15(softmax_exponent_q12(row_max, scores[j], x)));
+    sum += e[j];
   }
-  const ProbNormalizer norm = prob_normalizer(sum);
-  for (int j = 0; j < n; ++j) probs[j] = normalize_prob_q15(scores[j], norm);
+  return sum;
+}
+
+void qs8_softmax_row__ref(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
+  if (n <= 0) return;
+  const ProbNormalizer norm = prob_normalizer(qs8_softmax_exp_row__ref(n, scores, mult, shift, probs));
+  for (int j = 0; j < n; ++j) probs[j] = normalize_prob_q15(probs[j], norm);
 }
 
 // |sum_j p_j (v - zp)| <= (32768 + n/2) * 255 stays far inside int32 because the

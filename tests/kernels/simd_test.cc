@@ -602,6 +602,7 @@ TEST(SimdTest, F32AdditiveWithinBound) {
 struct SoftmaxRowVariant {
   ek::KernelPath path;
   ek::Qs8SoftmaxRowFn fn;
+  ek::Qs8SoftmaxExpRowFn exp_fn;
 };
 
 // Paths whose softmax row is not the reference's own function.
@@ -609,7 +610,7 @@ std::vector<SoftmaxRowVariant> SoftmaxRows() {
   std::vector<SoftmaxRowVariant> rows;
   for (ek::KernelPath p : SimdPaths()) {
     const ek::Qs8SoftmaxRowFn fn = ek::kernel_table(p)->qs8_softmax_row;
-    if (fn != Ref().qs8_softmax_row) rows.push_back({p, fn});
+    if (fn != Ref().qs8_softmax_row) rows.push_back({p, fn, ek::kernel_table(p)->qs8_softmax_exp_row});
   }
   return rows;
 }
@@ -672,29 +673,53 @@ TEST(SimdTest, Qs8PvRowMatchesRefExactly) {
   }
 }
 
-// Every exponent z in [0, 0xFFFF] and past it through the vector exp2 /
-// normalizer: M = 2^30, shift 5 is the multiplier 1.0 in Q12 (p = 0, M' =
-// 2^15, r = 15), so z = max - s exactly. Each row holds its maximum (z = 0)
-// and 4095 consecutive exponents.
+// Every exponent z in [0, 0xFFFF] and past it through each path's exp row
+// (e_j and their sum) and whole softmax row: M = 2^30, shift 5 is the
+// multiplier 1.0 in Q12 (p = 0, M' = 2^15, r = 15), so z = max - s exactly.
+// Each row holds its maximum (z = 0) and 4095 consecutive exponents.
 TEST(SimdTest, SoftmaxRowAllExponents) {
   const auto variants = SoftmaxRows();
   if (variants.empty()) GTEST_SKIP() << "no vector softmax row on this build/CPU";
   constexpr int kRow = 4096;
-  std::vector<int32_t> s(kRow), s_ref(kRow);
-  std::vector<uint16_t> p(kRow), p_ref(kRow);
+  std::vector<int32_t> s(kRow);
+  std::vector<uint16_t> e(kRow), p(kRow), p_ref(kRow);
   for (const auto& v : variants) {
     for (int32_t z0 = 1; z0 < 0x10000 + kRow; z0 += kRow - 1) {
       s[0] = 0;
       for (int j = 1; j < kRow; ++j) s[j] = -(z0 + j - 1);
-      s_ref = s;
-      v.fn(kRow, s.data(), 1 << 30, 5, p.data());
-      ek::qs8_softmax_row__ref(kRow, s_ref.data(), 1 << 30, 5, p_ref.data());
+      const uint32_t sum = v.exp_fn(kRow, s.data(), 1 << 30, 5, e.data());
+      uint32_t want_sum = 0;
       for (int j = 0; j < kRow; ++j) {
         const uint32_t z = j == 0 ? 0u : static_cast<uint32_t>(z0 + j - 1);
-        ASSERT_EQ(s[j], ek::exp2_neg_q15(z < ek::kExpZeroQ12 ? z : ek::kExpZeroQ12))
-            << ek::kernel_path_name(v.path) << " z " << z;
-        ASSERT_EQ(p[j], p_ref[j]) << ek::kernel_path_name(v.path) << " z " << z;
+        const int32_t want = ek::exp2_neg_q15(z < ek::kExpZeroQ12 ? z : ek::kExpZeroQ12);
+        want_sum += static_cast<uint32_t>(want);
+        ASSERT_EQ(e[j], want) << ek::kernel_path_name(v.path) << " z " << z;
       }
+      ASSERT_EQ(sum, want_sum) << ek::kernel_path_name(v.path) << " z0 " << z0;
+      v.fn(kRow, s.data(), 1 << 30, 5, p.data());
+      ek::qs8_softmax_row__ref(kRow, s.data(), 1 << 30, 5, p_ref.data());
+      for (int j = 0; j < kRow; ++j) ASSERT_EQ(p[j], p_ref[j]) << ek::kernel_path_name(v.path) << " index " << j;
+    }
+  }
+}
+
+// Every row length 1..100 (vector bodies and every tail) through each path's
+// exp row against the reference's, with random scores and multipliers.
+TEST(SimdTest, SoftmaxExpRowEveryLength) {
+  const auto variants = SoftmaxRows();
+  if (variants.empty()) GTEST_SKIP() << "no vector softmax row on this build/CPU";
+  Rng rng(0xE4B);
+  for (const auto& v : variants) {
+    for (int n = 1; n <= 100; ++n) {
+      std::vector<int32_t> s(n);
+      for (auto& x : s) x = static_cast<int32_t>(rng.uniform_int(-200000, 200000));
+      const int32_t mult = static_cast<int32_t>(rng.uniform_int(1 << 30, INT32_MAX));
+      const int32_t shift = static_cast<int32_t>(rng.uniform_int(-8, 8));
+      std::vector<uint16_t> e(n + 8, 0x5A5A), e_ref(n + 8, 0x5A5A);
+      const uint32_t sum = v.exp_fn(n, s.data(), mult, shift, e.data());
+      const uint32_t sum_ref = ek::qs8_softmax_exp_row__ref(n, s.data(), mult, shift, e_ref.data());
+      ASSERT_EQ(sum, sum_ref) << ek::kernel_path_name(v.path) << " n " << n;
+      for (int j = 0; j < n + 8; ++j) ASSERT_EQ(e[j], e_ref[j]) << ek::kernel_path_name(v.path) << " n " << n << " j " << j;
     }
   }
 }

@@ -51,8 +51,10 @@ using F32LinearFn = void (*)(int rows, int out_features, int in_features, const 
 // table that dispatch uses.
 using Qs8QkRowFn = void (*)(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                             int k_stride, int32_t k_zp, int32_t* scores);
-using Qs8SoftmaxRowFn = void (*)(int n, int32_t* scores, int32_t mult, int32_t shift,
+using Qs8SoftmaxRowFn = void (*)(int n, const int32_t* scores, int32_t mult, int32_t shift,
                                  uint16_t* probs);
+using Qs8SoftmaxExpRowFn = uint32_t (*)(int n, const int32_t* scores, int32_t mult, int32_t shift,
+                                        uint16_t* e);
 using Qs8PvRowFn = void (*)(int n, int v_dim, const uint16_t* probs, const int8_t* v,
                             int v_stride, int32_t v_zp, int32_t pv_mult, int32_t pv_shift,
                             int32_t out_zp, int8_t* out);
@@ -68,6 +70,7 @@ struct KernelTable {
   void (*f32_additive)(const F32AdditiveArgs&);
   Qs8QkRowFn qs8_qk_row;
   Qs8SoftmaxRowFn qs8_softmax_row;
+  Qs8SoftmaxExpRowFn qs8_softmax_exp_row;  // steps 1-4 of qs8_softmax_row
   Qs8PvRowFn qs8_pv_row;
 };
 
