@@ -7,8 +7,8 @@
 //    wrapping int32 sum equals the reference's (which cannot overflow).
 //  - softmax: every step of requant.h is a 32-bit or 16-bit lane operation
 //    (see exponent_x8 and exp2_neg_q15_x16); the normalizer's e m < 2^31.
-//  - P.V: sum p (v - zp) = sum p v - zp sum p, two keys per vpmaddwd; p =
-//    32768 does not fit int16, so a pair holding it is added key by key.
+//  - P.V: sum p (v - zp) = sum p v - zp sum p, two keys per vpmaddwd (the
+//    softmax's p <= 32767 is an int16).
 #include <cmath>
 #include <cstring>
 
@@ -65,20 +65,12 @@ inline void exp2_neg_q15_x16(__m256i za, __m256i zb, __m256i* ea, __m256i* eb) {
   *eb = shift(_mm256_unpackhi_epi16(w, _mm256_setzero_si256()), zb);
 }
 
-// acc_lo/acc_hi (columns 0-3,8-11 / 4-7,12-15) += p * row16 for one key.
+// acc_lo/acc_hi (columns 0-3,8-11 / 4-7,12-15) += p * row16 for one key
+// (p <= 32767, an int16: the (p, 0) pair of vpmaddwd).
 inline void pv_add_one(__m256i row16, uint16_t p, __m256i* acc_lo, __m256i* acc_hi) {
-  if (p == kProbOne) {
-    const __m256i lo = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(row16));   // cols 0-7
-    const __m256i hi = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(row16, 1));  // 8-15
-    const __m256i l = _mm256_slli_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), 15);
-    const __m256i h = _mm256_slli_epi32(_mm256_permute2x128_si256(lo, hi, 0x31), 15);
-    *acc_lo = _mm256_add_epi32(*acc_lo, l);
-    *acc_hi = _mm256_add_epi32(*acc_hi, h);
-  } else {
-    const __m256i pp = _mm256_set1_epi32(static_cast<int32_t>(p));  // (p, 0) pairs
-    *acc_lo = _mm256_add_epi32(*acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(row16, _mm256_setzero_si256()), pp));
-    *acc_hi = _mm256_add_epi32(*acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(row16, _mm256_setzero_si256()), pp));
-  }
+  const __m256i pp = _mm256_set1_epi32(static_cast<int32_t>(p));
+  *acc_lo = _mm256_add_epi32(*acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(row16, _mm256_setzero_si256()), pp));
+  *acc_hi = _mm256_add_epi32(*acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(row16, _mm256_setzero_si256()), pp));
 }
 
 }  // namespace
@@ -225,14 +217,9 @@ void qs8_pv_row__avx2(int n, int v_dim, const uint16_t* probs, const int8_t* v, 
       const __m256i r1 = load16_s16(vp + v_stride);
       uint32_t pair;  // (p_j, p_j+1) as the int16 pair vpmaddwd wants (little endian)
       std::memcpy(&pair, probs + j, sizeof(pair));
-      if (__builtin_expect((pair & 0x80008000u) == 0, 1)) {
-        const __m256i pp = _mm256_set1_epi32(static_cast<int32_t>(pair));
-        acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(r0, r1), pp));
-        acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(r0, r1), pp));
-      } else {
-        pv_add_one(r0, probs[j], &acc_lo, &acc_hi);
-        pv_add_one(r1, probs[j + 1], &acc_lo, &acc_hi);
-      }
+      const __m256i pp = _mm256_set1_epi32(static_cast<int32_t>(pair));
+      acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(r0, r1), pp));
+      acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(r0, r1), pp));
     }
     if (j < n) pv_add_one(load16_s16(vp), probs[j], &acc_lo, &acc_hi);
     const __m256i s0 = _mm256_sub_epi32(_mm256_permute2x128_si256(acc_lo, acc_hi, 0x20), corr);
@@ -410,25 +397,8 @@ void qs8_qk_rows2__avx2(int n, int dim, const int8_t* q0, const int8_t* q1, int3
 
 namespace {
 
-// Whether some p_j is kProbOne (32768), 16 probabilities per compare: the
-// scalar scan of every row took ~30 % of the two-row driver (perf, Zen 3).
-bool has_prob_one(int n, const uint16_t* probs) {
-  const __m256i one = _mm256_set1_epi16(static_cast<int16_t>(kProbOne));
-  __m256i hit = _mm256_setzero_si256();
-  int j = 0;
-  for (; j + 16 <= n; j += 16) {
-    hit = _mm256_or_si256(hit, _mm256_cmpeq_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(probs + j)), one));
-  }
-  if (!_mm256_testz_si256(hit, hit)) return true;
-  for (; j < n; ++j) {
-    if (probs[j] == kProbOne) return true;
-  }
-  return false;
-}
-
 // out0/out1 = P.V of two probability rows over keys 0..n-1 (a shorter row is
-// zero-padded up to n by the caller). Neither row may hold kProbOne (32768
-// does not fit the int16 pairs of vpmaddwd; such rows take the one-row kernel).
+// zero-padded up to n by the caller).
 void qs8_pv_rows2(int n, int v_dim, const uint16_t* p0, const uint16_t* p1, const int8_t* v,
                   int v_stride, int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
                   int8_t* out0, int8_t* out1) {
@@ -502,18 +472,11 @@ void qs8_attention_with__avx2(const Qs8AttentionSteps& steps, const QS8Attention
                scores1);
       steps.softmax_row(n0, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
       steps.softmax_row(n1, scores1, a.score_mult, a.score_shift, probs1);
-      if (has_prob_one(n0, a.prob_scratch) || has_prob_one(n1, probs1)) {
-        qs8_pv_row__avx2(n0, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult,
-                         a.pv_shift, a.out_zp, out0);
-        qs8_pv_row__avx2(n1, a.v_dim, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift,
-                         a.out_zp, out0 + a.out_stride);
-      } else {
-        // Keys a row does not attend to get probability 0: they add nothing.
-        for (int j = n0; j < n; ++j) a.prob_scratch[j] = 0;
-        for (int j = n1; j < n; ++j) probs1[j] = 0;
-        qs8_pv_rows2(n, a.v_dim, a.prob_scratch, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult,
-                     a.pv_shift, a.out_zp, out0, out0 + a.out_stride);
-      }
+      // Keys a row does not attend to get probability 0: they add nothing.
+      for (int j = n0; j < n; ++j) a.prob_scratch[j] = 0;
+      for (int j = n1; j < n; ++j) probs1[j] = 0;
+      qs8_pv_rows2(n, a.v_dim, a.prob_scratch, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult,
+                   a.pv_shift, a.out_zp, out0, out0 + a.out_stride);
       if (a.weights != nullptr) {
         uint16_t* w0 = a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride;
         write_weights_row(n0, a.kv_len, a.prob_scratch, w0);

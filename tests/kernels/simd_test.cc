@@ -282,7 +282,7 @@ TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
     a.k_zp = SampleZp(rng);
     a.v_zp = SampleZp(rng);
     a.out_zp = SampleZp(rng);
-    // Softmax sharpness from near-uniform to one-hot (p = 32768 rows).
+    // Softmax sharpness from near-uniform to one-hot (p = 32767 rows).
     Multiplier(rng.log_uniform(1e-2, 1e5) / (std::sqrt(a.head_dim) * 128.0 * 128.0) * 65536.0,
                &a.score_mult, &a.score_shift);
     if (rng.uniform_int(0, 15) == 0) { a.score_mult = INT32_MAX; a.score_shift = ek::kMaxShift; }
@@ -639,7 +639,7 @@ TEST(SimdTest, Qs8QkRowMatchesRefExactly) {
 }
 
 // Probabilities from the reference softmax of random scores, sometimes a
-// row holding 1.0 (32768: one key dominates), which int16 pairs cannot hold.
+// one-hot row (one key dominates: p = 32767, the largest int16).
 TEST(SimdTest, Qs8PvRowMatchesRefExactly) {
   REQUIRE_SIMD_PATHS(paths);
   for (uint64_t seed = 0; seed < 200; ++seed) {
@@ -650,7 +650,7 @@ TEST(SimdTest, Qs8PvRowMatchesRefExactly) {
     const auto v = RandS8(rng, static_cast<size_t>(n - 1) * v_stride + v_dim);
     std::vector<int32_t> scores(n);
     for (auto& x : scores) x = static_cast<int32_t>(rng.uniform_int(-3000, 3000));
-    if (rng.uniform_int(0, 3) == 0) scores[rng.uniform_int(0, n - 1)] = 1 << 24;  // p = 32768
+    if (rng.uniform_int(0, 3) == 0) scores[rng.uniform_int(0, n - 1)] = 1 << 24;  // p = 32767
     std::vector<uint16_t> probs(n);
     int32_t mult, shift;
     Multiplier(rng.log_uniform(1e-3, 10.0), &mult, &shift);
@@ -725,7 +725,7 @@ TEST(SimdTest, SoftmaxExpRowEveryLength) {
 }
 
 // The longest rows (65535 keys, the format's limit): row sums up to
-// 65535 * 32768, i.e. the normalizer's largest shift (46), with all-equal
+// 65535 * 32767, i.e. the normalizer's largest shift (31), with all-equal
 // scores and with scores a few steps below the maximum.
 TEST(SimdTest, SoftmaxRowLongestRows) {
   const auto variants = SoftmaxRows();

@@ -124,7 +124,9 @@ void qs8_softmax_row__ref(int n, const int32_t* scores, int32_t mult, int32_t sh
 // Steps 1-4 of that softmax (requant.h): e[j] = e_j for j < n (n >= 1);
 // returns sum_j e_j. qs8_softmax_row is this, then normalize_prob_q15 in place.
 uint32_t qs8_softmax_exp_row__ref(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e);
-// out[c] = sat8(requantize(sum_j p_j (v[j][c] - v_zp)) + out_zp), j < n
+// out[c] = sat8(requantize(sum_j p_j (v[j][c] - v_zp)) + out_zp), j < n, for
+// probabilities as the softmax makes them (p_j <= 32767: the SIMD paths
+// multiply them as int16).
 void qs8_pv_row__ref(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 
