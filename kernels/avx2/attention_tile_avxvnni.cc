@@ -38,6 +38,7 @@ namespace tile_vnni {
 namespace {
 
 using avx2::add_zp_sat8;
+using avx2::hsum_s32;
 using avx2::requantize_x8;
 using avx2::Rq8;
 using avx2::rq8_uniform;
@@ -151,32 +152,52 @@ void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r
   }
 }
 
-// Row r's probabilities -> byte planes over [0, keys) (0 past the limit), and their sum.
-int32_t split_probs(const Qs8AttnTile& t, int r, int limit, int keys) {
-  const uint16_t* p = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
+// Row r's softmax over [0, limit) (qs8_softmax_exp_row__avx2 into t.probs,
+// then step 5 of requant.h) written straight into the byte planes over
+// [0, keys) (0 past the limit, whole 16-key blocks), and back into t.probs
+// when the weights output wants them. Returns the sum of the probabilities.
+int32_t softmax_to_planes(const QS8AttentionArgs& a, const Qs8AttnTile& t, int r, int limit, int keys,
+                          bool want_probs) {
+  const int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
+  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;  // e, then p
   uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
   uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
+  const uint32_t sum = limit > 0 ? qs8_softmax_exp_row__avx2(limit, s, a.score_mult, a.score_shift, probs) : 1u;
+  // p = min(32767, (e m + 2^(b-1)) >> b): e m < 2^31, one vpmulld is exact;
+  // lanes past the limit hold e = 0, and (0 + 2^(b-1)) >> b = 0.
+  const ProbNormalizer norm = prob_normalizer(sum);
+  const __m256i m = _mm256_set1_epi32(static_cast<int32_t>(norm.multiplier));
+  const __m256i rnd = _mm256_set1_epi32(static_cast<int32_t>(1u << (norm.shift - 1)));
+  const __m256i cap = _mm256_set1_epi32(kProbMax);
+  const __m128i sh = _mm_cvtsi32_si128(norm.shift);
   const __m256i low_byte = _mm256_set1_epi16(0xFF);
-  __m128i sum_lo = _mm_setzero_si128(), sum_hi = _mm_setzero_si128();
+  __m256i psum = _mm256_setzero_si256();
   for (int j = 0; j < keys; j += 16) {  // up to the row's stride (whole 16-key blocks)
-    __m256i v;
+    __m256i e16;
     if (limit - j >= 16) {
-      v = load_ymm(p + j);
+      e16 = load_ymm(probs + j);
     } else {
       alignas(32) uint16_t part[16] = {};
-      for (int i = 0; i < limit - j; ++i) part[i] = p[j + i];
-      v = _mm256_load_si256(reinterpret_cast<const __m256i*>(part));
+      for (int i = 0; i < limit - j; ++i) part[i] = probs[j + i];
+      e16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(part));
     }
-    const __m256i l16 = _mm256_and_si256(v, low_byte), h16 = _mm256_srli_epi16(v, 8);
-    const __m128i l = _mm_packus_epi16(_mm256_castsi256_si128(l16), _mm256_extracti128_si256(l16, 1));
-    const __m128i h = _mm_packus_epi16(_mm256_castsi256_si128(h16), _mm256_extracti128_si256(h16, 1));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(lo + j), l);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(hi + j), h);
-    sum_lo = _mm_add_epi64(sum_lo, _mm_sad_epu8(l, _mm_setzero_si128()));
-    sum_hi = _mm_add_epi64(sum_hi, _mm_sad_epu8(h, _mm_setzero_si128()));
+    auto normalize = [&](__m128i e8) {
+      const __m256i e = _mm256_cvtepu16_epi32(e8);
+      return _mm256_min_epu32(_mm256_srl_epi32(_mm256_add_epi32(_mm256_mullo_epi32(e, m), rnd), sh), cap);
+    };
+    const __m256i p_lo = normalize(_mm256_castsi256_si128(e16));
+    const __m256i p_hi = normalize(_mm256_extracti128_si256(e16, 1));
+    psum = _mm256_add_epi32(psum, _mm256_add_epi32(p_lo, p_hi));
+    // vpackusdw per 128-bit lane: qwords (lo 0-3, hi 0-3, lo 4-7, hi 4-7) -> (0, 2, 1, 3).
+    const __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(p_lo, p_hi), 0xD8);
+    if (want_probs) _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + j), p);
+    const __m256i l16 = _mm256_and_si256(p, low_byte), h16 = _mm256_srli_epi16(p, 8);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lo + j),
+                     _mm_packus_epi16(_mm256_castsi256_si128(l16), _mm256_extracti128_si256(l16, 1)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(hi + j),
+                     _mm_packus_epi16(_mm256_castsi256_si128(h16), _mm256_extracti128_si256(h16, 1)));
   }
-  auto total = [](__m128i s) { return _mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1); };
-  return static_cast<int32_t>(total(sum_lo) + 256 * total(sum_hi));
+  return hsum_s32(psum);
 }
 
 // out rows r0..r0+MR-1 over `groups` 4-key groups, every 16-channel block.
@@ -260,9 +281,7 @@ void qs8_attention_tiled__avxvnni(const QS8AttentionArgs& a) {
     for (int r0 = 0; r0 < mr; r0 += kMr) half(a, t, rows, r0, mr - r0 < kMr ? mr - r0 : kMr, 0, keys, kp);
     for (int r = 0; r < mr; ++r) {
       const int limit = rows.limit[r];
-      qs8_softmax_row__avx2(limit, t.scores + static_cast<ptrdiff_t>(r) * t.stride, a.score_mult, a.score_shift,
-                            t.probs + static_cast<ptrdiff_t>(r) * t.stride);
-      rows.p_sum[r] = split_probs(t, r, limit, packed_k(keys));
+      rows.p_sum[r] = softmax_to_planes(a, t, r, limit, packed_k(keys), a.weights != nullptr);
       if (a.weights != nullptr) {
         write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                           a.weights + static_cast<ptrdiff_t>(m + r) * a.weights_stride);
