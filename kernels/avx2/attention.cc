@@ -15,6 +15,7 @@
 #include "avx2_common.h"
 #include "avx2_kernels.h"
 #include "edgeattn/kernels/requant.h"
+#include "ref/f32_row.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -500,28 +501,6 @@ void qs8_attention_with__avx2(const Qs8AttentionSteps& steps, const QS8Attention
 // --------------------------------------------------------------- float32 ----
 namespace {
 
-// Softmax in place; exp is the scalar libm expf like the reference (only the
-// order of the max/normalization steps differs, not the exponentials).
-void f32_softmax_row_avx2(int n, float* s) {
-  if (n <= 0) return;
-  const int n8 = n & ~7;
-  float row_max = s[0];
-  if (n8 > 0) {
-    __m256 m = _mm256_loadu_ps(s);
-    for (int j = 8; j < n8; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(s + j));
-    row_max = hmax_f32(m);
-  }
-  for (int j = n8; j < n; ++j) row_max = s[j] > row_max ? s[j] : row_max;
-  float sum = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    s[j] = std::exp(s[j] - row_max);
-    sum += s[j];
-  }
-  const float inv_s = 1.0f / sum;
-  const __m256 inv = _mm256_set1_ps(inv_s);
-  for (int j = 0; j < n8; j += 8) _mm256_storeu_ps(s + j, _mm256_mul_ps(_mm256_loadu_ps(s + j), inv));
-  for (int j = n8; j < n; ++j) s[j] *= inv_s;
-}
 
 inline float f32_dot(int dim, const float* a, const float* b) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
@@ -572,7 +551,7 @@ void f32_attention__avx2(const F32AttentionArgs& a) {
     for (int j = 0; j < limit; ++j) {
       a.scratch[j] = f32_dot(a.head_dim, q, a.k + static_cast<ptrdiff_t>(j) * a.k_stride) * a.scale;
     }
-    f32_softmax_row_avx2(limit, a.scratch);
+    f32_softmax_row(limit, a.scratch);  // the reference's own: exp dominates, nothing to vectorize
     f32_pv_row__avx2(limit, a.v_dim, a.scratch, a.v, a.v_stride,
                      a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
     if (a.weights != nullptr) {

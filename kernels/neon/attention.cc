@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "edgeattn/kernels/requant.h"
+#include "ref/f32_row.h"
 #include "neon_common.h"
 #include "neon_kernels.h"
 #include "softmax_neon.h"
@@ -596,28 +597,6 @@ void qs8_attention__neon(const QS8AttentionArgs& a) {
 // --------------------------------------------------------------- float32 ----
 namespace {
 
-// Softmax in place; exp is the scalar libm expf like the reference (so only
-// the order of the max/normalization steps can differ, not the exponentials).
-void f32_softmax_row_neon_impl(int n, float* s) {
-  if (n <= 0) return;
-  const int n4 = n & ~3;
-  float row_max = s[0];
-  if (n4 > 0) {
-    float32x4_t m = vld1q_f32(s);
-    for (int j = 4; j < n4; j += 4) m = vmaxq_f32(m, vld1q_f32(s + j));
-    row_max = hmax_f32(m);
-  }
-  for (int j = n4; j < n; ++j) row_max = s[j] > row_max ? s[j] : row_max;
-  float sum = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    s[j] = std::exp(s[j] - row_max);
-    sum += s[j];
-  }
-  const float32x4_t inv = vdupq_n_f32(1.0f / sum);
-  for (int j = 0; j < n4; j += 4) vst1q_f32(s + j, vmulq_f32(vld1q_f32(s + j), inv));
-  const float inv_s = 1.0f / sum;
-  for (int j = n4; j < n; ++j) s[j] *= inv_s;
-}
 
 float f32_dot(int dim, const float* a, const float* b) {
   float32x4_t acc = vdupq_n_f32(0.0f);
@@ -664,7 +643,7 @@ void f32_attention__neon(const F32AttentionArgs& a) {
     for (int j = 0; j < limit; ++j) {
       a.scratch[j] = f32_dot(a.head_dim, q, a.k + static_cast<ptrdiff_t>(j) * a.k_stride) * a.scale;
     }
-    f32_softmax_row_neon_impl(limit, a.scratch);
+    f32_softmax_row(limit, a.scratch);  // the reference's own: exp dominates, nothing to vectorize
     f32_pv_row__neon(limit, a.v_dim, a.scratch, a.v, a.v_stride,
                     a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
     if (a.weights != nullptr) {
