@@ -176,7 +176,7 @@ uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, cons
 void qs8_softmax_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int32_t shift,
                                  uint16_t* probs) {
   if (n <= 0) return;
-  const avx512::ProbNorm16 norm = avx512::make_prob_norm16(qs8_softmax_exp_row__avx512vnni(n, scores, mult, shift, probs));
+  const avx512::ProbNorm16 norm = avx512::make_prob_norm16(prob_normalizer(qs8_softmax_exp_row__avx512vnni(n, scores, mult, shift, probs)));
   for (int j = 0; j < n; j += 16) {
     const __mmask16 m = lanes16(n - j < 16 ? n - j : 16);
     const __m512i e = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, probs + j));

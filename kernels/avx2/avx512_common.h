@@ -65,8 +65,7 @@ struct ProbNorm16 {
   __m128i shift;
 };
 
-inline ProbNorm16 make_prob_norm16(uint32_t sum) {
-  const ProbNormalizer norm = prob_normalizer(sum);
+inline ProbNorm16 make_prob_norm16(ProbNormalizer norm) {
   return ProbNorm16{_mm512_set1_epi32(static_cast<int32_t>(norm.multiplier)),
                     _mm512_set1_epi32(static_cast<int32_t>(1u << (norm.shift - 1))), _mm512_set1_epi32(kProbMax),
                     _mm_cvtsi32_si128(norm.shift)};
