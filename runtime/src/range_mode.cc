@@ -292,15 +292,18 @@ Status Interpreter::RunFloat(int layer, const RunArgs& args, ea_range_policy pol
     error_ << "layer '" << name << "': RunFloat quantizes keys per call (no use_cached_keys)";
     return Status::kUnsupported;
   }
-  const void* bufs[4] = {query, key, value, output};
-  const size_t sizes[4] = {nq * 4, nk * 4, nv * 4, no * 4};
-  for (int i = 0; i < 4; ++i) {
-    if (bufs[i] != nullptr && reinterpret_cast<uintptr_t>(bufs[i]) % 4 != 0) {
+  // attn_weights (uint16, checked again by Run against the plan's bytes)
+  // must not reach into the staging buffers either.
+  const void* bufs[5] = {query, key, value, output, args.attn_weights};
+  const size_t sizes[5] = {nq * 4, nk * 4, nv * 4, no * 4,
+                           static_cast<size_t>(info.num_heads) * q_len * kv_len * 2};
+  for (int i = 0; i < 5; ++i) {
+    if (i < 4 && bufs[i] != nullptr && reinterpret_cast<uintptr_t>(bufs[i]) % 4 != 0) {
       error_ << "layer '" << name << "': float buffers must be 4-byte aligned";
       return Status::kInvalidArgument;
     }
     if (overlaps(bufs[i], sizes[i], arena_, arena_bytes_)) {
-      error_ << "layer '" << name << "': a float buffer overlaps the arena";
+      error_ << "layer '" << name << "': a caller buffer overlaps the arena";
       return Status::kInvalidArgument;
     }
   }

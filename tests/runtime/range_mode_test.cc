@@ -270,6 +270,10 @@ TEST_P(RangeModeModel, BadArgumentsAreStatuses) {
   RunArgs no_out = f.Args();
   no_out.output = nullptr;
   EXPECT_EQ(m.interp.RunFloat(0, no_out, EA_RANGE_DYNAMIC, nullptr), Status::kInvalidArgument);
+  RunArgs in_arena = f.Args();  // attention weights written into the range workspace
+  in_arena.attn_weights = m.arena.data() + m.model.arena_bytes();
+  EXPECT_EQ(m.interp.RunFloat(0, in_arena, EA_RANGE_DYNAMIC, nullptr), Status::kInvalidArgument);
+  EXPECT_NE(std::string(m.interp.error()).find("overlaps the arena"), std::string::npos) << m.interp.error();
   // Static run: R = 1 even beyond the range (values saturate).
   f.Make(info, 1.5f, rng);
   uint32_t range = 0;
