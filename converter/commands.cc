@@ -161,6 +161,11 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     std::snprintf(buf, sizeof buf, ", inputs scaled by %.10g (--heldout-scale)", o.heldout_scale);
     heldout_what += buf;
   }
+  const ea_range_policy range_policy = parse_range_mode(o.range_mode);
+  if (range_policy != EA_RANGE_STATIC) {
+    if (!want_heldout) fail("--range-mode needs held-out data (--heldout or --heldout-split)");
+    heldout_what += std::string(", runtime range mode ") + range_mode_name(range_policy) + " (--range-mode)";
+  }
   // The file records how its int8 ranges were made (inspect shows it).
   std::string source = base_name(o.weights);
   if (type == OutputType::kInt8 && !calib.empty()) {
@@ -220,7 +225,8 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
       progress("held-out", i, L.name,
                "runtime vs float64 reference on " + std::to_string(heldout[i].n) + " held-out sample" +
                    (heldout[i].n == 1 ? "" : "s"));
-      const HeldoutResult h = evaluate_heldout(lm, static_cast<int>(i), L, heldout[i], calibration[i]);
+      const HeldoutResult h =
+          evaluate_heldout(lm, static_cast<int>(i), L, heldout[i], calibration[i], range_policy);
       lr.has_heldout = true;
       lr.heldout = h.metrics;
       lr.heldout_samples = heldout[i].n;
@@ -265,6 +271,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
   const LoadedModel lm(bytes, o.model);
   const Model& model = lm.model();
   const ArrayMap ref = load_data_npz(o.reference, "reference data (--reference)");
+  const ea_range_policy range_policy = parse_range_mode(o.range_mode);
   std::vector<LayerResult> results;
   bool svg_done = false;
   if (!o.svg_layer.empty() && model.FindLayer(o.svg_layer.c_str()) < 0) {
@@ -285,7 +292,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
       continue;
     }
     const LayerData d = load_layer_data(ref, o.reference, shell, true);
-    const RunResult run = run_layer(lm, i, d, o.repeat);
+    const RunResult run = run_layer(lm, i, d, o.repeat, range_policy);
     lr.metrics = compare(shell, d, run.output, d.ref_output, run.weights, d.ref_weights);
     lr.has_metrics = true;
     lr.samples = d.n;

@@ -27,6 +27,10 @@ struct ConvertOptions {
   // --heldout-scale S: multiply the held-out inputs by S (e.g. 1.25) to see
   // what int8 gives on inputs beyond the calibrated range.
   double heldout_scale = 1.0;
+  // --range-mode static|dynamic|dynamic-pow2: how the runtime runs the
+  // held-out evaluation (static: the calibrated scales, saturating beyond
+  // them; dynamic: range mode, Interpreter::RunFloat).
+  std::string range_mode = "static";
   // Progress lines (layer i of n, calibration samples) on stderr: only when
   // stderr is a terminal and not --quiet.
   bool quiet = false;
@@ -47,6 +51,7 @@ struct EvalOptions {
   int svg_sample = 0, svg_head = 0, repeat = 5;
   double max_rel_l2 = -1.0;  // >= 0: fail (after printing) if a layer's relative L2 error is larger
   double min_cosine = -3.0;  // >= -1: fail if a layer's cosine similarity is smaller
+  std::string range_mode = "static";  // --range-mode, as for convert
 };
 void run_eval(const EvalOptions& o, std::ostream& out);
 

@@ -31,7 +31,7 @@ std::string RangeExcess::message() const {
 }
 
 HeldoutResult evaluate_heldout(const LoadedModel& model, int index, const FloatLayer& L, const LayerData& data,
-                               const LayerCalibration& calibration) {
+                               const LayerCalibration& calibration, ea_range_policy policy) {
   HeldoutResult r;
   FloatOutputs ref;
   std::vector<double> out, w;
@@ -75,7 +75,7 @@ HeldoutResult evaluate_heldout(const LoadedModel& model, int index, const FloatL
   for (auto& [key, e] : worst) r.excess.push_back(e);
   std::sort(r.excess.begin(), r.excess.end(),
             [](const RangeExcess& a, const RangeExcess& b) { return a.fraction > b.fraction; });
-  const RunResult run = run_layer(model, index, data, 1);
+  const RunResult run = run_layer(model, index, data, 1, policy);
   r.metrics = compare(L, data, run.output, ref.output, run.weights, ref.weights);
   return r;
 }

@@ -38,8 +38,9 @@ struct HeldoutResult {
 };
 
 // Runs layer `index` of `model` and the float64 layer `L` on `data`.
+// `policy`: the runtime's range mode (run_layer).
 HeldoutResult evaluate_heldout(const LoadedModel& model, int index, const FloatLayer& L, const LayerData& data,
-                               const LayerCalibration& calibration);
+                               const LayerCalibration& calibration, ea_range_policy policy = EA_RANGE_STATIC);
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -59,6 +59,12 @@ int main(int argc, char** argv) {
                    "multiply the held-out inputs by this (e.g. 1.25: how int8 does beyond the calibrated range)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  conv->add_option("--range-mode", c.range_mode,
+                   "runtime mode of the held-out evaluation: static (calibrated scales, values beyond them "
+                   "saturate), dynamic (range mode: float inputs quantized per call at R x the calibrated "
+                   "scales, R from their absmax), dynamic-pow2 (R rounded up to a power of two)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"static", "dynamic", "dynamic-pow2"}));
   conv->add_flag("-q,--quiet", c.quiet, "no progress lines (they are shown only when stderr is a terminal)");
   conv->add_flag("--no-tile-scratch", c.no_tile_scratch,
                  "smaller arena for targets that never tile (Cortex-M): leave the tiled int8 attention's "
@@ -78,6 +84,10 @@ int main(int argc, char** argv) {
   ev->add_option("--svg-head", e.svg_head, "head of the heatmap")->capture_default_str();
   ev->add_option("--json", e.json, "also write the figures as JSON");
   ev->add_option("--repeat", e.repeat, "timing repeats")->capture_default_str()->check(CLI::PositiveNumber);
+  ev->add_option("--range-mode", e.range_mode,
+                 "runtime mode for int8 layers: static, dynamic or dynamic-pow2 (as for convert)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"static", "dynamic", "dynamic-pow2"}));
   ev->add_option("--max-rel-l2", e.max_rel_l2,
                  "exit 1 if a layer's relative L2 output error is above this (e.g. 0.05)")
       ->check(CLI::NonNegativeNumber);

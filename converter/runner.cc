@@ -86,7 +86,82 @@ FloatLayer layer_shell(const Model& model, int layer) {
   return L;
 }
 
-RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int repeat) {
+ea_range_policy parse_range_mode(const std::string& name) {
+  if (name == "static") return EA_RANGE_STATIC;
+  if (name == "dynamic") return EA_RANGE_DYNAMIC;
+  if (name == "dynamic-pow2") return EA_RANGE_DYNAMIC_POW2;
+  fail("--range-mode must be static, dynamic or dynamic-pow2, got '", name, "'");
+}
+
+const char* range_mode_name(ea_range_policy policy) {
+  switch (policy) {
+    case EA_RANGE_STATIC: return "static";
+    case EA_RANGE_DYNAMIC: return "dynamic";
+    case EA_RANGE_DYNAMIC_POW2: return "dynamic-pow2";
+  }
+  return "?";
+}
+
+namespace {
+
+// Range mode: float inputs through Interpreter::RunFloat.
+RunResult run_layer_float(const LoadedModel& lm, int layer, const LayerData& d, int repeat,
+                          ea_range_policy policy) {
+  const Model& model = lm.model();
+  LayerInfo info;
+  model.GetLayerInfo(layer, &info);
+  const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+  auto to_float = [](const std::vector<double>& x) { return std::vector<float>(x.begin(), x.end()); };
+  const std::vector<float> q = to_float(d.query), k = to_float(d.key), v = to_float(d.value);
+  const int lq = info.kind == EA_LAYER_POOLING ? 1 : d.lq;
+  const int lk = d.lk;
+  const size_t out_per = static_cast<size_t>(lq) * info.output_dim;
+  const size_t w_per = static_cast<size_t>(info.num_heads) * lq * lk;
+  std::vector<float> out(static_cast<size_t>(d.n) * out_per);
+  std::vector<uint16_t> wts(static_cast<size_t>(d.n) * w_per);
+  const size_t bytes = model.arena_bytes() + model.RangeBytes(0, 0);
+  AlignedBuffer arena(bytes);
+  Interpreter interp;
+  Status st = interp.Init(&model, arena.p, bytes);
+  if (st != Status::kOk) fail("layer '", info.name, "': interpreter init failed: ", interp.error());
+  RunResult r;
+  r.ranges.assign(static_cast<size_t>(d.n), 0);
+  for (int rep = 0; rep < std::max(repeat, 1); ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < d.n; ++i) {
+      const size_t si = static_cast<size_t>(i);
+      RunArgs a = {};
+      if (!q.empty()) a.query = q.data() + si * static_cast<size_t>(d.lq) * info.query_dim;
+      if (!self && !k.empty()) a.key = k.data() + si * static_cast<size_t>(lk) * info.key_dim;
+      if (!self && !v.empty()) a.value = v.data() + si * static_cast<size_t>(lk) * info.value_dim;
+      a.q_len = lq;
+      a.kv_len = self ? d.lq : lk;
+      a.kv_valid_len = d.valid[si];
+      a.output = out.data() + si * out_per;
+      a.attn_weights = wts.data() + si * w_per;
+      st = interp.RunFloat(layer, a, policy, &r.ranges[si]);
+      if (st != Status::kOk) {
+        fail("layer '", info.name, "' sample ", i, ": runtime error (", status_string(st), "): ", interp.error());
+      }
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    r.set_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  r.output.assign(out.begin(), out.end());
+  r.weights.resize(wts.size());
+  for (size_t i = 0; i < wts.size(); ++i) r.weights[i] = wts[i] / 32768.0;
+  return r;
+}
+
+}  // namespace
+
+RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int repeat,
+                    ea_range_policy policy) {
+  LayerInfo li;
+  if (policy != EA_RANGE_STATIC && lm.model().GetLayerInfo(layer, &li) == Status::kOk &&
+      li.dtype == EA_S8) {
+    return run_layer_float(lm, layer, d, repeat, policy);
+  }
   const Model& model = lm.model();
   LayerInfo info;
   if (model.GetLayerInfo(layer, &info) != Status::kOk) fail("layer index ", layer, " is out of range");

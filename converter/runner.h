@@ -46,10 +46,19 @@ struct RunResult {
   std::vector<double> output;   // [n][q_len][output_dim], dequantized
   std::vector<double> weights;  // [n][heads][q_len][kv_len], probabilities
   std::vector<double> set_us;   // wall time of each repeat over the whole set
+  std::vector<uint32_t> ranges; // range mode: R (Q16) of each sample (last repeat)
 };
 
 // Runs every sample of `data` through layer `layer`; throws on a runtime error.
-RunResult run_layer(const LoadedModel& model, int layer, const LayerData& data, int repeat);
+// With a range policy other than EA_RANGE_STATIC, int8 layers run in range
+// mode through Interpreter::RunFloat (float inputs quantized per call at the
+// range the policy picks, runtime/include/edgeattn/edgeattn.h).
+RunResult run_layer(const LoadedModel& model, int layer, const LayerData& data, int repeat,
+                    ea_range_policy policy = EA_RANGE_STATIC);
+
+// "static", "dynamic", "dynamic-pow2" (--range-mode); throws on anything else.
+ea_range_policy parse_range_mode(const std::string& name);
+const char* range_mode_name(ea_range_policy policy);
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -91,6 +91,22 @@ ea_status ea_interpreter_cache_keys(ea_interpreter* interp, int32_t layer, const
   return to_c(as_interp(interp)->CacheKeys(layer, key, value, kv_len, kv_valid_len));
 }
 
+size_t ea_model_range_bytes(const ea_model* model, int32_t max_q_len, int32_t max_kv_len) {
+  return model != nullptr ? as_model(model)->RangeBytes(max_q_len, max_kv_len) : 0;
+}
+
+ea_status ea_interpreter_run_scaled(ea_interpreter* interp, int32_t layer, const ea_run_args* args,
+                                    uint32_t range_q16) {
+  if (interp == nullptr || args == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_interp(interp)->RunScaled(layer, *args, range_q16));
+}
+
+ea_status ea_interpreter_run_float(ea_interpreter* interp, int32_t layer, const ea_run_args* args,
+                                   ea_range_policy policy, uint32_t* range_q16_out) {
+  if (interp == nullptr || args == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_interp(interp)->RunFloat(layer, *args, policy, range_q16_out));
+}
+
 ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run_args* args) {
   if (interp == nullptr || args == nullptr) return EA_INVALID_ARGUMENT;
   return to_c(as_interp(interp)->Run(layer, *args));

@@ -236,6 +236,11 @@ Status Interpreter::CacheKeys(int layer, const void* key, const void* value, int
 }
 
 Status Interpreter::Run(int layer, const RunArgs& args) {
+  return RunWith(layer, args, nullptr, arena_bytes_);
+}
+
+Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* range,
+                            size_t checked_arena_bytes) {
   Status s = CheckLayer(layer);
   if (s != Status::kOk) return s;
   const fb::Layer* l = model_->layer(layer);
@@ -255,7 +260,8 @@ Status Interpreter::Run(int layer, const RunArgs& args) {
   c.kv_len = args.kv_len;
   c.cache = arena_ + cache_offset_[layer];
   c.scratch = scratch_;
-  c.xnn = xnn_table_;
+  c.xnn = range != nullptr ? nullptr : xnn_table_;
+  c.range = range;
 
   const bool self_attention = !info.cross;  // keys and values are the query sequence
   if (kind.learned_query) c.q_len = 1;
@@ -311,7 +317,7 @@ Status Interpreter::Run(int layer, const RunArgs& args) {
     return Status::kInvalidArgument;
   }
 
-  s = check_buffers(c, kind, info, arena_, arena_bytes_, error_);
+  s = check_buffers(c, kind, info, arena_, checked_arena_bytes, error_);
   if (s != Status::kOk) return s;
 
   kind.run(*model_->flatbuffer(), c, max_kv);
@@ -320,7 +326,12 @@ Status Interpreter::Run(int layer, const RunArgs& args) {
   if (!c.keys_cached && kind.has_key_cache != nullptr && kind.has_key_cache(shape)) {
     cached_kv_len_[layer] = -1;
   }
-  if (kind.has_kv_cache != nullptr && kind.has_kv_cache(shape)) cached_kv_len_[layer] = c.kv_len;
+  if (kind.has_kv_cache != nullptr && kind.has_kv_cache(shape)) {
+    // A range run at R > 1 left its keys and values at range R: steps (at
+    // the calibrated scales) need a new sequence first.
+    const bool rescaled = range != nullptr && range->range_q16 != kRangeOne;
+    cached_kv_len_[layer] = rescaled ? kKvCacheRescaled : c.kv_len;
+  }
   return Status::kOk;
 }
 
@@ -349,7 +360,7 @@ int Interpreter::CachedLength(int layer) const {
   const LayerShape shape = model_->ShapeOf(layer);
   const LayerKindModule& kind = *find_layer_kind(shape.kind);
   if (kind.has_kv_cache == nullptr || !kind.has_kv_cache(shape)) return -1;
-  return cached_kv_len_[layer];
+  return cached_kv_len_[layer] == kKvCacheRescaled ? 0 : cached_kv_len_[layer];
 }
 
 Status Interpreter::Step(int layer, const void* query, void* output, void* attn_weights) {
@@ -358,6 +369,11 @@ Status Interpreter::Step(int layer, const void* query, void* output, void* attn_
   const fb::Layer* l = model_->layer(layer);
   const char* name = l->name()->c_str();
   const int position = cached_kv_len_[layer];
+  if (position == kKvCacheRescaled) {
+    error_ << "layer '" << name << "': the KV cache was filled by a range-mode run at range > 1;"
+           << " BeginSequence starts a new sequence";
+    return Status::kNotReady;
+  }
   const int max_kv = model_->CappedKvLen(layer, kv_cap_);
   if (position >= max_kv) {
     error_ << "layer '" << name << "': the KV cache is full (" << max_kv

@@ -182,7 +182,7 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack) {
     // Dry load (unarmed) to size the arena and the layer buffers.
     Model dry;
     ASSERT_EQ(dry.Load(p.file.data(), p.file.size()), Status::kOk) << dry.error();
-    p.arena.Reset(dry.arena_bytes() + (xnnpack ? kXnnpackArenaBytes : 0));
+    p.arena.Reset(dry.arena_bytes() + dry.RangeBytes(0, 0) + (xnnpack ? kXnnpackArenaBytes : 0));
     eatest::Rng rng(42);
     for (int l = 0; l < dry.num_layers(); ++l) {
       LayerInfo info;
@@ -198,6 +198,30 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack) {
     args[4 * l + 1] = p.io[l].Args(p.io[l].kv_len > 1 ? 1 : -1, false);  // padding, no weights
     args[4 * l + 2] = p.io[l].Args(-1, true);                          // cached keys
     args[4 * l + 2].use_cached_keys = 1;  // key/value pointers stay set (ignored): this test is about allocation
+  }
+  // Range mode's float inputs (N(0, 2): beyond most calibrated ranges).
+  std::vector<std::vector<float>> floats(p.io.size() * 4);
+  std::vector<RunArgs> float_args(p.io.size());
+  {
+    eatest::Rng rng(7);
+    for (size_t l = 0; l < p.io.size(); ++l) {
+      const LayerInfo& info = p.info[l];
+      const eatest::LayerIo& io = p.io[l];
+      const size_t n[4] = {static_cast<size_t>(io.q_len) * info.query_dim,
+                           static_cast<size_t>(io.kv_len) * info.key_dim,
+                           static_cast<size_t>(io.kv_len) * info.value_dim,
+                           static_cast<size_t>(io.q_len) * info.output_dim};
+      for (int t = 0; t < 4; ++t) {
+        floats[4 * l + t].resize(n[t]);
+        for (float& x : floats[4 * l + t]) x = static_cast<float>(2.0 * rng.normal());
+      }
+      RunArgs& a = float_args[l];
+      a = p.io[l].Args(-1, true);  // q_len, kv_len, Q15 weights as for the int8 run
+      a.query = io.query.empty() ? nullptr : floats[4 * l].data();
+      a.key = io.key.empty() ? nullptr : floats[4 * l + 1].data();
+      a.value = io.value.empty() ? nullptr : floats[4 * l + 2].data();
+      a.output = floats[4 * l + 3].data();
+    }
   }
   Status statuses[kMaxRuns];
   char first_error[EA_ERROR_MESSAGE_BYTES] = {0};
@@ -223,6 +247,11 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack) {
     if (cacheable) {
       record(interp.CacheKeys(layer, p.io[l].key.data(), p.io[l].value.data(), p.io[l].kv_len, -1));
       record(interp.Run(layer, args[4 * l + 2]));
+    }
+    if (info.dtype == EA_S8 && n_status + 3 < kMaxRuns) {  // range mode: int8 at R, float in/out
+      record(interp.RunScaled(layer, args[4 * l], 3 * Interpreter::kRangeOne / 2));
+      record(interp.RunFloat(layer, float_args[l], EA_RANGE_DYNAMIC, nullptr));
+      record(interp.RunFloat(layer, float_args[l], EA_RANGE_DYNAMIC_POW2, nullptr));
     }
     if (info.kv_cache) {  // decoding: a new sequence, then two steps with weights
       record(interp.BeginSequence(layer));

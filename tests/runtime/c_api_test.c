@@ -259,8 +259,75 @@ static void test_xnnpack(void) {
         "xnnpack: %zu bytes", ea_interpreter_xnnpack_bytes(&interp));
 }
 
+/* Range mode through the C API: float in/out with a per-call range, int8 at
+ * a caller's range (EA_RANGE_ONE is the static run), and its statuses. */
+static void test_range_mode(void) {
+  static ea_model model;
+  static ea_interpreter interp;
+  const size_t size = read_file(EA_FIXTURE_INT8);
+  size_t plan, extra;
+  int32_t l;
+  ea_status s;
+  CHECK(size > 0, "cannot read %s", EA_FIXTURE_INT8);
+  CHECK(ea_model_load(&model, g_file, size) == EA_OK, "range: load: %s", ea_model_error(&model));
+  plan = ea_model_arena_bytes(&model);
+  extra = ea_model_range_bytes(&model, 0, 0);
+  CHECK(extra > 0 && plan + extra <= sizeof(g_arena), "range: %zu extra bytes", extra);
+  CHECK(ea_model_range_bytes(&model, 1, 1) < extra, "range: caps shrink the workspace");
+  CHECK(ea_model_range_bytes(NULL, 0, 0) == 0, "range: null model");
+  CHECK(ea_interpreter_init(&interp, &model, g_arena, plan + extra) == EA_OK, "range: init");
+  for (l = 0; l < ea_model_num_layers(&model); ++l) {
+    ea_layer_info info;
+    ea_run_args args;
+    uint32_t range = 0;
+    size_t out_bytes;
+    CHECK(ea_model_layer_info(&model, l, &info) == EA_OK, "range: info");
+    memset(&args, 0, sizeof(args));
+    args.query = g_query;
+    args.key = g_key;
+    args.value = g_value;
+    args.q_len = info.kind == EA_LAYER_POOLING ? 1 : info.max_q_len;
+    args.kv_len = info.cross ? info.max_kv_len : 0;
+    args.output = g_out;
+    out_bytes = (size_t)args.q_len * (size_t)info.output_dim;
+    /* Floats in [-2, 2]: beyond the fixture's calibrated ranges for most inputs. */
+    fill(g_query, (size_t)info.max_q_len * (size_t)info.query_dim, EA_F32);
+    fill(g_key, (size_t)info.max_kv_len * (size_t)info.key_dim, EA_F32);
+    fill(g_value, (size_t)info.max_kv_len * (size_t)info.value_dim, EA_F32);
+    s = ea_interpreter_run_float(&interp, l, &args, EA_RANGE_DYNAMIC, &range);
+    CHECK(s == EA_OK, "range: %s: run_float: %s", info.name, ea_interpreter_error(&interp));
+    CHECK(range >= EA_RANGE_ONE && range <= EA_RANGE_MAX, "range: %s: R %u", info.name, (unsigned)range);
+    /* int8 at R = 1 is the static run. */
+    fill(g_query, (size_t)info.max_q_len * (size_t)info.query_dim, EA_S8);
+    fill(g_key, (size_t)info.max_kv_len * (size_t)info.key_dim, EA_S8);
+    fill(g_value, (size_t)info.max_kv_len * (size_t)info.value_dim, EA_S8);
+    CHECK(ea_interpreter_run(&interp, l, &args) == EA_OK, "range: %s: run", info.name);
+    args.output = g_out2;
+    s = ea_interpreter_run_scaled(&interp, l, &args, EA_RANGE_ONE);
+    CHECK(s == EA_OK, "range: %s: run_scaled: %s", info.name, ea_interpreter_error(&interp));
+    CHECK(memcmp(g_out, g_out2, out_bytes) == 0, "range: %s: R = 1 differs from the static run", info.name);
+    s = ea_interpreter_run_scaled(&interp, l, &args, EA_RANGE_ONE / 2);
+    CHECK(s == EA_INVALID_ARGUMENT, "range: %s: R = 0.5: %s", info.name, ea_status_string(s));
+    CHECK(ea_interpreter_error(&interp)[0] != '\0', "range: empty error");
+  }
+  CHECK(ea_interpreter_run_scaled(&interp, 0, NULL, EA_RANGE_ONE) == EA_INVALID_ARGUMENT, "range: null args");
+  CHECK(ea_interpreter_run_float(NULL, 0, NULL, EA_RANGE_DYNAMIC, NULL) == EA_INVALID_ARGUMENT, "range: null");
+  {
+    ea_run_args args;
+    memset(&args, 0, sizeof(args));
+    args.query = g_query;
+    args.q_len = 1;
+    args.output = g_out;
+    fill(g_query, 4096, EA_F32);
+    CHECK(ea_interpreter_init(&interp, &model, g_arena, plan) == EA_OK, "range: init without workspace");
+    s = ea_interpreter_run_float(&interp, 0, &args, EA_RANGE_DYNAMIC, NULL);
+    CHECK(s == EA_ARENA_TOO_SMALL, "range: no workspace: %s", ea_status_string(s));
+  }
+}
+
 int main(void) {
   test_xnnpack();
+  test_range_mode();
   test_model(EA_FIXTURE_INT8);
   test_model(EA_FIXTURE_F32);
   CHECK(ea_status_string(EA_OK) != NULL, "status string");

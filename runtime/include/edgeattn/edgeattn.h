@@ -160,6 +160,41 @@ ea_status ea_interpreter_step(ea_interpreter* interp, int32_t layer, const void*
                               void* output, void* attn_weights);
 int32_t ea_interpreter_cached_len(const ea_interpreter* interp, int32_t layer);
 
+/* Range mode (docs/quantization.md, "Beyond the calibrated range"): int8
+ * layers on inputs beyond the range calibration saw. A run at range R
+ * (EA_RANGE_ONE = 1.0, Q16 fixed point, 1.0 <= R <= EA_RANGE_MAX) computes the
+ * layer as if every activation scale that follows from its inputs (inputs,
+ * q/k/v projections, context, output) were R times the model's: the same
+ * int8 kernels, every requantization multiplier derived in integer arithmetic
+ * (projection biases divided by R, the softmax score multiplier times R^2, or
+ * R for pooling, additive's pre-tanh multiplier times R), bit-identical on
+ * every kernel path. Inputs are quantized with scale R * info.*_quant.scale
+ * and the output reads as R * output_quant.scale * (q - zero_point). Cached
+ * keys and KV-cache steps are not supported in range mode (EA_UNSUPPORTED); a KV-cache
+ * layer run at R > 1 needs ea_interpreter_begin_sequence before its next step.
+ * The mode needs ea_model_range_bytes() more arena bytes after the plan (and
+ * after XNNPACK's, which range runs do not use): EA_ARENA_TOO_SMALL otherwise. */
+#define EA_RANGE_ONE 65536u
+#define EA_RANGE_MAX (256u * 65536u)
+typedef enum ea_range_policy {
+  EA_RANGE_STATIC = 0,       /* R = 1: the calibrated scales; beyond them values saturate */
+  EA_RANGE_DYNAMIC = 1,      /* R = the inputs' absmax over the calibrated range (>= 1), Q16 rounded up */
+  EA_RANGE_DYNAMIC_POW2 = 2  /* the same rounded up to a power of two */
+} ea_range_policy;
+/* Extra arena bytes range runs need (ea_interpreter_run_scaled and, with its
+ * float staging buffers, ea_interpreter_run_float) under these length caps. */
+size_t ea_model_range_bytes(const ea_model* model, int32_t max_q_len, int32_t max_kv_len);
+/* int8 inputs already quantized at range R (see above); the output is at range R. */
+ea_status ea_interpreter_run_scaled(ea_interpreter* interp, int32_t layer, const ea_run_args* args,
+                                    uint32_t range_q16);
+/* Float in / float out for int8 layers (query, key, value, output are float*,
+ * 4-byte aligned; attn_weights stays uint16 Q15): picks R by `policy` from the
+ * inputs the layer reads (keys and values: the first kv_valid_len rows),
+ * quantizes them into the arena, runs at R and dequantizes the output.
+ * range_q16_out (may be NULL) receives R. F32 layers run as ea_interpreter_run. */
+ea_status ea_interpreter_run_float(ea_interpreter* interp, int32_t layer, const ea_run_args* args,
+                                   ea_range_policy policy, uint32_t* range_q16_out);
+
 /* Optional XNNPACK backend for int8 projections (builds with EA_WITH_XNNPACK;
  * EA_UNSUPPORTED otherwise). ea_xnnpack_initialize: once per process, before
  * loading (XNNPACK's CPU detection mallocs there, never later).

@@ -24,6 +24,7 @@ namespace fb {
 struct Model;
 struct Layer;
 }  // namespace fb
+struct RangeScale;
 
 enum class Status : uint8_t {
   kOk = EA_OK,
@@ -97,6 +98,8 @@ class Model {
   // cache_offsets (num_layers() entries) may be null.
   ArenaLayout LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_offsets) const;
   LayerShape ShapeOf(int layer) const;
+  // Extra arena bytes range-mode runs need under these caps (ea_model_range_bytes).
+  size_t RangeBytes(int max_q_len, int max_kv_len) const;
 
   const fb::Model* flatbuffer() const { return model_; }
   const fb::Layer* layer(int index) const;
@@ -129,6 +132,15 @@ class Interpreter {
   Status CacheKeys(int layer, const void* key, const void* value, int kv_len, int kv_valid_len);
   Status Run(int layer, const RunArgs& args);
 
+  // Range mode (edgeattn.h, docs/quantization.md): int8 inputs quantized at
+  // range R = range_q16 / kRangeOne, output at range R.
+  Status RunScaled(int layer, const RunArgs& args, uint32_t range_q16);
+  // Float inputs and output for an int8 layer, R picked per call by `policy`
+  // (ea_interpreter_run_float); *range_q16 (may be null) receives R.
+  Status RunFloat(int layer, const RunArgs& args, ea_range_policy policy, uint32_t* range_q16);
+  static constexpr uint32_t kRangeOne = EA_RANGE_ONE;
+  static constexpr uint32_t kRangeMax = EA_RANGE_MAX;
+
   // Decoding with a KV cache (causal self-attention layers converted with
   // "kv_cache": true). BeginSequence empties the layer's cache; a full Run
   // over q_len tokens fills positions 0..q_len-1 (prefill); Step runs one
@@ -159,6 +171,17 @@ class Interpreter {
  private:
   Status CheckLayer(int layer);
   Status CheckKvCacheLayer(int layer);
+  // Run, optionally in range mode; caller buffers must not overlap the first
+  // checked_arena_bytes of the arena.
+  Status RunWith(int layer, const RunArgs& args, const RangeScale* range,
+                 size_t checked_arena_bytes);
+  static constexpr int kKvCacheRescaled = -2;  // cached_kv_len_: filled at range > 1
+  // Range mode (range_mode.cc): the arena after the plan and XNNPACK's
+  // bytes, and the checks and derived parameters of one run at range_q16.
+  uint8_t* RangeWorkspace(size_t* bytes) const;
+  Status PrepareRange(int layer, const RunArgs& args, uint32_t range_q16, uint64_t workspace_bytes,
+                      RangeScale* rs);
+  bool ShapeIsS8(int layer) const;
 
   const Model* model_ = nullptr;
   uint8_t* arena_ = nullptr;

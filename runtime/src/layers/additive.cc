@@ -76,16 +76,16 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   Carver carve(c.scratch);
   uint8_t* qp = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * ad * es);
   uint8_t* kp = c.cache;
-  run_linear(model, a->w_q(), c.s8, c.q_len, c.query, qp, c.xnn);
-  if (!c.keys_cached) run_linear(model, a->w_k(), c.s8, c.kv_len, c.key, kp, c.xnn);
+  run_linear(model, a->w_q(), c.s8, c.q_len, c.query, qp, c.xnn, c.range);
+  if (!c.keys_cached) run_linear(model, a->w_k(), c.s8, c.kv_len, c.key, kp, c.xnn, c.range);
   const int vd = static_cast<int>(a->value_dim());
   if (c.s8) {
     k::QS8AdditiveArgs g = {};
     g.q_len = c.q_len; g.kv_len = c.kv_len; g.attn_dim = ad; g.v_dim = vd;
     g.qp = reinterpret_cast<const int8_t*>(qp); g.qp_stride = ad; g.qp_zp = zp_of(a->w_q()->output());
     g.kp = reinterpret_cast<const int8_t*>(kp); g.kp_stride = ad; g.kp_zp = zp_of(a->w_k()->output());
-    g.pre_mult = a->pre_tanh()->multiplier()->Get(0);
-    g.pre_shift = a->pre_tanh()->shift()->Get(0);
+    g.pre_mult = c.range != nullptr ? c.range->pre_mult : a->pre_tanh()->multiplier()->Get(0);
+    g.pre_shift = c.range != nullptr ? c.range->pre_shift : a->pre_tanh()->shift()->Get(0);
     g.pre_zp = a->pre_tanh_zero_point();
     g.tanh_table = a->tanh_table()->data();
     g.v_w = tensor_data<int8_t>(model, a->v());

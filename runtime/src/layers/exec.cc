@@ -9,8 +9,8 @@ namespace edgeattn {
 namespace k = kernels;
 
 void run_linear(const fb::Model& model, const fb::Linear* l, bool s8, int rows, const void* x,
-                void* y, const void* xnn) {
-  if (s8 && xnnpack::run_linear(xnn, l, rows, static_cast<const int8_t*>(x),
+                void* y, const void* xnn, const RangeScale* range) {
+  if (s8 && range == nullptr && xnnpack::run_linear(xnn, l, rows, static_cast<const int8_t*>(x),
                                 static_cast<int8_t*>(y))) {
     return;
   }
@@ -20,7 +20,9 @@ void run_linear(const fb::Model& model, const fb::Linear* l, bool s8, int rows, 
     const auto* r = l->requant();
     k::kernels().qs8_linear(rows, out, in, static_cast<const int8_t*>(x), in,
                        tensor_data<int8_t>(model, l->weight()),
-                       tensor_data<int32_t>(model, l->bias()), r->multiplier()->data(),
+                       range != nullptr ? range->adjust_bias(model, l, *range)
+                                        : tensor_data<int32_t>(model, l->bias()),
+                       r->multiplier()->data(),
                        r->shift()->data(), r->multiplier()->size() > 1 ? 1 : 0,
                        l->output()->zero_point(), static_cast<int8_t*>(y), out);
   } else {
@@ -40,7 +42,8 @@ void run_head(const Call& c, const HeadView& h, float scale, const fb::SoftmaxQu
     a.q = static_cast<const int8_t*>(h.q); a.q_stride = h.q_stride; a.q_zp = h.q_zp;
     a.k = static_cast<const int8_t*>(h.k); a.k_stride = h.k_stride; a.k_zp = h.k_zp;
     a.v = static_cast<const int8_t*>(h.v); a.v_stride = h.v_stride; a.v_zp = h.v_zp;
-    a.score_mult = sq->score_multiplier(); a.score_shift = sq->score_shift();
+    a.score_mult = c.range != nullptr ? c.range->score_mult : sq->score_multiplier();
+    a.score_shift = c.range != nullptr ? c.range->score_shift : sq->score_shift();
     a.pv_mult = sq->pv_multiplier(); a.pv_shift = sq->pv_shift();
     a.out_zp = h.out_zp;
     a.causal = causal; a.causal_offset = c.kv_len - c.q_len; a.kv_valid_len = c.kv_valid_len;

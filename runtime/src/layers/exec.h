@@ -29,6 +29,18 @@ class Carver {
   uint8_t* next_;
 };
 
+// Range mode (range_mode.cc): the derived parameters of one run at range
+// R = range_q16 / 2^16 (every input-derived activation scale times R).
+struct RangeScale {
+  uint32_t range_q16;
+  int32_t score_mult, score_shift;  // the softmax score multiplier times R^2 (pooling: R)
+  int32_t pre_mult, pre_shift;      // additive: the pre-tanh multiplier times R
+  int32_t* bias;                    // workspace for one projection's biases
+  // Fills `bias` with l's biases divided by R (zero-point fold kept); set by
+  // range_mode.cc so that builds which never run range mode do not link it.
+  const int32_t* (*adjust_bias)(const fb::Model& model, const fb::Linear* l, const RangeScale& r);
+};
+
 // Everything one layer call needs, after argument checks.
 struct Call {
   const fb::Layer* layer;
@@ -43,6 +55,7 @@ struct Call {
   uint8_t* cache;    // this layer's persistent region (may be null)
   uint8_t* scratch;
   const void* xnn;   // XNNPACK operator table, or null
+  const RangeScale* range;  // range mode, or null
 };
 
 template <typename T>
@@ -52,9 +65,10 @@ const T* tensor_data(const fb::Model& model, const fb::Tensor* t) {
 }
 
 // y = linear(x) over `rows` dense rows of l->in_features() elements; int8
-// through XNNPACK when `xnn` holds an operator for this projection.
+// through XNNPACK when `xnn` holds an operator for this projection; with
+// `range` (range mode) through the kernels with the biases divided by R.
 void run_linear(const fb::Model& model, const fb::Linear* l, bool s8, int rows, const void* x,
-                void* y, const void* xnn);
+                void* y, const void* xnn, const RangeScale* range = nullptr);
 
 inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
 

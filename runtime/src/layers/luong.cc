@@ -72,7 +72,7 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   HeadView v = {};
   if (g->score() == fb::LuongScore::General) {
     uint8_t* qp = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * kd * elem_size(c.s8));
-    run_linear(model, g->w(), c.s8, c.q_len, c.query, qp, c.xnn);
+    run_linear(model, g->w(), c.s8, c.q_len, c.query, qp, c.xnn, c.range);
     v.q = qp; v.q_zp = c.s8 ? zp_of(g->w()->output()) : 0;
   } else {
     v.q = c.query; v.q_zp = zp_of(g->query_input());

@@ -148,13 +148,13 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   }
   uint8_t* row_scratch = carve.Take<uint8_t>(0);
 
-  run_linear(model, m->q_proj(), c.s8, c.q_len, c.query, q, c.xnn);
+  run_linear(model, m->q_proj(), c.s8, c.q_len, c.query, q, c.xnn, c.range);
   if (!c.keys_cached) {
-    run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, kp, c.xnn);
-    run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, vp, c.xnn);
+    run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, kp, c.xnn, c.range);
+    run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, vp, c.xnn, c.range);
   }
   attend_heads(c, m, q, kp, vp, ctx, row_scratch);
-  run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output, c.xnn);
+  run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output, c.xnn, c.range);
 }
 
 void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
