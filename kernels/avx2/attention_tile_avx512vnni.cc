@@ -110,6 +110,41 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 
 using TileRows = Qs8AttnTileRows;
 
+// The K loop of a full 8-row x 2-block tile with 16 named accumulators,
+// updated in place: acc[r][c] += VPDPBUSD over `groups` 4-byte groups of
+// the two packed blocks w0, w1 (64 bytes per group) and the 4 bytes at
+// row[r] + 4 g broadcast. kRowUnsigned: the broadcast row bytes are the
+// unsigned operand (P.V's probability planes), else the blocks are (Q.K's
+// keys + 128). GCC 12 compiles the accumulator-array form of the tiles
+// below with two register copies per accumulator and step (as in
+// linear_avx512vnni.cc); named variables keep them in registers.
+#define EA_ACC_IN(r) __m512i a##r##0 = acc[r][0], a##r##1 = acc[r][1];
+#define EA_ACC_ROW(r)                                                                \
+  {                                                                                  \
+    const __m512i bv = bcast_word(row[r] + 4 * static_cast<ptrdiff_t>(g));           \
+    a##r##0 = kRowUnsigned ? _mm512_dpbusd_epi32(a##r##0, bv, v0) : _mm512_dpbusd_epi32(a##r##0, v0, bv); \
+    a##r##1 = kRowUnsigned ? _mm512_dpbusd_epi32(a##r##1, bv, v1) : _mm512_dpbusd_epi32(a##r##1, v1, bv); \
+  }
+#define EA_ACC_OUT(r) \
+  acc[r][0] = a##r##0;  \
+  acc[r][1] = a##r##1;
+template <bool kRowUnsigned>
+__attribute__((noinline)) void acc_8x2(const uint8_t* const* rows8, const int8_t* w0, const int8_t* w1, int groups,
+                                       __m512i (*acc)[2]) {
+  const uint8_t* row[8];
+  for (int r = 0; r < 8; ++r) row[r] = rows8[r];
+  EA_ACC_IN(0) EA_ACC_IN(1) EA_ACC_IN(2) EA_ACC_IN(3) EA_ACC_IN(4) EA_ACC_IN(5) EA_ACC_IN(6) EA_ACC_IN(7)
+  for (int g = 0; g < groups; ++g) {
+    const __m512i v0 = _mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(g));
+    const __m512i v1 = _mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(g));
+    EA_ACC_ROW(0) EA_ACC_ROW(1) EA_ACC_ROW(2) EA_ACC_ROW(3) EA_ACC_ROW(4) EA_ACC_ROW(5) EA_ACC_ROW(6) EA_ACC_ROW(7)
+  }
+  EA_ACC_OUT(0) EA_ACC_OUT(1) EA_ACC_OUT(2) EA_ACC_OUT(3) EA_ACC_OUT(4) EA_ACC_OUT(5) EA_ACC_OUT(6) EA_ACC_OUT(7)
+}
+#undef EA_ACC_IN
+#undef EA_ACC_ROW
+#undef EA_ACC_OUT
+
 // scores[r][16 b + lane] for key blocks b0, b0 + NB.
 template <int MR, int NB>
 void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int b0) {
@@ -124,12 +159,18 @@ void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
     const __m512i init = _mm512_set1_epi32(rows.neg_row_term[r]);
     for (int c = 0; c < NB; ++c) acc[r][c] = init;
   }
-  for (int g = 0; g < groups; ++g) {
-    __m512i wv[NB];
-    for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(g));
-    for (int r = 0; r < MR; ++r) {
-      const __m512i qv = bcast_word(q[r] + 4 * static_cast<ptrdiff_t>(g));
-      for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], qv);
+  if constexpr (MR == 8 && NB == 2) {
+    const uint8_t* qb[8];
+    for (int r = 0; r < 8; ++r) qb[r] = reinterpret_cast<const uint8_t*>(q[r]);
+    acc_8x2<false>(qb, w[0], w[1], groups, acc);
+  } else {
+    for (int g = 0; g < groups; ++g) {
+      __m512i wv[NB];
+      for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(g));
+      for (int r = 0; r < MR; ++r) {
+        const __m512i qv = bcast_word(q[r] + 4 * static_cast<ptrdiff_t>(g));
+        for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], qv);
+      }
     }
   }
   if (4 * groups < a.head_dim) {
@@ -168,6 +209,12 @@ void pv_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
   for (int r = 0; r < MR; ++r)
     for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_setzero_si512();
   auto pass = [&](const uint8_t* plane) {
+    if constexpr (MR == 8 && NB == 2) {
+      const uint8_t* pr[8];
+      for (int r = 0; r < 8; ++r) pr[r] = plane + static_cast<ptrdiff_t>(r) * t.stride;
+      acc_8x2<true>(pr, w[0], w[1], groups, acc);
+      return;
+    }
     for (int g = 0; g < groups; ++g) {
       __m512i wv[NB];
       for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(g));
