@@ -45,6 +45,12 @@ inline int8x16_t lookup16(const TanhTable& tt, int8x16_t index) {
 }  // namespace
 
 void qs8_additive__neon(const QS8AdditiveArgs& a) {
+  // Coverage layers run the reference kernel on Arm (same integers; the
+  // coverage term is not vectorized here yet).
+  if (a.coverage != nullptr) {
+    qs8_additive__ref(a);
+    return;
+  }
   TanhTable tt;
   tt.table = a.tanh_table;
 #if defined(__aarch64__)
@@ -97,6 +103,10 @@ void qs8_additive__neon(const QS8AdditiveArgs& a) {
 // Float: the vector part is the add and the dot with v; tanh stays the scalar
 // libm tanhf of the reference, which dominates the cost.
 void f32_additive__neon(const F32AdditiveArgs& a) {
+  if (a.coverage != nullptr) {
+    f32_additive__ref(a);
+    return;
+  }
   const int d4 = a.attn_dim & ~3;
   for (int r = 0; r < a.q_len; ++r) {
     const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, false, 0);
