@@ -164,7 +164,7 @@ double RelL2(const std::vector<double>& got, const std::vector<double>& want) {
 }
 
 TEST_P(Coverage, LayerInfoAndArenaBytes) {
-  for (const char* model : {"coverage_int8", "coverage_f32"}) {
+  for (const char* model : {"fixture_coverage_int8", "fixture_coverage_f32"}) {
     Layer d;
     d.Load(model, GetParam());
     if (HasFatalFailure()) return;
@@ -182,7 +182,7 @@ TEST_P(Coverage, LayerInfoAndArenaBytes) {
   if (GetParam() == "coverage") {
     for (const char* dt : {"int8", "f32"}) {
       Layer cov, plain;
-      cov.Load(std::string("coverage_") + dt, "coverage");
+      cov.Load(std::string("fixture_coverage_") + dt, "coverage");
       plain.Load(std::string("fixture_") + dt, "additive");
       if (HasFatalFailure()) return;
       EXPECT_EQ(plain.info.coverage, 0);
@@ -195,7 +195,7 @@ TEST_P(Coverage, LayerInfoAndArenaBytes) {
 // Decoding step by step equals one uncached run over all steps; BeginSequence
 // starts over; coverage makes later steps differ from a fresh start.
 TEST_P(Coverage, StepsEqualTheFullRunOnEveryPath) {
-  for (const char* model : {"coverage_int8", "coverage_f32"}) {
+  for (const char* model : {"fixture_coverage_int8", "fixture_coverage_f32"}) {
     Layer d;
     d.Load(model, GetParam());
     if (HasFatalFailure()) return;
@@ -269,9 +269,9 @@ TEST_P(Coverage, StepsEqualTheFullRunOnEveryPath) {
 // 0.019 / 0.025 on the calibration set (the converter's report).
 TEST_P(Coverage, MatchesAFloat64CoverageModel) {
   eatest::Loaded f32;
-  ASSERT_TRUE(f32.Load("coverage_f32"));
+  ASSERT_TRUE(f32.Load("fixture_coverage_f32"));
   const int fl = f32.model.FindLayer(GetParam().c_str());
-  for (const char* model : {"coverage_f32", "coverage_int8"}) {
+  for (const char* model : {"fixture_coverage_f32", "fixture_coverage_int8"}) {
     Layer d;
     d.Load(model, GetParam());
     if (HasFatalFailure()) return;
@@ -308,7 +308,7 @@ TEST_P(Coverage, MatchesAFloat64CoverageModel) {
 
 TEST_P(Coverage, MisuseIsRefused) {
   Layer d;
-  d.Load("coverage_int8", GetParam());
+  d.Load("fixture_coverage_int8", GetParam());
   if (HasFatalFailure()) return;
   std::vector<uint8_t> x(64), y(64);
   EXPECT_EQ(d.interp.Step(d.layer, x.data(), y.data()), Status::kInvalidArgument);
