@@ -201,6 +201,10 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     lr.kind = kind_name(L.kind);
     lr.dtype = o.dtype;
     lr.arena_bytes = fm.layers()->Get(static_cast<uint32_t>(i))->arena_bytes();
+    {
+      LayerInfo info = {};
+      if (lm.model().GetLayerInfo(static_cast<int>(i), &info) == Status::kOk) lr.coverage_bytes = info.coverage_bytes;
+    }
     if (!calib.empty()) {
       progress("verify", i, L.name,
                "runtime vs float64 reference on " + std::to_string(calib[i].n) + " sample" +
@@ -287,6 +291,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     LayerInfo info;
     model.GetLayerInfo(i, &info);
     lr.arena_bytes = info.arena_bytes;
+    lr.coverage_bytes = info.coverage_bytes;
     if (ref.count(shell.name + ".output") == 0) {
       out << "  " << shell.name << ": no reference data in " << o.reference << ", skipped\n";
       continue;

@@ -34,6 +34,7 @@ LayerShape shape_of(const FloatLayer& L, OutputType type, bool tile_scratch) {
     case LayerKind::kAdditive:
       s.kind = EA_LAYER_ADDITIVE;
       s.attn_dim = L.attn_dim;
+      s.coverage = L.coverage;
       break;
     case LayerKind::kLuong:
       s.kind = EA_LAYER_LUONG;
@@ -135,20 +136,57 @@ flatbuffers::Offset<void> additive_s8(ModelWriter& w, const FloatLayer& L, const
   const auto fq = w.LinearS8(wq, L.w_q), fk = w.LinearS8(wk, L.w_k);
   const auto fv = w.TensorS8(L.v_name, {static_cast<uint32_t>(L.attn_dim)}, 1, L.attn_dim, v.q.data(),
                              {static_cast<float>(v.scale)});
+  // Coverage: w_c symmetric int8 (scale s_wc); the term w_c c_j in units of
+  // s_h with c_j in Q15: requantize(w_c8 * c_j) by s_wc / (32768 s_h).
+  flatbuffers::Offset<fb::Tensor> fwc = 0;
+  Requant cov{int32_t{1} << 30, -31};  // 2^-32: stays unused without coverage (or w_c = 0)
+  if (L.coverage) {
+    QuantVector wc = quantize_symmetric(L.w_c);
+    const double r = wc.scale / (32768.0 * s_h);
+    bool zero = true;
+    for (int8_t x : wc.q) zero = zero && x == 0;
+    // Below 2^-32 the term |w_c c_j| / s_h < 127 * 2^24 * 2^-32 < 1 of s_h:
+    // negligible, stored as w_c = 0 (the term is exactly 0).
+    if (!zero && r < std::ldexp(1.0, -32)) {
+      std::fill(wc.q.begin(), wc.q.end(), int8_t{0});
+      zero = true;
+    }
+    if (!zero) {
+      cov = requant(r, at + ": coverage");
+      if (cov.shift > 0) {
+        fail(at, ": coverage multiplier ", r, " exceeds 1 (w_c too large for the w_q/w_k output scale)");
+      }
+    }
+    fwc = w.TensorS8(L.w_c_name, {static_cast<uint32_t>(L.attn_dim)}, 1, L.attn_dim, wc.q.data(),
+                     {static_cast<float>(wc.scale)});
+  }
   const auto fpre = w.Requants({pre});
   const auto fval = w.Act(val), fout = w.Act(out);
   const auto sm = w.Softmax(score, pv);
   return fb::CreateAdditiveAttentionDirect(w.fbb(), L.query_dim, L.key_dim, L.attn_dim, L.value_dim,
                                            fq, fk, fv, fpre, tt.index.zero_point,
-                                           static_cast<float>(tt.index.scale), &tt.table, fval, fout, sm)
+                                           static_cast<float>(tt.index.scale), &tt.table, fval, fout, sm,
+                                           L.coverage, fwc, cov.multiplier, cov.shift)
       .Union();
 }
 
 flatbuffers::Offset<void> additive_f32(ModelWriter& w, const FloatLayer& L) {
   const auto fq = w.LinearF32(L.w_q), fk = w.LinearF32(L.w_k);
   const auto fv = w.TensorF32(L.v_name, 0, L.attn_dim, L.v.data());
-  return fb::CreateAdditiveAttention(w.fbb(), L.query_dim, L.key_dim, L.attn_dim, L.value_dim, fq, fk, fv)
-      .Union();
+  const auto fwc = L.coverage ? w.TensorF32(L.w_c_name, 0, L.attn_dim, L.w_c.data()) : 0;
+  fb::AdditiveAttentionBuilder b(w.fbb());
+  b.add_query_dim(L.query_dim);
+  b.add_key_dim(L.key_dim);
+  b.add_attn_dim(L.attn_dim);
+  b.add_value_dim(L.value_dim);
+  b.add_w_q(fq);
+  b.add_w_k(fk);
+  b.add_v(fv);
+  if (L.coverage) {
+    b.add_coverage(true);
+    b.add_w_c(fwc);
+  }
+  return b.Finish().Union();
 }
 
 flatbuffers::Offset<void> luong_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {

@@ -55,6 +55,10 @@ EmittedC emit_c(const std::vector<uint8_t>& bytes, const Model& model, const std
       h << "#define " << macro << "_LAYER_" << upper(c_identifier(info.name)) << "_KV_CACHE_BYTES "
         << info.kv_cache_bytes << "u\n";
     }
+    if (info.coverage) {  // part of _ARENA_BYTES: the persistent coverage vector
+      h << "#define " << macro << "_LAYER_" << upper(c_identifier(info.name)) << "_COVERAGE_BYTES "
+        << info.coverage_bytes << "u\n";
+    }
   }
   h << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
     << "extern const uint8_t " << name << "[" << macro << "_SIZE];\n\n"

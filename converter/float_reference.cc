@@ -224,18 +224,26 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
       record(ranges, "w_q", qp.data(), lq, A, A, q_rec);
       record(ranges, "w_k", kp.data(), lk, A, A, valid);
       Range* pre = ranges != nullptr ? &(*ranges)["pre_tanh"] : nullptr;
+      Range* cov_range = ranges != nullptr && L.coverage ? &(*ranges)["coverage"] : nullptr;
+      std::vector<double> cov(static_cast<size_t>(L.coverage ? lk : 0), 0.0);  // c_j, from 0 per sample
       for (int r = 0; r < lq; ++r) {
         const int limit = row_limit(L, r, lq, lk, valid);
         for (int j = 0; j < limit; ++j) {
           double acc = 0.0;
+          const double cj = L.coverage ? cov[static_cast<size_t>(j)] : 0.0;
+          if (cov_range != nullptr) cov_range->add(cj);
           for (int c = 0; c < A; ++c) {
-            const double t = qp[static_cast<size_t>(r) * A + c] + kp[static_cast<size_t>(j) * A + c];
+            double t = qp[static_cast<size_t>(r) * A + c] + kp[static_cast<size_t>(j) * A + c];
+            if (L.coverage) t += L.w_c[static_cast<size_t>(c)] * cj;
             if (pre != nullptr && r < q_rec) pre->add(t);
             acc += L.v[static_cast<size_t>(c)] * std::tanh(t);
           }
           s[static_cast<size_t>(j)] = acc;
         }
         attend(0, r, limit, value, L.value_dim, 0, L.value_dim, out->data() + static_cast<size_t>(r) * L.output_dim);
+        if (L.coverage) {
+          for (int j = 0; j < limit; ++j) cov[static_cast<size_t>(j)] += s[static_cast<size_t>(j)];
+        }
       }
       record(ranges, "output", out->data(), lq, L.output_dim, L.output_dim, q_rec);
       break;

@@ -49,6 +49,12 @@ struct FloatLayer {
   FloatLinear w_q, w_k;
   std::vector<double> v;
   std::string v_name;
+  // additive coverage: w_c [attn_dim] (PyTorch W_c = nn.Linear(1, attn_dim,
+  // bias=False), weight [attn_dim, 1]); the query rows of a sample are the
+  // successive decoding steps of one sequence (coverage starts at 0)
+  bool coverage = false;
+  std::vector<double> w_c;
+  std::string w_c_name;
   // Luong
   LuongKind luong = LuongKind::kDot;
   FloatLinear w;               // General: W^T as Linear(query_dim -> key_dim)

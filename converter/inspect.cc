@@ -113,6 +113,7 @@ std::vector<TensorEntry> list_tensors(const fb::Model& model) {
       add_linear(&out, name, "w_q", a->w_q());
       add_linear(&out, name, "w_k", a->w_k());
       add(&out, name, "v", a->v());
+      if (a->coverage()) add(&out, name, "w_c", a->w_c());
     } else if (const auto* g = l->options_as_LuongAttention()) {
       add_linear(&out, name, "w", g->w());
     } else if (const auto* p = l->options_as_AttentionPooling()) {
@@ -160,6 +161,10 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
       os << "  score " << fb::EnumNameLuongScore(g->score()) << ", scale " << g->scale() << "\n";
     } else if (const auto* ad = l->options_as_AdditiveAttention()) {
       os << "  attn_dim " << ad->attn_dim() << "\n";
+      if (info.coverage) {
+        os << "  coverage: " << info.max_kv_len << " positions, " << info.coverage_bytes
+           << " arena bytes (c_j, reset by BeginSequence)\n";
+      }
     }
     os << "  tensors:\n";
     for (const TensorEntry& t : tensors) {
@@ -191,6 +196,11 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
          << std::setprecision(4) << st * (-128 - ad->pre_tanh_zero_point()) << ", "
          << st * (127 - ad->pre_tanh_zero_point()) << "]" << std::setprecision(6) << "\n";
       print_requant(os, "pre_tanh", ad->pre_tanh());
+      if (ad->coverage()) {
+        os << "    coverage: w_c * c_j (Q15) -> pre-tanh units, multiplier " << std::setprecision(6)
+           << kernels::dequantize_multiplier(ad->coverage_multiplier(), ad->coverage_shift()) << " ("
+           << ad->coverage_multiplier() << ", " << ad->coverage_shift() << ")\n";
+      }
       print_act(os, "value input", ad->value_input());
       print_act(os, "output", ad->output());
       print_softmax(os, ad->softmax());

@@ -75,6 +75,7 @@ void print_layer_table(const std::vector<LayerResult>& layers, std::ostream& os)
 nlohmann::json layer_json(const LayerResult& l) {
   nlohmann::json j = {{"name", l.name}, {"kind", l.kind}, {"dtype", l.dtype},
                       {"arena_bytes", l.arena_bytes}, {"samples", l.samples}};
+  if (l.coverage_bytes != 0) j["coverage_bytes"] = l.coverage_bytes;
   if (l.has_metrics) {
     j["max_abs_error"] = l.metrics.max_abs;
     j["ref_max_abs"] = l.metrics.ref_max_abs;
@@ -104,7 +105,11 @@ void print_report(const ConvertReport& r, std::ostream& os) {
   os << std::left << "totals: file " << r.file_bytes << " B, weights " << r.weight_bytes
      << " B (data blob " << r.data_bytes << " B), model arena " << r.arena_bytes << " B\n";
   os << "layer arena:";
-  for (const LayerResult& l : r.layers) os << " " << l.name << " " << l.arena_bytes << " B;";
+  for (const LayerResult& l : r.layers) {
+    os << " " << l.name << " " << l.arena_bytes << " B";
+    if (l.coverage_bytes != 0) os << " (coverage " << l.coverage_bytes << " B)";
+    os << ";";
+  }
   os << "\n";
   bool any = false;
   for (const LayerResult& l : r.layers) any = any || l.has_metrics;

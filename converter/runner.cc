@@ -83,6 +83,7 @@ FloatLayer layer_shell(const Model& model, int layer) {
   L.num_heads = info.num_heads;
   L.max_q_len = info.max_q_len;
   L.max_kv_len = info.max_kv_len;
+  L.coverage = info.coverage != 0;
   return L;
 }
 
@@ -200,6 +201,7 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
       a.use_cached_keys = 0;
       a.output = out.data() + si * out_per * elem;
       a.attn_weights = wts.data() + si * w_per * (s8 ? 2 : 4);
+      // (A coverage layer's uncached run is one sequence: its rows are the steps.)
       st = interp.Run(layer, a);
       if (st != Status::kOk) {
         fail("layer '", info.name, "' sample ", i, ": runtime error (", status_string(st), "): ", interp.error());

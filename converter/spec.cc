@@ -262,6 +262,17 @@ void resolve_additive(const Fields& f, const Weights& w, FloatLayer* L) {
   L->w_k = w.linear(tensor_or(f, "w_k", p, "W_k.weight"), b, A, L->key_dim, "w_k [attn_dim, key_dim]", false);
   L->v_name = tensor_or(f, "v", p, "v.weight");
   L->v = w.get(L->v_name, 0, static_cast<size_t>(A), "v [attn_dim] or [1, attn_dim]").data;
+  L->coverage = f.boolean("coverage", false);
+  if (L->coverage) {  // PyTorch nn.Linear(1, attn_dim, bias=False): weight [attn_dim, 1]
+    L->w_c_name = tensor_or(f, "w_c", p, "W_c.weight");
+    const auto it = w.map.find(L->w_c_name);
+    const bool column = it != w.map.end() && it->second.shape.size() == 2 && it->second.shape[1] == 1 &&
+                        A != 1;
+    L->w_c = column ? w.get(L->w_c_name, static_cast<size_t>(A), 1, "w_c [attn_dim, 1] or [attn_dim]").data
+                    : w.get(L->w_c_name, 0, static_cast<size_t>(A), "w_c [attn_dim, 1] or [attn_dim]").data;
+  } else if (!f.tensor_name("w_c").empty()) {
+    fail(f.where, ": tensors.w_c needs \"coverage\": true");
+  }
 }
 
 void resolve_luong(const Fields& f, const Weights& w, FloatLayer* L) {
@@ -318,7 +329,7 @@ const char* const kKinds[] = {"mha", "additive", "luong", "pooling"};
 // Fields of a layer of `kind` beyond the common ones.
 FieldList kind_fields(const std::string& kind) {
   if (kind == "mha") return {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset", "kv_cache", "num_kv_heads"};
-  if (kind == "additive") return {"query_dim", "key_dim", "attn_dim", "value_dim"};
+  if (kind == "additive") return {"query_dim", "key_dim", "attn_dim", "value_dim", "coverage"};
   if (kind == "luong") return {"score", "query_dim", "key_dim", "value_dim", "scale"};
   if (kind == "pooling") return {"dim"};
   return {};
@@ -336,7 +347,7 @@ FieldList layer_fields(const std::string& kind) {
 
 FieldList tensor_fields(const std::string& kind) {
   if (kind == "mha") return {"q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b"};
-  if (kind == "additive") return {"w_q", "w_k", "b", "v"};
+  if (kind == "additive") return {"w_q", "w_k", "b", "v", "w_c"};
   if (kind == "luong") return {"w"};
   if (kind == "pooling") return {"query"};
   return {};

@@ -3,8 +3,9 @@
 # to int8 and f32, check both against PyTorch's held-out outputs through the
 # runtime, show int8 accuracy on data calibration did not see (held-out
 # samples, a held-out split, inputs 1.25x beyond the calibrated range), draw
-# attention heatmaps, time token-by-token decoding with the KV cache and
-# print a summary. Writes only to out/ (and
+# attention heatmaps, time token-by-token decoding with the KV cache, show
+# what coverage attention changes (models/coverage: int8 vs PyTorch, attention
+# maps with and without coverage) and print a summary. Writes only to out/ (and
 # build/host, shared with scripts/test.sh).
 #
 #   scripts/demo.sh
@@ -27,7 +28,8 @@ BENCH=
 MODELS=()
 # Heatmaps drawn from the int8 models, as MODEL:LAYER:HEAD (written to
 # out/attention_LAYER.svg; sample 0 of reference.npz).
-HEATMAPS=(transformer:dec_cross:0 transformer:dec_self:0 bahdanau:bahdanau:0 pooling:pool:0)
+HEATMAPS=(transformer:dec_cross:0 transformer:dec_self:0 bahdanau:bahdanau:0 pooling:pool:0
+          coverage:cov:0 coverage:plain:0)
 
 if [[ -t 1 ]]; then BOLD=$'\033[1m'; RESET=$'\033[0m'; else BOLD=; RESET=; fi
 
@@ -215,12 +217,60 @@ decode() {
   echo "   the cached K and V; the re-run projects and attends every token of the prefix)"
 }
 
+# Coverage attention (models/coverage, issue 11 item 4): the same copy model
+# trained with ("cov") and without ("plain") coverage. Prints the int8
+# runtime's agreement with PyTorch and, for held-out sample 0, which source
+# position each decoding step attends to most, from the int8 runtime's
+# attention weights (the heatmaps out/attention_cov.svg / attention_plain.svg
+# show the whole maps).
+coverage_py() {
+  python3 - "$@" <<'PY'
+import ast, json, re, struct, sys, zipfile
+out = sys.argv[1]
+ev = {l["name"]: l for l in json.load(open(f"{out}/coverage_int8.eval.json"))["layers"]}
+for name in ("cov", "plain"):
+    l = ev[name]
+    print(f"  {name:<6} int8 vs PyTorch: relL2 {l['relative_l2']:.2e}, cosine {l['cosine']:.6f},"
+          f" attention max|diff| {l['attn_weights_max_abs_diff']:.4f}")
+# kv_valid_len of sample 0 (an int32 .npy inside reference.npz; no numpy needed)
+raw = zipfile.ZipFile("models/coverage/reference.npz").read("cov.kv_valid_len.npy")
+hlen = struct.unpack("<H", raw[8:10])[0]
+assert ast.literal_eval(raw[10:10 + hlen].decode())["descr"] == "<i4"
+n_src = struct.unpack("<i", raw[10 + hlen:14 + hlen])[0]
+print(f"  held-out sample 0: {n_src} source digits, {n_src + 1} decoding steps (digits + EOS);")
+print("  most-attended source position per step (int8 runtime weights, from the heatmaps):")
+for name in ("cov", "plain"):
+    w = {}
+    for r, c, v in re.findall(r"<title>q (\d+), k (\d+): ([-0-9.e+]+)</title>", open(f"{out}/attention_{name}.svg").read()):
+        w[(int(r), int(c))] = float(v)
+    best = [max(range(n_src), key=lambda c: w.get((r, c), 0.0)) for r in range(n_src)]
+    repeats = sum(best[i] == best[i - 1] for i in range(1, len(best)))
+    print(f"    {name:<6} " + " ".join(f"{b:2d}" for b in best) + f"   ({repeats} repeated, "
+          f"{len(set(best))} of {n_src} positions visited)")
+PY
+}
+
+coverage_demo() {
+  [[ -f $OUT/coverage_int8.eval.json && -f $OUT/attention_cov.svg && -f $OUT/attention_plain.svg ]] || return 0
+  section "Coverage attention (models/coverage: copy task, score_j = v.tanh(W_q q + W_k k_j + b + W_c c_j))"
+  coverage_py "$OUT"
+  echo "  Heatmaps (int8 runtime, held-out sample 0; rows = decoding steps, columns = source digits):"
+  echo "    $OUT/attention_cov.svg    with coverage"
+  echo "    $OUT/attention_plain.svg  without coverage (same model shape and training)"
+}
+
 train_report_py() {
   python3 - "$@" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 for name, v in r.items():
-    if "accuracy" in v:
+    if name == "coverage":
+        for layer in ("cov", "plain"):
+            c = v[layer]
+            print(f"  {name + '/' + layer:<12} token accuracy {c['token_accuracy']:.4f}, exact sequence match"
+                  f" {c['exact_match']:.4f}, extra repeats in {100 * c['extra_repeats']:.1f}% of"
+                  f" {v['n_heldout']} held-out sequences")
+    elif "accuracy" in v:
         print(f"  {name:<12} classification accuracy {v['accuracy']:.4f}"
               f" ({v['n_heldout']} held-out sequences)")
     else:
@@ -288,6 +338,7 @@ main() {
   inspect_one
   evaluate
   decode
+  coverage_demo
   task_accuracy
   train_report
   section "Summary: runtime vs PyTorch float, held-out reference samples"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Train and export the three tiny reference models used by edgeattn.
+"""Train and export the tiny reference models used by edgeattn.
 
 Re-run (from the repository root):
 
@@ -9,13 +9,18 @@ Needs only torch (1.13) and numpy. Fully seeded and deterministic: a rerun
 produces byte-identical files under models/. Writes:
 
     models/README.md, models/train_report.json
-    models/{transformer,bahdanau,pooling}/{weights.safetensors,calib.npz,
-                                            reference.npz,spec.json}
+    models/{transformer,bahdanau,pooling,coverage}/{weights.safetensors,
+                                            calib.npz,reference.npz,spec.json}
     models/pooling/heldout.npz, models/bahdanau/weights.pt (torch.save of
     the same state dict, read directly by edgeattn-convert)
 
 and ends with a numpy self-test that recomputes every exported attention
 layer from the exported weights + inputs and compares with torch (1e-5).
+
+    /usr/bin/python3 scripts/train_models.py --only coverage
+
+retrains and exports only the coverage model (models/coverage, ~20 s) and
+updates train_report.json and README.md (the other models' entries stay).
 """
 import json
 import math
@@ -532,6 +537,168 @@ def train_pooling(train, held, steps=600, bs=64):
 
 
 # ----------------------------------------------------------------------------
+# Model D: coverage attention (issue 11, item 4) on a copy task
+# ----------------------------------------------------------------------------
+# The decoder's query is only the embedding of the previous output token: it
+# says nothing about how far the copy has got, so plain additive attention
+# gives every step (after the same token) the same weights and repeats
+# itself - the classic failure of attention decoders. Coverage, the running
+# sum c_j of earlier weights inside the score,
+#     score_j = v . tanh(W_q q + W_k k_j + b + W_c c_j),
+# lets the attention move on to the first key not yet covered. Two models of
+# the same shape are trained, with and without coverage (layers "cov" and
+# "plain" of models/coverage).
+CV_MIN, CV_LEN = 4, 10          # source length 4..10 digits
+CV_TGT = CV_LEN + 1             # the digits + EOS
+CV_Q, CV_K, CV_ATT = 8, 16, 16  # query (previous token) / key / attention widths
+CV_EXPORT = 8                   # samples in coverage/{calib,reference}.npz (keeps them ~50 KB)
+
+
+def make_copy_data(rng, n):
+    src = np.full((n, CV_LEN), PAD, np.int64)
+    lens = rng.integers(CV_MIN, CV_LEN + 1, size=n)
+    tgt = np.full((n, CV_TGT), PAD, np.int64)
+    for i in range(n):
+        L = int(lens[i])
+        src[i, :L] = rng.integers(0, 10, size=L)
+        tgt[i, :L] = src[i, :L]
+        tgt[i, L] = EOS
+    dec_in = np.concatenate([np.full((n, 1), BOS, np.int64), tgt[:, :-1]], 1)
+    return src, lens, dec_in, tgt
+
+
+class CoverageAttention(nn.Module):
+    def __init__(self, coverage):
+        super().__init__()
+        self.coverage = coverage
+        self.W_q = nn.Linear(CV_Q, CV_ATT, bias=False)
+        self.W_k = nn.Linear(CV_K, CV_ATT, bias=True)
+        self.v = nn.Linear(CV_ATT, 1, bias=False)
+        if coverage:
+            self.W_c = nn.Linear(1, CV_ATT, bias=False)   # weight [ATT, 1]: edgeattn's "W_c.weight"
+
+    def forward(self, q, keys_proj, keys, kpm, c):
+        # one decoder step: q [B, Q], keys_proj [B, L, ATT], c [B, L] (coverage so far)
+        pre = self.W_q(q)[:, None, :] + keys_proj
+        if self.coverage:
+            pre = pre + self.W_c(c[:, :, None])
+        s = self.v(torch.tanh(pre)).squeeze(-1).masked_fill(kpm, float("-inf"))
+        a = torch.softmax(s, -1)
+        return (a[:, :, None] * keys).sum(1), a
+
+
+class CopyModel(nn.Module):
+    def __init__(self, coverage):
+        super().__init__()
+        self.src_emb = nn.Embedding(VOCAB, CV_K)
+        self.pos_emb = nn.Parameter(torch.randn(CV_LEN, CV_K) * 0.5)
+        self.tgt_emb = nn.Embedding(VOCAB, CV_Q)
+        self.attn = CoverageAttention(coverage)
+        self.out = nn.Linear(CV_K + CV_Q, VOCAB)
+
+    def forward(self, src, dec_in=None, cap=None):
+        """Teacher forcing with dec_in, otherwise greedy decoding of CV_TGT steps."""
+        kpm = src == PAD
+        keys = self.src_emb(src) + self.pos_emb[None, : src.shape[1]]
+        kp = self.attn.W_k(keys)
+        c = torch.zeros(src.shape)
+        prev = torch.full((src.shape[0],), BOS, dtype=torch.long)
+        logits, qs, ctxs, ws = [], [], [], []
+        for t in range(CV_TGT):
+            q = self.tgt_emb(dec_in[:, t] if dec_in is not None else prev)
+            ctx, a = self.attn(q, kp, keys, kpm, c)
+            c = c + a
+            lg = self.out(torch.cat([ctx, q], -1))
+            qs.append(q); ctxs.append(ctx); ws.append(a); logits.append(lg)
+            prev = lg.argmax(-1)
+        if cap is not None:
+            cap["attn"] = {"query": torch.stack(qs, 1), "key": keys, "value": keys,
+                           "output": torch.stack(ctxs, 1), "attn_weights": torch.stack(ws, 1)[:, None]}
+        return torch.stack(logits, 1)
+
+
+def copy_metrics(pred, tgt, lens):
+    pos = np.arange(CV_TGT)[None, :]
+    valid = pos <= lens[:, None]
+    correct = (pred == tgt) & valid
+    return float(correct.sum() / valid.sum()), float(np.mean(correct.sum(1) == valid.sum(1)))
+
+
+def train_copy(coverage, train, held, steps=600, bs=64):
+    seed_all(SEED + 4)
+    model = CopyModel(coverage)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.0)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=steps, pct_start=0.1)
+    src, lens, dec_in, tgt = [torch.from_numpy(a) for a in train]
+    g = torch.Generator().manual_seed(SEED + 14)
+    name = "cov" if coverage else "plain"
+    model.train()
+    for step in range(steps):
+        idx = torch.randint(0, src.shape[0], (bs,), generator=g)
+        logits = model(src[idx], dec_in[idx])
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), tgt[idx].reshape(-1), ignore_index=PAD)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        if step % 200 == 0 or step == steps - 1:
+            print(f"  [{name}] step {step:5d} loss {loss.item():.4f}", flush=True)
+    model.eval()
+    hs, hl, _, ht = held
+    with torch.no_grad():
+        pred = model(torch.from_numpy(hs)).argmax(-1).numpy()
+    tok, exact = copy_metrics(pred, ht, hl)
+    # repeats: consecutive equal outputs where the target has none
+    rep = float(np.mean([(pred[i, 1:hl[i]] == pred[i, :hl[i] - 1]).sum() > (ht[i, 1:hl[i]] == ht[i, :hl[i] - 1]).sum()
+                         for i in range(len(hl))]))
+    return model, tok, exact, rep
+
+
+def export_coverage(report):
+    print("training coverage (copy task, with and without coverage) ...", flush=True)
+    t = time.time()
+    rng = np.random.default_rng(SEED + 4)
+    held = make_copy_data(rng, 1000)
+    train = make_copy_data(rng, 20000)
+    models, rep_d = {}, {}
+    with fast_linear():
+        for name, cov in [("cov", True), ("plain", False)]:
+            m, tok, exact, rep = train_copy(cov, train, held)
+            models[name] = m
+            print(f"  {name}: held-out token acc {tok:.4f}, exact match {exact:.4f}, "
+                  f"sequences with extra repeats {rep:.3f}")
+            rep_d[name] = {"token_accuracy": round(tok, 4), "exact_match": round(exact, 4),
+                           "extra_repeats": round(rep, 4),
+                           "params": int(sum(p.numel() for p in m.parameters()))}
+    print(f"  ({time.time() - t:.1f}s)")
+    report["coverage"] = dict(rep_d, n_heldout=len(held[0]))
+    d = os.path.join(OUT, "coverage")
+    os.makedirs(d, exist_ok=True)
+    sd = {}
+    for name, m in models.items():
+        for k, v in m.state_dict().items():
+            sd[f"{name}.{k}"] = v.detach().cpu().contiguous().numpy().astype(np.float32)
+    write_safetensors(os.path.join(d, "weights.safetensors"), sd, {"model": "coverage", "format": "pt"})
+    ecalib = np.sort(np.random.default_rng(SEED + 102).choice(len(train[0]), CV_EXPORT, replace=False))
+    for fname, data, idx, with_ref in [("calib.npz", train, ecalib, False), ("reference.npz", held, np.arange(CV_EXPORT), True)]:
+        src, lens = torch.from_numpy(data[0][idx]), data[1][idx]
+        out = {}
+        for name, m in models.items():
+            cap = {}
+            with torch.no_grad():
+                m(src, cap=cap)   # greedy decoding
+            cap[name] = cap.pop("attn")
+            out.update(capture_arrays(cap, name, "cross_kv", lens, with_ref))
+        save_npz(os.path.join(d, fname), out)
+    layer = lambda name, cov: dict(
+        {"name": name, "kind": "additive", "prefix": f"{name}.attn.", "query_dim": CV_Q, "key_dim": CV_K,
+         "attn_dim": CV_ATT}, **({"coverage": True} if cov else {}),
+        mask="key_padding", max_q_len=CV_TGT, max_kv_len=CV_LEN)
+    write_json(os.path.join(d, "spec.json"), {"model": "coverage", "layers": [layer("cov", True), layer("plain", False)]})
+
+
+# ----------------------------------------------------------------------------
 # Export helpers
 # ----------------------------------------------------------------------------
 def capture_arrays(cap, layer, kind, lens, with_ref):
@@ -605,6 +772,26 @@ def np_additive(W, q, k, valid_len):
     return a @ k.astype(np.float64), a[:, None]
 
 
+def np_additive_coverage(W, p, q, k, valid_len, coverage):
+    """Rows are the decoding steps: step t sees the sum of steps < t's weights."""
+    qp = q @ W[p + "W_q.weight"].T.astype(np.float64)
+    kp = k @ W[p + "W_k.weight"].T.astype(np.float64) + W[p + "W_k.bias"]
+    v = W[p + "v.weight"][0].astype(np.float64)
+    wc = W[p + "W_c.weight"][:, 0].astype(np.float64) if coverage else np.zeros(qp.shape[-1])
+    N, Lq, Lk = q.shape[0], q.shape[1], k.shape[1]
+    out, att = np.zeros((N, Lq, k.shape[2])), np.zeros((N, 1, Lq, Lk))
+    for i in range(N):
+        c = np.zeros(Lk)
+        for r in range(Lq):
+            s = np.tanh(qp[i, r][None, :] + kp[i] + c[:, None] * wc[None, :]) @ v
+            s[valid_len[i]:] = -np.inf
+            a = np_softmax(s)
+            c += a
+            att[i, 0, r] = a
+            out[i, r] = a @ k[i]
+    return out, att
+
+
 def np_pool(W, h, valid_len):
     s = h.astype(np.float64) @ W["pool.query.weight"].astype(np.float64).T   # [N, L, 1]
     s = s[..., 0]
@@ -661,6 +848,16 @@ def self_test():
     errs["pool.attn_weights"] = check("pool.attn_weights", a, R["pool.attn_weights"])
     logits = o[:, 0] @ W["head.weight"].astype(np.float64).T + W["head.bias"]
     errs["pool.logits"] = check("pool.logits", logits, R["pool.logits"])
+    # coverage (both layers; rows are decoding steps)
+    d = os.path.join(OUT, "coverage")
+    if os.path.exists(os.path.join(d, "reference.npz")):
+        Wc, _ = read_safetensors(os.path.join(d, "weights.safetensors"))
+        Rc = np.load(os.path.join(d, "reference.npz"))
+        for n, cov in [("cov", True), ("plain", False)]:
+            o, a = np_additive_coverage(Wc, n + ".attn.", Rc[n + ".query"], Rc[n + ".key"], Rc[n + ".kv_valid_len"], cov)
+            errs[n + ".output"] = check(n + ".output", o, Rc[n + ".output"])
+            errs[n + ".attn_weights"] = check(n + ".attn_weights", a, Rc[n + ".attn_weights"])
+    d = os.path.join(OUT, "pooling")
     # heldout demo set: float pooling + head on the float16 keys
     H = np.load(os.path.join(d, "heldout.npz"))
     o, _ = np_pool(W, H["key"].astype(np.float32), H["kv_valid_len"])
@@ -668,7 +865,9 @@ def self_test():
     acc16 = float(np.mean(pred == H["labels"]))
     print(f"  heldout.npz (float16 keys, numpy float pooling+head) accuracy = {acc16:.4f}")
     # padded key columns must be exactly zero in every reference attn_weights
-    for name in ["transformer", "bahdanau", "pooling"]:
+    for name in ["transformer", "bahdanau", "pooling", "coverage"]:
+        if not os.path.exists(os.path.join(OUT, name, "reference.npz")):
+            continue
         R = np.load(os.path.join(OUT, name, "reference.npz"))
         for k in R.files:
             if k.endswith(".attn_weights"):
@@ -813,6 +1012,35 @@ float32 before use; `kv_valid_len` and `labels` are int32. Float pooling + head
 on these float16 keys gives accuracy **{rp['heldout_npz_accuracy_fp16_keys']:.4f}**
 ({N_HELDOUT_POOL} samples).
 {tables('pooling')}"""
+    if "coverage" in report:
+        rc = report["coverage"]
+        txt += f"""
+## coverage (model D)
+
+Coverage attention (issue 11, item 4). Task: copy 4..10 digits (padded to
+{CV_LEN}) followed by EOS. Keys are token + position embeddings [{CV_LEN}, {CV_K}]
+(values = keys); the decoder's query is only the embedding [{CV_Q}] of the
+previous output token, and the output head is `Linear([context; query] -> 13)`.
+The query does not say how far the copy has got, so plain attention cannot
+tell the steps after two equal digits apart and repeats itself; coverage
+(`score_j = v . tanh(W_q q + W_k k_j + b + W_c c_j)`, c_j = the sum of key
+j's weights over the earlier steps, `W_c = nn.Linear(1, {CV_ATT}, bias=False)`,
+weight `[{CV_ATT}, 1]`) lets it move on to the next uncovered key.
+
+Two models of the same shape, trained alike (600 steps), layers `cov`
+(`"coverage": true`) and `plain` of `coverage/spec.json`:
+
+| layer | params | held-out token accuracy | exact match | sequences with extra repeats |
+|---|---|---|---|---|
+| `cov` | {rc['cov']['params']} | **{rc['cov']['token_accuracy']:.4f}** | {rc['cov']['exact_match']:.4f} | {rc['cov']['extra_repeats']:.3f} |
+| `plain` | {rc['plain']['params']} | {rc['plain']['token_accuracy']:.4f} | {rc['plain']['exact_match']:.4f} | {rc['plain']['extra_repeats']:.3f} |
+
+({rc['n_heldout']} held-out sequences, greedy decoding.) Exported: the
+{CV_TGT} greedy decoding steps of a sample are the query rows (Lq = {CV_TGT});
+for `cov` the rows are one sequence (row t sees the weights of rows < t), which
+is how edgeattn runs a coverage layer (an uncached run is one sequence).
+{CV_EXPORT} samples per file.
+{tables('coverage')}"""
     with open(os.path.join(OUT, "README.md"), "w") as f:
         f.write(txt)
 
@@ -939,6 +1167,7 @@ def main():
         {"name": "pool", "kind": "pooling", "dim": PDIM, "tensors": {"query": "pool.query.weight"},
          "mask": "key_padding", "max_kv_len": PLEN}]})
 
+    export_coverage(report)
     acc16 = self_test()
     report["pooling"]["heldout_npz_accuracy_fp16_keys"] = round(acc16, 4)
     report["pooling"]["heldout_npz_samples"] = N_HELDOUT_POOL
@@ -953,7 +1182,17 @@ def main():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--export-pt"]:
+    if sys.argv[1:3] == ["--only", "coverage"]:
+        t0 = time.time()
+        with open(os.path.join(OUT, "train_report.json")) as f:
+            report = json.load(f)
+        export_coverage(report)
+        self_test()
+        write_json(os.path.join(OUT, "train_report.json"), report)
+        write_readme(report)
+        print(json.dumps(report["coverage"], indent=2))
+        print(f"total run time: {time.time() - t0:.1f} s")
+    elif sys.argv[1:2] == ["--export-pt"]:
         # Only the PyTorch checkpoint of an already exported model, e.g.
         #   python3 scripts/train_models.py --export-pt bahdanau
         d = os.path.join(OUT, sys.argv[2])

@@ -3,6 +3,9 @@
 // requantization to the tanh-table index, table lookup (AArch64: TBL/TBX over
 // the 256-entry table; Armv7: scalar lookups from a stored index block), and
 // the int8 dot product with v. Softmax and P.V are the exact NEON row kernels.
+// Coverage: the pre-tanh sums widened to int32, plus requantize(w_c * c_j)
+// per lane (the same exact vector requantization), then the same index path;
+// the row's weights are added to c after the softmax.
 #include <cmath>
 #include <cstring>
 
@@ -58,33 +61,49 @@ void qs8_additive__neon(const QS8AdditiveArgs& a) {
   const int32x4_t pre_mult = vdupq_n_s32(a.pre_mult);
   const int64x2_t pre_neg_n = neg_n_of(a.pre_shift);
   const int16x8_t pre_zp = vdupq_n_s16(static_cast<int16_t>(a.pre_zp));
+  const bool cov = a.coverage != nullptr;
+  const int64x2_t cov_neg_n = neg_n_of(cov ? a.cov_shift : 0);
   for (int r = 0; r < a.q_len; ++r) {
     const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, false, 0);
     const int8_t* qp = a.qp + static_cast<ptrdiff_t>(r) * a.qp_stride;
     for (int j = 0; j < limit; ++j) {
       const int8_t* kp = a.kp + static_cast<ptrdiff_t>(j) * a.kp_stride;
       int32x4_t acc = vdupq_n_s32(0);
+      const int32_t cj = cov ? a.coverage[j] : 0;
+      const int32x4_t cjv = vdupq_n_s32(cj);
       for (int b = 0; b < blocks; ++b) {
         const int8x16_t qv = vld1q_s8(qp + 16 * b);
         const int8x16_t kv = vld1q_s8(kp + 16 * b);
         const int16x8_t lo = vsubq_s16(vaddl_s8(vget_low_s8(qv), vget_low_s8(kv)), zsum);
         const int16x8_t hi = vsubq_s16(vaddl_s8(vget_high_s8(qv), vget_high_s8(kv)), zsum);
-        const int32x4_t y0 = requantize_x4(vmovl_s16(vget_low_s16(lo)), pre_mult, pre_neg_n, pre_neg_n);
-        const int32x4_t y1 = requantize_x4(vmovl_s16(vget_high_s16(lo)), pre_mult, pre_neg_n, pre_neg_n);
-        const int32x4_t y2 = requantize_x4(vmovl_s16(vget_low_s16(hi)), pre_mult, pre_neg_n, pre_neg_n);
-        const int32x4_t y3 = requantize_x4(vmovl_s16(vget_high_s16(hi)), pre_mult, pre_neg_n, pre_neg_n);
+        int32x4_t p0 = vmovl_s16(vget_low_s16(lo)), p1 = vmovl_s16(vget_high_s16(lo));
+        int32x4_t p2 = vmovl_s16(vget_low_s16(hi)), p3 = vmovl_s16(vget_high_s16(hi));
+        if (cov) {  // + requantize(w_c * c_j): |w_c c_j| < 2^31, multiplier <= 1
+          const int8x16_t wc = vld1q_s8(a.cov_w + 16 * b);
+          const int16x8_t wl = vmovl_s8(vget_low_s8(wc)), wh = vmovl_s8(vget_high_s8(wc));
+          p0 = vaddq_s32(p0, requantize_x4(vmulq_s32(vmovl_s16(vget_low_s16(wl)), cjv), a.cov_mult, cov_neg_n));
+          p1 = vaddq_s32(p1, requantize_x4(vmulq_s32(vmovl_s16(vget_high_s16(wl)), cjv), a.cov_mult, cov_neg_n));
+          p2 = vaddq_s32(p2, requantize_x4(vmulq_s32(vmovl_s16(vget_low_s16(wh)), cjv), a.cov_mult, cov_neg_n));
+          p3 = vaddq_s32(p3, requantize_x4(vmulq_s32(vmovl_s16(vget_high_s16(wh)), cjv), a.cov_mult, cov_neg_n));
+        }
+        const int32x4_t y0 = requantize_x4(p0, pre_mult, pre_neg_n, pre_neg_n);
+        const int32x4_t y1 = requantize_x4(p1, pre_mult, pre_neg_n, pre_neg_n);
+        const int32x4_t y2 = requantize_x4(p2, pre_mult, pre_neg_n, pre_neg_n);
+        const int32x4_t y3 = requantize_x4(p3, pre_mult, pre_neg_n, pre_neg_n);
         const int8x16_t index = vcombine_s8(add_zp_sat8(y0, y1, pre_zp), add_zp_sat8(y2, y3, pre_zp));
         acc = dot16_s8(acc, lookup16(tt, index), vld1q_s8(a.v_w + 16 * b));
       }
       int32_t s = hsum_s32(acc);
       for (int c = d; c < a.attn_dim; ++c) {
-        const int32_t pre = (qp[c] - a.qp_zp) + (kp[c] - a.kp_zp);
+        int32_t pre = (qp[c] - a.qp_zp) + (kp[c] - a.kp_zp);
+        if (cov) pre += requantize(a.cov_w[c] * cj, a.cov_mult, a.cov_shift);
         const int8_t index = requantize_s8(pre, a.pre_mult, a.pre_shift, a.pre_zp);
         s += static_cast<int32_t>(a.v_w[c]) * a.tanh_table[index + 128];
       }
       a.scratch[j] = s;
     }
     qs8_softmax_row__neon(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
+    if (cov) qs8_coverage_add_row(limit, a.prob_scratch, a.coverage);
     qs8_pv_row__neon(limit, a.v_dim, a.prob_scratch, a.values, a.values_stride, a.values_zp,
                      a.pv_mult, a.pv_shift, a.out_zp,
                      a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
@@ -97,6 +116,10 @@ void qs8_additive__neon(const QS8AdditiveArgs& a) {
 // Float: the vector part is the add and the dot with v; tanh stays the scalar
 // libm tanhf of the reference, which dominates the cost.
 void f32_additive__neon(const F32AdditiveArgs& a) {
+  if (a.coverage != nullptr) {
+    f32_additive__ref(a);
+    return;
+  }
   const int d4 = a.attn_dim & ~3;
   for (int r = 0; r < a.q_len; ++r) {
     const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, false, 0);

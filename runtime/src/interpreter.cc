@@ -342,13 +342,20 @@ Status Interpreter::CheckKvCacheLayer(int layer) {
   const LayerKindModule& kind = *find_layer_kind(shape.kind);
   if (kind.has_kv_cache == nullptr || !kind.has_kv_cache(shape)) {
     error_ << "layer '" << model_->layer(layer)->name()->c_str()
-           << "' has no KV cache (convert a causal self-attention layer with \"kv_cache\": true)";
+           << "' has no KV cache (convert a causal self-attention layer with \"kv_cache\": true"
+           << (shape.coverage ? "; a coverage layer decodes with Run and use_cached_keys" : "") << ")";
     return Status::kInvalidArgument;
   }
   return Status::kOk;
 }
 
 Status Interpreter::BeginSequence(int layer) {
+  if (model_ != nullptr && model_->layer(layer) != nullptr && model_->ShapeOf(layer).coverage) {
+    error_.Clear();
+    find_layer_kind(EA_LAYER_ADDITIVE)->reset_coverage(*model_->layer(layer), arena_ + cache_offset_[layer],
+                                                       model_->CappedKvLen(layer, kv_cap_));
+    return Status::kOk;
+  }
   const Status s = CheckKvCacheLayer(layer);
   if (s != Status::kOk) return s;
   cached_kv_len_[layer] = 0;

@@ -55,6 +55,26 @@ bool scale_multiplier(int32_t* m, int32_t* shift, uint32_t range_q16) {
   return true;
 }
 
+// *m 2^(*shift - 31) divided by R (the coverage term, which adds a fixed real
+// amount to a pre-tanh sum whose step is R times larger): (m 2^32 / R_q16)
+// normalized back to 31 bits, rounded. False if the shift leaves the range.
+bool divide_multiplier(int32_t* m, int32_t* shift, uint32_t range_q16) {
+  const uint64_t p = (static_cast<uint64_t>(*m) << 32) / range_q16;  // (m / R) 2^16, >= 2^15 m / 256
+  int bits = 0;
+  for (uint64_t v = p; v != 0; v >>= 1) ++bits;
+  int drop = bits - 31;  // p >= 2^(30 + 32 - 25), so drop >= 6
+  uint64_t mr = (p + (uint64_t{1} << (drop - 1))) >> drop;
+  if (mr == (uint64_t{1} << 31)) {
+    mr >>= 1;
+    ++drop;
+  }
+  const int32_t s = *shift + drop - 16;
+  if (s < kernels::kMinShift) return false;
+  *m = static_cast<int32_t>(mr);
+  *shift = s;
+  return true;
+}
+
 // One projection's biases divided by R (see the top of the file) into r.bias.
 const int32_t* adjust_bias(const fb::Model& model, const fb::Linear* l, const RangeScale& r) {
   const int in = static_cast<int>(l->in_features());
@@ -204,7 +224,7 @@ Status Interpreter::PrepareRange(int layer, const RunArgs& args, uint32_t range_
   const int score_factors = type == fb::LayerOptions::AdditiveAttention ? 0
                             : type == fb::LayerOptions::AttentionPooling ? 1 : 2;
   int32_t m = sq->score_multiplier(), s = sq->score_shift();
-  int32_t pm = 0, ps = 0;
+  int32_t pm = 0, ps = 0, cm = 0, cs = 0;
   bool fits = true;
   for (int i = 0; i < score_factors; ++i) fits = fits && scale_multiplier(&m, &s, range_q16);
   if (type == fb::LayerOptions::AdditiveAttention) {
@@ -212,10 +232,16 @@ Status Interpreter::PrepareRange(int layer, const RunArgs& args, uint32_t range_
     pm = pre->multiplier()->Get(0);
     ps = pre->shift()->Get(0);
     fits = fits && scale_multiplier(&pm, &ps, range_q16);
+    if (l->options_as_AdditiveAttention()->coverage()) {
+      cm = l->options_as_AdditiveAttention()->coverage_multiplier();
+      cs = l->options_as_AdditiveAttention()->coverage_shift();
+      fits = fits && divide_multiplier(&cm, &cs, range_q16);
+    }
   }
   if (!fits) {
     error_ << "layer '" << name << "': range " << range_q16
-           << " (Q16) takes a requantization shift beyond " << kernels::kMaxShift;
+           << " (Q16) takes a requantization shift beyond " << kernels::kMinShift << ".."
+           << kernels::kMaxShift;
     return Status::kInvalidArgument;
   }
   size_t avail = 0;
@@ -232,6 +258,8 @@ Status Interpreter::PrepareRange(int layer, const RunArgs& args, uint32_t range_
   rs->score_shift = s;
   rs->pre_mult = pm;
   rs->pre_shift = ps;
+  rs->cov_mult = cm;
+  rs->cov_shift = cs;
   rs->bias = reinterpret_cast<int32_t*>(ws);
   rs->adjust_bias = adjust_bias;
   return Status::kOk;

@@ -112,6 +112,48 @@ TEST(ConverterSpec, Errors) {
             std::string::npos);
 }
 
+// Coverage: "coverage": true reads w_c (default name W_c.weight under the
+// prefix, or tensors.w_c) as PyTorch's Linear(1, attn_dim) weight [A, 1] or as
+// [A]; the field is additive-only and boolean; tensors.w_c needs coverage.
+TEST(ConverterSpec, CoverageField) {
+  const fixtures::LayerCase c = fixtures::additive_case(1);
+  ArrayMap w = to_map(c.weights);
+  const std::string plain = c.spec_json;
+  auto with = [&](const std::string& field, const std::string& tensor) {
+    std::string s = plain;
+    s.replace(s.find("\"attn_dim\": 8"), 13, "\"attn_dim\": 8, " + field);
+    const std::string v = "\"v\": \"attn.v.weight\"";
+    if (!tensor.empty()) s.replace(s.find(v), v.size(), v + ", " + tensor);
+    return s;
+  };
+  const std::string cov = with("\"coverage\": true", "\"w_c\": \"attn.W_c.weight\"");
+  EXPECT_NE(error_of(cov, w).find("missing tensor 'attn.W_c.weight'"), std::string::npos) << error_of(cov, w);
+  w["attn.W_c.weight"].dtype = "F32";
+  w["attn.W_c.weight"].shape = {8, 1};
+  w["attn.W_c.weight"].data.assign(8, 0.5);
+  EXPECT_EQ(error_of(cov, w), "");
+  const ModelSpec spec = load_spec("s.json", cov, w, "w.safetensors", {});
+  ASSERT_EQ(spec.layers.size(), 1u);
+  EXPECT_TRUE(spec.layers[0].coverage);
+  EXPECT_EQ(spec.layers[0].w_c, std::vector<double>(8, 0.5));
+  EXPECT_FALSE(load_spec("s.json", plain, w, "w.safetensors", {}).layers[0].coverage);
+  w["attn.W_c.weight"].shape = {8};
+  EXPECT_EQ(error_of(cov, w), "");
+  w["attn.W_c.weight"].shape = {4, 2};
+  EXPECT_NE(error_of(cov, w).find("tensor 'attn.W_c.weight' has shape [4, 2], expected [8]"), std::string::npos)
+      << error_of(cov, w);
+  w["attn.W_c.weight"].shape = {8, 1};
+  EXPECT_NE(error_of(with("\"coverage\": 1", "\"w_c\": \"attn.W_c.weight\""), w).find("field 'coverage' must be true or false"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("\"coverage\": false", "\"w_c\": \"attn.W_c.weight\""), w).find("tensors.w_c needs \"coverage\": true"),
+            std::string::npos);
+  const fixtures::LayerCase m = fixtures::mha_case("causal", false, "linear", 4);
+  std::string mc = m.spec_json;
+  mc.replace(mc.find("\"embed_dim\""), 11, "\"coverage\": true, \"embed_dim\"");
+  EXPECT_NE(error_of(mc, to_map(m.weights)).find("field 'coverage' is not used by mha layers (only by additive)"),
+            std::string::npos) << error_of(mc, to_map(m.weights));
+}
+
 // Unknown fields are errors naming the field and the layer, with the nearest
 // known field (a misspelled "mask" used to convert into a non-causal model).
 TEST(ConverterSpec, UnknownFields) {

@@ -38,7 +38,7 @@ using edgeattn::Status;
 namespace {
 
 struct Param {
-  std::string model;  // transformer, bahdanau, pooling
+  std::string model;  // transformer, bahdanau, pooling, coverage
   std::string dtype;  // int8, f32
 };
 
@@ -230,13 +230,15 @@ TEST_P(E2E, LayerKindsAndMasksRoundTrip) {
   ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath(p.model + "_" + p.dtype), &bytes));
   Model model;
   ASSERT_EQ(model.Load(bytes.data(), bytes.size()), Status::kOk) << model.error();
-  struct Want { const char* model; const char* layer; ea_layer_kind kind; int cross, causal; };
+  struct Want { const char* model; const char* layer; ea_layer_kind kind; int cross, causal, coverage = 0; };
   const Want wants[] = {
       {"transformer", "enc_self", EA_LAYER_MULTI_HEAD_ATTENTION, 0, 0},
       {"transformer", "dec_self", EA_LAYER_MULTI_HEAD_ATTENTION, 0, 1},
       {"transformer", "dec_cross", EA_LAYER_MULTI_HEAD_ATTENTION, 1, 0},
       {"bahdanau", "bahdanau", EA_LAYER_ADDITIVE, 1, 0},
       {"pooling", "pool", EA_LAYER_POOLING, 1, 0},
+      {"coverage", "cov", EA_LAYER_ADDITIVE, 1, 0, 1},
+      {"coverage", "plain", EA_LAYER_ADDITIVE, 1, 0, 0},
   };
   int found = 0;
   for (const Want& w : wants) {
@@ -248,6 +250,7 @@ TEST_P(E2E, LayerKindsAndMasksRoundTrip) {
     EXPECT_EQ(info.kind, w.kind) << w.layer;
     EXPECT_EQ(info.cross, w.cross) << w.layer;
     EXPECT_EQ(info.causal, w.causal) << w.layer;
+    EXPECT_EQ(info.coverage, w.coverage) << w.layer;
     EXPECT_EQ(info.dtype, p.dtype == "int8" ? EA_S8 : EA_F32) << w.layer;
     ++found;
   }
@@ -259,10 +262,10 @@ INSTANTIATE_TEST_SUITE_P(Bundled, E2E, ::testing::ValuesIn(Params()),
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(E2E);
 
 TEST(E2EModels, BundledModelsPresent) {
-  // All three bundled models are expected; configure-time detection means cmake
+  // All four bundled models are expected; configure-time detection means cmake
   // must be re-run after models/ is populated.
   const std::vector<std::string> have = eatest::SplitCommaList(EA_BUNDLED_MODELS);
-  for (const char* m : {"transformer", "bahdanau", "pooling"}) {
+  for (const char* m : {"transformer", "bahdanau", "pooling", "coverage"}) {
     if (std::find(have.begin(), have.end(), m) == have.end()) {
       ADD_FAILURE() << "models/" << m << " was not found at configure time: its e2e tests did not run";
     }

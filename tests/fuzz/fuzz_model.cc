@@ -64,6 +64,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       eafuzz::UseCachedKeys(interp, i, &in);
       s = interp.Run(i, a);
       if (s != edgeattn::Status::kOk) Die("Run (cached keys)", interp.error());
+      if (in.info.coverage) {  // the coverage sequence continues, then starts over
+        s = interp.Run(i, a);
+        if (s != edgeattn::Status::kOk) Die("Run (coverage, continued)", interp.error());
+        if (interp.BeginSequence(i) != edgeattn::Status::kOk) Die("BeginSequence", interp.error());
+        if (interp.Step(i, a.query, out.data()) != edgeattn::Status::kInvalidArgument) {
+          Die("Step", "a coverage layer accepted Step");
+        }
+        s = interp.Run(i, a);
+        if (s != edgeattn::Status::kOk) Die("Run (coverage, new sequence)", interp.error());
+      }
     }
   }
   return 0;

@@ -8,7 +8,9 @@
 // Layers: MHA self-attention (no mask, key padding, causal) with head dims
 // 1..33, MHA cross-attention with kdim / vdim != embed_dim, causal
 // self-attention with a KV cache and grouped-/multi-query heads, additive
-// (Bahdanau, separate value dims), Luong dot / general / scaled_dot, pooling;
+// (Bahdanau, separate value dims; with coverage too: the cached-keys run of
+// fuzz_paths is then a decoding sequence of q_len steps), Luong dot / general
+// / scaled_dot, pooling;
 // every max length is 70. Some models use extreme weight or input scales
 // (saturation, one-hot softmax, tiny scales). Deterministic: the same bytes
 // on every run, so cross builds can replay the host's files.
@@ -138,12 +140,14 @@ struct Builder {
     Input(l + ".value", vd);
     Layer(j, l, mask);
   }
-  void Additive(const std::string& l, int qd, int kd, int ad, int vd, const char* mask) {
+  void Additive(const std::string& l, int qd, int kd, int ad, int vd, const char* mask, bool coverage = false) {
     Weight(l + ".W_q.weight", static_cast<size_t>(ad), static_cast<size_t>(qd));
     Weight(l + ".W_k.weight", static_cast<size_t>(ad), static_cast<size_t>(kd));
     Bias(l + ".W_k.bias", static_cast<size_t>(ad));
     Weight(l + ".v.weight", 1, static_cast<size_t>(ad));
-    QkvLayer(l, "\"kind\": \"additive\", \"attn_dim\": " + std::to_string(ad), qd, kd, vd, mask);
+    if (coverage) Weight(l + ".W_c.weight", static_cast<size_t>(ad), 1);  // nn.Linear(1, ad)
+    QkvLayer(l, "\"kind\": \"additive\", \"attn_dim\": " + std::to_string(ad) +
+                    (coverage ? ", \"coverage\": true" : ""), qd, kd, vd, mask);
   }
   void Luong(const std::string& l, const char* score, int qd, int kd, int vd, const char* mask) {
     if (std::string(score) == "general") Weight(l + ".W.weight", static_cast<size_t>(qd), static_cast<size_t>(kd));
@@ -256,6 +260,15 @@ int main(int argc, char** argv) {
     Builder& c = add("additive_b");
     c.Additive("add_wide", 64, 65, 16, 65, "none");
     c.Additive("add_a64", 7, 31, 64, 33, "key_padding");
+  }
+  {  // additive with coverage: attn dims 1, 8, 21 (vector tails), 64
+    Builder& b = add("additive_cov");
+    b.Additive("cov_small", 10, 12, 8, 12, "key_padding", true);
+    b.Additive("cov_one", 1, 1, 1, 1, "none", true);
+    b.Additive("cov_odd", 33, 17, 21, 5, "key_padding", true);
+    b.Additive("cov_a64", 7, 31, 64, 33, "none", true);
+    Builder& c = add("additive_cov_big", 4.0, 4.0);  // larger coverage terms (saturating tanh)
+    c.Additive("cov_big", 9, 16, 17, 3, "key_padding", true);
   }
   {  // Luong
     Builder& b = add("luong_a");

@@ -248,6 +248,12 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack) {
       record(interp.CacheKeys(layer, p.io[l].key.data(), p.io[l].value.data(), p.io[l].kv_len, -1));
       record(interp.Run(layer, args[4 * l + 2]));
     }
+    if (info.coverage) {  // coverage decoding: a new sequence, then two one-row cached steps
+      RunArgs step = args[4 * l + 2];
+      step.q_len = 1;
+      record(interp.BeginSequence(layer));
+      for (int t = 0; t < 2 && n_status + 2 < kMaxRuns; ++t) record(interp.Run(layer, step));
+    }
     if (info.dtype == EA_S8 && n_status + 3 < kMaxRuns) {  // range mode: int8 at R, float in/out
       record(interp.RunScaled(layer, args[4 * l], 3 * Interpreter::kRangeOne / 2));
       record(interp.RunFloat(layer, float_args[l], EA_RANGE_DYNAMIC, nullptr));

@@ -383,6 +383,18 @@ TEST(BadModel, BadQuantizationParameters) {
   });
   ExpectPatched(kInt8, "additive value_input scale 0", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
     return SetScalar<float>(FirstAdditive(m)->value_input(), fb::ActQuant::VT_SCALE, 0.0f);
+  });  // Coverage: a multiplier above 1 (shift > 0) or out of range is refused;
+  // a coverage model read as plain additive records arena bytes that include
+  // the coverage vector, which the plain plan does not have.
+  const char* cov = "fixture_coverage_int8";
+  ExpectPatched(cov, "coverage shift 1", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+    return SetScalar<int32_t>(FirstAdditive(m), fb::AdditiveAttention::VT_COVERAGE_SHIFT, 1);
+  });
+  ExpectPatched(cov, "coverage multiplier 5", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+    return SetScalar<int32_t>(FirstAdditive(m), fb::AdditiveAttention::VT_COVERAGE_MULTIPLIER, 5);
+  });
+  ExpectPatched(cov, "coverage flag cleared", Status::kInvalidModel, [](fb::Model* m, uint8_t*) {
+    return SetScalar<uint8_t>(FirstAdditive(m), fb::AdditiveAttention::VT_COVERAGE, 0);
   });
 }
 

@@ -325,11 +325,67 @@ static void test_range_mode(void) {
   }
 }
 
+/* Coverage through the C API (fixture_coverage_int8, layer "coverage":
+ * query 10, key 12 = value, kv 10): the info fields, ea_interpreter_step
+ * refused, and decoding: cache_keys, two one-row cached runs (the second
+ * differs: it sees the first step's weights), begin_sequence, then the first
+ * step again, byte for byte. */
+static void test_coverage(const char* path) {
+  ea_model model;
+  ea_interpreter interp;
+  ea_layer_info info;
+  ea_run_args a;
+  ea_status s;
+  int32_t layer;
+  const size_t size = read_file(path);
+  CHECK(size > 0, "cannot read %s", path);
+  if (size == 0) return;
+  s = ea_model_load(&model, g_file, size);
+  CHECK(s == EA_OK, "%s: load: %s", path, ea_model_error(&model));
+  if (s != EA_OK) return;
+  layer = ea_model_find_layer(&model, "coverage");
+  CHECK(layer >= 0, "%s: no layer 'coverage'", path);
+  if (layer < 0) return;
+  s = ea_model_layer_info(&model, layer, &info);
+  CHECK(s == EA_OK && info.coverage == 1 && info.coverage_bytes == 48 && info.kv_cache == 0,
+        "%s: coverage %d, %zu bytes", path, (int)info.coverage, info.coverage_bytes);
+  s = ea_interpreter_init(&interp, &model, g_arena, ea_model_arena_bytes(&model));
+  CHECK(s == EA_OK, "%s: init: %s", path, ea_status_string(s));
+  fill(g_query, (size_t)info.query_dim, EA_S8);
+  fill(g_key, (size_t)info.max_kv_len * (size_t)info.key_dim, EA_S8);
+  s = ea_interpreter_step(&interp, layer, g_query, g_out, NULL);
+  CHECK(s == EA_INVALID_ARGUMENT, "%s: step on a coverage layer: %s", path, ea_status_string(s));
+  s = ea_interpreter_cache_keys(&interp, layer, g_key, g_key, info.max_kv_len, 0);
+  CHECK(s == EA_OK, "%s: cache_keys: %s", path, ea_interpreter_error(&interp));
+  memset(&a, 0, sizeof(a));
+  a.query = g_query;
+  a.value = g_key;
+  a.q_len = 1;
+  a.use_cached_keys = 1;
+  a.output = g_out;
+  a.attn_weights = g_weights;
+  s = ea_interpreter_run(&interp, layer, &a);
+  CHECK(s == EA_OK, "%s: step 1: %s", path, ea_interpreter_error(&interp));
+  a.output = g_out2;
+  a.attn_weights = g_weights2;
+  s = ea_interpreter_run(&interp, layer, &a);
+  CHECK(s == EA_OK, "%s: step 2: %s", path, ea_interpreter_error(&interp));
+  CHECK(memcmp(g_weights, g_weights2, (size_t)info.max_kv_len * 2) != 0, "%s: coverage changed nothing", path);
+  s = ea_interpreter_begin_sequence(&interp, layer);
+  CHECK(s == EA_OK, "%s: begin_sequence: %s", path, ea_interpreter_error(&interp));
+  s = ea_interpreter_run(&interp, layer, &a);
+  CHECK(s == EA_OK, "%s: new sequence: %s", path, ea_interpreter_error(&interp));
+  CHECK(memcmp(g_out, g_out2, (size_t)info.output_dim) == 0 &&
+        memcmp(g_weights, g_weights2, (size_t)info.max_kv_len * 2) == 0,
+        "%s: begin_sequence did not start over", path);
+}
+
 int main(void) {
   test_xnnpack();
   test_range_mode();
   test_model(EA_FIXTURE_INT8);
   test_model(EA_FIXTURE_F32);
+  test_coverage(EA_FIXTURE_COVERAGE_INT8);
   CHECK(ea_status_string(EA_OK) != NULL, "status string");
   if (g_failures != 0) {
     fprintf(stderr, "c_api_test: %d failure(s)\n", g_failures);

@@ -14,6 +14,12 @@
 //   decoder   MHA causal self-attention with a KV cache, E=16, 4 heads, max 12
 //   gqa       the same with grouped-query heads: 4 query heads, 2 K/V heads
 //             (separate q/k/v projections, k/v 8 wide), KV cache, max 10
+// With a second argument "coverage", a model of coverage attention layers
+// instead (kept apart so the generic tests of the main fixture stay as they are):
+//   coverage       additive + coverage, query 10, key 12, attn 8, key padding,
+//                  q 6 / kv 10, W_c as PyTorch's Linear(1, 8) weight [8, 1]
+//   coverage_wide  additive + coverage, query 10, key 12, attn 21 (vector
+//                  tails), value 5, q 8 / kv 16, w_c given as a [21] tensor
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -63,12 +69,54 @@ cv::Array ValidLens(size_t n, int lk) {
 
 }  // namespace
 
+int coverage_fixture(const std::string& dir) {
+  const double w = 0.35;
+  std::vector<std::pair<std::string, cv::Array>> weights = {
+      {"cov.W_q.weight", Random("F32", {8, 10}, w)},
+      {"cov.W_k.weight", Random("F32", {8, 12}, w)},
+      {"cov.W_k.bias", Random("F32", {8}, 0.1)},
+      {"cov.v.weight", Random("F32", {1, 8}, 1.0)},
+      {"cov.W_c.weight", Random("F32", {8, 1}, 1.0)},
+      {"wide.W_q.weight", Random("F32", {21, 10}, w)},
+      {"wide.W_k.weight", Random("F32", {21, 12}, w)},
+      {"wide.W_k.bias", Random("F32", {21}, 0.1)},
+      {"wide.v.weight", Random("F32", {21}, 1.0)},
+      {"wide.coverage_w", Random("F32", {21}, 1.0)},
+  };
+  cv::save_safetensors(dir + "/weights.safetensors", weights);
+  const size_t n = 8;
+  std::vector<std::pair<std::string, cv::Array>> calib = {
+      {"coverage.query", Random("<f4", {n, 6, 10}, 1.0)},
+      {"coverage.key", Random("<f4", {n, 10, 12}, 1.0)},
+      {"coverage.kv_valid_len", ValidLens(n, 10)},
+      {"coverage_wide.query", Random("<f4", {n, 8, 10}, 1.0)},
+      {"coverage_wide.key", Random("<f4", {n, 16, 12}, 1.0)},
+      {"coverage_wide.value", Random("<f4", {n, 16, 5}, 1.0)},
+  };
+  cv::save_npz(dir + "/calib.npz", calib);
+  std::ofstream spec(dir + "/spec.json");
+  spec << R"({
+  "model": "coverage_fixture",
+  "layers": [
+    {"name": "coverage", "kind": "additive", "prefix": "cov.", "query_dim": 10, "key_dim": 12,
+     "attn_dim": 8, "coverage": true, "mask": "key_padding", "max_q_len": 6, "max_kv_len": 10},
+    {"name": "coverage_wide", "kind": "additive", "prefix": "wide.", "query_dim": 10, "key_dim": 12,
+     "attn_dim": 21, "value_dim": 5, "coverage": true, "max_q_len": 8, "max_kv_len": 16,
+     "tensors": {"w_q": "wide.W_q.weight", "w_k": "wide.W_k.weight", "b": "wide.W_k.bias",
+                 "v": "wide.v.weight", "w_c": "wide.coverage_w"}}
+  ]
+}
+)";
+  return spec.good() ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+  if (argc != 2 && !(argc == 3 && std::string(argv[2]) == "coverage")) {
+    std::fprintf(stderr, "usage: %s OUTDIR [coverage]\n", argv[0]);
     return 2;
   }
   const std::string dir = argv[1];
+  if (argc == 3) return coverage_fixture(dir);
   const double w = 0.35;  // weight standard deviation: O(1) activations for O(1) inputs
   std::vector<std::pair<std::string, cv::Array>> weights = {
       {"self_pad.in_proj_weight", Random("F32", {48, 16}, w)},

@@ -79,6 +79,8 @@ typedef struct ea_layer_info {
   int32_t kv_cache;        /* 1: decodes token by token (ea_interpreter_step) */
   size_t kv_cache_bytes;   /* arena bytes of its K and V cache at max_kv_len (0 if none) */
   int32_t num_kv_heads;    /* MHA: K/V heads (grouped-query attention when < num_heads); else 1 */
+  int32_t coverage;        /* 1: additive layer with coverage (begin_sequence resets it) */
+  size_t coverage_bytes;   /* arena bytes of its coverage vector at max_kv_len (0 if none) */
 } ea_layer_info;
 
 /* One inference of one layer. Buffers are row-major and dense:
@@ -159,6 +161,13 @@ ea_status ea_interpreter_begin_sequence(ea_interpreter* interp, int32_t layer);
 ea_status ea_interpreter_step(ea_interpreter* interp, int32_t layer, const void* query,
                               void* output, void* attn_weights);
 int32_t ea_interpreter_cached_len(const ea_interpreter* interp, int32_t layer);
+/* Coverage (info.coverage != 0: an additive layer converted with
+ * "coverage": true): each query row of a run is one decoding step that sees
+ * the attention weights of all earlier steps of the sequence and then adds
+ * its own. ea_interpreter_cache_keys and ea_interpreter_begin_sequence start
+ * a sequence (coverage 0); runs with use_cached_keys continue it; a run
+ * without cached keys is a sequence of its own. ea_interpreter_step refuses
+ * coverage layers (EA_INVALID_ARGUMENT). */
 
 /* Range mode (docs/quantization.md, "Beyond the calibrated range"): int8
  * layers on inputs beyond the range calibration saw. A run at range R

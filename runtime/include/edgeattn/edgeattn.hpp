@@ -149,6 +149,16 @@ class Interpreter {
   // (int8) to the last row of a full causal run over the same tokens.
   // kLengthExceedsPlan when the cache is full (max_kv_len positions, or the
   // Init cap). CachedLength: positions cached, -1 if the layer has no KV cache.
+  //
+  // Coverage (additive layers converted with "coverage": true): the layer
+  // keeps c_j, the sum of key j's attention weights over the sequence so far,
+  // and every query row of a Run is one decoding step (row r sees the weights
+  // of all earlier steps, then adds its own). A sequence is the memory given
+  // to CacheKeys: CacheKeys and BeginSequence zero c, and each Run with
+  // use_cached_keys continues it (typically q_len = 1 per decoded token). A
+  // Run without cached keys is a whole sequence of its own (c starts at 0),
+  // so it equals CacheKeys followed by q_len one-row cached runs. Step is for
+  // KV-cache layers only (kInvalidArgument on a coverage layer).
   Status BeginSequence(int layer);
   Status Step(int layer, const void* query, void* output, void* attn_weights = nullptr);
   int CachedLength(int layer) const;

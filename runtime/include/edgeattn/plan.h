@@ -32,6 +32,7 @@ struct LayerShape {
   bool kv_cache;     // MHA (causal self-attention): K/V kept for decoding steps
   int kv_width;      // MHA: width of the K and V projections (num_kv_heads * head_dim)
   bool projects_query;  // Luong general
+  bool coverage;     // additive: coverage vector [kv] (int32 / float) after the keys in the cache
 };
 
 constexpr size_t kArenaAlignment = EA_ALIGNMENT;
@@ -47,6 +48,7 @@ constexpr uint64_t align_up(uint64_t bytes) {
 //             cache (cross, or self with kv_cache): K, V [kv][KV] (then not in scratch)
 //             (KV = num_kv_heads * head_dim, = E without grouped-query heads)
 //   additive  scratch: W_q q [q][A], row scratch; cache: W_k k + b [kv][A]
+//             (+ coverage: c [kv] int32 Q15 sums / floats, after the keys)
 //   Luong     scratch: (general: W^T q [q][key_dim]), row scratch
 //   pooling   scratch: row scratch
 // Row scratch is one query row at a time: kv int32 scores (+ kv uint16

@@ -2,6 +2,13 @@
 // softmax, weighted sum of the values. The projected keys (W_k k + b) live in
 // the persistent cache, so a decoder can project them once (CacheKeys) and
 // run every step against them; the values are read from the caller each run.
+// Coverage layers (coverage: true) add w_c c_j inside the tanh, c_j being the
+// sum of key j's attention weights over the sequence's earlier steps; c lives
+// in the cache region after the keys ([max_kv_len] int32 Q15 sums for int8,
+// floats for float). Every query row of a run is one decoding step that reads
+// c and then adds its weights to it. CacheKeys and BeginSequence zero c (a new
+// sequence over the cached memory, continued by cached runs); a run that is
+// given its keys zeroes it first (the run is a whole sequence).
 #include "edgeattn/kernels/dispatch.h"
 #include "layer_kind.h"
 
@@ -34,11 +41,28 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
       ok = false;
     }
   }
+  if (ok && a->coverage()) {
+    ok = c.Tensor(a->w_c(), s8 ? fb::DType::S8 : fb::DType::F32, 1, a->attn_dim(), "w_c");
+    if (ok && s8) {
+      ok = c.Multiplier(a->coverage_multiplier(), a->coverage_shift(), "coverage");
+      // A multiplier <= 1 keeps the term (|w_c c_j| < 2^31) and pre + term in int32.
+      if (ok && a->coverage_shift() > 0) {
+        c.Msg() << "coverage shift " << a->coverage_shift() << " must be <= 0 (multiplier <= 1)";
+        ok = false;
+      }
+    }
+  }
   return ok;
 }
 
 void shape(const fb::Layer& l, LayerShape* s) {
   s->attn_dim = static_cast<int>(l.options_as_AdditiveAttention()->attn_dim());
+  s->coverage = l.options_as_AdditiveAttention()->coverage();
+}
+
+// Bytes of the projected keys at the front of the cache region.
+size_t key_bytes(int max_kv_len, int attn_dim, bool s8) {
+  return static_cast<size_t>(align_up(static_cast<uint64_t>(max_kv_len) * attn_dim * elem_size(s8)));
 }
 
 ea_quant quant_of(const fb::ActQuant* q) {
@@ -56,9 +80,14 @@ void info(const fb::Layer& l, LayerInfo* info) {
   info->key_quant = quant_of(a->w_k()->input());
   info->value_quant = quant_of(a->value_input());
   info->output_quant = quant_of(a->output());
+  if (a->coverage()) {
+    info->coverage = 1;
+    info->coverage_bytes = static_cast<size_t>(align_up(uint64_t{l.max_kv_len()} * 4));
+  }
 }
 
-// Scratch: W_q q [q][A], row scratch. Cache: W_k k + b [kv][A].
+// Scratch: W_q q [q][A], row scratch. Cache: W_k k + b [kv][A] (+ coverage:
+// c [kv], 4 bytes each).
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   const uint64_t elem = s.dtype == EA_S8 ? 1 : 4;
   const uint64_t a = static_cast<uint64_t>(s.attn_dim);
@@ -66,13 +95,18 @@ LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   p.scratch_bytes = align_up(static_cast<uint64_t>(q_len) * a * elem) +
                     attention_row_bytes(s, q_len, kv_len, false);
   p.cache_bytes = align_up(static_cast<uint64_t>(kv_len) * a * elem);
+  if (s.coverage) p.cache_bytes += align_up(static_cast<uint64_t>(kv_len) * 4);
   return p;
 }
 
-void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
+void run(const fb::Model& model, const Call& c, int max_kv_len) {
   const auto* a = c.layer->options_as_AdditiveAttention();
   const int ad = static_cast<int>(a->attn_dim());
   const size_t es = elem_size(c.s8);
+  uint8_t* coverage = a->coverage() ? c.cache + key_bytes(max_kv_len, ad, c.s8) : nullptr;
+  if (coverage != nullptr && !c.keys_cached) {
+    for (size_t i = 0; i < static_cast<size_t>(c.kv_len) * 4; ++i) coverage[i] = 0;
+  }
   Carver carve(c.scratch);
   uint8_t* qp = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * ad * es);
   uint8_t* kp = c.cache;
@@ -99,6 +133,12 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
     g.weights = static_cast<uint16_t*>(c.weights); g.weights_stride = c.kv_len;
     g.scratch = carve.Take<int32_t>(static_cast<size_t>(c.kv_len));
     g.prob_scratch = carve.Take<uint16_t>(static_cast<size_t>(c.kv_len));
+    if (coverage != nullptr) {
+      g.coverage = reinterpret_cast<int32_t*>(coverage);
+      g.cov_w = tensor_data<int8_t>(model, a->w_c());
+      g.cov_mult = c.range != nullptr ? c.range->cov_mult : a->coverage_multiplier();
+      g.cov_shift = c.range != nullptr ? c.range->cov_shift : a->coverage_shift();
+    }
     k::kernels().qs8_additive(g);
   } else {
     k::F32AdditiveArgs g = {};
@@ -111,13 +151,26 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
     g.out = static_cast<float*>(c.output); g.out_stride = vd;
     g.weights = static_cast<float*>(c.weights); g.weights_stride = c.kv_len;
     g.scratch = carve.Take<float>(static_cast<size_t>(c.kv_len));
+    if (coverage != nullptr) {
+      g.coverage = reinterpret_cast<float*>(coverage);
+      g.cov_w = tensor_data<float>(model, a->w_c());
+    }
     k::kernels().f32_additive(g);
   }
 }
 
-void cache_keys(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
+// A new sequence: c = 0 (int32 0 and float 0.0f are both zero bytes).
+void reset_coverage(const fb::Layer& l, uint8_t* cache, int max_kv_len) {
+  const auto* a = l.options_as_AdditiveAttention();
+  if (!a->coverage()) return;
+  uint8_t* c = cache + key_bytes(max_kv_len, static_cast<int>(a->attn_dim()), l.dtype() == fb::DType::S8);
+  for (size_t i = 0; i < static_cast<size_t>(max_kv_len) * 4; ++i) c[i] = 0;
+}
+
+void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
   run_linear(model, c.layer->options_as_AdditiveAttention()->w_k(), c.s8, c.kv_len, c.key, c.cache,
              c.xnn);
+  reset_coverage(*c.layer, c.cache, max_kv_len);  // a new memory starts a new sequence
 }
 
 bool has_key_cache(const LayerShape&) { return true; }
@@ -133,7 +186,8 @@ int linears(const fb::Layer& l, const fb::Linear* out[4]) {
 namespace layers {
 const LayerKindModule kAdditive = {
     fb::LayerOptions::AdditiveAttention, EA_LAYER_ADDITIVE, "additive attention",
-    false, verify, shape, info, plan, run, cache_keys, has_key_cache, true, linears, nullptr, nullptr};
+    false, verify, shape, info, plan, run, cache_keys, has_key_cache, true, linears, nullptr, nullptr,
+    reset_coverage};
 }  // namespace layers
 
 }  // namespace edgeattn

@@ -35,6 +35,7 @@ struct RangeScale {
   uint32_t range_q16;
   int32_t score_mult, score_shift;  // the softmax score multiplier times R^2 (pooling: R)
   int32_t pre_mult, pre_shift;      // additive: the pre-tanh multiplier times R
+  int32_t cov_mult, cov_shift;      // coverage: the coverage-term multiplier divided by R
   int32_t* bias;                    // workspace for one projection's biases
   // Fills `bias` with l's biases divided by R (zero-point fold kept); set by
   // range_mode.cc so that builds which never run range mode do not link it.

@@ -50,6 +50,10 @@ struct LayerKindModule {
   // 0..position, one output row. A full run fills positions 0..q_len-1.
   bool (*has_kv_cache)(const LayerShape& shape);
   void (*step)(const fb::Model& model, const Call& c, int max_kv_len, int position);
+  // Coverage (additive layers with LayerShape.coverage; null for other
+  // kinds): zero the coverage vector in the layer's cache region, laid out
+  // for max_kv_len (BeginSequence).
+  void (*reset_coverage)(const fb::Layer& layer, uint8_t* cache, int max_kv_len);
 };
 
 // The module of a kind, or null for a kind this runtime does not know.

@@ -99,7 +99,7 @@ int linears(const fb::Layer& l, const fb::Linear* out[4]) {
 namespace layers {
 const LayerKindModule kLuong = {
     fb::LayerOptions::LuongAttention, EA_LAYER_LUONG, "Luong attention",
-    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr};
+    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
 }  // namespace layers
 
 }  // namespace edgeattn

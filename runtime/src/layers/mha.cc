@@ -204,7 +204,7 @@ int linears(const fb::Layer& l, const fb::Linear* out[4]) {
 namespace layers {
 const LayerKindModule kMultiHeadAttention = {
     fb::LayerOptions::MultiHeadAttention, EA_LAYER_MULTI_HEAD_ATTENTION, "multi-head attention",
-    false, verify, shape, info, plan, run, cache_keys, has_key_cache, false, linears, has_kv_cache, step};
+    false, verify, shape, info, plan, run, cache_keys, has_key_cache, false, linears, has_kv_cache, step, nullptr};
 }  // namespace layers
 
 }  // namespace edgeattn

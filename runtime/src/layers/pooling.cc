@@ -63,7 +63,7 @@ int linears(const fb::Layer&, const fb::Linear*[4]) { return 0; }
 namespace layers {
 const LayerKindModule kPooling = {
     fb::LayerOptions::AttentionPooling, EA_LAYER_POOLING, "attention pooling",
-    true, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr};
+    true, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
 }  // namespace layers
 
 }  // namespace edgeattn

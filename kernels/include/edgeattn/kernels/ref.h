@@ -81,6 +81,13 @@ void qs8_attention__ref(const QS8AttentionArgs& a);
 
 // score[q][j] = v . tanh(qp[q] + kp[j]) where qp = W_q q and kp = W_k k + b were
 // computed by the linear kernels; then softmax and the weighted sum of values.
+//
+// Coverage (optional, coverage != null): score[q][j] = v . tanh(qp[q] + kp[j] +
+// w_c c_j) where c_j is the sum of the attention weights of key j over the
+// earlier rows of the sequence. The query rows of one call are successive
+// decoding steps: row r reads c, then adds its own weights to c (keys at or
+// beyond the row's limit add nothing), so the caller's c after the call is
+// the coverage for the next step.
 struct F32AdditiveArgs {
   int q_len, kv_len, attn_dim, v_dim;
   const float* qp; int qp_stride;
@@ -91,6 +98,8 @@ struct F32AdditiveArgs {
   float* out; int out_stride;
   float* weights; int weights_stride;  // optional
   float* scratch;                      // kv_len floats
+  float* coverage;                     // optional, [kv_len], read and updated
+  const float* cov_w;                  // [attn_dim] when coverage is set
 };
 void f32_additive__ref(const F32AdditiveArgs& a);
 
@@ -109,6 +118,12 @@ struct QS8AdditiveArgs {
   uint16_t* weights; int weights_stride;
   int32_t* scratch;                     // kv_len int32
   uint16_t* prob_scratch;               // kv_len uint16
+  // Coverage (optional): c_j as the exact sum of earlier rows' Q15 weights,
+  // saturated at kCoverageMaxQ15; the term added to the pre-tanh sum is
+  // requantize(cov_w[c] * c_j, cov_mult, cov_shift) (cov_shift <= 0).
+  int32_t* coverage;                    // [kv_len], read and updated
+  const int8_t* cov_w;                  // [attn_dim], symmetric
+  int32_t cov_mult, cov_shift;
 };
 void qs8_additive__ref(const QS8AdditiveArgs& a);
 
@@ -136,6 +151,21 @@ void qs8_pv_row__ref(int n, int v_dim, const uint16_t* probs, const int8_t* v, i
 // dot-product file could be the copy the linker keeps for everyone).
 void write_weights_row(int limit, int kv_len, const float* p, float* w);
 void write_weights_row(int limit, int kv_len, const uint16_t* p, uint16_t* w);
+
+// Coverage of int8 additive layers: Q15 sums saturate at 2^24 (512.0, i.e.
+// 512 decoding steps that all attend to one key), so cov_w * c_j (|cov_w| <=
+// 127) stays inside int32 and a sequence of any length is defined.
+constexpr int32_t kCoverageMaxQ15 = int32_t{1} << 24;
+// c[j] = min(c[j] + p[j], kCoverageMaxQ15) for j < limit (every path).
+inline void qs8_coverage_add_row(int limit, const uint16_t* p, int32_t* c) {
+  for (int j = 0; j < limit; ++j) {
+    const int32_t s = c[j] + static_cast<int32_t>(p[j]);
+    c[j] = s < kCoverageMaxQ15 ? s : kCoverageMaxQ15;
+  }
+}
+inline void f32_coverage_add_row(int limit, const float* p, float* c) {
+  for (int j = 0; j < limit; ++j) c[j] += p[j];
+}
 
 }  // namespace kernels
 }  // namespace edgeattn
