@@ -13,6 +13,7 @@
 #include "avx2_common.h"
 #include "avx2_kernels.h"
 #include "edgeattn/kernels/requant.h"
+#include "ref/f32_row.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -94,18 +95,7 @@ void f32_additive__avx2(const F32AdditiveArgs& a) {
       for (; c < a.attn_dim; ++c) s += a.v_w[c] * std::tanh(qp[c] + kp[c]);
       a.scratch[j] = s;
     }
-    // Softmax like the reference (libm exp), P.V vectorized.
-    if (limit > 0) {
-      float row_max = a.scratch[0];
-      for (int j = 1; j < limit; ++j) row_max = a.scratch[j] > row_max ? a.scratch[j] : row_max;
-      float sum = 0.0f;
-      for (int j = 0; j < limit; ++j) {
-        a.scratch[j] = std::exp(a.scratch[j] - row_max);
-        sum += a.scratch[j];
-      }
-      const float inv = 1.0f / sum;
-      for (int j = 0; j < limit; ++j) a.scratch[j] *= inv;
-    }
+    f32_softmax_row(limit, a.scratch);  // the reference's own (libm exp), one copy for every path
     f32_pv_row__avx2(limit, a.v_dim, a.scratch, a.values, a.values_stride,
                      a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
     if (a.weights != nullptr) {

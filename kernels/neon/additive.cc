@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "edgeattn/kernels/requant.h"
+#include "ref/f32_row.h"
 #include "neon_common.h"
 #include "neon_kernels.h"
 
@@ -137,18 +138,7 @@ void f32_additive__neon(const F32AdditiveArgs& a) {
       for (int c = d4; c < a.attn_dim; ++c) s += a.v_w[c] * std::tanh(qp[c] + kp[c]);
       a.scratch[j] = s;
     }
-    // Softmax exactly as the reference helper computes it (scalar expf).
-    if (limit > 0) {
-      float row_max = a.scratch[0];
-      for (int j = 1; j < limit; ++j) row_max = a.scratch[j] > row_max ? a.scratch[j] : row_max;
-      float sum = 0.0f;
-      for (int j = 0; j < limit; ++j) {
-        a.scratch[j] = std::exp(a.scratch[j] - row_max);
-        sum += a.scratch[j];
-      }
-      const float inv = 1.0f / sum;
-      for (int j = 0; j < limit; ++j) a.scratch[j] *= inv;
-    }
+    f32_softmax_row(limit, a.scratch);  // the reference's own (libm exp), one copy for every path
     f32_pv_row__neon(limit, a.v_dim, a.scratch, a.values, a.values_stride,
                      a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
     if (a.weights != nullptr) {
