@@ -7,9 +7,10 @@
 //    whenever that one does not overflow (and the reference cannot, see ref.h).
 //  - softmax: the exponent on 32-bit lanes, the polynomial (vqrdmulh =
 //    mulhrs16) and the rounding shift (vrshl) on 16-bit lanes, the normalizer
-//    on 32-bit lanes (e m < 2^31, vrshl rounds half up); see exponent_x4.
-//  - P.V: sum p (v - zp) = sum p v - zp sum p; p = 32768 does not fit int16,
-//    so that (rare) key is added as v << 15.
+//    on 32-bit lanes (e m < 2^31, vrshl rounds half up); see softmax_neon.h.
+//  - P.V: sum p (v - zp) = sum p v - zp sum p; the softmax's p <= 32767 is an
+//    int16 (a p of 32768, which contract 1 produced, would still be added
+//    exactly, as v << 15).
 #include <cmath>
 #include <cstring>
 
