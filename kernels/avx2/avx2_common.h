@@ -115,18 +115,6 @@ static inline __m256i requantize_x8(__m256i acc, const Rq8& q) {
   return _mm256_blend_epi32(re, _mm256_slli_epi64(ro, 32), 0xAA);
 }
 
-// Same for acc >= 0 (softmax exponents): no sign fix, only the upper clamp.
-static inline __m256i requantize_nonneg_x8(__m256i acc, const Rq8& q) {
-  const __m256i pe = _mm256_mul_epi32(acc, q.mult);
-  const __m256i po = _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), _mm256_srli_epi64(q.mult, 32));
-  const __m256i hi = _mm256_set1_epi64x(INT32_MAX);
-  __m256i re = _mm256_srlv_epi64(_mm256_add_epi64(pe, q.rnd_even), q.n_even);
-  __m256i ro = _mm256_srlv_epi64(_mm256_add_epi64(po, q.rnd_odd), q.n_odd);
-  re = _mm256_blendv_epi8(re, hi, _mm256_cmpgt_epi64(re, hi));
-  ro = _mm256_blendv_epi8(ro, hi, _mm256_cmpgt_epi64(ro, hi));
-  return _mm256_blend_epi32(re, _mm256_slli_epi64(ro, 32), 0xAA);
-}
-
 // sat8(clamp(y, -512, 512) + zp) for 8 lanes, in order. Saturating to int16
 // first gives the same int8 (|zp| <= 128).
 static inline __m128i add_zp_sat8(__m256i y, __m128i zp16) {

@@ -9,8 +9,7 @@
 //    mulhrs16) and the rounding shift (vrshl) on 16-bit lanes, the normalizer
 //    on 32-bit lanes (e m < 2^31, vrshl rounds half up); see softmax_neon.h.
 //  - P.V: sum p (v - zp) = sum p v - zp sum p; the softmax's p <= 32767 is an
-//    int16 (a p of 32768, which contract 1 produced, would still be added
-//    exactly, as v << 15).
+//    int16 (ref.h: the P.V rows take probabilities as the softmax makes them).
 #include <cmath>
 #include <cstring>
 
@@ -132,19 +131,11 @@ void qs8_pv_row__neon(int n, int v_dim, const uint16_t* probs, const int8_t* v, 
       const int8x16_t row = vld1q_s8(vp);
       const int16x8_t lo = vmovl_s8(vget_low_s8(row));
       const int16x8_t hi = vmovl_s8(vget_high_s8(row));
-      const uint16_t p = probs[j];
-      if (__builtin_expect(p != kProbOne, 1)) {
-        const int16_t ps = static_cast<int16_t>(p);
-        a0 = vmlal_n_s16(a0, vget_low_s16(lo), ps);
-        a1 = vmlal_n_s16(a1, vget_high_s16(lo), ps);
-        a2 = vmlal_n_s16(a2, vget_low_s16(hi), ps);
-        a3 = vmlal_n_s16(a3, vget_high_s16(hi), ps);
-      } else {
-        a0 = vaddq_s32(a0, vshll_n_s16(vget_low_s16(lo), 15));
-        a1 = vaddq_s32(a1, vshll_n_s16(vget_high_s16(lo), 15));
-        a2 = vaddq_s32(a2, vshll_n_s16(vget_low_s16(hi), 15));
-        a3 = vaddq_s32(a3, vshll_n_s16(vget_high_s16(hi), 15));
-      }
+      const int16_t ps = static_cast<int16_t>(probs[j]);  // p <= 32767
+      a0 = vmlal_n_s16(a0, vget_low_s16(lo), ps);
+      a1 = vmlal_n_s16(a1, vget_high_s16(lo), ps);
+      a2 = vmlal_n_s16(a2, vget_low_s16(hi), ps);
+      a3 = vmlal_n_s16(a3, vget_high_s16(hi), ps);
     }
     const int32x4_t y0 = requantize_x4(vsubq_s32(a0, corr), vmult, neg_n, neg_n);
     const int32x4_t y1 = requantize_x4(vsubq_s32(a1, corr), vmult, neg_n, neg_n);
@@ -157,15 +148,9 @@ void qs8_pv_row__neon(int n, int v_dim, const uint16_t* probs, const int8_t* v, 
     const int8_t* vp = v + c;
     for (int j = 0; j < n; ++j, vp += v_stride) {
       const int16x8_t row = vmovl_s8(vld1_s8(vp));
-      const uint16_t p = probs[j];
-      if (__builtin_expect(p != kProbOne, 1)) {
-        const int16_t ps = static_cast<int16_t>(p);
-        a0 = vmlal_n_s16(a0, vget_low_s16(row), ps);
-        a1 = vmlal_n_s16(a1, vget_high_s16(row), ps);
-      } else {
-        a0 = vaddq_s32(a0, vshll_n_s16(vget_low_s16(row), 15));
-        a1 = vaddq_s32(a1, vshll_n_s16(vget_high_s16(row), 15));
-      }
+      const int16_t ps = static_cast<int16_t>(probs[j]);  // p <= 32767
+      a0 = vmlal_n_s16(a0, vget_low_s16(row), ps);
+      a1 = vmlal_n_s16(a1, vget_high_s16(row), ps);
     }
     const int32x4_t y0 = requantize_x4(vsubq_s32(a0, corr), vmult, neg_n, neg_n);
     const int32x4_t y1 = requantize_x4(vsubq_s32(a1, corr), vmult, neg_n, neg_n);
@@ -182,33 +167,14 @@ void qs8_pv_row__neon(int n, int v_dim, const uint16_t* probs, const int8_t* v, 
 
 namespace {
 
-// Rows whose probabilities all fit int16 (no p = 32768) and their p sums.
-// Returns false if some p == 32768.
-inline bool prob_sum_i16(int n, const uint16_t* p, uint32_t* psum) {
+// Sum of a row's probabilities (the zero-point correction of P.V).
+inline uint32_t prob_sum(int n, const uint16_t* p) {
   uint32x4_t s = vdupq_n_u32(0);
-  uint16x8_t m = vdupq_n_u16(0);
   int j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const uint16x8_t v = vld1q_u16(p + j);
-    s = vpadalq_u16(s, v);
-    m = vmaxq_u16(m, v);
-  }
+  for (; j + 8 <= n; j += 8) s = vpadalq_u16(s, vld1q_u16(p + j));
   uint32_t t = hsum_u32(s);
-#if defined(__aarch64__)
-  const uint16_t mx = vmaxvq_u16(m);
-#else
-  uint16x4_t h = vmax_u16(vget_low_u16(m), vget_high_u16(m));
-  h = vpmax_u16(h, h);
-  h = vpmax_u16(h, h);
-  const uint16_t mx = vget_lane_u16(h, 0);
-#endif
-  bool ok = mx < kProbOne;
-  for (; j < n; ++j) {
-    t += p[j];
-    ok = ok && p[j] < kProbOne;
-  }
-  *psum = t;
-  return ok;
+  for (; j < n; ++j) t += p[j];
+  return t;
 }
 
 template <int L>
@@ -519,7 +485,7 @@ __attribute__((noinline)) void attention_rows(Qs8QkRowsFn qk_fn, const QS8Attent
     const uint16_t* probs[kGroupRows];
     int8_t* outs[kGroupRows];
     uint32_t psum[kGroupRows];
-    bool ok = g > 1;
+    const bool grouped = g > 1;
     const int8_t* qs[kGroupRows];
     int32_t* ss[kGroupRows];
     for (int t = 0; t < g; ++t) {
@@ -537,13 +503,13 @@ __attribute__((noinline)) void attention_rows(Qs8QkRowsFn qk_fn, const QS8Attent
       qs8_softmax_row__neon(limit, ss[t], a.score_mult, a.score_shift, pt);
       probs[t] = pt;
       outs[t] = a.out + static_cast<ptrdiff_t>(r + t) * a.out_stride;
-      if (g > 1) ok = prob_sum_i16(limit, pt, &psum[t]) && ok;
+      if (grouped) psum[t] = prob_sum(limit, pt);
       if (a.weights != nullptr) {
         write_weights_row(limit, a.kv_len, pt, a.weights + static_cast<ptrdiff_t>(r + t) * a.weights_stride);
       }
     }
     const bool pv_packed =
-        ok && pv_packable && ((limit + 3) / 4) * 4 * a.v_dim <= kPackBytes;
+        grouped && pv_packable && ((limit + 3) / 4) * 4 * a.v_dim <= kPackBytes;
     if (pv_packed) {
       if (vpack_limit != limit) {
         pv_pack_fn(limit, a.v_dim, a.v, a.v_stride, vpack, colsum);
@@ -564,7 +530,7 @@ __attribute__((noinline)) void attention_rows(Qs8QkRowsFn qk_fn, const QS8Attent
           vst1_s8(outs[t] + c, add_zp_sat8(y0, y1, zp));
         }
       }
-    } else if (ok) {
+    } else if (grouped) {
       qs8_pv_rows__neon(g, limit, a.v_dim, probs, psum, a.v, a.v_stride, a.v_zp, a.pv_mult,
                         a.pv_shift, a.out_zp, outs);
     } else {
