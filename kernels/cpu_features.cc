@@ -1,6 +1,7 @@
-// Run-time CPU feature detection. No SIMD tables are built yet: every path
-// but the reference reports "not in this build" until its kernels land
-// (kernels/avx2, kernels/neon, ...), each registering here.
+// CPU feature detection of a build with the reference kernels only (an
+// architecture without a kernels/<isa>/kernels.cmake): every path but the
+// reference reports "not in this build". The SIMD builds replace this file
+// with their own (cpu_features_x86.cc, cpu_features_arm.cc, ...).
 #include "cpu_features.h"
 
 namespace edgeattn {

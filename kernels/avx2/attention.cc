@@ -14,6 +14,7 @@
 
 #include "avx2_common.h"
 #include "avx2_kernels.h"
+#include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/requant.h"
 #include "ref/f32_row.h"
 
@@ -447,54 +448,54 @@ void qs8_pv_rows2(int n, int v_dim, const uint16_t* p0, const uint16_t* p1, cons
   }
 }
 
-// Second-row buffers of the two-row loop live on the stack (x86 targets run
-// on hosted OSes); rows with more keys go one at a time.
-constexpr int kPairMaxKv = 1024;
-
 }  // namespace
 
 void qs8_attention__avx2(const QS8AttentionArgs& a) {
-  const Qs8AttentionSteps steps = {qs8_qk_rows2__avx2, qs8_softmax_row__avx2};
+  const Qs8AttentionSteps steps = {qs8_qk_rows2__avx2,
+                                   {qs8_qk_row__avx2, qs8_softmax_row__avx2, qs8_pv_row__avx2}};
   qs8_attention_with__avx2(steps, a);
 }
 
 void qs8_attention_with__avx2(const Qs8AttentionSteps& steps, const QS8AttentionArgs& a) {
-  alignas(32) int32_t scores1[kPairMaxKv];
-  alignas(32) uint16_t probs1[kPairMaxKv];
+  if (a.tile_scratch == nullptr || a.q_len < 2) {
+    qs8_attention_rows(steps.rows, a);
+    return;
+  }
+  const Qs8AttnTile t = carve_qs8_attention_tile(a.tile_scratch, a.kv_len, a.head_dim, a.v_dim);
+  int32_t* const scores0 = t.scores;
+  int32_t* const scores1 = t.scores + t.stride;
+  uint16_t* const probs0 = t.probs;
+  uint16_t* const probs1 = t.probs + t.stride;
   int r = 0;
-  if (a.kv_len <= kPairMaxKv) {
-    for (; r + 2 <= a.q_len; r += 2) {
-      const int n0 = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-      const int n1 = attention_row_limit(r + 1, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-      const int n = n0 > n1 ? n0 : n1;
-      const int8_t* q0 = a.q + static_cast<ptrdiff_t>(r) * a.q_stride;
-      int8_t* out0 = a.out + static_cast<ptrdiff_t>(r) * a.out_stride;
-      steps.qk_rows2(n, a.head_dim, q0, q0 + a.q_stride, a.q_zp, a.k, a.k_stride, a.k_zp, a.scratch,
-               scores1);
-      steps.softmax_row(n0, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
-      steps.softmax_row(n1, scores1, a.score_mult, a.score_shift, probs1);
-      // Keys a row does not attend to get probability 0: they add nothing.
-      for (int j = n0; j < n; ++j) a.prob_scratch[j] = 0;
-      for (int j = n1; j < n; ++j) probs1[j] = 0;
-      qs8_pv_rows2(n, a.v_dim, a.prob_scratch, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult,
-                   a.pv_shift, a.out_zp, out0, out0 + a.out_stride);
-      if (a.weights != nullptr) {
-        uint16_t* w0 = a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride;
-        write_weights_row(n0, a.kv_len, a.prob_scratch, w0);
-        write_weights_row(n1, a.kv_len, probs1, w0 + a.weights_stride);
-      }
+  for (; r + 2 <= a.q_len; r += 2) {
+    const int n0 = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+    const int n1 = attention_row_limit(r + 1, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
+    const int n = n0 > n1 ? n0 : n1;
+    const int8_t* q0 = a.q + static_cast<ptrdiff_t>(r) * a.q_stride;
+    int8_t* out0 = a.out + static_cast<ptrdiff_t>(r) * a.out_stride;
+    steps.qk_rows2(n, a.head_dim, q0, q0 + a.q_stride, a.q_zp, a.k, a.k_stride, a.k_zp, scores0,
+                   scores1);
+    steps.rows.softmax_row(n0, scores0, a.score_mult, a.score_shift, probs0);
+    steps.rows.softmax_row(n1, scores1, a.score_mult, a.score_shift, probs1);
+    // Keys a row does not attend to get probability 0: they add nothing.
+    for (int j = n0; j < n; ++j) probs0[j] = 0;
+    for (int j = n1; j < n; ++j) probs1[j] = 0;
+    qs8_pv_rows2(n, a.v_dim, probs0, probs1, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift,
+                 a.out_zp, out0, out0 + a.out_stride);
+    if (a.weights != nullptr) {
+      uint16_t* w0 = a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride;
+      write_weights_row(n0, a.kv_len, probs0, w0);
+      write_weights_row(n1, a.kv_len, probs1, w0 + a.weights_stride);
     }
   }
-  for (; r < a.q_len; ++r) {
-    const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-    qs8_qk_row__avx2(limit, a.head_dim, a.q + static_cast<ptrdiff_t>(r) * a.q_stride, a.q_zp, a.k,
-                     a.k_stride, a.k_zp, a.scratch);
-    steps.softmax_row(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
-    qs8_pv_row__avx2(limit, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult,
-                     a.pv_shift, a.out_zp, a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
-    if (a.weights != nullptr) {
-      write_weights_row(limit, a.kv_len, a.prob_scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
-    }
+  if (r < a.q_len) {  // the last row of an odd count: row r of the layer is row 0 here
+    QS8AttentionArgs last = a;
+    last.q_len = 1;
+    last.q += static_cast<ptrdiff_t>(r) * a.q_stride;
+    last.out += static_cast<ptrdiff_t>(r) * a.out_stride;
+    if (a.weights != nullptr) last.weights += static_cast<ptrdiff_t>(r) * a.weights_stride;
+    last.causal_offset += r;
+    qs8_attention_rows(steps.rows, last);
   }
 }
 

@@ -198,7 +198,9 @@ void qs8_qk_rows2_zmm__avx512vnni(int n, int dim, const int8_t* q0, const int8_t
 }
 
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a) {
-  const Qs8AttentionSteps steps = {qs8_qk_rows2_zmm__avx512vnni, qs8_softmax_row__avx512vnni};
+  const Qs8AttentionSteps steps = {
+      qs8_qk_rows2_zmm__avx512vnni,
+      {qs8_qk_row__avx512vnni, qs8_softmax_row__avx512vnni, qs8_pv_row__avx2}};
   qs8_attention_with__avx2(steps, a);
 }
 

@@ -41,11 +41,15 @@ using Qs8QkRows2Fn = void (*)(int n, int dim, const int8_t* q0, const int8_t* q1
 void qs8_qk_rows2__avx2(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
                         const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
                         int32_t* scores1);
-// The steps the attention driver is built from (avx2, VNNI or AVX-512 ones;
-// each with the integers of the reference).
+// The x86 attention below the tiles: query rows two at a time (avx2, VNNI or
+// AVX-512 steps; each with the integers of the reference) over the first two
+// rows of the declared tile scratch (AVX2 has no tile kernel; the VNNI tiles
+// start at kQs8AttnTileMinRows rows), the last odd row and every call without
+// tile scratch (such as a decoder step) through the shared row driver with
+// `rows`.
 struct Qs8AttentionSteps {
   Qs8QkRows2Fn qk_rows2;
-  Qs8SoftmaxRowFn softmax_row;
+  Qs8AttentionRowKernels rows;
 };
 void qs8_attention_with__avx2(const Qs8AttentionSteps& steps, const QS8AttentionArgs& a);
 
@@ -100,7 +104,7 @@ uint32_t qs8_softmax_exp_row__avx512vnni(int n, const int32_t* scores, int32_t m
 // The same with the layer's step-2 parameters derived once by the caller.
 uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, const SoftmaxExpParams& params,
                                               uint16_t* e);
-// The row-at-a-time kernel (no tile scratch needed).
+// The kernel below the tiles (qs8_attention_with__avx2 with zmm steps).
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
 // attention_tile_avx512vnni.cc: Q.K^T and P.V as tiles over keys and values
 // packed once per head into a.tile_scratch; the row kernel when a.tile_scratch

@@ -219,7 +219,8 @@ void qs8_qk_rows2__avxvnni(int n, int dim, const int8_t* q0, const int8_t* q1, i
 }
 
 void qs8_attention__avxvnni(const QS8AttentionArgs& a) {
-  const Qs8AttentionSteps steps = {qs8_qk_rows2__avxvnni, qs8_softmax_row__avx2};
+  const Qs8AttentionSteps steps = {qs8_qk_rows2__avxvnni,
+                                   {qs8_qk_row__avx2, qs8_softmax_row__avx2, qs8_pv_row__avx2}};
   qs8_attention_with__avx2(steps, a);
 }
 

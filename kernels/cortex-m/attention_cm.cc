@@ -1,7 +1,7 @@
-// Cortex-M int8 attention: the reference loop (one query row at a time,
-// scores -> integer softmax -> weighted sum) with the score row (Q.K^T of one
-// query row) on the DSP extension or Helium. The softmax and the weighted sum
-// are the reference functions. Every score is the exact int32
+// Cortex-M int8 attention: the shared row driver (qs8_attention_rows: one
+// query row at a time, scores -> integer softmax -> weighted sum) with the
+// score row (Q.K^T of one query row) on the DSP extension or Helium. The
+// softmax and the weighted sum are the reference functions. Every score is the exact int32
 // sum_i (q_i - q_zp)(k_i - k_zp) the reference computes (zero-point-corrected
 // values lie in [-255, 255] and fit int16), so results are bit-identical.
 #include "cortex-m/cortexm_kernels.h"
@@ -20,27 +20,6 @@
 
 namespace edgeattn {
 namespace kernels {
-namespace {
-
-using QkRowFn = void (*)(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
-                         int32_t k_zp, int32_t* scores);
-
-void attention_with(QkRowFn qk_row, const QS8AttentionArgs& a) {
-  for (int r = 0; r < a.q_len; ++r) {
-    const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-    int8_t* out = a.out + static_cast<ptrdiff_t>(r) * a.out_stride;
-    qk_row(limit, a.head_dim, a.q + static_cast<ptrdiff_t>(r) * a.q_stride, a.q_zp, a.k, a.k_stride, a.k_zp,
-           a.scratch);
-    qs8_softmax_row__ref(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
-    qs8_pv_row__ref(limit, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift, a.out_zp,
-                    out);
-    if (a.weights != nullptr) {
-      write_weights_row(limit, a.kv_len, a.prob_scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
-    }
-  }
-}
-
-}  // namespace
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 namespace {
@@ -73,7 +52,9 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
   }
 }
 
-void qs8_attention__dsp(const QS8AttentionArgs& a) { attention_with(qs8_qk_row__dsp, a); }
+void qs8_attention__dsp(const QS8AttentionArgs& a) {
+  qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__ref, qs8_pv_row__ref}, a);
+}
 #endif
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
@@ -96,7 +77,9 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
   }
 }
 
-void qs8_attention__helium(const QS8AttentionArgs& a) { attention_with(qs8_qk_row__helium, a); }
+void qs8_attention__helium(const QS8AttentionArgs& a) {
+  qs8_attention_rows({qs8_qk_row__helium, qs8_softmax_row__ref, qs8_pv_row__ref}, a);
+}
 #endif
 
 }  // namespace kernels

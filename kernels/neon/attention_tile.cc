@@ -5,8 +5,8 @@
 // only dot-product code it reaches is in dotprod.cc, through function
 // pointers and only on the neondot path.
 //
-// The row kernel (attention.cc) packs keys and values into stack buffers
-// (30 KB on AArch64) for groups of up to 4 rows with equal key counts. Here one
+// Fewer rows, or no tile scratch, take the shared row driver
+// (qs8_attention_rows, one row at a time, no buffers of its own). Here one
 // head's keys (and, for neondot, values) are repacked once into the tile
 // scratch of attention_tile.h, and Q.K^T and P.V run as GEMM tiles of up to
 // 8 query rows. The scratch regions' sizes are the contract; their contents
@@ -41,7 +41,7 @@
 // the wrapping uint32 sums exact.
 // P.V, neon: no byte dot product, and smull-based byte planes would cost
 // twice the instructions of the 16-bit products, so the rows' Q15
-// probabilities (zero past each limit) go to the row kernel's pv_group
+// probabilities (zero past each limit) go to pv_group (qs8_pv_rows__neon)
 // (smlal by lane, 4 rows share each value load) over the tile's key count
 // (p <= 32767 fits int16); if v_dim % 16 != 0, the tile's rows use
 // qs8_pv_row__neon.

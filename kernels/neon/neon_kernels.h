@@ -43,8 +43,6 @@ void f32_pv_row__neon(int n, int v_dim, const float* p, const float* v, int v_st
 constexpr int kLinearAccMaxRows = 10;  // two 5-row SDOT tiles, five 2-row NEON pair tiles
 using Qs8LinearAccFn = void (*)(int rows, int blocks, int in_features, const int8_t* x,
                                 int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
-using Qs8QkRowFn = void (*)(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
-                            int k_stride, int32_t k_zp, int32_t* scores);
 void qs8_linear_acc__neon(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
                           const int8_t* w, int32_t* acc, int acc_stride);
 // Same sums with products of inputs k and k + 4 added in int16 first: exact
@@ -71,39 +69,6 @@ void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int r
                            const int8_t* w, const int32_t* bias, const int32_t* mult,
                            const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
                            int y_stride);
-// Q.K of `rows` (<= 4) query rows q[r] against the same n keys into scores[r].
-// k_no_min: no key has a -128 lane pair (has_min_pair_s8) in its 16-byte
-// blocks (lets the NEON kernel use int16 pair sums; SDOT ignores it).
-// ksum (may be null): ksum[j] = sum of key j's bytes [0, 16 * (dim / 16)).
-using Qs8QkRowsFn = void (*)(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
-                             const int8_t* k, int k_stride, int32_t k_zp, int32_t* const* scores,
-                             bool k_no_min, const int32_t* ksum);
-void qs8_qk_rows__neon(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
-                       const int8_t* k, int k_stride, int32_t k_zp, int32_t* const* scores,
-                       bool k_no_min, const int32_t* ksum);
-// Optional packed-key Q.K (SDOT by element): pack_fn rearranges keys
-// [0, 4 * (n / 4)) into 4-key x 4-byte interleaved blocks (n * 16 * (dim / 16)
-// bytes) plus per-key sums of the packed bytes; packed_fn then computes the
-// scores of `rows` query rows for all n keys (tails included).
-using Qs8QkPackFn = void (*)(int n, int dim, const int8_t* k, int k_stride, int8_t* pack,
-                             int32_t* ksum);
-using Qs8QkPackedRowsFn = void (*)(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
-                                   const int8_t* k, int k_stride, int32_t k_zp,
-                                   const int8_t* pack, const int32_t* ksum,
-                                   int32_t* const* scores);
-// Optional packed-value P.V (SDOT by element): pv_pack_fn packs n value rows
-// (v_dim % 16 == 0) and column sums; pv_acc_fn gives the raw int32 sums
-// sum_j p[j] v[j][c] of `rows` probability rows (all p < 32768).
-using Qs8PvPackFn = void (*)(int n, int v_dim, const int8_t* v, int v_stride, int8_t* pack,
-                             int32_t* colsum);
-using Qs8PvAccPackedFn = void (*)(int rows, int n, int v_dim, const uint16_t* const* probs,
-                                  const int8_t* pack, const int32_t* colsum, int32_t* const* acc);
-void qs8_attention_with__neon(Qs8QkRowsFn qk_fn, const QS8AttentionArgs& a,
-                              Qs8QkPackFn pack_fn = nullptr,
-                              Qs8QkPackedRowsFn packed_fn = nullptr,
-                              Qs8PvPackFn pv_pack_fn = nullptr,
-                              Qs8PvAccPackedFn pv_acc_fn = nullptr);
-
 // The int16 pair condition of qs8_linear_acc_pairs__neon, in two halves:
 // row x has x[k] = x[k + 4] = -128 for some k % 8 < 4, k < len (len a
 // multiple of 8); packed weights (blocks of in_features) have w = -128 at
@@ -120,7 +85,7 @@ void qs8_pv_rows__neon(int rows, int n, int v_dim, const uint16_t* const* probs,
 
 // Tiled attention (attention_tile.cc, attention_tile.h): returns false, and
 // does nothing, when a.tile_scratch is null or a.q_len < kQs8AttnTileMinRows
-// (the caller then runs the row kernel).
+// (the caller then runs the shared row driver, qs8_attention_rows).
 bool qs8_attention_tiled__neon(const QS8AttentionArgs& a);
 
 #if defined(__aarch64__)
@@ -134,18 +99,6 @@ void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const i
                                   int acc_stride);
 void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                          int k_stride, int32_t k_zp, int32_t* scores);
-void qs8_qk_rows__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
-                          const int8_t* k, int k_stride, int32_t k_zp, int32_t* const* scores,
-                          bool k_no_min, const int32_t* ksum);
-void qs8_qk_pack__neondot(int n, int dim, const int8_t* k, int k_stride, int8_t* pack,
-                          int32_t* ksum);
-void qs8_qk_rows_packed__neondot(int rows, int n, int dim, const int8_t* const* q, int32_t q_zp,
-                                 const int8_t* k, int k_stride, int32_t k_zp, const int8_t* pack,
-                                 const int32_t* ksum, int32_t* const* scores);
-void qs8_pv_pack__neondot(int n, int v_dim, const int8_t* v, int v_stride, int8_t* pack,
-                          int32_t* colsum);
-void qs8_pv_acc_packed__neondot(int rows, int n, int v_dim, const uint16_t* const* probs,
-                                const int8_t* pack, const int32_t* colsum, int32_t* const* acc);
 // P.V tile of the tiled attention: acc[16 r + c] = sum_{j < keys}
 // (256 p_hi[r][j] + p_lo[r][j]) * vb(c, j) (wrapping uint32), rows r < rows
 // (1..8) with planes at p_hi / p_lo + r * stride, zero from keys up to the

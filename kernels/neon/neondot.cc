@@ -15,10 +15,9 @@ void qs8_linear__neondot(int rows, int out_features, int in_features, const int8
 }
 
 void qs8_attention__neondot(const QS8AttentionArgs& a) {
-  if (qs8_attention_tiled__neondot(a)) return;
-  qs8_attention_with__neon(qs8_qk_rows__neondot, a, qs8_qk_pack__neondot,
-                           qs8_qk_rows_packed__neondot, qs8_pv_pack__neondot,
-                           qs8_pv_acc_packed__neondot);
+  if (!qs8_attention_tiled__neondot(a)) {
+    qs8_attention_rows({qs8_qk_row__neondot, qs8_softmax_row__neon, qs8_pv_row__neon}, a);
+  }
 }
 
 }  // namespace kernels

@@ -51,19 +51,23 @@ void qs8_pv_row__ref(int n, int v_dim, const uint16_t* probs, const int8_t* v, i
   }
 }
 
-void qs8_attention__ref(const QS8AttentionArgs& a) {
+void qs8_attention_rows(const Qs8AttentionRowKernels& k, const QS8AttentionArgs& a) {
   for (int r = 0; r < a.q_len; ++r) {
     const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
     int8_t* out = a.out + static_cast<ptrdiff_t>(r) * a.out_stride;
-    qs8_qk_row__ref(limit, a.head_dim, a.q + static_cast<ptrdiff_t>(r) * a.q_stride, a.q_zp, a.k,
-                    a.k_stride, a.k_zp, a.scratch);
-    qs8_softmax_row__ref(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
-    qs8_pv_row__ref(limit, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift,
-                    a.out_zp, out);
+    k.qk_row(limit, a.head_dim, a.q + static_cast<ptrdiff_t>(r) * a.q_stride, a.q_zp, a.k, a.k_stride,
+             a.k_zp, a.scratch);
+    k.softmax_row(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
+    k.pv_row(limit, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift, a.out_zp,
+             out);
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, a.prob_scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
     }
   }
+}
+
+void qs8_attention__ref(const QS8AttentionArgs& a) {
+  qs8_attention_rows({qs8_qk_row__ref, qs8_softmax_row__ref, qs8_pv_row__ref}, a);
 }
 
 void f32_attention__ref(const F32AttentionArgs& a) {

@@ -306,6 +306,9 @@ TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
     // by one byte (kernels align it themselves and never read stale contents).
     std::vector<uint8_t> tile(ek::qs8_attention_tile_bytes(a.kv_len, a.head_dim, a.v_dim) + 1);
     a.tile_scratch = tile.data() + 1;
+    // One case in four without it: every path then runs the shared row
+    // driver (a model converted with --no-tile-scratch).
+    if (rng.uniform_int(0, 3) == 0) a.tile_scratch = nullptr;
 
     std::vector<int8_t> want(static_cast<size_t>(a.q_len) * a.out_stride, 0x5A), got;
     std::vector<uint16_t> want_w(static_cast<size_t>(a.q_len) * a.weights_stride, 0xBEEF), got_w;

@@ -145,6 +145,22 @@ uint32_t qs8_softmax_exp_row__ref(int n, const int32_t* scores, int32_t mult, in
 void qs8_pv_row__ref(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 
+// The one row-at-a-time driver of the int8 attention, shared by every path:
+// for each query row, its scores (qk_row into a.scratch), its probabilities
+// (softmax_row into a.prob_scratch), its output (pv_row) and, when asked,
+// its attention weights. qs8_attention__ref is this with the __ref
+// primitives; a SIMD path passes its own, and calls it for what its tiles do
+// not take (fewer than kQs8AttnTileMinRows rows, such as a decoder step, or
+// no tile scratch). Scratch is the caller's (one row each), never the stack.
+struct Qs8AttentionRowKernels {
+  void (*qk_row)(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                 int32_t k_zp, int32_t* scores);
+  void (*softmax_row)(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+  void (*pv_row)(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
+                 int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
+};
+void qs8_attention_rows(const Qs8AttentionRowKernels& k, const QS8AttentionArgs& a);
+
 // Attention-weights output of one row: w[j] = p[j] for j < limit, 0 for the
 // masked rest of the kv_len keys. Out of line and built without ISA flags, so
 // every kernel path can call it (an inline helper compiled into an AVX2 or
