@@ -111,6 +111,42 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 
 using Rows = Qs8AttnTileRows;
 
+// The K loop of a full 4-row x 16-lane tile with 8 named accumulators,
+// updated in place: acc[r][h] += VPDPBUSD over `groups` 4-byte groups of the
+// packed block w (64 bytes per group, h = its two 32-byte halves) and the 4
+// bytes at row[r] + 4 g broadcast. kRowUnsigned: the broadcast row bytes are
+// the unsigned operand (P.V's probability planes), else the block is (Q.K's
+// keys + 128). GCC 12 compiles the accumulator-array loops below with a
+// register copy per accumulator and step and a spill (as in the zmm tile,
+// attention_tile_avx512vnni.cc); named variables keep them in registers.
+#define EA_ACC_IN(r) __m256i a##r##0 = acc[r][0], a##r##1 = acc[r][1];
+#define EA_ACC_ROW(r)                                                                 \
+  {                                                                                   \
+    int32_t word;                                                                     \
+    std::memcpy(&word, row[r] + 4 * static_cast<ptrdiff_t>(g), 4);                    \
+    const __m256i bv = _mm256_set1_epi32(word);                                       \
+    a##r##0 = kRowUnsigned ? EA_DPBUSD(a##r##0, bv, v0) : EA_DPBUSD(a##r##0, v0, bv); \
+    a##r##1 = kRowUnsigned ? EA_DPBUSD(a##r##1, bv, v1) : EA_DPBUSD(a##r##1, v1, bv); \
+  }
+#define EA_ACC_OUT(r) \
+  acc[r][0] = a##r##0;  \
+  acc[r][1] = a##r##1;
+template <bool kRowUnsigned>
+__attribute__((noinline)) void acc_4x2(const uint8_t* const* rows4, const int8_t* w, int groups,
+                                       __m256i (*acc)[2]) {
+  const uint8_t* row[4] = {rows4[0], rows4[1], rows4[2], rows4[3]};
+  EA_ACC_IN(0) EA_ACC_IN(1) EA_ACC_IN(2) EA_ACC_IN(3)
+  for (int g = 0; g < groups; ++g) {
+    const __m256i v0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g));
+    const __m256i v1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g) + 32);
+    EA_ACC_ROW(0) EA_ACC_ROW(1) EA_ACC_ROW(2) EA_ACC_ROW(3)
+  }
+  EA_ACC_OUT(0) EA_ACC_OUT(1) EA_ACC_OUT(2) EA_ACC_OUT(3)
+}
+#undef EA_ACC_IN
+#undef EA_ACC_ROW
+#undef EA_ACC_OUT
+
 // Scores of rows r0..r0+MR-1 (tile rows) for key blocks [0, blocks).
 template <int MR>
 void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r0, int blocks) {
@@ -122,15 +158,21 @@ void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r
     const int8_t* w = t.keys + static_cast<size_t>(b) * block;
     __m256i acc[MR][2];
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_set1_epi32(rows.neg_row_term[r0 + r]);
-    for (int g = 0; g < groups; ++g) {
-      const __m256i w0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g));
-      const __m256i w1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g) + 32);
-      for (int r = 0; r < MR; ++r) {
-        int32_t word;
-        std::memcpy(&word, q[r] + 4 * g, 4);
-        const __m256i qv = _mm256_set1_epi32(word);
-        acc[r][0] = EA_DPBUSD(acc[r][0], w0, qv);
-        acc[r][1] = EA_DPBUSD(acc[r][1], w1, qv);
+    if constexpr (MR == 4) {
+      const uint8_t* qb[4];
+      for (int r = 0; r < 4; ++r) qb[r] = reinterpret_cast<const uint8_t*>(q[r]);
+      acc_4x2<false>(qb, w, groups, acc);
+    } else {
+      for (int g = 0; g < groups; ++g) {
+        const __m256i w0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g));
+        const __m256i w1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g) + 32);
+        for (int r = 0; r < MR; ++r) {
+          int32_t word;
+          std::memcpy(&word, q[r] + 4 * g, 4);
+          const __m256i qv = _mm256_set1_epi32(word);
+          acc[r][0] = EA_DPBUSD(acc[r][0], w0, qv);
+          acc[r][1] = EA_DPBUSD(acc[r][1], w1, qv);
+        }
       }
     }
     if (4 * groups < a.head_dim) {
@@ -211,6 +253,12 @@ void pv(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r
     __m256i acc[MR][2];
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
     auto pass = [&](const uint8_t* plane) {
+      if constexpr (MR == 4) {
+        const uint8_t* pr[4];
+        for (int r = 0; r < 4; ++r) pr[r] = plane + static_cast<ptrdiff_t>(r0 + r) * t.stride;
+        acc_4x2<true>(pr, w, groups, acc);
+        return;
+      }
       for (int g = 0; g < groups; ++g) {
         const __m256i v0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g));
         const __m256i v1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g) + 32);
