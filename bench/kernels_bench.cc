@@ -1,6 +1,7 @@
-// Google Benchmark suite for the kernel tables: every kernel family and the
-// attention layers built from them, for every dispatch path this build and
-// CPU support (ref, avx2, avxvnni on x86; neon, neondot on Arm). Inputs are
+// Google Benchmark suite: every listed variant of the kernel families
+// (kernels/lists/<family>.inc) and the attention layers built from each
+// dispatch path's table, for every path this build and CPU support (ref,
+// avx2, avxvnni, avx512vnni on x86; neon, neondot on Arm). Inputs are
 // random in-memory tensors (no model file); the layer benchmarks mirror
 // run_mha / run_additive / run_pooling in runtime/src/interpreter.cc
 // (projections, per-head attention, output projection) calling the table
@@ -192,8 +193,7 @@ int64_t LinearBytes(int in, int out, int es) {
 
 // ------------------------------------------------------------ kernels ----
 
-void BM_Qs8Linear(benchmark::State& state, ek::KernelPath path, int rows, int in, int out) {
-  const ek::KernelTable& t = *ek::kernel_table(path);
+void BM_Qs8Linear(benchmark::State& state, const ek::KernelTable& t, int rows, int in, int out) {
   Qs8Linear lin(in, out, 1);
   const auto x = RandS8(static_cast<size_t>(rows) * in, 2);
   std::vector<int8_t> y(static_cast<size_t>(rows) * out);
@@ -205,8 +205,7 @@ void BM_Qs8Linear(benchmark::State& state, ek::KernelPath path, int rows, int in
   SetBytes(state, LinearBytes(in, out, 1) + static_cast<int64_t>(rows) * (in + out));
 }
 
-void BM_F32Linear(benchmark::State& state, ek::KernelPath path, int rows, int in, int out) {
-  const ek::KernelTable& t = *ek::kernel_table(path);
+void BM_F32Linear(benchmark::State& state, const ek::KernelTable& t, int rows, int in, int out) {
   F32Linear lin(in, out, 1);
   const auto x = RandF32(static_cast<size_t>(rows) * in, 2, 1.0f);
   std::vector<float> y(static_cast<size_t>(rows) * out);
@@ -229,8 +228,7 @@ ek::QS8AttentionArgs Qs8Head(int q_len, int kv, int hd, int stride) {
   return a;
 }
 
-void BM_Qs8Attention(benchmark::State& state, ek::KernelPath path, int q_len, int kv, int hd) {
-  const ek::KernelTable& t = *ek::kernel_table(path);
+void BM_Qs8Attention(benchmark::State& state, const ek::KernelTable& t, int q_len, int kv, int hd) {
   const auto q = RandS8(static_cast<size_t>(q_len) * hd, 1);
   const auto k = RandS8(static_cast<size_t>(kv) * hd, 2);
   const auto v = RandS8(static_cast<size_t>(kv) * hd, 3);
@@ -250,8 +248,7 @@ void BM_Qs8Attention(benchmark::State& state, ek::KernelPath path, int q_len, in
   SetBytes(state, 2 * (static_cast<int64_t>(q_len) + kv) * hd);
 }
 
-void BM_F32Attention(benchmark::State& state, ek::KernelPath path, int q_len, int kv, int hd) {
-  const ek::KernelTable& t = *ek::kernel_table(path);
+void BM_F32Attention(benchmark::State& state, const ek::KernelTable& t, int q_len, int kv, int hd) {
   const auto q = RandF32(static_cast<size_t>(q_len) * hd, 1, 1.0f);
   const auto k = RandF32(static_cast<size_t>(kv) * hd, 2, 1.0f);
   const auto v = RandF32(static_cast<size_t>(kv) * hd, 3, 1.0f);
@@ -594,7 +591,7 @@ void RegisterXnnpack() {
   for (int rows : {1, 16, 64, 128}) {
     for (int d : {64, 128, 256}) {
       const std::string s = "/rows:" + std::to_string(rows) + "/in:" + std::to_string(d) + "/out:" + std::to_string(d);
-      reg("qs8_linear" + s, [=](benchmark::State& st) { BM_Qs8Linear(st, p, rows, d, d); });
+      reg("qs8_linear" + s, [=](benchmark::State& st) { BM_Qs8Linear(st, *ek::kernel_table(p), rows, d, d); });
     }
   }
   for (int L : {16, 64, 128, 256}) {
@@ -619,7 +616,53 @@ void RegisterXnnpack() {
 #endif
 }
 
+// Calls reg(name suffix, table) for every listed variant of a family
+// (kernels/lists/<family>.inc) this CPU runs: its path's table with that
+// variant in the family's entry, named by the path.
+template <class Fn, class Reg>
+void ForEachVariant(const ek::Microkernel<Fn>* list, Fn ek::KernelTable::*entry, Reg reg) {
+  for (; list->fn != nullptr; ++list) {
+    if (!ek::kernel_path_supported(list->path)) continue;
+    ek::KernelTable t = *ek::kernel_table(list->path);
+    t.*entry = list->fn;
+    reg(std::string("/") + ek::kernel_path_name(list->path), t);
+  }
+}
+
+void RegisterKernels() {
+  const ek::MicrokernelLists& l = ek::microkernel_lists();
+  auto reg = [](const std::string& name, auto fn) { benchmark::RegisterBenchmark(name.c_str(), fn); };
+  for (int rows : {1, 16, 64, 128}) {
+    for (int d : {64, 128, 256}) {
+      const std::string s = "/rows:" + std::to_string(rows) + "/in:" + std::to_string(d) + "/out:" + std::to_string(d);
+      ForEachVariant(l.qs8_linear, &ek::KernelTable::qs8_linear, [&](const std::string& v, ek::KernelTable t) {
+        reg("qs8_linear" + s + v, [=](benchmark::State& st) { BM_Qs8Linear(st, t, rows, d, d); });
+      });
+      ForEachVariant(l.f32_linear, &ek::KernelTable::f32_linear, [&](const std::string& v, ek::KernelTable t) {
+        reg("f32_linear" + s + v, [=](benchmark::State& st) { BM_F32Linear(st, t, rows, d, d); });
+      });
+    }
+  }
+  auto attention = [&](int q, int kv, int hd) {
+    const std::string s = "/q:" + std::to_string(q) + "/kv:" + std::to_string(kv) + "/hd:" + std::to_string(hd);
+    ForEachVariant(l.qs8_attention, &ek::KernelTable::qs8_attention, [&](const std::string& v, ek::KernelTable t) {
+      reg("qs8_attention" + s + v, [=](benchmark::State& st) { BM_Qs8Attention(st, t, q, kv, hd); });
+    });
+    ForEachVariant(l.f32_attention, &ek::KernelTable::f32_attention, [&](const std::string& v, ek::KernelTable t) {
+      reg("f32_attention" + s + v, [=](benchmark::State& st) { BM_F32Attention(st, t, q, kv, hd); });
+    });
+  };
+  for (int L : {16, 64, 128, 256}) {
+    for (int hd : {16, 32, 64, 128}) {
+      if (L == 256 && (hd == 16 || hd == 128)) continue;  // L 256: the hd 32/64 SDPA grid only
+      attention(L, L, hd);
+    }
+  }
+  for (int kv : {64, 256, 1024}) attention(1, kv, 64);
+}
+
 void RegisterAll() {
+  RegisterKernels();
   for (int i = 0; i < static_cast<int>(ek::KernelPath::kCount); ++i) {
     const auto p = static_cast<ek::KernelPath>(i);
     if (!ek::kernel_path_supported(p)) continue;
@@ -627,27 +670,6 @@ void RegisterAll() {
     auto reg = [&](const std::string& name, auto fn) {
       benchmark::RegisterBenchmark((name + "/" + pn).c_str(), fn);
     };
-    // Kernels.
-    for (int rows : {1, 16, 64, 128}) {
-      for (int d : {64, 128, 256}) {
-        const std::string s = "/rows:" + std::to_string(rows) + "/in:" + std::to_string(d) + "/out:" + std::to_string(d);
-        reg("qs8_linear" + s, [=](benchmark::State& st) { BM_Qs8Linear(st, p, rows, d, d); });
-        reg("f32_linear" + s, [=](benchmark::State& st) { BM_F32Linear(st, p, rows, d, d); });
-      }
-    }
-    for (int L : {16, 64, 128, 256}) {
-      for (int hd : {16, 32, 64, 128}) {
-        if (L == 256 && (hd == 16 || hd == 128)) continue;  // L 256: the hd 32/64 SDPA grid only
-        const std::string s = "/q:" + std::to_string(L) + "/kv:" + std::to_string(L) + "/hd:" + std::to_string(hd);
-        reg("qs8_attention" + s, [=](benchmark::State& st) { BM_Qs8Attention(st, p, L, L, hd); });
-        reg("f32_attention" + s, [=](benchmark::State& st) { BM_F32Attention(st, p, L, L, hd); });
-      }
-    }
-    for (int kv : {64, 256, 1024}) {
-      const std::string s = "/q:1/kv:" + std::to_string(kv) + "/hd:64";
-      reg("qs8_attention" + s, [=](benchmark::State& st) { BM_Qs8Attention(st, p, 1, kv, 64); });
-      reg("f32_attention" + s, [=](benchmark::State& st) { BM_F32Attention(st, p, 1, kv, 64); });
-    }
     // Layers.
     for (int L : {16, 64, 128, 256}) {
       for (int d : {64, 128, 256}) {

@@ -1,4 +1,4 @@
-// x86-64 CPU feature detection and the AVX2 / AVX-VNNI kernel tables.
+// x86-64 CPU feature detection for the avx2, avxvnni and avx512vnni paths.
 // Compiled with baseline flags. A path is usable only if the CPU reports the
 // instructions (cpuid) AND the OS saves the YMM state (OSXSAVE + XCR0 bits 1
 // and 2, read with xgetbv). AVX-VNNI is CPUID.(EAX=7,ECX=1):EAX[4], read
@@ -13,42 +13,10 @@
 
 #include <cstdint>
 
-#include "avx2/avx2_kernels.h"
 
 namespace edgeattn {
 namespace kernels {
 namespace {
-
-const KernelTable kAvx2Table = {
-    KernelPath::kAvx2,   "avx2",
-    qs8_linear__avx2,    EA_F32_KERNEL(f32_linear__avx2),
-    qs8_attention__avx2, EA_F32_KERNEL(f32_attention__avx2),
-    qs8_additive__avx2,  EA_F32_KERNEL(f32_additive__avx2),
-    qs8_qk_row__avx2,    qs8_softmax_row__avx2, qs8_softmax_exp_row__avx2,
-    qs8_pv_row__avx2,
-};
-
-// AVX-VNNI changes the int8 linear accumulation and the two-row Q.K step of
-// the attention; the rest is avx2.
-const KernelTable kAvxVnniTable = {
-    KernelPath::kAvxVnni, "avxvnni",
-    qs8_linear__avxvnni,  EA_F32_KERNEL(f32_linear__avx2),
-    qs8_attention_tiled__avxvnni, EA_F32_KERNEL(f32_attention__avx2),
-    qs8_additive__avx2,   EA_F32_KERNEL(f32_additive__avx2),
-    qs8_qk_row__avx2,     qs8_softmax_row__avx2, qs8_softmax_exp_row__avx2,  // VNNI changes the two-row Q.K step only
-    qs8_pv_row__avx2,
-};
-
-// AVX512-VNNI: the zmm GEMM microkernel for the linear, and the AVX-VNNI
-// attention with the EVEX form of VPDPBUSD and the zmm softmax row.
-const KernelTable kAvx512VnniTable = {
-    KernelPath::kAvx512Vnni, "avx512vnni",
-    qs8_linear__avx512vnni,  EA_F32_KERNEL(f32_linear__avx2),
-    qs8_attention_tiled__avx512vnni, EA_F32_KERNEL(f32_attention__avx2),
-    qs8_additive__avx2,      EA_F32_KERNEL(f32_additive__avx2),
-    qs8_qk_row__avx512vnni,  qs8_softmax_row__avx512vnni, qs8_softmax_exp_row__avx512vnni,
-    qs8_pv_row__avx2,
-};
 
 struct X86Features {
   bool avx2_fma = false;
@@ -101,15 +69,6 @@ bool cpu_supports(KernelPath path) {
     case KernelPath::kAvxVnni: return features().avxvnni;
     case KernelPath::kAvx512Vnni: return features().avx512vnni;
     default: return false;
-  }
-}
-
-const KernelTable* isa_kernel_table(KernelPath path) {
-  switch (path) {
-    case KernelPath::kAvx2: return &kAvx2Table;
-    case KernelPath::kAvxVnni: return &kAvxVnniTable;
-    case KernelPath::kAvx512Vnni: return &kAvx512VnniTable;
-    default: return nullptr;
   }
 }
 

@@ -9,39 +9,14 @@ namespace edgeattn {
 namespace kernels {
 namespace {
 
-const KernelTable kRefTable = {
-    KernelPath::kRef,   "ref",
-    qs8_linear__ref,    EA_F32_KERNEL(f32_linear__ref),
-    qs8_attention__ref, EA_F32_KERNEL(f32_attention__ref),
-    qs8_additive__ref,  EA_F32_KERNEL(f32_additive__ref),
-    qs8_qk_row__ref,    qs8_softmax_row__ref, qs8_softmax_exp_row__ref,
-    qs8_pv_row__ref,
-};
-
-const char* const kNames[] = {"ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "cmsis-dsp", "helium"};
-static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(KernelPath::kCount),
-              "one name per path");
-
 const KernelTable* g_active = nullptr;
 
 }  // namespace
 
-const KernelTable* kernel_table(KernelPath path) {
-  switch (path) {
-    case KernelPath::kRef: return &kRefTable;
-    default: return isa_kernel_table(path);
-  }
-}
-
-const char* kernel_path_name(KernelPath path) {
-  const int i = static_cast<int>(path);
-  return i < static_cast<int>(KernelPath::kCount) ? kNames[i] : "unknown";
-}
-
 bool parse_kernel_path(const char* name, KernelPath* path) {
   if (name == nullptr) return false;
   for (int i = 0; i < static_cast<int>(KernelPath::kCount); ++i) {
-    if (std::strcmp(name, kNames[i]) == 0) {
+    if (std::strcmp(name, kernel_path_name(static_cast<KernelPath>(i))) == 0) {
       *path = static_cast<KernelPath>(i);
       return true;
     }

@@ -31,3 +31,4 @@ list(APPEND EA_KERNEL_SOURCES ${_ea_avx2_sources} ${_ea_avx2_dir}/avxvnni.cc
      ${_ea_avx2_dir}/attention_avx512vnni.cc
      ${_ea_avx2_dir}/attention_tile_avx512vnni.cc)
 set(EA_CPU_FEATURES_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/cpu_features_x86.cc)
+list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_X86=1)

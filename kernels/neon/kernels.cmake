@@ -7,7 +7,9 @@ set(_ea_neon_sources
   ${_ea_neon_dir}/attention.cc
   ${_ea_neon_dir}/attention_tile.cc
   ${_ea_neon_dir}/additive.cc)
+list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_NEON=1)
 if(EA_KERNEL_ARCH STREQUAL "aarch64")
+  list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_NEON_DOT=1)
   list(APPEND _ea_neon_sources ${_ea_neon_dir}/neondot.cc ${_ea_neon_dir}/dotprod.cc)
   # Only this file may contain SDOT; it is reached after an HWCAP check.
   set_source_files_properties(${_ea_neon_dir}/dotprod.cc PROPERTIES

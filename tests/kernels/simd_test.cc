@@ -1,5 +1,6 @@
-// Every SIMD kernel table the CPU supports (NEON, dot product, ...) against
-// the reference table: int8 bit for bit (EXPECT_EQ on every element, the
+// Every listed SIMD variant of each microkernel family the CPU supports
+// (kernels/lists/<family>.inc: avx2, VNNI, NEON, dot product, ...) against
+// the reference: int8 bit for bit (EXPECT_EQ on every element, the
 // message names the element and the seed), float32 within a bound derived
 // below. Shapes include ragged tails (head dims 1, 3, 8, 15, 16, 17, 24, 32, 33, 48, 64),
 // every mask (causal with offsets, key padding including limit 0), lengths
@@ -44,6 +45,21 @@ std::vector<ek::KernelPath> SimdPaths() {
 #define REQUIRE_SIMD_PATHS(paths)                                          \
   const std::vector<ek::KernelPath> paths = SimdPaths();                   \
   if (paths.empty()) GTEST_SKIP() << "no SIMD kernel path on this build/CPU"
+
+// Every listed variant of a family but the reference whose path this build
+// and CPU run, each tested on its own (also those no path's table picks).
+template <class Fn>
+std::vector<ek::Microkernel<Fn>> Variants(const ek::Microkernel<Fn>* list) {
+  std::vector<ek::Microkernel<Fn>> v;
+  for (; list->fn != nullptr; ++list) {
+    if (list->path != ek::KernelPath::kRef && ek::kernel_path_supported(list->path)) v.push_back(*list);
+  }
+  return v;
+}
+
+#define REQUIRE_VARIANTS(variants, family)                                 \
+  const auto variants = Variants(ek::microkernel_lists().family);          \
+  if (variants.empty()) GTEST_SKIP() << "no SIMD variant of " #family " on this build/CPU"
 
 const ek::KernelTable& Ref() { return *ek::kernel_table(ek::KernelPath::kRef); }
 
@@ -128,10 +144,62 @@ TEST(SimdTest, ListsPaths) {
               ek::kernel_path_name(ek::best_kernel_path()));
 }
 
+// Dispatch reads the same lists: whenever a family lists a variant of a
+// path, that path's table runs it (a variant added to a list cannot be left
+// out of dispatch), and a family without one takes the variant of the path
+// it extends (avx2 under the VNNI paths, neon under neondot) or the
+// reference.
+template <class Fn>
+void ExpectTableEntries(const char* family, const ek::Microkernel<Fn>* list, Fn ek::KernelTable::*entry) {
+  for (int i = 0; i < static_cast<int>(ek::KernelPath::kCount); ++i) {
+    const auto path = static_cast<ek::KernelPath>(i);
+    const ek::KernelTable* t = ek::kernel_table(path);
+    if (t == nullptr) continue;
+    const ek::Microkernel<Fn>* own = nullptr;
+    for (const ek::Microkernel<Fn>* k = list; k->fn != nullptr; ++k) {
+      if (k->path == path) own = k;
+    }
+    if (own != nullptr) {
+      EXPECT_EQ(t->*entry, own->fn) << family << " of " << ek::kernel_path_name(path) << " is not " << own->name;
+    } else {
+      EXPECT_NE(t->*entry, nullptr) << family << " of " << ek::kernel_path_name(path);
+    }
+  }
+}
+
+TEST(SimdTest, TablesRunTheirListedVariants) {
+  const ek::MicrokernelLists& l = ek::microkernel_lists();
+  ExpectTableEntries("qs8_linear", l.qs8_linear, &ek::KernelTable::qs8_linear);
+  ExpectTableEntries("qs8_attention", l.qs8_attention, &ek::KernelTable::qs8_attention);
+  ExpectTableEntries("qs8_additive", l.qs8_additive, &ek::KernelTable::qs8_additive);
+  ExpectTableEntries("qs8_qk_row", l.qs8_qk_row, &ek::KernelTable::qs8_qk_row);
+  ExpectTableEntries("qs8_softmax_row", l.qs8_softmax_row, &ek::KernelTable::qs8_softmax_row);
+  ExpectTableEntries("qs8_softmax_exp_row", l.qs8_softmax_exp_row, &ek::KernelTable::qs8_softmax_exp_row);
+  ExpectTableEntries("qs8_pv_row", l.qs8_pv_row, &ek::KernelTable::qs8_pv_row);
+  if (l.f32_linear->fn != nullptr) {  // float kernels are in the build (not EA_INT8_ONLY)
+    ExpectTableEntries("f32_linear", l.f32_linear, &ek::KernelTable::f32_linear);
+    ExpectTableEntries("f32_attention", l.f32_attention, &ek::KernelTable::f32_attention);
+    ExpectTableEntries("f32_additive", l.f32_additive, &ek::KernelTable::f32_additive);
+  }
+  // The extension rule on this build's tables: the VNNI paths' P.V row is avx2's.
+  const ek::KernelTable* avx2 = ek::kernel_table(ek::KernelPath::kAvx2);
+  for (ek::KernelPath p : {ek::KernelPath::kAvxVnni, ek::KernelPath::kAvx512Vnni}) {
+    const ek::KernelTable* t = ek::kernel_table(p);
+    if (t != nullptr && avx2 != nullptr) {
+      EXPECT_EQ(t->qs8_pv_row, avx2->qs8_pv_row) << ek::kernel_path_name(p);
+    }
+  }
+  const ek::KernelTable* neon = ek::kernel_table(ek::KernelPath::kNeon);
+  const ek::KernelTable* dot = ek::kernel_table(ek::KernelPath::kNeonDot);
+  if (neon != nullptr && dot != nullptr) {
+    EXPECT_EQ(dot->qs8_softmax_row, neon->qs8_softmax_row);
+  }
+}
+
 // ---------------------------------------------------------------- linear ----
 
 TEST(SimdTest, Qs8LinearMatchesRefExactly) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, qs8_linear);
   for (uint64_t seed = 0; seed < 120; ++seed) {
     Rng rng(1000 + seed);
     // Rows 1..20 reach every row tile (up to 8 rows) and its tail.
@@ -159,12 +227,12 @@ TEST(SimdTest, Qs8LinearMatchesRefExactly) {
     std::vector<int8_t> want(static_cast<size_t>(rows) * y_stride, 0x5A);
     Ref().qs8_linear(rows, out, in, x.data(), x_stride, w.data(), bias.data(),
                      mult.data(), shift.data(), per_channel, y_zp, want.data(), y_stride);
-    for (ek::KernelPath p : paths) {
+    for (const auto& uk : variants) {
       std::vector<int8_t> got(want.size(), 0x5A);
-      ek::kernel_table(p)->qs8_linear(rows, out, in, x.data(), x_stride, w.data(), bias.data(), mult.data(), shift.data(), per_channel, y_zp,
+      uk.fn(rows, out, in, x.data(), x_stride, w.data(), bias.data(), mult.data(), shift.data(), per_channel, y_zp,
                                       got.data(), y_stride);
       for (size_t i = 0; i < got.size(); ++i) {
-        ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " index " << i << " seed " << seed
+        ASSERT_EQ(got[i], want[i]) << uk.name << " index " << i << " seed " << seed
                                    << " rows " << rows << " out " << out << " in " << in;
       }
     }
@@ -177,7 +245,7 @@ TEST(SimdTest, Qs8LinearMatchesRefExactly) {
 // s < 0 (neon_common.h, requantize32_x4), including inputs whose left shift
 // saturates.
 TEST(SimdTest, Qs8LinearEveryShift) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, qs8_linear);
   for (uint64_t seed = 0; seed < 124; ++seed) {
     Rng rng(9000 + seed);
     const int s0 = static_cast<int>(seed % 62) - 31;
@@ -209,12 +277,12 @@ TEST(SimdTest, Qs8LinearEveryShift) {
     std::vector<int8_t> want(static_cast<size_t>(rows) * out);
     Ref().qs8_linear(rows, out, in, x.data(), in, w.data(), bias.data(), mult.data(), shift.data(),
                      per_channel, y_zp, want.data(), out);
-    for (ek::KernelPath p : paths) {
+    for (const auto& uk : variants) {
       std::vector<int8_t> got(want.size(), 0x5A);
-      ek::kernel_table(p)->qs8_linear(rows, out, in, x.data(), in, w.data(), bias.data(), mult.data(),
+      uk.fn(rows, out, in, x.data(), in, w.data(), bias.data(), mult.data(),
                                       shift.data(), per_channel, y_zp, got.data(), out);
       for (size_t i = 0; i < got.size(); ++i) {
-        ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " index " << i << " seed " << seed
+        ASSERT_EQ(got[i], want[i]) << uk.name << " index " << i << " seed " << seed
                                    << " shift " << s0 << " per_channel " << per_channel;
       }
     }
@@ -225,7 +293,7 @@ TEST(SimdTest, Qs8LinearEveryShift) {
 // different orders, each within gamma_(in+1) * sum|terms| of the exact value
 // (Higham 3.1), so they differ by at most 2 gamma_(in+1) sum|terms|.
 TEST(SimdTest, F32LinearWithinBound) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, f32_linear);
   for (uint64_t seed = 0; seed < 60; ++seed) {
     Rng rng(2000 + seed);
     const int rows = static_cast<int>(rng.uniform_int(1, 4));
@@ -239,8 +307,8 @@ TEST(SimdTest, F32LinearWithinBound) {
     std::vector<float> want(static_cast<size_t>(rows) * out), got(want.size());
     Ref().f32_linear(rows, out, in, x.data(), in, w.data(), w_stride,
                      has_bias ? bias.data() : nullptr, want.data(), out);
-    for (ek::KernelPath p : paths) {
-      ek::kernel_table(p)->f32_linear(rows, out, in, x.data(), in, w.data(), w_stride,
+    for (const auto& uk : variants) {
+      uk.fn(rows, out, in, x.data(), in, w.data(), w_stride,
                                       has_bias ? bias.data() : nullptr, got.data(), out);
       for (int m = 0; m < rows; ++m) {
         for (int n = 0; n < out; ++n) {
@@ -248,7 +316,7 @@ TEST(SimdTest, F32LinearWithinBound) {
           for (int k = 0; k < in; ++k) mag += std::fabs(static_cast<double>(w[n * w_stride + k]) * x[m * in + k]);
           const double tol = 2.0 * gamma_f32(in + 1) * mag + 1e-30;
           const size_t i = static_cast<size_t>(m) * out + n;
-          ASSERT_NEAR(got[i], want[i], tol) << ek::kernel_path_name(p) << " index " << i << " seed " << seed;
+          ASSERT_NEAR(got[i], want[i], tol) << uk.name << " index " << i << " seed " << seed;
         }
       }
     }
@@ -263,7 +331,7 @@ struct Qs8AttnCase {
 };
 
 TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, qs8_attention);
   for (uint64_t seed = 0; seed < 150; ++seed) {
     Rng rng(3000 + seed);
     ek::QS8AttentionArgs a = {};
@@ -315,20 +383,20 @@ TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
     a.out = want.data();
     a.weights = with_weights ? want_w.data() : nullptr;
     Ref().qs8_attention(a);
-    for (ek::KernelPath p : paths) {
+    for (const auto& uk : variants) {
       got.assign(want.size(), 0x5A);
       got_w.assign(want_w.size(), 0xBEEF);
       a.out = got.data();
       a.weights = with_weights ? got_w.data() : nullptr;
       std::fill(tile.begin(), tile.end(), static_cast<uint8_t>(0xA5 + seed));
-      ek::kernel_table(p)->qs8_attention(a);
+      uk.fn(a);
       for (size_t i = 0; i < got.size(); ++i) {
-        ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " out index " << i << " seed " << seed
+        ASSERT_EQ(got[i], want[i]) << uk.name << " out index " << i << " seed " << seed
                                    << " q_len " << a.q_len << " kv_len " << a.kv_len
                                    << " head_dim " << a.head_dim << " v_dim " << a.v_dim;
       }
       for (size_t i = 0; i < got_w.size(); ++i) {
-        ASSERT_EQ(got_w[i], want_w[i]) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+        ASSERT_EQ(got_w[i], want_w[i]) << uk.name << " weight index " << i << " seed " << seed;
       }
     }
   }
@@ -342,7 +410,7 @@ TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
 // reference with and without tile scratch, and nothing is written past
 // qs8_attention_tile_bytes().
 TEST(SimdTest, Qs8AttentionTilesEveryShiftWithinScratch) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, qs8_attention);
   for (uint64_t seed = 0; seed < 124; ++seed) {
     Rng rng(7000 + seed);
     ek::QS8AttentionArgs a = {};
@@ -396,7 +464,7 @@ TEST(SimdTest, Qs8AttentionTilesEveryShiftWithinScratch) {
     const size_t tile_bytes = ek::qs8_attention_tile_bytes(a.kv_len, a.head_dim, a.v_dim);
     const size_t skew = seed % 64, guard = 256;
     std::vector<uint8_t> tile(skew + tile_bytes + guard);
-    for (ek::KernelPath p : paths) {
+    for (const auto& uk : variants) {
       for (int with_tile = 0; with_tile < 2; ++with_tile) {
         std::vector<int8_t> got(want.size(), 0x5A);
         std::vector<uint16_t> got_w(want_w.size(), 0xBEEF);
@@ -404,23 +472,23 @@ TEST(SimdTest, Qs8AttentionTilesEveryShiftWithinScratch) {
         a.out = got.data();
         a.weights = with_weights ? got_w.data() : nullptr;
         a.tile_scratch = with_tile ? tile.data() + skew : nullptr;
-        ek::kernel_table(p)->qs8_attention(a);
+        uk.fn(a);
         for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " tile " << with_tile << " out index " << i
+          ASSERT_EQ(got[i], want[i]) << uk.name << " tile " << with_tile << " out index " << i
                                      << " seed " << seed << " q_len " << a.q_len << " kv_len " << a.kv_len
                                      << " head_dim " << a.head_dim << " v_dim " << a.v_dim << " shift "
                                      << a.score_shift;
         }
         if (with_weights) {
           for (size_t i = 0; i < got_w.size(); ++i) {
-            ASSERT_EQ(got_w[i], want_w[i]) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+            ASSERT_EQ(got_w[i], want_w[i]) << uk.name << " weight index " << i << " seed " << seed;
           }
         }
         for (size_t i = 0; i < skew; ++i) {
-          ASSERT_EQ(tile[i], static_cast<uint8_t>(0x3C + seed)) << ek::kernel_path_name(p) << " wrote before the scratch, seed " << seed;
+          ASSERT_EQ(tile[i], static_cast<uint8_t>(0x3C + seed)) << uk.name << " wrote before the scratch, seed " << seed;
         }
         for (size_t i = skew + tile_bytes; i < tile.size(); ++i) {
-          ASSERT_EQ(tile[i], static_cast<uint8_t>(0x3C + seed)) << ek::kernel_path_name(p) << " wrote past the scratch, seed " << seed;
+          ASSERT_EQ(tile[i], static_cast<uint8_t>(0x3C + seed)) << uk.name << " wrote past the scratch, seed " << seed;
         }
       }
     }
@@ -434,7 +502,7 @@ TEST(SimdTest, Qs8AttentionTilesEveryShiftWithinScratch) {
 // convex combination of value rows, so |d out_c| <= rel * max_j |v_jc| plus
 // the summation error 2 gamma_n sum_j p_j |v_jc| <= 2 gamma_n max_j |v_jc|.
 TEST(SimdTest, F32AttentionWithinBound) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, f32_attention);
   for (uint64_t seed = 0; seed < 80; ++seed) {
     Rng rng(4000 + seed);
     ek::F32AttentionArgs a = {};
@@ -461,9 +529,9 @@ TEST(SimdTest, F32AttentionWithinBound) {
     std::vector<float> want_w(static_cast<size_t>(a.q_len) * a.kv_len), got_w(want_w.size());
     a.out = want.data(); a.weights = want_w.data();
     Ref().f32_attention(a);
-    for (ek::KernelPath p : paths) {
+    for (const auto& uk : variants) {
       a.out = got.data(); a.weights = got_w.data();
-      ek::kernel_table(p)->f32_attention(a);
+      uk.fn(a);
       for (int r = 0; r < a.q_len; ++r) {
         const int limit = ek::attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
         double ds = 0.0;
@@ -478,11 +546,11 @@ TEST(SimdTest, F32AttentionWithinBound) {
           for (int j = 0; j < limit; ++j) vmax = std::max(vmax, std::fabs(static_cast<double>(v[j * a.v_stride + c])));
           const double tol = (rel + 2.0 * gamma_f32(limit)) * vmax + 1e-30;
           const size_t i = static_cast<size_t>(r) * a.v_dim + c;
-          ASSERT_NEAR(got[i], want[i], tol) << ek::kernel_path_name(p) << " out index " << i << " seed " << seed;
+          ASSERT_NEAR(got[i], want[i], tol) << uk.name << " out index " << i << " seed " << seed;
         }
         for (int j = 0; j < a.kv_len; ++j) {
           const size_t i = static_cast<size_t>(r) * a.kv_len + j;
-          ASSERT_NEAR(got_w[i], want_w[i], rel * want_w[i] + 1e-37) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+          ASSERT_NEAR(got_w[i], want_w[i], rel * want_w[i] + 1e-37) << uk.name << " weight index " << i << " seed " << seed;
         }
       }
     }
@@ -492,7 +560,7 @@ TEST(SimdTest, F32AttentionWithinBound) {
 // -------------------------------------------------------------- additive ----
 
 TEST(SimdTest, Qs8AdditiveMatchesRefExactly) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, qs8_additive);
   for (uint64_t seed = 0; seed < 100; ++seed) {
     Rng rng(5000 + seed);
     ek::QS8AdditiveArgs a = {};
@@ -532,17 +600,17 @@ TEST(SimdTest, Qs8AdditiveMatchesRefExactly) {
     std::vector<uint16_t> want_w(static_cast<size_t>(a.q_len) * a.kv_len, 0xBEEF), got_w;
     a.out = want.data(); a.weights = want_w.data();
     Ref().qs8_additive(a);
-    for (ek::KernelPath p : paths) {
+    for (const auto& uk : variants) {
       got.assign(want.size(), 0x5A);
       got_w.assign(want_w.size(), 0xBEEF);
       a.out = got.data(); a.weights = got_w.data();
-      ek::kernel_table(p)->qs8_additive(a);
+      uk.fn(a);
       for (size_t i = 0; i < got.size(); ++i) {
-        ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " out index " << i << " seed " << seed
+        ASSERT_EQ(got[i], want[i]) << uk.name << " out index " << i << " seed " << seed
                                    << " kv_len " << a.kv_len << " attn_dim " << a.attn_dim << " v_dim " << a.v_dim;
       }
       for (size_t i = 0; i < got_w.size(); ++i) {
-        ASSERT_EQ(got_w[i], want_w[i]) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+        ASSERT_EQ(got_w[i], want_w[i]) << uk.name << " weight index " << i << " seed " << seed;
       }
     }
   }
@@ -552,7 +620,7 @@ TEST(SimdTest, Qs8AdditiveMatchesRefExactly) {
 // the tails, Arm's fallback to the reference), ragged shapes, coverage
 // values up to the saturation point, and the updated coverage vector itself.
 TEST(SimdTest, Qs8AdditiveCoverageMatchesRefExactly) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, qs8_additive);
   for (uint64_t seed = 0; seed < 100; ++seed) {
     Rng rng(5500 + seed);
     ek::QS8AdditiveArgs a = {};
@@ -614,20 +682,20 @@ TEST(SimdTest, Qs8AdditiveCoverageMatchesRefExactly) {
       }
       ASSERT_EQ(want_c[j], c) << "ref coverage " << j << " seed " << seed;
     }
-    for (ek::KernelPath p : paths) {
+    for (const auto& uk : variants) {
       got.assign(want.size(), 0x5A);
       got_w.assign(want_w.size(), 0xBEEF);
       got_c = cov0;
       a.out = got.data(); a.weights = got_w.data(); a.coverage = got_c.data();
-      ek::kernel_table(p)->qs8_additive(a);
+      uk.fn(a);
       for (size_t i = 0; i < got.size(); ++i) {
-        ASSERT_EQ(got[i], want[i]) << ek::kernel_path_name(p) << " out index " << i << " seed " << seed
+        ASSERT_EQ(got[i], want[i]) << uk.name << " out index " << i << " seed " << seed
                                    << " kv_len " << a.kv_len << " attn_dim " << a.attn_dim << " v_dim " << a.v_dim;
       }
       for (size_t i = 0; i < got_w.size(); ++i) {
-        ASSERT_EQ(got_w[i], want_w[i]) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+        ASSERT_EQ(got_w[i], want_w[i]) << uk.name << " weight index " << i << " seed " << seed;
       }
-      ASSERT_EQ(got_c, want_c) << ek::kernel_path_name(p) << " coverage, seed " << seed;
+      ASSERT_EQ(got_c, want_c) << uk.name << " coverage, seed " << seed;
     }
   }
 }
@@ -636,8 +704,8 @@ TEST(SimdTest, Qs8AdditiveCoverageMatchesRefExactly) {
 // term is requantize(0) = 0), on every path; with w_c != 0 and c != 0 it
 // must differ somewhere (the term is not silently dropped).
 TEST(SimdTest, Qs8AdditiveZeroCoverageWeightIsPlain) {
-  std::vector<ek::KernelPath> all = SimdPaths();
-  all.push_back(ek::KernelPath::kRef);
+  auto all = Variants(ek::microkernel_lists().qs8_additive);
+  all.push_back(ek::microkernel_lists().qs8_additive[0]);  // the reference (listed first)
   int differed = 0;
   for (uint64_t seed = 0; seed < 30; ++seed) {
     Rng rng(5800 + seed);
@@ -673,13 +741,13 @@ TEST(SimdTest, Qs8AdditiveZeroCoverageWeightIsPlain) {
     Ref().qs8_additive(a);  // no coverage
     std::vector<int32_t> cov(a.kv_len);
     for (int j = 0; j < a.kv_len; ++j) cov[j] = static_cast<int32_t>(rng.uniform_int(0, 8 * 32768));
-    for (ek::KernelPath p : all) {
+    for (const auto& uk : all) {
       std::vector<int32_t> c = cov;
       a.coverage = c.data(); a.out = out.data(); a.weights = w.data();
       a.cov_w = cov_w.data();
-      ek::kernel_table(p)->qs8_additive(a);
-      ASSERT_EQ(out, plain) << ek::kernel_path_name(p) << " seed " << seed;
-      ASSERT_EQ(w, plain_w) << ek::kernel_path_name(p) << " seed " << seed;
+      uk.fn(a);
+      ASSERT_EQ(out, plain) << uk.name << " seed " << seed;
+      ASSERT_EQ(w, plain_w) << uk.name << " seed " << seed;
       a.coverage = nullptr;
     }
     std::vector<int8_t> big_w(a.attn_dim, 127);
@@ -695,7 +763,7 @@ TEST(SimdTest, Qs8AdditiveZeroCoverageWeightIsPlain) {
 // Same bound as F32Attention with |ds| <= 2 gamma_attn_dim sum|v_w tanh| <=
 // 2 gamma_attn_dim sum |v_w| (tanh itself is the same libm call).
 TEST(SimdTest, F32AdditiveWithinBound) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, f32_additive);
   for (uint64_t seed = 0; seed < 40; ++seed) {
     Rng rng(6000 + seed);
     ek::F32AdditiveArgs a = {};
@@ -720,9 +788,9 @@ TEST(SimdTest, F32AdditiveWithinBound) {
     double vw = 0.0;
     for (float x : v_w) vw += std::fabs(x);
     const double ds = 2.0 * gamma_f32(a.attn_dim) * vw;
-    for (ek::KernelPath p : paths) {
+    for (const auto& uk : variants) {
       a.out = got.data(); a.weights = got_w.data();
-      ek::kernel_table(p)->f32_additive(a);
+      uk.fn(a);
       const int limit = std::min(a.kv_len, a.kv_valid_len);
       const double rel = std::expm1(2.0 * ds) + 2.0 * gamma_f32(limit + 8);
       for (int r = 0; r < a.q_len; ++r) {
@@ -731,11 +799,11 @@ TEST(SimdTest, F32AdditiveWithinBound) {
           for (int j = 0; j < limit; ++j) vmax = std::max(vmax, std::fabs(static_cast<double>(values[j * a.values_stride + c])));
           const size_t i = static_cast<size_t>(r) * a.v_dim + c;
           ASSERT_NEAR(got[i], want[i], (rel + 2.0 * gamma_f32(limit)) * vmax + 1e-30)
-              << ek::kernel_path_name(p) << " out index " << i << " seed " << seed;
+              << uk.name << " out index " << i << " seed " << seed;
         }
         for (int j = 0; j < a.kv_len; ++j) {
           const size_t i = static_cast<size_t>(r) * a.kv_len + j;
-          ASSERT_NEAR(got_w[i], want_w[i], rel * want_w[i] + 1e-37) << ek::kernel_path_name(p) << " weight index " << i << " seed " << seed;
+          ASSERT_NEAR(got_w[i], want_w[i], rel * want_w[i] + 1e-37) << uk.name << " weight index " << i << " seed " << seed;
         }
       }
     }
@@ -743,8 +811,8 @@ TEST(SimdTest, F32AdditiveWithinBound) {
 }
 
 // ---------------------------------------------------- row primitives ----
-// The row primitives each path's table lists (Q.K row, softmax row, P.V
-// row), each against the reference on its own, so a wrong tail in one stage
+// The row primitives (Q.K row, softmax row, P.V row), every listed variant
+// against the reference on its own, so a wrong tail in one stage
 // is named as such and not only seen through a whole attention.
 struct SoftmaxRowVariant {
   ek::KernelPath path;
@@ -752,18 +820,18 @@ struct SoftmaxRowVariant {
   ek::Qs8SoftmaxExpRowFn exp_fn;
 };
 
-// Paths whose softmax row is not the reference's own function.
+// The listed softmax rows, each with the exp row its path's table pairs it
+// with (both are listed for the same paths).
 std::vector<SoftmaxRowVariant> SoftmaxRows() {
   std::vector<SoftmaxRowVariant> rows;
-  for (ek::KernelPath p : SimdPaths()) {
-    const ek::Qs8SoftmaxRowFn fn = ek::kernel_table(p)->qs8_softmax_row;
-    if (fn != Ref().qs8_softmax_row) rows.push_back({p, fn, ek::kernel_table(p)->qs8_softmax_exp_row});
+  for (const auto& k : Variants(ek::microkernel_lists().qs8_softmax_row)) {
+    rows.push_back({k.path, k.fn, ek::kernel_table(k.path)->qs8_softmax_exp_row});
   }
   return rows;
 }
 
 TEST(SimdTest, Qs8QkRowMatchesRefExactly) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, qs8_qk_row);
   for (uint64_t seed = 0; seed < 200; ++seed) {
     Rng rng(5000 + seed);
     const int dim = SampleDim(rng);
@@ -774,21 +842,19 @@ TEST(SimdTest, Qs8QkRowMatchesRefExactly) {
     const int32_t q_zp = SampleZp(rng), k_zp = SampleZp(rng);
     std::vector<int32_t> want(n + 1, 0x5A5A5A5A);
     Ref().qs8_qk_row(n, dim, q.data(), q_zp, k.data(), k_stride, k_zp, want.data());
-    for (ek::KernelPath p : paths) {
+    for (const auto& uk : variants) {
       std::vector<int32_t> got(want.size(), 0x5A5A5A5A);
-      ek::kernel_table(p)->qs8_qk_row(n, dim, q.data(), q_zp, k.data(), k_stride, k_zp, got.data());
+      uk.fn(n, dim, q.data(), q_zp, k.data(), k_stride, k_zp, got.data());
       for (size_t j = 0; j < got.size(); ++j) {
-        ASSERT_EQ(got[j], want[j]) << ek::kernel_path_name(p) << " key " << j << " seed " << seed
+        ASSERT_EQ(got[j], want[j]) << uk.name << " key " << j << " seed " << seed
                                    << " n " << n << " dim " << dim;
       }
     }
   }
 }
 
-// Probabilities from the reference softmax of random scores, sometimes a
-// one-hot row (one key dominates: p = 32767, the largest int16).
 TEST(SimdTest, Qs8PvRowMatchesRefExactly) {
-  REQUIRE_SIMD_PATHS(paths);
+  REQUIRE_VARIANTS(variants, qs8_pv_row);
   for (uint64_t seed = 0; seed < 200; ++seed) {
     Rng rng(6000 + seed);
     const int v_dim = SampleDim(rng);
@@ -808,22 +874,18 @@ TEST(SimdTest, Qs8PvRowMatchesRefExactly) {
     std::vector<int8_t> want(v_dim + 1, 0x5A);
     Ref().qs8_pv_row(n, v_dim, probs.data(), v.data(), v_stride, v_zp, pv_mult, pv_shift, out_zp,
                      want.data());
-    for (ek::KernelPath p : paths) {
+    for (const auto& uk : variants) {
       std::vector<int8_t> got(want.size(), 0x5A);
-      ek::kernel_table(p)->qs8_pv_row(n, v_dim, probs.data(), v.data(), v_stride, v_zp, pv_mult,
+      uk.fn(n, v_dim, probs.data(), v.data(), v_stride, v_zp, pv_mult,
                                       pv_shift, out_zp, got.data());
       for (size_t c = 0; c < got.size(); ++c) {
-        ASSERT_EQ(got[c], want[c]) << ek::kernel_path_name(p) << " column " << c << " seed " << seed
+        ASSERT_EQ(got[c], want[c]) << uk.name << " column " << c << " seed " << seed
                                    << " n " << n << " v_dim " << v_dim;
       }
     }
   }
 }
 
-// Every exponent z in [0, 0xFFFF] and past it through each path's exp row
-// (e_j and their sum) and whole softmax row: M = 2^30, shift 5 is the
-// multiplier 1.0 in Q12 (p = 0, M' = 2^15, r = 15), so z = max - s exactly.
-// Each row holds its maximum (z = 0) and 4095 consecutive exponents.
 TEST(SimdTest, SoftmaxRowAllExponents) {
   const auto variants = SoftmaxRows();
   if (variants.empty()) GTEST_SKIP() << "no vector softmax row on this build/CPU";

@@ -44,11 +44,14 @@ using F32LinearFn = void (*)(int rows, int out_features, int in_features, const 
 #define EA_F32_KERNEL(fn) fn
 #endif
 
-// The int8 attention row primitives (contracts of the __ref ones in ref.h).
-// Each path lists the ones its composite kernels are built from, so the
-// bit-exact tests (tests/kernels/simd_test.cc) and the per-stage benchmarks
-// (bench/kernels_bench.cc, attn_stage_qs8) reach every variant through the
-// table that dispatch uses.
+using Qs8AttentionFn = void (*)(const QS8AttentionArgs&);
+using F32AttentionFn = void (*)(const F32AttentionArgs&);
+using Qs8AdditiveFn = void (*)(const QS8AdditiveArgs&);
+using F32AdditiveFn = void (*)(const F32AdditiveArgs&);
+
+// The int8 attention row primitives (contracts of the __ref ones in ref.h):
+// the steps the composite kernels are built from, listed too so the
+// bit-exact tests and the per-stage benchmarks reach every variant.
 using Qs8QkRowFn = void (*)(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                             int k_stride, int32_t k_zp, int32_t* scores);
 using Qs8SoftmaxRowFn = void (*)(int n, const int32_t* scores, int32_t mult, int32_t shift,
@@ -59,20 +62,49 @@ using Qs8PvRowFn = void (*)(int n, int v_dim, const uint16_t* probs, const int8_
                             int v_stride, int32_t v_zp, int32_t pv_mult, int32_t pv_shift,
                             int32_t out_zp, int8_t* out);
 
+// One path's kernels, one per family: built from the microkernel lists
+// below (kernels/microkernels.cc), never written by hand.
 struct KernelTable {
   KernelPath path;
   const char* name;
   Qs8LinearFn qs8_linear;
   F32LinearFn f32_linear;
-  void (*qs8_attention)(const QS8AttentionArgs&);
-  void (*f32_attention)(const F32AttentionArgs&);
-  void (*qs8_additive)(const QS8AdditiveArgs&);
-  void (*f32_additive)(const F32AdditiveArgs&);
+  Qs8AttentionFn qs8_attention;
+  F32AttentionFn f32_attention;
+  Qs8AdditiveFn qs8_additive;
+  F32AdditiveFn f32_additive;
   Qs8QkRowFn qs8_qk_row;
   Qs8SoftmaxRowFn qs8_softmax_row;
   Qs8SoftmaxExpRowFn qs8_softmax_exp_row;  // steps 1-4 of qs8_softmax_row
   Qs8PvRowFn qs8_pv_row;
 };
+
+// One variant of a microkernel family: the path whose CPU check it needs and
+// its function's name (e.g. "qs8_qk_row__avx512vnni").
+template <class Fn>
+struct Microkernel {
+  KernelPath path;
+  const char* name;
+  Fn fn;
+};
+
+// Every variant of each family in this build, one list per family
+// (kernels/lists/<family>.inc), the reference first, ending with an entry
+// whose fn is null. A path's table takes the last variant of its own path
+// or of a path it extends (avx2 under the VNNI paths, neon under neondot).
+struct MicrokernelLists {
+  const Microkernel<Qs8LinearFn>* qs8_linear;
+  const Microkernel<F32LinearFn>* f32_linear;  // only the end entry when EA_INT8_ONLY
+  const Microkernel<Qs8AttentionFn>* qs8_attention;
+  const Microkernel<F32AttentionFn>* f32_attention;
+  const Microkernel<Qs8AdditiveFn>* qs8_additive;
+  const Microkernel<F32AdditiveFn>* f32_additive;
+  const Microkernel<Qs8QkRowFn>* qs8_qk_row;
+  const Microkernel<Qs8SoftmaxRowFn>* qs8_softmax_row;
+  const Microkernel<Qs8SoftmaxExpRowFn>* qs8_softmax_exp_row;
+  const Microkernel<Qs8PvRowFn>* qs8_pv_row;
+};
+const MicrokernelLists& microkernel_lists();
 
 // The table in use (selected on first call).
 const KernelTable& kernels();

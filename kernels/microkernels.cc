@@ -1,0 +1,174 @@
+// The microkernel lists (kernels/lists/<family>.inc) and the per-path tables
+// built from them. Compiled with the baseline flags: it only takes the
+// addresses of the ISA functions, which run after cpu_supports().
+//
+// A path's table holds, per family, the last listed variant of that path or
+// of a path it extends (extends() below): adding an ISA variant of a family
+// is its source file plus one line in the family's list; dispatch, the
+// bit-exact tests (tests/kernels/simd_test.cc) and the benchmarks
+// (bench/kernels_bench.cc) all read the lists.
+#include "cpu_features.h"
+#include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/ref.h"
+
+#ifndef EA_KERNELS_X86
+#define EA_KERNELS_X86 0
+#endif
+#ifndef EA_KERNELS_NEON
+#define EA_KERNELS_NEON 0
+#endif
+#ifndef EA_KERNELS_NEON_DOT
+#define EA_KERNELS_NEON_DOT 0
+#endif
+#ifndef EA_KERNELS_CORTEX_M
+#define EA_KERNELS_CORTEX_M 0
+#endif
+#ifndef EA_INT8_ONLY
+#define EA_INT8_ONLY 0
+#endif
+#if EA_KERNELS_CORTEX_M && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#define EA_KERNELS_CM_DSP 1
+#else
+#define EA_KERNELS_CM_DSP 0
+#endif
+#if EA_KERNELS_CORTEX_M && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#define EA_KERNELS_CM_HELIUM 1
+#else
+#define EA_KERNELS_CM_HELIUM 0
+#endif
+
+#if EA_KERNELS_X86
+#include "avx2/avx2_kernels.h"
+#endif
+#if EA_KERNELS_NEON
+#include "neon/neon_kernels.h"
+#endif
+#if EA_KERNELS_CORTEX_M
+#include "cortex-m/cortexm_kernels.h"
+#endif
+
+namespace edgeattn {
+namespace kernels {
+namespace {
+
+#define EA_UKERNEL(path, fn) {KernelPath::path, #fn, fn},
+#define EA_LIST_END {KernelPath::kCount, nullptr, nullptr}
+
+constexpr Microkernel<Qs8LinearFn> kQs8Linear[] = {
+#include "lists/qs8_linear.inc"
+    EA_LIST_END};
+constexpr Microkernel<F32LinearFn> kF32Linear[] = {
+#include "lists/f32_linear.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs8AttentionFn> kQs8Attention[] = {
+#include "lists/qs8_attention.inc"
+    EA_LIST_END};
+constexpr Microkernel<F32AttentionFn> kF32Attention[] = {
+#include "lists/f32_attention.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs8AdditiveFn> kQs8Additive[] = {
+#include "lists/qs8_additive.inc"
+    EA_LIST_END};
+constexpr Microkernel<F32AdditiveFn> kF32Additive[] = {
+#include "lists/f32_additive.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs8QkRowFn> kQs8QkRow[] = {
+#include "lists/qs8_qk_row.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs8SoftmaxRowFn> kQs8SoftmaxRow[] = {
+#include "lists/qs8_softmax_row.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs8SoftmaxExpRowFn> kQs8SoftmaxExpRow[] = {
+#include "lists/qs8_softmax_exp_row.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs8PvRowFn> kQs8PvRow[] = {
+#include "lists/qs8_pv_row.inc"
+    EA_LIST_END};
+
+#undef EA_UKERNEL
+#undef EA_LIST_END
+
+constexpr const char* kNames[] = {"ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "cmsis-dsp", "helium"};
+static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(KernelPath::kCount),
+              "one name per path");
+
+// The path whose kernels a path may also run: the VNNI paths add to avx2
+// (AVX-512 VNNI CPUs need not have the VEX AVX-VNNI form, so neither extends
+// the other), neondot adds to neon; the rest stand on the reference alone.
+constexpr KernelPath base_of(KernelPath p) {
+  switch (p) {
+    case KernelPath::kAvxVnni:
+    case KernelPath::kAvx512Vnni: return KernelPath::kAvx2;
+    case KernelPath::kNeonDot: return KernelPath::kNeon;
+    default: return KernelPath::kRef;
+  }
+}
+
+constexpr bool extends(KernelPath table, KernelPath variant) {
+  for (KernelPath p = table;; p = base_of(p)) {
+    if (p == variant) return true;
+    if (p == KernelPath::kRef) return false;
+  }
+}
+
+template <class Fn, int N>
+constexpr Fn pick(const Microkernel<Fn> (&list)[N], KernelPath path) {
+  Fn fn = nullptr;
+  for (int i = 0; i < N; ++i) {
+    if (list[i].fn != nullptr && extends(path, list[i].path)) fn = list[i].fn;
+  }
+  return fn;
+}
+
+// A path is in this build when its own int8 linear is (every path has one).
+constexpr bool built(KernelPath path) {
+  for (const auto& k : kQs8Linear) {
+    if (k.fn != nullptr && k.path == path) return true;
+  }
+  return false;
+}
+
+constexpr KernelTable make_table(KernelPath p) {
+  return KernelTable{p,
+                     kNames[static_cast<int>(p)],
+                     pick(kQs8Linear, p),
+                     pick(kF32Linear, p),
+                     pick(kQs8Attention, p),
+                     pick(kF32Attention, p),
+                     pick(kQs8Additive, p),
+                     pick(kF32Additive, p),
+                     pick(kQs8QkRow, p),
+                     pick(kQs8SoftmaxRow, p),
+                     pick(kQs8SoftmaxExpRow, p),
+                     pick(kQs8PvRow, p)};
+}
+
+constexpr KernelTable kTables[] = {
+    make_table(KernelPath::kRef),       make_table(KernelPath::kAvx2),
+    make_table(KernelPath::kAvxVnni),   make_table(KernelPath::kAvx512Vnni),
+    make_table(KernelPath::kNeon),      make_table(KernelPath::kNeonDot),
+    make_table(KernelPath::kCortexMDsp), make_table(KernelPath::kHelium)};
+static_assert(sizeof(kTables) / sizeof(kTables[0]) == static_cast<int>(KernelPath::kCount),
+              "one table per path");
+
+constexpr MicrokernelLists kLists = {kQs8Linear,   kF32Linear,     kQs8Attention,     kF32Attention,
+                                     kQs8Additive, kF32Additive,   kQs8QkRow,         kQs8SoftmaxRow,
+                                     kQs8SoftmaxExpRow, kQs8PvRow};
+
+}  // namespace
+
+const KernelTable* kernel_table(KernelPath path) {
+  const int i = static_cast<int>(path);
+  if (i < 0 || i >= static_cast<int>(KernelPath::kCount) || !built(path)) return nullptr;
+  return &kTables[i];
+}
+
+const char* kernel_path_name(KernelPath path) {
+  const int i = static_cast<int>(path);
+  return i < static_cast<int>(KernelPath::kCount) ? kNames[i] : "unknown";
+}
+
+const MicrokernelLists& microkernel_lists() { return kLists; }
+
+}  // namespace kernels
+}  // namespace edgeattn
