@@ -164,7 +164,8 @@ void replay(const ea_paths_input& in, const char* best) {
   const ea_status st = ea_interpreter_init_for_lengths(&interp, &model, g_arena, in.arena_bytes, in.q_cap,
                                                        in.kv_cap);
   if (ea_model_arena_bytes_for(&model, in.q_cap, in.kv_cap) != in.arena_bytes || st != EA_OK) {
-    fail_line(w, st != EA_OK ? ea_interpreter_error(&interp) : "arena bytes differ from the host's\n");
+    fail_line(w, st != EA_OK ? ea_interpreter_error(&interp) : "arena bytes differ from the host's");
+    ea_cm::write("\n");
     ++g_failed;
     return;
   }
