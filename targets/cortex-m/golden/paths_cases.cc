@@ -1,10 +1,14 @@
 // edgeattn-paths-cases: host generator of the Cortex-M replay of the
 // fuzz_paths corpus (targets/cortex-m/paths_replay).
 //
-//   edgeattn-paths-cases CORPUS_DIR OUT_PREFIX [DATA_BUDGET [ARENA_BUDGET [MAC_BUDGET]]]
+//   edgeattn-paths-cases OUT_PREFIX DATA_BUDGET ARENA_BUDGET MAC_BUDGET first|turns DIR...
 //
-// Takes the files of CORPUS_DIR in name order (hash names: an arbitrary but
-// fixed order) and decodes each exactly as fuzz_paths does (model_input.h,
+// Takes the files of the DIRs (the committed corpus, the generated seeds of
+// make_paths_seeds.cc), each DIR in a fixed pseudo-random order (by a hash
+// of the file name, so that a budget cut spreads over the seed models, whose
+// names group them), either DIR after DIR
+// ("first": the first DIR has priority) or in turns (one file of each DIR at
+// a time: a mix when the budget is small), and decodes each exactly as fuzz_paths does (model_input.h,
 // paths_limits.h: same trailer, caps, seeds, skipped layers). Keeps an input
 // when its model is int8 only (the firmware is EA_INT8_ONLY and refuses float
 // layers), needs at most ARENA_BUDGET arena bytes at its caps and, with its
@@ -195,30 +199,66 @@ void Write(const std::string& path, const std::string& text) {
   if (!f) Fail("cannot write " + path);
 }
 
+uint64_t NameHash(const std::string& s) {  // FNV-1a
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// Every regular file of the dirs as "dir/name", each dir ordered by NameHash:
+// dir after dir, or in turns (the first file of each dir, then the second...).
+std::vector<std::string> Order(const std::vector<std::string>& dirs, bool turns) {
+  std::vector<std::vector<std::string>> lists;
+  size_t longest = 0;
+  for (const std::string& dir : dirs) {
+    std::vector<std::string> names;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_regular_file() && name[0] != '.') names.push_back(dir + "/" + name);  // not .stamp
+    }
+    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+      const uint64_t ha = NameHash(fs::path(a).filename().string()), hb = NameHash(fs::path(b).filename().string());
+      return ha != hb ? ha < hb : a < b;
+    });
+    longest = std::max(longest, names.size());
+    lists.push_back(std::move(names));
+  }
+  std::vector<std::string> out;
+  if (!turns) {
+    for (const std::vector<std::string>& l : lists) out.insert(out.end(), l.begin(), l.end());
+    return out;
+  }
+  for (size_t i = 0; i < longest; ++i) {
+    for (const std::vector<std::string>& l : lists) {
+      if (i < l.size()) out.push_back(l[i]);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: edgeattn-paths-cases CORPUS_DIR OUT_PREFIX [DATA_BUDGET [ARENA_BUDGET [MAC_BUDGET]]]\n");
+  if (argc < 7 || (std::strcmp(argv[5], "first") != 0 && std::strcmp(argv[5], "turns") != 0)) {
+    std::fprintf(stderr,
+                 "usage: edgeattn-paths-cases OUT_PREFIX DATA_BUDGET ARENA_BUDGET MAC_BUDGET first|turns DIR...\n");
     return 2;
   }
-  const std::string dir = argv[1], prefix = argv[2];
-  const size_t data_budget = argc > 3 ? std::strtoull(argv[3], nullptr, 0) : 160u << 10;
-  const size_t arena_budget = argc > 4 ? std::strtoull(argv[4], nullptr, 0) : 96u << 10;
-  const double mac_budget = argc > 5 ? std::strtod(argv[5], nullptr) : 2.0e7;
+  const std::string prefix = argv[1];
+  const size_t data_budget = std::strtoull(argv[2], nullptr, 0);
+  const size_t arena_budget = std::strtoull(argv[3], nullptr, 0);
+  const double mac_budget = std::strtod(argv[4], nullptr);
+  const bool turns = std::strcmp(argv[5], "turns") == 0;
+  const std::vector<std::string> dirs(argv + 6, argv + argc);
   if (SetKernelPath("ref") != Status::kOk) Fail("cannot force the reference kernels");
 
-  std::vector<std::string> names;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
-    if (e.is_regular_file()) names.push_back(e.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
+  const std::vector<std::string> names = Order(dirs, turns);
   std::vector<InputCase> kept;
   size_t bytes = 0, max_arena = 0, max_out = 0, max_w = 0;
   double macs = 0;
   int skipped[5] = {}, over_budget = 0;
   for (const std::string& name : names) {
-    std::ifstream f(dir + "/" + name, std::ios::binary);
+    std::ifstream f(name, std::ios::binary);
     const std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     InputCase ic;
     double m = 0;
@@ -240,12 +280,12 @@ int main(int argc, char** argv) {
     }
     kept.push_back(std::move(ic));
   }
-  if (kept.empty()) Fail("no input of " + dir + " fits");
+  if (kept.empty()) Fail("no input fits");
 
   std::ostringstream h, src;
   size_t num_layers = 0;
   for (const InputCase& ic : kept) num_layers += ic.layers.size();
-  h << "/* Generated by edgeattn-paths-cases from " << dir << " (host, kernel path \"ref\"). Do not edit. */\n"
+  h << "/* Generated by edgeattn-paths-cases (host, kernel path \"ref\"). Do not edit. */\n"
     << "#ifndef EA_PATHS_CASES_H_\n#define EA_PATHS_CASES_H_\n\n#include \"paths_case.h\"\n\n"
     << "#define EA_PATHS_NUM_INPUTS " << kept.size() << "\n"
     << "#define EA_PATHS_NUM_LAYER_CASES " << num_layers << "\n"
@@ -258,7 +298,7 @@ int main(int argc, char** argv) {
   for (size_t n = 0; n < kept.size(); ++n) {
     const InputCase& ic = kept[n];
     const std::string p = "i" + std::to_string(n) + "_";
-    src << "\n/* " << ic.name << " */\nalignas(16) ";
+    src << "\n/* " << fs::path(ic.name).filename().string() << " */\nalignas(16) ";
     EmitArray(src, "uint8_t", p + "model", ic.model, 1);
     std::ostringstream table;
     for (size_t j = 0; j < ic.layers.size(); ++j) {
@@ -278,12 +318,18 @@ int main(int argc, char** argv) {
   for (size_t n = 0; n < kept.size(); ++n) {
     const InputCase& ic = kept[n];
     const std::string p = "i" + std::to_string(n) + "_";
-    src << "  {\"" << ic.name << "\", " << p << "model, " << ic.model.size() << "u, " << ic.q_cap << ", "
+    src << "  {\"" << fs::path(ic.name).parent_path().filename().string() << "/"
+        << fs::path(ic.name).filename().string() << "\", " << p << "model, " << ic.model.size() << "u, " << ic.q_cap << ", "
         << ic.kv_cap << ", " << ic.arena_bytes << "u, " << p << "layers, " << ic.layers.size() << "},\n";
   }
   src << "};\n";
   Write(prefix + ".h", h.str());
   Write(prefix + ".cc", src.str());
+  for (const std::string& dir : dirs) {
+    size_t n = 0;
+    for (const InputCase& ic : kept) n += fs::path(ic.name).parent_path() == fs::path(dir) ? 1 : 0;
+    std::printf("edgeattn-paths-cases: %zu inputs from %s\n", n, dir.c_str());
+  }
   std::printf("edgeattn-paths-cases: %zu inputs, %zu int8 layer cases, %zu data bytes, %.3g MACs, "
               "max arena %zu; skipped: %d with float layers, %d not loading, %d with no layer fuzz_paths runs, %d arena > %zu, "
               "%d over the budgets -> %s.{h,cc}\n",

@@ -25,7 +25,7 @@ typedef struct ea_paths_layer {
 } ea_paths_layer;
 
 typedef struct ea_paths_input {
-  const char* name;            /* file in tests/fuzz/corpus/paths */
+  const char* name;            /* "paths/<file>" (committed corpus) or "paths_seeds/<file>" */
   const uint8_t* model;        /* 16-byte aligned; the bytes fuzz_paths loads */
   uint32_t model_size;
   int32_t q_cap, kv_cap;       /* ea_interpreter_init_for_lengths */
