@@ -7,8 +7,13 @@
 #     bit-exact with the host reference path (golden vectors), arenas of exactly
 #     the converter's size; a build one arena byte short reports EA_ARENA_TOO_SMALL
 #   - edgeattn-bench on the board (deterministic instruction counts)
-# Host tools (edgeattn-convert, edgeattn-golden) come from build/host when the
-# host stage built it, else from build/cortex-m/host.
+#   - the fuzz_paths corpus replay: int8 inputs of tests/fuzz/corpus/paths and
+#     of the generated seeds on ref and the board's path against the host ref
+#     path (paths_replay/)
+# Host tools: edgeattn-convert from build/host when the host stage built it,
+# else from build/cortex-m/host; edgeattn-golden, edgeattn-paths-seeds and
+# edgeattn-paths-cases from build/cortex-m/host (linking build/host's libraries
+# when it exists).
 EA_STAGES+=(cortex-m)
 
 stage_cortex-m() {
@@ -37,10 +42,12 @@ stage_cortex-m() {
     cmake -S "$ROOT/targets/cortex-m" -B "$dir" \
       -DCMAKE_TOOLCHAIN_FILE="$ROOT/targets/cortex-m/toolchain-arm-none-eabi.cmake" \
       -DEA_CM_BOARD="$board" -DEA_HOST_CONVERTER="$converter" \
-      -DEA_HOST_GOLDEN="$host_dir/edgeattn-golden"
+      -DEA_HOST_GOLDEN="$host_dir/edgeattn-golden" \
+      -DEA_HOST_PATHS_CASES="$host_dir/edgeattn-paths-cases" \
+      -DEA_HOST_PATHS_SEEDS="$host_dir/edgeattn-paths-seeds"
     cmake --build "$dir" -j"$JOBS"
     header "cortex-m: $board ctest (qemu-system-arm -icount shift=0)"
     ctest --test-dir "$dir" --output-on-failure --no-tests=error
-    arm-none-eabi-size "$dir/example/ea_cm_example"
+    arm-none-eabi-size "$dir/example/ea_cm_example" "$dir/paths_replay/ea_cm_paths_replay"
   done
 }

@@ -41,15 +41,17 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "model_input.h"
+#include "paths_limits.h"
 
 namespace {
 
 using eafuzz::Die;
 
-constexpr size_t kMaxArena = 8u << 20;  // skip models needing more at the capped lengths
-constexpr size_t kMaxIo = 2u << 20;     // bytes of inputs + outputs + scores per run
-constexpr double kMaxMacs = 4.0e6;      // estimated multiply-accumulates per run
-constexpr int kMaxLen = 72;             // run lengths are 1..kMaxLen
+using eafuzz::paths::kMaxArena;  // limits: paths_limits.h
+using eafuzz::paths::kMaxIo;
+using eafuzz::paths::kMaxLen;
+using eafuzz::paths::kMaxMacs;
+using eafuzz::paths::Macs;
 constexpr size_t kGuard = 32;           // guard bytes after every output buffer
 constexpr uint8_t kGuardByte = 0xA5;
 
@@ -88,17 +90,6 @@ bool Verbose() {
 const char* KindName(ea_layer_kind kind) {
   static const char* const kNames[] = {"mha", "additive", "luong", "pooling"};  // ea_layer_kind order
   return static_cast<unsigned>(kind) < 4 ? kNames[kind] : "?";
-}
-
-// Estimated multiply-accumulates of one run (projections + scores + sums).
-double Macs(const edgeattn::Model& model, int i, const eafuzz::LayerInput& in) {
-  const edgeattn::LayerShape sh = model.ShapeOf(i);
-  const edgeattn::LayerInfo& f = in.info;
-  double w = 1.0;
-  for (int d : {sh.embed_dim, sh.attn_dim, sh.key_dim, f.key_dim}) w = d > w ? d : w;
-  const double q = in.q_len, kv = in.kv_len;
-  return (q * (f.query_dim + f.output_dim) + kv * (f.key_dim + f.value_dim)) * w +
-         q * kv * (w + f.value_dim + f.output_dim);
 }
 
 // Output buffers of one run, with guard bytes after them.
