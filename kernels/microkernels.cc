@@ -143,13 +143,28 @@ constexpr KernelTable make_table(KernelPath p) {
                      pick(kQs8PvRow, p)};
 }
 
-constexpr KernelTable kTables[] = {
-    make_table(KernelPath::kRef),       make_table(KernelPath::kAvx2),
-    make_table(KernelPath::kAvxVnni),   make_table(KernelPath::kAvx512Vnni),
-    make_table(KernelPath::kNeon),      make_table(KernelPath::kNeonDot),
-    make_table(KernelPath::kCortexMDsp), make_table(KernelPath::kHelium)};
-static_assert(sizeof(kTables) / sizeof(kTables[0]) == static_cast<int>(KernelPath::kCount),
-              "one table per path");
+constexpr int count_built() {
+  int n = 0;
+  for (int i = 0; i < static_cast<int>(KernelPath::kCount); ++i) n += built(static_cast<KernelPath>(i)) ? 1 : 0;
+  return n;
+}
+
+// Only the tables of the paths in this build (firmware keeps ref and its
+// own: 2 tables of 48 bytes on Cortex-M, not 8).
+struct Tables {
+  KernelTable table[count_built()];
+};
+
+constexpr Tables make_tables() {
+  Tables t{};
+  int n = 0;
+  for (int i = 0; i < static_cast<int>(KernelPath::kCount); ++i) {
+    if (built(static_cast<KernelPath>(i))) t.table[n++] = make_table(static_cast<KernelPath>(i));
+  }
+  return t;
+}
+
+constexpr Tables kTables = make_tables();
 
 constexpr MicrokernelLists kLists = {kQs8Linear,   kF32Linear,     kQs8Attention,     kF32Attention,
                                      kQs8Additive, kF32Additive,   kQs8QkRow,         kQs8SoftmaxRow,
@@ -158,9 +173,10 @@ constexpr MicrokernelLists kLists = {kQs8Linear,   kF32Linear,     kQs8Attention
 }  // namespace
 
 const KernelTable* kernel_table(KernelPath path) {
-  const int i = static_cast<int>(path);
-  if (i < 0 || i >= static_cast<int>(KernelPath::kCount) || !built(path)) return nullptr;
-  return &kTables[i];
+  for (const KernelTable& t : kTables.table) {
+    if (t.path == path) return &t;
+  }
+  return nullptr;
 }
 
 const char* kernel_path_name(KernelPath path) {
