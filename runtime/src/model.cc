@@ -78,6 +78,11 @@ Status Model::VerifyLayer(int index) {
   }
   const LayerKindModule* kind = find_layer_kind(l->options_type());
   if (kind == nullptr) {
+    if (layer_kind_left_out(l->options_type())) {
+      c.Msg() << "layer kind " << layer_kind_option_name(l->options_type())
+              << " is left out of this build (EA_LAYER_KINDS)";
+      return Status::kUnsupported;
+    }
     c.Msg() << "unknown layer kind " << static_cast<int>(l->options_type());
     return Status::kInvalidModel;
   }

@@ -59,6 +59,10 @@ struct LayerKindModule {
 // The module of a kind, or null for a kind this runtime does not know.
 const LayerKindModule* find_layer_kind(fb::LayerOptions options);
 const LayerKindModule* find_layer_kind(int kind);  // an ea_layer_kind value
+// A kind the schema has but this build left out (CMake EA_LAYER_KINDS: a
+// firmware that runs only some kinds keeps only their modules).
+bool layer_kind_left_out(fb::LayerOptions options);
+const char* layer_kind_option_name(fb::LayerOptions options);
 
 // The row scratch every attention core needs (plan.cc): one row of kv scores
 // (+ kv Q15 probabilities for int8), and for int8 scaled-dot-product cores
