@@ -126,13 +126,13 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   Progress progress(!o.quiet && ::isatty(STDERR_FILENO) == 1, spec.layers.size());
   std::vector<LayerData> calib, heldout;
   if (!o.calib.empty()) {
-    const ArrayMap npz = load_data_npz(o.calib, "calibration data (--calib)");
-    for (const FloatLayer& L : spec.layers) calib.push_back(load_layer_data(npz, o.calib, L, false));
+    ArrayMap npz = load_data_npz(o.calib, "calibration data (--calib)");
+    for (const FloatLayer& L : spec.layers) calib.push_back(take_layer_data(&npz, o.calib, L, false));
   }
   std::string heldout_what;
   if (!o.heldout.empty()) {
-    const ArrayMap npz = load_data_npz(o.heldout, "held-out data (--heldout)");
-    for (const FloatLayer& L : spec.layers) heldout.push_back(load_layer_data(npz, o.heldout, L, false));
+    ArrayMap npz = load_data_npz(o.heldout, "held-out data (--heldout)");
+    for (const FloatLayer& L : spec.layers) heldout.push_back(take_layer_data(&npz, o.heldout, L, false));
     heldout_what = o.heldout;
   } else if (o.heldout_split > 0.0) {
     for (size_t i = 0; i < calib.size(); ++i) {
