@@ -36,17 +36,21 @@ std::string shape_string(const std::vector<size_t>& shape);
 // small ranges, nothing. Only speed changes, never contents.
 void advise_huge_pages(const void* p, size_t bytes);
 
-// v->resize(n) for a large buffer that is about to be written: new memory
+// v->reserve(n) / v->resize(n) for a large buffer about to be written: new memory
 // is advised huge pages before its first touch. A large conversion writes
 // about a gigabyte of fresh float64 buffers (calibration inputs, float
 // outputs and attention weights, runtime results), and faulting them in 4 KB
 // pages took more time than the float64 arithmetic.
 template <class T>
-void resize_large(std::vector<T>* v, size_t n) {
+void reserve_large(std::vector<T>* v, size_t n) {
   if (v->capacity() < n) {
     v->reserve(n);
     advise_huge_pages(v->data(), n * sizeof(T));
   }
+}
+template <class T>
+void resize_large(std::vector<T>* v, size_t n) {
+  reserve_large(v, n);
   v->resize(n);
 }
 
