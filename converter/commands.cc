@@ -108,10 +108,14 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     check_writable(o.emit_c + ".h");
     check_writable(o.emit_c + ".c");
   }
-  const ArrayMap weights = load_weights(o.weights);
-  const std::vector<uint8_t> spec_bytes = read_file(o.spec);
-  ModelSpec spec = load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights,
-                             o.weights, LengthOverrides{o.max_q_len, o.max_kv_len});
+  // The weights file's arrays are needed only to resolve the spec (the
+  // layers keep their own copies): freed before the calibration data is read.
+  ModelSpec spec = [&] {
+    const ArrayMap weights = load_weights(o.weights);
+    const std::vector<uint8_t> spec_bytes = read_file(o.spec);
+    return load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights, o.weights,
+                     LengthOverrides{o.max_q_len, o.max_kv_len});
+  }();
   spec.tile_scratch = !o.no_tile_scratch;
   CalibOptions calib_options;
   calib_options.method = parse_calib_method(o.calib_method);
