@@ -23,13 +23,20 @@ namespace {
 // so the tile shape chosen per instruction set changes speed, never bits.
 // ---------------------------------------------------------------------------
 
-// Eight doubles (GCC/Clang vector extension).
+// Vectors of 2, 4 and 8 doubles (GCC/Clang vector extension); each kernel
+// below uses the machine's own width (a wider generic vector is split by the
+// compiler through memory, which is slow).
+typedef double v2d __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
 typedef double v8d __attribute__((vector_size(64)));
 
 #define EA_ALWAYS_INLINE inline __attribute__((always_inline))
 
-// (By pointer: a v8d returned by value is an ABI question, -Wpsabi.)
-EA_ALWAYS_INLINE void load8(v8d* v, const double* p) { std::memcpy(v, p, sizeof *v); }
+// (By pointer: a vector returned by value is an ABI question, -Wpsabi.)
+template <class V>
+EA_ALWAYS_INLINE void load(V* v, const double* p) {
+  std::memcpy(v, p, sizeof *v);
+}
 
 // y[r][n] = start[n] + sum over k in order of x[r][k] * w(k, n) for r < rows
 // and n < 8 * blocks, where w(k, n) = w[(n / 8) * w_block + k * w_stride + n % 8]:
@@ -46,37 +53,43 @@ struct Gemm {
   size_t y_stride = 0;
 };
 
-// Rows r0..r0+R-1, column blocks b0..b0+C-1.
-template <int R, int C>
+// Rows r0..r0+R-1 x column blocks b0..b0+C-1, each row as N vectors V of L
+// doubles.
+template <class V, int R, int C>
 EA_ALWAYS_INLINE void gemm_tile(const Gemm& g, int r0, int b0) {
-  v8d acc[R][C];
-  for (int c = 0; c < C; ++c) {
-    v8d s = {};
-    if (g.start != nullptr) load8(&s, g.start + static_cast<size_t>(b0 + c) * 8);
-    for (int r = 0; r < R; ++r) acc[r][c] = s;
+  constexpr int L = static_cast<int>(sizeof(V) / sizeof(double));
+  constexpr int N = C * 8 / L;
+  static_assert(8 % L == 0, "a block of 8 is whole vectors");
+  V acc[R][N];
+  for (int n = 0; n < N; ++n) {
+    V s = {};
+    if (g.start != nullptr) load(&s, g.start + static_cast<size_t>(b0) * 8 + n * L);
+    for (int r = 0; r < R; ++r) acc[r][n] = s;
   }
   const double* x = g.x + static_cast<size_t>(r0) * g.x_stride;
   const double* w = g.w + static_cast<size_t>(b0) * g.w_block;
   for (int k = 0; k < g.depth; ++k) {
-    v8d wk[C];
-    for (int c = 0; c < C; ++c) load8(&wk[c], w + static_cast<size_t>(c) * g.w_block + static_cast<size_t>(k) * g.w_stride);
+    V wk[N];
+    for (int n = 0; n < N; ++n) {
+      load(&wk[n], w + static_cast<size_t>(n * L / 8) * g.w_block + static_cast<size_t>(k) * g.w_stride + n * L % 8);
+    }
     for (int r = 0; r < R; ++r) {
-      const double xv = x[static_cast<size_t>(r) * g.x_stride + k];
-      const v8d xb = {xv, xv, xv, xv, xv, xv, xv, xv};
-      for (int c = 0; c < C; ++c) acc[r][c] += wk[c] * xb;
+      // x[r][k] in every lane (x - 0.0 is x exactly, -0.0 included).
+      const V xb = x[static_cast<size_t>(r) * g.x_stride + k] - V{};
+      for (int n = 0; n < N; ++n) acc[r][n] += wk[n] * xb;
     }
   }
   for (int r = 0; r < R; ++r) {
-    for (int c = 0; c < C; ++c) {
-      std::memcpy(g.y + static_cast<size_t>(r0 + r) * g.y_stride + static_cast<size_t>(b0 + c) * 8, &acc[r][c],
-                  sizeof(v8d));
+    for (int n = 0; n < N; ++n) {
+      std::memcpy(g.y + static_cast<size_t>(r0 + r) * g.y_stride + static_cast<size_t>(b0) * 8 + n * L, &acc[r][n],
+                  sizeof(V));
     }
   }
 }
 
 // The whole product in R x C tiles; rows left over in 1 x C1 tiles. Rows are
 // taken 64 at a time so that their x stays in cache while W's blocks pass.
-template <int R, int C, int C1>
+template <class V, int R, int C, int C1>
 EA_ALWAYS_INLINE void gemm_tiles(const Gemm& g) {
   constexpr int kRowBlock = 64;
   static_assert(kRowBlock % R == 0, "row block holds whole tiles");
@@ -85,25 +98,26 @@ EA_ALWAYS_INLINE void gemm_tiles(const Gemm& g) {
     const int full = rb + (re - rb) / R * R;
     int b = 0;
     for (; b + C <= g.blocks; b += C) {
-      for (int r = rb; r < full; r += R) gemm_tile<R, C>(g, r, b);
+      for (int r = rb; r < full; r += R) gemm_tile<V, R, C>(g, r, b);
     }
     for (; b < g.blocks; ++b) {
-      for (int r = rb; r < full; r += R) gemm_tile<R, 1>(g, r, b);
+      for (int r = rb; r < full; r += R) gemm_tile<V, R, 1>(g, r, b);
     }
     for (int r = full; r < re; ++r) {
       b = 0;
-      for (; b + C1 <= g.blocks; b += C1) gemm_tile<1, C1>(g, r, b);
-      for (; b < g.blocks; ++b) gemm_tile<1, 1>(g, r, b);
+      for (; b + C1 <= g.blocks; b += C1) gemm_tile<V, 1, C1>(g, r, b);
+      for (; b < g.blocks; ++b) gemm_tile<V, 1, 1>(g, r, b);
     }
   }
 }
 
-// Tile shapes per instruction set: about 8 vector accumulators of the
-// machine's width, plus W's loads, fit in its registers.
+// Tile shapes per instruction set: 8 vector accumulators of the machine's
+// width plus W's loads fit in its registers (AVX-512 4 rows x 16 outputs,
+// AVX2 4 x 8, SSE2 / NEON 2 x 8).
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx512f"))) void gemm_avx512(const Gemm& g) { gemm_tiles<4, 2, 4>(g); }
-__attribute__((target("avx2"))) void gemm_avx2(const Gemm& g) { gemm_tiles<4, 1, 2>(g); }
-void gemm_baseline(const Gemm& g) { gemm_tiles<2, 1, 1>(g); }
+__attribute__((target("avx512f"))) void gemm_avx512(const Gemm& g) { gemm_tiles<v8d, 4, 2, 4>(g); }
+__attribute__((target("avx2"))) void gemm_avx2(const Gemm& g) { gemm_tiles<v4d, 4, 1, 2>(g); }
+void gemm_baseline(const Gemm& g) { gemm_tiles<v2d, 2, 1, 1>(g); }
 void gemm(const Gemm& g) {
   static void (*const run)(const Gemm&) = __builtin_cpu_supports("avx512f") ? gemm_avx512
                                           : __builtin_cpu_supports("avx2")  ? gemm_avx2
@@ -111,7 +125,7 @@ void gemm(const Gemm& g) {
   run(g);
 }
 #else
-void gemm(const Gemm& g) { gemm_tiles<2, 1, 1>(g); }
+void gemm(const Gemm& g) { gemm_tiles<v2d, 2, 1, 1>(g); }
 #endif
 
 // y[r][c] = sum over k in order of x[r][k] * w[k][c] from 0.0, for r < rows,
