@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace edgeattn {
@@ -118,10 +119,21 @@ EA_ALWAYS_INLINE void gemm_tiles(const Gemm& g) {
 __attribute__((target("avx512f"))) void gemm_avx512(const Gemm& g) { gemm_tiles<v8d, 4, 2, 4>(g); }
 __attribute__((target("avx2"))) void gemm_avx2(const Gemm& g) { gemm_tiles<v4d, 4, 1, 2>(g); }
 void gemm_baseline(const Gemm& g) { gemm_tiles<v2d, 2, 1, 1>(g); }
+// The widest the machine has. EA_CONVERT_GEMM=baseline|avx2|avx512 picks one
+// the machine has instead (anything else is ignored): the tests run each,
+// since the bits must not depend on which ran.
+using GemmFn = void (*)(const Gemm&);
+GemmFn pick_gemm() {
+  const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+  if (const char* forced = std::getenv("EA_CONVERT_GEMM")) {
+    if (std::strcmp(forced, "baseline") == 0) return gemm_baseline;
+    if (std::strcmp(forced, "avx2") == 0 && avx2) return gemm_avx2;
+    if (std::strcmp(forced, "avx512") == 0 && avx512) return gemm_avx512;
+  }
+  return avx512 ? gemm_avx512 : avx2 ? gemm_avx2 : gemm_baseline;
+}
 void gemm(const Gemm& g) {
-  static void (*const run)(const Gemm&) = __builtin_cpu_supports("avx512f") ? gemm_avx512
-                                          : __builtin_cpu_supports("avx2")  ? gemm_avx2
-                                                                            : gemm_baseline;
+  static const GemmFn run = pick_gemm();
   run(g);
 }
 #else
