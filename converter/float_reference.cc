@@ -18,10 +18,11 @@ namespace {
 // so results are bit for bit those of the plain loop on every machine
 // (tests/converter/float_reference_test.cc checks it). What makes it fast is
 // only which independent sums advance together: a tile of R rows x C blocks of
-// 8 outputs is kept in registers as R x C vectors of 8 doubles while k runs.
-// A vector lane is one IEEE double operation whatever instruction carries it
-// (4 SSE2 registers, 2 AVX2 registers or one AVX-512 register for 8 doubles),
-// so the tile shape chosen per instruction set changes speed, never bits.
+// 8 outputs is kept in vector registers while k runs. A vector lane is one
+// IEEE double operation whatever instruction carries it (2 doubles a register
+// on SSE2 and NEON, 4 on AVX2, 8 on AVX-512), and no sum is split or
+// reordered, so the tile shape and width chosen per instruction set change
+// speed, never bits.
 // ---------------------------------------------------------------------------
 
 // Vectors of 2, 4 and 8 doubles (GCC/Clang vector extension); each kernel
