@@ -1,11 +1,27 @@
 #include "converter/array.h"
 
 #include <cstdint>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "converter/error.h"
 
 namespace edgeattn {
 namespace convert {
+
+void advise_huge_pages(const void* p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  // Whole 2 MB pages inside the range only; a refusal (THP off) changes nothing.
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 std::string shape_string(const std::vector<size_t>& shape) {
   std::string s = "[";

@@ -39,17 +39,33 @@ LayerCalibration calibrate(const FloatLayer& layer, const LayerData& data, const
       seen[key].keep_values = true;
     }
   }
-  std::vector<double> out, w;
+  std::vector<double> out;
   if (outputs != nullptr) *outputs = FloatOutputs();
+  size_t out_n = 0, w_n = 0;
+  if (outputs != nullptr && data.n > 0) {
+    // Every sample has the same sizes: the pass writes its outputs and
+    // weights straight into their place in the concatenation.
+    const SampleInput first = data.sample(layer, 0);
+    out_n = output_size(layer, first);
+    w_n = weights_size(layer, first);
+    resize_large(&outputs->output, out_n * static_cast<size_t>(data.n));
+    resize_large(&outputs->weights, w_n * static_cast<size_t>(data.n));
+  }
   for (int i = 0; i < data.n; ++i) {
-    forward(layer, data.sample(layer, i), &out, outputs != nullptr ? &w : nullptr, &seen);
-    if (outputs != nullptr && i == 0) {  // every sample has the same sizes: no regrowth copies
-      outputs->output.reserve(out.size() * static_cast<size_t>(data.n));
-      outputs->weights.reserve(w.size() * static_cast<size_t>(data.n));
-    }
+    const size_t si = static_cast<size_t>(i);
     if (outputs != nullptr) {
-      outputs->output.insert(outputs->output.end(), out.begin(), out.end());
-      outputs->weights.insert(outputs->weights.end(), w.begin(), w.end());
+      forward(layer, data.sample(layer, i), outputs->output.data() + si * out_n, outputs->weights.data() + si * w_n,
+              &seen);
+    } else {
+      forward(layer, data.sample(layer, i), &out, nullptr, &seen);
+    }
+    if (i == 0) {
+      // Kept values: room for about n samples like the first (padding makes
+      // samples differ; a vector still grows past it), instead of doubling
+      // and copying from empty.
+      for (auto& [key, r] : seen) {
+        if (r.keep_values) reserve_large(&r.values, r.values.size() * static_cast<size_t>(data.n));
+      }
     }
   }
   for (auto it = seen.begin(); it != seen.end();) {

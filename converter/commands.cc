@@ -108,10 +108,14 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     check_writable(o.emit_c + ".h");
     check_writable(o.emit_c + ".c");
   }
-  const ArrayMap weights = load_weights(o.weights);
-  const std::vector<uint8_t> spec_bytes = read_file(o.spec);
-  ModelSpec spec = load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights,
-                             o.weights, LengthOverrides{o.max_q_len, o.max_kv_len});
+  // The weights file's arrays are needed only to resolve the spec (the
+  // layers keep their own copies): freed before the calibration data is read.
+  ModelSpec spec = [&] {
+    const ArrayMap weights = load_weights(o.weights);
+    const std::vector<uint8_t> spec_bytes = read_file(o.spec);
+    return load_spec(o.spec, std::string(spec_bytes.begin(), spec_bytes.end()), weights, o.weights,
+                     LengthOverrides{o.max_q_len, o.max_kv_len});
+  }();
   spec.tile_scratch = !o.no_tile_scratch;
   CalibOptions calib_options;
   calib_options.method = parse_calib_method(o.calib_method);
@@ -126,13 +130,13 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   Progress progress(!o.quiet && ::isatty(STDERR_FILENO) == 1, spec.layers.size());
   std::vector<LayerData> calib, heldout;
   if (!o.calib.empty()) {
-    const ArrayMap npz = load_data_npz(o.calib, "calibration data (--calib)");
-    for (const FloatLayer& L : spec.layers) calib.push_back(load_layer_data(npz, o.calib, L, false));
+    ArrayMap npz = load_data_npz(o.calib, "calibration data (--calib)");
+    for (const FloatLayer& L : spec.layers) calib.push_back(take_layer_data(&npz, o.calib, L, false));
   }
   std::string heldout_what;
   if (!o.heldout.empty()) {
-    const ArrayMap npz = load_data_npz(o.heldout, "held-out data (--heldout)");
-    for (const FloatLayer& L : spec.layers) heldout.push_back(load_layer_data(npz, o.heldout, L, false));
+    ArrayMap npz = load_data_npz(o.heldout, "held-out data (--heldout)");
+    for (const FloatLayer& L : spec.layers) heldout.push_back(take_layer_data(&npz, o.heldout, L, false));
     heldout_what = o.heldout;
   } else if (o.heldout_split > 0.0) {
     for (size_t i = 0; i < calib.size(); ++i) {

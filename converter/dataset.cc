@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <utility>
 
 #include "converter/error.h"
 
@@ -10,14 +11,17 @@ namespace edgeattn {
 namespace convert {
 namespace {
 
-const Array* find(const ArrayMap& npz, const std::string& key) {
+// Map: ArrayMap, or const ArrayMap (then the result is const).
+template <class Map>
+auto find(Map& npz, const std::string& key) -> decltype(&npz.begin()->second) {
   auto it = npz.find(key);
   return it == npz.end() ? nullptr : &it->second;
 }
 
-const Array& require(const ArrayMap& npz, const std::string& path, const std::string& key,
-                     const std::string& why) {
-  const Array* a = find(npz, key);
+template <class Map>
+auto require(Map& npz, const std::string& path, const std::string& key, const std::string& why)
+    -> decltype(*find(npz, key)) {
+  auto* a = find(npz, key);
   if (a == nullptr) fail(path, ": missing key '", key, "' (", why, ")");
   return *a;
 }
@@ -78,36 +82,41 @@ SampleInput LayerData::sample(const FloatLayer& layer, int i) const {
   return s;
 }
 
-LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const FloatLayer& L,
-                          bool with_reference) {
+namespace {
+
+// The arrays of `npz` are moved into the LayerData when Map is a non-const
+// ArrayMap (take_layer_data), copied when it is const (std::move of a const
+// vector copies it): one body for both.
+template <class Map>
+LayerData read_layer_data(Map& npz, const std::string& path, const FloatLayer& L, bool with_reference) {
   const std::string p = L.name + ".";
   LayerData d;
   if (L.kind != LayerKind::kPooling) {
-    const Array& q = require(npz, path, p + "query", "inputs of layer '" + L.name + "'");
+    auto& q = require(npz, path, p + "query", "inputs of layer '" + L.name + "'");
     check_3d(q, path, p + "query", L.query_dim);
     d.n = dim_int(q, 0, path, p + "query");
     d.lq = dim_int(q, 1, path, p + "query");
     d.lk = d.lq;
-    d.query = q.data;
+    d.query = std::move(q.data);
   } else {
     d.lq = 1;
   }
   if (!L.self_attention()) {
-    const Array& k = require(npz, path, p + "key", "keys of layer '" + L.name + "'");
+    auto& k = require(npz, path, p + "key", "keys of layer '" + L.name + "'");
     check_3d(k, path, p + "key", L.key_dim);
     if (L.kind == LayerKind::kPooling) d.n = dim_int(k, 0, path, p + "key");
     if (dim_int(k, 0, path, p + "key") != d.n) {
       fail(path, ": key '", p, "key' has ", k.shape[0], " samples, '", p, "query' has ", d.n);
     }
     d.lk = dim_int(k, 1, path, p + "key");
-    d.key = k.data;
-    if (const Array* v = find(npz, p + "value")) {
+    d.key = std::move(k.data);
+    if (auto* v = find(npz, p + "value")) {
       check_3d(*v, path, p + "value", L.value_dim);
       if (v->shape[0] != k.shape[0] || v->shape[1] != k.shape[1]) {
         fail(path, ": key '", p, "value' has shape ", shape_string(v->shape), ", keys are ",
              shape_string(k.shape));
       }
-      d.value = v->data;
+      d.value = std::move(v->data);
     } else if (L.value_dim != L.key_dim) {
       fail(path, ": missing key '", p, "value' (value_dim ", L.value_dim, " != key_dim ", L.key_dim, ")");
     }
@@ -118,7 +127,7 @@ LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const Fl
          " (raise them in the spec or with --max-q-len/--max-kv-len)");
   }
   d.valid.assign(static_cast<size_t>(d.n), -1);
-  if (const Array* v = find(npz, p + "kv_valid_len"); v != nullptr && L.mask == MaskKind::kKeyPadding) {
+  if (const auto* v = find(npz, p + "kv_valid_len"); v != nullptr && L.mask == MaskKind::kKeyPadding) {
     if (v->is_float || v->shape.size() != 1 || v->shape[0] != static_cast<size_t>(d.n)) {
       fail(path, ": key '", p, "kv_valid_len' must be an integer array [", d.n, "], got ", v->dtype,
            " ", shape_string(v->shape));
@@ -130,14 +139,14 @@ LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const Fl
     }
   }
   if (with_reference) {
-    const Array& o = require(npz, path, p + "output", "reference output");
+    auto& o = require(npz, path, p + "output", "reference output");
     const std::vector<size_t> oshape = {static_cast<size_t>(d.n), static_cast<size_t>(d.lq),
                                         static_cast<size_t>(L.output_dim)};
     if (o.shape != oshape) {
       fail(path, ": key '", p, "output' has shape ", shape_string(o.shape), ", expected ", shape_string(oshape));
     }
-    d.ref_output = o.data;
-    const Array& w = require(npz, path, p + "attn_weights", "reference attention weights");
+    d.ref_output = std::move(o.data);
+    auto& w = require(npz, path, p + "attn_weights", "reference attention weights");
     const std::vector<size_t> wshape = {static_cast<size_t>(d.n), static_cast<size_t>(L.heads()),
                                         static_cast<size_t>(d.lq), static_cast<size_t>(d.lk)};
     if (w.shape != wshape) {
@@ -150,9 +159,20 @@ LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const Fl
                       "nn.MultiheadAttention(...)(q, k, v, need_weights=True, average_attn_weights=False))"
                     : "");
     }
-    d.ref_weights = w.data;
+    d.ref_weights = std::move(w.data);
   }
   return d;
+}
+
+}  // namespace
+
+LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const FloatLayer& L,
+                          bool with_reference) {
+  return read_layer_data(npz, path, L, with_reference);
+}
+
+LayerData take_layer_data(ArrayMap* npz, const std::string& path, const FloatLayer& L, bool with_reference) {
+  return read_layer_data(*npz, path, L, with_reference);
 }
 
 LayerData slice_samples(const LayerData& d, int first, int count) {

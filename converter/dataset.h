@@ -27,6 +27,9 @@ struct LayerData {
 // L.output and L.attn_weights.
 LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const FloatLayer& layer,
                           bool with_reference);
+// The same, moving the layer's arrays out of `npz` instead of copying them
+// (for a map that is read once; the moved-from entries keep their shapes).
+LayerData take_layer_data(ArrayMap* npz, const std::string& path, const FloatLayer& layer, bool with_reference);
 
 // Samples [first, first + count) of `d` (inputs and any reference outputs).
 LayerData slice_samples(const LayerData& d, int first, int count);

@@ -2,83 +2,211 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace edgeattn {
 namespace convert {
 namespace {
 
-// Two doubles (GCC/Clang vector extension: SSE2 on x86-64, NEON on aarch64).
-typedef double v2d __attribute__((vector_size(16)));
+// ---------------------------------------------------------------------------
+// Numerics. Every sum of products here is the plain loop
+//   acc = start (a bias, or 0.0); for k in 0..depth-1: acc += a[k] * b[k]
+// in that order, each product rounded to double and then added (no fused
+// multiply-add: the converter is built with -ffp-contract=off, see
+// converter/CMakeLists.txt, so `acc += w * x` stays a multiply and an add),
+// so results are bit for bit those of the plain loop on every machine
+// (tests/converter/float_reference_test.cc checks it). What makes it fast is
+// only which independent sums advance together: a tile of R rows x C blocks of
+// 8 outputs is kept in vector registers while k runs. A vector lane is one
+// IEEE double operation whatever instruction carries it (2 doubles a register
+// on SSE2 and NEON, 4 on AVX2, 8 on AVX-512), and no sum is split or
+// reordered, so the tile shape and width chosen per instruction set change
+// speed, never bits.
+// ---------------------------------------------------------------------------
 
-inline v2d load2(const double* p) {
-  v2d v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+// Vectors of 2, 4 and 8 doubles (GCC/Clang vector extension); each kernel
+// below uses the machine's own width (a wider generic vector is split by the
+// compiler through memory, which is slow).
+typedef double v2d __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef double v8d __attribute__((vector_size(64)));
+
+#define EA_ALWAYS_INLINE inline __attribute__((always_inline))
+
+// (By pointer: a vector returned by value is an ABI question, -Wpsabi.)
+template <class V>
+EA_ALWAYS_INLINE void load(V* v, const double* p) {
+  std::memcpy(v, p, sizeof *v);
 }
 
-// y [rows][out] = x [rows][in] W^T + b.
-// Every y[r][n] is summed exactly as the plain loop
-//   acc = b[n] (or 0); for k in 0..in: acc += w[n][k] * x[r][k]
-// would (the same products added in the same order, no contraction into
-// fused multiply-adds), so results are bit for bit those of that loop. The
-// loop itself, one dependent add chain per output, took ~80% of a large
-// conversion; here 4 rows x 4 outputs are summed at once in registers from W
-// transposed into stripes of 4 outputs ([out/4][in][4]).
-std::vector<double> linear(const FloatLinear& l, const double* x, int rows) {
-  const int in = l.in, out = l.out;
-  const int out4 = out / 4 * 4, rows4 = rows / 4 * 4;
-  std::vector<double> y(static_cast<size_t>(rows) * out);
+// y[r][n] = start[n] + sum over k in order of x[r][k] * w(k, n) for r < rows
+// and n < 8 * blocks, where w(k, n) = w[(n / 8) * w_block + k * w_stride + n % 8]:
+// W in column blocks of 8 (a transposed weight matrix in stripes of 8 outputs,
+// or a row-major matrix with w_block = 8).
+struct Gemm {
+  int rows = 0, depth = 0, blocks = 0;
+  const double* x = nullptr;
+  size_t x_stride = 0;
+  const double* w = nullptr;
+  size_t w_stride = 0, w_block = 0;
+  const double* start = nullptr;  // [8 * blocks], or null: every sum starts at 0.0
+  double* y = nullptr;
+  size_t y_stride = 0;
+};
+
+// Rows r0..r0+R-1 x column blocks b0..b0+C-1, each row as N vectors V of L
+// doubles.
+template <class V, int R, int C>
+EA_ALWAYS_INLINE void gemm_tile(const Gemm& g, int r0, int b0) {
+  constexpr int L = static_cast<int>(sizeof(V) / sizeof(double));
+  constexpr int N = C * 8 / L;
+  static_assert(8 % L == 0, "a block of 8 is whole vectors");
+  V acc[R][N];
+  for (int n = 0; n < N; ++n) {
+    V s = {};
+    if (g.start != nullptr) load(&s, g.start + static_cast<size_t>(b0) * 8 + n * L);
+    for (int r = 0; r < R; ++r) acc[r][n] = s;
+  }
+  const double* x = g.x + static_cast<size_t>(r0) * g.x_stride;
+  const double* w = g.w + static_cast<size_t>(b0) * g.w_block;
+  for (int k = 0; k < g.depth; ++k) {
+    V wk[N];
+    for (int n = 0; n < N; ++n) {
+      load(&wk[n], w + static_cast<size_t>(n * L / 8) * g.w_block + static_cast<size_t>(k) * g.w_stride + n * L % 8);
+    }
+    for (int r = 0; r < R; ++r) {
+      // x[r][k] in every lane (x - 0.0 is x exactly, -0.0 included).
+      const V xb = x[static_cast<size_t>(r) * g.x_stride + k] - V{};
+      for (int n = 0; n < N; ++n) acc[r][n] += wk[n] * xb;
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int n = 0; n < N; ++n) {
+      std::memcpy(g.y + static_cast<size_t>(r0 + r) * g.y_stride + static_cast<size_t>(b0) * 8 + n * L, &acc[r][n],
+                  sizeof(V));
+    }
+  }
+}
+
+// The whole product in R x C tiles; rows left over in 1 x C1 tiles. Rows are
+// taken 64 at a time so that their x stays in cache while W's blocks pass.
+template <class V, int R, int C, int C1>
+EA_ALWAYS_INLINE void gemm_tiles(const Gemm& g) {
+  constexpr int kRowBlock = 64;
+  static_assert(kRowBlock % R == 0, "row block holds whole tiles");
+  for (int rb = 0; rb < g.rows; rb += kRowBlock) {
+    const int re = std::min(g.rows, rb + kRowBlock);
+    const int full = rb + (re - rb) / R * R;
+    int b = 0;
+    for (; b + C <= g.blocks; b += C) {
+      for (int r = rb; r < full; r += R) gemm_tile<V, R, C>(g, r, b);
+    }
+    for (; b < g.blocks; ++b) {
+      for (int r = rb; r < full; r += R) gemm_tile<V, R, 1>(g, r, b);
+    }
+    for (int r = full; r < re; ++r) {
+      b = 0;
+      for (; b + C1 <= g.blocks; b += C1) gemm_tile<V, 1, C1>(g, r, b);
+      for (; b < g.blocks; ++b) gemm_tile<V, 1, 1>(g, r, b);
+    }
+  }
+}
+
+// Tile shapes per instruction set: 8 vector accumulators of the machine's
+// width plus W's loads fit in its registers (AVX-512 4 rows x 16 outputs,
+// AVX2 4 x 8, SSE2 / NEON 2 x 8).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx512f"))) void gemm_avx512(const Gemm& g) { gemm_tiles<v8d, 4, 2, 4>(g); }
+__attribute__((target("avx2"))) void gemm_avx2(const Gemm& g) { gemm_tiles<v4d, 4, 1, 2>(g); }
+void gemm_baseline(const Gemm& g) { gemm_tiles<v2d, 2, 1, 1>(g); }
+// The widest the machine has. EA_CONVERT_GEMM=baseline|avx2|avx512 picks one
+// the machine has instead (anything else is ignored): the tests run each,
+// since the bits must not depend on which ran.
+using GemmFn = void (*)(const Gemm&);
+GemmFn pick_gemm() {
+  const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+  if (const char* forced = std::getenv("EA_CONVERT_GEMM")) {
+    if (std::strcmp(forced, "baseline") == 0) return gemm_baseline;
+    if (std::strcmp(forced, "avx2") == 0 && avx2) return gemm_avx2;
+    if (std::strcmp(forced, "avx512") == 0 && avx512) return gemm_avx512;
+  }
+  return avx512 ? gemm_avx512 : avx2 ? gemm_avx2 : gemm_baseline;
+}
+void gemm(const Gemm& g) {
+  static const GemmFn run = pick_gemm();
+  run(g);
+}
+#else
+void gemm(const Gemm& g) { gemm_tiles<v2d, 2, 1, 1>(g); }
+#endif
+
+// y[r][c] = sum over k in order of x[r][k] * w[k][c] from 0.0, for r < rows,
+// c < width; w row-major with row stride w_stride.
+void matmul(int rows, int depth, const double* x, size_t x_stride, const double* w, size_t w_stride, int width,
+            double* y, size_t y_stride) {
+  Gemm g;
+  g.rows = rows;
+  g.depth = depth;
+  g.blocks = width / 8;
+  g.x = x;
+  g.x_stride = x_stride;
+  g.w = w;
+  g.w_stride = w_stride;
+  g.w_block = 8;
+  g.y = y;
+  g.y_stride = y_stride;
+  gemm(g);
+  for (int r = 0; r < rows; ++r) {  // columns outside the blocks of 8: the plain loop
+    const double* xr = x + static_cast<size_t>(r) * x_stride;
+    for (int c = g.blocks * 8; c < width; ++c) {
+      double acc = 0.0;
+      for (int k = 0; k < depth; ++k) acc += xr[k] * w[static_cast<size_t>(k) * w_stride + c];
+      y[static_cast<size_t>(r) * y_stride + c] = acc;
+    }
+  }
+}
+
+// y [rows][out] = x [rows][in] W^T + b: y[r][n] = b[n] (or 0.0) + sum over k
+// in order of w[n][k] * x[r][k], from W transposed into stripes of 8 outputs
+// ([out/8][in][8], made once per layer: FloatLinear::stripes).
+void linear(const FloatLinear& l, const double* x, int rows, double* y) {
+  const int in = l.in, out = l.out, out8 = out / 8 * 8;
   std::vector<double>& wt = l.stripes;
-  if (wt.size() != static_cast<size_t>(out4) * in) {
-    wt.assign(static_cast<size_t>(out4) * in, 0.0);
-    for (int n = 0; n < out4; ++n) {
-      double* stripe = wt.data() + static_cast<size_t>(n / 4) * in * 4 + n % 4;
-      for (int k = 0; k < in; ++k) stripe[static_cast<size_t>(k) * 4] = l.w[static_cast<size_t>(n) * in + k];
+  if (wt.size() != static_cast<size_t>(out8) * in) {
+    wt.assign(static_cast<size_t>(out8) * in, 0.0);
+    for (int n = 0; n < out8; ++n) {
+      double* stripe = wt.data() + static_cast<size_t>(n / 8) * in * 8 + n % 8;
+      for (int k = 0; k < in; ++k) stripe[static_cast<size_t>(k) * 8] = l.w[static_cast<size_t>(n) * in + k];
     }
   }
-  const auto bias = [&](int n) { return l.b.empty() ? 0.0 : l.b[static_cast<size_t>(n)]; };
-  constexpr int kRowBlock = 32;  // rows of x kept in cache while the stripes pass
-  for (int rb = 0; rb < rows4; rb += kRowBlock) {
-    const int rb_end = std::min(rows4, rb + kRowBlock);
-    for (int n0 = 0; n0 < out4; n0 += 4) {
-      const double* stripe = wt.data() + static_cast<size_t>(n0 / 4) * in * 4;
-      const v2d b_lo = {bias(n0), bias(n0 + 1)}, b_hi = {bias(n0 + 2), bias(n0 + 3)};
-      for (int r = rb; r < rb_end; r += 4) {
-        const double* x0 = x + static_cast<size_t>(r) * in;
-        const double* x1 = x0 + in;
-        const double* x2 = x1 + in;
-        const double* x3 = x2 + in;
-        v2d a0l = b_lo, a0h = b_hi, a1l = b_lo, a1h = b_hi, a2l = b_lo, a2h = b_hi, a3l = b_lo, a3h = b_hi;
-        for (int k = 0; k < in; ++k) {
-          const v2d wl = load2(stripe + static_cast<size_t>(k) * 4), wh = load2(stripe + static_cast<size_t>(k) * 4 + 2);
-          const v2d v0 = {x0[k], x0[k]}, v1 = {x1[k], x1[k]}, v2 = {x2[k], x2[k]}, v3 = {x3[k], x3[k]};
-          a0l += wl * v0;
-          a0h += wh * v0;
-          a1l += wl * v1;
-          a1h += wh * v1;
-          a2l += wl * v2;
-          a2h += wh * v2;
-          a3l += wl * v3;
-          a3h += wh * v3;
-        }
-        const v2d res[4][2] = {{a0l, a0h}, {a1l, a1h}, {a2l, a2h}, {a3l, a3h}};
-        for (int i = 0; i < 4; ++i) {
-          std::memcpy(y.data() + static_cast<size_t>(r + i) * out + n0, res[i], 4 * sizeof(double));
-        }
-      }
-    }
-  }
-  // Rows and outputs outside the 4 x 4 tiles: the plain loop.
-  for (int r = 0; r < rows; ++r) {
+  Gemm g;
+  g.rows = rows;
+  g.depth = in;
+  g.blocks = out8 / 8;
+  g.x = x;
+  g.x_stride = static_cast<size_t>(in);
+  g.w = wt.data();
+  g.w_stride = 8;
+  g.w_block = static_cast<size_t>(in) * 8;
+  g.start = l.b.empty() ? nullptr : l.b.data();
+  g.y = y;
+  g.y_stride = static_cast<size_t>(out);
+  gemm(g);
+  for (int r = 0; r < rows; ++r) {  // outputs outside the stripes: the plain loop
     const double* xr = x + static_cast<size_t>(r) * in;
-    for (int n = r < rows4 ? out4 : 0; n < out; ++n) {
+    for (int n = out8; n < out; ++n) {
       const double* wr = l.w.data() + static_cast<size_t>(n) * in;
-      double acc = bias(n);
+      double acc = l.b.empty() ? 0.0 : l.b[static_cast<size_t>(n)];
       for (int k = 0; k < in; ++k) acc += wr[k] * xr[k];
       y[static_cast<size_t>(r) * out + n] = acc;
     }
   }
+}
+
+std::vector<double> linear(const FloatLinear& l, const double* x, int rows) {
+  std::vector<double> y(static_cast<size_t>(rows) * l.out);
+  linear(l, x, rows, y.data());
   return y;
 }
 
@@ -93,31 +221,10 @@ void record(RangeMap* ranges, const char* key, const double* x, int rows, int co
 }
 
 // out[c] = sum over j = 0..n-1, in order, of coeff[j] * rows[j * stride + c]
-// for c < width, each sum from 0.0; 8 columns at a time in registers (the
-// sums are independent, so they vectorize while keeping each one's order).
+// for c < width, each sum from 0.0.
 void weighted_row_sum(int n, const double* coeff, const double* rows, size_t stride, int width,
                       double* out) {
-  const int width8 = width / 8 * 8;
-  for (int c0 = 0; c0 < width8; c0 += 8) {
-    v2d a0 = {0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;
-    for (int j = 0; j < n; ++j) {
-      const double* rj = rows + static_cast<size_t>(j) * stride + c0;
-      const v2d cj = {coeff[j], coeff[j]};
-      a0 += cj * load2(rj);
-      a1 += cj * load2(rj + 2);
-      a2 += cj * load2(rj + 4);
-      a3 += cj * load2(rj + 6);
-    }
-    std::memcpy(out + c0, &a0, sizeof a0);
-    std::memcpy(out + c0 + 2, &a1, sizeof a1);
-    std::memcpy(out + c0 + 4, &a2, sizeof a2);
-    std::memcpy(out + c0 + 6, &a3, sizeof a3);
-  }
-  for (int c = width8; c < width; ++c) out[c] = 0.0;
-  for (int j = 0; j < n; ++j) {
-    const double* rj = rows + static_cast<size_t>(j) * stride;
-    for (int c = width8; c < width; ++c) out[c] += coeff[j] * rj[c];
-  }
+  matmul(1, n, coeff, 0, rows, stride, width, out, 0);
 }
 
 // Softmax over s[0..n) in place.
@@ -151,8 +258,25 @@ int row_limit(const FloatLayer& layer, int row, int q_len, int kv_len, int valid
   return limit;
 }
 
+size_t output_size(const FloatLayer& L, const SampleInput& in) {
+  const int lq = L.kind == LayerKind::kPooling ? 1 : in.q_len;
+  return static_cast<size_t>(lq) * L.output_dim;
+}
+
+size_t weights_size(const FloatLayer& L, const SampleInput& in) {
+  const int lq = L.kind == LayerKind::kPooling ? 1 : in.q_len;
+  const int lk = L.self_attention() ? in.q_len : in.kv_len;
+  return static_cast<size_t>(L.heads()) * lq * lk;
+}
+
 void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* out,
              std::vector<double>* weights, RangeMap* ranges) {
+  out->resize(output_size(L, in));
+  if (weights != nullptr) weights->resize(weights_size(L, in));
+  forward(L, in, out->data(), weights != nullptr ? weights->data() : nullptr, ranges);
+}
+
+void forward(const FloatLayer& L, const SampleInput& in, double* out, double* weights, RangeMap* ranges) {
   const int lq = L.kind == LayerKind::kPooling ? 1 : in.q_len;
   const bool self = L.self_attention();
   const double* key = self ? in.query : in.key;
@@ -162,8 +286,6 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
   // Query-side rows to record: self-attention with key padding skips padded rows.
   const int q_rec = (self && L.mask == MaskKind::kKeyPadding) ? valid : lq;
   const int H = L.heads();
-  out->assign(static_cast<size_t>(lq) * L.output_dim, 0.0);
-  if (weights != nullptr) weights->assign(static_cast<size_t>(H) * lq * lk, 0.0);
   std::vector<double> s(static_cast<size_t>(std::max(lk, 1)));
 
   if (L.kind != LayerKind::kPooling) record(ranges, "query", in.query, lq, L.query_dim, L.query_dim, q_rec);
@@ -172,15 +294,20 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
     if (in.value != nullptr) record(ranges, "value", value, lk, L.value_dim, L.value_dim, valid);
   }
 
+  // Row r of head h's weights: the first `limit` probabilities, then zeros.
+  auto store_weights = [&](int h, int r, const double* p, int limit) {
+    if (weights == nullptr) return;
+    double* row = weights + (static_cast<size_t>(h) * lq + r) * lk;
+    std::memcpy(row, p, static_cast<size_t>(limit) * sizeof(double));
+    std::fill(row + limit, row + lk, 0.0);
+  };
   auto attend = [&](int h, int r, int limit, const double* vals, int v_stride, int v_off, int v_dim,
                     double* ctx_row) {
     softmax(s.data(), limit);
     // ctx_row[c] = sum over j in order of s[j] * v[j][c].
     const double* sr = s.data();
     weighted_row_sum(limit, sr, vals + v_off, static_cast<size_t>(v_stride), v_dim, ctx_row);
-    if (weights != nullptr) {
-      std::memcpy(weights->data() + (static_cast<size_t>(h) * lq + r) * lk, sr, static_cast<size_t>(limit) * sizeof(double));
-    }
+    store_weights(h, r, sr, limit);
   };
 
   switch (L.kind) {
@@ -194,27 +321,48 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
       record(ranges, "q_proj", Q.data(), lq, E, E, q_rec);
       record(ranges, "k_proj", K.data(), lk, KV, KV, valid);
       record(ranges, "v_proj", V.data(), lk, KV, KV, valid);
-      std::vector<double> ctx(static_cast<size_t>(lq) * E, 0.0);
-      // This head's keys transposed ([hd][lk]): the scores of a row are summed
-      // for all keys at once (independent sums that vectorize), each over
-      // i = 0..hd-1 in order from 0.0 as a per-key dot product would be.
+      std::vector<double> ctx(static_cast<size_t>(lq) * E);
+      // This head's keys transposed ([hd][lk]): a row's score for key j is
+      // sum over i = 0..hd-1 in order of q[i] * k[j][i] from 0.0, times the
+      // scale, as a per-key dot product would be; matmul() sums them for a
+      // block of query rows and all keys at once.
       std::vector<double> kt(static_cast<size_t>(hd) * lk);
+      constexpr int kRows = 64;  // query rows scored at once (their scores stay in cache)
+      std::vector<double> sc(static_cast<size_t>(std::min(lq, kRows)) * lk);
       for (int h = 0; h < H; ++h) {
+        const int kv_off = (h / group) * hd;
         for (int j = 0; j < lk; ++j) {
-          const double* k = K.data() + static_cast<size_t>(j) * KV + (h / group) * hd;
+          const double* k = K.data() + static_cast<size_t>(j) * KV + kv_off;
           for (int i = 0; i < hd; ++i) kt[static_cast<size_t>(i) * lk + j] = k[i];
         }
-        for (int r = 0; r < lq; ++r) {
-          const int limit = row_limit(L, r, lq, lk, valid);
-          const double* q = Q.data() + static_cast<size_t>(r) * E + h * hd;
-          double* sr = s.data();
-          weighted_row_sum(hd, q, kt.data(), static_cast<size_t>(lk), limit, sr);
-          for (int j = 0; j < limit; ++j) sr[j] *= L.scale;
-          attend(h, r, limit, V.data(), KV, (h / group) * hd, hd, ctx.data() + static_cast<size_t>(r) * E + h * hd);
+        for (int rb = 0; rb < lq; rb += kRows) {
+          const int re = std::min(lq, rb + kRows);
+          int width = 0;  // keys any row of the block sees (scores past a row's limit go unused)
+          for (int r = rb; r < re; ++r) width = std::max(width, row_limit(L, r, lq, lk, valid));
+          matmul(re - rb, hd, Q.data() + static_cast<size_t>(rb) * E + h * hd, static_cast<size_t>(E), kt.data(),
+                 static_cast<size_t>(lk), width, sc.data(), static_cast<size_t>(lk));
+          for (int r = rb; r < re; ++r) {
+            const int limit = row_limit(L, r, lq, lk, valid);
+            double* sr = sc.data() + static_cast<size_t>(r - rb) * lk;
+            for (int j = 0; j < limit; ++j) sr[j] *= L.scale;
+            softmax(sr, limit);
+            store_weights(h, r, sr, limit);
+          }
+          // ctx[r][h*hd + c] = sum over j < limit in order of p[r][j] * v[j][c]
+          // from 0.0; rows with the same limit (all of them but causal ones) together.
+          for (int r = rb; r < re;) {
+            const int limit = row_limit(L, r, lq, lk, valid);
+            int r2 = r + 1;
+            while (r2 < re && row_limit(L, r2, lq, lk, valid) == limit) ++r2;
+            matmul(r2 - r, limit, sc.data() + static_cast<size_t>(r - rb) * lk, static_cast<size_t>(lk),
+                   V.data() + kv_off, static_cast<size_t>(KV), hd, ctx.data() + static_cast<size_t>(r) * E + h * hd,
+                   static_cast<size_t>(E));
+            r = r2;
+          }
         }
       }
       record(ranges, "context", ctx.data(), lq, E, E, q_rec);
-      *out = linear(L.out_proj, ctx.data(), lq);
+      linear(L.out_proj, ctx.data(), lq, out);
       break;
     }
     case LayerKind::kAdditive: {
@@ -240,12 +388,12 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
           }
           s[static_cast<size_t>(j)] = acc;
         }
-        attend(0, r, limit, value, L.value_dim, 0, L.value_dim, out->data() + static_cast<size_t>(r) * L.output_dim);
+        attend(0, r, limit, value, L.value_dim, 0, L.value_dim, out + static_cast<size_t>(r) * L.output_dim);
         if (L.coverage) {
           for (int j = 0; j < limit; ++j) cov[static_cast<size_t>(j)] += s[static_cast<size_t>(j)];
         }
       }
-      record(ranges, "output", out->data(), lq, L.output_dim, L.output_dim, q_rec);
+      record(ranges, "output", out, lq, L.output_dim, L.output_dim, q_rec);
       break;
     }
     case LayerKind::kLuong: {
@@ -264,9 +412,9 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
           for (int i = 0; i < D; ++i) acc += q[static_cast<size_t>(r) * D + i] * key[static_cast<size_t>(j) * D + i];
           s[static_cast<size_t>(j)] = acc * L.scale;
         }
-        attend(0, r, limit, value, L.value_dim, 0, L.value_dim, out->data() + static_cast<size_t>(r) * L.output_dim);
+        attend(0, r, limit, value, L.value_dim, 0, L.value_dim, out + static_cast<size_t>(r) * L.output_dim);
       }
-      record(ranges, "output", out->data(), lq, L.output_dim, L.output_dim, q_rec);
+      record(ranges, "output", out, lq, L.output_dim, L.output_dim, q_rec);
       break;
     }
     case LayerKind::kPooling: {
@@ -277,12 +425,12 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
         for (int i = 0; i < D; ++i) acc += L.v[static_cast<size_t>(i)] * key[static_cast<size_t>(j) * D + i];
         s[static_cast<size_t>(j)] = acc;
       }
-      attend(0, 0, limit, key, D, 0, D, out->data());
-      record(ranges, "output", out->data(), 1, D, D, 1);
+      attend(0, 0, limit, key, D, 0, D, out);
+      record(ranges, "output", out, 1, D, D, 1);
       break;
     }
   }
-  if (L.kind == LayerKind::kMha) record(ranges, "output", out->data(), lq, L.output_dim, L.output_dim, q_rec);
+  if (L.kind == LayerKind::kMha) record(ranges, "output", out, lq, L.output_dim, L.output_dim, q_rec);
 }
 
 }  // namespace convert

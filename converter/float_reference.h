@@ -4,6 +4,7 @@
 #ifndef EDGEATTN_CONVERTER_FLOAT_REFERENCE_H_
 #define EDGEATTN_CONVERTER_FLOAT_REFERENCE_H_
 
+#include <cstddef>
 #include <limits>
 #include <map>
 #include <string>
@@ -24,7 +25,7 @@ struct FloatLinear {
   std::vector<double> w;
   std::vector<double> b;  // empty: no bias
   std::string w_name, b_name;
-  // w transposed into stripes of 4 outputs ([out/4][in][4]) for the float
+  // w transposed into stripes of 8 outputs ([out/8][in][8]) for the float
   // reference's linear(), made at its first call: re-making it for every
   // sample (and freeing it again) was a third of a large conversion's time.
   mutable std::vector<double> stripes;
@@ -98,6 +99,11 @@ struct SampleInput {
 // meaningless), and key-side tensors only over valid keys.
 void forward(const FloatLayer& layer, const SampleInput& in, std::vector<double>* out,
              std::vector<double>* weights, RangeMap* ranges);
+// The same into caller storage: out [output_size()], weights [weights_size()]
+// or null; every element is written.
+void forward(const FloatLayer& layer, const SampleInput& in, double* out, double* weights, RangeMap* ranges);
+size_t output_size(const FloatLayer& layer, const SampleInput& in);
+size_t weights_size(const FloatLayer& layer, const SampleInput& in);
 
 // First key a row may not see (the kernels' attention_row_limit in float).
 int row_limit(const FloatLayer& layer, int row, int q_len, int kv_len, int valid);

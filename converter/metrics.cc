@@ -73,13 +73,18 @@ Metrics compare(const FloatLayer& L, const LayerData& d, const std::vector<doubl
 
 void reference_forward(const FloatLayer& L, const LayerData& d, std::vector<double>* out,
                        std::vector<double>* weights) {
-  out->clear();
-  weights->clear();
-  std::vector<double> o, w;
+  if (d.n == 0) {
+    out->clear();
+    weights->clear();
+    return;
+  }
+  const SampleInput first = d.sample(L, 0);
+  const size_t out_n = output_size(L, first), w_n = weights_size(L, first);
+  resize_large(out, out_n * static_cast<size_t>(d.n));
+  resize_large(weights, w_n * static_cast<size_t>(d.n));
   for (int i = 0; i < d.n; ++i) {
-    forward(L, d.sample(L, i), &o, &w, nullptr);
-    out->insert(out->end(), o.begin(), o.end());
-    weights->insert(weights->end(), w.begin(), w.end());
+    const size_t si = static_cast<size_t>(i);
+    forward(L, d.sample(L, i), out->data() + si * out_n, weights->data() + si * w_n, nullptr);
   }
 }
 

@@ -34,10 +34,10 @@ int8_t quantize(double x, const ea_quant& q) {
 std::vector<uint8_t> encode(const std::vector<double>& x, ea_dtype dtype, const ea_quant& q) {
   std::vector<uint8_t> out;
   if (dtype == EA_S8) {
-    out.resize(x.size());
+    resize_large(&out, x.size());
     for (size_t i = 0; i < x.size(); ++i) out[i] = static_cast<uint8_t>(quantize(x[i], q));
   } else {
-    out.resize(x.size() * sizeof(float));
+    resize_large(&out, x.size() * sizeof(float));
     for (size_t i = 0; i < x.size(); ++i) {
       const float f = static_cast<float>(x[i]);
       std::memcpy(out.data() + i * sizeof(float), &f, sizeof f);
@@ -177,8 +177,9 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   const int H = info.num_heads;
   const size_t out_per = static_cast<size_t>(lq) * info.output_dim;
   const size_t w_per = static_cast<size_t>(H) * lq * lk;
-  std::vector<uint8_t> out(static_cast<size_t>(d.n) * out_per * elem);
-  std::vector<uint8_t> wts(static_cast<size_t>(d.n) * w_per * (s8 ? 2 : 4));
+  std::vector<uint8_t> out, wts;
+  resize_large(&out, static_cast<size_t>(d.n) * out_per * elem);
+  resize_large(&wts, static_cast<size_t>(d.n) * w_per * (s8 ? 2 : 4));
 
   AlignedBuffer arena(model.arena_bytes());
   Interpreter interp;
@@ -210,8 +211,8 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
     const auto t1 = std::chrono::steady_clock::now();
     r.set_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
-  r.output.resize(static_cast<size_t>(d.n) * out_per);
-  r.weights.resize(static_cast<size_t>(d.n) * w_per);
+  resize_large(&r.output, static_cast<size_t>(d.n) * out_per);
+  resize_large(&r.weights, static_cast<size_t>(d.n) * w_per);
   for (size_t i = 0; i < r.output.size(); ++i) {
     if (s8) {
       r.output[i] = info.output_quant.scale * (static_cast<int8_t>(out[i]) - info.output_quant.zero_point);

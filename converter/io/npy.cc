@@ -102,28 +102,37 @@ Array parse_npy(const uint8_t* data, size_t size, const std::string& where) {
   if (n != 0 && avail / esize < n) {
     fail(where, ": truncated .npy data (", avail, " bytes for shape ", shape_string(a.shape), ")");
   }
-  a.data.resize(n);
-  for (size_t k = 0; k < n; ++k) {
-    const uint8_t* e = p + k * esize;
-    if (a.dtype == "<f2") {
+  resize_large(&a.data, n);
+  // One loop per dtype (the dtype string compared once, not per element).
+  auto convert = [&](auto read) {
+    for (size_t k = 0; k < n; ++k) a.data[k] = read(p + k * esize);
+  };
+  if (a.dtype == "<f2") {
+    convert([](const uint8_t* e) {
       uint16_t v;
       std::memcpy(&v, e, 2);
-      a.data[k] = half_to_float(v);
-    } else if (a.dtype == "<f4") {
+      return static_cast<double>(half_to_float(v));
+    });
+  } else if (a.dtype == "<f4") {
+    convert([](const uint8_t* e) {
       float v;
       std::memcpy(&v, e, 4);
-      a.data[k] = v;
-    } else if (a.dtype == "<f8") {
-      std::memcpy(&a.data[k], e, 8);
-    } else if (a.dtype == "<i4") {
+      return static_cast<double>(v);
+    });
+  } else if (a.dtype == "<f8") {
+    if (n != 0) std::memcpy(a.data.data(), p, n * 8);
+  } else if (a.dtype == "<i4") {
+    convert([](const uint8_t* e) {
       int32_t v;
       std::memcpy(&v, e, 4);
-      a.data[k] = v;
-    } else {
+      return static_cast<double>(v);
+    });
+  } else {
+    convert([](const uint8_t* e) {
       int64_t v;
       std::memcpy(&v, e, 8);
-      a.data[k] = static_cast<double>(v);
-    }
+      return static_cast<double>(v);
+    });
   }
   return a;
 }
