@@ -85,6 +85,32 @@ __attribute__((noinline)) void acc_8x32(const int8_t* const* xr, const int8_t* w
 #undef EA_ACC_ROW
 #undef EA_ACC_OUT
 
+// One row (a decoder step's projections) against 2 blocks: the 2
+// accumulators of the plain loop make each VPDPBUSD wait for the previous
+// one on its chain; even and odd groups go to separate accumulators (4
+// chains, same loads in the same order), added at the end (wrapping int32,
+// so the sums are the same integers).
+__attribute__((noinline)) void acc_1x32(const int8_t* x, const int8_t* w0, const int8_t* w1, int groups,
+                                        __m512i (*out)[2]) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, b0 = a0, b1 = a0;
+  int g = 0;
+  for (; g + 2 <= groups; g += 2) {
+    const __m512i xa = bcast_word(x + 4 * g), xb = bcast_word(x + 4 * g + 4);
+    a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(g)), flip), xa);
+    a1 = _mm512_dpbusd_epi32(a1, _mm512_xor_si512(_mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(g)), flip), xa);
+    b0 = _mm512_dpbusd_epi32(b0, _mm512_xor_si512(_mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(g) + 64), flip), xb);
+    b1 = _mm512_dpbusd_epi32(b1, _mm512_xor_si512(_mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(g) + 64), flip), xb);
+  }
+  if (g < groups) {
+    const __m512i xa = bcast_word(x + 4 * g);
+    a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(g)), flip), xa);
+    a1 = _mm512_dpbusd_epi32(a1, _mm512_xor_si512(_mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(g)), flip), xa);
+  }
+  out[0][0] = _mm512_add_epi32(a0, b0);
+  out[0][1] = _mm512_add_epi32(a1, b1);
+}
+
 template <int MR, int NB>
 void tile(const Job& j, int m, int b, const int8_t* w, const uint32_t* corr, const int32_t* tail) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
@@ -97,11 +123,14 @@ void tile(const Job& j, int m, int b, const int8_t* w, const uint32_t* corr, con
   __m512i acc[MR][NB];
   if constexpr (MR == 8 && NB == 2) {
     acc_8x32(xr, wb[0], wb[1], groups, acc);
+  } else if constexpr (MR == 1 && NB == 2) {
+    acc_1x32(xr[0], wb[0], wb[1], groups, acc);
   } else {
     for (int r = 0; r < MR; ++r)
       for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_setzero_si512();
   }
-  for (int g = 0; (MR != 8 || NB != 2) && g < groups; ++g) {
+  constexpr bool kNamed = (MR == 8 && NB == 2) || (MR == 1 && NB == 2);
+  for (int g = 0; !kNamed && g < groups; ++g) {
     __m512i wv[NB];
     for (int c = 0; c < NB; ++c) {
       wv[c] = _mm512_xor_si512(_mm512_loadu_si512(wb[c] + 64 * static_cast<ptrdiff_t>(g)), flip);
