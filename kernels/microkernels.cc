@@ -52,6 +52,9 @@ namespace kernels {
 namespace {
 
 #define EA_UKERNEL(path, fn) {KernelPath::path, #fn, fn},
+// The end entry: path kCount (what the constexpr code below tests: comparing
+// a function's address with null is not a constant expression in every build,
+// e.g. GCC with -fsanitize=undefined) and fn null (what callers test).
 #define EA_LIST_END {KernelPath::kCount, nullptr, nullptr}
 
 constexpr Microkernel<Qs8LinearFn> kQs8Linear[] = {
@@ -115,7 +118,7 @@ template <class Fn, int N>
 constexpr Fn pick(const Microkernel<Fn> (&list)[N], KernelPath path) {
   Fn fn = nullptr;
   for (int i = 0; i < N; ++i) {
-    if (list[i].fn != nullptr && extends(path, list[i].path)) fn = list[i].fn;
+    if (list[i].path != KernelPath::kCount && extends(path, list[i].path)) fn = list[i].fn;
   }
   return fn;
 }
@@ -123,7 +126,7 @@ constexpr Fn pick(const Microkernel<Fn> (&list)[N], KernelPath path) {
 // A path is in this build when its own int8 linear is (every path has one).
 constexpr bool built(KernelPath path) {
   for (const auto& k : kQs8Linear) {
-    if (k.fn != nullptr && k.path == path) return true;
+    if (k.path == path) return true;
   }
   return false;
 }
