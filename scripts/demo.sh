@@ -3,7 +3,8 @@
 # to int8 and f32, check both against PyTorch's held-out outputs through the
 # runtime, show int8 accuracy on data calibration did not see (held-out
 # samples, a held-out split, inputs 1.25x beyond the calibrated range), draw
-# attention heatmaps, time token-by-token decoding with the KV cache, show
+# attention heatmaps, decode the transformer greedily with the KV cache (int8
+# vs f32 vs PyTorch, cached step vs full re-run latency), show
 # what coverage attention changes (models/coverage: int8 vs PyTorch, attention
 # maps with and without coverage) and print a summary. Writes only to out/ (and
 # build/host, shared with scripts/test.sh).
@@ -24,7 +25,7 @@ LOGS=$OUT/logs
 JOBS=${EA_JOBS:-2}
 REPEAT=${EA_DEMO_REPEAT:-20}   # timing repeats of eval
 CONVERT=
-BENCH=
+DECODE=
 MODELS=()
 # Heatmaps drawn from the int8 models, as MODEL:LAYER:HEAD (written to
 # out/attention_LAYER.svg; sample 0 of reference.npz).
@@ -54,9 +55,10 @@ build() {
   local start=$SECONDS
   logged "$LOGS/configure.log" \
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON
-  logged "$LOGS/build.log" cmake --build "$BUILD" -j"$JOBS" --target edgeattn-convert edgeattn-bench
+  logged "$LOGS/build.log" cmake --build "$BUILD" -j"$JOBS" \
+    --target edgeattn-convert edgeattn-greedy-decode
   CONVERT=$BUILD/converter/edgeattn-convert
-  BENCH=$BUILD/bench/edgeattn-bench
+  DECODE=$BUILD/converter/demo/edgeattn-greedy-decode
   if [[ ! -x "$CONVERT" ]]; then
     echo "FAILED: $CONVERT was not built (see $LOGS/build.log)" >&2
     exit 1
@@ -197,24 +199,23 @@ evaluate() {
   done
 }
 
-# Token-by-token decoding of the transformer's causal self-attention with its
-# KV cache ("kv_cache": true in models/transformer/spec.json): edgeattn-bench
-# times one Step with N positions cached (the prefix prefilled, untimed)
-# against a full re-run of the layer over N tokens. Steps are bit-identical to
-# the full run's last row (tests/runtime/kv_cache_test.cc).
+# Greedy decoding of the bundled transformer, token by token
+# (edgeattn-greedy-decode, converter/demo/): its three attention layers run in
+# the runtime (int8, and f32 for comparison), embeddings, LayerNorms, FFNs and
+# the head in float64. dec_self decodes with its KV cache ("kv_cache": true in
+# models/transformer/spec.json: one Step per token) and, timed in the same run,
+# by re-running dec_self over the whole prefix at every step; both must give
+# the same tokens (the program exits non-zero otherwise). Sources: the 1000
+# held-out sequences of models/transformer/heldout.npz plus two typed here.
 decode() {
-  local file=$OUT/transformer_int8.eatn n step full
-  [[ -f $file && -x $BENCH ]] || return 0
-  section "Decoding with the KV cache (transformer dec_self, int8): one step vs a full re-run"
-  local median='import json, sys; print(json.load(sys.stdin)["total_median"])'
-  printf '  %-10s %10s %12s %8s\n' positions "step us" "re-run us" "ratio"
-  for n in 1 4 8 13; do
-    step=$("$BENCH" "$file" --layer dec_self --cached --kv-len "$n" --iters 200 --json | python3 -c "$median")
-    full=$("$BENCH" "$file" --layer dec_self --q-len "$n" --iters 200 --json | python3 -c "$median")
-    printf '  %-10s %10.2f %12.2f %7.1fx\n' "$n" "$step" "$full" "$(python3 -c "print($full / $step)")"
-  done
-  echo "  (median of 200 calls, best kernel path; a step projects only the new token and attends over"
-  echo "   the cached K and V; the re-run projects and attends every token of the prefix)"
+  local int8=$OUT/transformer_int8.eatn f32=$OUT/transformer_f32.eatn
+  [[ -f $int8 && -f $f32 && -x $DECODE && -f models/transformer/heldout.npz ]] || return 0
+  section "Greedy decoding with the KV cache (models/transformer, int8 attention in the runtime)"
+  logged "$LOGS/greedy_decode.log" \
+    "$DECODE" --model "$int8" --float-model "$f32" --weights models/transformer/weights.safetensors \
+      --data models/transformer/heldout.npz --source 31415 --source 27182818 --show 3 --positions 1,4,8,13
+  sed 's/^/  /' "$LOGS/greedy_decode.log"
+  echo "  CPU: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) cores online)"
 }
 
 # Coverage attention (models/coverage, issue 11 item 4): the same copy model

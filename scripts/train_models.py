@@ -11,7 +11,7 @@ produces byte-identical files under models/. Writes:
     models/README.md, models/train_report.json
     models/{transformer,bahdanau,pooling,coverage}/{weights.safetensors,
                                             calib.npz,reference.npz,spec.json}
-    models/pooling/heldout.npz, models/bahdanau/weights.pt (torch.save of
+    models/{pooling,transformer}/heldout.npz, models/bahdanau/weights.pt (torch.save of
     the same state dict, read directly by edgeattn-convert)
 
 and ends with a numpy self-test that recomputes every exported attention
@@ -21,6 +21,11 @@ layer from the exported weights + inputs and compares with torch (1e-5).
 
 retrains and exports only the coverage model (models/coverage, ~20 s) and
 updates train_report.json and README.md (the other models' entries stay).
+
+    /usr/bin/python3 scripts/train_models.py --only transformer-heldout
+
+writes only models/transformer/heldout.npz (held-out sources + PyTorch's
+greedy output) from the exported transformer weights, without training.
 """
 import json
 import math
@@ -335,6 +340,35 @@ def train_transformer(train, held, steps=800, bs=64):
     pred = model.greedy(torch.from_numpy(hs)).numpy()
     tok, exact = reversal_metrics(pred, ht, hl)
     return model, tok, exact
+
+
+def export_transformer_heldout(model, held, report):
+    """models/transformer/heldout.npz for the C++ greedy decoder
+    (converter/demo/greedy_decode.cc): the 1000 held-out sources and PyTorch's
+    float greedy output, so the demo and its test compare with the trained
+    model on exactly these sequences. Compressed: digits compress ~10x."""
+    src, lens, _, tgt = held
+    with torch.no_grad():
+        pred = model.greedy(torch.from_numpy(src)).numpy()
+    _, exact = reversal_metrics(pred, tgt, lens)
+    path = os.path.join(OUT, "transformer", "heldout.npz")
+    d = {"src": src.astype(np.int32), "src_len": lens.astype(np.int32),
+         "torch_greedy": pred.astype(np.int32)}
+    np.savez_compressed(path, **d)
+    back = np.load(path)
+    for k in d:
+        assert back[k].dtype == d[k].dtype and np.array_equal(back[k], d[k]), k
+    report["transformer"]["heldout_npz_exact"] = int(round(exact * len(src)))
+    print(f"  transformer heldout.npz: PyTorch greedy reverses {report['transformer']['heldout_npz_exact']}"
+          f" of {len(src)} exactly")
+
+
+def load_transformer():
+    """Model A from its exported weights (no training)."""
+    m = TinyTransformer()
+    w, _ = read_safetensors(os.path.join(OUT, "transformer", "weights.safetensors"))
+    m.load_state_dict({k: torch.from_numpy(v) for k, v in w.items()})
+    return m.eval()
 
 
 # ----------------------------------------------------------------------------
@@ -892,7 +926,7 @@ def write_readme(report):
     rt, rb, rp = report["transformer"], report["bahdanau"], report["pooling"]
     def tables(name):
         s = ""
-        for fn in ["calib.npz", "reference.npz"] + (["heldout.npz"] if name == "pooling" else []):
+        for fn in ["calib.npz", "reference.npz"] + (["heldout.npz"] if name in ("pooling", "transformer") else []):
             s += f"\n`{name}/{fn}`:\n\n| key | dtype | shape |\n|---|---|---|\n" + npz_table(os.path.join(OUT, name, fn)) + "\n"
         return s
 
@@ -965,6 +999,15 @@ Exported layers: `enc_self` (Lq = Lk = 12, key padding), `dec_self` (Lq = Lk = 1
 causal, no padding: teacher-forced full-length decoder input), `dec_cross`
 (Lq = 13 decoder states, Lk = 12 encoder memory, key padding). Activations are
 recorded with teacher forcing.
+
+`heldout.npz` holds the {rt['n_heldout']} held-out sequences themselves for the C++
+greedy decoder (`edgeattn-greedy-decode`, docs/workflow.md): `src` int32
+[N, 12] (PAD-padded digits), `src_len` int32 [N] and `torch_greedy` int32
+[N, 13], PyTorch's float greedy output (13 steps, not stopped at EOS), which
+reverses **{rt.get('heldout_npz_exact', '?')}** of the {rt['n_heldout']} exactly
+(`heldout_npz_exact` in train_report.json). Re-create it alone from the
+exported weights with `/usr/bin/python3 scripts/train_models.py --only
+transformer-heldout`.
 {tables('transformer')}
 ## bahdanau (model B)
 
@@ -1071,6 +1114,7 @@ def main():
                              "n_heldout": len(held[0]), "params": nparams(mA)}
     d = os.path.join(OUT, "transformer")
     export_weights(mA, os.path.join(d, "weights.safetensors"), {"model": "transformer", "format": "pt"})
+    export_transformer_heldout(mA, held, report)
     layout = [("enc_self", "self", True), ("dec_self", "self", False), ("dec_cross", "cross_kv", True)]
     for fname, data, idx, with_ref in [("calib.npz", train, calib_idx, False), ("reference.npz", held, ref_idx, True)]:
         src, lens, dec_in, _ = [torch.from_numpy(a[idx]) for a in data]
@@ -1192,6 +1236,14 @@ if __name__ == "__main__":
         write_readme(report)
         print(json.dumps(report["coverage"], indent=2))
         print(f"total run time: {time.time() - t0:.1f} s")
+    elif sys.argv[1:3] == ["--only", "transformer-heldout"]:
+        # Only models/transformer/heldout.npz from the exported weights (~5 s)
+        with open(os.path.join(OUT, "train_report.json")) as f:
+            report = json.load(f)
+        held = make_reversal_data(np.random.default_rng(SEED), 1000)   # main()'s first draw
+        export_transformer_heldout(load_transformer(), held, report)
+        write_json(os.path.join(OUT, "train_report.json"), report)
+        write_readme(report)
     elif sys.argv[1:2] == ["--export-pt"]:
         # Only the PyTorch checkpoint of an already exported model, e.g.
         #   python3 scripts/train_models.py --export-pt bahdanau

@@ -1,0 +1,35 @@
+// Greedy decoding of the bundled transformer: float64 embeddings, LayerNorms,
+// FFNs and head (transformer_float.h) around the runtime's attention layers
+// (runtime_attention.h), mirroring scripts/train_models.py's pre-LN
+// EncLayer / DecLayer / TinyTransformer.greedy one decoder row at a time.
+#ifndef EDGEATTN_CONVERTER_DEMO_GREEDY_H_
+#define EDGEATTN_CONVERTER_DEMO_GREEDY_H_
+
+#include <vector>
+
+#include "converter/demo/runtime_attention.h"
+#include "converter/demo/transformer_float.h"
+
+namespace edgeattn {
+namespace demo {
+
+// How dec_self sees the prefix: kCached = one Interpreter::Step per token on
+// the KV cache; kRerun = a full causal Run over every token so far (last row used).
+enum class SelfMode { kCached, kRerun };
+
+struct Decoded {
+  std::vector<int> tokens;      // generated tokens, up to and including EOS
+  std::vector<double> self_us;  // per step: the dec_self runtime call alone
+  std::vector<double> step_us;  // per step: the whole decoder step, embedding to argmax
+};
+
+// Encodes `digits` (at most m.src_len, padded with PAD like the training data),
+// caches the cross-attention memory, then decodes from BOS until EOS or
+// max_target_len() tokens.
+Decoded GreedyDecode(const TransformerFloat& m, RuntimeAttention& rt, const std::vector<int>& digits,
+                     SelfMode mode);
+
+}  // namespace demo
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_DEMO_GREEDY_H_
