@@ -21,7 +21,17 @@
 //                          a time through the table's row primitives; the fused
 //                          qs8_attention kernels may pair rows, so their stages
 //                          sum to a little more than the fused time; the softmax
-//                          stage includes restoring its kv scores per row)
+//                          stage includes restoring its kv scores per row; the
+//                          tiling paths run the layer's attention as tiles
+//                          instead, split in mha_tile_stage_qs8)
+//   mha_tile_stage_qs8     the tiled int8 attention of the MHA layer split by
+//                          stage, per tiling variant (kernels/lists/
+//                          qs8_attention_tile.inc): L {64,128,256} x d 128 x
+//                          heads 4, L 128 x d 128 x heads 8, L 128 x d 256 x
+//                          heads 8; stage:pack (K and V of every head),
+//                          stage:qk, stage:softmax (exp, normalization and the
+//                          P.V operand), stage:pv, every tile of every head
+//                          on the inputs the earlier stages gave it
 //   mha_decoder_{qs8,f32}  1 query x kv {64,256,1024} cached K/V, d 256, 4 heads
 //   additive_{qs8,f32}     1 query x kv {32,128}, query/key dim dq = dk = 256,
 //                          attention dim da = 128, value dim dv = 256; keys:cached
@@ -71,6 +81,7 @@
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
+#include "edgeattn/kernels/requant.h"
 
 #if EA_HAVE_XNNPACK
 #include <xnnpack.h>
@@ -338,6 +349,86 @@ void BM_Qs8MhaStage(benchmark::State& state, ek::KernelPath path, int L, int d, 
   if (stage == MhaStage::kProj) ops = 8.0 * L * static_cast<double>(d) * d;
   if (stage == MhaStage::kQk || stage == MhaStage::kPv) ops = 2.0 * L * static_cast<double>(L) * d;
   SetFlops(state, ops);
+}
+
+// One stage of the tiled int8 attention (attention_tile.h) over every head
+// and tile of the MHA layer, as the layer runs it: Q/K/V from the int8
+// projections of the same inputs as BM_Qs8Mha, then per head the path's own
+// pack, qk, softmax and pv stages. Each tile keeps its own scores and
+// probabilities (the layer reuses one tile's), so a stage is timed alone on
+// the inputs the earlier stages gave it; the working set is a little larger
+// than the layer's.
+enum class TileStage { kPack, kQk, kSoftmax, kPv };
+
+void BM_Qs8MhaTileStage(benchmark::State& state, const ek::Qs8AttnTileStages& st, ek::KernelPath path, int L,
+                        int d, int heads, TileStage stage) {
+  const ek::KernelTable& t = *ek::kernel_table(path);
+  const int hd = d / heads, tiles = (L + ek::kQs8AttnTileRows - 1) / ek::kQs8AttnTileRows;
+  Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13);
+  const auto x = RandS8(static_cast<size_t>(L) * d, 15);
+  std::vector<int8_t> q(static_cast<size_t>(L) * d), kp(q.size()), vp(q.size()), ctx(q.size());
+  wq.Run(t, L, x.data(), d, q.data(), d);
+  wk.Run(t, L, x.data(), d, kp.data(), d);
+  wv.Run(t, L, x.data(), d, vp.data(), d);
+  const size_t head_bytes = ek::qs8_attention_tile_bytes(L, hd, hd);
+  std::vector<uint8_t> scratch(heads * head_bytes * static_cast<size_t>(tiles));
+  std::vector<ek::QS8AttentionArgs> args(heads);
+  std::vector<ek::Qs8AttnTile> tile(static_cast<size_t>(heads) * tiles);
+  std::vector<ek::Qs8AttnTileRows> rows(tile.size());
+  const ek::SoftmaxExpParams sx = [&] {
+    const ek::QS8AttentionArgs a = Qs8Head(L, L, hd, d);
+    return ek::softmax_exp_params(a.score_mult, a.score_shift);
+  }();
+  for (int h = 0; h < heads; ++h) {
+    ek::QS8AttentionArgs& a = args[h];
+    a = Qs8Head(L, L, hd, d);
+    a.q = q.data() + h * hd; a.k = kp.data() + h * hd; a.v = vp.data() + h * hd; a.out = ctx.data() + h * hd;
+    for (int i = 0; i < tiles; ++i) {
+      // Tile 0 of each head holds the packed keys and values; every tile
+      // its own rows of scores, probabilities and planes.
+      ek::Qs8AttnTile& ti = tile[static_cast<size_t>(h) * tiles + i];
+      ti = ek::carve_qs8_attention_tile(scratch.data() + (static_cast<size_t>(h) * tiles + i) * head_bytes, L, hd, hd);
+      if (i == 0) st.pack(a, L, &ti);
+      const ek::Qs8AttnTile& t0 = tile[static_cast<size_t>(h) * tiles];
+      ti.keys = t0.keys; ti.key_terms = t0.key_terms; ti.values = t0.values; ti.value_keys = t0.value_keys;
+      ek::qs8_attention_tile_rows(a, i * ek::kQs8AttnTileRows, &rows[static_cast<size_t>(h) * tiles + i]);
+    }
+  }
+  auto each_tile = [&](auto fn) {
+    for (int h = 0; h < heads; ++h) {
+      for (int i = 0; i < tiles; ++i) fn(args[h], tile[static_cast<size_t>(h) * tiles + i], &rows[static_cast<size_t>(h) * tiles + i]);
+    }
+  };
+  each_tile([&](const ek::QS8AttentionArgs& a, const ek::Qs8AttnTile& ti, ek::Qs8AttnTileRows* r) {
+    const int keys = r->limit[r->n - 1];
+    st.qk(a, ti, *r, keys);
+    st.softmax(a, sx, ti, r, keys);
+  });
+  for (auto _ : state) {
+    switch (stage) {
+      case TileStage::kPack:
+        for (int h = 0; h < heads; ++h) st.pack(args[h], L, &tile[static_cast<size_t>(h) * tiles]);
+        break;
+      case TileStage::kQk:
+        each_tile([&](const ek::QS8AttentionArgs& a, const ek::Qs8AttnTile& ti, ek::Qs8AttnTileRows* r) {
+          st.qk(a, ti, *r, r->limit[r->n - 1]);
+        });
+        break;
+      case TileStage::kSoftmax:
+        each_tile([&](const ek::QS8AttentionArgs& a, const ek::Qs8AttnTile& ti, ek::Qs8AttnTileRows* r) {
+          st.softmax(a, sx, ti, r, r->limit[r->n - 1]);
+        });
+        break;
+      case TileStage::kPv:
+        each_tile([&](const ek::QS8AttentionArgs& a, const ek::Qs8AttnTile& ti, ek::Qs8AttnTileRows* r) {
+          st.pv(a, ti, *r, r->limit[r->n - 1]);
+        });
+        break;
+    }
+    benchmark::DoNotOptimize(scratch.data());
+    benchmark::DoNotOptimize(ctx.data());
+  }
+  SetFlops(state, stage == TileStage::kQk || stage == TileStage::kPv ? 2.0 * L * static_cast<double>(L) * d : 0.0);
 }
 
 // Multi-head attention, int8. decoder: q_len = 1 against kv cached keys (K/V
@@ -659,6 +750,26 @@ void RegisterKernels() {
     }
   }
   for (int kv : {64, 256, 1024}) attention(1, kv, 64);
+  // The tiled attention's stages inside the MHA layer, per tiling variant
+  // (the projections: mha_stage_qs8 .../stage:proj).
+  for (const ek::Microkernel<ek::Qs8AttnTileStagesFn>* v = l.qs8_attention_tile; v->fn != nullptr; ++v) {
+    if (!ek::kernel_path_supported(v->path)) continue;
+    const ek::Qs8AttnTileStages* st = &v->fn();
+    const ek::KernelPath path = v->path;
+    for (const auto& shape : {std::array<int, 3>{64, 128, 4}, std::array<int, 3>{128, 128, 4},
+                              std::array<int, 3>{256, 128, 4}, std::array<int, 3>{128, 128, 8},
+                              std::array<int, 3>{128, 256, 8}}) {
+      const std::pair<const char*, TileStage> stages[] = {
+          {"pack", TileStage::kPack}, {"qk", TileStage::kQk}, {"softmax", TileStage::kSoftmax}, {"pv", TileStage::kPv}};
+      for (const auto& stage : stages) {
+        const int L = shape[0], d = shape[1], h = shape[2];
+        const TileStage which = stage.second;
+        reg("mha_tile_stage_qs8/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:" + std::to_string(h) +
+                "/stage:" + stage.first + "/" + ek::kernel_path_name(path),
+            [=](benchmark::State& s) { BM_Qs8MhaTileStage(s, *st, path, L, d, h, which); });
+      }
+    }
+  }
 }
 
 void RegisterAll() {

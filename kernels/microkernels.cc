@@ -87,6 +87,9 @@ constexpr Microkernel<Qs8SoftmaxExpRowFn> kQs8SoftmaxExpRow[] = {
 constexpr Microkernel<Qs8PvRowFn> kQs8PvRow[] = {
 #include "lists/qs8_pv_row.inc"
     EA_LIST_END};
+constexpr Microkernel<Qs8AttnTileStagesFn> kQs8AttentionTile[] = {
+#include "lists/qs8_attention_tile.inc"
+    EA_LIST_END};
 
 #undef EA_UKERNEL
 #undef EA_LIST_END
@@ -171,7 +174,7 @@ constexpr Tables kTables = make_tables();
 
 constexpr MicrokernelLists kLists = {kQs8Linear,   kF32Linear,     kQs8Attention,     kF32Attention,
                                      kQs8Additive, kF32Additive,   kQs8QkRow,         kQs8SoftmaxRow,
-                                     kQs8SoftmaxExpRow, kQs8PvRow};
+                                     kQs8SoftmaxExpRow, kQs8PvRow,   kQs8AttentionTile};
 
 }  // namespace
 

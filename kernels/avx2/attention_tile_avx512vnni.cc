@@ -6,7 +6,9 @@
 // every pair of query rows and forms P.V one row at a time. Here one head's
 // keys and values are repacked once into the tile scratch (attention_tile.h)
 // and both products become GEMM tiles of up to 8 query rows, the register
-// tile of the int8 linear (linear_avx512vnni.cc):
+// tile of the int8 linear (linear_avx512vnni.cc). The tile loop is the
+// shared qs8_attention_tiled_with (kernels/ref/attention_tiled.cc); this
+// file gives its four stages (attention_tile.h):
 //
 // Q.K^T (lanes = 16 keys, 2 key blocks x 8 rows = 16 accumulators): the keys
 // are the unsigned operand of VPDPBUSD, stored as k' = k + 128, the query's 4
@@ -33,11 +35,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "avx2_kernels.h"
 #include "avx512_common.h"
 #include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/packed_weights.h"
+#include "edgeattn/kernels/requant.h"
 
 // GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
 // don't-care operand of the set/mask intrinsics): a false positive.
@@ -110,27 +114,59 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 
 using TileRows = Qs8AttnTileRows;
 
-// The K loop of a full 8-row x 2-block tile with 16 named accumulators,
+// Per query row of a tile, what Q.K^T adds to every score: the row term
+// -(128 + zk) B, B = sum_i (q_i - zq) (wrapping, like the kernels' int32
+// sums; the keys are stored as k + 128), and the row's partial last 4-byte
+// group of q (zero-padded), the broadcast operand of the last K step.
+struct QkRowTerms {
+  int32_t neg_row_term[kMr];
+  int32_t q_tail[kMr];
+};
+
+// sum_i q_i as one VPDPBUSD per 64 bytes (bytes of 1 unsigned, q signed).
+QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const TileRows& rows) {
+  QkRowTerms rt;
+  const __m512i ones = _mm512_set1_epi8(1);
+  const int groups = a.head_dim / 4;
+  for (int r = 0; r < rows.n; ++r) {
+    const int8_t* q = a.q + static_cast<ptrdiff_t>(rows.m + r) * a.q_stride;
+    __m512i acc = _mm512_setzero_si512();
+    for (int off = 0; off < a.head_dim; off += 64) {
+      const int m = a.head_dim - off < 64 ? a.head_dim - off : 64;
+      const __mmask64 live = m == 64 ? ~__mmask64{0} : (__mmask64{1} << m) - 1u;
+      acc = _mm512_dpbusd_epi32(acc, ones, _mm512_maskz_loadu_epi8(live, q + off));
+    }
+    const uint32_t b = static_cast<uint32_t>(_mm512_reduce_add_epi32(acc)) -
+                       static_cast<uint32_t>(a.head_dim) * static_cast<uint32_t>(a.q_zp);
+    rt.neg_row_term[r] = static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)) * b);
+    uint32_t tail = 0;
+    for (int i = 4 * groups; i < a.head_dim; ++i) {
+      tail |= static_cast<uint32_t>(static_cast<uint8_t>(q[i])) << (8 * (i - 4 * groups));
+    }
+    rt.q_tail[r] = static_cast<int32_t>(tail);
+  }
+  return rt;
+}
+
+// The K loop of a full 8-row x 2-block P.V tile with 16 named accumulators,
 // updated in place: acc[r][c] += VPDPBUSD over `groups` 4-byte groups of
-// the two packed blocks w0, w1 (64 bytes per group) and the 4 bytes at
-// row[r] + 4 g broadcast. kRowUnsigned: the broadcast row bytes are the
-// unsigned operand (P.V's probability planes), else the blocks are (Q.K's
-// keys + 128). GCC 12 compiles the accumulator-array form of the tiles
-// below with two register copies per accumulator and step (as in
-// linear_avx512vnni.cc); named variables keep them in registers.
+// the two packed value blocks w0, w1 (64 bytes per group) with the 4
+// probability bytes at row[r] + 4 g broadcast as the unsigned operand.
+// GCC 12 compiles the accumulator-array form of the tiles below with two
+// register copies per accumulator and step (as in linear_avx512vnni.cc);
+// named variables keep them in registers.
 #define EA_ACC_IN(r) __m512i a##r##0 = acc[r][0], a##r##1 = acc[r][1];
-#define EA_ACC_ROW(r)                                                                \
-  {                                                                                  \
-    const __m512i bv = bcast_word(row[r] + 4 * static_cast<ptrdiff_t>(g));           \
-    a##r##0 = kRowUnsigned ? _mm512_dpbusd_epi32(a##r##0, bv, v0) : _mm512_dpbusd_epi32(a##r##0, v0, bv); \
-    a##r##1 = kRowUnsigned ? _mm512_dpbusd_epi32(a##r##1, bv, v1) : _mm512_dpbusd_epi32(a##r##1, v1, bv); \
+#define EA_ACC_ROW(r)                                                        \
+  {                                                                          \
+    const __m512i bv = bcast_word(row[r] + 4 * static_cast<ptrdiff_t>(g));   \
+    a##r##0 = _mm512_dpbusd_epi32(a##r##0, bv, v0);                          \
+    a##r##1 = _mm512_dpbusd_epi32(a##r##1, bv, v1);                          \
   }
 #define EA_ACC_OUT(r) \
   acc[r][0] = a##r##0;  \
   acc[r][1] = a##r##1;
-template <bool kRowUnsigned>
-__attribute__((noinline)) void acc_8x2(const uint8_t* const* rows8, const int8_t* w0, const int8_t* w1, int groups,
-                                       __m512i (*acc)[2]) {
+__attribute__((noinline)) void pv_acc_8x2(const uint8_t* const* rows8, const int8_t* w0, const int8_t* w1, int groups,
+                                          __m512i (*acc)[2]) {
   const uint8_t* row[8];
   for (int r = 0; r < 8; ++r) row[r] = rows8[r];
   EA_ACC_IN(0) EA_ACC_IN(1) EA_ACC_IN(2) EA_ACC_IN(3) EA_ACC_IN(4) EA_ACC_IN(5) EA_ACC_IN(6) EA_ACC_IN(7)
@@ -145,39 +181,84 @@ __attribute__((noinline)) void acc_8x2(const uint8_t* const* rows8, const int8_t
 #undef EA_ACC_ROW
 #undef EA_ACC_OUT
 
+// A full 8-row x 2-block Q.K^T tile from start to end in 16 named
+// accumulators: the row terms in, the K loop over the packed key blocks w0,
+// w1 (keys + 128, the unsigned operand) against the query's 4 bytes
+// broadcast, the head dim's partial last group (q_tail, when `tail`), the
+// key terms out and the scores stored. With a head dim of 16 or 32 the K
+// loop is only 4 or 8 steps, so keeping the accumulators out of memory
+// between these phases is most of the tile's time.
+#define EA_QK_IN(r) __m512i a##r##0 = _mm512_set1_epi32(rt.neg_row_term[r]), a##r##1 = a##r##0;
+#define EA_QK_STEP(r, bv_expr)           \
+  {                                      \
+    const __m512i bv = (bv_expr);        \
+    a##r##0 = _mm512_dpbusd_epi32(a##r##0, v0, bv); \
+    a##r##1 = _mm512_dpbusd_epi32(a##r##1, v1, bv); \
+  }
+#define EA_QK_ROW(r) EA_QK_STEP(r, bcast_word(q[r] + 4 * static_cast<ptrdiff_t>(g)))
+#define EA_QK_TAIL(r) EA_QK_STEP(r, _mm512_set1_epi32(rt.q_tail[r]))
+#define EA_QK_OUT(r)                                                                        \
+  _mm512_storeu_si512(scores + (r) * static_cast<ptrdiff_t>(stride), _mm512_sub_epi32(a##r##0, kt0)); \
+  _mm512_storeu_si512(scores + (r) * static_cast<ptrdiff_t>(stride) + 16, _mm512_sub_epi32(a##r##1, kt1));
+
 // scores[r][16 b + lane] for key blocks b0, b0 + NB.
+__attribute__((noinline)) void qk_tile_8x2(const int8_t* const* q8, const int8_t* w0, const int8_t* w1, int groups,
+                                           bool tail, const QkRowTerms& rt, const int32_t* key_terms,
+                                           int32_t* scores, int stride) {
+  const int8_t* q[8];
+  for (int r = 0; r < 8; ++r) q[r] = q8[r];
+  EA_QK_IN(0) EA_QK_IN(1) EA_QK_IN(2) EA_QK_IN(3) EA_QK_IN(4) EA_QK_IN(5) EA_QK_IN(6) EA_QK_IN(7)
+  for (int g = 0; g < groups; ++g) {
+    const __m512i v0 = _mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(g));
+    const __m512i v1 = _mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(g));
+    EA_QK_ROW(0) EA_QK_ROW(1) EA_QK_ROW(2) EA_QK_ROW(3) EA_QK_ROW(4) EA_QK_ROW(5) EA_QK_ROW(6) EA_QK_ROW(7)
+  }
+  if (tail) {
+    const __m512i v0 = _mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(groups));
+    const __m512i v1 = _mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(groups));
+    EA_QK_TAIL(0) EA_QK_TAIL(1) EA_QK_TAIL(2) EA_QK_TAIL(3) EA_QK_TAIL(4) EA_QK_TAIL(5) EA_QK_TAIL(6) EA_QK_TAIL(7)
+  }
+  const __m512i kt0 = _mm512_loadu_si512(key_terms), kt1 = _mm512_loadu_si512(key_terms + 16);
+  EA_QK_OUT(0) EA_QK_OUT(1) EA_QK_OUT(2) EA_QK_OUT(3) EA_QK_OUT(4) EA_QK_OUT(5) EA_QK_OUT(6) EA_QK_OUT(7)
+}
+#undef EA_QK_IN
+#undef EA_QK_STEP
+#undef EA_QK_ROW
+#undef EA_QK_TAIL
+#undef EA_QK_OUT
+
 template <int MR, int NB>
-void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int b0) {
+void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, const QkRowTerms& rt,
+             int b0) {
   const size_t block = packed_block_bytes(a.head_dim);
   const int groups = a.head_dim / 4;
   const int8_t* q[MR];
   for (int r = 0; r < MR; ++r) q[r] = a.q + static_cast<ptrdiff_t>(rows.m + r) * a.q_stride;
   const int8_t* w[NB];
   for (int c = 0; c < NB; ++c) w[c] = t.keys + static_cast<size_t>(b0 + c) * block;
+  if constexpr (MR == 8 && NB == 2) {
+    qk_tile_8x2(q, w[0], w[1], groups, 4 * groups < a.head_dim, rt, t.key_terms + kPackN * b0, t.scores + kPackN * b0,
+                t.stride);
+    return;
+  }
   __m512i acc[MR][NB];
   for (int r = 0; r < MR; ++r) {
-    const __m512i init = _mm512_set1_epi32(rows.neg_row_term[r]);
+    const __m512i init = _mm512_set1_epi32(rt.neg_row_term[r]);
     for (int c = 0; c < NB; ++c) acc[r][c] = init;
   }
-  if constexpr (MR == 8 && NB == 2) {
-    const uint8_t* qb[8];
-    for (int r = 0; r < 8; ++r) qb[r] = reinterpret_cast<const uint8_t*>(q[r]);
-    acc_8x2<false>(qb, w[0], w[1], groups, acc);
-  } else {
-    for (int g = 0; g < groups; ++g) {
-      __m512i wv[NB];
-      for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(g));
-      for (int r = 0; r < MR; ++r) {
-        const __m512i qv = bcast_word(q[r] + 4 * static_cast<ptrdiff_t>(g));
-        for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], qv);
-      }
+  for (int g = 0; g < groups; ++g) {
+    __m512i wv[NB];
+    for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(g));
+    for (int r = 0; r < MR; ++r) {
+      const __m512i qv = bcast_word(q[r] + 4 * static_cast<ptrdiff_t>(g));
+      for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], qv);
     }
   }
   if (4 * groups < a.head_dim) {
     __m512i wv[NB];
     for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(groups));
     for (int r = 0; r < MR; ++r) {
-      const __m512i qv = _mm512_set1_epi32(rows.q_tail[r]);
+      const __m512i qv = _mm512_set1_epi32(rt.q_tail[r]);
       for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], qv);
     }
   }
@@ -192,10 +273,11 @@ void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
 
 template <int MR>
 void qk_rows(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int keys) {
+  const QkRowTerms rt = qk_row_terms(a, rows);
   const int blocks = (keys + kPackN - 1) / kPackN;
   int b = 0;
-  for (; b + 2 <= blocks; b += 2) qk_tile<MR, 2>(a, t, rows, b);
-  if (b < blocks) qk_tile<MR, 1>(a, t, rows, b);
+  for (; b + 2 <= blocks; b += 2) qk_tile<MR, 2>(a, t, rows, rt, b);
+  if (b < blocks) qk_tile<MR, 1>(a, t, rows, rt, b);
 }
 
 // out[r][16 b + lane] for channel blocks b0, b0 + NB over `groups` 4-key groups.
@@ -212,7 +294,7 @@ void pv_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
     if constexpr (MR == 8 && NB == 2) {
       const uint8_t* pr[8];
       for (int r = 0; r < 8; ++r) pr[r] = plane + static_cast<ptrdiff_t>(r) * t.stride;
-      acc_8x2<true>(pr, w[0], w[1], groups, acc);
+      pv_acc_8x2(pr, w[0], w[1], groups, acc);
       return;
     }
     for (int g = 0; g < groups; ++g) {
@@ -299,24 +381,47 @@ int32_t normalize_to_planes(ProbNormalizer pn, const Qs8AttnTile& t, int r, int 
   return _mm512_reduce_add_epi32(psum);
 }
 
-template <int MR>
-void run_tile(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Qs8AttnTile& t, int kv_packed,
-              TileRows* rows) {
-  const int keys = rows->limit[MR - 1];  // limits never decrease down the rows
-  qk_rows<MR>(a, t, *rows, keys);
-  // Softmax in three sweeps over the tile's rows, so that the rows' 64-bit
-  // divisions (one per row, in prob_normalizer) overlap instead of each
-  // stalling its own row (perf: ~25 % of the normalization with 8 heads of 16).
-  uint32_t sums[MR];
-  for (int r = 0; r < MR; ++r) {
+// Calls f(std::integral_constant<int, n>()) for the tile's row count n, so
+// the stages run register tiles of exactly n rows.
+template <class F>
+void with_rows(int n, F f) {
+  switch (n) {
+    case 8: f(std::integral_constant<int, 8>()); break;
+    case 7: f(std::integral_constant<int, 7>()); break;
+    case 6: f(std::integral_constant<int, 6>()); break;
+    case 5: f(std::integral_constant<int, 5>()); break;
+    case 4: f(std::integral_constant<int, 4>()); break;
+    case 3: f(std::integral_constant<int, 3>()); break;
+    case 2: f(std::integral_constant<int, 2>()); break;
+    default: f(std::integral_constant<int, 1>()); break;
+  }
+}
+
+void pack_stage(const QS8AttentionArgs& a, int keys, Qs8AttnTile* t) {
+  pack_keys(a, keys, *t);
+  pack_values(a, keys, *t);
+  t->value_keys = packed_k(keys);
+}
+
+void qk_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int keys) {
+  with_rows(rows.n, [&](auto mr) { qk_rows<decltype(mr)::value>(a, t, rows, keys); });
+}
+
+// Softmax in three sweeps over the tile's rows, so that the rows' 64-bit
+// divisions (one per row, in prob_normalizer) overlap instead of each
+// stalling its own row (perf: ~25 % of the normalization with 8 heads of 16).
+void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Qs8AttnTile& t, TileRows* rows,
+                   int keys) {
+  uint32_t sums[kMr];
+  for (int r = 0; r < rows->n; ++r) {
     const int limit = rows->limit[r];
     sums[r] = limit > 0 ? qs8_softmax_exp_row_with__avx512vnni(limit, t.scores + static_cast<ptrdiff_t>(r) * t.stride, x,
                                                                t.probs + static_cast<ptrdiff_t>(r) * t.stride)
                         : 1u;
   }
-  ProbNormalizer norms[MR];
-  for (int r = 0; r < MR; ++r) norms[r] = prob_normalizer(sums[r]);
-  for (int r = 0; r < MR; ++r) {
+  ProbNormalizer norms[kMr];
+  for (int r = 0; r < rows->n; ++r) norms[r] = prob_normalizer(sums[r]);
+  for (int r = 0; r < rows->n; ++r) {
     const int limit = rows->limit[r];
     rows->p_sum[r] = normalize_to_planes(norms[r], t, r, limit, packed_k(keys), a.weights != nullptr);
     if (a.weights != nullptr) {
@@ -324,35 +429,24 @@ void run_tile(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Qs8Att
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
     }
   }
-  pv_rows<MR>(a, t, *rows, kv_packed, packed_k(keys) / kPackK);
 }
+
+void pv_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int keys) {
+  with_rows(rows.n, [&](auto mr) { pv_rows<decltype(mr)::value>(a, t, rows, t.value_keys, packed_k(keys) / kPackK); });
+}
+
+constexpr Qs8AttnTileStages kStages = {pack_stage, qk_stage, softmax_stage, pv_stage};
 
 }  // namespace
 
+const Qs8AttnTileStages& qs8_attention_tile_stages__avx512vnni() { return kStages; }
+
 void qs8_attention_tiled__avx512vnni(const QS8AttentionArgs& a) {
-  const int keys = attention_row_limit(a.q_len - 1, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-  if (a.tile_scratch == nullptr || a.q_len < kQs8AttnTileMinRows || keys == 0) {
+  if (!qs8_attention_tiles_apply(a)) {
     qs8_attention__avx512vnni(a);
     return;
   }
-  const Qs8AttnTile t = carve_qs8_attention_tile(a.tile_scratch, a.kv_len, a.head_dim, a.v_dim);
-  pack_keys(a, keys, t);
-  pack_values(a, keys, t);
-  const SoftmaxExpParams x = softmax_exp_params(a.score_mult, a.score_shift);
-  for (int m = 0; m < a.q_len; m += kMr) {
-    TileRows rows;
-    qs8_attention_tile_rows(a, m, &rows);
-    switch (rows.n) {
-      case 8: run_tile<8>(a, x, t, packed_k(keys), &rows); break;
-      case 7: run_tile<7>(a, x, t, packed_k(keys), &rows); break;
-      case 6: run_tile<6>(a, x, t, packed_k(keys), &rows); break;
-      case 5: run_tile<5>(a, x, t, packed_k(keys), &rows); break;
-      case 4: run_tile<4>(a, x, t, packed_k(keys), &rows); break;
-      case 3: run_tile<3>(a, x, t, packed_k(keys), &rows); break;
-      case 2: run_tile<2>(a, x, t, packed_k(keys), &rows); break;
-      default: run_tile<1>(a, x, t, packed_k(keys), &rows); break;
-    }
-  }
+  qs8_attention_tiled_with(kStages, a);
 }
 
 }  // namespace kernels

@@ -9,7 +9,9 @@
 // 4 query rows x 16 lanes (one 64-byte group = two ymm of 8 lanes), the
 // probabilities split into byte planes p = 256 ph + pl. Without AVX-512's
 // masked loads the packing and the plane split use scalar tails. The 8-row
-// tile of the scratch is processed as two 4-row halves.
+// tile of the scratch is processed as two 4-row halves. The tile loop is the
+// shared qs8_attention_tiled_with (kernels/ref/attention_tiled.cc); this
+// file gives its four stages (attention_tile.h).
 //
 // tests/kernels/vnni_emu_check.cc compiles this file with VPDPBUSD emulated
 // in AVX2, so CPUs without AVX-VNNI (and qemu) check it too.
@@ -111,6 +113,42 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 
 using Rows = Qs8AttnTileRows;
 
+// Per query row of the tile, what Q.K^T adds to every score: the row term
+// -(128 + zk) B, B = sum_i (q_i - zq) (wrapping like the int32 sums; keys are
+// stored as k + 128), and the partial last 4-byte group of q (zero-padded).
+struct QkRowTerms {
+  int32_t neg_row_term[kQs8AttnTileRows];
+  int32_t q_tail[kQs8AttnTileRows];
+};
+
+// sum_i q_i as one VPDPBUSD per 32 bytes (bytes of 1 unsigned, q signed);
+// the last partial 32 bytes through a zeroed copy.
+QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const Rows& rows) {
+  QkRowTerms rt;
+  const __m256i ones = _mm256_set1_epi8(1);
+  const int groups = a.head_dim / 4;
+  for (int r = 0; r < rows.n; ++r) {
+    const int8_t* q = a.q + static_cast<ptrdiff_t>(rows.m + r) * a.q_stride;
+    __m256i acc = _mm256_setzero_si256();
+    int off = 0;
+    for (; off + 32 <= a.head_dim; off += 32) acc = EA_DPBUSD(acc, ones, load_ymm(q + off));
+    if (off < a.head_dim) {
+      alignas(32) int8_t part[32] = {};
+      std::memcpy(part, q + off, static_cast<size_t>(a.head_dim - off));
+      acc = EA_DPBUSD(acc, ones, _mm256_load_si256(reinterpret_cast<const __m256i*>(part)));
+    }
+    const uint32_t b = static_cast<uint32_t>(hsum_s32(acc)) -
+                       static_cast<uint32_t>(a.head_dim) * static_cast<uint32_t>(a.q_zp);
+    rt.neg_row_term[r] = static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)) * b);
+    uint32_t tail = 0;
+    for (int i = 4 * groups; i < a.head_dim; ++i) {
+      tail |= static_cast<uint32_t>(static_cast<uint8_t>(q[i])) << (8 * (i - 4 * groups));
+    }
+    rt.q_tail[r] = static_cast<int32_t>(tail);
+  }
+  return rt;
+}
+
 // The K loop of a full 4-row x 16-lane tile with 8 named accumulators,
 // updated in place: acc[r][h] += VPDPBUSD over `groups` 4-byte groups of the
 // packed block w (64 bytes per group, h = its two 32-byte halves) and the 4
@@ -149,7 +187,8 @@ __attribute__((noinline)) void acc_4x2(const uint8_t* const* rows4, const int8_t
 
 // Scores of rows r0..r0+MR-1 (tile rows) for key blocks [0, blocks).
 template <int MR>
-void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r0, int blocks) {
+void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, const QkRowTerms& rt, int r0,
+        int blocks) {
   const size_t block = packed_block_bytes(a.head_dim);
   const int groups = a.head_dim / 4;
   const int8_t* q[MR];
@@ -157,7 +196,7 @@ void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r
   for (int b = 0; b < blocks; ++b) {
     const int8_t* w = t.keys + static_cast<size_t>(b) * block;
     __m256i acc[MR][2];
-    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_set1_epi32(rows.neg_row_term[r0 + r]);
+    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_set1_epi32(rt.neg_row_term[r0 + r]);
     if constexpr (MR == 4) {
       const uint8_t* qb[4];
       for (int r = 0; r < 4; ++r) qb[r] = reinterpret_cast<const uint8_t*>(q[r]);
@@ -179,7 +218,7 @@ void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r
       const __m256i w0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(groups));
       const __m256i w1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(groups) + 32);
       for (int r = 0; r < MR; ++r) {
-        const __m256i qv = _mm256_set1_epi32(rows.q_tail[r0 + r]);
+        const __m256i qv = _mm256_set1_epi32(rt.q_tail[r0 + r]);
         acc[r][0] = EA_DPBUSD(acc[r][0], w0, qv);
         acc[r][1] = EA_DPBUSD(acc[r][1], w1, qv);
       }
@@ -288,55 +327,64 @@ void pv(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r
   }
 }
 
-// Rows r0..r0+n-1 of the tile (n in 1..4) through qk (step 0) or pv (step 1).
-void half(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r0, int n, int step,
-          int keys, int kp) {
-  auto go = [&](auto mr) {
-    constexpr int M = decltype(mr)::value;
-    if (step == 0) {
-      qk<M>(a, t, rows, r0, (keys + kPackN - 1) / kPackN);
-    } else {
-      pv<M>(a, t, rows, r0, kp, packed_k(keys) / kPackK);
-    }
-  };
+// Rows r0..r0+n-1 of the tile (n in 1..4): f(std::integral_constant<int, n>()).
+template <class F>
+void with_half(int n, F f) {
   switch (n) {
-    case 4: go(std::integral_constant<int, 4>()); break;
-    case 3: go(std::integral_constant<int, 3>()); break;
-    case 2: go(std::integral_constant<int, 2>()); break;
-    default: go(std::integral_constant<int, 1>()); break;
+    case 4: f(std::integral_constant<int, 4>()); break;
+    case 3: f(std::integral_constant<int, 3>()); break;
+    case 2: f(std::integral_constant<int, 2>()); break;
+    default: f(std::integral_constant<int, 1>()); break;
   }
 }
+
+void pack_stage(const QS8AttentionArgs& a, int keys, Qs8AttnTile* t) {
+  pack_keys(a, keys, *t);
+  pack_values(a, keys, *t);
+  t->value_keys = packed_k(keys);
+}
+
+void qk_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int keys) {
+  const QkRowTerms rt = qk_row_terms(a, rows);
+  for (int r0 = 0; r0 < rows.n; r0 += kMr) {
+    with_half(rows.n - r0 < kMr ? rows.n - r0 : kMr,
+              [&](auto mr) { qk<decltype(mr)::value>(a, t, rows, rt, r0, (keys + kPackN - 1) / kPackN); });
+  }
+}
+
+void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams&, const Qs8AttnTile& t, Rows* rows,
+                   int keys) {
+  for (int r = 0; r < rows->n; ++r) {
+    const int limit = rows->limit[r];
+    rows->p_sum[r] = softmax_to_planes(a, t, r, limit, packed_k(keys), a.weights != nullptr);
+    if (a.weights != nullptr) {
+      write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
+                        a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
+    }
+  }
+}
+
+void pv_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int keys) {
+  for (int r0 = 0; r0 < rows.n; r0 += kMr) {
+    with_half(rows.n - r0 < kMr ? rows.n - r0 : kMr, [&](auto mr) {
+      pv<decltype(mr)::value>(a, t, rows, r0, t.value_keys, packed_k(keys) / kPackK);
+    });
+  }
+}
+
+constexpr Qs8AttnTileStages kStages = {pack_stage, qk_stage, softmax_stage, pv_stage};
 
 }  // namespace
 }  // namespace tile_vnni
 
+const Qs8AttnTileStages& qs8_attention_tile_stages__avxvnni() { return tile_vnni::kStages; }
+
 void qs8_attention_tiled__avxvnni(const QS8AttentionArgs& a) {
-  using namespace tile_vnni;
-  const int keys_all = attention_row_limit(a.q_len - 1, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-  if (a.tile_scratch == nullptr || a.q_len < kQs8AttnTileMinRows || keys_all == 0) {
+  if (!qs8_attention_tiles_apply(a)) {
     qs8_attention__avxvnni(a);
     return;
   }
-  const Qs8AttnTile t = carve_qs8_attention_tile(a.tile_scratch, a.kv_len, a.head_dim, a.v_dim);
-  pack_keys(a, keys_all, t);
-  pack_values(a, keys_all, t);
-  const int kp = packed_k(keys_all);  // the values' packed key count
-  for (int m = 0; m < a.q_len; m += kQs8AttnTileRows) {
-    Rows rows;
-    qs8_attention_tile_rows(a, m, &rows);
-    const int mr = rows.n;
-    const int keys = rows.limit[mr - 1];  // limits never decrease down the rows
-    for (int r0 = 0; r0 < mr; r0 += kMr) half(a, t, rows, r0, mr - r0 < kMr ? mr - r0 : kMr, 0, keys, kp);
-    for (int r = 0; r < mr; ++r) {
-      const int limit = rows.limit[r];
-      rows.p_sum[r] = softmax_to_planes(a, t, r, limit, packed_k(keys), a.weights != nullptr);
-      if (a.weights != nullptr) {
-        write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
-                          a.weights + static_cast<ptrdiff_t>(m + r) * a.weights_stride);
-      }
-    }
-    for (int r0 = 0; r0 < mr; r0 += kMr) half(a, t, rows, r0, mr - r0 < kMr ? mr - r0 : kMr, 1, keys, kp);
-  }
+  qs8_attention_tiled_with(tile_vnni::kStages, a);
 }
 
 }  // namespace kernels

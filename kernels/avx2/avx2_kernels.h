@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/ref.h"
 #include "edgeattn/kernels/requant.h"
@@ -82,6 +83,7 @@ void qs8_attention__avxvnni(const QS8AttentionArgs& a);
 // attention_tile_avxvnni.cc: the ymm version of the tiled attention (4+ query
 // rows with tile scratch; else qs8_attention__avxvnni).
 void qs8_attention_tiled__avxvnni(const QS8AttentionArgs& a);
+const Qs8AttnTileStages& qs8_attention_tile_stages__avxvnni();
 
 // ----------------------------------------------------------- avx512vnni ----
 // linear_avx512vnni.cc (zmm GEMM microkernel), compiled with -mavx512f
@@ -110,6 +112,7 @@ void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
 // packed once per head into a.tile_scratch; the row kernel when a.tile_scratch
 // is null or there are fewer than kQs8AttnTileMinRows query rows.
 void qs8_attention_tiled__avx512vnni(const QS8AttentionArgs& a);
+const Qs8AttnTileStages& qs8_attention_tile_stages__avx512vnni();
 
 }  // namespace kernels
 }  // namespace edgeattn

@@ -37,6 +37,7 @@ static inline __m256i emu_dpbusd(__m256i acc, __m256i a, __m256i b) {
 #define qs8_qk_rows2__avxvnni qs8_qk_rows2__avxvnni_emu
 #define qs8_attention__avxvnni qs8_attention__avxvnni_emu
 #define qs8_attention_tiled__avxvnni qs8_attention_tiled__avxvnni_emu
+#define qs8_attention_tile_stages__avxvnni qs8_attention_tile_stages__avxvnni_emu
 #include "avx2/avxvnni.cc"  // NOLINT(build/include): the real kernel, VPDPBUSD emulated
 #include "avx2/attention_tile_avxvnni.cc"  // NOLINT(build/include): the tiled attention, same
 #include "edgeattn/kernels/attention_tile.h"

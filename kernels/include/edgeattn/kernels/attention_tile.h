@@ -47,6 +47,7 @@ struct Qs8AttnTile {
   uint8_t* p_lo;        // [kQs8AttnTileRows][stride]
   uint8_t* p_hi;        // [kQs8AttnTileRows][stride]
   int stride;
+  int value_keys;       // packed_k of the keys the values were packed for
 };
 
 namespace tile_detail {
@@ -63,22 +64,51 @@ constexpr size_t qs8_attention_tile_bytes(int kv_len, int head_dim, int v_dim) {
          align64(rows * sizeof(int32_t)) + align64(rows * sizeof(uint16_t)) + 2 * align64(rows);
 }
 
-// The query rows m .. m + n - 1 of one tile (n <= kQs8AttnTileRows), as the
-// x86 tiled kernels use them: the keys each row sees, the Q.K row term
-// -(128 + zk) * sum_i (q_i - zq) (wrapping; keys are stored as k + 128), the
-// row's partial last 4-byte group of q (zero-padded), and, filled later by
-// the kernel, the sum of its probabilities.
+// The query rows m .. m + n - 1 of one tile (n <= kQs8AttnTileRows): the
+// keys each row sees and, filled by the softmax stage, the sum of its
+// probabilities.
 struct Qs8AttnTileRows {
   int m, n;
   int limit[kQs8AttnTileRows];
-  int32_t neg_row_term[kQs8AttnTileRows];
-  int32_t q_tail[kQs8AttnTileRows];
   int32_t p_sum[kQs8AttnTileRows];
 };
 struct QS8AttentionArgs;
-// Out of line and built without ISA flags (kernels/ref/attention_tile_rows.cc),
+// Out of line and built without ISA flags (kernels/ref/attention_tiled.cc),
 // so every kernel path can call the one copy.
 void qs8_attention_tile_rows(const QS8AttentionArgs& a, int m, Qs8AttnTileRows* rows);
+
+// One tiling path's stages, run by qs8_attention_tiled_with below. `keys` is
+// the tile's key count (the last row's limit: limits never decrease down
+// the rows); each stage's result is checked on its own against the row
+// reference (tests/kernels/simd_test.cc) and timed on its own
+// (bench/kernels_bench.cc, mha_tile_stage_qs8).
+//  - pack:    the keys and values of keys [0, keys) into t, in the path's own
+//             layout; sets t->value_keys = packed_k(keys).
+//  - qk:      t.scores of the tile's rows over [0, keys); row r's first
+//             limit[r] scores are qs8_qk_row's.
+//  - softmax: row r's probabilities over [0, limit[r]) (qs8_softmax_row's;
+//             0 up to packed_k(keys)) in the path's form for pv, their sum in
+//             rows->p_sum[r], and when a.weights is set the row's weights
+//             (write_weights_row), with t.probs holding the probabilities.
+//  - pv:      the tile's output rows (qs8_pv_row's over those probabilities).
+struct SoftmaxExpParams;
+struct Qs8AttnTileStages {
+  void (*pack)(const QS8AttentionArgs& a, int keys, Qs8AttnTile* t);
+  void (*qk)(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Qs8AttnTileRows& rows, int keys);
+  void (*softmax)(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Qs8AttnTile& t,
+                  Qs8AttnTileRows* rows, int keys);
+  void (*pv)(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Qs8AttnTileRows& rows, int keys);
+};
+
+// Whether a head takes the tiles: tile scratch given, at least
+// kQs8AttnTileMinRows query rows and a key to attend to. Else the kernel
+// runs its row-at-a-time path.
+bool qs8_attention_tiles_apply(const QS8AttentionArgs& a);
+
+// The tile loop every tiling path shares: pack once per head, then per tile
+// of up to kQs8AttnTileRows query rows qk, softmax and pv. Only when
+// qs8_attention_tiles_apply(a).
+void qs8_attention_tiled_with(const Qs8AttnTileStages& s, const QS8AttentionArgs& a);
 
 inline Qs8AttnTile carve_qs8_attention_tile(void* scratch, int kv_len, int head_dim, int v_dim) {
   using tile_detail::align64;
@@ -90,6 +120,7 @@ inline Qs8AttnTile carve_qs8_attention_tile(void* scratch, int kv_len, int head_
   };
   Qs8AttnTile t;
   t.stride = qs8_attn_tile_stride(kv_len);
+  t.value_keys = 0;
   const size_t rows = static_cast<size_t>(kQs8AttnTileRows) * t.stride;
   t.keys = reinterpret_cast<int8_t*>(take(packed_weight_bytes(kv_len, head_dim)));
   t.key_terms = reinterpret_cast<int32_t*>(take(sizeof(int32_t) * packed_n(kv_len)));

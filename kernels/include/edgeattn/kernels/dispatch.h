@@ -62,6 +62,12 @@ using Qs8PvRowFn = void (*)(int n, int v_dim, const uint16_t* probs, const int8_
                             int v_stride, int32_t v_zp, int32_t pv_mult, int32_t pv_shift,
                             int32_t out_zp, int8_t* out);
 
+// The stages of a tiling path's qs8_attention (attention_tile.h). Not in the
+// KernelTable: the path's tiled qs8_attention runs them; the list exists so
+// that each stage is tested and timed on its own.
+struct Qs8AttnTileStages;
+using Qs8AttnTileStagesFn = const Qs8AttnTileStages& (*)();
+
 // One path's kernels, one per family: built from the microkernel lists
 // below (kernels/microkernels.cc), never written by hand.
 struct KernelTable {
@@ -103,6 +109,7 @@ struct MicrokernelLists {
   const Microkernel<Qs8SoftmaxRowFn>* qs8_softmax_row;
   const Microkernel<Qs8SoftmaxExpRowFn>* qs8_softmax_exp_row;
   const Microkernel<Qs8PvRowFn>* qs8_pv_row;
+  const Microkernel<Qs8AttnTileStagesFn>* qs8_attention_tile;  // tiling paths only, no reference
 };
 const MicrokernelLists& microkernel_lists();
 
