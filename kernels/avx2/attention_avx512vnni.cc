@@ -92,8 +92,10 @@ void qk_rows_zmm(int n, int dim, const int8_t* const* q, int32_t q_zp, const int
   }
 }
 
-// Steps 1-2 of the softmax (requant.h) for 16 scores in 32-bit lanes; the
-// unsigned-saturating narrow (vpmovusdw) is the clamp to 0xFFFF.
+// Steps 1-2 of the softmax (requant.h) for 32 scores in 32-bit lanes,
+// narrowed to 16-bit z. kPre: the pre-shift p is not 0 (one score unit is
+// worth less than 2^-16 in log2, c log2(e) < 2^-16); without it the shift
+// is skipped.
 struct ExpParams16 {
   __m512i limit, mult;
   __m128i pre, post;
@@ -104,14 +106,27 @@ inline ExpParams16 exp_params16(const SoftmaxExpParams& x) {
                      _mm_cvtsi32_si128(static_cast<int>(x.pre_shift)), _mm_cvtsi32_si128(static_cast<int>(x.post_shift))};
 }
 
-inline __m256i exponent_x16(__m512i vmax, __m512i s, const ExpParams16& x) {
-  const __m512i dp = _mm512_min_epu32(_mm512_srl_epi32(_mm512_sub_epi32(vmax, s), x.pre), x.limit);
-  return _mm512_cvtusepi32_epi16(_mm512_srl_epi32(_mm512_mullo_epi32(dp, x.mult), x.post));
+template <bool kPre>
+inline __m512i exponent_x16(__m512i vmax, __m512i s, const ExpParams16& x) {
+  __m512i d = _mm512_sub_epi32(vmax, s);
+  if (kPre) d = _mm512_srl_epi32(d, x.pre);
+  return _mm512_srl_epi32(_mm512_mullo_epi32(_mm512_min_epu32(d, x.limit), x.mult), x.post);
 }
 
-// Step 3 on 32 16-bit lanes: vpmulhrsw is mulhrs16, vpsrlvw the rounding
-// shift by n = z >> 12 (r = 2^n >> 1 from vpsllvw), z = 0xFFFF masked to 0,
-// and so are the lanes outside `keep`.
+// The two halves' z narrowed to 32 16-bit lanes in key order. VPACKUSDW's
+// signed-to-unsigned saturation is the clamp to 0xFFFF: after the post shift
+// z < 2^31 (requant.h: d' M < 0xFFFF 2^r + M, and r = 0 only when that is
+// below 2^17). It interleaves per 128-bit lane, so VPERMQ restores the order.
+inline __m512i narrow_z(__m512i z0, __m512i z1) {
+  const __m512i order = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
+  return _mm512_permutexvar_epi64(order, _mm512_packus_epi32(z0, z1));
+}
+
+// Step 3 on 32 16-bit lanes: vpmulhrsw is mulhrs16. The rounding shift
+// e = (w + 2^(n-1)) >> n, n = z >> 12, is VPAVGW((2w) >> n, 0): with nested
+// floors floor((floor(2w / 2^n) + 1) / 2) = floor((w + 2^(n-1)) / 2^n), and
+// for n = 0 it gives (2w + 1) >> 1 = w; 2w <= 65534 fits 16 bits unsigned.
+// z = 0xFFFF is masked to 0, and so are the lanes outside `keep`.
 inline __m512i exp2_neg_q15_x32(__m512i z, __mmask32 keep) {
   const __mmask32 live = keep & _mm512_cmpneq_epu16_mask(z, _mm512_set1_epi16(static_cast<int16_t>(kExpZeroQ12)));
   const __m512i n = _mm512_srli_epi16(z, 12);
@@ -121,19 +136,12 @@ inline __m512i exp2_neg_q15_x32(__m512i z, __mmask32 keep) {
   h = _mm512_add_epi16(_mm512_set1_epi16(kExp2Coeff[1]), _mm512_mulhrs_epi16(h, u));
   h = _mm512_add_epi16(_mm512_set1_epi16(kExp2Coeff[0]), _mm512_mulhrs_epi16(h, u));
   const __m512i w = _mm512_add_epi16(_mm512_set1_epi16(kProbMax), _mm512_mulhrs_epi16(h, u));
-  const __m512i r = _mm512_srli_epi16(_mm512_sllv_epi16(_mm512_set1_epi16(1), n), 1);
-  return _mm512_maskz_srlv_epi16(live, _mm512_add_epi16(w, r), n);
+  return _mm512_maskz_avg_epu16(live, _mm512_srlv_epi16(_mm512_add_epi16(w, w), n), _mm512_setzero_si512());
 }
 
-}  // namespace
-
-uint32_t qs8_softmax_exp_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int32_t shift,
-                                         uint16_t* e) {
-  return qs8_softmax_exp_row_with__avx512vnni(n, scores, softmax_exp_params(mult, shift), e);
-}
-
-uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, const SoftmaxExpParams& params,
-                                              uint16_t* e) {
+// Steps 1-4 for one row of n >= 1 scores: e into e[0, n), returns the sum.
+template <bool kPre>
+inline uint32_t exp_row(int n, const int32_t* scores, const ExpParams16& x, uint16_t* e) {
   const int n16 = n & ~15;
   const __mmask16 tail = lanes16(n - n16);
   const __m512i lowest = _mm512_set1_epi32(INT32_MIN);
@@ -148,13 +156,12 @@ uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, cons
   const __m512i vmax = _mm512_set1_epi32(_mm512_reduce_max_epi32(_mm512_max_epi32(m0, m1)));
 
   // The sum: VPMADDWD of e (<= 32767, a valid int16) with 1s, 16 pair sums.
-  const ExpParams16 x = exp_params16(params);
   const __m512i ones = _mm512_set1_epi16(1);
   __m512i vsum = _mm512_setzero_si512();
   for (j = 0; j + 32 <= n; j += 32) {
-    const __m256i z0 = exponent_x16(vmax, load16_s32(scores + j), x);
-    const __m256i z1 = exponent_x16(vmax, load16_s32(scores + j + 16), x);
-    const __m512i ev = exp2_neg_q15_x32(_mm512_inserti64x4(_mm512_castsi256_si512(z0), z1, 1), ~__mmask32{0});
+    const __m512i z = narrow_z(exponent_x16<kPre>(vmax, load16_s32(scores + j), x),
+                               exponent_x16<kPre>(vmax, load16_s32(scores + j + 16), x));
+    const __m512i ev = exp2_neg_q15_x32(z, ~__mmask32{0});
     _mm512_storeu_si512(e + j, ev);
     vsum = _mm512_add_epi32(vsum, _mm512_madd_epi16(ev, ones));
   }
@@ -163,14 +170,47 @@ uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, cons
     const __mmask16 k0 = lanes16(left < 16 ? left : 16);
     const __mmask16 k1 = left > 16 ? lanes16(left - 16) : 0;
     const __mmask32 keep = static_cast<__mmask32>((uint64_t{1} << left) - 1u);
-    const __m256i z0 = exponent_x16(vmax, _mm512_maskz_loadu_epi32(k0, scores + j), x);
-    const __m256i z1 = exponent_x16(vmax, _mm512_maskz_loadu_epi32(k1, scores + j + 16), x);
-    const __m512i ev = exp2_neg_q15_x32(_mm512_inserti64x4(_mm512_castsi256_si512(z0), z1, 1), keep);
+    const __m512i z = narrow_z(exponent_x16<kPre>(vmax, _mm512_maskz_loadu_epi32(k0, scores + j), x),
+                               exponent_x16<kPre>(vmax, _mm512_maskz_loadu_epi32(k1, scores + j + 16), x));
+    const __m512i ev = exp2_neg_q15_x32(z, keep);
     _mm512_mask_storeu_epi16(e + j, keep, ev);
     vsum = _mm512_add_epi32(vsum, _mm512_madd_epi16(ev, ones));
   }
   // Wrapping adds like the reference's uint32 sum (which stays below 2^31).
   return static_cast<uint32_t>(_mm512_reduce_add_epi32(vsum));
+}
+
+template <bool kPre>
+void exp_rows(int rows, const int* limits, const int32_t* scores, int stride, const ExpParams16& x, uint16_t* e,
+              uint32_t* sums) {
+  for (int r = 0; r < rows; ++r) {
+    const ptrdiff_t at = static_cast<ptrdiff_t>(r) * stride;
+    sums[r] = limits[r] > 0 ? exp_row<kPre>(limits[r], scores + at, x, e + at) : 1u;
+  }
+}
+
+}  // namespace
+
+uint32_t qs8_softmax_exp_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int32_t shift,
+                                         uint16_t* e) {
+  return qs8_softmax_exp_row_with__avx512vnni(n, scores, softmax_exp_params(mult, shift), e);
+}
+
+uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, const SoftmaxExpParams& params,
+                                              uint16_t* e) {
+  if (n <= 0) return 0;
+  const ExpParams16 x = exp_params16(params);
+  return params.pre_shift != 0 ? exp_row<true>(n, scores, x, e) : exp_row<false>(n, scores, x, e);
+}
+
+void qs8_softmax_exp_rows__avx512vnni(int rows, const int* limits, const int32_t* scores, int stride,
+                                      const SoftmaxExpParams& params, uint16_t* e, uint32_t* sums) {
+  const ExpParams16 x = exp_params16(params);
+  if (params.pre_shift != 0) {
+    exp_rows<true>(rows, limits, scores, stride, x, e, sums);
+  } else {
+    exp_rows<false>(rows, limits, scores, stride, x, e, sums);
+  }
 }
 
 void qs8_softmax_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int32_t shift,

@@ -19,7 +19,7 @@
 // (key_terms[j] = zq T_j, made while packing). Everything wraps in 32 bits,
 // exact because the reference's sum fits int32.
 //
-// Softmax: qs8_softmax_exp_row__avx512vnni on each row of the tile, over the
+// Softmax: qs8_softmax_exp_rows__avx512vnni on the tile's rows, each over the
 // row's own key limit (causal rows of one tile differ), then the
 // normalization straight into the P.V byte planes (normalize_to_planes).
 //
@@ -413,12 +413,7 @@ void qk_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& r
 void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Qs8AttnTile& t, TileRows* rows,
                    int keys) {
   uint32_t sums[kMr];
-  for (int r = 0; r < rows->n; ++r) {
-    const int limit = rows->limit[r];
-    sums[r] = limit > 0 ? qs8_softmax_exp_row_with__avx512vnni(limit, t.scores + static_cast<ptrdiff_t>(r) * t.stride, x,
-                                                               t.probs + static_cast<ptrdiff_t>(r) * t.stride)
-                        : 1u;
-  }
+  qs8_softmax_exp_rows__avx512vnni(rows->n, rows->limit, t.scores, t.stride, x, t.probs, sums);
   ProbNormalizer norms[kMr];
   for (int r = 0; r < rows->n; ++r) norms[r] = prob_normalizer(sums[r]);
   for (int r = 0; r < rows->n; ++r) {

@@ -106,6 +106,11 @@ uint32_t qs8_softmax_exp_row__avx512vnni(int n, const int32_t* scores, int32_t m
 // The same with the layer's step-2 parameters derived once by the caller.
 uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, const SoftmaxExpParams& params,
                                               uint16_t* e);
+// The same for `rows` rows of scores `stride` apart (e alike), row r over
+// [0, limits[r]); sums[r] = 1 for a row without keys. One call per tile, so
+// the constants are set up once.
+void qs8_softmax_exp_rows__avx512vnni(int rows, const int* limits, const int32_t* scores, int stride,
+                                      const SoftmaxExpParams& params, uint16_t* e, uint32_t* sums);
 // The kernel below the tiles (qs8_attention_with__avx2 with zmm steps).
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
 // attention_tile_avx512vnni.cc: Q.K^T and P.V as tiles over keys and values
