@@ -208,15 +208,17 @@ __attribute__((noinline)) void qk_tile_8x2(const int8_t* const* q8, const int8_t
   const int8_t* q[8];
   for (int r = 0; r < 8; ++r) q[r] = q8[r];
   EA_QK_IN(0) EA_QK_IN(1) EA_QK_IN(2) EA_QK_IN(3) EA_QK_IN(4) EA_QK_IN(5) EA_QK_IN(6) EA_QK_IN(7)
-  for (int g = 0; g < groups; ++g) {
-    const __m512i v0 = _mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(g));
-    const __m512i v1 = _mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(g));
-    EA_QK_ROW(0) EA_QK_ROW(1) EA_QK_ROW(2) EA_QK_ROW(3) EA_QK_ROW(4) EA_QK_ROW(5) EA_QK_ROW(6) EA_QK_ROW(7)
-  }
+  // The partial group first: after the K loop GCC 12 would copy every
+  // accumulator on each K step to merge the two control paths.
   if (tail) {
     const __m512i v0 = _mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(groups));
     const __m512i v1 = _mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(groups));
     EA_QK_TAIL(0) EA_QK_TAIL(1) EA_QK_TAIL(2) EA_QK_TAIL(3) EA_QK_TAIL(4) EA_QK_TAIL(5) EA_QK_TAIL(6) EA_QK_TAIL(7)
+  }
+  for (int g = 0; g < groups; ++g) {
+    const __m512i v0 = _mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(g));
+    const __m512i v1 = _mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(g));
+    EA_QK_ROW(0) EA_QK_ROW(1) EA_QK_ROW(2) EA_QK_ROW(3) EA_QK_ROW(4) EA_QK_ROW(5) EA_QK_ROW(6) EA_QK_ROW(7)
   }
   const __m512i kt0 = _mm512_loadu_si512(key_terms), kt1 = _mm512_loadu_si512(key_terms + 16);
   EA_QK_OUT(0) EA_QK_OUT(1) EA_QK_OUT(2) EA_QK_OUT(3) EA_QK_OUT(4) EA_QK_OUT(5) EA_QK_OUT(6) EA_QK_OUT(7)
