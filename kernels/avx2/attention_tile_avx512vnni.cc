@@ -177,9 +177,28 @@ __attribute__((noinline)) void pv_acc_8x2(const uint8_t* const* rows8, const int
   }
   EA_ACC_OUT(0) EA_ACC_OUT(1) EA_ACC_OUT(2) EA_ACC_OUT(3) EA_ACC_OUT(4) EA_ACC_OUT(5) EA_ACC_OUT(6) EA_ACC_OUT(7)
 }
+// The same over one value block (16 channels: heads of 16 or fewer, and
+// the last block of an odd count).
+#define EA_ACC1_IN(r) __m512i a##r = acc[r][0];
+#define EA_ACC1_ROW(r) a##r = _mm512_dpbusd_epi32(a##r, bcast_word(row[r] + 4 * static_cast<ptrdiff_t>(g)), v0);
+#define EA_ACC1_OUT(r) acc[r][0] = a##r;
+__attribute__((noinline)) void pv_acc_8x1(const uint8_t* const* rows8, const int8_t* w0, int groups,
+                                          __m512i (*acc)[1]) {
+  const uint8_t* row[8];
+  for (int r = 0; r < 8; ++r) row[r] = rows8[r];
+  EA_ACC1_IN(0) EA_ACC1_IN(1) EA_ACC1_IN(2) EA_ACC1_IN(3) EA_ACC1_IN(4) EA_ACC1_IN(5) EA_ACC1_IN(6) EA_ACC1_IN(7)
+  for (int g = 0; g < groups; ++g) {
+    const __m512i v0 = _mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(g));
+    EA_ACC1_ROW(0) EA_ACC1_ROW(1) EA_ACC1_ROW(2) EA_ACC1_ROW(3) EA_ACC1_ROW(4) EA_ACC1_ROW(5) EA_ACC1_ROW(6) EA_ACC1_ROW(7)
+  }
+  EA_ACC1_OUT(0) EA_ACC1_OUT(1) EA_ACC1_OUT(2) EA_ACC1_OUT(3) EA_ACC1_OUT(4) EA_ACC1_OUT(5) EA_ACC1_OUT(6) EA_ACC1_OUT(7)
+}
 #undef EA_ACC_IN
 #undef EA_ACC_ROW
 #undef EA_ACC_OUT
+#undef EA_ACC1_IN
+#undef EA_ACC1_ROW
+#undef EA_ACC1_OUT
 
 // A full 8-row x 2-block Q.K^T tile from start to end in 16 named
 // accumulators: the row terms in, the K loop over the packed key blocks w0,
@@ -293,10 +312,14 @@ void pv_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
   for (int r = 0; r < MR; ++r)
     for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_setzero_si512();
   auto pass = [&](const uint8_t* plane) {
-    if constexpr (MR == 8 && NB == 2) {
+    if constexpr (MR == 8) {
       const uint8_t* pr[8];
       for (int r = 0; r < 8; ++r) pr[r] = plane + static_cast<ptrdiff_t>(r) * t.stride;
-      pv_acc_8x2(pr, w[0], w[1], groups, acc);
+      if constexpr (NB == 2) {
+        pv_acc_8x2(pr, w[0], w[1], groups, acc);
+      } else {
+        pv_acc_8x1(pr, w[0], groups, acc);
+      }
       return;
     }
     for (int g = 0; g < groups; ++g) {
