@@ -1,5 +1,6 @@
 #include "edgeattn/kernels/dispatch.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -9,7 +10,11 @@ namespace edgeattn {
 namespace kernels {
 namespace {
 
-const KernelTable* g_active = nullptr;
+// The table in use. Several threads may run interpreters and select it on
+// first use at the same time; they store the same pointer, and the tables
+// are constant data, so relaxed atomic loads and stores are enough (plain
+// loads and stores on every target, no lock).
+std::atomic<const KernelTable*> g_active{nullptr};
 
 }  // namespace
 
@@ -44,7 +49,8 @@ KernelPath best_kernel_path() {
 }
 
 const KernelTable& kernels() {
-  if (g_active == nullptr) {
+  const KernelTable* active = g_active.load(std::memory_order_relaxed);
+  if (active == nullptr) {
     KernelPath path = best_kernel_path();
 #if !defined(EA_BARE_METAL)
     KernelPath forced;
@@ -52,14 +58,15 @@ const KernelTable& kernels() {
       path = forced;
     }
 #endif
-    g_active = kernel_table(path);
+    active = kernel_table(path);
+    g_active.store(active, std::memory_order_relaxed);
   }
-  return *g_active;
+  return *active;
 }
 
 bool set_kernel_path(KernelPath path) {
   if (!kernel_path_supported(path)) return false;
-  g_active = kernel_table(path);
+  g_active.store(kernel_table(path), std::memory_order_relaxed);
   return true;
 }
 

@@ -113,7 +113,7 @@ struct MicrokernelLists {
 };
 const MicrokernelLists& microkernel_lists();
 
-// The table in use (selected on first call).
+// The table in use (selected on first call; any thread may call it).
 const KernelTable& kernels();
 // Forces a path; returns false (and changes nothing) if this build or CPU lacks it.
 bool set_kernel_path(KernelPath path);
