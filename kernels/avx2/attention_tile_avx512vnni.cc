@@ -123,22 +123,29 @@ struct QkRowTerms {
   int32_t q_tail[kMr];
 };
 
-// sum_i q_i as one VPDPBUSD per 64 bytes (bytes of 1 unsigned, q signed).
+// The tile's query rows as the keys are packed (load_keys_t: 4-byte columns
+// of q + 128, lane r = row r; rows past n alias the last), one VPDPBUSD
+// against bytes of 1 per column: lane r = sum_i (q_ri + 128) for all rows at
+// once, without a horizontal sum per row (those reductions were a quarter of
+// the Q.K stage). B = that - (128 + zq) * head_dim, wrapping.
 QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const TileRows& rows) {
   QkRowTerms rt;
   const __m512i ones = _mm512_set1_epi8(1);
+  const int8_t* q0 = a.q + static_cast<ptrdiff_t>(rows.m) * a.q_stride;
+  __m512i sum = _mm512_setzero_si512();
+  for (int off = 0; off < a.head_dim; off += 32) {
+    const int m = a.head_dim - off < 32 ? a.head_dim - off : 32;
+    __m512i g[8];
+    load_keys_t(q0, a.q_stride, rows.n - 1, off, m, g);
+    for (int w = 0; w < 8 && 4 * w < m; ++w) sum = _mm512_dpbusd_epi32(sum, g[w], ones);
+  }
+  const uint32_t hd = static_cast<uint32_t>(a.head_dim);
+  const __m512i b = _mm512_sub_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>((128u + static_cast<uint32_t>(a.q_zp)) * hd)));
+  const __m512i neg = _mm512_mullo_epi32(b, _mm512_set1_epi32(static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)))));
+  _mm512_mask_storeu_epi32(rt.neg_row_term, lanes16(rows.n), neg);
   const int groups = a.head_dim / 4;
   for (int r = 0; r < rows.n; ++r) {
-    const int8_t* q = a.q + static_cast<ptrdiff_t>(rows.m + r) * a.q_stride;
-    __m512i acc = _mm512_setzero_si512();
-    for (int off = 0; off < a.head_dim; off += 64) {
-      const int m = a.head_dim - off < 64 ? a.head_dim - off : 64;
-      const __mmask64 live = m == 64 ? ~__mmask64{0} : (__mmask64{1} << m) - 1u;
-      acc = _mm512_dpbusd_epi32(acc, ones, _mm512_maskz_loadu_epi8(live, q + off));
-    }
-    const uint32_t b = static_cast<uint32_t>(_mm512_reduce_add_epi32(acc)) -
-                       static_cast<uint32_t>(a.head_dim) * static_cast<uint32_t>(a.q_zp);
-    rt.neg_row_term[r] = static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)) * b);
+    const int8_t* q = q0 + static_cast<ptrdiff_t>(r) * a.q_stride;
     uint32_t tail = 0;
     for (int i = 4 * groups; i < a.head_dim; ++i) {
       tail |= static_cast<uint32_t>(static_cast<uint8_t>(q[i])) << (8 * (i - 4 * groups));
