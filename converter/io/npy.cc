@@ -148,13 +148,15 @@ std::vector<uint8_t> make_npy(const Array& a) {
   std::string h = "{'descr': '" + a.dtype + "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + h.size() + 1) % 64 != 0) h += ' ';
   h += '\n';
-  std::vector<uint8_t> out;
-  out.reserve(10 + h.size() + a.data.size() * esize);
   const uint8_t magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                              static_cast<uint8_t>(h.size() & 0xFF),
                              static_cast<uint8_t>(h.size() >> 8)};
-  out.insert(out.end(), magic, magic + 10);
-  out.insert(out.end(), h.begin(), h.end());
+  // Magic and header written into a vector of their size (inserting them
+  // into an empty reserved vector trips GCC 12's -Warray-bounds), then the data.
+  std::vector<uint8_t> out(sizeof(magic) + h.size());
+  std::memcpy(out.data(), magic, sizeof(magic));
+  std::memcpy(out.data() + sizeof(magic), h.data(), h.size());
+  out.reserve(out.size() + a.data.size() * esize);
   for (double v : a.data) {
     uint8_t e[8];
     if (a.dtype == "<f2") {
