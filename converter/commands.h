@@ -19,7 +19,8 @@ struct ConvertOptions {
   // int8 activation ranges (calib_method.h): --calib-method, --calib-percentile.
   std::string calib_method = calib_method_name(CalibOptions().method);
   double calib_percentile = CalibOptions().percentile;
-  double calib_headroom_pct = 100.0 * CalibOptions().headroom;  // --calib-headroom, percent
+  // --calib-headroom: "auto" (calib_method.h, estimated_ends) or a percentage.
+  std::string calib_headroom = "0";
   // Held-out evaluation: --heldout FILE.npz (same keys as --calib) or
   // --heldout-split F (the last F of the calibration samples, not calibrated on).
   std::string heldout;
