@@ -19,8 +19,10 @@ struct ConvertOptions {
   // int8 activation ranges (calib_method.h): --calib-method, --calib-percentile.
   std::string calib_method = calib_method_name(CalibOptions().method);
   double calib_percentile = CalibOptions().percentile;
-  // --calib-headroom: "auto" (calib_method.h, estimated_ends) or a percentage.
-  std::string calib_headroom = "0";
+  // --calib-headroom: "auto" (the default: calib_method.h, estimated_ends) or
+  // a percentage ("0": the observed ranges as the method chose them). The
+  // library's CalibOptions() keeps no headroom for direct build_model() callers.
+  std::string calib_headroom = "auto";
   // Held-out evaluation: --heldout FILE.npz (same keys as --calib) or
   // --heldout-split F (the last F of the calibration samples, not calibrated on).
   std::string heldout;
