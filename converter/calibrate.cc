@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 
 #include "converter/error.h"
 
@@ -31,12 +32,17 @@ ActQuantParams act_quant(const Range& range, const std::string& what) {
 LayerCalibration calibrate(const FloatLayer& layer, const LayerData& data, const CalibOptions& options,
                            FloatOutputs* outputs) {
   RangeMap seen;
+  // Each sample's tensors go into `one` first, then into `seen`: the auto
+  // headroom needs every sample's own min and max (Range::sample_lo/hi), and
+  // `one` keeps its vectors' memory from sample to sample.
+  RangeMap one;
   // Every tensor the methods apply to keeps its values from the first sample
   // on; entries the layer kind does not record are dropped below.
   if (options.method != CalibMethod::kMinMax) {
     for (const char* key : {"query", "key", "value", "q_proj", "k_proj", "v_proj", "context", "output", "w_q",
                             "w_k", "w"}) {
       seen[key].keep_values = true;
+      one[key].keep_values = true;
     }
   }
   std::vector<double> out;
@@ -53,11 +59,27 @@ LayerCalibration calibrate(const FloatLayer& layer, const LayerData& data, const
   }
   for (int i = 0; i < data.n; ++i) {
     const size_t si = static_cast<size_t>(i);
+    for (auto& [key, r] : one) {
+      r.lo = std::numeric_limits<double>::infinity();
+      r.hi = -std::numeric_limits<double>::infinity();
+      r.count = 0;
+      r.values.clear();
+    }
     if (outputs != nullptr) {
       forward(layer, data.sample(layer, i), outputs->output.data() + si * out_n, outputs->weights.data() + si * w_n,
-              &seen);
+              &one);
     } else {
-      forward(layer, data.sample(layer, i), &out, nullptr, &seen);
+      forward(layer, data.sample(layer, i), &out, nullptr, &one);
+    }
+    for (const auto& [key, r] : one) {
+      Range& s = seen[key];
+      if (r.count == 0) continue;
+      s.lo = std::min(s.lo, r.lo);
+      s.hi = std::max(s.hi, r.hi);
+      s.count += r.count;
+      if (s.keep_values) s.values.insert(s.values.end(), r.values.begin(), r.values.end());
+      s.sample_lo.push_back(r.lo);
+      s.sample_hi.push_back(r.hi);
     }
     if (i == 0) {
       // Kept values: room for about n samples like the first (padding makes

@@ -120,7 +120,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   CalibOptions calib_options;
   calib_options.method = parse_calib_method(o.calib_method);
   calib_options.percentile = o.calib_percentile;
-  calib_options.headroom = o.calib_headroom_pct / 100.0;
+  parse_calib_headroom(o.calib_headroom, &calib_options);
   const bool want_heldout = !o.heldout.empty() || o.heldout_split > 0.0;
   if (!o.heldout.empty() && o.heldout_split > 0.0) fail("--heldout and --heldout-split exclude each other");
   if (want_heldout && type != OutputType::kInt8) fail("held-out evaluation (--heldout, --heldout-split) needs --dtype int8");

@@ -19,7 +19,10 @@ struct ConvertOptions {
   // int8 activation ranges (calib_method.h): --calib-method, --calib-percentile.
   std::string calib_method = calib_method_name(CalibOptions().method);
   double calib_percentile = CalibOptions().percentile;
-  double calib_headroom_pct = 100.0 * CalibOptions().headroom;  // --calib-headroom, percent
+  // --calib-headroom: "auto" (the default: calib_method.h, estimated_ends) or
+  // a percentage ("0": the observed ranges as the method chose them). The
+  // library's CalibOptions() keeps no headroom for direct build_model() callers.
+  std::string calib_headroom = "auto";
   // Held-out evaluation: --heldout FILE.npz (same keys as --calib) or
   // --heldout-split F (the last F of the calibration samples, not calibrated on).
   std::string heldout;

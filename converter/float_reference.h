@@ -72,6 +72,10 @@ struct Range {
   size_t count = 0;
   bool keep_values = false;
   std::vector<float> values;
+  // Each calibration sample's own min and max of the tensor, in sample order
+  // (calibrate() fills them; samples where the tensor had no value are left
+  // out): what --calib-headroom auto estimates the range's ends from.
+  std::vector<double> sample_lo, sample_hi;
   void add(double x) {
     if (x != x) return;  // NaN
     if (x < lo) lo = x;

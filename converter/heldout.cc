@@ -24,7 +24,7 @@ std::string RangeExcess::message() const {
   std::string s = buf;
   if (used_lo == seen_lo && used_hi == seen_hi) return s + " (int8 saturates beyond it)";
   const bool saturates = above ? value > used_hi : value < used_lo;
-  std::snprintf(buf, sizeof buf, saturates ? " (int8 saturates at the range the method chose, [%.4g, %.4g])"
+  std::snprintf(buf, sizeof buf, saturates ? " (int8 saturates at the range calibration chose, [%.4g, %.4g])"
                                            : " (within the int8 range [%.4g, %.4g] the headroom gives: no saturation)",
                 used_lo, used_hi);
   return s + buf;

@@ -22,7 +22,7 @@ struct RangeExcess {
   bool above = true;          // beyond the max (else below the min)
   double value = 0.0;         // that sample's max (or min)
   double seen_lo = 0.0, seen_hi = 0.0;  // calibration min/max, widened to include 0
-  double used_lo = 0.0, used_hi = 0.0;  // the range the method chose (the int8 range)
+  double used_lo = 0.0, used_hi = 0.0;  // the range calibration chose (method and headroom; the int8 range)
   double fraction = 0.0;      // excursion / max(|seen_lo|, |seen_hi|)
   // e.g. "layer 'enc' 'q_proj output': held-out sample 3 max 5.41 exceeds the
   // calibrated range [-4.70, 4.90] by 10.4 % (values beyond it saturate)"

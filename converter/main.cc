@@ -44,11 +44,21 @@ int main(int argc, char** argv) {
                    "percentile method: keep this percentile and its mirror (e.g. 99.99)")
       ->capture_default_str()
       ->check(CLI::Range(50.0, 100.0));
-  conv->add_option("--calib-headroom", c.calib_headroom_pct,
-                   "widen every chosen range by this many percent on each side, so inputs that far beyond the "
-                   "calibration data do not saturate (coarser int8 step)")
+  conv->add_option("--calib-headroom", c.calib_headroom,
+                   "auto: extend each end of every range to a 97.5 % prediction bound for the next sample's "
+                   "max (min), estimated from each calibration sample's own max (min): wide with few samples "
+                   "whose extremes spread, none with many; or P: widen every range by P percent on each side "
+                   "(0 to 1000) so inputs that far beyond the calibration data do not saturate (coarser int8 step)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check([](const std::string& v) -> std::string {
+        edgeattn::convert::CalibOptions o;
+        try {
+          edgeattn::convert::parse_calib_headroom(v, &o);
+        } catch (const edgeattn::convert::ConvertError&) {
+          return "must be auto or a percentage in [0, 1000]";
+        }
+        return "";
+      });
   conv->add_option("--heldout", c.heldout,
                    "held-out inputs (.npz, same keys as --calib): report accuracy on data calibration did not see");
   conv->add_option("--heldout-split", c.heldout_split,

@@ -134,7 +134,7 @@ TEST(ConverterFile, LayoutAlignmentCrcAndArena) {
     EXPECT_EQ(m->producer()->version()->str(), "0.1.0");
     // int8 models also record their calibration (shown by inspect).
     EXPECT_EQ(m->producer()->source()->str(),
-              std::string(dtype) == "int8" ? "w.safetensors; int8 calibration: minmax on 64 samples of calib.npz"
+              std::string(dtype) == "int8" ? "w.safetensors; int8 calibration: minmax, headroom auto on 64 samples of calib.npz"
                                            : "w.safetensors");
     EXPECT_EQ(reinterpret_cast<uintptr_t>(m->data()->data()) % 64, 0u);
     EXPECT_EQ(m->data_crc32(), static_cast<uint32_t>(crc32(0, m->data()->data(), m->data()->size())));
