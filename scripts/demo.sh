@@ -137,10 +137,11 @@ for m in models:
               f" {pct(runs['x125_h25'][name]['heldout']['relative_l2']):>9}"
               f"  {beyond} tensors")
 print()
-print("int8 relative L2 error (%) against the float64 reference: calib = on the 16 calibration samples;")
-print("held-out = on reference.npz's 16 held-out inputs (worst = its worst sample); split = calibrated on the")
-print("first 8 calibration samples, evaluated on the other 8 (--heldout-split 0.5); x1.25 = held-out inputs")
-print("scaled 1.25x beyond the calibrated range (--heldout-scale 1.25): saturation with the default ranges,")
+print("int8 relative L2 error (%) against the float64 reference: calib = on the calibration samples (16;")
+print("coverage 8); held-out = on reference.npz's held-out inputs (worst = its worst sample); split = calibrated")
+print("on the first half of the calibration samples, evaluated on the other half (--heldout-split 0.5);")
+print("x1.25 = held-out inputs scaled 1.25x beyond the calibrated range (--heldout-scale 1.25) with the default")
+print("ranges (beyond the auto headroom they saturate),")
 print("h25 = with --calib-headroom 25. Range warnings: out/logs/heldout_*_x125.log; see docs/quantization.md.")
 PY
 }
@@ -148,7 +149,7 @@ PY
 # int8 on data calibration did not see (docs/quantization.md): a held-out
 # split of calib.npz, and reference.npz's inputs scaled 1.25x, with and without headroom.
 heldout() {
-  section "int8 on held-out data (calibration method: minmax, the default)"
+  section "int8 on held-out data (calibration: minmax with auto headroom, the defaults)"
   local name dir tag
   for name in "${MODELS[@]}"; do
     dir=models/$name
