@@ -129,15 +129,15 @@ int main(int argc, char** argv) {
       std::vector<double> plain, plain_w;
       PlainInt8Layer(L, cal[i]).run(held[i], &plain, &plain_w);
       const Metrics between = compare(L, held[i], run.output, plain, run.weights, plain_w);
-      std::printf("%s:\n  %-36s %7.3f   (attn max|diff| %.4f)\n", L.name.c_str(), "edgeattn int8 runtime",
+      std::printf("%s:\n  %-36s %7.3f   (attn max|diff| %.2e)\n", L.name.c_str(), "edgeattn int8 runtime",
                   100.0 * h.metrics.rel_l2, h.metrics.weights_max_abs);
-      std::printf("  %-36s %7.3f   (relative to the plain output; attn max|diff| %.4f)\n",
+      std::printf("  %-36s %7.3f   (relative to the plain output; attn max|diff| %.2e)\n",
                   "edgeattn vs plain", 100.0 * between.rel_l2, between.weights_max_abs);
       for (const Variant& v : variants()) {
         std::vector<double> out, w;
         PlainInt8Layer(L, cal[i], v.options).run(held[i], &out, &w);
         const Metrics m = compare(L, held[i], out, ref, w, ref_w);
-        std::printf("  %-36s %7.3f   (attn max|diff| %.4f)\n", v.name.c_str(), 100.0 * m.rel_l2, m.weights_max_abs);
+        std::printf("  %-36s %7.3f   (attn max|diff| %.2e)\n", v.name.c_str(), 100.0 * m.rel_l2, m.weights_max_abs);
       }
     }
   } catch (const std::exception& e) {
