@@ -123,7 +123,7 @@ import json, sys
 out, models = sys.argv[1], sys.argv[2:]
 load = lambda m, tag: json.load(open(f"{out}/{m}_{tag}.report.json"))
 pct = lambda x: f"{100 * x:.2f}"
-print(f"{'model':<12} {'layer':<10} {'calib':>6} {'held-out':>8} {'worst':>6} {'split':>6} {'worst':>6}"
+print(f"{'model':<12} {'layer':<10} {'calib':>6} {'held-out':>8} {'worst':>6} {'plain':>6} {'split':>6} {'worst':>6}"
       f" {'x1.25':>6} {'x1.25 h25':>9}  beyond range at x1.25")
 for m in models:
     runs = {t: {l["name"]: l for l in load(m, t)["layers"]} for t in ("int8", "split", "x125", "x125_h25")}
@@ -131,15 +131,17 @@ for m in models:
     for name, l in runs["int8"].items():
         h, s = l["heldout"], runs["split"][name]["heldout"]
         beyond = sum(w.startswith("layer '" + name + "'") for w in warnings)
+        plain = pct(h["plain_int8"]["relative_l2"]) if "plain_int8" in h else "-"
         print(f"{m:<12} {name:<10} {pct(l['relative_l2']):>6} {pct(h['relative_l2']):>8}"
-              f" {pct(h['worst_sample']['relative_l2']):>6} {pct(s['relative_l2']):>6}"
+              f" {pct(h['worst_sample']['relative_l2']):>6} {plain:>6} {pct(s['relative_l2']):>6}"
               f" {pct(s['worst_sample']['relative_l2']):>6} {pct(runs['x125'][name]['heldout']['relative_l2']):>6}"
               f" {pct(runs['x125_h25'][name]['heldout']['relative_l2']):>9}"
               f"  {beyond} tensors")
 print()
 print("int8 relative L2 error (%) against the float64 reference: calib = on the 16 calibration samples;")
-print("held-out = on reference.npz's 16 held-out inputs (worst = its worst sample); split = calibrated on the")
-print("first 8 calibration samples, evaluated on the other 8 (--heldout-split 0.5); x1.25 = held-out inputs")
+print("held-out = on reference.npz's 16 held-out inputs (worst = its worst sample); plain = a plain int8 scheme")
+print("with a float softmax on the same held-out inputs, ranges and weights (mha layers only); split = calibrated")
+print("on the first 8 calibration samples, evaluated on the other 8 (--heldout-split 0.5); x1.25 = held-out inputs")
 print("scaled 1.25x beyond the calibrated range (--heldout-scale 1.25): saturation with the default ranges,")
 print("h25 = with --calib-headroom 25. Range warnings: out/logs/heldout_*_x125.log; see docs/quantization.md.")
 PY
