@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 
+#include "converter/plain_int8.h"
+
 namespace edgeattn {
 namespace convert {
 
@@ -76,7 +78,15 @@ HeldoutResult evaluate_heldout(const LoadedModel& model, int index, const FloatL
   std::sort(r.excess.begin(), r.excess.end(),
             [](const RangeExcess& a, const RangeExcess& b) { return a.fraction > b.fraction; });
   const RunResult run = run_layer(model, index, data, 1, policy);
-  r.metrics = compare(L, data, run.output, ref.output, run.weights, ref.weights);
+  static_cast<Metrics&>(r.metrics) = compare(L, data, run.output, ref.output, run.weights, ref.weights);
+  if (plain_int8_supported(L)) {
+    // The plain scheme on the same inputs: float64 work of about one float
+    // reference pass.
+    std::vector<double> plain_out, plain_w;
+    PlainInt8Layer(L, calibration).run(data, &plain_out, &plain_w);
+    r.metrics.plain_int8 = compare(L, data, plain_out, ref.output, plain_w, ref.weights);
+    r.metrics.has_plain_int8 = true;
+  }
   return r;
 }
 

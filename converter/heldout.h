@@ -32,12 +32,22 @@ struct RangeExcess {
 // What a tensor key is, for people: "q_proj output", "query input", ...
 std::string tensor_label(const std::string& key);
 
+// Held-out figures of the int8 runtime, plus (mha layers) those of the plain
+// int8 scheme with a float softmax on the same samples and calibrated ranges
+// (plain_int8.h): the baseline of issue 10's stretch target.
+struct HeldoutMetrics : Metrics {
+  bool has_plain_int8 = false;
+  Metrics plain_int8;  // plain scheme vs the float64 reference
+};
+
 struct HeldoutResult {
-  Metrics metrics;
+  HeldoutMetrics metrics;
   std::vector<RangeExcess> excess;  // one per tensor that left its range
 };
 
-// Runs layer `index` of `model` and the float64 layer `L` on `data`.
+// Runs layer `index` of `model` and the float64 layer `L` on `data`, and for
+// an mha layer the plain int8 scheme (plain_int8.h, static calibrated
+// ranges whatever `policy` is) on the same samples.
 // `policy`: the runtime's range mode (run_layer).
 HeldoutResult evaluate_heldout(const LoadedModel& model, int index, const FloatLayer& L, const LayerData& data,
                                const LayerCalibration& calibration, ea_range_policy policy = EA_RANGE_STATIC);

@@ -4,6 +4,7 @@
 #include <iomanip>
 
 #include "converter/heldout.h"
+#include "converter/plain_int8.h"
 
 namespace edgeattn {
 namespace convert {
@@ -42,6 +43,26 @@ void print_ranges(const std::vector<LayerResult>& layers, std::ostream& os) {
          << " zero_point " << t.zero_point << "\n";
     }
   }
+}
+
+// The plain int8 scheme's line under an mha layer's held-out figures.
+void print_plain_int8(const HeldoutMetrics& h, std::ostream& os) {
+  const Metrics& p = h.plain_int8;
+  os << "  " << std::setw(26) << "" << "plain int8, float softmax: relL2 " << fmt("%.3e", p.rel_l2) << "  cos "
+     << fmt("%.6f", p.cosine) << "  max|err| " << fmt("%.3e", p.max_abs) << "  edgeattn/plain relL2 "
+     << (p.rel_l2 > 0.0 ? fmt("%.3f", h.rel_l2 / p.rel_l2) : std::string("-")) << "\n";
+}
+
+nlohmann::json plain_int8_json(const HeldoutMetrics& h) {
+  const Metrics& p = h.plain_int8;
+  nlohmann::json j = {{"scheme", kPlainInt8Scheme},
+                      {"max_abs_error", p.max_abs},
+                      {"relative_l2", p.rel_l2},
+                      {"cosine", p.cosine},
+                      {"attn_weights_max_abs_diff", p.weights_max_abs},
+                      {"worst_sample", worst_json(p)}};
+  j["edgeattn_over_plain_relative_l2"] = p.rel_l2 > 0.0 ? nlohmann::json(h.rel_l2 / p.rel_l2) : nlohmann::json();
+  return j;
 }
 
 }  // namespace
@@ -123,16 +144,15 @@ void print_report(const ConvertReport& r, std::ostream& os) {
   }
   if (!r.heldout.empty()) {
     os << "held-out accuracy (runtime vs float64 reference on " << r.heldout << "):\n";
-    std::vector<LayerResult> held;
     for (const LayerResult& l : r.layers) {
       if (!l.has_heldout) continue;
       LayerResult h = l;
       h.metrics = l.heldout;
       h.samples = l.heldout_samples;
       h.has_latency = false;
-      held.push_back(h);
+      print_layer_table({h}, os);
+      if (l.heldout.has_plain_int8) print_plain_int8(l.heldout, os);
     }
-    print_layer_table(held, os);
   }
   for (const std::string& w : r.warnings) os << "warning: " << w << "\n";
 }
@@ -164,7 +184,10 @@ nlohmann::json report_json(const ConvertReport& r) {
                                 {"scale", t.scale}, {"zero_point", t.zero_point}});
       }
     }
-    if (l.has_heldout) lj["heldout"] = metrics_json(l.heldout, l.heldout_samples);
+    if (l.has_heldout) {
+      lj["heldout"] = metrics_json(l.heldout, l.heldout_samples);
+      if (l.heldout.has_plain_int8) lj["heldout"]["plain_int8"] = plain_int8_json(l.heldout);
+    }
     j["layers"].push_back(lj);
   }
   if (!r.calib_method.empty()) j["calibration_method"] = r.calib_method;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "converter/heldout.h"
 #include "converter/inspect.h"
 #include "converter/metrics.h"
 
@@ -38,7 +39,7 @@ struct LayerResult {
   int calib_samples = 0;
   std::vector<TensorRangeRow> ranges;
   bool has_heldout = false;
-  Metrics heldout;
+  HeldoutMetrics heldout;  // mha: also the plain int8 scheme's figures (plain_int8.h)
   int heldout_samples = 0;
 };
 

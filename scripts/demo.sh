@@ -123,7 +123,7 @@ import json, sys
 out, models = sys.argv[1], sys.argv[2:]
 load = lambda m, tag: json.load(open(f"{out}/{m}_{tag}.report.json"))
 pct = lambda x: f"{100 * x:.2f}"
-print(f"{'model':<12} {'layer':<10} {'calib':>6} {'held-out':>8} {'worst':>6} {'split':>6} {'worst':>6}"
+print(f"{'model':<12} {'layer':<10} {'calib':>6} {'held-out':>8} {'worst':>6} {'plain':>6} {'split':>6} {'worst':>6}"
       f" {'x1.25':>6} {'x1.25 h25':>9}  beyond range at x1.25")
 for m in models:
     runs = {t: {l["name"]: l for l in load(m, t)["layers"]} for t in ("int8", "split", "x125", "x125_h25")}
@@ -131,17 +131,19 @@ for m in models:
     for name, l in runs["int8"].items():
         h, s = l["heldout"], runs["split"][name]["heldout"]
         beyond = sum(w.startswith("layer '" + name + "'") for w in warnings)
+        plain = pct(h["plain_int8"]["relative_l2"]) if "plain_int8" in h else "-"
         print(f"{m:<12} {name:<10} {pct(l['relative_l2']):>6} {pct(h['relative_l2']):>8}"
-              f" {pct(h['worst_sample']['relative_l2']):>6} {pct(s['relative_l2']):>6}"
+              f" {pct(h['worst_sample']['relative_l2']):>6} {plain:>6} {pct(s['relative_l2']):>6}"
               f" {pct(s['worst_sample']['relative_l2']):>6} {pct(runs['x125'][name]['heldout']['relative_l2']):>6}"
               f" {pct(runs['x125_h25'][name]['heldout']['relative_l2']):>9}"
               f"  {beyond} tensors")
 print()
 print("int8 relative L2 error (%) against the float64 reference: calib = on the calibration samples (16;")
-print("coverage 8); held-out = on reference.npz's held-out inputs (worst = its worst sample); split = calibrated")
-print("on the first half of the calibration samples, evaluated on the other half (--heldout-split 0.5);")
-print("x1.25 = held-out inputs scaled 1.25x beyond the calibrated range (--heldout-scale 1.25) with the default")
-print("ranges (beyond the auto headroom they saturate),")
+print("coverage 8); held-out = on reference.npz's held-out inputs (worst = its worst sample); plain = a plain")
+print("int8 scheme with a float softmax on the same held-out inputs, ranges and weights (mha layers only);")
+print("split = calibrated on the first half of the calibration samples, evaluated on the other half")
+print("(--heldout-split 0.5); x1.25 = held-out inputs scaled 1.25x beyond the calibrated range")
+print("(--heldout-scale 1.25) with the default ranges (beyond the auto headroom they saturate),")
 print("h25 = with --calib-headroom 25. Range warnings: out/logs/heldout_*_x125.log; see docs/quantization.md.")
 PY
 }
