@@ -9,7 +9,8 @@
 //   converter_plain_int8_study MODEL_DIR --heldout FILE.npz
 //
 // MODEL_DIR holds weights.safetensors, spec.json and calib.npz (models/*).
-// Calibration: the converter's default (minmax, no headroom).
+// Calibration: minmax without headroom (the library's CalibOptions(); the
+// command line's default adds the auto headroom).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
