@@ -35,7 +35,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "avx2_kernels.h"
 #include "avx512_common.h"
@@ -413,22 +412,6 @@ int32_t normalize_to_planes(ProbNormalizer pn, const Qs8AttnTile& t, int r, int 
   return _mm512_reduce_add_epi32(psum);
 }
 
-// Calls f(std::integral_constant<int, n>()) for the tile's row count n, so
-// the stages run register tiles of exactly n rows.
-template <class F>
-void with_rows(int n, F f) {
-  switch (n) {
-    case 8: f(std::integral_constant<int, 8>()); break;
-    case 7: f(std::integral_constant<int, 7>()); break;
-    case 6: f(std::integral_constant<int, 6>()); break;
-    case 5: f(std::integral_constant<int, 5>()); break;
-    case 4: f(std::integral_constant<int, 4>()); break;
-    case 3: f(std::integral_constant<int, 3>()); break;
-    case 2: f(std::integral_constant<int, 2>()); break;
-    default: f(std::integral_constant<int, 1>()); break;
-  }
-}
-
 void pack_stage(const QS8AttentionArgs& a, int keys, Qs8AttnTile* t) {
   pack_keys(a, keys, *t);
   pack_values(a, keys, *t);
@@ -436,7 +419,7 @@ void pack_stage(const QS8AttentionArgs& a, int keys, Qs8AttnTile* t) {
 }
 
 void qk_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int keys) {
-  with_rows(rows.n, [&](auto mr) { qk_rows<decltype(mr)::value>(a, t, rows, keys); });
+  with_tile_rows<kMr>(rows.n, [&](auto mr) { qk_rows<decltype(mr)::value>(a, t, rows, keys); });
 }
 
 // Softmax in three sweeps over the tile's rows, so that the rows' 64-bit
@@ -459,7 +442,9 @@ void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Q
 }
 
 void pv_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int keys) {
-  with_rows(rows.n, [&](auto mr) { pv_rows<decltype(mr)::value>(a, t, rows, t.value_keys, packed_k(keys) / kPackK); });
+  with_tile_rows<kMr>(rows.n, [&](auto mr) {
+    pv_rows<decltype(mr)::value>(a, t, rows, t.value_keys, packed_k(keys) / kPackK);
+  });
 }
 
 constexpr Qs8AttnTileStages kStages = {pack_stage, qk_stage, softmax_stage, pv_stage};

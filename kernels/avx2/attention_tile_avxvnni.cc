@@ -20,7 +20,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "avx2_common.h"
 #include "avx2_kernels.h"
@@ -327,17 +326,6 @@ void pv(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r
   }
 }
 
-// Rows r0..r0+n-1 of the tile (n in 1..4): f(std::integral_constant<int, n>()).
-template <class F>
-void with_half(int n, F f) {
-  switch (n) {
-    case 4: f(std::integral_constant<int, 4>()); break;
-    case 3: f(std::integral_constant<int, 3>()); break;
-    case 2: f(std::integral_constant<int, 2>()); break;
-    default: f(std::integral_constant<int, 1>()); break;
-  }
-}
-
 void pack_stage(const QS8AttentionArgs& a, int keys, Qs8AttnTile* t) {
   pack_keys(a, keys, *t);
   pack_values(a, keys, *t);
@@ -347,7 +335,7 @@ void pack_stage(const QS8AttentionArgs& a, int keys, Qs8AttnTile* t) {
 void qk_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int keys) {
   const QkRowTerms rt = qk_row_terms(a, rows);
   for (int r0 = 0; r0 < rows.n; r0 += kMr) {
-    with_half(rows.n - r0 < kMr ? rows.n - r0 : kMr,
+    with_tile_rows<kMr>(rows.n - r0,
               [&](auto mr) { qk<decltype(mr)::value>(a, t, rows, rt, r0, (keys + kPackN - 1) / kPackN); });
   }
 }
@@ -366,7 +354,7 @@ void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams&, const Qs8
 
 void pv_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int keys) {
   for (int r0 = 0; r0 < rows.n; r0 += kMr) {
-    with_half(rows.n - r0 < kMr ? rows.n - r0 : kMr, [&](auto mr) {
+    with_tile_rows<kMr>(rows.n - r0, [&](auto mr) {
       pv<decltype(mr)::value>(a, t, rows, r0, t.value_keys, packed_k(keys) / kPackK);
     });
   }

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "edgeattn/kernels/packed_weights.h"
 
@@ -99,6 +100,19 @@ struct Qs8AttnTileStages {
                   Qs8AttnTileRows* rows, int keys);
   void (*pv)(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Qs8AttnTileRows& rows, int keys);
 };
+
+// Calls f(std::integral_constant<int, m>()) with m = n clamped to [1, kMax],
+// so that a stage runs register tiles of exactly the rows it has.
+template <int kMax, class F>
+inline void with_tile_rows(int n, F&& f) {
+  if constexpr (kMax > 1) {
+    if (n < kMax) {
+      with_tile_rows<kMax - 1>(n, f);
+      return;
+    }
+  }
+  f(std::integral_constant<int, kMax>());
+}
 
 // Whether a head takes the tiles: tile scratch given, at least
 // kQs8AttnTileMinRows query rows and a key to attend to. Else the kernel
