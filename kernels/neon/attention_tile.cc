@@ -178,30 +178,37 @@ struct TileRows {
 // The softmax of requant.h (softmax_neon.h) per row over the row's own key
 // limit: the exponents into t.probs, then the probabilities
 // straight into what the P.V step reads, zero over [limit, end). kPlanes:
-// into the byte planes (dot path), kProbs: into t.probs (the neon P.V and the
-// weights output). Returns the sum of the probabilities.
-template <bool kPlanes, bool kProbs>
-inline __attribute__((always_inline)) uint32_t softmax_row(const SoftmaxExpParams& x, const Qs8AttnTile& t,
-                                                           int r, int limit, int end) {
-  const int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
-  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;  // e, then p
-  uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
-  uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
-  uint32_t sum = 1;  // no probabilities: any normalizer
-  if (limit > 0) {
-    sum = softmax_exp_row(limit, s, softmax_row_max(limit, s), x, probs);
-  }
-  const Norm4 norm = make_norm4(sum);
+// into the byte planes (dot path; one UZP1/UZP2 pair splits 16), kProbs:
+// into t.probs (the neon P.V and the weights output). Returns the sum of the
+// probabilities.
+template <bool kPlanes, bool kProbs, bool kHi16>
+inline __attribute__((always_inline)) uint32_t normalize_row(const Norm4& norm, uint16_t* probs, uint8_t* lo,
+                                                             uint8_t* hi, int limit, int end) {
   uint32x4_t psum = vdupq_n_u32(0);
   int j = 0;
-  for (; j + 8 <= limit; j += 8) {
-    const uint16x8_t p = normalize_x8(probs + j, norm);
+  for (; j + 16 <= limit; j += 16) {
+    const uint16x8_t p0 = normalize_x8<kHi16>(vld1q_u16(probs + j), norm);
+    const uint16x8_t p1 = normalize_x8<kHi16>(vld1q_u16(probs + j + 8), norm);
+    if (kProbs) {
+      vst1q_u16(probs + j, p0);
+      vst1q_u16(probs + j + 8, p1);
+    }
+    if (kPlanes) {
+      const uint8x16x2_t b = vuzpq_u8(vreinterpretq_u8_u16(p0), vreinterpretq_u8_u16(p1));
+      vst1q_u8(lo + j, b.val[0]);
+      vst1q_u8(hi + j, b.val[1]);
+    }
+    psum = vpadalq_u16(psum, vaddq_u16(p0, p1));  // p <= 32767: the pair fits uint16
+  }
+  if (j + 8 <= limit) {
+    const uint16x8_t p = normalize_x8<kHi16>(vld1q_u16(probs + j), norm);
     if (kProbs) vst1q_u16(probs + j, p);
     if (kPlanes) {
       vst1_u8(lo + j, vmovn_u16(p));
       vst1_u8(hi + j, vshrn_n_u16(p, 8));
     }
     psum = vpadalq_u16(psum, p);
+    j += 8;
   }
   uint32_t total = hsum_u32(psum);
   for (; j < end; ++j) {
@@ -214,6 +221,20 @@ inline __attribute__((always_inline)) uint32_t softmax_row(const SoftmaxExpParam
     total += p;
   }
   return total;
+}
+
+template <bool kPlanes, bool kProbs>
+inline __attribute__((always_inline)) uint32_t softmax_row(const SoftmaxExpParams& x, SoftmaxExpRowFn exp_row,
+                                                           const Qs8AttnTile& t, int r, int limit, int end) {
+  const int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
+  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;  // e, then p
+  uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
+  uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
+  uint32_t sum = 1;  // no probabilities: any normalizer
+  if (limit > 0) sum = exp_row(limit, s, softmax_row_max(limit, s), x, probs);
+  const Norm4 norm = make_norm4(sum);
+  if (norm.hi16) return normalize_row<kPlanes, kProbs, true>(norm, probs, lo, hi, limit, end);
+  return normalize_row<kPlanes, kProbs, false>(norm, probs, lo, hi, limit, end);
 }
 
 // y = requantize_s8(acc - corr) for 16 channels, stored to out[0, cnt).
@@ -238,9 +259,10 @@ inline void store_pv16(const uint32_t* acc, uint32_t corr, const Rq32& rq, int16
 template <bool kPlanes, bool kProbs>
 void softmax_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int end, TileRows* rows) {
   const SoftmaxExpParams x = softmax_exp_params(a.score_mult, a.score_shift);
+  const SoftmaxExpRowFn exp_row = pick_softmax_exp_row(x);
   for (int r = 0; r < rows->mr; ++r) {
     const int limit = rows->limit[r];
-    rows->p_sum[r] = softmax_row<kPlanes, kProbs>(x, t, r, limit, end);
+    rows->p_sum[r] = softmax_row<kPlanes, kProbs>(x, exp_row, t, r, limit, end);
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
