@@ -373,7 +373,7 @@ bool qs8_attention_tiled__neon(const QS8AttentionArgs& a) {
 
 #if defined(__aarch64__)
 bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a) {
-  return attention_tiled(a, TileOps{qs8_linear_acc_init__neondot, nullptr, qs8_attn_pv_tile__neondot});
+  return attention_tiled(a, TileOps{qs8_attn_qk_tile__neondot, nullptr, qs8_attn_pv_tile__neondot});
 }
 #endif
 
