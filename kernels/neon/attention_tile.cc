@@ -63,9 +63,11 @@ namespace {
 
 constexpr int kMr = kQs8AttnTileRows;
 
-// P.V tile of the dot-product path (qs8_attn_pv_tile__neondot); null on neon.
+// P.V tile of the dot-product path, requantized (qs8_attn_pv_tile__neondot);
+// null on neon.
 using PvTileFn = void (*)(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo, int stride,
-                          const uint8_t* vb, uint32_t* acc);
+                          const uint8_t* vb, const uint32_t* corr, int32_t pv_mult, int32_t pv_shift,
+                          int32_t out_zp, int cnt, int8_t* out, int out_stride);
 
 struct TileOps {
   Qs8LinearAccInitFn qk_acc;        // always exact
@@ -237,24 +239,6 @@ inline __attribute__((always_inline)) uint32_t softmax_row(const SoftmaxExpParam
   return normalize_row<kPlanes, kProbs, false>(norm, probs, lo, hi, limit, end);
 }
 
-// y = requantize_s8(acc - corr) for 16 channels, stored to out[0, cnt).
-inline void store_pv16(const uint32_t* acc, uint32_t corr, const Rq32& rq, int16x8_t zp, int cnt,
-                       int8_t* out) {
-  const int32x4_t vc = vdupq_n_s32(static_cast<int32_t>(corr));
-  int32x4_t y[4];
-  for (int i = 0; i < 4; ++i) {
-    y[i] = requantize32_x4(vsubq_s32(vreinterpretq_s32_u32(vld1q_u32(acc + 4 * i)), vc), rq);
-  }
-  const int8x16_t b = vcombine_s8(add_zp_sat8(y[0], y[1], zp), add_zp_sat8(y[2], y[3], zp));
-  if (cnt == kPackN) {
-    vst1q_s8(out, b);
-  } else {
-    int8_t tmp[kPackN];
-    vst1q_s8(tmp, b);
-    std::memcpy(out, tmp, static_cast<size_t>(cnt));
-  }
-}
-
 // The softmax of every row of the tile (the weights output too).
 template <bool kPlanes, bool kProbs>
 void softmax_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int end, TileRows* rows) {
@@ -311,19 +295,13 @@ void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileOps& op
   int8_t* out = a.out + static_cast<ptrdiff_t>(rows->m) * a.out_stride;
   if (ops.pv_tile != nullptr) {
     const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(packed_k(keys_all));
-    const Rq32 rq = rq32_of(a.pv_mult, a.pv_shift);
-    const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(a.out_zp));
     uint32_t corr[kMr];
     for (int r = 0; r < mr; ++r) corr[r] = (128u + static_cast<uint32_t>(a.v_zp)) * rows->p_sum[r];
-    alignas(16) uint32_t acc[kMr * kPackN];
     for (int c = 0; c < a.v_dim; c += kPackN) {
       const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
       ops.pv_tile(mr, keys, t.p_hi, t.p_lo, t.stride,
-                  reinterpret_cast<const uint8_t*>(t.values) + static_cast<size_t>(c / kPackN) * block, acc);
-      for (int r = 0; r < mr; ++r) {
-        store_pv16(acc + kPackN * r, corr[r], rq, zp, cnt,
-                   out + static_cast<ptrdiff_t>(r) * a.out_stride + c);
-      }
+                  reinterpret_cast<const uint8_t*>(t.values) + static_cast<size_t>(c / kPackN) * block, corr,
+                  a.pv_mult, a.pv_shift, a.out_zp, cnt, out + c, a.out_stride);
     }
   } else if (pv_ok) {
     const uint16_t* probs[kMr];

@@ -26,8 +26,9 @@ void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const i
                                   int acc_stride);
 void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                          int k_stride, int32_t k_zp, int32_t* scores);
-void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo,
-                               int stride, const uint8_t* vb, uint32_t* acc);
+void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo, int stride,
+                               const uint8_t* vb, const uint32_t* corr, int32_t pv_mult, int32_t pv_shift,
+                               int32_t out_zp, int cnt, int8_t* out, int out_stride);
 void qs8_attn_qk_tile__neondot(int rows, int blocks, int head_dim, const int8_t* q, int q_stride,
                                const int8_t* keys, const int32_t* init, int32_t* scores, int stride);
 void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
@@ -174,6 +175,36 @@ struct RqBlock {
   int32_t v[4][3][4];
 };
 
+// a[r][c] = requantize(a[r][c]) for every row (left L, multiplier M, -R).
+template <int R>
+__attribute__((always_inline)) inline void requant_col(int32x4_t (&a)[R][4], int c, int32x4_t left,
+                                                       int32x4_t mult, int32x4_t neg_right) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) a[r][c] = vrshlq_s32(vqdmulhq_s32(vqshlq_s32(a[r][c], left), mult), neg_right);
+}
+
+// Row r's 16 requantized lanes + zp, saturated to int8, stored to
+// y + r * y_stride (the first cnt of them: channels past the layer's are
+// computed from padding and never stored).
+template <int R>
+__attribute__((always_inline)) inline void narrow_store(const int32x4_t (&a)[R][4], int16x8_t zp, int cnt,
+                                                        int8_t* y, int y_stride) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a[r][0]), a[r][1]), zp);
+    const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a[r][2]), a[r][3]), zp);
+    const int8x16_t b = vqmovn_high_s16(vqmovn_s16(h0), h1);
+    int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
+    if (cnt == 16) {
+      vst1q_s8(yr, b);
+    } else {
+      int8_t tmp[16];
+      vst1q_s8(tmp, b);
+      std::memcpy(yr, tmp, static_cast<size_t>(cnt));
+    }
+  }
+}
+
 template <int R>
 __attribute__((optimize("no-schedule-insns"))) void linear_tile(int in_features, const int8_t* x,
                                                                 int x_stride, const int8_t* tail,
@@ -186,23 +217,9 @@ __attribute__((optimize("no-schedule-insns"))) void linear_tile(int in_features,
 #pragma GCC unroll 4
   for (int c = 0; c < 4; ++c) {
     const int32x4x3_t q = vld1q_s32_x3(rq.v[c][0]);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) a[r][c] = vrshlq_s32(vqdmulhq_s32(vqshlq_s32(a[r][c], q.val[0]), q.val[1]), q.val[2]);
+    requant_col<R>(a, c, q.val[0], q.val[1], q.val[2]);
   }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a[r][0]), a[r][1]), zp);
-    const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a[r][2]), a[r][3]), zp);
-    const int8x16_t b = vqmovn_high_s16(vqmovn_s16(h0), h1);
-    int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
-    if (cnt == 16) {
-      vst1q_s8(yr, b);
-    } else {  // channels past out_features are computed from the padding, not stored
-      int8_t tmp[16];
-      vst1q_s8(tmp, b);
-      std::memcpy(yr, tmp, static_cast<size_t>(cnt));
-    }
-  }
+  narrow_store<R>(a, zp, cnt, y, y_stride);
 }
 
 // Channels in chunks of 4 blocks: the chunk's biases (0 past out_features)
@@ -570,10 +587,21 @@ __attribute__((always_inline)) inline void udot_plane(uint32x4_t (&a)[R][4], int
   }
 }
 
+// The P.V outputs of one 16-channel block: requantize_s8(acc - corr[r]) with
+// one (M, s) for the layer (the requantization of linear_tile).
+struct PvOut {
+  const uint32_t* corr;
+  int32x4_t left, mult, neg_right;
+  int16x8_t zp;
+  int cnt;
+  int8_t* out;
+  int out_stride;
+};
+
 template <int R>
 __attribute__((optimize("no-schedule-insns"))) void pv_tile_udot(int groups, const uint8_t* p_hi,
                                                                  const uint8_t* p_lo, int stride,
-                                                                 const uint8_t* vb, uint32_t* acc) {
+                                                                 const uint8_t* vb, const PvOut& o) {
   uint32x4_t a[R][4];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
@@ -587,32 +615,50 @@ __attribute__((optimize("no-schedule-insns"))) void pv_tile_udot(int groups, con
     for (int c = 0; c < 4; ++c) a[r][c] = vshlq_n_u32(a[r][c], 8);
   }
   udot_plane<R>(a, groups, p_lo, stride, vb);
+  int32x4_t y[R][4];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+    const uint32x4_t corr = vdupq_n_u32(o.corr[r]);
 #pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) vst1q_u32(acc + 16 * r + 4 * c, a[r][c]);
+    for (int c = 0; c < 4; ++c) y[r][c] = vreinterpretq_s32_u32(vsubq_u32(a[r][c], corr));
   }
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) requant_col<R>(y, c, o.left, o.mult, o.neg_right);
+  narrow_store<R>(y, o.zp, o.cnt, o.out, o.out_stride);
 }
 
 }  // namespace
 
-// acc[16 r + c] = sum_{j < keys} (256 p_hi[r][j] + p_lo[r][j]) * vb(c, j) for
-// rows r < rows (1..8), planes of row r at p_hi + r * stride (zero from keys
-// up to the next multiple of 16), vb one K4N16 block of unsigned bytes.
-void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo,
-                               int stride, const uint8_t* vb, uint32_t* acc) {
+// out[r * out_stride + c] = requantize_s8(sum_{j < keys} (256 p_hi[r][j] +
+// p_lo[r][j]) * vb(c, j) - corr[r]) for c < cnt, rows r < rows (1..8), planes
+// of row r at p_hi + r * stride (zero from keys up to the next multiple of
+// 16), vb one K4N16 block of unsigned bytes. The uint32 sums wrap; the
+// difference is the exact int32 P.V sum.
+void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo, int stride,
+                               const uint8_t* vb, const uint32_t* corr, int32_t pv_mult, int32_t pv_shift,
+                               int32_t out_zp, int cnt, int8_t* out, int out_stride) {
   const int groups = (keys + 3) / 4;
+  PvOut o{corr,
+          vdupq_n_s32(pv_shift >= 0 ? pv_shift + 1 : 0),
+          vdupq_n_s32(pv_mult),
+          vdupq_n_s32(pv_shift >= 0 ? -1 : pv_shift),
+          vdupq_n_s16(static_cast<int16_t>(out_zp)),
+          cnt,
+          out,
+          out_stride};
   int r = 0;
   for (; r + 5 <= rows; r += 5) {
-    pv_tile_udot<5>(groups, p_hi + static_cast<ptrdiff_t>(r) * stride,
-                    p_lo + static_cast<ptrdiff_t>(r) * stride, stride, vb, acc + 16 * r);
+    pv_tile_udot<5>(groups, p_hi + static_cast<ptrdiff_t>(r) * stride, p_lo + static_cast<ptrdiff_t>(r) * stride,
+                    stride, vb, o);
+    o.corr += 5;
+    o.out += 5 * static_cast<ptrdiff_t>(out_stride);
   }
-  const ptrdiff_t o = static_cast<ptrdiff_t>(r) * stride;
+  const ptrdiff_t off = static_cast<ptrdiff_t>(r) * stride;
   switch (rows - r) {
-    case 4: pv_tile_udot<4>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
-    case 3: pv_tile_udot<3>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
-    case 2: pv_tile_udot<2>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
-    case 1: pv_tile_udot<1>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
+    case 4: pv_tile_udot<4>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    case 3: pv_tile_udot<3>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    case 2: pv_tile_udot<2>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    case 1: pv_tile_udot<1>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
     default: break;
   }
 }

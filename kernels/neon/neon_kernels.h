@@ -99,12 +99,15 @@ void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const i
                                   int acc_stride);
 void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                          int k_stride, int32_t k_zp, int32_t* scores);
-// P.V tile of the tiled attention: acc[16 r + c] = sum_{j < keys}
-// (256 p_hi[r][j] + p_lo[r][j]) * vb(c, j) (wrapping uint32), rows r < rows
-// (1..8) with planes at p_hi / p_lo + r * stride, zero from keys up to the
-// next multiple of 16; vb is one K4N16 block (16 channels) of unsigned bytes.
-void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo,
-                               int stride, const uint8_t* vb, uint32_t* acc);
+// P.V tile of the tiled attention, requantized: out[r * out_stride + c] =
+// requantize_s8(sum_{j < keys} (256 p_hi[r][j] + p_lo[r][j]) * vb(c, j) -
+// corr[r], pv_mult, pv_shift, out_zp) for c < cnt (sums wrapping uint32),
+// rows r < rows (1..8) with planes at p_hi / p_lo + r * stride, zero from
+// keys up to the next multiple of 16; vb is one K4N16 block (16 channels) of
+// unsigned bytes.
+void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo, int stride,
+                               const uint8_t* vb, const uint32_t* corr, int32_t pv_mult, int32_t pv_shift,
+                               int32_t out_zp, int cnt, int8_t* out, int out_stride);
 // Q.K^T of the tiled attention: the linear's accumulation with init
 // (Qs8LinearAccInitFn) for rows <= 8, the query rows held in registers across
 // the key blocks when head_dim <= 64.
