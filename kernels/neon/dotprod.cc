@@ -46,6 +46,7 @@ namespace {
 // one instruction per 4 channels x 4 inputs, no horizontal reduction. A
 // register tile of R rows x 16 channels holds 4R accumulators; one 16-byte
 // input load per row covers four groups.
+
 // The 64 bytes at p into four registers, p advanced past them: one LD1 with
 // post-increment. (LD1 of four registers has no immediate offset; from
 // vld1q_s8_x4 GCC 12 addresses each group from a recomputed base, an ADD per
@@ -175,12 +176,16 @@ struct RqBlock {
   int32_t v[4][3][4];
 };
 
-// a[r][c] = requantize(a[r][c]) for every row (left L, multiplier M, -R).
-template <int R>
+// a[r][c] = requantize(a[r][c]) for every row (left L, multiplier M, -R);
+// !kLeft: L = 0 in every lane, no SQSHL.
+template <int R, bool kLeft>
 __attribute__((always_inline)) inline void requant_col(int32x4_t (&a)[R][4], int c, int32x4_t left,
                                                        int32x4_t mult, int32x4_t neg_right) {
 #pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) a[r][c] = vrshlq_s32(vqdmulhq_s32(vqshlq_s32(a[r][c], left), mult), neg_right);
+  for (int r = 0; r < R; ++r) {
+    const int32x4_t x = kLeft ? vqshlq_s32(a[r][c], left) : a[r][c];
+    a[r][c] = vrshlq_s32(vqdmulhq_s32(x, mult), neg_right);
+  }
 }
 
 // Row r's 16 requantized lanes + zp, saturated to int8, stored to
@@ -205,23 +210,6 @@ __attribute__((always_inline)) inline void narrow_store(const int32x4_t (&a)[R][
   }
 }
 
-template <int R>
-__attribute__((optimize("no-schedule-insns"))) void linear_tile(int in_features, const int8_t* x,
-                                                                int x_stride, const int8_t* tail,
-                                                                const int8_t* wb, const int32_t* bias16,
-                                                                const RqBlock& rq, int16x8_t zp, int cnt,
-                                                                int8_t* y, int y_stride) {
-  int32x4_t a[R][4];
-  load_init<R>(a, bias16);  // the bias is the accumulators' start
-  tile_k_loop<R>(a, in_features, x, x_stride, tail, wb);
-#pragma GCC unroll 4
-  for (int c = 0; c < 4; ++c) {
-    const int32x4x3_t q = vld1q_s32_x3(rq.v[c][0]);
-    requant_col<R>(a, c, q.val[0], q.val[1], q.val[2]);
-  }
-  narrow_store<R>(a, zp, cnt, y, y_stride);
-}
-
 // Channels in chunks of 4 blocks: the chunk's biases (0 past out_features)
 // and requantization vectors are laid out once, then every row tile runs
 // over the chunk's blocks, its tails copied once.
@@ -237,9 +225,31 @@ struct LinearArgs {
   int y_stride;
 };
 
+// One row tile (R rows) over the chunk's blocks: accumulators from the bias,
+// the K loop, requantization, int8 stores. The block loop is inside, so the
+// tile's register saves and set-up are paid once per chunk. kLeft: some
+// channel has s >= 0 (L > 0); without one the SQSHL by 0 is left out.
+template <int R, bool kLeft>
+__attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs& p, const int8_t* xm,
+                                                                const int8_t* tail, const int8_t* wb,
+                                                                const int32_t* cb, const RqBlock* cq,
+                                                                int16x8_t zp, int cnt, int8_t* ym) {
+  for (int n = 0; n < cnt; n += 16, wb += p.block_bytes, cb += 16, ++cq) {
+    int32x4_t a[R][4];
+    load_init<R>(a, cb);  // the bias is the accumulators' start
+    tile_k_loop<R>(a, p.in_features, xm, p.x_stride, tail, wb);
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      const int32x4x3_t q = vld1q_s32_x3(cq->v[c][0]);
+      requant_col<R, kLeft>(a, c, q.val[0], q.val[1], q.val[2]);
+    }
+    narrow_store<R>(a, zp, cnt - n < 16 ? cnt - n : 16, ym + n, p.y_stride);
+  }
+}
+
 template <int R>
 void linear_rows(const LinearArgs& p, int m, int n0, int cnt, const int32_t* cb, const RqBlock* cq,
-                 int16x8_t zp, int8_t* tail) {
+                 bool left, int16x8_t zp, int8_t* tail) {
   const int k16 = p.in_features & ~15;
   const int8_t* xm = p.x + static_cast<ptrdiff_t>(m) * p.x_stride;
   if (k16 < p.in_features) {
@@ -250,10 +260,10 @@ void linear_rows(const LinearArgs& p, int m, int n0, int cnt, const int32_t* cb,
   }
   int8_t* ym = p.y + static_cast<ptrdiff_t>(m) * p.y_stride + n0;
   const int8_t* wb = p.w + static_cast<ptrdiff_t>(n0 / 16) * p.block_bytes;
-  for (int b = 0; 16 * b < cnt; ++b, wb += p.block_bytes) {
-    const int left = cnt - 16 * b;
-    linear_tile<R>(p.in_features, xm, p.x_stride, tail, wb, cb + 16 * b, cq[b], zp, left < 16 ? left : 16,
-                   ym + 16 * b, p.y_stride);
+  if (left) {
+    linear_tile<R, true>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
+  } else {
+    linear_tile<R, false>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
   }
 }
 
@@ -272,6 +282,7 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
   int8_t tail[16 * kDotTileRows] = {};
   const int32x4_t one = vdupq_n_s32(1), minus1 = vdupq_n_s32(-1), zero = vdupq_n_s32(0);
   for (int n0 = 0; n0 < out_features; n0 += 16 * kChunkBlocks) {
+    int32x4_t any_left = minus1;
     const int cnt = out_features - n0 < 16 * kChunkBlocks ? out_features - n0 : 16 * kChunkBlocks;
     for (int i = 0; i < ((cnt + 15) & ~15); i += 4) {
       int32x4_t b, m, s;
@@ -296,14 +307,16 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
       vst1q_s32(q[0], vmaxq_s32(vaddq_s32(s, one), zero));  // L = max(s + 1, 0)
       vst1q_s32(q[1], m);
       vst1q_s32(q[2], vminq_s32(s, minus1));  // -R = min(s, -1)
+      any_left = vmaxq_s32(any_left, s);
     }
+    const bool left = vmaxvq_s32(any_left) >= 0;  // some L > 0 in the chunk
     int m = 0;
-    for (; m + kDotTileRows <= rows; m += kDotTileRows) linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, zp, tail);
+    for (; m + kDotTileRows <= rows; m += kDotTileRows) linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, left, zp, tail);
     switch (rows - m) {
-      case 4: linear_rows<4>(p, m, n0, cnt, cb, cq, zp, tail); break;
-      case 3: linear_rows<3>(p, m, n0, cnt, cb, cq, zp, tail); break;
-      case 2: linear_rows<2>(p, m, n0, cnt, cb, cq, zp, tail); break;
-      case 1: linear_rows<1>(p, m, n0, cnt, cb, cq, zp, tail); break;
+      case 4: linear_rows<4>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
+      case 3: linear_rows<3>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
+      case 2: linear_rows<2>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
+      case 1: linear_rows<1>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
       default: break;
     }
   }
@@ -598,7 +611,7 @@ struct PvOut {
   int out_stride;
 };
 
-template <int R>
+template <int R, bool kLeft>
 __attribute__((optimize("no-schedule-insns"))) void pv_tile_udot(int groups, const uint8_t* p_hi,
                                                                  const uint8_t* p_lo, int stride,
                                                                  const uint8_t* vb, const PvOut& o) {
@@ -623,8 +636,35 @@ __attribute__((optimize("no-schedule-insns"))) void pv_tile_udot(int groups, con
     for (int c = 0; c < 4; ++c) y[r][c] = vreinterpretq_s32_u32(vsubq_u32(a[r][c], corr));
   }
 #pragma GCC unroll 4
-  for (int c = 0; c < 4; ++c) requant_col<R>(y, c, o.left, o.mult, o.neg_right);
+  for (int c = 0; c < 4; ++c) {
+    if (kLeft) {
+      requant_col<R, true>(y, c, o.left, o.mult, o.neg_right);
+    } else {
+      requant_col<R, false>(y, c, o.left, o.mult, o.neg_right);
+    }
+  }
   narrow_store<R>(y, o.zp, o.cnt, o.out, o.out_stride);
+}
+
+// Rows in register tiles of 5 (20 accumulators), the rest in one smaller tile.
+template <bool kLeft>
+void pv_tiles(int rows, int groups, const uint8_t* p_hi, const uint8_t* p_lo, int stride, const uint8_t* vb,
+              PvOut o) {
+  int r = 0;
+  for (; r + 5 <= rows; r += 5) {
+    pv_tile_udot<5, kLeft>(groups, p_hi + static_cast<ptrdiff_t>(r) * stride,
+                           p_lo + static_cast<ptrdiff_t>(r) * stride, stride, vb, o);
+    o.corr += 5;
+    o.out += 5 * static_cast<ptrdiff_t>(o.out_stride);
+  }
+  const ptrdiff_t off = static_cast<ptrdiff_t>(r) * stride;
+  switch (rows - r) {
+    case 4: pv_tile_udot<4, kLeft>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    case 3: pv_tile_udot<3, kLeft>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    case 2: pv_tile_udot<2, kLeft>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    case 1: pv_tile_udot<1, kLeft>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    default: break;
+  }
 }
 
 }  // namespace
@@ -638,28 +678,18 @@ void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const ui
                                const uint8_t* vb, const uint32_t* corr, int32_t pv_mult, int32_t pv_shift,
                                int32_t out_zp, int cnt, int8_t* out, int out_stride) {
   const int groups = (keys + 3) / 4;
-  PvOut o{corr,
-          vdupq_n_s32(pv_shift >= 0 ? pv_shift + 1 : 0),
-          vdupq_n_s32(pv_mult),
-          vdupq_n_s32(pv_shift >= 0 ? -1 : pv_shift),
-          vdupq_n_s16(static_cast<int16_t>(out_zp)),
-          cnt,
-          out,
-          out_stride};
-  int r = 0;
-  for (; r + 5 <= rows; r += 5) {
-    pv_tile_udot<5>(groups, p_hi + static_cast<ptrdiff_t>(r) * stride, p_lo + static_cast<ptrdiff_t>(r) * stride,
-                    stride, vb, o);
-    o.corr += 5;
-    o.out += 5 * static_cast<ptrdiff_t>(out_stride);
-  }
-  const ptrdiff_t off = static_cast<ptrdiff_t>(r) * stride;
-  switch (rows - r) {
-    case 4: pv_tile_udot<4>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
-    case 3: pv_tile_udot<3>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
-    case 2: pv_tile_udot<2>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
-    case 1: pv_tile_udot<1>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
-    default: break;
+  const PvOut o{corr,
+                vdupq_n_s32(pv_shift >= 0 ? pv_shift + 1 : 0),
+                vdupq_n_s32(pv_mult),
+                vdupq_n_s32(pv_shift >= 0 ? -1 : pv_shift),
+                vdupq_n_s16(static_cast<int16_t>(out_zp)),
+                cnt,
+                out,
+                out_stride};
+  if (pv_shift >= 0) {
+    pv_tiles<true>(rows, groups, p_hi, p_lo, stride, vb, o);
+  } else {
+    pv_tiles<false>(rows, groups, p_hi, p_lo, stride, vb, o);
   }
 }
 

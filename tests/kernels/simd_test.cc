@@ -403,7 +403,7 @@ TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
 }
 
 // The tiled kernels (q_len >= kQs8AttnTileMinRows with tile scratch) across
-// every softmax exponent shift (-31..30: the Arm tile softmax has separate
+// every softmax exponent shift and P.V shift (-31..30: the Arm tile softmax has separate
 // 32-bit forms for shifts >= 0 and < 0, and for the normalizer's cases
 // m = 2^31 / sum < 65536 / otherwise: near-uniform, power-of-two and one-hot
 // rows), zero q_zp or not, and scratch at every alignment: results equal the
@@ -430,6 +430,9 @@ TEST(SimdTest, Qs8AttentionTilesEveryShiftWithinScratch) {
     a.score_mult = static_cast<int32_t>(rng.uniform_int(int64_t{1} << 30, INT32_MAX));
     if (seed % 7 == 0) a.score_mult = INT32_MAX;
     Multiplier(rng.log_uniform(1.0 / 32768 / 8, 4.0 / 32768), &a.pv_mult, &a.pv_shift);
+    // Odd seeds: every P.V shift -31..30 as well (the neondot tile
+    // requantizes in its registers, with a separate form for shifts >= 0).
+    if (seed % 2 == 1) a.pv_shift = static_cast<int32_t>((seed / 2 * 5) % 62) - 31;
     a.causal = rng.uniform_int(0, 2) == 0;
     a.causal_offset = static_cast<int>(rng.uniform_int(-3, a.kv_len));
     a.kv_valid_len = rng.uniform_int(0, 2) ? a.kv_len : SampleValidLen(rng, a.kv_len);
