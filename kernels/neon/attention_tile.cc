@@ -15,9 +15,10 @@
 // Keys: K4N16 (N = keys, K = head dim) of the keys as they are (signed k, not
 // k + 128: SDOT and NEON's smull multiply signed by signed). Q.K^T is then
 // exactly the int8 linear's accumulation with the query rows as activations
-// (qs8_linear_acc_init__neondot, or the NEON one, int16-pair form when the
-// pair rule of linear.cc allows it), written straight into the tile's score
-// rows.
+// (neondot: qs8_attn_qk_tile__neondot, which keeps the query rows in
+// registers across the key blocks; neon: the linear's, int16-pair form when
+// the pair rule of linear.cc allows it), written straight into the tile's
+// score rows.
 // With D the head dim, B_r = sum_i q_ri and T_j = sum_i k_ji,
 //   sum_i (q_ri - zq)(k_ji - zk) = sum_i q_ri k_ji - zq T_j + (D zq zk - zk B_r).
 // The last term is the same for every key of row r, and the softmax only
@@ -38,7 +39,8 @@
 //   sum_j p_j (v_j - zv) = 256 sum_j ph_j u_j + sum_j pl_j u_j - (128 + zv) sum_j p_j.
 // The planes are zero past each row's limit, so whole 4-key groups can be
 // summed for every row of the tile; sum_j p_j <= 32768 + n/2 and u <= 255 keep
-// the wrapping uint32 sums exact.
+// the wrapping uint32 sums exact. The tile requantizes its accumulators
+// itself and stores int8 (qs8_attn_pv_tile__neondot).
 // P.V, neon: no byte dot product, and smull-based byte planes would cost
 // twice the instructions of the 16-bit products, so the rows' Q15
 // probabilities (zero past each limit) go to pv_group (qs8_pv_rows__neon)

@@ -19,8 +19,6 @@
 namespace edgeattn {
 namespace kernels {
 
-void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
-                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
 void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const int8_t* x,
                                   int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
                                   int acc_stride);
@@ -322,7 +320,8 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
   }
 }
 
-// init (may be null): per-channel starting values (16 per block).
+// init (may be null): per-channel starting values (16 per block). The Q.K^T
+// tile for head dims above 64 (qs8_attn_qk_tile__neondot).
 void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const int8_t* x,
                                   int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
                                   int acc_stride) {
@@ -357,11 +356,6 @@ void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const i
       default: break;
     }
   }
-}
-
-void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
-                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride) {
-  qs8_linear_acc_init__neondot(rows, blocks, in_features, x, x_stride, w, nullptr, acc, acc_stride);
 }
 
 // scores[j] = sum (q - zq)(k_j - zk) = sum q k - zk sum q - zq sum k + D zq zk

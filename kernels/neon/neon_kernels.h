@@ -92,8 +92,6 @@ bool qs8_attention_tiled__neon(const QS8AttentionArgs& a);
 // -------------------------------------------------------------- neondot ----
 // dotprod.cc (compiled with -march=armv8.2-a+dotprod): only call after
 // cpu_supports(KernelPath::kNeonDot).
-void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
-                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
 void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const int8_t* x,
                                   int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
                                   int acc_stride);
