@@ -105,8 +105,9 @@ __attribute__((always_inline)) inline void store_acc(const int32x4_t (&a)[R][4],
 // inputs past 16 * (in_features / 16), zero padded; only the groups that
 // exist in the block are read.
 template <int R>
-__attribute__((always_inline)) inline void tile_k_loop(int32x4_t (&a)[R][4], int in_features, const int8_t* x, int x_stride,
-                        const int8_t* tail, const int8_t* wb) {
+__attribute__((always_inline)) inline void tile_k_loop(int32x4_t (&a)[R][4], int in_features,
+                                                       const int8_t* x, int x_stride, const int8_t* tail,
+                                                       const int8_t* wb) {
   const int steps = in_features / 16;
   const int8_t* xp[R];
 #pragma GCC unroll 8
@@ -273,7 +274,8 @@ void linear_rows(const LinearArgs& p, int m, int n0, int cnt, const int32_t* cb,
 void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                             const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
                             int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
-  const LinearArgs p{in_features, x, x_stride, w, 16 * static_cast<ptrdiff_t>((in_features + 3) & ~3), y, y_stride};
+  const ptrdiff_t block_bytes = 16 * static_cast<ptrdiff_t>((in_features + 3) & ~3);
+  const LinearArgs p{in_features, x, x_stride, w, block_bytes, y, y_stride};
   const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(y_zp));
   alignas(16) int32_t cb[16 * kChunkBlocks];
   RqBlock cq[kChunkBlocks];
@@ -309,7 +311,9 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
     }
     const bool left = vmaxvq_s32(any_left) >= 0;  // some L > 0 in the chunk
     int m = 0;
-    for (; m + kDotTileRows <= rows; m += kDotTileRows) linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, left, zp, tail);
+    for (; m + kDotTileRows <= rows; m += kDotTileRows) {
+      linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, left, zp, tail);
+    }
     switch (rows - m) {
       case 4: linear_rows<4>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
       case 3: linear_rows<3>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
@@ -443,7 +447,7 @@ namespace {
 // vectors each, head_dim <= 64) while the packed keys stream past, one
 // 16-key block after another. Same sums as tile_dot, but the per-block work
 // is only the 16-key init (two LDP per row), the SDOTs (one LD1 of weights
-// per group) and two STP per row; tile_dot reloaded the queries for every
+// per group) and four stores per row; tile_dot reloaded the queries for every
 // block.
 // kRagged: head_dim % 16 != 0, so the last step has `last` (1..4) groups.
 template <int L, int R, int S, int kS>
@@ -517,11 +521,12 @@ void qk_tile(int rows, int blocks, int groups, const int8_t* q, int q_stride, co
 template <bool kRagged>
 void qk_tile_s(int s, int rows, int blocks, int groups, const int8_t* q, int q_stride, const int8_t* keys,
                const int32_t* init, int init_step, int32_t* scores, int stride) {
+  const int st = stride;
   switch (s) {
-    case 1: qk_tile<1, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, stride); break;
-    case 2: qk_tile<2, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, stride); break;
-    case 3: qk_tile<3, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, stride); break;
-    default: qk_tile<4, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, stride); break;
+    case 1: qk_tile<1, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, st); break;
+    case 2: qk_tile<2, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, st); break;
+    case 3: qk_tile<3, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, st); break;
+    default: qk_tile<4, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, st); break;
   }
 }
 
@@ -571,8 +576,8 @@ __attribute__((always_inline)) inline void udot_group(uint32x4_t (&a)[R][4], con
 }
 
 template <int R>
-__attribute__((always_inline)) inline void udot_plane(uint32x4_t (&a)[R][4], int groups, const uint8_t* x, int stride,
-                       const uint8_t* vb) {
+__attribute__((always_inline)) inline void udot_plane(uint32x4_t (&a)[R][4], int groups, const uint8_t* x,
+                                                      int stride, const uint8_t* vb) {
   const uint8_t* wg = vb;
   int g = 0;
   for (; g + 4 <= groups; g += 4) {
