@@ -111,7 +111,11 @@ void qs8_softmax_row__neon(int n, const int32_t* scores, int32_t mult, int32_t s
   if (n <= 0) return;
   const Norm4 norm = make_norm4(qs8_softmax_exp_row__neon(n, scores, mult, shift, probs));
   int j = 0;
-  for (; j + 8 <= n; j += 8) vst1q_u16(probs + j, normalize_x8(probs + j, norm));
+  if (norm.hi16) {
+    for (; j + 8 <= n; j += 8) vst1q_u16(probs + j, normalize_x8<true>(vld1q_u16(probs + j), norm));
+  } else {
+    for (; j + 8 <= n; j += 8) vst1q_u16(probs + j, normalize_x8<false>(vld1q_u16(probs + j), norm));
+  }
   for (; j < n; ++j) probs[j] = normalize_prob_q15(probs[j], norm.norm);
 }
 

@@ -15,9 +15,10 @@
 // Keys: K4N16 (N = keys, K = head dim) of the keys as they are (signed k, not
 // k + 128: SDOT and NEON's smull multiply signed by signed). Q.K^T is then
 // exactly the int8 linear's accumulation with the query rows as activations
-// (qs8_linear_acc_init__neondot, or the NEON one, int16-pair form when the
-// pair rule of linear.cc allows it), written straight into the tile's score
-// rows.
+// (neondot: qs8_attn_qk_tile__neondot, which keeps the query rows in
+// registers across the key blocks; neon: the linear's, int16-pair form when
+// the pair rule of linear.cc allows it), written straight into the tile's
+// score rows.
 // With D the head dim, B_r = sum_i q_ri and T_j = sum_i k_ji,
 //   sum_i (q_ri - zq)(k_ji - zk) = sum_i q_ri k_ji - zq T_j + (D zq zk - zk B_r).
 // The last term is the same for every key of row r, and the softmax only
@@ -38,7 +39,8 @@
 //   sum_j p_j (v_j - zv) = 256 sum_j ph_j u_j + sum_j pl_j u_j - (128 + zv) sum_j p_j.
 // The planes are zero past each row's limit, so whole 4-key groups can be
 // summed for every row of the tile; sum_j p_j <= 32768 + n/2 and u <= 255 keep
-// the wrapping uint32 sums exact.
+// the wrapping uint32 sums exact. The tile requantizes its accumulators
+// itself and stores int8 (qs8_attn_pv_tile__neondot).
 // P.V, neon: no byte dot product, and smull-based byte planes would cost
 // twice the instructions of the 16-bit products, so the rows' Q15
 // probabilities (zero past each limit) go to pv_group (qs8_pv_rows__neon)
@@ -63,9 +65,11 @@ namespace {
 
 constexpr int kMr = kQs8AttnTileRows;
 
-// P.V tile of the dot-product path (qs8_attn_pv_tile__neondot); null on neon.
+// P.V tile of the dot-product path, requantized (qs8_attn_pv_tile__neondot);
+// null on neon.
 using PvTileFn = void (*)(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo, int stride,
-                          const uint8_t* vb, uint32_t* acc);
+                          const uint8_t* vb, const uint32_t* corr, int32_t pv_mult, int32_t pv_shift,
+                          int32_t out_zp, int cnt, int8_t* out, int out_stride);
 
 struct TileOps {
   Qs8LinearAccInitFn qk_acc;        // always exact
@@ -178,30 +182,37 @@ struct TileRows {
 // The softmax of requant.h (softmax_neon.h) per row over the row's own key
 // limit: the exponents into t.probs, then the probabilities
 // straight into what the P.V step reads, zero over [limit, end). kPlanes:
-// into the byte planes (dot path), kProbs: into t.probs (the neon P.V and the
-// weights output). Returns the sum of the probabilities.
-template <bool kPlanes, bool kProbs>
-inline __attribute__((always_inline)) uint32_t softmax_row(const SoftmaxExpParams& x, const Qs8AttnTile& t,
-                                                           int r, int limit, int end) {
-  const int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
-  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;  // e, then p
-  uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
-  uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
-  uint32_t sum = 1;  // no probabilities: any normalizer
-  if (limit > 0) {
-    sum = softmax_exp_row(limit, s, softmax_row_max(limit, s), x, probs);
-  }
-  const Norm4 norm = make_norm4(sum);
+// into the byte planes (dot path; one UZP1/UZP2 pair splits 16), kProbs:
+// into t.probs (the neon P.V and the weights output). Returns the sum of the
+// probabilities.
+template <bool kPlanes, bool kProbs, bool kHi16>
+inline __attribute__((always_inline)) uint32_t normalize_row(const Norm4& norm, uint16_t* probs, uint8_t* lo,
+                                                             uint8_t* hi, int limit, int end) {
   uint32x4_t psum = vdupq_n_u32(0);
   int j = 0;
-  for (; j + 8 <= limit; j += 8) {
-    const uint16x8_t p = normalize_x8(probs + j, norm);
+  for (; j + 16 <= limit; j += 16) {
+    const uint16x8_t p0 = normalize_x8<kHi16>(vld1q_u16(probs + j), norm);
+    const uint16x8_t p1 = normalize_x8<kHi16>(vld1q_u16(probs + j + 8), norm);
+    if (kProbs) {
+      vst1q_u16(probs + j, p0);
+      vst1q_u16(probs + j + 8, p1);
+    }
+    if (kPlanes) {
+      const uint8x16x2_t b = vuzpq_u8(vreinterpretq_u8_u16(p0), vreinterpretq_u8_u16(p1));
+      vst1q_u8(lo + j, b.val[0]);
+      vst1q_u8(hi + j, b.val[1]);
+    }
+    psum = vpadalq_u16(psum, vaddq_u16(p0, p1));  // p <= 32767: the pair fits uint16
+  }
+  if (j + 8 <= limit) {
+    const uint16x8_t p = normalize_x8<kHi16>(vld1q_u16(probs + j), norm);
     if (kProbs) vst1q_u16(probs + j, p);
     if (kPlanes) {
       vst1_u8(lo + j, vmovn_u16(p));
       vst1_u8(hi + j, vshrn_n_u16(p, 8));
     }
     psum = vpadalq_u16(psum, p);
+    j += 8;
   }
   uint32_t total = hsum_u32(psum);
   for (; j < end; ++j) {
@@ -216,31 +227,28 @@ inline __attribute__((always_inline)) uint32_t softmax_row(const SoftmaxExpParam
   return total;
 }
 
-// y = requantize_s8(acc - corr) for 16 channels, stored to out[0, cnt).
-inline void store_pv16(const uint32_t* acc, uint32_t corr, const Rq32& rq, int16x8_t zp, int cnt,
-                       int8_t* out) {
-  const int32x4_t vc = vdupq_n_s32(static_cast<int32_t>(corr));
-  int32x4_t y[4];
-  for (int i = 0; i < 4; ++i) {
-    y[i] = requantize32_x4(vsubq_s32(vreinterpretq_s32_u32(vld1q_u32(acc + 4 * i)), vc), rq);
-  }
-  const int8x16_t b = vcombine_s8(add_zp_sat8(y[0], y[1], zp), add_zp_sat8(y[2], y[3], zp));
-  if (cnt == kPackN) {
-    vst1q_s8(out, b);
-  } else {
-    int8_t tmp[kPackN];
-    vst1q_s8(tmp, b);
-    std::memcpy(out, tmp, static_cast<size_t>(cnt));
-  }
+template <bool kPlanes, bool kProbs>
+inline __attribute__((always_inline)) uint32_t softmax_row(const SoftmaxExpParams& x, SoftmaxExpRowFn exp_row,
+                                                           const Qs8AttnTile& t, int r, int limit, int end) {
+  const int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
+  uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;  // e, then p
+  uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
+  uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
+  uint32_t sum = 1;  // no probabilities: any normalizer
+  if (limit > 0) sum = exp_row(limit, s, softmax_row_max(limit, s), x, probs);
+  const Norm4 norm = make_norm4(sum);
+  if (norm.hi16) return normalize_row<kPlanes, kProbs, true>(norm, probs, lo, hi, limit, end);
+  return normalize_row<kPlanes, kProbs, false>(norm, probs, lo, hi, limit, end);
 }
 
 // The softmax of every row of the tile (the weights output too).
 template <bool kPlanes, bool kProbs>
 void softmax_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int end, TileRows* rows) {
   const SoftmaxExpParams x = softmax_exp_params(a.score_mult, a.score_shift);
+  const SoftmaxExpRowFn exp_row = pick_softmax_exp_row(x);
   for (int r = 0; r < rows->mr; ++r) {
     const int limit = rows->limit[r];
-    rows->p_sum[r] = softmax_row<kPlanes, kProbs>(x, t, r, limit, end);
+    rows->p_sum[r] = softmax_row<kPlanes, kProbs>(x, exp_row, t, r, limit, end);
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
@@ -289,19 +297,13 @@ void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileOps& op
   int8_t* out = a.out + static_cast<ptrdiff_t>(rows->m) * a.out_stride;
   if (ops.pv_tile != nullptr) {
     const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(packed_k(keys_all));
-    const Rq32 rq = rq32_of(a.pv_mult, a.pv_shift);
-    const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(a.out_zp));
     uint32_t corr[kMr];
     for (int r = 0; r < mr; ++r) corr[r] = (128u + static_cast<uint32_t>(a.v_zp)) * rows->p_sum[r];
-    alignas(16) uint32_t acc[kMr * kPackN];
     for (int c = 0; c < a.v_dim; c += kPackN) {
       const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
       ops.pv_tile(mr, keys, t.p_hi, t.p_lo, t.stride,
-                  reinterpret_cast<const uint8_t*>(t.values) + static_cast<size_t>(c / kPackN) * block, acc);
-      for (int r = 0; r < mr; ++r) {
-        store_pv16(acc + kPackN * r, corr[r], rq, zp, cnt,
-                   out + static_cast<ptrdiff_t>(r) * a.out_stride + c);
-      }
+                  reinterpret_cast<const uint8_t*>(t.values) + static_cast<size_t>(c / kPackN) * block, corr,
+                  a.pv_mult, a.pv_shift, a.out_zp, cnt, out + c, a.out_stride);
     }
   } else if (pv_ok) {
     const uint16_t* probs[kMr];
@@ -351,7 +353,7 @@ bool qs8_attention_tiled__neon(const QS8AttentionArgs& a) {
 
 #if defined(__aarch64__)
 bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a) {
-  return attention_tiled(a, TileOps{qs8_linear_acc_init__neondot, nullptr, qs8_attn_pv_tile__neondot});
+  return attention_tiled(a, TileOps{qs8_attn_qk_tile__neondot, nullptr, qs8_attn_pv_tile__neondot});
 }
 #endif
 

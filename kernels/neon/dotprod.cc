@@ -19,63 +19,101 @@
 namespace edgeattn {
 namespace kernels {
 
-void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
-                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
 void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const int8_t* x,
                                   int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
                                   int acc_stride);
 void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                          int k_stride, int32_t k_zp, int32_t* scores);
-void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo,
-                               int stride, const uint8_t* vb, uint32_t* acc);
+void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo, int stride,
+                               const uint8_t* vb, const uint32_t* corr, int32_t pv_mult, int32_t pv_shift,
+                               int32_t out_zp, int cnt, int8_t* out, int out_stride);
+void qs8_attn_qk_tile__neondot(int rows, int blocks, int head_dim, const int8_t* q, int q_stride,
+                               const int8_t* keys, const int32_t* init, int32_t* scores, int stride);
+void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                            const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                            int per_channel, int32_t y_zp, int8_t* y, int y_stride);
 
 namespace {
 
 // Linear on the packed K4N16 weights (packed_weights.h; the layout is
 // restated here because this file includes no project header): a 16-channel
 // block is 16 * round_up(K, 4) bytes, a group of 4 inputs 64 bytes, four
-// vectors of 4 channels x 4 inputs. SDOT by element,
-// vdotq_laneq_s32(acc, w, x16, l), adds to each channel lane of acc the dot
-// product of its 4 weight bytes with inputs 4l..4l+3 of x16: one instruction
-// per 4 channels x 4 inputs, no horizontal reduction. A register tile of R
-// rows x 16 channels holds 4R accumulators; one 16-byte input load per row
-// covers four groups.
+// vectors of 4 channels x 4 inputs, loaded by one LD1 of four registers.
+// SDOT by element, vdotq_laneq_s32(acc, w, x16, l), adds to each channel lane
+// of acc the dot product of its 4 weight bytes with inputs 4l..4l+3 of x16:
+// one instruction per 4 channels x 4 inputs, no horizontal reduction. A
+// register tile of R rows x 16 channels holds 4R accumulators; one 16-byte
+// input load per row covers four groups.
+
+// The 64 bytes at p into four registers, p advanced past them: one LD1 with
+// post-increment. (LD1 of four registers has no immediate offset; from
+// vld1q_s8_x4 GCC 12 addresses each group from a recomputed base, an ADD per
+// group.)
+__attribute__((always_inline)) inline int8x16x4_t ld1x4_post(const int8_t*& p) {
+  int8x16x4_t v;
+  __asm__("ld1 {%S0.16b - %V0.16b}, [%1], #64"
+          : "=w"(v), "+r"(p)
+          : "m"(*reinterpret_cast<const int8_t(*)[64]>(p)));
+  return v;
+}
+
+__attribute__((always_inline)) inline uint8x16x4_t ld1x4_post(const uint8_t*& p) {
+  uint8x16x4_t v;
+  __asm__("ld1 {%S0.16b - %V0.16b}, [%1], #64"
+          : "=w"(v), "+r"(p)
+          : "m"(*reinterpret_cast<const uint8_t(*)[64]>(p)));
+  return v;
+}
+
+// wg advances past the group.
 template <int L, int R>
-inline void dot_group(int32x4_t (&a)[R][4], const int8x16_t (&xv)[R], const int8_t* wg) {
-  int8x16_t wv[4];
-#pragma GCC unroll 4
-  for (int c = 0; c < 4; ++c) wv[c] = vld1q_s8(wg + 16 * c);
+__attribute__((always_inline)) inline void dot_group(int32x4_t (&a)[R][4], const int8x16_t (&xv)[R],
+                                                     const int8_t*& wg) {
+  const int8x16x4_t wv = ld1x4_post(wg);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) a[r][c] = vdotq_laneq_s32(a[r][c], wv[c], xv[r], L);
+    for (int c = 0; c < 4; ++c) a[r][c] = vdotq_laneq_s32(a[r][c], wv.val[c], xv[r], L);
   }
 }
 
-// tail[16 r ..] holds row r's inputs past 16 * (in_features / 16), zero
-// padded; only the groups that exist in the block are read. (The pre-RA
-// scheduler would hoist all 16 weight loads of a step and spill accumulators;
-// keep the source order.)
+// a[r][0..3] = init[0..16) for every row, two LDP per row (the empty asm
+// keeps GCC from loading once and copying 4R registers; LD1 of four
+// registers would need four consecutive accumulators, which costs moves).
 template <int R>
-__attribute__((optimize("no-schedule-insns"))) void tile_dot(int in_features, const int8_t* x,
-                                                             int x_stride, const int8_t* tail,
-                                                             const int8_t* wb, const int32_t* init,
-                                                             int32_t* acc, int acc_stride) {
-  const int steps = in_features / 16;
-  int32x4_t a[R][4];
-  int32x4_t a0[4];
+__attribute__((always_inline)) inline void load_init(int32x4_t (&a)[R][4], const int32_t* init) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    __asm__("" : "+r"(init));
 #pragma GCC unroll 4
-  for (int c = 0; c < 4; ++c) a0[c] = init != nullptr ? vld1q_s32(init + 4 * c) : vdupq_n_s32(0);
+    for (int c = 0; c < 4; ++c) a[r][c] = vld1q_s32(init + 4 * c);
+  }
+}
+
+// acc[r * stride + 0..16) = a[r][0..3] (STP pairs).
+template <int R>
+__attribute__((always_inline)) inline void store_acc(const int32x4_t (&a)[R][4], int32_t* acc, int stride) {
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) a[r][c] = a0[c];
+    for (int c = 0; c < 4; ++c) vst1q_s32(acc + static_cast<ptrdiff_t>(r) * stride + 4 * c, a[r][c]);
   }
+}
+
+// The K loop of one register tile: a += the products of R rows (x, rows
+// x_stride apart) with one 16-channel block wb. tail[16 r ..] holds row r's
+// inputs past 16 * (in_features / 16), zero padded; only the groups that
+// exist in the block are read.
+template <int R>
+__attribute__((always_inline)) inline void tile_k_loop(int32x4_t (&a)[R][4], int in_features,
+                                                       const int8_t* x, int x_stride, const int8_t* tail,
+                                                       const int8_t* wb) {
+  const int steps = in_features / 16;
   const int8_t* xp[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) xp[r] = x + static_cast<ptrdiff_t>(r) * x_stride;
   const int8_t* wg = wb;
-  for (int s = 0; s < steps; ++s, wg += 256) {
+  for (int s = 0; s < steps; ++s) {
     int8x16_t xv[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -83,9 +121,9 @@ __attribute__((optimize("no-schedule-insns"))) void tile_dot(int in_features, co
       xp[r] += 16;
     }
     dot_group<0, R>(a, xv, wg);
-    dot_group<1, R>(a, xv, wg + 64);
-    dot_group<2, R>(a, xv, wg + 128);
-    dot_group<3, R>(a, xv, wg + 192);
+    dot_group<1, R>(a, xv, wg);
+    dot_group<2, R>(a, xv, wg);
+    dot_group<3, R>(a, xv, wg);
   }
   const int rem = in_features - 16 * steps;
   if (rem != 0) {
@@ -93,28 +131,201 @@ __attribute__((optimize("no-schedule-insns"))) void tile_dot(int in_features, co
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) xv[r] = vld1q_s8(tail + 16 * r);
     dot_group<0, R>(a, xv, wg);
-    if (rem > 4) dot_group<1, R>(a, xv, wg + 64);
-    if (rem > 8) dot_group<2, R>(a, xv, wg + 128);
-    if (rem > 12) dot_group<3, R>(a, xv, wg + 192);
-  }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    int32_t* ar = acc + static_cast<ptrdiff_t>(r) * acc_stride;
-#pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) vst1q_s32(ar + 4 * c, a[r][c]);
+    if (rem > 4) dot_group<1, R>(a, xv, wg);
+    if (rem > 8) dot_group<2, R>(a, xv, wg);
+    if (rem > 12) dot_group<3, R>(a, xv, wg);
   }
 }
 
+// acc = init + products, stored (qs8_linear_acc_init__neondot). (The pre-RA
+// scheduler would hoist all 16 weight loads of a step and spill
+// accumulators; keep the source order.)
+template <int R>
+__attribute__((optimize("no-schedule-insns"))) void tile_dot(int in_features, const int8_t* x,
+                                                             int x_stride, const int8_t* tail,
+                                                             const int8_t* wb, const int32_t* init,
+                                                             int32_t* acc, int acc_stride) {
+  int32x4_t a[R][4];
+  load_init<R>(a, init);
+  tile_k_loop<R>(a, in_features, x, x_stride, tail, wb);
+  store_acc<R>(a, acc, acc_stride);
+}
+
 // 5 rows x 16 channels: 20 accumulators, 5 input and 4 weight vectors (6
-// rows spill; 4 rows load the weights for fewer rows: 5 + 3 is ~7 % fewer
-// instructions than 4 + 4 for the 8-row attention tiles).
+// rows spill; 4 rows load the weights for fewer rows).
 constexpr int kDotTileRows = 5;
 constexpr int kDotMaxRows = 10;  // kLinearAccMaxRows (neon_kernels.h)
+alignas(16) const int32_t kZeroInit[16] = {};
+
+// ------------------------------------------------- fused requantization --
+// y = sat8(requantize(acc) + zp) as in requant.h (requantize_s8), in 32-bit
+// lanes (the derivation is requantize32_x4's in neon_common.h, which this
+// file may not include): SQSHL by L, SQDMULH by M (floor(x M / 2^31)),
+// rounding shift right by R (SRSHL by -R), with L = s + 1, R = 1 for s >= 0
+// and L = 0, R = -s for s < 0: floor((floor(x 2^L M / 2^31) + 2^(R-1)) / 2^R)
+// = floor((x M + 2^(n-1)) / 2^n), n = 31 - s (nested floors). If x << L
+// saturates, |requantize(x)| >= 2^29 and the vector result keeps the sign
+// with |y| >= 2^29 - 1: both clamp to the same int8. The clamp to +-512
+// before adding zp is a saturation to int16 here: |zp| <= 128, so any |y| >
+// 512 ends at -128 or 127 either way.
+//
+// Per 4-channel vector c of a block: {L, M, -R} as three int32x4 (one LD1 of
+// three registers).
+struct RqBlock {
+  int32_t v[4][3][4];
+};
+
+// a[r][c] = requantize(a[r][c]) for every row (left L, multiplier M, -R);
+// !kLeft: L = 0 in every lane, no SQSHL.
+template <int R, bool kLeft>
+__attribute__((always_inline)) inline void requant_col(int32x4_t (&a)[R][4], int c, int32x4_t left,
+                                                       int32x4_t mult, int32x4_t neg_right) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const int32x4_t x = kLeft ? vqshlq_s32(a[r][c], left) : a[r][c];
+    a[r][c] = vrshlq_s32(vqdmulhq_s32(x, mult), neg_right);
+  }
+}
+
+// Row r's 16 requantized lanes + zp, saturated to int8, stored to
+// y + r * y_stride (the first cnt of them: channels past the layer's are
+// computed from padding and never stored).
+template <int R>
+__attribute__((always_inline)) inline void narrow_store(const int32x4_t (&a)[R][4], int16x8_t zp, int cnt,
+                                                        int8_t* y, int y_stride) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a[r][0]), a[r][1]), zp);
+    const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a[r][2]), a[r][3]), zp);
+    const int8x16_t b = vqmovn_high_s16(vqmovn_s16(h0), h1);
+    int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
+    if (cnt == 16) {
+      vst1q_s8(yr, b);
+    } else {
+      int8_t tmp[16];
+      vst1q_s8(tmp, b);
+      std::memcpy(yr, tmp, static_cast<size_t>(cnt));
+    }
+  }
+}
+
+// Channels in chunks of 4 blocks: the chunk's biases (0 past out_features)
+// and requantization vectors are laid out once, then every row tile runs
+// over the chunk's blocks, its tails copied once.
+constexpr int kChunkBlocks = 4;
+
+struct LinearArgs {
+  int in_features;
+  const int8_t* x;
+  int x_stride;
+  const int8_t* w;
+  ptrdiff_t block_bytes;
+  int8_t* y;
+  int y_stride;
+};
+
+// One row tile (R rows) over the chunk's blocks: accumulators from the bias,
+// the K loop, requantization, int8 stores. The block loop is inside, so the
+// tile's register saves and set-up are paid once per chunk. kLeft: some
+// channel has s >= 0 (L > 0); without one the SQSHL by 0 is left out.
+template <int R, bool kLeft>
+__attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs& p, const int8_t* xm,
+                                                                const int8_t* tail, const int8_t* wb,
+                                                                const int32_t* cb, const RqBlock* cq,
+                                                                int16x8_t zp, int cnt, int8_t* ym) {
+  for (int n = 0; n < cnt; n += 16, wb += p.block_bytes, cb += 16, ++cq) {
+    int32x4_t a[R][4];
+    load_init<R>(a, cb);  // the bias is the accumulators' start
+    tile_k_loop<R>(a, p.in_features, xm, p.x_stride, tail, wb);
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      const int32x4x3_t q = vld1q_s32_x3(cq->v[c][0]);
+      requant_col<R, kLeft>(a, c, q.val[0], q.val[1], q.val[2]);
+    }
+    narrow_store<R>(a, zp, cnt - n < 16 ? cnt - n : 16, ym + n, p.y_stride);
+  }
+}
+
+template <int R>
+void linear_rows(const LinearArgs& p, int m, int n0, int cnt, const int32_t* cb, const RqBlock* cq,
+                 bool left, int16x8_t zp, int8_t* tail) {
+  const int k16 = p.in_features & ~15;
+  const int8_t* xm = p.x + static_cast<ptrdiff_t>(m) * p.x_stride;
+  if (k16 < p.in_features) {
+    for (int r = 0; r < R; ++r) {
+      std::memcpy(tail + 16 * r, xm + static_cast<ptrdiff_t>(r) * p.x_stride + k16,
+                  static_cast<size_t>(p.in_features - k16));
+    }
+  }
+  int8_t* ym = p.y + static_cast<ptrdiff_t>(m) * p.y_stride + n0;
+  const int8_t* wb = p.w + static_cast<ptrdiff_t>(n0 / 16) * p.block_bytes;
+  if (left) {
+    linear_tile<R, true>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
+  } else {
+    linear_tile<R, false>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
+  }
+}
 
 }  // namespace
 
-// init (may be null): per-channel starting values (16 per block), so that
-// the tiled attention's key term costs nothing.
+// The whole int8 linear of the dot-product path: register tiles of 5 rows x
+// 16 channels whose accumulators start at the bias and are requantized and
+// stored as int8 straight from the registers.
+void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                            const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                            int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
+  const ptrdiff_t block_bytes = 16 * static_cast<ptrdiff_t>((in_features + 3) & ~3);
+  const LinearArgs p{in_features, x, x_stride, w, block_bytes, y, y_stride};
+  const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(y_zp));
+  alignas(16) int32_t cb[16 * kChunkBlocks];
+  RqBlock cq[kChunkBlocks];
+  int8_t tail[16 * kDotTileRows] = {};
+  const int32x4_t one = vdupq_n_s32(1), minus1 = vdupq_n_s32(-1), zero = vdupq_n_s32(0);
+  for (int n0 = 0; n0 < out_features; n0 += 16 * kChunkBlocks) {
+    int32x4_t any_left = minus1;
+    const int cnt = out_features - n0 < 16 * kChunkBlocks ? out_features - n0 : 16 * kChunkBlocks;
+    for (int i = 0; i < ((cnt + 15) & ~15); i += 4) {
+      int32x4_t b, m, s;
+      if (i + 4 <= cnt) {
+        b = vld1q_s32(bias + n0 + i);
+        m = per_channel ? vld1q_s32(mult + n0 + i) : vdupq_n_s32(mult[0]);
+        s = per_channel ? vld1q_s32(shift + n0 + i) : vdupq_n_s32(shift[0]);
+      } else {  // the last block's padding lanes: bias 0, the last channel's (M, s)
+        int32_t bt[4], mt[4], st[4];
+        for (int l = 0; l < 4; ++l) {
+          const int n = n0 + (i + l < cnt ? i + l : cnt - 1);
+          bt[l] = i + l < cnt ? bias[n] : 0;
+          mt[l] = mult[per_channel ? n : 0];
+          st[l] = shift[per_channel ? n : 0];
+        }
+        b = vld1q_s32(bt);
+        m = vld1q_s32(mt);
+        s = vld1q_s32(st);
+      }
+      vst1q_s32(cb + i, b);
+      int32_t(*q)[4] = cq[i / 16].v[(i % 16) / 4];
+      vst1q_s32(q[0], vmaxq_s32(vaddq_s32(s, one), zero));  // L = max(s + 1, 0)
+      vst1q_s32(q[1], m);
+      vst1q_s32(q[2], vminq_s32(s, minus1));  // -R = min(s, -1)
+      any_left = vmaxq_s32(any_left, s);
+    }
+    const bool left = vmaxvq_s32(any_left) >= 0;  // some L > 0 in the chunk
+    int m = 0;
+    for (; m + kDotTileRows <= rows; m += kDotTileRows) {
+      linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, left, zp, tail);
+    }
+    switch (rows - m) {
+      case 4: linear_rows<4>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
+      case 3: linear_rows<3>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
+      case 2: linear_rows<2>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
+      case 1: linear_rows<1>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
+      default: break;
+    }
+  }
+}
+
+// init (may be null): per-channel starting values (16 per block). The Q.K^T
+// tile for head dims above 64 (qs8_attn_qk_tile__neondot).
 void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const int8_t* x,
                                   int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
                                   int acc_stride) {
@@ -131,7 +342,7 @@ void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const i
   }
   for (int b = 0; b < blocks; ++b) {
     const int8_t* wb = w + b * block_bytes;
-    const int32_t* ib = init != nullptr ? init + 16 * b : nullptr;
+    const int32_t* ib = init != nullptr ? init + 16 * b : kZeroInit;
     int32_t* ab = acc + 16 * b;
     int r = 0;
     for (; r + kDotTileRows <= rows; r += kDotTileRows) {
@@ -149,11 +360,6 @@ void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const i
       default: break;
     }
   }
-}
-
-void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
-                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride) {
-  qs8_linear_acc_init__neondot(rows, blocks, in_features, x, x_stride, w, nullptr, acc, acc_stride);
 }
 
 // scores[j] = sum (q - zq)(k_j - zk) = sum q k - zk sum q - zq sum k + D zq zk
@@ -237,51 +443,177 @@ void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const in
 
 namespace {
 
+// Q.K^T of the tiled attention: the query rows stay in registers (S 16-byte
+// vectors each, head_dim <= 64) while the packed keys stream past, one
+// 16-key block after another. Same sums as tile_dot, but the per-block work
+// is only the 16-key init (two LDP per row), the SDOTs (one LD1 of weights
+// per group) and four stores per row; tile_dot reloaded the queries for every
+// block.
+// kRagged: head_dim % 16 != 0, so the last step has `last` (1..4) groups.
+template <int L, int R, int S, int kS>
+__attribute__((always_inline)) inline void dot_group_q(int32x4_t (&a)[R][4], const int8x16_t (&xv)[R][S],
+                                                       const int8_t*& wg) {
+  const int8x16x4_t wv = ld1x4_post(wg);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) a[r][c] = vdotq_laneq_s32(a[r][c], wv.val[c], xv[r][kS], L);
+  }
+}
+
+template <int R, int S, int kS, bool kRagged>
+__attribute__((always_inline)) inline void qk_steps(int32x4_t (&a)[R][4], const int8x16_t (&xv)[R][S],
+                                                    const int8_t*& wg, int last) {
+  if constexpr (kS < S) {
+    const bool full = !kRagged || kS + 1 < S;
+    dot_group_q<0, R, S, kS>(a, xv, wg);
+    if (full || last > 1) dot_group_q<1, R, S, kS>(a, xv, wg);
+    if (full || last > 2) dot_group_q<2, R, S, kS>(a, xv, wg);
+    if (full || last > 3) dot_group_q<3, R, S, kS>(a, xv, wg);
+    qk_steps<R, S, kS + 1, kRagged>(a, xv, wg, last);
+  }
+}
+
+// R rows (q, 16 * S readable bytes each, zero past head_dim) against every
+// block; init advances by init_step (16, or 0 for the zero block).
+template <int R, int S, bool kRagged>
+__attribute__((optimize("no-schedule-insns"))) void qk_rows(int blocks, int groups, const int8_t* q,
+                                                            int q_stride, const int8_t* keys,
+                                                            const int32_t* init, int init_step,
+                                                            int32_t* scores, int stride) {
+  int8x16_t xv[R][S];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int k = 0; k < S; ++k) xv[r][k] = vld1q_s8(q + static_cast<ptrdiff_t>(r) * q_stride + 16 * k);
+  }
+  const int last = groups - 4 * (S - 1);
+  const int8_t* kg = keys;  // the blocks are consecutive: the groups run on
+  for (int b = 0; b < blocks; ++b, init += init_step, scores += 16) {
+    int32x4_t a[R][4];
+    load_init<R>(a, init);
+    qk_steps<R, S, 0, kRagged>(a, xv, kg, last);
+    store_acc<R>(a, scores, stride);
+  }
+}
+
+// Rows in register tiles of 4 (S <= 2: 16 accumulators, 4S query and 4
+// weight registers) or 3 (S = 3, 4), the rest in one smaller tile.
+template <int S, bool kRagged>
+void qk_tile(int rows, int blocks, int groups, const int8_t* q, int q_stride, const int8_t* keys,
+             const int32_t* init, int init_step, int32_t* scores, int stride) {
+  constexpr int kR = S <= 2 ? 4 : 3;
+  int r = 0;
+  for (; r + kR <= rows; r += kR) {
+    qk_rows<kR, S, kRagged>(blocks, groups, q + static_cast<ptrdiff_t>(r) * q_stride, q_stride, keys, init,
+                            init_step, scores + static_cast<ptrdiff_t>(r) * stride, stride);
+  }
+  const int8_t* qr = q + static_cast<ptrdiff_t>(r) * q_stride;
+  int32_t* sr = scores + static_cast<ptrdiff_t>(r) * stride;
+  switch (rows - r) {
+    case 3: qk_rows<3, S, kRagged>(blocks, groups, qr, q_stride, keys, init, init_step, sr, stride); break;
+    case 2: qk_rows<2, S, kRagged>(blocks, groups, qr, q_stride, keys, init, init_step, sr, stride); break;
+    case 1: qk_rows<1, S, kRagged>(blocks, groups, qr, q_stride, keys, init, init_step, sr, stride); break;
+    default: break;
+  }
+}
+
+template <bool kRagged>
+void qk_tile_s(int s, int rows, int blocks, int groups, const int8_t* q, int q_stride, const int8_t* keys,
+               const int32_t* init, int init_step, int32_t* scores, int stride) {
+  const int st = stride;
+  switch (s) {
+    case 1: qk_tile<1, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, st); break;
+    case 2: qk_tile<2, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, st); break;
+    case 3: qk_tile<3, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, st); break;
+    default: qk_tile<4, kRagged>(rows, blocks, groups, q, q_stride, keys, init, init_step, scores, st); break;
+  }
+}
+
+}  // namespace
+
+// scores[r * stride + j] = init[j] (0 if init is null) + sum_{i < head_dim}
+// q_r[i] k_j[i] for keys j < 16 * blocks (K4N16 blocks of K = head_dim) and
+// rows r < rows (1..8). Head dims above 64 take the linear's accumulation.
+void qs8_attn_qk_tile__neondot(int rows, int blocks, int head_dim, const int8_t* q, int q_stride,
+                               const int8_t* keys, const int32_t* init, int32_t* scores, int stride) {
+  const int s = (head_dim + 15) / 16;
+  if (s > 4 || rows > 8) {
+    qs8_linear_acc_init__neondot(rows, blocks, head_dim, q, q_stride, keys, init, scores, stride);
+    return;
+  }
+  const int groups = (head_dim + 3) / 4;
+  const int32_t* in = init != nullptr ? init : kZeroInit;
+  const int init_step = init != nullptr ? 16 : 0;
+  if (head_dim % 16 == 0) {
+    qk_tile_s<false>(s, rows, blocks, groups, q, q_stride, keys, in, init_step, scores, stride);
+    return;
+  }
+  // Whole 16-byte query vectors, zero past head_dim (never read past a row).
+  alignas(16) int8_t qbuf[8 * 64] = {};
+  for (int r = 0; r < rows; ++r) {
+    std::memcpy(qbuf + 64 * r, q + static_cast<ptrdiff_t>(r) * q_stride, static_cast<size_t>(head_dim));
+  }
+  qk_tile_s<true>(s, rows, blocks, groups, qbuf, 64, keys, in, init_step, scores, stride);
+}
+
+namespace {
+
 // P.V of the tiled attention (attention_tile.cc): UDOT by lane on one K4N16
 // block of unsigned values u = v + 128 (16 channels, K = keys), against the
 // probability byte planes (p = 256 hi + lo, both unsigned). The hi plane is
 // summed first, shifted left by 8, then the lo plane added into the same
 // accumulators. Wrapping uint32; the caller subtracts (128 + zv) sum(p).
 template <int L, int R>
-inline void udot_group(uint32x4_t (&a)[R][4], const uint8x16_t (&xv)[R], const uint8_t* wg) {
-  uint8x16_t wv[4];
-#pragma GCC unroll 4
-  for (int c = 0; c < 4; ++c) wv[c] = vld1q_u8(wg + 16 * c);
+__attribute__((always_inline)) inline void udot_group(uint32x4_t (&a)[R][4], const uint8x16_t (&xv)[R],
+                                                      const uint8_t*& wg) {
+  const uint8x16x4_t wv = ld1x4_post(wg);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) a[r][c] = vdotq_laneq_u32(a[r][c], wv[c], xv[r], L);
+    for (int c = 0; c < 4; ++c) a[r][c] = vdotq_laneq_u32(a[r][c], wv.val[c], xv[r], L);
   }
 }
 
 template <int R>
-inline void udot_plane(uint32x4_t (&a)[R][4], int groups, const uint8_t* x, int stride,
-                       const uint8_t* vb) {
+__attribute__((always_inline)) inline void udot_plane(uint32x4_t (&a)[R][4], int groups, const uint8_t* x,
+                                                      int stride, const uint8_t* vb) {
   const uint8_t* wg = vb;
   int g = 0;
-  for (; g + 4 <= groups; g += 4, wg += 256) {
+  for (; g + 4 <= groups; g += 4) {
     uint8x16_t xv[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) xv[r] = vld1q_u8(x + static_cast<ptrdiff_t>(r) * stride + 4 * g);
     udot_group<0, R>(a, xv, wg);
-    udot_group<1, R>(a, xv, wg + 64);
-    udot_group<2, R>(a, xv, wg + 128);
-    udot_group<3, R>(a, xv, wg + 192);
+    udot_group<1, R>(a, xv, wg);
+    udot_group<2, R>(a, xv, wg);
+    udot_group<3, R>(a, xv, wg);
   }
   if (g < groups) {  // the planes are zero up to the next 16 keys; the values stop at `groups`
     uint8x16_t xv[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) xv[r] = vld1q_u8(x + static_cast<ptrdiff_t>(r) * stride + 4 * g);
     udot_group<0, R>(a, xv, wg);
-    if (groups - g > 1) udot_group<1, R>(a, xv, wg + 64);
-    if (groups - g > 2) udot_group<2, R>(a, xv, wg + 128);
+    if (groups - g > 1) udot_group<1, R>(a, xv, wg);
+    if (groups - g > 2) udot_group<2, R>(a, xv, wg);
   }
 }
 
-template <int R>
+// The P.V outputs of one 16-channel block: requantize_s8(acc - corr[r]) with
+// one (M, s) for the layer (the requantization of linear_tile).
+struct PvOut {
+  const uint32_t* corr;
+  int32x4_t left, mult, neg_right;
+  int16x8_t zp;
+  int cnt;
+  int8_t* out;
+  int out_stride;
+};
+
+template <int R, bool kLeft>
 __attribute__((optimize("no-schedule-insns"))) void pv_tile_udot(int groups, const uint8_t* p_hi,
                                                                  const uint8_t* p_lo, int stride,
-                                                                 const uint8_t* vb, uint32_t* acc) {
+                                                                 const uint8_t* vb, const PvOut& o) {
   uint32x4_t a[R][4];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
@@ -295,33 +627,68 @@ __attribute__((optimize("no-schedule-insns"))) void pv_tile_udot(int groups, con
     for (int c = 0; c < 4; ++c) a[r][c] = vshlq_n_u32(a[r][c], 8);
   }
   udot_plane<R>(a, groups, p_lo, stride, vb);
+  int32x4_t y[R][4];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+    const uint32x4_t corr = vdupq_n_u32(o.corr[r]);
 #pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) vst1q_u32(acc + 16 * r + 4 * c, a[r][c]);
+    for (int c = 0; c < 4; ++c) y[r][c] = vreinterpretq_s32_u32(vsubq_u32(a[r][c], corr));
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) {
+    if (kLeft) {
+      requant_col<R, true>(y, c, o.left, o.mult, o.neg_right);
+    } else {
+      requant_col<R, false>(y, c, o.left, o.mult, o.neg_right);
+    }
+  }
+  narrow_store<R>(y, o.zp, o.cnt, o.out, o.out_stride);
+}
+
+// Rows in register tiles of 5 (20 accumulators), the rest in one smaller tile.
+template <bool kLeft>
+void pv_tiles(int rows, int groups, const uint8_t* p_hi, const uint8_t* p_lo, int stride, const uint8_t* vb,
+              PvOut o) {
+  int r = 0;
+  for (; r + 5 <= rows; r += 5) {
+    pv_tile_udot<5, kLeft>(groups, p_hi + static_cast<ptrdiff_t>(r) * stride,
+                           p_lo + static_cast<ptrdiff_t>(r) * stride, stride, vb, o);
+    o.corr += 5;
+    o.out += 5 * static_cast<ptrdiff_t>(o.out_stride);
+  }
+  const ptrdiff_t off = static_cast<ptrdiff_t>(r) * stride;
+  switch (rows - r) {
+    case 4: pv_tile_udot<4, kLeft>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    case 3: pv_tile_udot<3, kLeft>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    case 2: pv_tile_udot<2, kLeft>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    case 1: pv_tile_udot<1, kLeft>(groups, p_hi + off, p_lo + off, stride, vb, o); break;
+    default: break;
   }
 }
 
 }  // namespace
 
-// acc[16 r + c] = sum_{j < keys} (256 p_hi[r][j] + p_lo[r][j]) * vb(c, j) for
-// rows r < rows (1..8), planes of row r at p_hi + r * stride (zero from keys
-// up to the next multiple of 16), vb one K4N16 block of unsigned bytes.
-void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo,
-                               int stride, const uint8_t* vb, uint32_t* acc) {
+// out[r * out_stride + c] = requantize_s8(sum_{j < keys} (256 p_hi[r][j] +
+// p_lo[r][j]) * vb(c, j) - corr[r]) for c < cnt, rows r < rows (1..8), planes
+// of row r at p_hi + r * stride (zero from keys up to the next multiple of
+// 16), vb one K4N16 block of unsigned bytes. The uint32 sums wrap; the
+// difference is the exact int32 P.V sum.
+void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo, int stride,
+                               const uint8_t* vb, const uint32_t* corr, int32_t pv_mult, int32_t pv_shift,
+                               int32_t out_zp, int cnt, int8_t* out, int out_stride) {
   const int groups = (keys + 3) / 4;
-  int r = 0;
-  for (; r + 5 <= rows; r += 5) {
-    pv_tile_udot<5>(groups, p_hi + static_cast<ptrdiff_t>(r) * stride,
-                    p_lo + static_cast<ptrdiff_t>(r) * stride, stride, vb, acc + 16 * r);
-  }
-  const ptrdiff_t o = static_cast<ptrdiff_t>(r) * stride;
-  switch (rows - r) {
-    case 4: pv_tile_udot<4>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
-    case 3: pv_tile_udot<3>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
-    case 2: pv_tile_udot<2>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
-    case 1: pv_tile_udot<1>(groups, p_hi + o, p_lo + o, stride, vb, acc + 16 * r); break;
-    default: break;
+  const PvOut o{corr,
+                vdupq_n_s32(pv_shift >= 0 ? pv_shift + 1 : 0),
+                vdupq_n_s32(pv_mult),
+                vdupq_n_s32(pv_shift >= 0 ? -1 : pv_shift),
+                vdupq_n_s16(static_cast<int16_t>(out_zp)),
+                cnt,
+                out,
+                out_stride};
+  if (pv_shift >= 0) {
+    pv_tiles<true>(rows, groups, p_hi, p_lo, stride, vb, o);
+  } else {
+    pv_tiles<false>(rows, groups, p_hi, p_lo, stride, vb, o);
   }
 }
 

@@ -92,19 +92,30 @@ bool qs8_attention_tiled__neon(const QS8AttentionArgs& a);
 // -------------------------------------------------------------- neondot ----
 // dotprod.cc (compiled with -march=armv8.2-a+dotprod): only call after
 // cpu_supports(KernelPath::kNeonDot).
-void qs8_linear_acc__neondot(int rows, int blocks, int in_features, const int8_t* x,
-                             int x_stride, const int8_t* w, int32_t* acc, int acc_stride);
 void qs8_linear_acc_init__neondot(int rows, int blocks, int in_features, const int8_t* x,
                                   int x_stride, const int8_t* w, const int32_t* init, int32_t* acc,
                                   int acc_stride);
 void qs8_qk_row__neondot(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                          int k_stride, int32_t k_zp, int32_t* scores);
-// P.V tile of the tiled attention: acc[16 r + c] = sum_{j < keys}
-// (256 p_hi[r][j] + p_lo[r][j]) * vb(c, j) (wrapping uint32), rows r < rows
-// (1..8) with planes at p_hi / p_lo + r * stride, zero from keys up to the
-// next multiple of 16; vb is one K4N16 block (16 channels) of unsigned bytes.
-void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo,
-                               int stride, const uint8_t* vb, uint32_t* acc);
+// P.V tile of the tiled attention, requantized: out[r * out_stride + c] =
+// requantize_s8(sum_{j < keys} (256 p_hi[r][j] + p_lo[r][j]) * vb(c, j) -
+// corr[r], pv_mult, pv_shift, out_zp) for c < cnt (sums wrapping uint32),
+// rows r < rows (1..8) with planes at p_hi / p_lo + r * stride, zero from
+// keys up to the next multiple of 16; vb is one K4N16 block (16 channels) of
+// unsigned bytes.
+void qs8_attn_pv_tile__neondot(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo, int stride,
+                               const uint8_t* vb, const uint32_t* corr, int32_t pv_mult, int32_t pv_shift,
+                               int32_t out_zp, int cnt, int8_t* out, int out_stride);
+// Q.K^T of the tiled attention: the linear's accumulation with init
+// (Qs8LinearAccInitFn) for rows <= 8, the query rows held in registers across
+// the key blocks when head_dim <= 64.
+void qs8_attn_qk_tile__neondot(int rows, int blocks, int head_dim, const int8_t* q, int q_stride,
+                               const int8_t* keys, const int32_t* init, int32_t* scores, int stride);
+// The int8 linear (qs8_linear contract) with the requantization fused into
+// the SDOT register tiles.
+void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                            const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                            int per_channel, int32_t y_zp, int8_t* y, int y_stride);
 bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a);
 // neondot.cc (baseline flags): the table entries built on the above.
 void qs8_linear__neondot(int rows, int out_features, int in_features, const int8_t* x,

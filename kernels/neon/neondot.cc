@@ -10,8 +10,8 @@ void qs8_linear__neondot(int rows, int out_features, int in_features, const int8
                          int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
                          const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
                          int y_stride) {
-  qs8_linear_with__neon(qs8_linear_acc__neondot, nullptr, rows, out_features, in_features, x, x_stride, w,
-                        bias, mult, shift, per_channel, y_zp, y, y_stride);
+  qs8_linear_rq__neondot(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, y_zp,
+                         y, y_stride);
 }
 
 void qs8_attention__neondot(const QS8AttentionArgs& a) {

@@ -403,7 +403,7 @@ TEST(SimdTest, Qs8AttentionMatchesRefExactly) {
 }
 
 // The tiled kernels (q_len >= kQs8AttnTileMinRows with tile scratch) across
-// every softmax exponent shift (-31..30: the Arm tile softmax has separate
+// every softmax exponent shift and P.V shift (-31..30: the Arm tile softmax has separate
 // 32-bit forms for shifts >= 0 and < 0, and for the normalizer's cases
 // m = 2^31 / sum < 65536 / otherwise: near-uniform, power-of-two and one-hot
 // rows), zero q_zp or not, and scratch at every alignment: results equal the
@@ -430,6 +430,9 @@ TEST(SimdTest, Qs8AttentionTilesEveryShiftWithinScratch) {
     a.score_mult = static_cast<int32_t>(rng.uniform_int(int64_t{1} << 30, INT32_MAX));
     if (seed % 7 == 0) a.score_mult = INT32_MAX;
     Multiplier(rng.log_uniform(1.0 / 32768 / 8, 4.0 / 32768), &a.pv_mult, &a.pv_shift);
+    // Odd seeds: every P.V shift -31..30 as well (the neondot tile
+    // requantizes in its registers, with a separate form for shifts >= 0).
+    if (seed % 2 == 1) a.pv_shift = static_cast<int32_t>((seed / 2 * 5) % 62) - 31;
     a.causal = rng.uniform_int(0, 2) == 0;
     a.causal_offset = static_cast<int>(rng.uniform_int(-3, a.kv_len));
     a.kv_valid_len = rng.uniform_int(0, 2) ? a.kv_len : SampleValidLen(rng, a.kv_len);
@@ -1047,6 +1050,53 @@ TEST(SimdTest, SoftmaxExpRowEveryLength) {
       const uint32_t sum_ref = ek::qs8_softmax_exp_row__ref(n, s.data(), mult, shift, e_ref.data());
       ASSERT_EQ(sum, sum_ref) << ek::kernel_path_name(v.path) << " n " << n;
       for (int j = 0; j < n + 8; ++j) ASSERT_EQ(e[j], e_ref[j]) << ek::kernel_path_name(v.path) << " n " << n << " j " << j;
+    }
+  }
+}
+
+// Every exponent shift (-31..30) and multipliers from 1 to INT32_MAX, with
+// differences d = max - s at the edges of each step of the exponent: the
+// pre-shift's floor, the limit D, z = 0xFFFF, and (post-shift r < 16) the
+// 32-bit overflow of d' M 2^(16 - r). The NEON row picks one of four loops
+// from (p, r) (softmax_neon.h), so each loop meets its own edges here; the
+// row length 83 covers the 16- and 8-lane bodies and the scalar tail.
+TEST(SimdTest, SoftmaxExpRowEveryShiftAtEdges) {
+  const auto variants = SoftmaxRows();
+  if (variants.empty()) GTEST_SKIP() << "no vector softmax row on this build/CPU";
+  Rng rng(0x5EED);
+  constexpr int kRow = 83;
+  for (const auto& v : variants) {
+    for (int32_t shift = ek::kMinShift; shift <= ek::kMaxShift; ++shift) {
+      for (int32_t mult : {1, 1 << 15, (1 << 30) + 12345, INT32_MAX,
+                           static_cast<int32_t>(rng.uniform_int(1 << 30, INT32_MAX))}) {
+        const ek::SoftmaxExpParams x = ek::softmax_exp_params(mult, shift);
+        const uint64_t step = uint64_t{1} << x.pre_shift;
+        std::vector<uint64_t> edges = {0, 1, 2, step - 1, step, step + 1};
+        const uint64_t dlim = uint64_t{x.limit} << x.pre_shift;  // d >> p reaches D
+        const uint64_t dz = ((uint64_t{ek::kExpZeroQ12} << x.post_shift) / x.multiplier) << x.pre_shift;
+        const uint64_t dov = ((uint64_t{1} << (16 + x.post_shift)) / x.multiplier) << x.pre_shift;
+        for (uint64_t c : {dlim, dz, dov}) {
+          for (int64_t k = -2; k <= 2; ++k) {
+            edges.push_back(c + static_cast<uint64_t>(k * static_cast<int64_t>(step)));
+            edges.push_back(c + static_cast<uint64_t>(k));
+          }
+        }
+        std::vector<int32_t> s(kRow);
+        s[0] = INT32_MAX;
+        for (int j = 1; j < kRow; ++j) {
+          uint64_t d = j - 1 < static_cast<int>(edges.size()) ? edges[j - 1] : rng.uniform_int(0, UINT32_MAX);
+          if (d > UINT32_MAX) d = UINT32_MAX;
+          s[j] = static_cast<int32_t>(static_cast<uint32_t>(INT32_MAX) - static_cast<uint32_t>(d));
+        }
+        std::vector<uint16_t> e(kRow), e_ref(kRow);
+        const uint32_t sum = v.exp_fn(kRow, s.data(), mult, shift, e.data());
+        const uint32_t sum_ref = ek::qs8_softmax_exp_row__ref(kRow, s.data(), mult, shift, e_ref.data());
+        for (int j = 0; j < kRow; ++j) {
+          ASSERT_EQ(e[j], e_ref[j]) << ek::kernel_path_name(v.path) << " shift " << shift << " mult " << mult
+                                    << " j " << j << " s " << s[j];
+        }
+        ASSERT_EQ(sum, sum_ref) << ek::kernel_path_name(v.path) << " shift " << shift << " mult " << mult;
+      }
     }
   }
 }
