@@ -9,8 +9,10 @@
 // (qs8_attention_rows, one row at a time, no buffers of its own). Here one
 // head's keys (and, for neondot, values) are repacked once into the tile
 // scratch of attention_tile.h, and Q.K^T and P.V run as GEMM tiles of up to
-// 8 query rows. The scratch regions' sizes are the contract; their contents
-// are private to this file and differ from the x86 kernel's:
+// 8 query rows: the four stages of attention_tile.h (pack, qk, softmax, pv,
+// at the end of this file) under the shared tile loop. The scratch regions'
+// sizes are the contract; their contents are private to this file and differ
+// from the x86 kernel's:
 //
 // Keys: K4N16 (N = keys, K = head dim) of the keys as they are (signed k, not
 // k + 128: SDOT and NEON's smull multiply signed by signed). Q.K^T is then
@@ -64,18 +66,6 @@ using namespace neon;  // NOLINT(build/namespaces): internal helpers only
 namespace {
 
 constexpr int kMr = kQs8AttnTileRows;
-
-// P.V tile of the dot-product path, requantized (qs8_attn_pv_tile__neondot);
-// null on neon.
-using PvTileFn = void (*)(int rows, int keys, const uint8_t* p_hi, const uint8_t* p_lo, int stride,
-                          const uint8_t* vb, const uint32_t* corr, int32_t pv_mult, int32_t pv_shift,
-                          int32_t out_zp, int cnt, int8_t* out, int out_stride);
-
-struct TileOps {
-  Qs8LinearAccInitFn qk_acc;        // always exact
-  Qs8LinearAccInitFn qk_acc_pairs;  // int16 pairs (may be null): only where the pair rule allows
-  PvTileFn pv_tile;             // null: P.V with pv_group from the Q15 probabilities
-};
 
 // Transpose of 4 x 4 32-bit words: out[w] = word w of a[0..3].
 inline void transpose_words(const int32x4_t (&a)[4], int32x4_t (&out)[4]) {
@@ -172,11 +162,7 @@ void pack_values_u8(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 }
 #endif
 
-struct TileRows {
-  int m, mr;            // query rows m .. m + mr - 1
-  int limit[kMr];       // keys each row sees
-  uint32_t p_sum[kMr];  // sum of the row's probabilities
-};
+using TileRows = Qs8AttnTileRows;
 
 // ---------------------------------------------------------------- softmax --
 // The softmax of requant.h (softmax_neon.h) per row over the row's own key
@@ -243,12 +229,12 @@ inline __attribute__((always_inline)) uint32_t softmax_row(const SoftmaxExpParam
 
 // The softmax of every row of the tile (the weights output too).
 template <bool kPlanes, bool kProbs>
-void softmax_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int end, TileRows* rows) {
-  const SoftmaxExpParams x = softmax_exp_params(a.score_mult, a.score_shift);
+void softmax_tile(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Qs8AttnTile& t, int end,
+                  TileRows* rows) {
   const SoftmaxExpRowFn exp_row = pick_softmax_exp_row(x);
-  for (int r = 0; r < rows->mr; ++r) {
+  for (int r = 0; r < rows->n; ++r) {
     const int limit = rows->limit[r];
-    rows->p_sum[r] = softmax_row<kPlanes, kProbs>(x, exp_row, t, r, limit, end);
+    rows->p_sum[r] = static_cast<int32_t>(softmax_row<kPlanes, kProbs>(x, exp_row, t, r, limit, end));
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
@@ -256,104 +242,115 @@ void softmax_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, int end, Tile
   }
 }
 
-// The instance for this call: where the probabilities go (the neon P.V reads
-// t.probs; the dot path reads the planes, and t.probs only for the weights
-// output).
-using SoftmaxTileFn = void (*)(const QS8AttentionArgs&, const Qs8AttnTile&, int, TileRows*);
-SoftmaxTileFn pick_softmax(const QS8AttentionArgs& a, bool dot) {
-  if (!dot) return softmax_tile<false, true>;
-  if (a.weights != nullptr) return softmax_tile<true, true>;
-  return softmax_tile<true, false>;
+// ----------------------------------------------------------------- stages --
+// The four stages of attention_tile.h; kDot: the neondot forms (AArch64).
+
+template <bool kDot>
+void pack_stage(const QS8AttentionArgs& a, int keys, Qs8AttnTile* t) {
+  pack_keys(a, keys, *t);
+  t->value_keys = packed_k(keys);
+  t->key_flags = 0;
+#if defined(__aarch64__)
+  if (kDot) pack_values_u8(a, keys, *t);
+#endif
+  // The pair rule of linear.cc for the neon Q.K (int16 pair sums are exact
+  // unless a query row and a key both have -128 at some k and k + 4): the
+  // keys' half, once per head.
+  if (!kDot) t->key_flags = qs8_weights_have_min_pair__neon(t->keys, (keys + kPackN - 1) / kPackN, a.head_dim) ? 1 : 0;
 }
 
-// One tile of rows; keys_all is the call's largest key count (what was packed).
-void run_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileOps& ops, int keys_all,
-              int* keys_have_pair, TileRows* rows) {
-  const int mr = rows->mr;
-  const int keys = rows->limit[mr - 1];  // limits never decrease down the rows
-  const int8_t* q = a.q + static_cast<ptrdiff_t>(rows->m) * a.q_stride;
-  Qs8LinearAccInitFn qk = ops.qk_acc;
-  if (ops.qk_acc_pairs != nullptr) {
-    // The pair rule of linear.cc: the int16 pair sums are exact unless a row
-    // and a key both have -128 at some k and k + 4; keys checked once per call.
-    bool q_pair = false;
-    for (int r = 0; r < mr && !q_pair; ++r) {
-      q_pair = qs8_row_has_min_pair__neon(q + static_cast<ptrdiff_t>(r) * a.q_stride, 8 * (a.head_dim / 8));
+template <bool kDot>
+void qk_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int keys) {
+  const int8_t* q = a.q + static_cast<ptrdiff_t>(rows.m) * a.q_stride;
+  Qs8LinearAccInitFn qk = qs8_linear_acc_pairs_init__neon;
+  if (kDot) {
+#if defined(__aarch64__)
+    qk = qs8_attn_qk_tile__neondot;
+#endif
+  } else if (t.key_flags != 0) {
+    for (int r = 0; r < rows.n; ++r) {
+      if (qs8_row_has_min_pair__neon(q + static_cast<ptrdiff_t>(r) * a.q_stride, 8 * (a.head_dim / 8))) {
+        qk = qs8_linear_acc_init__neon;
+        break;
+      }
     }
-    if (q_pair && *keys_have_pair < 0) {
-      *keys_have_pair = qs8_weights_have_min_pair__neon(t.keys, (keys_all + kPackN - 1) / kPackN, a.head_dim) ? 1 : 0;
-    }
-    if (!q_pair || *keys_have_pair == 0) qk = ops.qk_acc_pairs;
   }
-  qk(mr, (keys + kPackN - 1) / kPackN, a.head_dim, q, a.q_stride, t.keys,
-     a.q_zp != 0 ? t.key_terms : nullptr, t.scores, t.stride);
+  qk(rows.n, (keys + kPackN - 1) / kPackN, a.head_dim, q, a.q_stride, t.keys, a.q_zp != 0 ? t.key_terms : nullptr,
+     t.scores, t.stride);
+}
 
-  const bool dot = ops.pv_tile != nullptr;
-  // Planes: whole 16-key steps of the UDOT kernel; probs: the tile's keys.
-  const int end = dot ? (keys + 15) & ~15 : keys;
-  pick_softmax(a, dot)(a, t, end, rows);
-  const bool pv_ok = dot || a.v_dim % 16 == 0;
+// Where the probabilities go: the neon P.V reads t.probs; the dot path reads
+// the planes (whole 16-key steps of the UDOT kernel), and t.probs only for
+// the weights output.
+template <bool kDot>
+void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Qs8AttnTile& t, TileRows* rows,
+                   int keys) {
+  if (!kDot) {
+    softmax_tile<false, true>(a, x, t, keys, rows);
+  } else if (a.weights != nullptr) {
+    softmax_tile<true, true>(a, x, t, (keys + 15) & ~15, rows);
+  } else {
+    softmax_tile<true, false>(a, x, t, (keys + 15) & ~15, rows);
+  }
+}
 
-  int8_t* out = a.out + static_cast<ptrdiff_t>(rows->m) * a.out_stride;
-  if (ops.pv_tile != nullptr) {
-    const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(packed_k(keys_all));
+template <bool kDot>
+void pv_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int keys) {
+  const int mr = rows.n;
+  uint32_t p_sum[kMr];
+  for (int r = 0; r < mr; ++r) p_sum[r] = static_cast<uint32_t>(rows.p_sum[r]);
+  int8_t* out = a.out + static_cast<ptrdiff_t>(rows.m) * a.out_stride;
+  if (kDot) {
+#if defined(__aarch64__)
+    const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(t.value_keys);
     uint32_t corr[kMr];
-    for (int r = 0; r < mr; ++r) corr[r] = (128u + static_cast<uint32_t>(a.v_zp)) * rows->p_sum[r];
+    for (int r = 0; r < mr; ++r) corr[r] = (128u + static_cast<uint32_t>(a.v_zp)) * p_sum[r];
     for (int c = 0; c < a.v_dim; c += kPackN) {
       const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
-      ops.pv_tile(mr, keys, t.p_hi, t.p_lo, t.stride,
-                  reinterpret_cast<const uint8_t*>(t.values) + static_cast<size_t>(c / kPackN) * block, corr,
-                  a.pv_mult, a.pv_shift, a.out_zp, cnt, out + c, a.out_stride);
+      qs8_attn_pv_tile__neondot(mr, keys, t.p_hi, t.p_lo, t.stride,
+                                reinterpret_cast<const uint8_t*>(t.values) + static_cast<size_t>(c / kPackN) * block,
+                                corr, a.pv_mult, a.pv_shift, a.out_zp, cnt, out + c, a.out_stride);
     }
-  } else if (pv_ok) {
+#endif
+  } else if (a.v_dim % 16 == 0) {
     const uint16_t* probs[kMr];
     int8_t* outs[kMr];
     for (int r = 0; r < mr; ++r) {
       probs[r] = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
       outs[r] = out + static_cast<ptrdiff_t>(r) * a.out_stride;
     }
-    qs8_pv_rows__neon(mr, keys, a.v_dim, probs, rows->p_sum, a.v, a.v_stride, a.v_zp, a.pv_mult,
-                      a.pv_shift, a.out_zp, outs);
+    qs8_pv_rows__neon(mr, keys, a.v_dim, probs, p_sum, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift, a.out_zp,
+                      outs);
   } else {
     for (int r = 0; r < mr; ++r) {
-      qs8_pv_row__neon(rows->limit[r], a.v_dim, t.probs + static_cast<ptrdiff_t>(r) * t.stride, a.v,
-                       a.v_stride, a.v_zp, a.pv_mult, a.pv_shift, a.out_zp,
-                       out + static_cast<ptrdiff_t>(r) * a.out_stride);
+      qs8_pv_row__neon(rows.limit[r], a.v_dim, t.probs + static_cast<ptrdiff_t>(r) * t.stride, a.v, a.v_stride,
+                       a.v_zp, a.pv_mult, a.pv_shift, a.out_zp, out + static_cast<ptrdiff_t>(r) * a.out_stride);
     }
   }
 }
 
-bool attention_tiled(const QS8AttentionArgs& a, const TileOps& ops) {
-  if (a.tile_scratch == nullptr || a.q_len < kQs8AttnTileMinRows) return false;
-  const int keys = attention_row_limit(a.q_len - 1, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-  if (keys == 0) return false;
-  const Qs8AttnTile t = carve_qs8_attention_tile(a.tile_scratch, a.kv_len, a.head_dim, a.v_dim);
-  pack_keys(a, keys, t);
+constexpr Qs8AttnTileStages kNeonStages = {pack_stage<false>, qk_stage<false>, softmax_stage<false>, pv_stage<false>};
 #if defined(__aarch64__)
-  if (ops.pv_tile != nullptr) pack_values_u8(a, keys, t);
+constexpr Qs8AttnTileStages kNeonDotStages = {pack_stage<true>, qk_stage<true>, softmax_stage<true>, pv_stage<true>};
 #endif
-  int keys_have_pair = -1;  // not yet checked
-  for (int m = 0; m < a.q_len; m += kMr) {
-    TileRows rows;
-    rows.m = m;
-    rows.mr = a.q_len - m < kMr ? a.q_len - m : kMr;
-    for (int r = 0; r < rows.mr; ++r) {
-      rows.limit[r] = attention_row_limit(m + r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
-    }
-    run_tile(a, t, ops, keys, &keys_have_pair, &rows);
-  }
-  return true;
-}
 
 }  // namespace
 
+const Qs8AttnTileStages& qs8_attention_tile_stages__neon() { return kNeonStages; }
+
 bool qs8_attention_tiled__neon(const QS8AttentionArgs& a) {
-  return attention_tiled(a, TileOps{qs8_linear_acc_init__neon, qs8_linear_acc_pairs_init__neon, nullptr});
+  if (!qs8_attention_tiles_apply(a)) return false;
+  qs8_attention_tiled_with(kNeonStages, a);
+  return true;
 }
 
 #if defined(__aarch64__)
+const Qs8AttnTileStages& qs8_attention_tile_stages__neondot() { return kNeonDotStages; }
+
 bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a) {
-  return attention_tiled(a, TileOps{qs8_attn_qk_tile__neondot, nullptr, qs8_attn_pv_tile__neondot});
+  if (!qs8_attention_tiles_apply(a)) return false;
+  qs8_attention_tiled_with(kNeonDotStages, a);
+  return true;
 }
 #endif
 

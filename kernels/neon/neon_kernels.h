@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/ref.h"
 
 namespace edgeattn {
@@ -87,6 +88,8 @@ void qs8_pv_rows__neon(int rows, int n, int v_dim, const uint16_t* const* probs,
 // does nothing, when a.tile_scratch is null or a.q_len < kQs8AttnTileMinRows
 // (the caller then runs the shared row driver, qs8_attention_rows).
 bool qs8_attention_tiled__neon(const QS8AttentionArgs& a);
+// Its stages (attention_tile.h; kernels/lists/qs8_attention_tile.inc).
+const Qs8AttnTileStages& qs8_attention_tile_stages__neon();
 
 #if defined(__aarch64__)
 // -------------------------------------------------------------- neondot ----
@@ -117,6 +120,7 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
                             const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
                             int per_channel, int32_t y_zp, int8_t* y, int y_stride);
 bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a);
+const Qs8AttnTileStages& qs8_attention_tile_stages__neondot();
 // neondot.cc (baseline flags): the table entries built on the above.
 void qs8_linear__neondot(int rows, int out_features, int in_features, const int8_t* x,
                          int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,

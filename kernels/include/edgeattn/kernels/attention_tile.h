@@ -49,6 +49,7 @@ struct Qs8AttnTile {
   uint8_t* p_hi;        // [kQs8AttnTileRows][stride]
   int stride;
   int value_keys;       // packed_k of the keys the values were packed for
+  int key_flags;        // set by pack, the path's own (neon: a key has the -128 pair)
 };
 
 namespace tile_detail {
@@ -86,7 +87,9 @@ void qs8_attention_tile_rows(const QS8AttentionArgs& a, int m, Qs8AttnTileRows* 
 //  - pack:    the keys and values of keys [0, keys) into t, in the path's own
 //             layout; sets t->value_keys = packed_k(keys).
 //  - qk:      t.scores of the tile's rows over [0, keys); row r's first
-//             limit[r] scores are qs8_qk_row's.
+//             limit[r] scores are qs8_qk_row's, or qs8_qk_row's plus one
+//             constant of the row (the softmax sees only max - s_j; the Arm
+//             kernels leave out the row term).
 //  - softmax: row r's probabilities over [0, limit[r]) (qs8_softmax_row's;
 //             0 up to packed_k(keys)) in the path's form for pv, their sum in
 //             rows->p_sum[r], and when a.weights is set the row's weights
@@ -135,6 +138,7 @@ inline Qs8AttnTile carve_qs8_attention_tile(void* scratch, int kv_len, int head_
   Qs8AttnTile t;
   t.stride = qs8_attn_tile_stride(kv_len);
   t.value_keys = 0;
+  t.key_flags = 0;
   const size_t rows = static_cast<size_t>(kQs8AttnTileRows) * t.stride;
   t.keys = reinterpret_cast<int8_t*>(take(packed_weight_bytes(kv_len, head_dim)));
   t.key_terms = reinterpret_cast<int32_t*>(take(sizeof(int32_t) * packed_n(kv_len)));
