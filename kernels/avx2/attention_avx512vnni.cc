@@ -193,12 +193,8 @@ void exp_rows(int rows, const int* limits, const int32_t* scores, int stride, co
 
 uint32_t qs8_softmax_exp_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int32_t shift,
                                          uint16_t* e) {
-  return qs8_softmax_exp_row_with__avx512vnni(n, scores, softmax_exp_params(mult, shift), e);
-}
-
-uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, const SoftmaxExpParams& params,
-                                              uint16_t* e) {
   if (n <= 0) return 0;
+  const SoftmaxExpParams params = softmax_exp_params(mult, shift);
   const ExpParams16 x = exp_params16(params);
   return params.pre_shift != 0 ? exp_row<true>(n, scores, x, e) : exp_row<false>(n, scores, x, e);
 }

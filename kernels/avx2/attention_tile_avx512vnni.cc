@@ -142,15 +142,7 @@ QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const TileRows& rows) {
   const __m512i b = _mm512_sub_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>((128u + static_cast<uint32_t>(a.q_zp)) * hd)));
   const __m512i neg = _mm512_mullo_epi32(b, _mm512_set1_epi32(static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)))));
   _mm512_mask_storeu_epi32(rt.neg_row_term, lanes16(rows.n), neg);
-  const int groups = a.head_dim / 4;
-  for (int r = 0; r < rows.n; ++r) {
-    const int8_t* q = q0 + static_cast<ptrdiff_t>(r) * a.q_stride;
-    uint32_t tail = 0;
-    for (int i = 4 * groups; i < a.head_dim; ++i) {
-      tail |= static_cast<uint32_t>(static_cast<uint8_t>(q[i])) << (8 * (i - 4 * groups));
-    }
-    rt.q_tail[r] = static_cast<int32_t>(tail);
-  }
+  qs8_attention_tile_q_tails(a, rows, rt.q_tail);
   return rt;
 }
 

@@ -125,7 +125,6 @@ struct QkRowTerms {
 QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const Rows& rows) {
   QkRowTerms rt;
   const __m256i ones = _mm256_set1_epi8(1);
-  const int groups = a.head_dim / 4;
   for (int r = 0; r < rows.n; ++r) {
     const int8_t* q = a.q + static_cast<ptrdiff_t>(rows.m + r) * a.q_stride;
     __m256i acc = _mm256_setzero_si256();
@@ -139,12 +138,8 @@ QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const Rows& rows) {
     const uint32_t b = static_cast<uint32_t>(hsum_s32(acc)) -
                        static_cast<uint32_t>(a.head_dim) * static_cast<uint32_t>(a.q_zp);
     rt.neg_row_term[r] = static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)) * b);
-    uint32_t tail = 0;
-    for (int i = 4 * groups; i < a.head_dim; ++i) {
-      tail |= static_cast<uint32_t>(static_cast<uint8_t>(q[i])) << (8 * (i - 4 * groups));
-    }
-    rt.q_tail[r] = static_cast<int32_t>(tail);
   }
+  qs8_attention_tile_q_tails(a, rows, rt.q_tail);
   return rt;
 }
 

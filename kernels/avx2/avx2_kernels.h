@@ -103,10 +103,8 @@ void qs8_softmax_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int
 // Steps 1-4 of that softmax (step 5 is avx512::normalize_probs_x16).
 uint32_t qs8_softmax_exp_row__avx512vnni(int n, const int32_t* scores, int32_t mult, int32_t shift,
                                          uint16_t* e);
-// The same with the layer's step-2 parameters derived once by the caller.
-uint32_t qs8_softmax_exp_row_with__avx512vnni(int n, const int32_t* scores, const SoftmaxExpParams& params,
-                                              uint16_t* e);
-// The same for `rows` rows of scores `stride` apart (e alike), row r over
+// The same with the layer's step-2 parameters derived once by the caller,
+// for `rows` rows of scores `stride` apart (e alike), row r over
 // [0, limits[r]); sums[r] = 1 for a row without keys. One call per tile, so
 // the constants are set up once.
 void qs8_softmax_exp_rows__avx512vnni(int rows, const int* limits, const int32_t* scores, int stride,

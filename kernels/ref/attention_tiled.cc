@@ -17,6 +17,16 @@ void qs8_attention_tile_rows(const QS8AttentionArgs& a, int m, Qs8AttnTileRows* 
   }
 }
 
+void qs8_attention_tile_q_tails(const QS8AttentionArgs& a, const Qs8AttnTileRows& rows, int32_t* q_tail) {
+  const int full = a.head_dim / 4 * 4;
+  for (int r = 0; r < rows.n; ++r) {
+    const int8_t* q = a.q + static_cast<ptrdiff_t>(rows.m + r) * a.q_stride;
+    uint32_t tail = 0;
+    for (int i = full; i < a.head_dim; ++i) tail |= static_cast<uint32_t>(static_cast<uint8_t>(q[i])) << (8 * (i - full));
+    q_tail[r] = static_cast<int32_t>(tail);
+  }
+}
+
 bool qs8_attention_tiles_apply(const QS8AttentionArgs& a) {
   return a.tile_scratch != nullptr && a.q_len >= kQs8AttnTileMinRows &&
          attention_row_limit(a.q_len - 1, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset) > 0;

@@ -78,6 +78,10 @@ struct QS8AttentionArgs;
 // Out of line and built without ISA flags (kernels/ref/attention_tiled.cc),
 // so every kernel path can call the one copy.
 void qs8_attention_tile_rows(const QS8AttentionArgs& a, int m, Qs8AttnTileRows* rows);
+// Each tile row's partial last 4-byte group of q (head_dim % 4 bytes,
+// zero-padded to a word): the broadcast operand of a 4-byte dot product's
+// last K step, which must not read past the row. Also out of line.
+void qs8_attention_tile_q_tails(const QS8AttentionArgs& a, const Qs8AttnTileRows& rows, int32_t* q_tail);
 
 // One tiling path's stages, run by qs8_attention_tiled_with below. `keys` is
 // the tile's key count (the last row's limit: limits never decrease down
