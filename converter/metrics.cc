@@ -73,19 +73,9 @@ Metrics compare(const FloatLayer& L, const LayerData& d, const std::vector<doubl
 
 void reference_forward(const FloatLayer& L, const LayerData& d, std::vector<double>* out,
                        std::vector<double>* weights) {
-  if (d.n == 0) {
-    out->clear();
-    weights->clear();
-    return;
-  }
-  const SampleInput first = d.sample(L, 0);
-  const size_t out_n = output_size(L, first), w_n = weights_size(L, first);
-  resize_large(out, out_n * static_cast<size_t>(d.n));
-  resize_large(weights, w_n * static_cast<size_t>(d.n));
-  for (int i = 0; i < d.n; ++i) {
-    const size_t si = static_cast<size_t>(i);
-    forward(L, d.sample(L, i), out->data() + si * out_n, weights->data() + si * w_n, nullptr);
-  }
+  forward_samples(L, d, out, weights, [&L](const SampleInput& in, double* o, double* w) {
+    forward(L, in, o, w, nullptr);
+  });
 }
 
 }  // namespace convert

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "converter/array.h"
 #include "converter/dataset.h"
 #include "converter/float_reference.h"
 
@@ -28,6 +29,26 @@ struct Metrics {
 Metrics compare(const FloatLayer& layer, const LayerData& data, const std::vector<double>& out,
                 const std::vector<double>& ref_out, const std::vector<double>& weights,
                 const std::vector<double>& ref_weights);
+
+// forward(sample, out_row, weights_row) on every sample of `data`, into out
+// and weights laid out as above (sized for `layer`).
+template <class Forward>
+void forward_samples(const FloatLayer& layer, const LayerData& data, std::vector<double>* out,
+                     std::vector<double>* weights, Forward forward) {
+  if (data.n == 0) {
+    out->clear();
+    weights->clear();
+    return;
+  }
+  const SampleInput first = data.sample(layer, 0);
+  const size_t out_n = output_size(layer, first), w_n = weights_size(layer, first);
+  resize_large(out, out_n * static_cast<size_t>(data.n));
+  resize_large(weights, w_n * static_cast<size_t>(data.n));
+  for (int i = 0; i < data.n; ++i) {
+    const size_t si = static_cast<size_t>(i);
+    forward(data.sample(layer, i), out->data() + si * out_n, weights->data() + si * w_n);
+  }
+}
 
 // Float64 forward of every sample (outputs and weights laid out as above).
 void reference_forward(const FloatLayer& layer, const LayerData& data, std::vector<double>* out,

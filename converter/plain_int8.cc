@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "converter/error.h"
+#include "converter/metrics.h"
 
 namespace edgeattn {
 namespace convert {
@@ -173,17 +174,10 @@ void PlainInt8Layer::forward(const SampleInput& in, double* out, double* weights
 }
 
 void PlainInt8Layer::run(const LayerData& d, std::vector<double>* out, std::vector<double>* weights) const {
-  out->clear();
+  out->clear();  // fresh zeros: forward() need not write every weight
   weights->clear();
-  if (d.n == 0) return;
-  const SampleInput first = d.sample(layer_, 0);
-  const size_t out_n = output_size(layer_, first), w_n = weights_size(layer_, first);
-  resize_large(out, out_n * static_cast<size_t>(d.n));
-  resize_large(weights, w_n * static_cast<size_t>(d.n));
-  for (int i = 0; i < d.n; ++i) {
-    const size_t si = static_cast<size_t>(i);
-    forward(d.sample(layer_, i), out->data() + si * out_n, weights->data() + si * w_n);
-  }
+  forward_samples(layer_, d, out, weights,
+                  [this](const SampleInput& in, double* o, double* w) { forward(in, o, w); });
 }
 
 }  // namespace convert
