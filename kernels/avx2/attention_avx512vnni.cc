@@ -139,9 +139,8 @@ inline __m512i exp2_neg_q15_x32(__m512i z, __mmask32 keep) {
   return _mm512_maskz_avg_epu16(live, _mm512_srlv_epi16(_mm512_add_epi16(w, w), n), _mm512_setzero_si512());
 }
 
-// Steps 1-4 for one row of n >= 1 scores: e into e[0, n), returns the sum.
-template <bool kPre>
-inline uint32_t exp_row(int n, const int32_t* scores, const ExpParams16& x, uint16_t* e) {
+// Step 1's maximum of one row of n >= 1 scores.
+inline int32_t row_max(int n, const int32_t* scores) {
   const int n16 = n & ~15;
   const __mmask16 tail = lanes16(n - n16);
   const __m512i lowest = _mm512_set1_epi32(INT32_MIN);
@@ -153,12 +152,19 @@ inline uint32_t exp_row(int n, const int32_t* scores, const ExpParams16& x, uint
   }
   if (j < n16) m0 = _mm512_max_epi32(m0, load16_s32(scores + j));
   if (tail != 0) m1 = _mm512_max_epi32(m1, _mm512_mask_loadu_epi32(lowest, tail, scores + n16));
-  const __m512i vmax = _mm512_set1_epi32(_mm512_reduce_max_epi32(_mm512_max_epi32(m0, m1)));
+  return _mm512_reduce_max_epi32(_mm512_max_epi32(m0, m1));
+}
 
+// Steps 1-4 for one row of n >= 1 scores whose maximum is `max`: e into
+// e[0, n), returns the sum.
+template <bool kPre>
+inline uint32_t exp_row(int n, const int32_t* scores, int32_t max, const ExpParams16& x, uint16_t* e) {
+  const __m512i vmax = _mm512_set1_epi32(max);
   // The sum: VPMADDWD of e (<= 32767, a valid int16) with 1s, 16 pair sums.
   const __m512i ones = _mm512_set1_epi16(1);
   __m512i vsum = _mm512_setzero_si512();
-  for (j = 0; j + 32 <= n; j += 32) {
+  int j = 0;
+  for (; j + 32 <= n; j += 32) {
     const __m512i z = narrow_z(exponent_x16<kPre>(vmax, load16_s32(scores + j), x),
                                exponent_x16<kPre>(vmax, load16_s32(scores + j + 16), x));
     const __m512i ev = exp2_neg_q15_x32(z, ~__mmask32{0});
@@ -180,12 +186,24 @@ inline uint32_t exp_row(int n, const int32_t* scores, const ExpParams16& x, uint
   return static_cast<uint32_t>(_mm512_reduce_add_epi32(vsum));
 }
 
+// Two sweeps over the rows: every row's maximum first, then the exponentials.
+// With one row at a time, a row's exponent steps all wait for its maximum's
+// horizontal reduction and fill the scheduler; after the first sweep they
+// depend only on their loads.
 template <bool kPre>
 void exp_rows(int rows, const int* limits, const int32_t* scores, int stride, const ExpParams16& x, uint16_t* e,
               uint32_t* sums) {
-  for (int r = 0; r < rows; ++r) {
-    const ptrdiff_t at = static_cast<ptrdiff_t>(r) * stride;
-    sums[r] = limits[r] > 0 ? exp_row<kPre>(limits[r], scores + at, x, e + at) : 1u;
+  constexpr int kSweepRows = 8;  // a tile's rows
+  for (int r0 = 0; r0 < rows; r0 += kSweepRows) {
+    const int r1 = rows - r0 < kSweepRows ? rows : r0 + kSweepRows;
+    int32_t max[kSweepRows];
+    for (int r = r0; r < r1; ++r) {
+      if (limits[r] > 0) max[r - r0] = row_max(limits[r], scores + static_cast<ptrdiff_t>(r) * stride);
+    }
+    for (int r = r0; r < r1; ++r) {
+      const ptrdiff_t at = static_cast<ptrdiff_t>(r) * stride;
+      sums[r] = limits[r] > 0 ? exp_row<kPre>(limits[r], scores + at, max[r - r0], x, e + at) : 1u;
+    }
   }
 }
 
@@ -196,7 +214,8 @@ uint32_t qs8_softmax_exp_row__avx512vnni(int n, const int32_t* scores, int32_t m
   if (n <= 0) return 0;
   const SoftmaxExpParams params = softmax_exp_params(mult, shift);
   const ExpParams16 x = exp_params16(params);
-  return params.pre_shift != 0 ? exp_row<true>(n, scores, x, e) : exp_row<false>(n, scores, x, e);
+  const int32_t max = row_max(n, scores);
+  return params.pre_shift != 0 ? exp_row<true>(n, scores, max, x, e) : exp_row<false>(n, scores, max, x, e);
 }
 
 void qs8_softmax_exp_rows__avx512vnni(int rows, const int* limits, const int32_t* scores, int stride,

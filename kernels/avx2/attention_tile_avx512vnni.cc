@@ -21,16 +21,19 @@
 //
 // Softmax: qs8_softmax_exp_rows__avx512vnni on the tile's rows, each over the
 // row's own key limit (causal rows of one tile differ), then the
-// normalization straight into the P.V byte planes (normalize_to_planes).
+// normalization in place in t.probs (normalize_probs).
 //
-// P.V (lanes = 16 value channels): the probabilities p in [0, 32767] are
-// split into bytes, p = 256 ph + pl (ph <= 127, pl <= 255), the unsigned
-// operand; the values as they are, the signed one:
-//   sum_j p_j (v_j - zv) = 256 sum_j ph_j v_j + sum_j pl_j v_j - zv sum_j p_j.
-// The high-byte pass runs first, its accumulators are shifted left by 8, and
-// the low-byte pass adds into them, so the tile needs no extra registers.
-// Probabilities past a row's limit are 0 and padded keys are 0, so whole
-// 4-key groups can be summed. Then requantize_s8 on 16 lanes.
+// P.V (lanes = 16 value channels): VPDPWSSD, 16-bit by 16-bit products
+// summed in pairs: the probabilities p in [0, 32767] are valid int16, so a
+// pair (p_j, p_j+1) of a row is one 32-bit broadcast straight from t.probs,
+// and the values, packed as byte pairs (v_j, v_j+1) per channel, become 16
+// such int16 pairs with one VPMOVSXBW:
+//   sum_j p_j (v_j - zv) = sum_j p_j v_j - zv sum_j p_j.
+// (Bytes with VPDPBUSD would need p split into two byte planes and two
+// passes: as many dot-product instructions, plus the split.) Probabilities
+// past a row's limit are 0 and padded keys are 0, so whole pairs can be
+// summed. Then requantize_s8 on 16 lanes. The byte planes of the tile
+// scratch (attention_tile.h) are left unused here.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -84,9 +87,10 @@ void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   }
 }
 
-// Values of keys [0, n) as K4N16 with N = channels, K = keys (keys n..kp-1
-// and channels past v_dim are 0): per 4 keys and 16 channels, the bytes of
-// the 4 key rows interleaved so that each channel's 4 bytes are one word.
+// Values of keys [0, n) in pairs of keys per 16 channels: 32 bytes
+// (v_j[c], v_j+1[c]) for c = 0..15, so that VPMOVSXBW turns them into the
+// 16 int16 pairs of VPDPWSSD (keys n..kp-1 and channels past v_dim are 0).
+// The block of 16 channels takes 16 kp bytes, like K4N16.
 void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   const int kp = packed_k(n);
   const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(kp);
@@ -94,19 +98,14 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
     const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
     const __mmask16 cm = lanes16(cnt);
     int8_t* dst = t.values + static_cast<size_t>(c / kPackN) * block;
-    for (int j = 0; j < kp; j += kPackK) {
-      __m128i r[4];
-      for (int i = 0; i < 4; ++i) {
-        r[i] = j + i < n ? _mm_maskz_loadu_epi8(cm, a.v + static_cast<ptrdiff_t>(j + i) * a.v_stride + c)
-                         : _mm_setzero_si128();
-      }
-      const __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), hi01 = _mm_unpackhi_epi8(r[0], r[1]);
-      const __m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
+    for (int j = 0; j < kp; j += 2) {
+      const __m128i r0 = j < n ? _mm_maskz_loadu_epi8(cm, a.v + static_cast<ptrdiff_t>(j) * a.v_stride + c)
+                               : _mm_setzero_si128();
+      const __m128i r1 = j + 1 < n ? _mm_maskz_loadu_epi8(cm, a.v + static_cast<ptrdiff_t>(j + 1) * a.v_stride + c)
+                                   : _mm_setzero_si128();
       __m128i* out = reinterpret_cast<__m128i*>(dst + 16 * static_cast<ptrdiff_t>(j));
-      _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(lo01, lo23));  // channels 0..3
-      _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));  // 4..7
-      _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));  // 8..11
-      _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));  // 12..15
+      _mm_storeu_si128(out + 0, _mm_unpacklo_epi8(r0, r1));  // channels 0..7
+      _mm_storeu_si128(out + 1, _mm_unpackhi_epi8(r0, r1));  // 8..15
     }
   }
 }
@@ -146,55 +145,57 @@ QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const TileRows& rows) {
   return rt;
 }
 
-// The K loop of a full 8-row x 2-block P.V tile with 16 named accumulators,
-// updated in place: acc[r][c] += VPDPBUSD over `groups` 4-byte groups of
-// the two packed value blocks w0, w1 (64 bytes per group) with the 4
-// probability bytes at row[r] + 4 g broadcast as the unsigned operand.
-// GCC 12 compiles the accumulator-array form of the tiles below with two
-// register copies per accumulator and step (as in linear_avx512vnni.cc);
-// named variables keep them in registers.
-#define EA_ACC_IN(r) __m512i a##r##0 = acc[r][0], a##r##1 = acc[r][1];
+// The key loop of a full 8-row x 2-block P.V tile with 16 named
+// accumulators: acc[r][c] = VPDPWSSD over `pairs` key pairs of the two
+// value blocks w0, w1 (32 bytes per pair, sign-extended to 16 int16 pairs)
+// with the row's probability pair at row[r] + 2 g broadcast. GCC 12 compiles
+// the accumulator-array form of the tiles below with two register copies per
+// accumulator and step (as in linear_avx512vnni.cc); named variables keep
+// them in registers.
+inline __m512i value_pairs(const int8_t* w, int g) {
+  return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32 * static_cast<ptrdiff_t>(g))));
+}
+#define EA_ACC_ZERO(r) __m512i a##r##0 = _mm512_setzero_si512(), a##r##1 = _mm512_setzero_si512();
 #define EA_ACC_ROW(r)                                                        \
   {                                                                          \
-    const __m512i bv = bcast_word(row[r] + 4 * static_cast<ptrdiff_t>(g));   \
-    a##r##0 = _mm512_dpbusd_epi32(a##r##0, bv, v0);                          \
-    a##r##1 = _mm512_dpbusd_epi32(a##r##1, bv, v1);                          \
+    const __m512i bv = bcast_word(row[r] + 2 * static_cast<ptrdiff_t>(g));   \
+    a##r##0 = _mm512_dpwssd_epi32(a##r##0, bv, v0);                          \
+    a##r##1 = _mm512_dpwssd_epi32(a##r##1, bv, v1);                          \
   }
 #define EA_ACC_OUT(r) \
   acc[r][0] = a##r##0;  \
   acc[r][1] = a##r##1;
-__attribute__((noinline)) void pv_acc_8x2(const uint8_t* const* rows8, const int8_t* w0, const int8_t* w1, int groups,
+__attribute__((noinline)) void pv_acc_8x2(const uint16_t* const* rows8, const int8_t* w0, const int8_t* w1, int pairs,
                                           __m512i (*acc)[2]) {
-  const uint8_t* row[8];
+  const uint16_t* row[8];
   for (int r = 0; r < 8; ++r) row[r] = rows8[r];
-  EA_ACC_IN(0) EA_ACC_IN(1) EA_ACC_IN(2) EA_ACC_IN(3) EA_ACC_IN(4) EA_ACC_IN(5) EA_ACC_IN(6) EA_ACC_IN(7)
-  for (int g = 0; g < groups; ++g) {
-    const __m512i v0 = _mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(g));
-    const __m512i v1 = _mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(g));
+  EA_ACC_ZERO(0) EA_ACC_ZERO(1) EA_ACC_ZERO(2) EA_ACC_ZERO(3) EA_ACC_ZERO(4) EA_ACC_ZERO(5) EA_ACC_ZERO(6) EA_ACC_ZERO(7)
+  for (int g = 0; g < pairs; ++g) {
+    const __m512i v0 = value_pairs(w0, g), v1 = value_pairs(w1, g);
     EA_ACC_ROW(0) EA_ACC_ROW(1) EA_ACC_ROW(2) EA_ACC_ROW(3) EA_ACC_ROW(4) EA_ACC_ROW(5) EA_ACC_ROW(6) EA_ACC_ROW(7)
   }
   EA_ACC_OUT(0) EA_ACC_OUT(1) EA_ACC_OUT(2) EA_ACC_OUT(3) EA_ACC_OUT(4) EA_ACC_OUT(5) EA_ACC_OUT(6) EA_ACC_OUT(7)
 }
 // The same over one value block (16 channels: heads of 16 or fewer, and
 // the last block of an odd count).
-#define EA_ACC1_IN(r) __m512i a##r = acc[r][0];
-#define EA_ACC1_ROW(r) a##r = _mm512_dpbusd_epi32(a##r, bcast_word(row[r] + 4 * static_cast<ptrdiff_t>(g)), v0);
+#define EA_ACC1_ZERO(r) __m512i a##r = _mm512_setzero_si512();
+#define EA_ACC1_ROW(r) a##r = _mm512_dpwssd_epi32(a##r, bcast_word(row[r] + 2 * static_cast<ptrdiff_t>(g)), v0);
 #define EA_ACC1_OUT(r) acc[r][0] = a##r;
-__attribute__((noinline)) void pv_acc_8x1(const uint8_t* const* rows8, const int8_t* w0, int groups,
+__attribute__((noinline)) void pv_acc_8x1(const uint16_t* const* rows8, const int8_t* w0, int pairs,
                                           __m512i (*acc)[1]) {
-  const uint8_t* row[8];
+  const uint16_t* row[8];
   for (int r = 0; r < 8; ++r) row[r] = rows8[r];
-  EA_ACC1_IN(0) EA_ACC1_IN(1) EA_ACC1_IN(2) EA_ACC1_IN(3) EA_ACC1_IN(4) EA_ACC1_IN(5) EA_ACC1_IN(6) EA_ACC1_IN(7)
-  for (int g = 0; g < groups; ++g) {
-    const __m512i v0 = _mm512_loadu_si512(w0 + 64 * static_cast<ptrdiff_t>(g));
+  EA_ACC1_ZERO(0) EA_ACC1_ZERO(1) EA_ACC1_ZERO(2) EA_ACC1_ZERO(3) EA_ACC1_ZERO(4) EA_ACC1_ZERO(5) EA_ACC1_ZERO(6) EA_ACC1_ZERO(7)
+  for (int g = 0; g < pairs; ++g) {
+    const __m512i v0 = value_pairs(w0, g);
     EA_ACC1_ROW(0) EA_ACC1_ROW(1) EA_ACC1_ROW(2) EA_ACC1_ROW(3) EA_ACC1_ROW(4) EA_ACC1_ROW(5) EA_ACC1_ROW(6) EA_ACC1_ROW(7)
   }
   EA_ACC1_OUT(0) EA_ACC1_OUT(1) EA_ACC1_OUT(2) EA_ACC1_OUT(3) EA_ACC1_OUT(4) EA_ACC1_OUT(5) EA_ACC1_OUT(6) EA_ACC1_OUT(7)
 }
-#undef EA_ACC_IN
+#undef EA_ACC_ZERO
 #undef EA_ACC_ROW
 #undef EA_ACC_OUT
-#undef EA_ACC1_IN
+#undef EA_ACC1_ZERO
 #undef EA_ACC1_ROW
 #undef EA_ACC1_OUT
 
@@ -299,40 +300,31 @@ void qk_rows(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
   if (b < blocks) qk_tile<MR, 1>(a, t, rows, rt, b);
 }
 
-// out[r][16 b + lane] for channel blocks b0, b0 + NB over `groups` 4-key groups.
+// out[r][16 b + lane] for channel blocks b0, b0 + NB over `pairs` key pairs.
 template <int MR, int NB>
-void pv_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int kp,
-             int groups, int b0) {
+void pv_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int kp, int pairs, int b0) {
   const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(kp);
   const int8_t* w[NB];
   for (int c = 0; c < NB; ++c) w[c] = t.values + static_cast<size_t>(b0 + c) * block;
+  const uint16_t* pr[MR];
+  for (int r = 0; r < MR; ++r) pr[r] = t.probs + static_cast<ptrdiff_t>(r) * t.stride;
   __m512i acc[MR][NB];
-  for (int r = 0; r < MR; ++r)
-    for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_setzero_si512();
-  auto pass = [&](const uint8_t* plane) {
-    if constexpr (MR == 8) {
-      const uint8_t* pr[8];
-      for (int r = 0; r < 8; ++r) pr[r] = plane + static_cast<ptrdiff_t>(r) * t.stride;
-      if constexpr (NB == 2) {
-        pv_acc_8x2(pr, w[0], w[1], groups, acc);
-      } else {
-        pv_acc_8x1(pr, w[0], groups, acc);
-      }
-      return;
-    }
-    for (int g = 0; g < groups; ++g) {
+  if constexpr (MR == 8 && NB == 2) {
+    pv_acc_8x2(pr, w[0], w[1], pairs, acc);
+  } else if constexpr (MR == 8) {
+    pv_acc_8x1(pr, w[0], pairs, acc);
+  } else {
+    for (int r = 0; r < MR; ++r)
+      for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_setzero_si512();
+    for (int g = 0; g < pairs; ++g) {
       __m512i wv[NB];
-      for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(g));
+      for (int c = 0; c < NB; ++c) wv[c] = value_pairs(w[c], g);
       for (int r = 0; r < MR; ++r) {
-        const __m512i pv = bcast_word(plane + static_cast<ptrdiff_t>(r) * t.stride + 4 * g);
-        for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], pv, wv[c]);
+        const __m512i pv = bcast_word(pr[r] + 2 * static_cast<ptrdiff_t>(g));
+        for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpwssd_epi32(acc[r][c], pv, wv[c]);
       }
     }
-  };
-  pass(t.p_hi);
-  for (int r = 0; r < MR; ++r)
-    for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_slli_epi32(acc[r][c], 8);
-  pass(t.p_lo);
+  }
   const Rq16 rq = make_rq16(_mm512_set1_epi32(a.pv_mult), _mm512_set1_epi32(a.pv_shift));
   const __m512i zp = _mm512_set1_epi32(a.out_zp);
   for (int c = 0; c < NB; ++c) {
@@ -347,24 +339,19 @@ void pv_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
 }
 
 template <int MR>
-void pv_rows(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int kp,
-             int groups) {
+void pv_rows(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int kp, int pairs) {
   const int blocks = (a.v_dim + kPackN - 1) / kPackN;
   int b = 0;
-  for (; b + 2 <= blocks; b += 2) pv_tile<MR, 2>(a, t, rows, kp, groups, b);
-  if (b < blocks) pv_tile<MR, 1>(a, t, rows, kp, groups, b);
+  for (; b + 2 <= blocks; b += 2) pv_tile<MR, 2>(a, t, rows, kp, pairs, b);
+  if (b < blocks) pv_tile<MR, 1>(a, t, rows, kp, pairs, b);
 }
 
 // Row r's probabilities from its e_j (in t.probs, from
-// qs8_softmax_exp_row_with) and the row's normalizer (step 5 of requant.h),
-// written straight into the byte planes over [0, keys) (0 past the limit),
-// and back into t.probs when the weights output wants them. Returns the sum
-// of the probabilities.
-int32_t normalize_to_planes(ProbNormalizer pn, const Qs8AttnTile& t, int r, int limit, int keys,
-                            bool want_probs) {
+// qs8_softmax_exp_rows__avx512vnni) and the row's normalizer (step 5 of
+// requant.h), in place over [0, keys) (0 past the limit): the P.V operand
+// and, when asked for, the weights. Returns the sum of the probabilities.
+int32_t normalize_probs(ProbNormalizer pn, const Qs8AttnTile& t, int r, int limit, int keys) {
   uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;  // e, then p
-  uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
-  uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
   if (pn.shift >= 17) {
     // Step 5 on 32 16-bit lanes: with P = e m (< 2^31) and b >= 17, nested
     // floors give (P + 2^(b-1)) >> b = ((P >> (b-1)) + 1) >> 1 and
@@ -382,9 +369,7 @@ int32_t normalize_to_planes(ProbNormalizer pn, const Qs8AttnTile& t, int r, int 
       const __m512i e = _mm512_maskz_loadu_epi16(m, probs + j);  // dead lanes: e = 0 -> p = 0
       const __m512i q = _mm512_srl_epi16(_mm512_mulhi_epu16(e, m16), sh);
       const __m512i p = _mm512_min_epu16(_mm512_avg_epu16(q, _mm512_setzero_si512()), cap);
-      _mm256_mask_storeu_epi8(lo + j, w, _mm512_cvtepi16_epi8(p));
-      _mm256_mask_storeu_epi8(hi + j, w, _mm512_cvtepi16_epi8(_mm512_srli_epi16(p, 8)));
-      if (want_probs) _mm512_mask_storeu_epi16(probs + j, m, p);
+      _mm512_mask_storeu_epi16(probs + j, w, p);
       psum = _mm512_add_epi32(psum, _mm512_madd_epi16(p, ones));
     }
     return _mm512_reduce_add_epi32(psum);
@@ -392,13 +377,12 @@ int32_t normalize_to_planes(ProbNormalizer pn, const Qs8AttnTile& t, int r, int 
   const avx512::ProbNorm16 norm = avx512::make_prob_norm16(pn);
   __m512i psum = _mm512_setzero_si512();
   for (int j = 0; j < keys; j += 16) {
-    const int live = limit - j;
+    const int live = limit - j, room = keys - j;
     const __mmask16 m = live >= 16 ? 0xFFFFu : (live <= 0 ? 0u : static_cast<__mmask16>((1u << live) - 1u));
+    const __mmask16 w = room >= 16 ? 0xFFFFu : static_cast<__mmask16>((1u << room) - 1u);
     // Dead lanes load e = 0, and (0 + 2^(b-1)) >> b = 0.
     const __m512i p = avx512::normalize_probs_x16(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, probs + j)), norm);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(lo + j), _mm512_cvtepi32_epi8(p));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(hi + j), _mm512_cvtepi32_epi8(_mm512_srli_epi32(p, 8)));
-    if (want_probs) _mm256_mask_storeu_epi16(probs + j, m, _mm512_cvtepi32_epi16(p));
+    _mm256_mask_storeu_epi16(probs + j, w, _mm512_cvtepi32_epi16(p));
     psum = _mm512_add_epi32(psum, p);
   }
   return _mm512_reduce_add_epi32(psum);
@@ -425,7 +409,7 @@ void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Q
   for (int r = 0; r < rows->n; ++r) norms[r] = prob_normalizer(sums[r]);
   for (int r = 0; r < rows->n; ++r) {
     const int limit = rows->limit[r];
-    rows->p_sum[r] = normalize_to_planes(norms[r], t, r, limit, packed_k(keys), a.weights != nullptr);
+    rows->p_sum[r] = normalize_probs(norms[r], t, r, limit, packed_k(keys));
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
@@ -435,7 +419,7 @@ void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Q
 
 void pv_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int keys) {
   with_tile_rows<kMr>(rows.n, [&](auto mr) {
-    pv_rows<decltype(mr)::value>(a, t, rows, t.value_keys, packed_k(keys) / kPackK);
+    pv_rows<decltype(mr)::value>(a, t, rows, t.value_keys, packed_k(keys) / 2);
   });
 }
 
