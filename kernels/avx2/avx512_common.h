@@ -20,27 +20,46 @@ namespace avx512 {
 // rounding add and the arithmetic shift in 64 bits (VPSRAVQ); clamping to
 // [-512, 512] there is the same as saturating to int32 and then clamping.
 struct Rq16 {
-  __m512i mult;
+  __m512i mult, mult_odd;     // M, and the odd lanes' M in the even dwords
   __m512i n_even, n_odd;      // 31 - shift of the even / odd lanes, as int64
   __m512i rnd_even, rnd_odd;  // 2^(n - 1)
+  __m512i k;                  // n - 32 per lane (used when `high`)
+  bool high;                  // every lane has n >= 32
 };
 
 inline Rq16 make_rq16(__m512i mult, __m512i shift) {
   Rq16 q;
   q.mult = mult;
+  q.mult_odd = _mm512_srli_epi64(mult, 32);
   const __m512i n = _mm512_sub_epi32(_mm512_set1_epi32(31), shift);
   q.n_even = _mm512_and_si512(n, _mm512_set1_epi64(0xFFFFFFFF));
   q.n_odd = _mm512_srli_epi64(n, 32);
   const __m512i one = _mm512_set1_epi64(1);
   q.rnd_even = _mm512_sllv_epi64(one, _mm512_sub_epi64(q.n_even, one));
   q.rnd_odd = _mm512_sllv_epi64(one, _mm512_sub_epi64(q.n_odd, one));
+  q.k = _mm512_sub_epi32(n, _mm512_set1_epi32(32));
+  q.high = _mm512_cmplt_epi32_mask(n, _mm512_set1_epi32(32)) == 0;
   return q;
 }
 
 // sat8(clamp(requantize(acc), -512, 512) + zp) for 16 lanes.
+//
+// With n >= 32 on every lane (a multiplier below 1/2: the projections and
+// P.V of real models), (P + 2^(n-1)) >> n for P = acc M is
+// ((P + 2^(n-1)) >> 32) >> (n - 32) by nested floors, and the first shift is
+// the high dword of the 64-bit sum: already in the odd lanes' dword slots,
+// one 64-bit shift away for the even lanes. |P| < 2^62, so that dword is
+// below 2^30 in magnitude and adding zp cannot overflow; the clamp to +-512
+// changes nothing the int8 saturation would not, so it is left out.
+// Otherwise the shifts and clamps run on 64-bit lanes.
 inline __m128i requantize_s8_x16(__m512i acc, const Rq16& q, __m512i zp) {
   const __m512i pe = _mm512_mul_epi32(acc, q.mult);
-  const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), _mm512_srli_epi64(q.mult, 32));
+  const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), q.mult_odd);
+  if (q.high) {
+    const __m512i he = _mm512_srli_epi64(_mm512_add_epi64(pe, q.rnd_even), 32);
+    const __m512i y = _mm512_mask_blend_epi32(0xAAAA, he, _mm512_add_epi64(po, q.rnd_odd));
+    return _mm512_cvtsepi32_epi8(_mm512_add_epi32(_mm512_srav_epi32(y, q.k), zp));
+  }
   const __m512i hi = _mm512_set1_epi64(512);
   const __m512i lo = _mm512_set1_epi64(-512);
   __m512i re = _mm512_srav_epi64(_mm512_add_epi64(pe, q.rnd_even), q.n_even);

@@ -16,6 +16,11 @@
 //
 // Requantization is requantize_s8() of requant.h on 16 lanes
 // (avx512_common.h). Channel tails use masks.
+// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
+// don't-care operand of the set/mask intrinsics): a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 #include <immintrin.h>
 
 #include <cstddef>
@@ -25,10 +30,6 @@
 #include "avx2_kernels.h"
 #include "avx512_common.h"
 #include "edgeattn/kernels/packed_weights.h"
-
-// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
-// don't-care operand of the set/mask intrinsics): a false positive.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace edgeattn {
 namespace kernels {
