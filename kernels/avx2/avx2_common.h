@@ -82,6 +82,8 @@ struct Rq8 {
   __m256i mult;               // int32 x 8
   __m256i n_even, n_odd;      // int64 x 4
   __m256i rnd_even, rnd_odd;  // int64 x 4
+  __m256i k;                  // n - 32, int32 x 8 (used when `high`)
+  bool high;                  // every lane has n >= 32
 };
 
 static inline Rq8 rq8_uniform(int32_t mult, int32_t shift) {
@@ -90,6 +92,8 @@ static inline Rq8 rq8_uniform(int32_t mult, int32_t shift) {
   r.mult = _mm256_set1_epi32(mult);
   r.n_even = r.n_odd = _mm256_set1_epi64x(n);
   r.rnd_even = r.rnd_odd = _mm256_set1_epi64x(int64_t{1} << (n - 1));
+  r.k = _mm256_set1_epi32(static_cast<int32_t>(n - 32));
+  r.high = n >= 32;
   return r;
 }
 
@@ -103,13 +107,28 @@ static inline Rq8 rq8_per_lane(const int32_t* mult, const int32_t* shift) {
   const __m256i one = _mm256_set1_epi64x(1);
   r.rnd_even = _mm256_sllv_epi64(one, _mm256_sub_epi64(r.n_even, one));
   r.rnd_odd = _mm256_sllv_epi64(one, _mm256_sub_epi64(r.n_odd, one));
+  r.k = _mm256_sub_epi32(n, _mm256_set1_epi32(32));
+  r.high = _mm256_movemask_ps(_mm256_castsi256_ps(r.k)) == 0;  // no lane with n - 32 < 0
   return r;
 }
 
 // Exact requantize() of requant.h for 8 int32 lanes.
+//
+// With n >= 32 on every lane (a multiplier below 1/2: the projections and
+// P.V of real models), (P + 2^(n-1)) >> n for P = acc M is
+// ((P + 2^(n-1)) >> 32) >> (n - 32) by nested floors, and the first shift is
+// the high dword of the 64-bit sum: already in the odd lanes' dword slots,
+// one 64-bit shift away for the even lanes. |P| < 2^62, so the result is
+// below 2^30 in magnitude and needs no saturation. Otherwise the shift and
+// the saturation run on 64-bit lanes (emulated: AVX2 has no VPSRAQ).
 static inline __m256i requantize_x8(__m256i acc, const Rq8& q) {
   const __m256i pe = _mm256_mul_epi32(acc, q.mult);
   const __m256i po = _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), _mm256_srli_epi64(q.mult, 32));
+  if (q.high) {
+    const __m256i he = _mm256_srli_epi64(_mm256_add_epi64(pe, q.rnd_even), 32);
+    const __m256i y = _mm256_blend_epi32(he, _mm256_add_epi64(po, q.rnd_odd), 0xAA);
+    return _mm256_srav_epi32(y, q.k);
+  }
   const __m256i re = sat_s64_to_s32(sra_epi64(_mm256_add_epi64(pe, q.rnd_even), q.n_even));
   const __m256i ro = sat_s64_to_s32(sra_epi64(_mm256_add_epi64(po, q.rnd_odd), q.n_odd));
   return _mm256_blend_epi32(re, _mm256_slli_epi64(ro, 32), 0xAA);
