@@ -15,10 +15,13 @@
 // take the row-at-a-time path and need no tile scratch (a decoder step with
 // one query would spend more on repacking than it saves).
 // The sizes and the carve are the contract; what each region holds is
-// private to a kernel (as described above for x86 AVX-512 VNNI; the Arm
-// kernels store keys as signed k for SDOT and, with dot products, values as
-// v + 128 for UDOT: kernels/neon/attention_tile.cc). Kernels that do not
-// tile ignore the scratch. Contents on entry do not matter.
+// private to a kernel (as described above for x86 AVX-VNNI; the AVX-512 VNNI
+// kernel packs the values as byte pairs of two keys for VPDPWSSD on the
+// 16-bit probabilities and leaves the byte planes unused:
+// kernels/avx2/attention_tile_avx512vnni.cc; the Arm kernels store keys as
+// signed k for SDOT and, with dot products, values as v + 128 for UDOT:
+// kernels/neon/attention_tile.cc). Kernels that do not tile ignore the
+// scratch. Contents on entry do not matter.
 #ifndef EDGEATTN_KERNELS_ATTENTION_TILE_H_
 #define EDGEATTN_KERNELS_ATTENTION_TILE_H_
 
