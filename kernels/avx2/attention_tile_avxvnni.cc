@@ -4,12 +4,12 @@
 // as qs8_attention__ref; reached only after cpu_supports(kAvxVnni).
 //
 // The design is the zmm kernel's (attention_tile_avx512vnni.cc; the
-// numerics are derived there): one head's keys (k + 128) and values packed
-// once into the tile scratch in the K4N16 layout, Q.K^T and P.V as tiles of
-// 4 query rows x 16 lanes (one 64-byte group = two ymm of 8 lanes), the
-// probabilities split into byte planes p = 256 ph + pl. Without AVX-512's
-// masked loads the packing and the plane split use scalar tails. The 8-row
-// tile of the scratch is processed as two 4-row halves. The tile loop is the
+// numerics are derived there): one head's keys (k + 128, K4N16) and values
+// (byte pairs of two keys) packed once into the tile scratch, Q.K^T as
+// VPDPBUSD tiles and P.V as VPDPWSSD tiles on the 16-bit probabilities, both
+// 4 query rows x 16 lanes (two ymm of 8 lanes). Without AVX-512's masked
+// loads the packing and the softmax use scalar tails. The 8-row tile of the
+// scratch is processed as two 4-row halves; its byte planes are unused. The tile loop is the
 // shared qs8_attention_tiled_with (kernels/ref/attention_tiled.cc); this
 // file gives its four stages (attention_tile.h).
 //
@@ -29,6 +29,9 @@
 
 #ifndef EA_DPBUSD
 #define EA_DPBUSD _mm256_dpbusd_avx_epi32
+#endif
+#ifndef EA_DPWSSD
+#define EA_DPWSSD _mm256_dpwssd_avx_epi32
 #endif
 
 namespace edgeattn {
@@ -83,29 +86,26 @@ void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   }
 }
 
-// Values of keys [0, n) as K4N16 with N = channels, K = keys (keys n..kp-1
-// and channels past v_dim are 0): the bytes of 4 key rows interleaved so that
-// each channel's 4 bytes are one word.
+// Values of keys [0, n) in pairs of keys per 16 channels (the zmm kernel's
+// layout): 32 bytes (v_j[c], v_j+1[c]) for c = 0..15, so that VPMOVSXBW of
+// each half gives the 8 int16 pairs of VPDPWSSD (keys n..kp-1 and channels
+// past v_dim are 0). The block of 16 channels takes 16 kp bytes, like K4N16.
 void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   const int kp = packed_k(n);
   const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(kp);
   for (int c = 0; c < a.v_dim; c += kPackN) {
     const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
     int8_t* dst = t.values + static_cast<size_t>(c / kPackN) * block;
-    for (int j = 0; j < kp; j += kPackK) {
-      __m128i r[4];
-      for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < kp; j += 2) {
+      __m128i r[2];
+      for (int i = 0; i < 2; ++i) {
         alignas(16) int8_t row[16] = {};
         if (j + i < n) std::memcpy(row, a.v + static_cast<ptrdiff_t>(j + i) * a.v_stride + c, static_cast<size_t>(cnt));
         r[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(row));
       }
-      const __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), hi01 = _mm_unpackhi_epi8(r[0], r[1]);
-      const __m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
       __m128i* out = reinterpret_cast<__m128i*>(dst + 16 * static_cast<ptrdiff_t>(j));
-      _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(lo01, lo23));
-      _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
-      _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
-      _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
+      _mm_storeu_si128(out + 0, _mm_unpacklo_epi8(r[0], r[1]));  // channels 0..7
+      _mm_storeu_si128(out + 1, _mm_unpackhi_epi8(r[0], r[1]));  // 8..15
     }
   }
 }
@@ -143,13 +143,12 @@ QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const Rows& rows) {
   return rt;
 }
 
-// The K loop of a full 4-row x 16-lane tile with 8 named accumulators,
+// The K loop of a full 4-row x 16-lane Q.K tile with 8 named accumulators,
 // updated in place: acc[r][h] += VPDPBUSD over `groups` 4-byte groups of the
-// packed block w (64 bytes per group, h = its two 32-byte halves) and the 4
-// bytes at row[r] + 4 g broadcast. kRowUnsigned: the broadcast row bytes are
-// the unsigned operand (P.V's probability planes), else the block is (Q.K's
-// keys + 128). GCC 12 compiles the accumulator-array loops below with a
-// register copy per accumulator and step and a spill (as in the zmm tile,
+// packed keys w (the unsigned operand, k + 128; 64 bytes per group, h = its
+// two 32-byte halves) and the 4 query bytes at row[r] + 4 g broadcast. GCC
+// 12 compiles the accumulator-array loops below with a register copy per
+// accumulator and step and a spill (as in the zmm tile,
 // attention_tile_avx512vnni.cc); named variables keep them in registers.
 #define EA_ACC_IN(r) __m256i a##r##0 = acc[r][0], a##r##1 = acc[r][1];
 #define EA_ACC_ROW(r)                                                                 \
@@ -157,20 +156,45 @@ QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const Rows& rows) {
     int32_t word;                                                                     \
     std::memcpy(&word, row[r] + 4 * static_cast<ptrdiff_t>(g), 4);                    \
     const __m256i bv = _mm256_set1_epi32(word);                                       \
-    a##r##0 = kRowUnsigned ? EA_DPBUSD(a##r##0, bv, v0) : EA_DPBUSD(a##r##0, v0, bv); \
-    a##r##1 = kRowUnsigned ? EA_DPBUSD(a##r##1, bv, v1) : EA_DPBUSD(a##r##1, v1, bv); \
+    a##r##0 = EA_DPBUSD(a##r##0, v0, bv);                                             \
+    a##r##1 = EA_DPBUSD(a##r##1, v1, bv);                                             \
   }
 #define EA_ACC_OUT(r) \
   acc[r][0] = a##r##0;  \
   acc[r][1] = a##r##1;
-template <bool kRowUnsigned>
-__attribute__((noinline)) void acc_4x2(const uint8_t* const* rows4, const int8_t* w, int groups,
-                                       __m256i (*acc)[2]) {
+__attribute__((noinline)) void qk_acc_4x2(const uint8_t* const* rows4, const int8_t* w, int groups,
+                                          __m256i (*acc)[2]) {
   const uint8_t* row[4] = {rows4[0], rows4[1], rows4[2], rows4[3]};
   EA_ACC_IN(0) EA_ACC_IN(1) EA_ACC_IN(2) EA_ACC_IN(3)
   for (int g = 0; g < groups; ++g) {
     const __m256i v0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g));
     const __m256i v1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g) + 32);
+    EA_ACC_ROW(0) EA_ACC_ROW(1) EA_ACC_ROW(2) EA_ACC_ROW(3)
+  }
+  EA_ACC_OUT(0) EA_ACC_OUT(1) EA_ACC_OUT(2) EA_ACC_OUT(3)
+}
+#undef EA_ACC_ROW
+
+// The same for P.V: acc[r][h] += VPDPWSSD over `pairs` key pairs of the
+// value block w (32 bytes per pair, each half sign-extended to 8 int16
+// pairs) with row r's probability pair at row[r] + 2 g broadcast (p <= 32767
+// is a valid int16).
+#define EA_ACC_ROW(r)                                                  \
+  {                                                                    \
+    int32_t word;                                                      \
+    std::memcpy(&word, row[r] + 2 * static_cast<ptrdiff_t>(g), 4);     \
+    const __m256i bv = _mm256_set1_epi32(word);                        \
+    a##r##0 = EA_DPWSSD(a##r##0, bv, v0);                              \
+    a##r##1 = EA_DPWSSD(a##r##1, bv, v1);                              \
+  }
+inline __m256i value_pairs8(const int8_t* w) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w))); }
+__attribute__((noinline)) void pv_acc_4x2(const uint16_t* const* rows4, const int8_t* w, int pairs,
+                                          __m256i (*acc)[2]) {
+  const uint16_t* row[4] = {rows4[0], rows4[1], rows4[2], rows4[3]};
+  EA_ACC_IN(0) EA_ACC_IN(1) EA_ACC_IN(2) EA_ACC_IN(3)
+  for (int g = 0; g < pairs; ++g) {
+    const __m256i v0 = value_pairs8(w + 32 * static_cast<ptrdiff_t>(g));
+    const __m256i v1 = value_pairs8(w + 32 * static_cast<ptrdiff_t>(g) + 16);
     EA_ACC_ROW(0) EA_ACC_ROW(1) EA_ACC_ROW(2) EA_ACC_ROW(3)
   }
   EA_ACC_OUT(0) EA_ACC_OUT(1) EA_ACC_OUT(2) EA_ACC_OUT(3)
@@ -194,7 +218,7 @@ void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, const
     if constexpr (MR == 4) {
       const uint8_t* qb[4];
       for (int r = 0; r < 4; ++r) qb[r] = reinterpret_cast<const uint8_t*>(q[r]);
-      acc_4x2<false>(qb, w, groups, acc);
+      qk_acc_4x2(qb, w, groups, acc);
     } else {
       for (int g = 0; g < groups; ++g) {
         const __m256i w0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g));
@@ -228,15 +252,12 @@ void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, const
 }
 
 // Row r's softmax over [0, limit) (qs8_softmax_exp_row__avx2 into t.probs,
-// then step 5 of requant.h) written straight into the byte planes over
-// [0, keys) (0 past the limit, whole 16-key blocks), and back into t.probs
-// when the weights output wants them. Returns the sum of the probabilities.
-int32_t softmax_to_planes(const QS8AttentionArgs& a, const Qs8AttnTile& t, int r, int limit, int keys,
-                          bool want_probs) {
+// then step 5 of requant.h in place) over [0, keys) (0 past the limit, whole
+// 16-key blocks): the P.V operand and, when asked for, the weights. Returns
+// the sum of the probabilities.
+int32_t softmax_probs(const QS8AttentionArgs& a, const Qs8AttnTile& t, int r, int limit, int keys) {
   const int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
   uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;  // e, then p
-  uint8_t* lo = t.p_lo + static_cast<ptrdiff_t>(r) * t.stride;
-  uint8_t* hi = t.p_hi + static_cast<ptrdiff_t>(r) * t.stride;
   const uint32_t sum = limit > 0 ? qs8_softmax_exp_row__avx2(limit, s, a.score_mult, a.score_shift, probs) : 1u;
   // p = min(32767, (e m + 2^(b-1)) >> b): e m < 2^31, one vpmulld is exact;
   // lanes past the limit hold e = 0, and (0 + 2^(b-1)) >> b = 0.
@@ -245,7 +266,6 @@ int32_t softmax_to_planes(const QS8AttentionArgs& a, const Qs8AttnTile& t, int r
   const __m256i rnd = _mm256_set1_epi32(static_cast<int32_t>(1u << (norm.shift - 1)));
   const __m256i cap = _mm256_set1_epi32(kProbMax);
   const __m128i sh = _mm_cvtsi32_si128(norm.shift);
-  const __m256i low_byte = _mm256_set1_epi16(0xFF);
   __m256i psum = _mm256_setzero_si256();
   for (int j = 0; j < keys; j += 16) {  // up to the row's stride (whole 16-key blocks)
     __m256i e16;
@@ -264,52 +284,39 @@ int32_t softmax_to_planes(const QS8AttentionArgs& a, const Qs8AttnTile& t, int r
     const __m256i p_hi = normalize(_mm256_extracti128_si256(e16, 1));
     psum = _mm256_add_epi32(psum, _mm256_add_epi32(p_lo, p_hi));
     // vpackusdw per 128-bit lane: qwords (lo 0-3, hi 0-3, lo 4-7, hi 4-7) -> (0, 2, 1, 3).
-    const __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(p_lo, p_hi), 0xD8);
-    if (want_probs) _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + j), p);
-    const __m256i l16 = _mm256_and_si256(p, low_byte), h16 = _mm256_srli_epi16(p, 8);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(lo + j),
-                     _mm_packus_epi16(_mm256_castsi256_si128(l16), _mm256_extracti128_si256(l16, 1)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(hi + j),
-                     _mm_packus_epi16(_mm256_castsi256_si128(h16), _mm256_extracti128_si256(h16, 1)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + j),
+                        _mm256_permute4x64_epi64(_mm256_packus_epi32(p_lo, p_hi), 0xD8));
   }
   return hsum_s32(psum);
 }
 
-// out rows r0..r0+MR-1 over `groups` 4-key groups, every 16-channel block.
+// out rows r0..r0+MR-1 over `pairs` key pairs, every 16-channel block.
 template <int MR>
-void pv(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r0, int kp, int groups) {
+void pv(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int r0, int kp, int pairs) {
   const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(kp);
   const Rq8 rq = rq8_uniform(a.pv_mult, a.pv_shift);
   const __m128i zp16 = _mm_set1_epi16(static_cast<int16_t>(a.out_zp));
+  const uint16_t* pr[MR];
+  for (int r = 0; r < MR; ++r) pr[r] = t.probs + static_cast<ptrdiff_t>(r0 + r) * t.stride;
   for (int c = 0; c < a.v_dim; c += kPackN) {
     const int8_t* w = t.values + static_cast<size_t>(c / kPackN) * block;
     __m256i acc[MR][2];
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-    auto pass = [&](const uint8_t* plane) {
-      if constexpr (MR == 4) {
-        const uint8_t* pr[4];
-        for (int r = 0; r < 4; ++r) pr[r] = plane + static_cast<ptrdiff_t>(r0 + r) * t.stride;
-        acc_4x2<true>(pr, w, groups, acc);
-        return;
-      }
-      for (int g = 0; g < groups; ++g) {
-        const __m256i v0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g));
-        const __m256i v1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(g) + 32);
+    if constexpr (MR == 4) {
+      pv_acc_4x2(pr, w, pairs, acc);
+    } else {
+      for (int g = 0; g < pairs; ++g) {
+        const __m256i v0 = value_pairs8(w + 32 * static_cast<ptrdiff_t>(g));
+        const __m256i v1 = value_pairs8(w + 32 * static_cast<ptrdiff_t>(g) + 16);
         for (int r = 0; r < MR; ++r) {
           int32_t word;
-          std::memcpy(&word, plane + static_cast<ptrdiff_t>(r0 + r) * t.stride + 4 * g, 4);
+          std::memcpy(&word, pr[r] + 2 * g, 4);
           const __m256i pw = _mm256_set1_epi32(word);
-          acc[r][0] = EA_DPBUSD(acc[r][0], pw, v0);
-          acc[r][1] = EA_DPBUSD(acc[r][1], pw, v1);
+          acc[r][0] = EA_DPWSSD(acc[r][0], pw, v0);
+          acc[r][1] = EA_DPWSSD(acc[r][1], pw, v1);
         }
       }
-    };
-    pass(t.p_hi);
-    for (int r = 0; r < MR; ++r) {
-      acc[r][0] = _mm256_slli_epi32(acc[r][0], 8);
-      acc[r][1] = _mm256_slli_epi32(acc[r][1], 8);
     }
-    pass(t.p_lo);
     const int cnt = a.v_dim - c < kPackN ? a.v_dim - c : kPackN;
     for (int r = 0; r < MR; ++r) {
       const __m256i corr = _mm256_set1_epi32(rows.p_sum[r0 + r] * a.v_zp);
@@ -339,7 +346,7 @@ void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams&, const Qs8
                    int keys) {
   for (int r = 0; r < rows->n; ++r) {
     const int limit = rows->limit[r];
-    rows->p_sum[r] = softmax_to_planes(a, t, r, limit, packed_k(keys), a.weights != nullptr);
+    rows->p_sum[r] = softmax_probs(a, t, r, limit, packed_k(keys));
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);
@@ -350,7 +357,7 @@ void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams&, const Qs8
 void pv_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int keys) {
   for (int r0 = 0; r0 < rows.n; r0 += kMr) {
     with_tile_rows<kMr>(rows.n - r0, [&](auto mr) {
-      pv<decltype(mr)::value>(a, t, rows, r0, t.value_keys, packed_k(keys) / kPackK);
+      pv<decltype(mr)::value>(a, t, rows, r0, t.value_keys, packed_k(keys) / 2);
     });
   }
 }

@@ -31,7 +31,12 @@ static inline __m256i emu_dpbusd(__m256i acc, __m256i a, __m256i b) {
   return _mm256_add_epi32(acc, _mm256_hadd_epi32(p_lo, p_hi));
 }
 
+// VPDPWSSD without saturation is VPMADDWD plus a wrapping add.
+static inline __m256i emu_dpwssd(__m256i acc, __m256i a, __m256i b) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+}
 #define _mm256_dpbusd_avx_epi32 emu_dpbusd
+#define _mm256_dpwssd_avx_epi32 emu_dpwssd
 #define qs8_linear_acc__avxvnni qs8_linear_acc__avxvnni_emu
 #define qs8_linear__avxvnni qs8_linear__avxvnni_emu
 #define qs8_qk_rows2__avxvnni qs8_qk_rows2__avxvnni_emu
