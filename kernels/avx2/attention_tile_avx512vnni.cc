@@ -13,11 +13,15 @@
 // Q.K^T (lanes = 16 keys, 2 key blocks x 8 rows = 16 accumulators): the keys
 // are the unsigned operand of VPDPBUSD, stored as k' = k + 128, the query's 4
 // bytes broadcast the signed one. With B = sum_i (q_i - zq) per row and
-// T_j = sum_i k'_ji per key (i < head dim),
-//   sum_i (q_i - zq)(k_ji - zk) = sum_i q_i k'_ji - zq T_j - (128 + zk) B,
-// so each score is one dot product minus a row term and a key term
-// (key_terms[j] = zq T_j, made while packing). Everything wraps in 32 bits,
-// exact because the reference's sum fits int32.
+// T_j = sum_i k'_ji per key (i < head dim) and D the head dim,
+//   sum_i (q_i - zq)(k_ji - zk) = sum_i q_i k'_ji - zq T_j - (128 + zk) B.
+// The last term is the same for every key of the row and the softmax only
+// sees differences max - s_j, so it is left out (as on Arm): the stored score
+// is s'_j = sum_i q_i k'_ji - zq T_j = sum_i (q_i - zq) k'_ji, one dot product
+// from accumulators that start at key_terms[j] = -zq T_j (made while
+// packing). |s'_j| <= 255 * 255 * D < 2^31 for every head dim whose
+// reference sums fit int32 (D < 33026), so s' never wraps and max' - s'_j is
+// exactly the reference's max - s_j.
 //
 // Softmax: qs8_softmax_exp_rows__avx512vnni on the tile's rows, each over the
 // row's own key limit (causal rows of one tile differ), then the
@@ -64,11 +68,11 @@ using avx512::Rq16;
 constexpr int kMr = kQs8AttnTileRows;
 
 // Keys [0, n) as K4N16 blocks of k + 128 (bytes past the head dim 0) and
-// key_terms[j] = zq * sum_i (k_ji + 128).
+// key_terms[j] = -zq * sum_i (k_ji + 128).
 void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   const size_t block = packed_block_bytes(a.head_dim);
   const __m512i ones = _mm512_set1_epi8(1);
-  const __m512i zq = _mm512_set1_epi32(a.q_zp);
+  const __m512i neg_zq = _mm512_set1_epi32(static_cast<int32_t>(0u - static_cast<uint32_t>(a.q_zp)));
   for (int j = 0; j < n; j += kPackN) {
     const int last = n - j < kPackN ? n - j - 1 : kPackN - 1;
     const int8_t* kj = a.k + static_cast<ptrdiff_t>(j) * a.k_stride;
@@ -83,7 +87,7 @@ void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
         sum = _mm512_dpbusd_epi32(sum, g[w], ones);
       }
     }
-    _mm512_storeu_si512(t.key_terms + j, _mm512_mullo_epi32(sum, zq));
+    _mm512_storeu_si512(t.key_terms + j, _mm512_mullo_epi32(sum, neg_zq));
   }
 }
 
@@ -112,36 +116,16 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 
 using TileRows = Qs8AttnTileRows;
 
-// Per query row of a tile, what Q.K^T adds to every score: the row term
-// -(128 + zk) B, B = sum_i (q_i - zq) (wrapping, like the kernels' int32
-// sums; the keys are stored as k + 128), and the row's partial last 4-byte
-// group of q (zero-padded), the broadcast operand of the last K step.
+// Per query row of a tile, the partial last 4-byte group of q (zero-padded),
+// the broadcast operand of the last K step when the head dim is not a
+// multiple of 4.
 struct QkRowTerms {
-  int32_t neg_row_term[kMr];
   int32_t q_tail[kMr];
 };
 
-// The tile's query rows as the keys are packed (load_keys_t: 4-byte columns
-// of q + 128, lane r = row r; rows past n alias the last), one VPDPBUSD
-// against bytes of 1 per column: lane r = sum_i (q_ri + 128) for all rows at
-// once, without a horizontal sum per row (those reductions were a quarter of
-// the Q.K stage). B = that - (128 + zq) * head_dim, wrapping.
 QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const TileRows& rows) {
   QkRowTerms rt;
-  const __m512i ones = _mm512_set1_epi8(1);
-  const int8_t* q0 = a.q + static_cast<ptrdiff_t>(rows.m) * a.q_stride;
-  __m512i sum = _mm512_setzero_si512();
-  for (int off = 0; off < a.head_dim; off += 32) {
-    const int m = a.head_dim - off < 32 ? a.head_dim - off : 32;
-    __m512i g[8];
-    load_keys_t(q0, a.q_stride, rows.n - 1, off, m, g);
-    for (int w = 0; w < 8 && 4 * w < m; ++w) sum = _mm512_dpbusd_epi32(sum, g[w], ones);
-  }
-  const uint32_t hd = static_cast<uint32_t>(a.head_dim);
-  const __m512i b = _mm512_sub_epi32(sum, _mm512_set1_epi32(static_cast<int32_t>((128u + static_cast<uint32_t>(a.q_zp)) * hd)));
-  const __m512i neg = _mm512_mullo_epi32(b, _mm512_set1_epi32(static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)))));
-  _mm512_mask_storeu_epi32(rt.neg_row_term, lanes16(rows.n), neg);
-  qs8_attention_tile_q_tails(a, rows, rt.q_tail);
+  if (a.head_dim % 4 != 0) qs8_attention_tile_q_tails(a, rows, rt.q_tail);
   return rt;
 }
 
@@ -200,13 +184,13 @@ __attribute__((noinline)) void pv_acc_8x1(const uint16_t* const* rows8, const in
 #undef EA_ACC1_OUT
 
 // A full 8-row x 2-block Q.K^T tile from start to end in 16 named
-// accumulators: the row terms in, the K loop over the packed key blocks w0,
+// accumulators: the key terms in, the K loop over the packed key blocks w0,
 // w1 (keys + 128, the unsigned operand) against the query's 4 bytes
-// broadcast, the head dim's partial last group (q_tail, when `tail`), the
-// key terms out and the scores stored. With a head dim of 16 or 32 the K
+// broadcast, the head dim's partial last group (q_tail, when `tail`) and the
+// scores stored. With a head dim of 16 or 32 the K
 // loop is only 4 or 8 steps, so keeping the accumulators out of memory
 // between these phases is most of the tile's time.
-#define EA_QK_IN(r) __m512i a##r##0 = _mm512_set1_epi32(rt.neg_row_term[r]), a##r##1 = a##r##0;
+#define EA_QK_IN(r) __m512i a##r##0 = kt0, a##r##1 = kt1;
 #define EA_QK_STEP(r, bv_expr)           \
   {                                      \
     const __m512i bv = (bv_expr);        \
@@ -215,9 +199,9 @@ __attribute__((noinline)) void pv_acc_8x1(const uint16_t* const* rows8, const in
   }
 #define EA_QK_ROW(r) EA_QK_STEP(r, bcast_word(q[r] + 4 * static_cast<ptrdiff_t>(g)))
 #define EA_QK_TAIL(r) EA_QK_STEP(r, _mm512_set1_epi32(rt.q_tail[r]))
-#define EA_QK_OUT(r)                                                                        \
-  _mm512_storeu_si512(scores + (r) * static_cast<ptrdiff_t>(stride), _mm512_sub_epi32(a##r##0, kt0)); \
-  _mm512_storeu_si512(scores + (r) * static_cast<ptrdiff_t>(stride) + 16, _mm512_sub_epi32(a##r##1, kt1));
+#define EA_QK_OUT(r)                                                        \
+  _mm512_storeu_si512(scores + (r) * static_cast<ptrdiff_t>(stride), a##r##0); \
+  _mm512_storeu_si512(scores + (r) * static_cast<ptrdiff_t>(stride) + 16, a##r##1);
 
 // scores[r][16 b + lane] for key blocks b0, b0 + NB.
 __attribute__((noinline)) void qk_tile_8x2(const int8_t* const* q8, const int8_t* w0, const int8_t* w1, int groups,
@@ -225,6 +209,7 @@ __attribute__((noinline)) void qk_tile_8x2(const int8_t* const* q8, const int8_t
                                            int32_t* scores, int stride) {
   const int8_t* q[8];
   for (int r = 0; r < 8; ++r) q[r] = q8[r];
+  const __m512i kt0 = _mm512_loadu_si512(key_terms), kt1 = _mm512_loadu_si512(key_terms + 16);
   EA_QK_IN(0) EA_QK_IN(1) EA_QK_IN(2) EA_QK_IN(3) EA_QK_IN(4) EA_QK_IN(5) EA_QK_IN(6) EA_QK_IN(7)
   // The partial group first: after the K loop GCC 12 would copy every
   // accumulator on each K step to merge the two control paths.
@@ -238,7 +223,6 @@ __attribute__((noinline)) void qk_tile_8x2(const int8_t* const* q8, const int8_t
     const __m512i v1 = _mm512_loadu_si512(w1 + 64 * static_cast<ptrdiff_t>(g));
     EA_QK_ROW(0) EA_QK_ROW(1) EA_QK_ROW(2) EA_QK_ROW(3) EA_QK_ROW(4) EA_QK_ROW(5) EA_QK_ROW(6) EA_QK_ROW(7)
   }
-  const __m512i kt0 = _mm512_loadu_si512(key_terms), kt1 = _mm512_loadu_si512(key_terms + 16);
   EA_QK_OUT(0) EA_QK_OUT(1) EA_QK_OUT(2) EA_QK_OUT(3) EA_QK_OUT(4) EA_QK_OUT(5) EA_QK_OUT(6) EA_QK_OUT(7)
 }
 #undef EA_QK_IN
@@ -262,9 +246,9 @@ void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
     return;
   }
   __m512i acc[MR][NB];
-  for (int r = 0; r < MR; ++r) {
-    const __m512i init = _mm512_set1_epi32(rt.neg_row_term[r]);
-    for (int c = 0; c < NB; ++c) acc[r][c] = init;
+  for (int c = 0; c < NB; ++c) {
+    const __m512i kt = _mm512_loadu_si512(t.key_terms + kPackN * (b0 + c));
+    for (int r = 0; r < MR; ++r) acc[r][c] = kt;
   }
   for (int g = 0; g < groups; ++g) {
     __m512i wv[NB];
@@ -284,10 +268,7 @@ void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
   }
   for (int c = 0; c < NB; ++c) {
     const int j = kPackN * (b0 + c);
-    const __m512i kt = _mm512_loadu_si512(t.key_terms + j);
-    for (int r = 0; r < MR; ++r) {
-      _mm512_storeu_si512(t.scores + static_cast<ptrdiff_t>(r) * t.stride + j, _mm512_sub_epi32(acc[r][c], kt));
-    }
+    for (int r = 0; r < MR; ++r) _mm512_storeu_si512(t.scores + static_cast<ptrdiff_t>(r) * t.stride + j, acc[r][c]);
   }
 }
 

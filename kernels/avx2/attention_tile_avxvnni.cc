@@ -53,7 +53,7 @@ constexpr int kMr = 4;
 inline __m256i load_ymm(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // Keys [0, n) as K4N16 blocks of k + 128 (bytes past the head dim and keys
-// n..packed_n(n)-1 are 0), key_terms[j] = zq * sum_i (k_ji + 128).
+// n..packed_n(n)-1 are 0), key_terms[j] = -zq * sum_i (k_ji + 128).
 void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   const size_t block = packed_block_bytes(a.head_dim);
   const int groups = a.head_dim / 4, tail = a.head_dim - 4 * groups;
@@ -82,7 +82,7 @@ void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
       }
       std::memcpy(dst + 64 * static_cast<ptrdiff_t>(groups), b, 4);
     }
-    t.key_terms[j] = static_cast<int32_t>(static_cast<uint32_t>(a.q_zp) * sum);
+    t.key_terms[j] = static_cast<int32_t>((0u - static_cast<uint32_t>(a.q_zp)) * sum);
   }
 }
 
@@ -112,34 +112,18 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 
 using Rows = Qs8AttnTileRows;
 
-// Per query row of the tile, what Q.K^T adds to every score: the row term
-// -(128 + zk) B, B = sum_i (q_i - zq) (wrapping like the int32 sums; keys are
-// stored as k + 128), and the partial last 4-byte group of q (zero-padded).
+// Per query row of the tile, the partial last 4-byte group of q
+// (zero-padded), when the head dim is not a multiple of 4. The row term
+// -(128 + zk) sum_i (q_i - zq) is left out, as on zmm
+// (attention_tile_avx512vnni.cc: the softmax sees only differences, and the
+// scores without it never wrap).
 struct QkRowTerms {
-  int32_t neg_row_term[kQs8AttnTileRows];
   int32_t q_tail[kQs8AttnTileRows];
 };
 
-// sum_i q_i as one VPDPBUSD per 32 bytes (bytes of 1 unsigned, q signed);
-// the last partial 32 bytes through a zeroed copy.
 QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const Rows& rows) {
   QkRowTerms rt;
-  const __m256i ones = _mm256_set1_epi8(1);
-  for (int r = 0; r < rows.n; ++r) {
-    const int8_t* q = a.q + static_cast<ptrdiff_t>(rows.m + r) * a.q_stride;
-    __m256i acc = _mm256_setzero_si256();
-    int off = 0;
-    for (; off + 32 <= a.head_dim; off += 32) acc = EA_DPBUSD(acc, ones, load_ymm(q + off));
-    if (off < a.head_dim) {
-      alignas(32) int8_t part[32] = {};
-      std::memcpy(part, q + off, static_cast<size_t>(a.head_dim - off));
-      acc = EA_DPBUSD(acc, ones, _mm256_load_si256(reinterpret_cast<const __m256i*>(part)));
-    }
-    const uint32_t b = static_cast<uint32_t>(hsum_s32(acc)) -
-                       static_cast<uint32_t>(a.head_dim) * static_cast<uint32_t>(a.q_zp);
-    rt.neg_row_term[r] = static_cast<int32_t>(0u - (128u + static_cast<uint32_t>(a.k_zp)) * b);
-  }
-  qs8_attention_tile_q_tails(a, rows, rt.q_tail);
+  if (a.head_dim % 4 != 0) qs8_attention_tile_q_tails(a, rows, rt.q_tail);
   return rt;
 }
 
@@ -214,7 +198,12 @@ void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, const
   for (int b = 0; b < blocks; ++b) {
     const int8_t* w = t.keys + static_cast<size_t>(b) * block;
     __m256i acc[MR][2];
-    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_set1_epi32(rt.neg_row_term[r0 + r]);
+    const int j = kPackN * b;
+    const __m256i kt0 = load_ymm(t.key_terms + j), kt1 = load_ymm(t.key_terms + j + 8);  // -zq T_j
+    for (int r = 0; r < MR; ++r) {
+      acc[r][0] = kt0;
+      acc[r][1] = kt1;
+    }
     if constexpr (MR == 4) {
       const uint8_t* qb[4];
       for (int r = 0; r < 4; ++r) qb[r] = reinterpret_cast<const uint8_t*>(q[r]);
@@ -241,12 +230,10 @@ void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, const
         acc[r][1] = EA_DPBUSD(acc[r][1], w1, qv);
       }
     }
-    const int j = kPackN * b;
-    const __m256i kt0 = load_ymm(t.key_terms + j), kt1 = load_ymm(t.key_terms + j + 8);
     for (int r = 0; r < MR; ++r) {
       int32_t* s = t.scores + static_cast<ptrdiff_t>(r0 + r) * t.stride + j;
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s), _mm256_sub_epi32(acc[r][0], kt0));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s + 8), _mm256_sub_epi32(acc[r][1], kt1));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s), acc[r][0]);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s + 8), acc[r][1]);
     }
   }
 }

@@ -5,7 +5,7 @@
 // GEMMs over tiles of kQs8AttnTileRows query rows:
 //   - keys:   N = keys, K = head dim: key j, byte i at packed_offset(j, i, packed_k(head_dim)),
 //             stored as k + 128 (the unsigned operand of a u8 x s8 dot product),
-//             with key_terms[j] = q_zp * sum_i (k[j][i] + 128);
+//             with key_terms[j] = -q_zp * sum_i (k[j][i] + 128);
 //   - values: N = value channels, K = keys: channel c, key j at
 //             packed_offset(c, j, packed_k(keys)), as they are (signed);
 //   - per tile: the rows' int32 scores, their Q15 probabilities, and the
@@ -15,9 +15,9 @@
 // take the row-at-a-time path and need no tile scratch (a decoder step with
 // one query would spend more on repacking than it saves).
 // The sizes and the carve are the contract; what each region holds is
-// private to a kernel (as described above for x86 AVX-VNNI; the AVX-512 VNNI
-// kernel packs the values as byte pairs of two keys for VPDPWSSD on the
-// 16-bit probabilities and leaves the byte planes unused:
+// private to a kernel (the x86 kernels store the keys as described above
+// but the values as byte pairs of two keys for VPDPWSSD on the 16-bit
+// probabilities, and leave the byte planes unused:
 // kernels/avx2/attention_tile_avx512vnni.cc; the Arm kernels store keys as
 // signed k for SDOT and, with dot products, values as v + 128 for UDOT:
 // kernels/neon/attention_tile.cc). Kernels that do not tile ignore the
