@@ -1,7 +1,7 @@
 // Off-target check of the AVX-VNNI int8 linear and attention paths (avxvnni.cc) on CPUs
 // without AVX-VNNI (this x86 host, qemu-x86_64 TCG): avxvnni.cc is compiled
-// into this program with VPDPBUSD replaced by an exact AVX2 emulation, under
-// renamed symbols, and compared bit for bit with qs8_linear__ref on random
+// into this program with VPDPBUSD (and the tiled attention's VPDPWSSD)
+// replaced by exact AVX2 emulations, under renamed symbols, and compared bit for bit with qs8_linear__ref on random
 // shapes (ragged tails, tight and canonical strides, 1..5 rows, per-channel
 // and per-tensor requantization, extreme multipliers). It proves the +128
 // offset / activation-sum correction and the block/tail handling; the
@@ -171,6 +171,6 @@ int main() {
     }
     ++attn_cases;
   }
-  std::printf("avxvnni (emulated VPDPBUSD) qs8_attention == ref on %d random cases\n", attn_cases);
+  std::printf("avxvnni (emulated VPDPBUSD and VPDPWSSD) qs8_attention == ref on %d random cases\n", attn_cases);
   return 0;
 }
