@@ -140,6 +140,10 @@ void qs8_qk_row__avx2(int n, int dim, const int8_t* q, int32_t q_zp, const int8_
 }
 
 uint32_t qs8_softmax_exp_row__avx2(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e) {
+  return qs8_softmax_exp_row_with__avx2(n, scores, softmax_exp_params(mult, shift), e);
+}
+
+uint32_t qs8_softmax_exp_row_with__avx2(int n, const int32_t* scores, const SoftmaxExpParams& params, uint16_t* e) {
   const int n8 = n & ~7;
   int32_t row_max = scores[0];
   if (n8 > 0) {
@@ -151,7 +155,6 @@ uint32_t qs8_softmax_exp_row__avx2(int n, const int32_t* scores, int32_t mult, i
   }
   for (int j = n8; j < n; ++j) row_max = scores[j] > row_max ? scores[j] : row_max;
 
-  const SoftmaxExpParams params = softmax_exp_params(mult, shift);
   const ExpParams8 x = exp_params8(params);
   const __m256i vmax = _mm256_set1_epi32(row_max);
   __m256i vsum = _mm256_setzero_si256();
@@ -187,6 +190,16 @@ void qs8_softmax_row__avx2(int n, const int32_t* scores, int32_t mult, int32_t s
   // p = min(32767, (e m + 2^(b-1)) >> b): e m < 2^31, so one vpmulld and a
   // logical shift are exact.
   const ProbNormalizer norm = prob_normalizer(qs8_softmax_exp_row__avx2(n, scores, mult, shift, probs));
+  if (norm.shift >= 17) {
+    const __m256i norm16 = avx2::normalize16_params(norm);
+    int j = 0;
+    for (; j + 16 <= n; j += 16) {
+      __m256i* pj = reinterpret_cast<__m256i*>(probs + j);
+      _mm256_storeu_si256(pj, avx2::normalize_probs_x16(_mm256_loadu_si256(pj), norm16, norm.shift));
+    }
+    for (; j < n; ++j) probs[j] = normalize_prob_q15(probs[j], norm);
+    return;
+  }
   const __m256i m = _mm256_set1_epi32(static_cast<int32_t>(norm.multiplier));
   const __m256i rnd = _mm256_set1_epi32(static_cast<int32_t>(1u << (norm.shift - 1)));
   const __m256i cap = _mm256_set1_epi32(kProbMax);

@@ -238,31 +238,41 @@ void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, const
   }
 }
 
-// Row r's softmax over [0, limit) (qs8_softmax_exp_row__avx2 into t.probs,
-// then step 5 of requant.h in place) over [0, keys) (0 past the limit, whole
-// 16-key blocks): the P.V operand and, when asked for, the weights. Returns
-// the sum of the probabilities.
-int32_t softmax_probs(const QS8AttentionArgs& a, const Qs8AttnTile& t, int r, int limit, int keys) {
+// Row r's softmax over [0, limit) (qs8_softmax_exp_row_with__avx2 into
+// t.probs, then step 5 of requant.h in place) over [0, keys) (0 past the
+// limit, whole 16-key blocks): the P.V operand and, when asked for, the
+// weights. Returns the sum of the probabilities.
+int32_t softmax_probs(const SoftmaxExpParams& x, const Qs8AttnTile& t, int r, int limit, int keys) {
   const int32_t* s = t.scores + static_cast<ptrdiff_t>(r) * t.stride;
   uint16_t* probs = t.probs + static_cast<ptrdiff_t>(r) * t.stride;  // e, then p
-  const uint32_t sum = limit > 0 ? qs8_softmax_exp_row__avx2(limit, s, a.score_mult, a.score_shift, probs) : 1u;
+  const uint32_t sum = limit > 0 ? qs8_softmax_exp_row_with__avx2(limit, s, x, probs) : 1u;
+  const ProbNormalizer norm = prob_normalizer(sum);
+  auto live_e = [&](int j) {  // e over [j, j + 16), 0 past the limit
+    if (limit - j >= 16) return load_ymm(probs + j);
+    alignas(32) uint16_t part[16] = {};
+    for (int i = 0; i < limit - j; ++i) part[i] = probs[j + i];
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(part));
+  };
+  if (norm.shift >= 17) {  // 16-bit lanes (avx2::normalize_probs_x16)
+    const __m256i m16 = avx2::normalize16_params(norm);
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i psum = _mm256_setzero_si256();
+    for (int j = 0; j < keys; j += 16) {
+      const __m256i p = avx2::normalize_probs_x16(live_e(j), m16, norm.shift);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + j), p);
+      psum = _mm256_add_epi32(psum, _mm256_madd_epi16(p, ones));
+    }
+    return hsum_s32(psum);
+  }
   // p = min(32767, (e m + 2^(b-1)) >> b): e m < 2^31, one vpmulld is exact;
   // lanes past the limit hold e = 0, and (0 + 2^(b-1)) >> b = 0.
-  const ProbNormalizer norm = prob_normalizer(sum);
   const __m256i m = _mm256_set1_epi32(static_cast<int32_t>(norm.multiplier));
   const __m256i rnd = _mm256_set1_epi32(static_cast<int32_t>(1u << (norm.shift - 1)));
   const __m256i cap = _mm256_set1_epi32(kProbMax);
   const __m128i sh = _mm_cvtsi32_si128(norm.shift);
   __m256i psum = _mm256_setzero_si256();
   for (int j = 0; j < keys; j += 16) {  // up to the row's stride (whole 16-key blocks)
-    __m256i e16;
-    if (limit - j >= 16) {
-      e16 = load_ymm(probs + j);
-    } else {
-      alignas(32) uint16_t part[16] = {};
-      for (int i = 0; i < limit - j; ++i) part[i] = probs[j + i];
-      e16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(part));
-    }
+    const __m256i e16 = live_e(j);
     auto normalize = [&](__m128i e8) {
       const __m256i e = _mm256_cvtepu16_epi32(e8);
       return _mm256_min_epu32(_mm256_srl_epi32(_mm256_add_epi32(_mm256_mullo_epi32(e, m), rnd), sh), cap);
@@ -329,11 +339,11 @@ void qk_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows,
   }
 }
 
-void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams&, const Qs8AttnTile& t, Rows* rows,
+void softmax_stage(const QS8AttentionArgs& a, const SoftmaxExpParams& x, const Qs8AttnTile& t, Rows* rows,
                    int keys) {
   for (int r = 0; r < rows->n; ++r) {
     const int limit = rows->limit[r];
-    rows->p_sum[r] = softmax_probs(a, t, r, limit, packed_k(keys));
+    rows->p_sum[r] = softmax_probs(x, t, r, limit, packed_k(keys));
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, t.probs + static_cast<ptrdiff_t>(r) * t.stride,
                         a.weights + static_cast<ptrdiff_t>(rows->m + r) * a.weights_stride);

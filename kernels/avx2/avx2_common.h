@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "edgeattn/kernels/requant.h"
+
 namespace edgeattn {
 namespace kernels {
 namespace avx2 {
@@ -140,6 +142,19 @@ static inline __m128i add_zp_sat8(__m256i y, __m128i zp16) {
   const __m128i y16 = _mm_packs_epi32(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
   const __m128i s = _mm_adds_epi16(y16, zp16);
   return _mm_packs_epi16(s, s);  // low 8 bytes
+}
+
+// Step 5 of the softmax (requant.h) on 16 16-bit lanes of e, for a row
+// whose normalizer has b >= 17 (rows summing to 2^16 or more): with
+// P = e m (< 2^31), nested floors give (P + 2^(b-1)) >> b =
+// ((P >> (b-1)) + 1) >> 1 and P >> (b-1) = (P >> 16) >> (b-17): VPMULHUW, a
+// shift and VPAVGW, then the cap at 32767.
+static inline __m256i normalize16_params(ProbNormalizer norm) {
+  return _mm256_set1_epi16(static_cast<int16_t>(norm.multiplier));
+}
+static inline __m256i normalize_probs_x16(__m256i e, __m256i m16, int32_t b) {
+  const __m256i q = _mm256_srl_epi16(_mm256_mulhi_epu16(e, m16), _mm_cvtsi32_si128(b - 17));
+  return _mm256_min_epu16(_mm256_avg_epu16(q, _mm256_setzero_si256()), _mm256_set1_epi16(kProbMax));
 }
 
 static inline void store8(int8_t* p, __m128i v) { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), v); }

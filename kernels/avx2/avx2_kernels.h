@@ -30,6 +30,8 @@ void qs8_qk_row__avx2(int n, int dim, const int8_t* q, int32_t q_zp, const int8_
                       int32_t k_zp, int32_t* scores);
 void qs8_softmax_row__avx2(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
 uint32_t qs8_softmax_exp_row__avx2(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e);
+// The same with the layer's step-2 parameters derived once by the caller.
+uint32_t qs8_softmax_exp_row_with__avx2(int n, const int32_t* scores, const SoftmaxExpParams& params, uint16_t* e);
 void qs8_pv_row__avx2(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
                       int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 void f32_pv_row__avx2(int n, int v_dim, const float* p, const float* v, int v_stride, float* out);
