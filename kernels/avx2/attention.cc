@@ -191,11 +191,10 @@ void qs8_softmax_row__avx2(int n, const int32_t* scores, int32_t mult, int32_t s
   // logical shift are exact.
   const ProbNormalizer norm = prob_normalizer(qs8_softmax_exp_row__avx2(n, scores, mult, shift, probs));
   if (norm.shift >= 17) {
-    const __m256i norm16 = avx2::normalize16_params(norm);
     int j = 0;
     for (; j + 16 <= n; j += 16) {
       __m256i* pj = reinterpret_cast<__m256i*>(probs + j);
-      _mm256_storeu_si256(pj, avx2::normalize_probs_x16(_mm256_loadu_si256(pj), norm16, norm.shift));
+      _mm256_storeu_si256(pj, avx2::normalize_probs_x16(_mm256_loadu_si256(pj), norm));
     }
     for (; j < n; ++j) probs[j] = normalize_prob_q15(probs[j], norm);
     return;

@@ -193,7 +193,7 @@ inline uint32_t exp_row(int n, const int32_t* scores, int32_t max, const ExpPara
 template <bool kPre>
 void exp_rows(int rows, const int* limits, const int32_t* scores, int stride, const ExpParams16& x, uint16_t* e,
               uint32_t* sums) {
-  constexpr int kSweepRows = 8;  // a tile's rows
+  constexpr int kSweepRows = kQs8AttnTileRows;
   for (int r0 = 0; r0 < rows; r0 += kSweepRows) {
     const int r1 = rows - r0 < kSweepRows ? rows : r0 + kSweepRows;
     int32_t max[kSweepRows];

@@ -116,19 +116,6 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 
 using TileRows = Qs8AttnTileRows;
 
-// Per query row of a tile, the partial last 4-byte group of q (zero-padded),
-// the broadcast operand of the last K step when the head dim is not a
-// multiple of 4.
-struct QkRowTerms {
-  int32_t q_tail[kMr];
-};
-
-QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const TileRows& rows) {
-  QkRowTerms rt;
-  if (a.head_dim % 4 != 0) qs8_attention_tile_q_tails(a, rows, rt.q_tail);
-  return rt;
-}
-
 // The key loop of a full 8-row x 2-block P.V tile with 16 named
 // accumulators: acc[r][c] = VPDPWSSD over `pairs` key pairs of the two
 // value blocks w0, w1 (32 bytes per pair, sign-extended to 16 int16 pairs)
@@ -198,14 +185,14 @@ __attribute__((noinline)) void pv_acc_8x1(const uint16_t* const* rows8, const in
     a##r##1 = _mm512_dpbusd_epi32(a##r##1, v1, bv); \
   }
 #define EA_QK_ROW(r) EA_QK_STEP(r, bcast_word(q[r] + 4 * static_cast<ptrdiff_t>(g)))
-#define EA_QK_TAIL(r) EA_QK_STEP(r, _mm512_set1_epi32(rt.q_tail[r]))
+#define EA_QK_TAIL(r) EA_QK_STEP(r, _mm512_set1_epi32(q_tail[r]))
 #define EA_QK_OUT(r)                                                        \
   _mm512_storeu_si512(scores + (r) * static_cast<ptrdiff_t>(stride), a##r##0); \
   _mm512_storeu_si512(scores + (r) * static_cast<ptrdiff_t>(stride) + 16, a##r##1);
 
 // scores[r][16 b + lane] for key blocks b0, b0 + NB.
 __attribute__((noinline)) void qk_tile_8x2(const int8_t* const* q8, const int8_t* w0, const int8_t* w1, int groups,
-                                           bool tail, const QkRowTerms& rt, const int32_t* key_terms,
+                                           bool tail, const int32_t* q_tail, const int32_t* key_terms,
                                            int32_t* scores, int stride) {
   const int8_t* q[8];
   for (int r = 0; r < 8; ++r) q[r] = q8[r];
@@ -232,7 +219,7 @@ __attribute__((noinline)) void qk_tile_8x2(const int8_t* const* q8, const int8_t
 #undef EA_QK_OUT
 
 template <int MR, int NB>
-void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, const QkRowTerms& rt,
+void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, const int32_t* q_tail,
              int b0) {
   const size_t block = packed_block_bytes(a.head_dim);
   const int groups = a.head_dim / 4;
@@ -241,7 +228,7 @@ void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
   const int8_t* w[NB];
   for (int c = 0; c < NB; ++c) w[c] = t.keys + static_cast<size_t>(b0 + c) * block;
   if constexpr (MR == 8 && NB == 2) {
-    qk_tile_8x2(q, w[0], w[1], groups, 4 * groups < a.head_dim, rt, t.key_terms + kPackN * b0, t.scores + kPackN * b0,
+    qk_tile_8x2(q, w[0], w[1], groups, 4 * groups < a.head_dim, q_tail, t.key_terms + kPackN * b0, t.scores + kPackN * b0,
                 t.stride);
     return;
   }
@@ -262,7 +249,7 @@ void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
     __m512i wv[NB];
     for (int c = 0; c < NB; ++c) wv[c] = _mm512_loadu_si512(w[c] + 64 * static_cast<ptrdiff_t>(groups));
     for (int r = 0; r < MR; ++r) {
-      const __m512i qv = _mm512_set1_epi32(rt.q_tail[r]);
+      const __m512i qv = _mm512_set1_epi32(q_tail[r]);
       for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], qv);
     }
   }
@@ -274,11 +261,12 @@ void qk_tile(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& ro
 
 template <int MR>
 void qk_rows(const QS8AttentionArgs& a, const Qs8AttnTile& t, const TileRows& rows, int keys) {
-  const QkRowTerms rt = qk_row_terms(a, rows);
+  int32_t q_tail[kMr];  // the partial last 4-byte group of each row's q, if any
+  qs8_attention_tile_q_tails(a, rows, q_tail);
   const int blocks = (keys + kPackN - 1) / kPackN;
   int b = 0;
-  for (; b + 2 <= blocks; b += 2) qk_tile<MR, 2>(a, t, rows, rt, b);
-  if (b < blocks) qk_tile<MR, 1>(a, t, rows, rt, b);
+  for (; b + 2 <= blocks; b += 2) qk_tile<MR, 2>(a, t, rows, q_tail, b);
+  if (b < blocks) qk_tile<MR, 1>(a, t, rows, q_tail, b);
 }
 
 // out[r][16 b + lane] for channel blocks b0, b0 + NB over `pairs` key pairs.

@@ -112,20 +112,9 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 
 using Rows = Qs8AttnTileRows;
 
-// Per query row of the tile, the partial last 4-byte group of q
-// (zero-padded), when the head dim is not a multiple of 4. The row term
-// -(128 + zk) sum_i (q_i - zq) is left out, as on zmm
+// The row term -(128 + zk) sum_i (q_i - zq) of Q.K is left out, as on zmm
 // (attention_tile_avx512vnni.cc: the softmax sees only differences, and the
 // scores without it never wrap).
-struct QkRowTerms {
-  int32_t q_tail[kQs8AttnTileRows];
-};
-
-QkRowTerms qk_row_terms(const QS8AttentionArgs& a, const Rows& rows) {
-  QkRowTerms rt;
-  if (a.head_dim % 4 != 0) qs8_attention_tile_q_tails(a, rows, rt.q_tail);
-  return rt;
-}
 
 // The K loop of a full 4-row x 16-lane Q.K tile with 8 named accumulators,
 // updated in place: acc[r][h] += VPDPBUSD over `groups` 4-byte groups of the
@@ -189,7 +178,7 @@ __attribute__((noinline)) void pv_acc_4x2(const uint16_t* const* rows4, const in
 
 // Scores of rows r0..r0+MR-1 (tile rows) for key blocks [0, blocks).
 template <int MR>
-void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, const QkRowTerms& rt, int r0,
+void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, const int32_t* q_tail, int r0,
         int blocks) {
   const size_t block = packed_block_bytes(a.head_dim);
   const int groups = a.head_dim / 4;
@@ -225,7 +214,7 @@ void qk(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, const
       const __m256i w0 = load_ymm(w + 64 * static_cast<ptrdiff_t>(groups));
       const __m256i w1 = load_ymm(w + 64 * static_cast<ptrdiff_t>(groups) + 32);
       for (int r = 0; r < MR; ++r) {
-        const __m256i qv = _mm256_set1_epi32(rt.q_tail[r0 + r]);
+        const __m256i qv = _mm256_set1_epi32(q_tail[r0 + r]);
         acc[r][0] = EA_DPBUSD(acc[r][0], w0, qv);
         acc[r][1] = EA_DPBUSD(acc[r][1], w1, qv);
       }
@@ -254,11 +243,10 @@ int32_t softmax_probs(const SoftmaxExpParams& x, const Qs8AttnTile& t, int r, in
     return _mm256_load_si256(reinterpret_cast<const __m256i*>(part));
   };
   if (norm.shift >= 17) {  // 16-bit lanes (avx2::normalize_probs_x16)
-    const __m256i m16 = avx2::normalize16_params(norm);
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i psum = _mm256_setzero_si256();
     for (int j = 0; j < keys; j += 16) {
-      const __m256i p = avx2::normalize_probs_x16(live_e(j), m16, norm.shift);
+      const __m256i p = avx2::normalize_probs_x16(live_e(j), norm);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + j), p);
       psum = _mm256_add_epi32(psum, _mm256_madd_epi16(p, ones));
     }
@@ -332,10 +320,11 @@ void pack_stage(const QS8AttentionArgs& a, int keys, Qs8AttnTile* t) {
 }
 
 void qk_stage(const QS8AttentionArgs& a, const Qs8AttnTile& t, const Rows& rows, int keys) {
-  const QkRowTerms rt = qk_row_terms(a, rows);
+  int32_t q_tail[kQs8AttnTileRows];  // the partial last 4-byte group of each row's q, if any
+  qs8_attention_tile_q_tails(a, rows, q_tail);
   for (int r0 = 0; r0 < rows.n; r0 += kMr) {
     with_tile_rows<kMr>(rows.n - r0,
-              [&](auto mr) { qk<decltype(mr)::value>(a, t, rows, rt, r0, (keys + kPackN - 1) / kPackN); });
+              [&](auto mr) { qk<decltype(mr)::value>(a, t, rows, q_tail, r0, (keys + kPackN - 1) / kPackN); });
   }
 }
 

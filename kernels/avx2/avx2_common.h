@@ -149,11 +149,9 @@ static inline __m128i add_zp_sat8(__m256i y, __m128i zp16) {
 // P = e m (< 2^31), nested floors give (P + 2^(b-1)) >> b =
 // ((P >> (b-1)) + 1) >> 1 and P >> (b-1) = (P >> 16) >> (b-17): VPMULHUW, a
 // shift and VPAVGW, then the cap at 32767.
-static inline __m256i normalize16_params(ProbNormalizer norm) {
-  return _mm256_set1_epi16(static_cast<int16_t>(norm.multiplier));
-}
-static inline __m256i normalize_probs_x16(__m256i e, __m256i m16, int32_t b) {
-  const __m256i q = _mm256_srl_epi16(_mm256_mulhi_epu16(e, m16), _mm_cvtsi32_si128(b - 17));
+static inline __m256i normalize_probs_x16(__m256i e, ProbNormalizer norm) {
+  const __m256i m16 = _mm256_set1_epi16(static_cast<int16_t>(norm.multiplier));
+  const __m256i q = _mm256_srl_epi16(_mm256_mulhi_epu16(e, m16), _mm_cvtsi32_si128(norm.shift - 17));
   return _mm256_min_epu16(_mm256_avg_epu16(q, _mm256_setzero_si256()), _mm256_set1_epi16(kProbMax));
 }
 

@@ -19,6 +19,7 @@ void qs8_attention_tile_rows(const QS8AttentionArgs& a, int m, Qs8AttnTileRows* 
 
 void qs8_attention_tile_q_tails(const QS8AttentionArgs& a, const Qs8AttnTileRows& rows, int32_t* q_tail) {
   const int full = a.head_dim / 4 * 4;
+  if (full == a.head_dim) return;
   for (int r = 0; r < rows.n; ++r) {
     const int8_t* q = a.q + static_cast<ptrdiff_t>(rows.m + r) * a.q_stride;
     uint32_t tail = 0;

@@ -83,7 +83,9 @@ struct QS8AttentionArgs;
 void qs8_attention_tile_rows(const QS8AttentionArgs& a, int m, Qs8AttnTileRows* rows);
 // Each tile row's partial last 4-byte group of q (head_dim % 4 bytes,
 // zero-padded to a word): the broadcast operand of a 4-byte dot product's
-// last K step, which must not read past the row. Also out of line.
+// last K step, which must not read past the row. Writes nothing when
+// head_dim is a multiple of 4 (there is no such group to read). Also out of
+// line.
 void qs8_attention_tile_q_tails(const QS8AttentionArgs& a, const Qs8AttnTileRows& rows, int32_t* q_tail);
 
 // One tiling path's stages, run by qs8_attention_tiled_with below. `keys` is
