@@ -110,6 +110,31 @@ ea_arm_bench_check() {
   done
 }
 
+# The instruction-count tools of docs/performance.md (targets/qemu-plugin):
+# both plugins built with the host gcc and loaded by qemu-aarch64 on one
+# bench run of the converted pooling model; the per-block profile must add up
+# to insn_count's total and attribute instructions to the kernels.
+ea_arm_plugin_check() {
+  local dir="$ROOT/build/aarch64/qemu-plugins" bench="$ROOT/build/aarch64/bench/edgeattn-bench"
+  local model="$ROOT/build/aarch64/arm-bench/pooling_int8.eatn" total
+  local run=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
+  header "arm: qemu plugins insn_count and tb_profile (targets/qemu-plugin)"
+  mkdir -p "$dir"
+  gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o "$dir/libinsn_count.so" "$ROOT/targets/qemu-plugin/insn_count.c"
+  gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o "$dir/libtb_profile.so" "$ROOT/targets/qemu-plugin/tb_profile.c"
+  total=$(QEMU_CPU=cortex-a76 "${run[@]}" -plugin "$dir/libinsn_count.so" -d plugin "$bench" "$model" \
+            --path neondot --warmup 0 --iters 1 2>&1 > /dev/null | sed -n 's/^insns: //p')
+  [[ $total =~ ^[0-9]+$ ]] || { echo "arm: insn_count printed no count" >&2; return 1; }
+  QEMU_CPU=cortex-a76 "${run[@]}" -plugin "$dir/libtb_profile.so" -d plugin "$bench" "$model" \
+    --path neondot --warmup 0 --iters 1 2> "$dir/profile.txt" > /dev/null
+  python3 "$ROOT/targets/qemu-plugin/profile_by_function.py" "$bench" "$dir/profile.txt" \
+    --nm aarch64-linux-gnu-nm --expect-total "$total" --top 40 > "$dir/by_function.txt" ||
+    { cat "$dir/by_function.txt" >&2; return 1; }
+  grep -q 'edgeattn::kernels::' "$dir/by_function.txt" ||
+    { echo "arm: tb_profile attributed nothing to the kernels:" >&2; cat "$dir/by_function.txt" >&2; return 1; }
+  echo "arm: insn_count $total instructions; tb_profile agrees, $(head -n 1 "$dir/by_function.txt")"
+}
+
 stage_arm() {
   ea_arm_deps
   if [[ ! -x $ROOT/build/host/converter/edgeattn-convert || ! -x $ROOT/build/host/bench/edgeattn-bench ||
@@ -140,6 +165,7 @@ stage_arm() {
   EA_ARM_QEMU=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
   header "arm: edgeattn-bench aarch64 vs host ref"
   ea_arm_bench_check aarch64 "cortex-a53:ref neon" "cortex-a76:neon neondot"
+  ea_arm_plugin_check
 
   # No XNNPACK for armv7: Debian's armhf XNNPACK was not tried and is not in
   # scope. EA_WITH_XNNPACK stays AUTO, which finds no armhf libXNNPACK (only
