@@ -1,7 +1,8 @@
 // Cortex-M int8 attention: the shared row driver (qs8_attention_rows: one
 // query row at a time, scores -> integer softmax -> weighted sum) with the
-// score row (Q.K^T of one query row) on the DSP extension or Helium. The
-// softmax and the weighted sum are the reference functions. Every score is the exact int32
+// score row (Q.K^T of one query row) and the weighted sum (P.V) on the DSP
+// extension or Helium. The softmax is the reference function, and so are the
+// additive layers' scores (their weighted sum is this file's P.V row). Every score is the exact int32
 // sum_i (q_i - q_zp)(k_i - k_zp) the reference computes (zero-point-corrected
 // values lie in [-255, 255] and fit int16), so results are bit-identical.
 #include "cortex-m/cortexm_kernels.h"
@@ -11,6 +12,8 @@
 #include <cstring>
 
 #include "edgeattn/kernels/ref.h"
+#include "edgeattn/kernels/requant.h"
+#include "requant_cm.h"
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 #include <arm_acle.h>
 #endif
@@ -29,6 +32,24 @@ inline uint32_t load4(const int8_t* p) {
   return v;
 }
 inline uint32_t ror8(uint32_t v) { return (v >> 8) | (v << 24); }
+// Single instructions ACLE has no intrinsic for (GCC builds them from shifts
+// and ORs at -Os): SXTB16 with its rotation, PKHBT (low half of a, low half
+// of b on top) and PKHTB (high half of a, high half of b below).
+inline uint32_t sxtb16_ror8(uint32_t v) {
+  uint32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+  return r;
+}
+inline uint32_t pkhbt(uint32_t a, uint32_t b) {
+  uint32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+inline uint32_t pkhtb(uint32_t a, uint32_t b) {
+  uint32_t r;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
 inline uint32_t pair(int32_t zp) {
   return (static_cast<uint32_t>(zp) & 0xFFFFu) | (static_cast<uint32_t>(zp) << 16);
 }
@@ -52,9 +73,61 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
   }
 }
 
-void qs8_attention__dsp(const QS8AttentionArgs& a) {
-  qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__ref, qs8_pv_row__ref}, a);
+// P.V of one row, 4 channels x 2 keys per step. The probabilities of two
+// keys are one word, (p_j, p_j+1) as int16 (p <= 32767). SXTB16 splits the
+// value words of keys j and j+1 into channels (c, c+2) and, rotated by 8,
+// (c+1, c+3); PKHBT / PKHTB pair up one channel's values of the two keys, so
+// one SMLAD adds p_j v_j + p_j+1 v_j+1 per channel. The zero point comes out
+// once per row: sum_j p_j (v_j - zv) = sum_j p_j v_j - zv sum_j p_j, in
+// wrapping 32-bit arithmetic (SMLAD does not saturate), which gives the
+// reference's int32 sum whenever that sum fits, as it does for probabilities
+// from the softmax (|sum| <= 255 (32768 + n/2)).
+void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
+                     int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
+  uint32_t psum = 0;
+  for (int j = 0; j < n; ++j) psum += probs[j];
+  const uint32_t corr = static_cast<uint32_t>(v_zp) * psum;
+  const ptrdiff_t stride = v_stride;
+  int c = 0;
+  for (; c + 4 <= v_dim; c += 4) {
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;  // channels c, c+1, c+2, c+3
+    const int8_t* vp = v + c;
+    const uint16_t* pj = probs;
+    for (const uint16_t* end = probs + (n & ~1); pj != end; pj += 2, vp += 2 * stride) {
+      uint32_t pp;
+      std::memcpy(&pp, pj, 4);
+      const uint32_t w0 = load4(vp), w1 = load4(vp + stride);
+      const uint32_t e0 = __sxtb16(w0), e1 = __sxtb16(w1);  // (c, c+2) of keys j, j+1
+      a0 = __smlad(pp, pkhbt(e0, e1), a0);
+      a2 = __smlad(pp, pkhtb(e1, e0), a2);
+      const uint32_t o0 = sxtb16_ror8(w0), o1 = sxtb16_ror8(w1);  // (c+1, c+3)
+      a1 = __smlad(pp, pkhbt(o0, o1), a1);
+      a3 = __smlad(pp, pkhtb(o1, o0), a3);
+    }
+    if (n & 1) {
+      const int32_t p = *pj;
+      a0 = static_cast<int32_t>(static_cast<uint32_t>(a0) + static_cast<uint32_t>(p * vp[0]));
+      a1 = static_cast<int32_t>(static_cast<uint32_t>(a1) + static_cast<uint32_t>(p * vp[1]));
+      a2 = static_cast<int32_t>(static_cast<uint32_t>(a2) + static_cast<uint32_t>(p * vp[2]));
+      a3 = static_cast<int32_t>(static_cast<uint32_t>(a3) + static_cast<uint32_t>(p * vp[3]));
+    }
+    out[c] = cm::requantize_s8(static_cast<int32_t>(static_cast<uint32_t>(a0) - corr), pv_mult, pv_shift, out_zp);
+    out[c + 1] = cm::requantize_s8(static_cast<int32_t>(static_cast<uint32_t>(a1) - corr), pv_mult, pv_shift, out_zp);
+    out[c + 2] = cm::requantize_s8(static_cast<int32_t>(static_cast<uint32_t>(a2) - corr), pv_mult, pv_shift, out_zp);
+    out[c + 3] = cm::requantize_s8(static_cast<int32_t>(static_cast<uint32_t>(a3) - corr), pv_mult, pv_shift, out_zp);
+  }
+  for (; c < v_dim; ++c) {
+    uint32_t acc = 0;
+    for (int j = 0; j < n; ++j) acc += static_cast<uint32_t>(probs[j] * v[j * stride + c]);
+    out[c] = cm::requantize_s8(static_cast<int32_t>(acc - corr), pv_mult, pv_shift, out_zp);
+  }
 }
+
+void qs8_attention__dsp(const QS8AttentionArgs& a) {
+  qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__ref, qs8_pv_row__dsp}, a);
+}
+
+void qs8_additive__dsp(const QS8AdditiveArgs& a) { qs8_additive_rows(a, qs8_pv_row__dsp); }
 #endif
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
@@ -77,9 +150,47 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
   }
 }
 
-void qs8_attention__helium(const QS8AttentionArgs& a) {
-  qs8_attention_rows({qs8_qk_row__helium, qs8_softmax_row__ref, qs8_pv_row__ref}, a);
+// P.V of one row, up to 16 channels per pass over the keys: per key, each
+// block of 4 channels is one widening byte load (VLDRB.S32, predicated past
+// v_dim: inactive lanes read nothing and stay 0) and one VMLA by the key's
+// probability. The zero point comes out once per row as on the DSP path
+// (sum_j p_j v_j - zv sum_j p_j, wrapping, exact for softmax probabilities);
+// each output is then the reference's scalar requantization.
+void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
+                        int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
+  uint32_t psum = 0;
+  for (int j = 0; j < n; ++j) psum += probs[j];
+  const uint32_t corr = static_cast<uint32_t>(v_zp) * psum;
+  auto lanes = [](int left) { return vctp32q(static_cast<uint32_t>(left > 0 ? left : 0)); };
+  for (int c = 0; c < v_dim; c += 16) {
+    const int left = v_dim - c;
+    const mve_pred16_t m0 = lanes(left), m1 = lanes(left - 4), m2 = lanes(left - 8), m3 = lanes(left - 12);
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+    const int8_t* vp = v + c;
+    for (int j = 0; j < n; ++j, vp += v_stride) {
+      const int32_t p = probs[j];
+      a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), p);
+      a1 = vmlaq_n_s32(a1, vldrbq_z_s32(vp + 4, m1), p);
+      a2 = vmlaq_n_s32(a2, vldrbq_z_s32(vp + 8, m2), p);
+      a3 = vmlaq_n_s32(a3, vldrbq_z_s32(vp + 12, m3), p);
+    }
+    int32_t acc[16];
+    vst1q_s32(acc, a0);
+    vst1q_s32(acc + 4, a1);
+    vst1q_s32(acc + 8, a2);
+    vst1q_s32(acc + 12, a3);
+    const int count = left < 16 ? left : 16;
+    for (int i = 0; i < count; ++i) {
+      out[c + i] = cm::requantize_s8(static_cast<int32_t>(static_cast<uint32_t>(acc[i]) - corr), pv_mult, pv_shift, out_zp);
+    }
+  }
 }
+
+void qs8_attention__helium(const QS8AttentionArgs& a) {
+  qs8_attention_rows({qs8_qk_row__helium, qs8_softmax_row__ref, qs8_pv_row__helium}, a);
+}
+
+void qs8_additive__helium(const QS8AdditiveArgs& a) { qs8_additive_rows(a, qs8_pv_row__helium); }
 #endif
 
 }  // namespace kernels

@@ -19,7 +19,13 @@ void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* 
 // One row of scores with SMLAD on zero-point-corrected int16 pairs.
 void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                      int32_t k_zp, int32_t* scores);
+// One row's weighted sum (qs8_pv_row__ref's contract): SMLAD on the
+// probabilities of two keys against one channel's two values.
+void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
+                     int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 void qs8_attention__dsp(const QS8AttentionArgs& a);
+// The reference additive layer with qs8_pv_row__dsp as its weighted sum.
+void qs8_additive__dsp(const QS8AdditiveArgs& a);
 #endif
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 // w: packed K4N16. A word gather brings one channel's 16 weights (4 groups)
@@ -32,7 +38,13 @@ void qs8_linear__helium(int rows, int out_features, int in_features, const int8_
 // One row of scores with VMLADAVA.S16 on zero-point-corrected int16 lanes.
 void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                         int32_t k_zp, int32_t* scores);
+// One row's weighted sum (qs8_pv_row__ref's contract): per key, VMLA of its
+// probability into 4-channel int32 lanes of widened values.
+void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
+                        int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 void qs8_attention__helium(const QS8AttentionArgs& a);
+// The reference additive layer with qs8_pv_row__helium as its weighted sum.
+void qs8_additive__helium(const QS8AdditiveArgs& a);
 #endif
 
 }  // namespace kernels

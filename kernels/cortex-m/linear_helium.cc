@@ -28,6 +28,7 @@
 
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/requant.h"
+#include "requant_cm.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -82,7 +83,7 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
       for (int c = 0; c < cnt; ++c) {
         const int n = n0 + c;
         const int q = per_channel ? n : 0;
-        yr[n] = requantize_s8(acc[c] + bias[n], mult[q], shift[q], y_zp);
+        yr[n] = cm::requantize_s8(acc[c] + bias[n], mult[q], shift[q], y_zp);
       }
     }
   }

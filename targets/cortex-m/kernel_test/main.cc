@@ -1,9 +1,11 @@
 // Firmware unit test: the build's selected qs8_linear (cmsis-dsp on M4,
-// helium on M55) against the reference kernel, bit for bit, on random shapes:
+// helium on M55), its attention score row and its weighted sum (qs8_pv_row)
+// against the reference kernels, bit for bit. The linear on random shapes:
 // in_features 1..80 (ragged tails of every length mod 4 and mod 16), packed
 // K4N16 weights with random padding, misaligned activation rows, row
 // strides > in_features, per-tensor and
-// per-channel requantization, and the extreme int8 values.
+// per-channel requantization with shifts on both sides of requant_cm.h's
+// fast form (n = 31 - shift >= 32), and the extreme int8 values.
 #include <cstring>
 
 #include "edgeattn/kernels/dispatch.h"
@@ -28,6 +30,8 @@ alignas(16) int8_t g_x[4 * 96 + 16];
 alignas(16) int8_t g_w[16 * 80];  // packed K4N16: up to 12 channels x 80 inputs
 int32_t g_bias[12], g_mult[12], g_shift[12];
 int8_t g_y_ref[4 * 16], g_y[4 * 16];
+alignas(16) int8_t g_v[24 * 24 + 4];  // P.V values: up to 24 keys, row stride up to 24
+alignas(16) uint16_t g_p[25];
 
 }  // namespace
 
@@ -35,7 +39,7 @@ int main() {
   const KernelTable& t = kernels();
   ea_cm::write("qs8_linear: path ");
   ea_cm::write(t.name);
-  ea_cm::write_line(" vs ref (and its attention score row)");
+  ea_cm::write_line(" vs ref (and its attention score row and weighted sum)");
   int passed = 0, failed = 0;
   for (int trial = 0; trial < 400; ++trial) {
     const int rows = range(1, 4), out = range(1, 12), in = range(1, 80);
@@ -48,7 +52,7 @@ int main() {
     for (int n = 0; n < 12; ++n) {
       g_bias[n] = range(-40000, 40000);
       g_mult[n] = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
-      g_shift[n] = range(-16, -2);
+      g_shift[n] = range(-20, 1);  // n = 31 - shift from 30 to 51 (requant_cm.h: n >= 33, 32, < 32)
     }
     const int per_channel = trial & 1;
     const int32_t zp = range(-128, 127);
@@ -95,6 +99,36 @@ int main() {
       ea_cm::write_int(trial);
       ea_cm::write(" dim ");
       ea_cm::write_int(dim);
+      ea_cm::write_line("");
+    }
+  }
+  // The weighted sum of the selected path (the table's qs8_pv_row: cmsis-dsp's
+  // on M4) vs the reference: odd and even key counts, channel counts of every
+  // length mod 4, value rows at any byte offset, probabilities up to 32767.
+  for (int trial = 0; trial < 400; ++trial) {
+    const int n = range(1, 24), v_dim = range(1, 16), v_stride = v_dim + range(0, 8);
+    const int v_off = range(0, 3), p_off = range(0, 1);
+    const bool extreme = trial % 10 == 0;
+    for (int8_t& v : g_v) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
+    for (uint16_t& p : g_p) p = static_cast<uint16_t>(extreme ? 32767 : next() % 32768u);
+    const int32_t v_zp = extreme ? 127 : range(-128, 127);
+    const int32_t mult = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    const int32_t shift = range(-24, 1), out_zp = range(-128, 127);
+    int8_t ref[16], got[16];
+    std::memset(ref, 0x5A, sizeof ref);
+    std::memset(got, 0x5A, sizeof got);
+    qs8_pv_row__ref(n, v_dim, g_p + p_off, g_v + v_off, v_stride, v_zp, mult, shift, out_zp, ref);
+    t.qs8_pv_row(n, v_dim, g_p + p_off, g_v + v_off, v_stride, v_zp, mult, shift, out_zp, got);
+    if (std::memcmp(ref, got, sizeof ref) == 0) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL pv_row trial ");
+      ea_cm::write_int(trial);
+      ea_cm::write(" n ");
+      ea_cm::write_int(n);
+      ea_cm::write(" v_dim ");
+      ea_cm::write_int(v_dim);
       ea_cm::write_line("");
     }
   }

@@ -145,6 +145,14 @@ uint32_t qs8_softmax_exp_row__ref(int n, const int32_t* scores, int32_t mult, in
 void qs8_pv_row__ref(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 
+// qs8_additive__ref with another weighted sum of one row (pv_row: the
+// contract of qs8_pv_row__ref). The Cortex-M paths pass their DSP / Helium
+// P.V row; the additive scores stay the reference's.
+void qs8_additive_rows(const QS8AdditiveArgs& a,
+                       void (*pv_row)(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
+                                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
+                                      int8_t* out));
+
 // The one row-at-a-time driver of the int8 attention, shared by every path:
 // for each query row, its scores (qk_row into a.scratch), its probabilities
 // (softmax_row into a.prob_scratch), its output (pv_row) and, when asked,
