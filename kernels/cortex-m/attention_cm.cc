@@ -1,8 +1,8 @@
 // Cortex-M int8 attention: the shared row driver (qs8_attention_rows: one
 // query row at a time, scores -> integer softmax -> weighted sum) with the
 // score row (Q.K^T of one query row) and the weighted sum (P.V) on the DSP
-// extension or Helium. The softmax is the reference function, and so are the
-// additive layers' scores (their weighted sum is this file's P.V row). Every score is the exact int32
+// extension or Helium, and the additive layers' scores with requant_cm.h's
+// requantizations. The softmax is the reference function. Every score is the exact int32
 // sum_i (q_i - q_zp)(k_i - k_zp) the reference computes (zero-point-corrected
 // values lie in [-255, 255] and fit int16), so results are bit-identical.
 #include "cortex-m/cortexm_kernels.h"
@@ -127,7 +127,29 @@ void qs8_attention__dsp(const QS8AttentionArgs& a) {
   qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__ref, qs8_pv_row__dsp}, a);
 }
 
-void qs8_additive__dsp(const QS8AdditiveArgs& a) { qs8_additive_rows(a, qs8_pv_row__dsp); }
+// One query row's additive scores: the reference's loop
+// (qs8_additive_score_row__ref) with requant_cm.h's requantizations, inline.
+// The pre-tanh step's multiplier is usually above 1/2 (1.61 in the bundled
+// model), so it takes requant_cm.h's SMLAL form.
+void qs8_additive_score_row__dsp(const QS8AdditiveArgs& a, const int8_t* qp, int limit, int32_t* scores) {
+  for (int j = 0; j < limit; ++j) {
+    const int8_t* kp = a.kp + static_cast<ptrdiff_t>(j) * a.kp_stride;
+    int32_t acc = 0;
+    const int32_t cj = a.coverage != nullptr ? a.coverage[j] : 0;
+    for (int c = 0; c < a.attn_dim; ++c) {
+      int32_t pre = (qp[c] - a.qp_zp) + (kp[c] - a.kp_zp);
+      if (a.coverage != nullptr) pre += cm::requantize(a.cov_w[c] * cj, a.cov_mult, a.cov_shift);
+      const int32_t y = cm::requantize(pre, a.pre_mult, a.pre_shift);
+      const int8_t index = saturate_s8((y < -512 ? -512 : (y > 512 ? 512 : y)) + a.pre_zp);
+      acc += static_cast<int32_t>(a.v_w[c]) * a.tanh_table[index + 128];
+    }
+    scores[j] = acc;
+  }
+}
+
+void qs8_additive__dsp(const QS8AdditiveArgs& a) {
+  qs8_additive_rows({qs8_additive_score_row__dsp, qs8_pv_row__dsp}, a);
+}
 #endif
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
@@ -190,7 +212,10 @@ void qs8_attention__helium(const QS8AttentionArgs& a) {
   qs8_attention_rows({qs8_qk_row__helium, qs8_softmax_row__ref, qs8_pv_row__helium}, a);
 }
 
-void qs8_additive__helium(const QS8AdditiveArgs& a) { qs8_additive_rows(a, qs8_pv_row__helium); }
+// Helium cores have the DSP extension too (MVE requires it): the DSP score row.
+void qs8_additive__helium(const QS8AdditiveArgs& a) {
+  qs8_additive_rows({qs8_additive_score_row__dsp, qs8_pv_row__helium}, a);
+}
 #endif
 
 }  // namespace kernels

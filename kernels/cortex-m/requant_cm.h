@@ -1,6 +1,7 @@
-// requantize_s8() of requant.h in 32-bit instructions on Cortex-M cores with
-// the DSP extension (M4, M7, M33, M55). Include only from the Cortex-M kernel
-// files, inside their __ARM_FEATURE_DSP sections.
+// requantize() and requantize_s8() of requant.h in 32-bit instructions on
+// Cortex-M cores with the DSP extension (M4, M7, M33, M55; Helium requires
+// it). Include only from the Cortex-M kernel files (inside their
+// __ARM_FEATURE_DSP or __ARM_FEATURE_MVE sections) and their firmware tests.
 //
 // requant.h computes (acc M + 2^(n-1)) >> n with a 64-bit product, n = 31 -
 // shift; at -Os on Armv7E-M that is a long multiply, a 64-bit add and a
@@ -11,12 +12,13 @@
 // floor((acc M + 2^(n-1)) / 2^32), and the arithmetic shift by n - 32 then
 // gives floor((acc M + 2^(n-1)) / 2^n) (nested floors). For n = 32 SMMLAR
 // adds the rounding 2^31 itself. |acc M| < 2^62, so the result is below
-// 2^30 in magnitude and requant.h's saturation to int32 cannot bind. Other
-// shifts take requant.h's function.
+// 2^30 in magnitude and requant.h's saturation to int32 cannot bind. Smaller
+// n take a 64-bit multiply-accumulate and a 64-bit shift by hand (below).
 //
-// Out of line on purpose: inlined at its seven call sites it cost 600 B
-// (M4) / 870 B (M55) more flash for no measurable change in instructions
-// (docs/footprint.md).
+// requantize_s8 is out of line on purpose: inlined at its seven call sites
+// (the projections' and P.V's outputs) it cost 600 B (M4) / 870 B (M55) more
+// flash for no measurable change in instructions (docs/footprint.md). The
+// additive score row inlines requantize(), once per key and feature.
 #ifndef EDGEATTN_KERNELS_CORTEX_M_REQUANT_CM_H_
 #define EDGEATTN_KERNELS_CORTEX_M_REQUANT_CM_H_
 
@@ -28,19 +30,36 @@ namespace edgeattn {
 namespace kernels {
 namespace cm {
 
-__attribute__((noinline)) inline int8_t requantize_s8(int32_t acc, int32_t multiplier, int32_t shift,
-                                                           int32_t zp) {
+// requantize() of requant.h: the same int32 for every acc, multiplier and
+// shift in [-31, 30] (n = 31 - shift in [1, 62]).
+__attribute__((always_inline)) inline int32_t requantize(int32_t acc, int32_t multiplier, int32_t shift) {
   const int32_t n = 31 - shift;
   int32_t y;
   if (n >= 33) {
-    int32_t hi;
-    __asm__("smmla %0, %1, %2, %3" : "=r"(hi) : "r"(acc), "r"(multiplier), "r"(int32_t{1} << (n - 33)));
-    y = hi >> (n - 32);
-  } else if (n == 32) {
-    __asm__("smmlar %0, %1, %2, %3" : "=r"(y) : "r"(acc), "r"(multiplier), "r"(0));
-  } else {
-    return kernels::requantize_s8(acc, multiplier, shift, zp);
+    __asm__("smmla %0, %1, %2, %3" : "=r"(y) : "r"(acc), "r"(multiplier), "r"(int32_t{1} << (n - 33)));
+    return y >> (n - 32);
   }
+  if (n == 32) {
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(y) : "r"(acc), "r"(multiplier), "r"(0));
+    return y;
+  }
+  // n <= 31 (a multiplier of 1/2 or more, such as the additive layers'
+  // pre-tanh step): X = acc M + 2^(n-1) in hi:lo with one SMLAL onto the
+  // rounding term. X >> n fits int32 exactly when X >> (n + 31), which is
+  // hi >> (n - 1), is 0 or -1; then its bits are hi:lo shifted by n. Else
+  // requant.h saturates towards the sign of X.
+  uint32_t lo = uint32_t{1} << (n - 1);
+  int32_t hi = 0;
+  __asm__("smlal %0, %1, %2, %3" : "+r"(lo), "+r"(hi) : "r"(acc), "r"(multiplier));
+  const int32_t top = hi >> (n - 1);
+  if (top != 0 && top != -1) return hi < 0 ? INT32_MIN : INT32_MAX;
+  return static_cast<int32_t>((static_cast<uint32_t>(hi) << (32 - n)) | (lo >> n));
+}
+
+// requantize_s8() of requant.h on top of requantize() above.
+__attribute__((noinline)) inline int8_t requantize_s8(int32_t acc, int32_t multiplier, int32_t shift,
+                                                      int32_t zp) {
+  const int32_t y = requantize(acc, multiplier, shift);
   const int32_t clamped = y < -512 ? -512 : (y > 512 ? 512 : y);
   return saturate_s8(clamped + zp);
 }

@@ -49,36 +49,38 @@ void f32_additive__ref(const F32AdditiveArgs& a) {
 // multiplier is <= 1 (cov_shift <= 0, checked at load), so the term and the
 // sum stay inside int32; one rounding per (key, feature) on every path. After
 // the row's softmax, its probabilities are added to c (saturating).
-void qs8_additive_rows(const QS8AdditiveArgs& a,
-                       void (*pv_row)(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
-                                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
-                                      int8_t* out)) {
+void qs8_additive_score_row__ref(const QS8AdditiveArgs& a, const int8_t* qp, int limit, int32_t* scores) {
+  for (int j = 0; j < limit; ++j) {
+    const int8_t* kp = a.kp + static_cast<ptrdiff_t>(j) * a.kp_stride;
+    int32_t acc = 0;
+    const int32_t cj = a.coverage != nullptr ? a.coverage[j] : 0;
+    for (int c = 0; c < a.attn_dim; ++c) {
+      int32_t pre = (qp[c] - a.qp_zp) + (kp[c] - a.kp_zp);
+      if (a.coverage != nullptr) pre += requantize(a.cov_w[c] * cj, a.cov_mult, a.cov_shift);
+      const int8_t index = requantize_s8(pre, a.pre_mult, a.pre_shift, a.pre_zp);
+      acc += static_cast<int32_t>(a.v_w[c]) * a.tanh_table[index + 128];
+    }
+    scores[j] = acc;
+  }
+}
+
+void qs8_additive_rows(const Qs8AdditiveRowKernels& k, const QS8AdditiveArgs& a) {
   for (int r = 0; r < a.q_len; ++r) {
     const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, false, 0);
-    const int8_t* qp = a.qp + static_cast<ptrdiff_t>(r) * a.qp_stride;
-    for (int j = 0; j < limit; ++j) {
-      const int8_t* kp = a.kp + static_cast<ptrdiff_t>(j) * a.kp_stride;
-      int32_t acc = 0;
-      const int32_t cj = a.coverage != nullptr ? a.coverage[j] : 0;
-      for (int c = 0; c < a.attn_dim; ++c) {
-        int32_t pre = (qp[c] - a.qp_zp) + (kp[c] - a.kp_zp);
-        if (a.coverage != nullptr) pre += requantize(a.cov_w[c] * cj, a.cov_mult, a.cov_shift);
-        const int8_t index = requantize_s8(pre, a.pre_mult, a.pre_shift, a.pre_zp);
-        acc += static_cast<int32_t>(a.v_w[c]) * a.tanh_table[index + 128];
-      }
-      a.scratch[j] = acc;
-    }
+    k.score_row(a, a.qp + static_cast<ptrdiff_t>(r) * a.qp_stride, limit, a.scratch);
     qs8_softmax_row__ref(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
     if (a.coverage != nullptr) qs8_coverage_add_row(limit, a.prob_scratch, a.coverage);
-    pv_row(limit, a.v_dim, a.prob_scratch, a.values, a.values_stride, a.values_zp, a.pv_mult, a.pv_shift,
-           a.out_zp, a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
+    k.pv_row(limit, a.v_dim, a.prob_scratch, a.values, a.values_stride, a.values_zp, a.pv_mult, a.pv_shift,
+             a.out_zp, a.out + static_cast<ptrdiff_t>(r) * a.out_stride);
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, a.prob_scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
     }
   }
 }
 
-void qs8_additive__ref(const QS8AdditiveArgs& a) { qs8_additive_rows(a, qs8_pv_row__ref); }
+void qs8_additive__ref(const QS8AdditiveArgs& a) {
+  qs8_additive_rows({qs8_additive_score_row__ref, qs8_pv_row__ref}, a);
+}
 
 }  // namespace kernels
 }  // namespace edgeattn

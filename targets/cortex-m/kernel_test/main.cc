@@ -1,6 +1,7 @@
 // Firmware unit test: the build's selected qs8_linear (cmsis-dsp on M4,
-// helium on M55), its attention score row and its weighted sum (qs8_pv_row)
-// against the reference kernels, bit for bit. The linear on random shapes:
+// helium on M55), its attention score row, its weighted sum (qs8_pv_row), its
+// additive layer and requant_cm.h's requantization against the reference
+// kernels, bit for bit. The linear on random shapes:
 // in_features 1..80 (ragged tails of every length mod 4 and mod 16), packed
 // K4N16 weights with random padding, misaligned activation rows, row
 // strides > in_features, per-tensor and
@@ -11,6 +12,7 @@
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/ref.h"
 #include "cortex-m/cortexm_kernels.h"
+#include "cortex-m/requant_cm.h"
 #include "platform.h"
 
 namespace {
@@ -32,6 +34,22 @@ int32_t g_bias[12], g_mult[12], g_shift[12];
 int8_t g_y_ref[4 * 16], g_y[4 * 16];
 alignas(16) int8_t g_v[24 * 24 + 4];  // P.V values: up to 24 keys, row stride up to 24
 alignas(16) uint16_t g_p[25];
+// Additive layers: up to 4 query rows, 12 keys, attn_dim 20, v_dim 12.
+int8_t g_qp[4 * 20], g_kp[12 * 20], g_vals[12 * 12], g_table[256], g_vw[20], g_covw[20];
+int8_t g_out_ref[4 * 12], g_out[4 * 12];
+uint16_t g_wt_ref[4 * 12], g_wt[4 * 12], g_probs[12];
+int32_t g_scores[12], g_cov_ref[12], g_cov[12];
+
+// An exact 32-bit requantization case for requant_cm.h: a random accumulator
+// (sometimes an extreme), multiplier in [2^30, 2^31) and shift in [-31, 30].
+int32_t pick_acc() {
+  switch (next() % 8) {
+    case 0: return INT32_MIN;
+    case 1: return INT32_MAX;
+    case 2: return static_cast<int32_t>(next() % 1025u) - 512;
+    default: return static_cast<int32_t>(next());
+  }
+}
 
 }  // namespace
 
@@ -129,6 +147,86 @@ int main() {
       ea_cm::write_int(n);
       ea_cm::write(" v_dim ");
       ea_cm::write_int(v_dim);
+      ea_cm::write_line("");
+    }
+  }
+  // requant_cm.h against requant.h: every shift, random and extreme
+  // accumulators (one count per shift).
+  for (int32_t shift = edgeattn::kernels::kMinShift; shift <= edgeattn::kernels::kMaxShift; ++shift) {
+    int bad = 0;
+    for (int i = 0; i < 300; ++i) {
+      const int32_t acc = pick_acc();
+      const int32_t mult = i == 0 ? (1 << 30) : (i == 1 ? INT32_MAX : static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu)));
+      const int32_t zp = range(-128, 127);
+      if (cm::requantize(acc, mult, shift) != requantize(acc, mult, shift) ||
+          cm::requantize_s8(acc, mult, shift, zp) != requantize_s8(acc, mult, shift, zp)) {
+        ++bad;
+      }
+    }
+    if (bad == 0) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL requant_cm shift ");
+      ea_cm::write_int(shift);
+      ea_cm::write_line("");
+    }
+  }
+  // The selected additive layer (cmsis-dsp / helium: requant_cm.h's score
+  // row, the path's P.V) vs the reference, with and without coverage, with
+  // attention weights; a pre-tanh multiplier on both sides of 1/2.
+  for (int trial = 0; trial < 200; ++trial) {
+    QS8AdditiveArgs a{};
+    a.q_len = range(1, 4);
+    a.kv_len = range(1, 12);
+    a.attn_dim = range(1, 20);
+    a.v_dim = range(1, 12);
+    a.kv_valid_len = range(1, a.kv_len);
+    for (int8_t& v : g_qp) v = static_cast<int8_t>(next());
+    for (int8_t& v : g_kp) v = static_cast<int8_t>(next());
+    for (int8_t& v : g_vals) v = static_cast<int8_t>(next());
+    for (int8_t& v : g_table) v = static_cast<int8_t>(range(-127, 127));
+    for (int8_t& v : g_vw) v = static_cast<int8_t>(range(-127, 127));
+    for (int8_t& v : g_covw) v = static_cast<int8_t>(range(-127, 127));
+    a.qp = g_qp; a.qp_stride = a.attn_dim; a.qp_zp = range(-128, 127);
+    a.kp = g_kp; a.kp_stride = a.attn_dim; a.kp_zp = range(-128, 127);
+    a.pre_mult = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    a.pre_shift = range(-8, 2);
+    a.pre_zp = range(-8, 8);
+    a.tanh_table = g_table;
+    a.v_w = g_vw;
+    a.score_mult = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    a.score_shift = range(-12, -2);
+    a.pv_mult = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    a.pv_shift = range(-22, -10);
+    a.values = g_vals; a.values_stride = a.v_dim; a.values_zp = range(-128, 127);
+    a.out_zp = range(-128, 127);
+    a.out_stride = a.v_dim;
+    a.weights_stride = a.kv_len;
+    a.scratch = g_scores;
+    a.prob_scratch = g_probs;
+    const bool coverage = trial & 1;
+    if (coverage) {
+      for (int j = 0; j < 12; ++j) g_cov_ref[j] = g_cov[j] = range(0, 1 << 20);
+      a.cov_w = g_covw;
+      a.cov_mult = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+      a.cov_shift = range(-20, 0);
+    }
+    std::memset(g_out_ref, 0x5A, sizeof g_out_ref);
+    std::memset(g_out, 0x5A, sizeof g_out);
+    std::memset(g_wt_ref, 0, sizeof g_wt_ref);
+    std::memset(g_wt, 0, sizeof g_wt);
+    a.out = g_out_ref; a.weights = g_wt_ref; a.coverage = coverage ? g_cov_ref : nullptr;
+    qs8_additive__ref(a);
+    a.out = g_out; a.weights = g_wt; a.coverage = coverage ? g_cov : nullptr;
+    t.qs8_additive(a);
+    if (std::memcmp(g_out, g_out_ref, sizeof g_out) == 0 && std::memcmp(g_wt, g_wt_ref, sizeof g_wt) == 0 &&
+        std::memcmp(g_cov, g_cov_ref, sizeof g_cov) == 0) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL additive trial ");
+      ea_cm::write_int(trial);
       ea_cm::write_line("");
     }
   }

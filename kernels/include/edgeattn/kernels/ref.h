@@ -145,13 +145,21 @@ uint32_t qs8_softmax_exp_row__ref(int n, const int32_t* scores, int32_t mult, in
 void qs8_pv_row__ref(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 
-// qs8_additive__ref with another weighted sum of one row (pv_row: the
-// contract of qs8_pv_row__ref). The Cortex-M paths pass their DSP / Helium
-// P.V row; the additive scores stay the reference's.
-void qs8_additive_rows(const QS8AdditiveArgs& a,
-                       void (*pv_row)(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride,
-                                      int32_t v_zp, int32_t pv_mult, int32_t pv_shift, int32_t out_zp,
-                                      int8_t* out));
+// One query row's additive scores: scores[j] for the keys j < limit, qp the
+// row's projected query (the integers of kernels/ref/additive.cc).
+void qs8_additive_score_row__ref(const QS8AdditiveArgs& a, const int8_t* qp, int limit, int32_t* scores);
+
+// The int8 additive layer, one query row at a time, from a score row (the
+// contract of qs8_additive_score_row__ref) and a weighted sum (that of
+// qs8_pv_row__ref); the softmax and coverage are the reference's.
+// qs8_additive__ref is this with the __ref rows; the Cortex-M paths pass
+// their own.
+struct Qs8AdditiveRowKernels {
+  void (*score_row)(const QS8AdditiveArgs& a, const int8_t* qp, int limit, int32_t* scores);
+  void (*pv_row)(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
+                 int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
+};
+void qs8_additive_rows(const Qs8AdditiveRowKernels& k, const QS8AdditiveArgs& a);
 
 // The one row-at-a-time driver of the int8 attention, shared by every path:
 // for each query row, its scores (qk_row into a.scratch), its probabilities
