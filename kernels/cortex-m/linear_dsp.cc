@@ -57,7 +57,6 @@ void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* 
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
   const int groups = in_features / kPackK;
   const int rem = in_features - groups * kPackK;
-  const int steps = groups + (rem != 0 ? 1 : 0);  // the last one may be the tail word
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
   for (int m = 0; m < rows; ++m) {
     const int8_t* xr = x + static_cast<ptrdiff_t>(m) * x_stride;
@@ -68,9 +67,20 @@ void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* 
       const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
       // Named accumulators: at -Os an array would live on the stack.
       int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-      for (int g = 0; g < steps; ++g, wq += kPackN * kPackK) {
-        const uint32_t xw = g < groups ? load4(xr + g * kPackK) : tail;
+      // The whole groups, then the partial one: as a select inside the loop
+      // (with its bounds check and a stack reload) it made each step of 16
+      // multiply-accumulates 34 instructions instead of 27.
+      const int8_t* xg = xr;
+      for (const int8_t* xend = xr + groups * kPackK; xg != xend; xg += kPackK, wq += kPackN * kPackK) {
+        const uint32_t xw = load4(xg);
         const uint32_t xe = __sxtb16(xw), xo = sxtb16_ror8(xw);
+        a0 = mac4(wq, xe, xo, a0);
+        a1 = mac4(wq + 4, xe, xo, a1);
+        a2 = mac4(wq + 8, xe, xo, a2);
+        a3 = mac4(wq + 12, xe, xo, a3);
+      }
+      if (rem != 0) {
+        const uint32_t xe = __sxtb16(tail), xo = sxtb16_ror8(tail);
         a0 = mac4(wq, xe, xo, a0);
         a1 = mac4(wq + 4, xe, xo, a1);
         a2 = mac4(wq + 8, xe, xo, a2);
