@@ -196,14 +196,19 @@ void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v
       a2 = vmlaq_n_s32(a2, vldrbq_z_s32(vp + 8, m2), p);
       a3 = vmlaq_n_s32(a3, vldrbq_z_s32(vp + 12, m3), p);
     }
-    int32_t acc[16];
-    vst1q_s32(acc, a0);
-    vst1q_s32(acc + 4, a1);
-    vst1q_s32(acc + 8, a2);
-    vst1q_s32(acc + 12, a3);
-    const int count = left < 16 ? left : 16;
-    for (int i = 0; i < count; ++i) {
-      out[c + i] = cm::requantize_s8(static_cast<int32_t>(static_cast<uint32_t>(acc[i]) - corr), pv_mult, pv_shift, out_zp);
+    // sum_j p_j v_j - zv sum_j p_j (wrapping), then the four lanes' outputs
+    // at once when the multiplier allows (requant_cm.h), else one by one.
+    const int32x4_t zc = vdupq_n_s32(static_cast<int32_t>(corr));
+    const int32x4_t s[4] = {vsubq_s32(a0, zc), vsubq_s32(a1, zc), vsubq_s32(a2, zc), vsubq_s32(a3, zc)};
+    const mve_pred16_t m[4] = {m0, m1, m2, m3};
+    for (int b = 0; b < 4 && 4 * b < left; ++b) {
+      if (!cm::requantize_s8_x4(s[b], vdupq_n_s32(pv_mult), vdupq_n_s32(pv_shift), out_zp, out + c + 4 * b, m[b])) {
+        int32_t acc[4];
+        vst1q_s32(acc, s[b]);
+        for (int i = 0; i < 4 && 4 * b + i < left; ++i) {
+          out[c + 4 * b + i] = cm::requantize_s8(acc[i], pv_mult, pv_shift, out_zp);
+        }
+      }
     }
   }
 }

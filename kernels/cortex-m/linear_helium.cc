@@ -13,7 +13,9 @@
 // weights of a partial group are multiplied by zero) and the gather under a
 // VCTP32 predicate over the groups that exist, so no load leaves the row or
 // the packed block. A pass computes 4 channels even past out_features (their
-// weights are padding inside the block) but stores only real ones.
+// weights are padding inside the block) but stores only real ones. The pass's
+// four outputs are requantized as one vector (requant_cm.h's
+// requantize_s8_x4) when every channel's shift allows, else one by one.
 //
 // MVE word loads (gathers included) raise an unaligned UsageFault on
 // addresses that are not 4-byte aligned, whatever CCR.UNALIGN_TRP says (qemu
@@ -78,12 +80,17 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
         a2 = vmladavaq_s8(a2, xv, gather4_z(wq + 8, offs, pw));
         a3 = vmladavaq_s8(a3, xv, gather4_z(wq + 12, offs, pw));
       }
-      const int32_t acc[4] = {a0, a1, a2, a3};
       const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
+      int32_t acc[4] = {a0, a1, a2, a3};
+      for (int c = 0; c < cnt; ++c) acc[c] += bias[n0 + c];
+      // The four outputs in vector lanes when their shifts allow (requant_cm.h).
+      const mve_pred16_t pc = vctp32q(static_cast<uint32_t>(cnt));
+      const int32x4_t mv = per_channel ? vldrwq_z_s32(mult + n0, pc) : vdupq_n_s32(mult[0]);
+      const int32x4_t sv = per_channel ? vldrwq_z_s32(shift + n0, pc) : vdupq_n_s32(shift[0]);
+      if (cm::requantize_s8_x4(vldrwq_s32(acc), mv, sv, y_zp, yr + n0, pc)) continue;
       for (int c = 0; c < cnt; ++c) {
-        const int n = n0 + c;
-        const int q = per_channel ? n : 0;
-        yr[n] = cm::requantize_s8(acc[c] + bias[n], mult[q], shift[q], y_zp);
+        const int q = per_channel ? n0 + c : 0;
+        yr[n0 + c] = cm::requantize_s8(acc[c], mult[q], shift[q], y_zp);
       }
     }
   }

@@ -24,6 +24,10 @@
 
 #include <cstdint>
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+#endif
+
 #include "edgeattn/kernels/requant.h"
 
 namespace edgeattn {
@@ -63,6 +67,27 @@ __attribute__((noinline)) inline int8_t requantize_s8(int32_t acc, int32_t multi
   const int32_t clamped = y < -512 ? -512 : (y > 512 ? 512 : y);
   return saturate_s8(clamped + zp);
 }
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+// requantize_s8 of four accumulators, each lane with its own multiplier and
+// shift (per channel, or one broadcast), stored to out for the lanes of p,
+// when every lane of p has n = 31 - shift >= 33; returns false (nothing
+// stored) otherwise. Adding the integer 2^(n-33) inside a floor by 2^32 adds
+// it outside: floor((acc M + 2^(n-1)) / 2^32) = floor(acc M / 2^32) +
+// 2^(n-33), and floor(acc M / 2^32) is VMULH's high word. A negative VSHL
+// then shifts right arithmetically (floor) by n - 32, the clamps and the
+// zero point follow requant.h, and VSTRB stores each lane's low byte.
+__attribute__((always_inline)) inline bool requantize_s8_x4(int32x4_t acc, int32x4_t multiplier, int32x4_t shift,
+                                                            int32_t zp, int8_t* out, mve_pred16_t p) {
+  const int32x4_t n = vsubq_s32(vdupq_n_s32(31), shift);
+  if (vminvq_p_s32(INT32_MAX, n, p) < 33) return false;
+  int32x4_t y = vaddq_s32(vmulhq_s32(acc, multiplier), vshlq_s32(vdupq_n_s32(1), vsubq_n_s32(n, 33)));
+  y = vshlq_s32(y, vsubq_s32(vdupq_n_s32(32), n));
+  y = vaddq_n_s32(vmaxq_s32(vminq_s32(y, vdupq_n_s32(512)), vdupq_n_s32(-512)), zp);
+  vstrbq_p_s32(out, vmaxq_s32(vminq_s32(y, vdupq_n_s32(127)), vdupq_n_s32(-128)), p);
+  return true;
+}
+#endif
 
 }  // namespace cm
 }  // namespace kernels
