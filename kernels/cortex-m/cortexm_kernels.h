@@ -46,7 +46,11 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
 void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                         int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
 void qs8_attention__helium(const QS8AttentionArgs& a);
-// The additive layer from qs8_additive_score_row__dsp and qs8_pv_row__helium.
+// One query row's additive scores (qs8_additive_score_row__ref's contract),
+// 4 features per vector, the tanh table read by a byte gather; rows with
+// coverage take qs8_additive_score_row__dsp. The additive layer from it and
+// qs8_pv_row__helium.
+void qs8_additive_score_row__helium(const QS8AdditiveArgs& a, const int8_t* qp, int limit, int32_t* scores);
 void qs8_additive__helium(const QS8AdditiveArgs& a);
 #endif
 
