@@ -128,10 +128,33 @@ void qs8_attention__dsp(const QS8AttentionArgs& a) {
 }
 
 // One query row's additive scores: the reference's loop
-// (qs8_additive_score_row__ref) with requant_cm.h's requantizations, inline.
-// The pre-tanh step's multiplier is usually above 1/2 (1.61 in the bundled
-// model), so it takes requant_cm.h's SMLAL form.
+// (qs8_additive_score_row__ref) with 32-bit requantizations, inline. The
+// pre-tanh step's multiplier is usually above 1/2 (1.61 in the bundled
+// model, n = 30): without coverage it is one shift and one SMMULR per
+// feature, otherwise requant_cm.h's requantize().
 void qs8_additive_score_row__dsp(const QS8AdditiveArgs& a, const int8_t* qp, int limit, int32_t* scores) {
+  const int32_t n = 31 - a.pre_shift;
+  if (a.coverage == nullptr && n >= 11 && n <= 31) {
+    // Without coverage pre = (qp - zq) + (kp - zk) lies in [-510, 510], so
+    // pre * 2^(32 - n) fits int32 and SMMULR of it by M, floor((pre M
+    // 2^(32-n) + 2^31) / 2^32), is requant.h's floor((pre M + 2^(n-1)) / 2^n)
+    // in two instructions (the Helium row's VRMULH form, one lane).
+    const int32_t up = 32 - n;
+    const int32_t zsum = a.qp_zp + a.kp_zp;
+    for (int j = 0; j < limit; ++j) {
+      const int8_t* kp = a.kp + static_cast<ptrdiff_t>(j) * a.kp_stride;
+      int32_t acc = 0;
+      for (int c = 0; c < a.attn_dim; ++c) {
+        int32_t y;
+        const uint32_t scaled = static_cast<uint32_t>(qp[c] + kp[c] - zsum) << up;
+        __asm__("smmulr %0, %1, %2" : "=r"(y) : "r"(scaled), "r"(a.pre_mult));
+        const int8_t index = saturate_s8((y < -512 ? -512 : (y > 512 ? 512 : y)) + a.pre_zp);
+        acc += static_cast<int32_t>(a.v_w[c]) * a.tanh_table[index + 128];
+      }
+      scores[j] = acc;
+    }
+    return;
+  }
   for (int j = 0; j < limit; ++j) {
     const int8_t* kp = a.kp + static_cast<ptrdiff_t>(j) * a.kp_stride;
     int32_t acc = 0;
