@@ -5,7 +5,8 @@
 # Sources compile to nothing where their feature is absent. qs8_linear, the
 # score row (Q.K^T) and the weighted sum (P.V) of qs8_attention, and the
 # score row and weighted sum of qs8_additive have ISA versions (the DSP
-# additive score row is the reference loop, Helium's a vector loop), with
+# additive score row is the reference loop with 32-bit requantization,
+# Helium's a vector loop), with
 # requant_cm.h's 32-bit requantization; the softmax and every f32 entry are
 # the reference functions. Included by kernels/CMakeLists.txt (paths relative to kernels/).
 set(_ea_cm_dir ${CMAKE_CURRENT_LIST_DIR})
