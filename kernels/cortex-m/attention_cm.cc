@@ -16,6 +16,8 @@
 #include "requant_cm.h"
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 #include <arm_acle.h>
+
+#include "dsp_common.h"
 #endif
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include <arm_mve.h>
@@ -26,30 +28,10 @@ namespace kernels {
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 namespace {
-inline uint32_t load4(const int8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-inline uint32_t ror8(uint32_t v) { return (v >> 8) | (v << 24); }
-// Single instructions ACLE has no intrinsic for (GCC builds them from shifts
-// and ORs at -Os): SXTB16 with its rotation, PKHBT (low half of a, low half
-// of b on top) and PKHTB (high half of a, high half of b below).
-inline uint32_t sxtb16_ror8(uint32_t v) {
-  uint32_t r;
-  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
-  return r;
-}
-inline uint32_t pkhbt(uint32_t a, uint32_t b) {
-  uint32_t r;
-  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
-  return r;
-}
-inline uint32_t pkhtb(uint32_t a, uint32_t b) {
-  uint32_t r;
-  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(a), "r"(b));
-  return r;
-}
+using dsp::load4;
+using dsp::pkhbt;
+using dsp::pkhtb;
+using dsp::sxtb16_ror8;
 inline uint32_t pair(int32_t zp) {
   return (static_cast<uint32_t>(zp) & 0xFFFFu) | (static_cast<uint32_t>(zp) << 16);
 }
@@ -66,7 +48,7 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
       const uint32_t vq = load4(q + i), vk = load4(kr + i);
       // SSUB16: plain (non-saturating) halfword subtraction; results fit int16.
       acc = __smlad(__ssub16(__sxtb16(vq), qz), __ssub16(__sxtb16(vk), kz), acc);
-      acc = __smlad(__ssub16(__sxtb16(ror8(vq)), qz), __ssub16(__sxtb16(ror8(vk)), kz), acc);
+      acc = __smlad(__ssub16(sxtb16_ror8(vq), qz), __ssub16(sxtb16_ror8(vk), kz), acc);
     }
     for (; i < dim; ++i) acc += (q[i] - q_zp) * (kr[i] - k_zp);
     scores[j] = acc;
@@ -148,7 +130,7 @@ void qs8_additive_score_row__dsp(const QS8AdditiveArgs& a, const int8_t* qp, int
         int32_t y;
         const uint32_t scaled = static_cast<uint32_t>(qp[c] + kp[c] - zsum) << up;
         __asm__("smmulr %0, %1, %2" : "=r"(y) : "r"(scaled), "r"(a.pre_mult));
-        const int8_t index = saturate_s8((y < -512 ? -512 : (y > 512 ? 512 : y)) + a.pre_zp);
+        const int8_t index = cm::to_s8(y, a.pre_zp);
         acc += static_cast<int32_t>(a.v_w[c]) * a.tanh_table[index + 128];
       }
       scores[j] = acc;
@@ -163,7 +145,7 @@ void qs8_additive_score_row__dsp(const QS8AdditiveArgs& a, const int8_t* qp, int
       int32_t pre = (qp[c] - a.qp_zp) + (kp[c] - a.kp_zp);
       if (a.coverage != nullptr) pre += cm::requantize(a.cov_w[c] * cj, a.cov_mult, a.cov_shift);
       const int32_t y = cm::requantize(pre, a.pre_mult, a.pre_shift);
-      const int8_t index = saturate_s8((y < -512 ? -512 : (y > 512 ? 512 : y)) + a.pre_zp);
+      const int8_t index = cm::to_s8(y, a.pre_zp);
       acc += static_cast<int32_t>(a.v_w[c]) * a.tanh_table[index + 128];
     }
     scores[j] = acc;

@@ -22,25 +22,15 @@
 
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/requant.h"
+#include "dsp_common.h"
 #include "requant_cm.h"
 
 namespace edgeattn {
 namespace kernels {
 namespace {
 
-inline uint32_t load4(const int8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);  // LDR (activation rows may be unaligned)
-  return v;
-}
-
-// SXTB16 of the word rotated right by 8 (bytes 1,3): one instruction; GCC
-// does not fold a separate rotate into the ACLE __sxtb16.
-inline uint32_t sxtb16_ror8(uint32_t v) {
-  uint32_t r;
-  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
-  return r;
-}
+using dsp::load4;
+using dsp::sxtb16_ror8;
 
 // acc + one channel's 4 weights (the word at wp) . the row's 4 inputs, given
 // as xe = inputs 0,2 and xo = inputs 1,3 (sign-extended halfwords).

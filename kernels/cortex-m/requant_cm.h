@@ -60,12 +60,14 @@ __attribute__((always_inline)) inline int32_t requantize(int32_t acc, int32_t mu
   return static_cast<int32_t>((static_cast<uint32_t>(hi) << (32 - n)) | (lo >> n));
 }
 
+// The end of requant.h's requantize_s8 for a requantized y: clamp to
+// [-512, 512], add the zero point, saturate to int8.
+inline int8_t to_s8(int32_t y, int32_t zp) { return saturate_s8((y < -512 ? -512 : (y > 512 ? 512 : y)) + zp); }
+
 // requantize_s8() of requant.h on top of requantize() above.
 __attribute__((noinline)) inline int8_t requantize_s8(int32_t acc, int32_t multiplier, int32_t shift,
                                                       int32_t zp) {
-  const int32_t y = requantize(acc, multiplier, shift);
-  const int32_t clamped = y < -512 ? -512 : (y > 512 ? 512 : y);
-  return saturate_s8(clamped + zp);
+  return to_s8(requantize(acc, multiplier, shift), zp);
 }
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
