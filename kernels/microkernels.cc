@@ -91,6 +91,25 @@ constexpr Microkernel<Qs8AttnTileStagesFn> kQs8AttentionTile[] = {
 #include "lists/qs8_attention_tile.inc"
     EA_LIST_END};
 
+constexpr Microkernel<Qs8LayerNormFn> kQs8LayerNorm[] = {
+#include "lists/qs8_layernorm.inc"
+    EA_LIST_END};
+constexpr Microkernel<F32LayerNormFn> kF32LayerNorm[] = {
+#include "lists/f32_layernorm.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs8AddFn> kQs8Add[] = {
+#include "lists/qs8_add.inc"
+    EA_LIST_END};
+constexpr Microkernel<F32AddFn> kF32Add[] = {
+#include "lists/f32_add.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs8LutFn> kQs8Lut[] = {
+#include "lists/qs8_lut.inc"
+    EA_LIST_END};
+constexpr Microkernel<F32ActivationFn> kF32Activation[] = {
+#include "lists/f32_activation.inc"
+    EA_LIST_END};
+
 #undef EA_UKERNEL
 #undef EA_LIST_END
 
@@ -146,7 +165,13 @@ constexpr KernelTable make_table(KernelPath p) {
                      pick(kQs8QkRow, p),
                      pick(kQs8SoftmaxRow, p),
                      pick(kQs8SoftmaxExpRow, p),
-                     pick(kQs8PvRow, p)};
+                     pick(kQs8PvRow, p),
+                     pick(kQs8LayerNorm, p),
+                     pick(kF32LayerNorm, p),
+                     pick(kQs8Add, p),
+                     pick(kF32Add, p),
+                     pick(kQs8Lut, p),
+                     pick(kF32Activation, p)};
 }
 
 constexpr int count_built() {
@@ -174,7 +199,9 @@ constexpr Tables kTables = make_tables();
 
 constexpr MicrokernelLists kLists = {kQs8Linear,   kF32Linear,     kQs8Attention,     kF32Attention,
                                      kQs8Additive, kF32Additive,   kQs8QkRow,         kQs8SoftmaxRow,
-                                     kQs8SoftmaxExpRow, kQs8PvRow,   kQs8AttentionTile};
+                                     kQs8SoftmaxExpRow, kQs8PvRow,   kQs8AttentionTile,
+                                     kQs8LayerNorm, kF32LayerNorm, kQs8Add, kF32Add, kQs8Lut,
+                                     kF32Activation};
 
 }  // namespace
 

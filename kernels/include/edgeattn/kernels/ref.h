@@ -199,6 +199,52 @@ inline void f32_coverage_add_row(int limit, const float* p, float* c) {
   for (int j = 0; j < limit; ++j) c[j] += p[j];
 }
 
+
+// ---------------------------------------------------- transformer blocks ----
+// LayerNorm, residual adds and activations: the integers of numerics
+// contracts 4-6 in requant.h. In-place use (y == x) is allowed.
+
+// y[r] = LayerNorm(x[r]) over `dim` elements per row, requant.h contract 4.
+struct QS8LayerNormArgs {
+  int rows, dim;
+  const int8_t* x; int x_stride;
+  int64_t eps_term;        // E, 1 <= E <= kLayerNormMaxEpsTerm
+  const int16_t* gain;     // [dim], at one scale s_g
+  const int32_t* bias;     // [dim], at s_g 2^-f, |bias| <= kLayerNormMaxBias
+  int32_t mult, shift;     // s_g 2^-f / s_out
+  int32_t y_zp;
+  int8_t* y; int y_stride;
+};
+void qs8_layernorm__ref(const QS8LayerNormArgs& a);
+// Float: (x - mean) / sqrt(var + eps) * gain + bias, biased variance (as PyTorch).
+void f32_layernorm__ref(int rows, int dim, const float* x, int x_stride, float eps,
+                        const float* gain, const float* bias, float* y, int y_stride);
+
+// y = sat8(zp_y + ((a - zp_a) mult_a + (b - zp_b) mult_b + 2^(shift-1)) >> shift),
+// requant.h contract 5 (mult < 2^22, 1 <= shift <= 24).
+struct QS8AddArgs {
+  int rows, n;
+  const int8_t* a; int a_stride; int32_t a_zp, a_mult;
+  const int8_t* b; int b_stride; int32_t b_zp, b_mult;
+  int32_t shift, y_zp;
+  int8_t* y; int y_stride;
+};
+void qs8_add__ref(const QS8AddArgs& a);
+void f32_add__ref(int rows, int n, const float* a, int a_stride, const float* b, int b_stride,
+                  float* y, int y_stride);
+
+// y = table[x + 128] (requant.h contract 6): every int8 activation.
+void qs8_lut__ref(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                  int y_stride);
+// Float activations of the feed-forward layers, in place.
+enum F32Activation : int32_t {
+  kActRelu = 0,
+  kActGeluErf = 1,   // x Phi(x), PyTorch's default GELU
+  kActGeluTanh = 2,  // GELU(approximate='tanh')
+  kActSilu = 3,      // x sigmoid(x)
+};
+void f32_activation__ref(int rows, int n, float* x, int x_stride, int32_t activation);
+
 }  // namespace kernels
 }  // namespace edgeattn
 

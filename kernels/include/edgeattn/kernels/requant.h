@@ -182,6 +182,115 @@ inline uint16_t normalize_prob_q15(int32_t e, ProbNormalizer norm) {
   return static_cast<uint16_t>(p < static_cast<uint32_t>(kProbMax) ? p : static_cast<uint32_t>(kProbMax));
 }
 
+
+// ---------------------------------------------------------------------------
+// Integer LayerNorm (numerics contract 4), one row x[0..d) of int8, d <= 16384.
+//
+// LayerNorm does not change when a constant is added to its input, so the
+// input zero point never appears: the raw int8 values are used.
+//  1. S = sum_i x_i and Q = sum_i x_i^2, int32 (|S| <= 2^21, Q <= 2^28).
+//  2. c_i = d x_i - S (= d (x_i - mean), |c_i| <= 255 d <= 2^22) and
+//     D = 2^16 (d Q - S^2) + E (int64): 2^16 d^2 (var + eps) in input units
+//     squared (d Q - S^2 <= 2^42). The converter writes
+//     E = round(2^16 d^2 eps / s_in^2), at least 1 and at most 2^60; the 2^16
+//     keeps eps's share exact to 1/65536 even when d^2 eps / s_in^2 < 1. A row
+//     whose variance is zero has D = E > 0 and c_i = 0: the output is the bias.
+//  3. 1 / sqrt(D) from one exact integer square root: D is scaled by 4^k so
+//     that D 4^k has 61 or 62 bits (k = (62 - bits(D)) / 2), r = floor(sqrt(D 4^k))
+//     is in [2^30, 2^31), and inv = round(2^61 / r) in [2^30, 2^31].
+//     Then y_i = c_i / sqrt(D 2^-16) = c_i inv 2^(k + 8 - 61) up to the two roundings.
+//  4. y_i in Q(f), f = 14 - ceil(ceil(log2 d) / 2), so |y_i| <= sqrt(d - 1)
+//     keeps |y_q| <= 2^14: y_q = (c_i inv + 2^(s-1)) >> s with
+//     s = 53 - k - f (9 <= s <= 46; c_i inv fits 53 bits), clamped to +-32767.
+//  5. acc_i = y_q gain_i + bias_i (gain int16 at one scale s_g, bias int32 at
+//     s_g 2^-f, |bias| <= 2^30: acc fits int32), and the output is
+//     requantize_s8(acc_i, M, shift, zp_out), M 2^(shift-31) = s_g 2^-f / s_out.
+// ---------------------------------------------------------------------------
+constexpr int32_t kLayerNormMaxBias = int32_t{1} << 30;
+constexpr int64_t kLayerNormMaxEpsTerm = int64_t{1} << 60;
+
+inline int bit_length_u64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+  return x == 0 ? 0 : 64 - __builtin_clzll(x);
+#else
+  int b = 0;
+  while (x != 0) {
+    ++b;
+    x >>= 1;
+  }
+  return b;
+#endif
+}
+
+// floor(sqrt(x)), exact for every uint64 (bit by bit: 32 steps, no division).
+inline uint32_t isqrt_u64(uint64_t x) {
+  uint64_t root = 0;
+  uint64_t bit = uint64_t{1} << 62;
+  while (bit > x) bit >>= 2;
+  while (bit != 0) {
+    if (x >= root + bit) {
+      x -= root + bit;
+      root = (root >> 1) + bit;
+    } else {
+      root >>= 1;
+    }
+    bit >>= 2;
+  }
+  return static_cast<uint32_t>(root);
+}
+
+// Step 4's f for a row of d elements.
+inline int layernorm_frac_bits(int d) {
+  const int log2_ceil = d <= 1 ? 0 : bit_length_u32(static_cast<uint32_t>(d - 1));
+  return 14 - (log2_ceil + 1) / 2;
+}
+
+// Steps 2-3 for one row: the multiplier inv and shift s of step 4.
+struct LayerNormRowScale {
+  int64_t inv;
+  int shift;
+};
+inline LayerNormRowScale layernorm_row_scale(int d, int32_t sum, int32_t sum_sq, int64_t eps_term) {
+  const int64_t var_d2 = static_cast<int64_t>(d) * sum_sq - static_cast<int64_t>(sum) * sum;
+  const uint64_t big = (static_cast<uint64_t>(var_d2) << 16) + static_cast<uint64_t>(eps_term);  // >= 1
+  const int k = (62 - bit_length_u64(big)) / 2;
+  const uint64_t r = isqrt_u64(big << (2 * k));
+  const int64_t inv = static_cast<int64_t>(((uint64_t{1} << 61) + (r >> 1)) / r);
+  return LayerNormRowScale{inv, 53 - k - layernorm_frac_bits(d)};
+}
+
+// Step 4 for one element.
+inline int32_t layernorm_normalized_q(int32_t centered, const LayerNormRowScale& rs) {
+  const int64_t y = (static_cast<int64_t>(centered) * rs.inv + (int64_t{1} << (rs.shift - 1))) >> rs.shift;
+  return static_cast<int32_t>(y > 32767 ? 32767 : (y < -32767 ? -32767 : y));
+}
+
+// ---------------------------------------------------------------------------
+// Residual add (numerics contract 5): y = sat8(zp_y + round(r_a (a - zp_a) +
+// r_b (b - zp_b))) with r = s_in / s_y, as
+//   (A (a - zp_a) + B (b - zp_b) + 2^(n-1)) >> n,  A = round(r_a 2^n), B = round(r_b 2^n)
+// where the converter picks the largest n <= 24 with A, B < 2^22, so the sum
+// of two products (|a - zp_a| <= 255) stays inside int32, and n >= 1.
+// One rounding, one 32-bit multiply per input: the same integers on every path.
+// ---------------------------------------------------------------------------
+constexpr int32_t kAddMaxMultiplier = (int32_t{1} << 22) - 1;
+constexpr int32_t kAddMaxShift = 24;
+
+inline int8_t residual_add_s8(int32_t a, int32_t b, int32_t zp_a, int32_t zp_b, int32_t mult_a,
+                              int32_t mult_b, int32_t shift, int32_t zp_y) {
+  const int32_t sum = (a - zp_a) * mult_a + (b - zp_b) * mult_b;
+  const int32_t y = (sum + (int32_t{1} << (shift - 1))) >> shift;
+  return saturate_s8(y + zp_y);
+}
+
+// ---------------------------------------------------------------------------
+// Activations (numerics contract 6): every element-wise int8 function (ReLU,
+// GELU in its erf and tanh forms, SiLU) is a 256-entry table the converter
+// builds from the input's and output's scales: y = table[x + 128]. Exact
+// for int8 input by construction, no libm on the device, and the same bytes
+// on every path.
+// ---------------------------------------------------------------------------
+
 }  // namespace kernels
 }  // namespace edgeattn
 

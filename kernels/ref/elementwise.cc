@@ -1,0 +1,62 @@
+// Reference element-wise kernels of the transformer blocks: the residual add
+// (requant.h contract 5), the int8 activation table (contract 6) and the
+// float activations and add.
+#include <cmath>
+
+#include "edgeattn/kernels/ref.h"
+#include "edgeattn/kernels/requant.h"
+
+namespace edgeattn {
+namespace kernels {
+
+void qs8_add__ref(const QS8AddArgs& a) {
+  for (int r = 0; r < a.rows; ++r) {
+    const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
+    const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
+    int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
+    for (int i = 0; i < a.n; ++i) {
+      yr[i] = residual_add_s8(ar[i], br[i], a.a_zp, a.b_zp, a.a_mult, a.b_mult, a.shift, a.y_zp);
+    }
+  }
+}
+
+void qs8_lut__ref(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                  int y_stride) {
+  for (int r = 0; r < rows; ++r) {
+    const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
+    int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
+    for (int i = 0; i < n; ++i) yr[i] = table[xr[i] + 128];
+  }
+}
+
+#if !(defined(EA_INT8_ONLY) && EA_INT8_ONLY)
+void f32_add__ref(int rows, int n, const float* a, int a_stride, const float* b, int b_stride,
+                  float* y, int y_stride) {
+  for (int r = 0; r < rows; ++r) {
+    for (int i = 0; i < n; ++i) {
+      y[static_cast<ptrdiff_t>(r) * y_stride + i] =
+          a[static_cast<ptrdiff_t>(r) * a_stride + i] + b[static_cast<ptrdiff_t>(r) * b_stride + i];
+    }
+  }
+}
+
+void f32_activation__ref(int rows, int n, float* x, int x_stride, int32_t activation) {
+  for (int r = 0; r < rows; ++r) {
+    float* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
+    for (int i = 0; i < n; ++i) {
+      const float v = xr[i];
+      switch (activation) {
+        case kActRelu: xr[i] = v > 0.0f ? v : 0.0f; break;
+        case kActGeluErf: xr[i] = 0.5f * v * (1.0f + std::erf(v * 0.70710678f)); break;
+        case kActGeluTanh:
+          xr[i] = 0.5f * v * (1.0f + std::tanh(0.79788456f * (v + 0.044715f * v * v * v)));
+          break;
+        default: xr[i] = v / (1.0f + std::exp(-v)); break;  // kActSilu
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace kernels
+}  // namespace edgeattn
