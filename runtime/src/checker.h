@@ -24,6 +24,7 @@ inline size_t dtype_size(fb::DType t) {
     case fb::DType::F32: return 4;
     case fb::DType::S8: return 1;
     case fb::DType::S32: return 4;
+    case fb::DType::S16: return 2;
   }
   return 0;
 }
@@ -92,6 +93,20 @@ struct Checker {
     }
     for (uint32_t i = 0; i < n; ++i) {
       if (!Multiplier(r->multiplier()->Get(i), r->shift()->Get(i), what)) return false;
+    }
+    return true;
+  }
+
+  // Every int32 of a tensor (already checked by Tensor()) within [-limit, limit].
+  bool Int32sWithin(const fb::Tensor* t, int64_t limit, const char* what) {
+    const uint8_t* p = data + t->offset();
+    for (uint64_t i = 0; i < t->size() / 4; ++i) {
+      int32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      if (v > limit || v < -limit) {
+        Msg() << what << "[" << i << "] = " << v << " is outside +-" << limit;
+        return false;
+      }
     }
     return true;
   }

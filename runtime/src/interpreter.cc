@@ -317,6 +317,10 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
     return Status::kInvalidArgument;
   }
 
+  if (c.weights != nullptr && info.num_heads == 0) {
+    error_ << "layer '" << name << "' (" << kind.name << ") has no attention weights: pass attn_weights = null";
+    return Status::kInvalidArgument;
+  }
   s = check_buffers(c, kind, info, arena_, checked_arena_bytes, error_);
   if (s != Status::kOk) return s;
 

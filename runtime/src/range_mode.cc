@@ -111,7 +111,7 @@ const fb::SoftmaxQuant* softmax_of(const fb::Layer& l) {
 // Widest projection of the layer (its bias workspace), 0 if none.
 uint32_t max_out_features(const fb::Layer& l) {
   const LayerKindModule* kind = find_layer_kind(l.options_type());
-  const fb::Linear* lin[4] = {};
+  const fb::Linear* lin[kMaxLayerLinears] = {};
   const int n = kind != nullptr ? kind->linears(l, lin) : 0;
   uint32_t widest = 0;
   for (int i = 0; i < n; ++i) {

@@ -157,7 +157,7 @@ bool takes_operator(const fb::Linear* l) {
 }
 
 // The int8 projections of one layer (null entries are skipped).
-int layer_linears(const fb::Layer* layer, const fb::Linear* out[4]) {
+int layer_linears(const fb::Layer* layer, const fb::Linear* out[kMaxLayerLinears]) {
   const LayerKindModule* kind = find_layer_kind(layer->options_type());
   return kind != nullptr ? kind->linears(*layer, out) : 0;
 }
@@ -201,7 +201,7 @@ Status build(const Model& model, uint8_t* region, size_t bytes, const void** tab
   // The row-major copy of the largest int8 weight, reused by every operator.
   size_t max_weight = 0;
   for (int i = 0; i < model.num_layers(); ++i) {
-    const fb::Linear* linears[4];
+    const fb::Linear* linears[kMaxLayerLinears];
     const int n = layer_linears(model.layer(i), linears);
     for (int j = 0; j < n; ++j) {
       const fb::Linear* l = linears[j];
@@ -215,7 +215,7 @@ Status build(const Model& model, uint8_t* region, size_t bytes, const void** tab
   if (max_weight > 0 && row_major == nullptr) s = Status::kArenaTooSmall;
   for (int i = 0; i < model.num_layers() && s == Status::kOk; ++i) {
     const fb::Layer* layer = model.layer(i);
-    const fb::Linear* linears[4];
+    const fb::Linear* linears[kMaxLayerLinears];
     const int n = layer_linears(layer, linears);
     for (int j = 0; j < n && s == Status::kOk; ++j) {
       const fb::Linear* l = linears[j];

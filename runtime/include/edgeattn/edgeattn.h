@@ -47,7 +47,10 @@ typedef enum ea_layer_kind {
   EA_LAYER_MULTI_HEAD_ATTENTION = 0,
   EA_LAYER_ADDITIVE = 1,
   EA_LAYER_LUONG = 2,
-  EA_LAYER_POOLING = 3
+  EA_LAYER_POOLING = 3,
+  EA_LAYER_LAYERNORM = 4,     /* one output row per input row; no attention weights */
+  EA_LAYER_FEED_FORWARD = 5,  /* fc2(act(fc1(x))); no attention weights */
+  EA_LAYER_ENCODER_BLOCK = 6  /* LayerNorms, self-attention, FFN and residual adds */
 } ea_layer_kind;
 
 typedef enum ea_dtype { EA_F32 = 0, EA_S8 = 1 } ea_dtype;

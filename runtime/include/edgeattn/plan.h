@@ -33,6 +33,7 @@ struct LayerShape {
   int kv_width;      // MHA: width of the K and V projections (num_kv_heads * head_dim)
   bool projects_query;  // Luong general
   bool coverage;     // additive: coverage vector [kv] (int32 / float) after the keys in the cache
+  int hidden_dim;    // feed-forward and encoder blocks: width of the FFN's hidden rows
 };
 
 constexpr size_t kArenaAlignment = EA_ALIGNMENT;
@@ -51,6 +52,10 @@ constexpr uint64_t align_up(uint64_t bytes) {
 //             (+ coverage: c [kv] int32 Q15 sums / floats, after the keys)
 //   Luong     scratch: (general: W^T q [q][key_dim]), row scratch
 //   pooling   scratch: row scratch
+//   layernorm no buffers
+//   ffn       scratch: hidden rows [q][hidden_dim]
+//   encoder block scratch: two rows of [q][E], then the larger of MHA's
+//             scratch and the FFN's hidden [q][hidden_dim] + output [q][E]
 // Row scratch is one query row at a time: kv int32 scores (+ kv uint16
 // probabilities for int8), so attention never needs q x kv memory. int8
 // layers with a scaled-dot-product core (MHA, Luong, pooling) that may run at

@@ -175,7 +175,7 @@ void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
 
 bool has_key_cache(const LayerShape&) { return true; }
 
-int linears(const fb::Layer& l, const fb::Linear* out[4]) {
+int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
   const auto* a = l.options_as_AdditiveAttention();
   out[0] = a->w_q(); out[1] = a->w_k();
   return 2;

@@ -17,6 +17,9 @@
 
 namespace edgeattn {
 
+// Projections a layer kind may have (an encoder block: q, k, v, out, fc1, fc2).
+constexpr int kMaxLayerLinears = 6;
+
 struct LayerKindModule {
   fb::LayerOptions options;  // the union member that stores the kind in a file
   ea_layer_kind kind;
@@ -41,9 +44,9 @@ struct LayerKindModule {
   // Whether a cached run still reads the caller's values (additive caches
   // only the projected keys).
   bool cached_run_reads_values;
-  // Its projections (for backends that prepare them, e.g. XNNPACK): up to 4,
-  // returns how many.
-  int (*linears)(const fb::Layer& layer, const fb::Linear* out[4]);
+  // Its projections (for backends that prepare them, e.g. XNNPACK): up to
+  // kMaxLayerLinears, returns how many.
+  int (*linears)(const fb::Layer& layer, const fb::Linear* out[kMaxLayerLinears]);
   // Decoding with a KV cache (null when the kind cannot): whether this layer
   // keeps one, and one step: the query row c.query at position `position`
   // (its K and V appended to the cache there), attending over positions
@@ -75,6 +78,9 @@ extern const LayerKindModule kMultiHeadAttention;
 extern const LayerKindModule kAdditive;
 extern const LayerKindModule kLuong;
 extern const LayerKindModule kPooling;
+extern const LayerKindModule kLayerNorm;
+extern const LayerKindModule kFeedForward;
+extern const LayerKindModule kEncoderBlock;
 }  // namespace layers
 
 }  // namespace edgeattn

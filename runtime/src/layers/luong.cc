@@ -87,7 +87,7 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   run_head(c, v, g->scale(), g->softmax(), false, carve.Take<uint8_t>(0));
 }
 
-int linears(const fb::Layer& l, const fb::Linear* out[4]) {
+int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
   const fb::Linear* w = l.options_as_LuongAttention()->w();
   if (w == nullptr) return 0;
   out[0] = w;

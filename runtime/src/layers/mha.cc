@@ -7,6 +7,7 @@
 // over every cached position (the same integers as the last row of a full
 // causal run over that prefix: a row of a causal run never sees later keys).
 #include "layer_kind.h"
+#include "parts.h"
 
 namespace edgeattn {
 namespace {
@@ -16,8 +17,13 @@ uint32_t kv_heads(const fb::MultiHeadAttention& m) {
   return m.num_kv_heads() != 0 ? m.num_kv_heads() : m.num_heads();
 }
 
-bool verify(Checker& c, const fb::Layer& l, bool s8) {
-  const auto* m = l.options_as_MultiHeadAttention();
+}  // namespace
+
+bool verify_mha(Checker& c, const fb::MultiHeadAttention* m, bool s8) {
+  if (m == nullptr) {
+    c.Msg() << "missing self_attn";
+    return false;
+  }
   bool ok = c.Dim(m->embed_dim(), "embed_dim") && c.Dim(m->kdim(), "kdim") &&
             c.Dim(m->vdim(), "vdim") && c.Dim(m->num_heads(), "num_heads") &&
             c.Dim(m->head_dim(), "head_dim") && c.Positive(m->scale(), "scale");
@@ -46,8 +52,8 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
          c.Linear(m->out_proj(), s8, e, e, "out_proj") && (!s8 || c.Softmax(m->softmax()));
 }
 
-void shape(const fb::Layer& l, LayerShape* s) {
-  const auto* m = l.options_as_MultiHeadAttention();
+void mha_shape(const fb::MultiHeadAttention& m_, LayerShape* s) {
+  const auto* m = &m_;
   s->embed_dim = static_cast<int>(m->embed_dim());
   s->cross = m->cross();
   s->kv_cache = m->kv_cache();
@@ -56,11 +62,19 @@ void shape(const fb::Layer& l, LayerShape* s) {
   s->v_dim = s->head_dim;
 }
 
+namespace {
+
+bool verify(Checker& c, const fb::Layer& l, bool s8) {
+  return verify_mha(c, l.options_as_MultiHeadAttention(), s8);
+}
+
+void shape(const fb::Layer& l, LayerShape* s) { mha_shape(*l.options_as_MultiHeadAttention(), s); }
+
 ea_quant quant_of(const fb::ActQuant* q) {
   return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
 }
 
-LayerPlan plan(const LayerShape& s, int q_len, int kv_len);
+LayerPlan plan(const LayerShape& s, int q_len, int kv_len) { return plan_mha(s, q_len, kv_len); }
 
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* m = l.options_as_MultiHeadAttention();
@@ -87,9 +101,11 @@ void info(const fb::Layer& l, LayerInfo* info) {
   }
 }
 
+}  // namespace
+
 // Scratch: Q [q][E], context [q][E], (self: K, V [kv][KV]), row scratch.
 // Cache (cross or kv_cache): K, V [kv][KV], KV = num_kv_heads * head_dim.
-LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
+LayerPlan plan_mha(const LayerShape& s, int q_len, int kv_len) {
   const uint64_t elem = s.dtype == EA_S8 ? 1 : 4;
   const uint64_t q = static_cast<uint64_t>(q_len), kv = static_cast<uint64_t>(kv_len);
   const uint64_t e = static_cast<uint64_t>(s.embed_dim);
@@ -102,6 +118,8 @@ LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   }
   return p;
 }
+
+namespace {
 
 // Every head of q [c.q_len][E] against kp, vp [c.kv_len][E] into ctx.
 void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t* q,
@@ -128,8 +146,9 @@ void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t*
   }
 }
 
-void run(const fb::Model& model, const Call& c, int max_kv_len) {
-  const auto* m = c.layer->options_as_MultiHeadAttention();
+}  // namespace
+
+void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
   const int e = static_cast<int>(m->embed_dim());
   const size_t es = elem_size(c.s8);
   Carver carve(c.scratch);
@@ -155,6 +174,12 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   }
   attend_heads(c, m, q, kp, vp, ctx, row_scratch);
   run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output, c.xnn, c.range);
+}
+
+namespace {
+
+void run(const fb::Model& model, const Call& c, int max_kv_len) {
+  run_mha(model, c.layer->options_as_MultiHeadAttention(), c, max_kv_len);
 }
 
 void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
@@ -193,7 +218,7 @@ void step(const fb::Model& model, const Call& c, int max_kv_len, int position) {
   run_linear(model, m->out_proj(), c.s8, 1, ctx, c.output, c.xnn);
 }
 
-int linears(const fb::Layer& l, const fb::Linear* out[4]) {
+int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
   const auto* m = l.options_as_MultiHeadAttention();
   out[0] = m->q_proj(); out[1] = m->k_proj(); out[2] = m->v_proj(); out[3] = m->out_proj();
   return 4;

@@ -56,7 +56,7 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   run_head(c, v, 1.0f, p->softmax(), false, c.scratch);
 }
 
-int linears(const fb::Layer&, const fb::Linear*[4]) { return 0; }
+int linears(const fb::Layer&, const fb::Linear*[kMaxLayerLinears]) { return 0; }
 
 }  // namespace
 

@@ -17,6 +17,15 @@
 #ifndef EA_LAYER_KIND_POOLING
 #define EA_LAYER_KIND_POOLING 1
 #endif
+#ifndef EA_LAYER_KIND_LAYERNORM
+#define EA_LAYER_KIND_LAYERNORM 1
+#endif
+#ifndef EA_LAYER_KIND_FFN
+#define EA_LAYER_KIND_FFN 1
+#endif
+#ifndef EA_LAYER_KIND_ENCODER_BLOCK
+#define EA_LAYER_KIND_ENCODER_BLOCK 1
+#endif
 
 namespace edgeattn {
 namespace {
@@ -34,6 +43,15 @@ const LayerKindModule* const kKinds[] = {
 #if EA_LAYER_KIND_POOLING
     &layers::kPooling,
 #endif
+#if EA_LAYER_KIND_LAYERNORM
+    &layers::kLayerNorm,
+#endif
+#if EA_LAYER_KIND_FFN
+    &layers::kFeedForward,
+#endif
+#if EA_LAYER_KIND_ENCODER_BLOCK
+    &layers::kEncoderBlock,
+#endif
     nullptr,  // keeps the array non-empty
 };
 
@@ -50,6 +68,9 @@ const char* layer_kind_option_name(fb::LayerOptions options) {
     case fb::LayerOptions::AdditiveAttention: return "additive attention (additive)";
     case fb::LayerOptions::LuongAttention: return "Luong attention (luong)";
     case fb::LayerOptions::AttentionPooling: return "attention pooling (pooling)";
+    case fb::LayerOptions::LayerNorm: return "LayerNorm (layernorm)";
+    case fb::LayerOptions::FeedForward: return "feed-forward (ffn)";
+    case fb::LayerOptions::EncoderBlock: return "encoder block (encoder_block)";
     default: return "unknown";
   }
 }

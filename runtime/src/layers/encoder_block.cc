@@ -1,0 +1,215 @@
+// Transformer encoder block (nn.TransformerEncoderLayer, ViT/SVTR blocks):
+// LayerNorm, self-attention, residual add, LayerNorm, feed-forward, residual
+// add, in pre-norm or post-norm order, each step run by its own kind's code
+// (parts.h) over buffers of one layout (BlockLayout) that both the plan and
+// the run read:
+//   pre-norm:  a = norm1(x); o = attn(a); a = x + o; o = norm2(a);
+//              region = [hidden | f]; f = ffn(o); y = a + f
+//   post-norm: o = attn(x); a = x + o; a = norm1(a); f = ffn(a); o = a + f;
+//              y = norm2(o)
+// `region` holds the attention's own scratch first and the FFN's hidden and
+// output rows after it, so the block's scratch is 2 rows of d plus the larger
+// of the two. int8 residual adds are requant.h's contract 5.
+#include "edgeattn/kernels/dispatch.h"
+#include "layer_kind.h"
+#include "parts.h"
+
+namespace edgeattn {
+
+bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a,
+                const fb::ActQuant* in_b, const char* what) {
+  if (a == nullptr) {
+    c.Msg() << "missing residual add " << what;
+    return false;
+  }
+  if (!c.Quant(a->a(), what) || !c.Quant(a->b(), what) || !c.Quant(a->output(), what)) return false;
+  if (a->a()->scale() != in_a->scale() || a->a()->zero_point() != in_a->zero_point() ||
+      a->b()->scale() != in_b->scale() || a->b()->zero_point() != in_b->zero_point()) {
+    c.Msg() << "residual add " << what << ": input quantization differs from the tensors it adds";
+    return false;
+  }
+  if (a->shift() < 1 || a->shift() > kernels::kAddMaxShift || a->a_multiplier() < 0 ||
+      a->a_multiplier() > kernels::kAddMaxMultiplier || a->b_multiplier() < 0 ||
+      a->b_multiplier() > kernels::kAddMaxMultiplier) {
+    c.Msg() << "residual add " << what << ": multipliers (" << a->a_multiplier() << ", "
+            << a->b_multiplier() << ") or shift " << a->shift() << " out of range";
+    return false;
+  }
+  return true;
+}
+
+void run_add(const fb::ResidualAdd* a, bool s8, int rows, int n, const void* x, const void* b, void* y) {
+  if (s8) {
+    kernels::QS8AddArgs args = {};
+    args.rows = rows;
+    args.n = n;
+    args.a = static_cast<const int8_t*>(x);
+    args.a_stride = n;
+    args.a_zp = a->a()->zero_point();
+    args.a_mult = a->a_multiplier();
+    args.b = static_cast<const int8_t*>(b);
+    args.b_stride = n;
+    args.b_zp = a->b()->zero_point();
+    args.b_mult = a->b_multiplier();
+    args.shift = a->shift();
+    args.y_zp = a->output()->zero_point();
+    args.y = static_cast<int8_t*>(y);
+    args.y_stride = n;
+    kernels::kernels().qs8_add(args);
+  } else {
+    kernels::kernels().f32_add(rows, n, static_cast<const float*>(x), n, static_cast<const float*>(b), n,
+                               static_cast<float*>(y), n);
+  }
+}
+
+namespace {
+
+// Offsets in the scratch (see the top of this file).
+struct BlockLayout {
+  uint64_t a, o, region, hidden, f, total;
+};
+
+BlockLayout block_layout(const LayerShape& s, int q_len, int kv_len) {
+  const bool s8 = s.dtype == EA_S8;
+  const uint64_t row = align_up(static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.embed_dim) * (s8 ? 1 : 4));
+  const uint64_t attn = plan_mha(s, q_len, kv_len).scratch_bytes;
+  const uint64_t hidden = ffn_hidden_bytes(s.hidden_dim, s8, q_len);
+  BlockLayout b = {};
+  b.a = 0;
+  b.o = row;
+  b.region = 2 * row;
+  b.hidden = b.region;
+  b.f = b.region + hidden;
+  b.total = b.region + (attn > hidden + row ? attn : hidden + row);
+  return b;
+}
+
+bool verify(Checker& c, const fb::Layer& l, bool s8) {
+  const auto* b = l.options_as_EncoderBlock();
+  if (!c.Dim(b->dim(), "dim") || !verify_mha(c, b->self_attn(), s8)) return false;
+  const auto* m = b->self_attn();
+  if (m->embed_dim() != b->dim() || m->cross() || m->kv_cache()) {
+    c.Msg() << "self_attn must be self-attention over dim " << b->dim() << " without a KV cache";
+    return false;
+  }
+  if (!verify_layernorm(c, b->norm1(), s8, b->dim(), "norm1") ||
+      !verify_layernorm(c, b->norm2(), s8, b->dim(), "norm2") ||
+      !verify_ffn(c, b->ffn(), s8, b->dim(), "ffn")) {
+    return false;
+  }
+  if (!s8) return true;
+  // The int8 steps must agree on the quantization of every tensor one hands
+  // to the next (the converter writes them so; a file that does not is refused).
+  const fb::LayerNorm* n1 = b->norm1();
+  const fb::LayerNorm* n2 = b->norm2();
+  const fb::Linear* q = m->q_proj();
+  const fb::ActQuant* add1_a = b->norm_first() ? n1->input() : q->input();
+  const fb::ActQuant* add2_a = b->norm_first() ? b->add1()->output() : n1->output();
+  if (!verify_add(c, b->add1(), add1_a, m->out_proj()->output(), "add1") ||
+      !verify_add(c, b->add2(), add2_a, b->ffn()->fc2()->output(), "add2")) {
+    return false;
+  }
+  struct Handover {
+    bool applies;  // pre-norm only, post-norm only, or both
+    const fb::ActQuant* from;
+    const fb::ActQuant* to;
+    const char* what;
+  };
+  const bool pre = b->norm_first();
+  const Handover handovers[] = {
+      {pre, n1->output(), q->input(), "norm1's output / self_attn's input"},
+      {pre, b->add1()->output(), n2->input(), "add1's output / norm2's input"},
+      {pre, n2->output(), b->ffn()->fc1()->input(), "norm2's output / the FFN's input"},
+      {!pre, b->add1()->output(), n1->input(), "add1's output / norm1's input"},
+      {!pre, n1->output(), b->ffn()->fc1()->input(), "norm1's output / the FFN's input"},
+      {!pre, b->add2()->output(), n2->input(), "add2's output / norm2's input"},
+      {true, q->input(), m->k_proj()->input(), "self_attn's query / key input"},
+      {true, q->input(), m->v_proj()->input(), "self_attn's query / value input"}};
+  for (const Handover& h : handovers) {
+    if (h.applies && (h.from->scale() != h.to->scale() || h.from->zero_point() != h.to->zero_point())) {
+      c.Msg() << "int8 quantization differs at " << h.what;
+      return false;
+    }
+  }
+  return true;
+}
+
+void shape(const fb::Layer& l, LayerShape* s) {
+  const auto* b = l.options_as_EncoderBlock();
+  mha_shape(*b->self_attn(), s);
+  s->hidden_dim = static_cast<int>(b->ffn()->hidden_dim());
+}
+
+ea_quant quant_of(const fb::ActQuant* q) {
+  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
+}
+
+void info(const fb::Layer& l, LayerInfo* info) {
+  const auto* b = l.options_as_EncoderBlock();
+  info->query_dim = static_cast<int32_t>(b->dim());
+  info->key_dim = info->query_dim;
+  info->value_dim = info->query_dim;
+  info->output_dim = info->query_dim;
+  info->num_heads = static_cast<int32_t>(b->self_attn()->num_heads());
+  info->num_kv_heads = static_cast<int32_t>(b->self_attn()->num_kv_heads() != 0 ? b->self_attn()->num_kv_heads()
+                                                                              : b->self_attn()->num_heads());
+  info->causal = b->self_attn()->causal();
+  info->query_quant = quant_of(b->norm_first() ? b->norm1()->input() : b->self_attn()->q_proj()->input());
+  info->output_quant = quant_of(b->norm_first() ? b->add2()->output() : b->norm2()->output());
+}
+
+LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
+  return LayerPlan{0, block_layout(s, q_len, kv_len).total};
+}
+
+void run(const fb::Model& model, const Call& c, int max_kv_len) {
+  const auto* b = c.layer->options_as_EncoderBlock();
+  LayerShape s = {};
+  s.dtype = c.s8 ? EA_S8 : EA_F32;
+  s.tile_scratch = c.layer->tile_scratch();
+  shape(*c.layer, &s);
+  const BlockLayout lay = block_layout(s, c.q_len, c.kv_len);
+  uint8_t* a = c.scratch + lay.a;
+  uint8_t* o = c.scratch + lay.o;
+  uint8_t* hidden = c.scratch + lay.hidden;
+  uint8_t* f = c.scratch + lay.f;
+  const int rows = c.q_len, d = static_cast<int>(b->dim());
+
+  Call attn = c;  // the same masks and attention-weights output, the block's own buffers
+  attn.scratch = c.scratch + lay.region;
+  attn.output = o;
+  if (b->norm_first()) {
+    run_layernorm(model, b->norm1(), c.s8, rows, c.query, a);
+    attn.query = attn.key = attn.value = a;
+    run_mha(model, b->self_attn(), attn, max_kv_len);
+    run_add(b->add1(), c.s8, rows, d, c.query, o, a);
+    run_layernorm(model, b->norm2(), c.s8, rows, a, o);
+    run_ffn(model, b->ffn(), c.s8, rows, o, hidden, f, c.xnn);
+    run_add(b->add2(), c.s8, rows, d, a, f, c.output);
+  } else {
+    run_mha(model, b->self_attn(), attn, max_kv_len);
+    run_add(b->add1(), c.s8, rows, d, c.query, o, a);
+    run_layernorm(model, b->norm1(), c.s8, rows, a, a);
+    run_ffn(model, b->ffn(), c.s8, rows, a, hidden, f, c.xnn);
+    run_add(b->add2(), c.s8, rows, d, a, f, o);
+    run_layernorm(model, b->norm2(), c.s8, rows, o, c.output);
+  }
+}
+
+int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
+  const auto* b = l.options_as_EncoderBlock();
+  const auto* m = b->self_attn();
+  out[0] = m->q_proj(); out[1] = m->k_proj(); out[2] = m->v_proj(); out[3] = m->out_proj();
+  out[4] = b->ffn()->fc1(); out[5] = b->ffn()->fc2();
+  return 6;
+}
+
+}  // namespace
+
+namespace layers {
+const LayerKindModule kEncoderBlock = {
+    fb::LayerOptions::EncoderBlock, EA_LAYER_ENCODER_BLOCK, "encoder block",
+    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
+}  // namespace layers
+
+}  // namespace edgeattn

@@ -1,0 +1,107 @@
+// Feed-forward network (the MLP of a transformer block): y = fc2(act(fc1(x)))
+// row by row, the hidden rows in the scratch. The linears are the tiled
+// qs8_linear / f32_linear kernels; the int8 activation (ReLU, GELU in its erf
+// and tanh forms, SiLU) is the converter's 256-entry table (requant.h
+// contract 6: exact for int8 input, no libm on the device). Also the FFN step
+// of the transformer blocks (parts.h).
+#include "edgeattn/kernels/dispatch.h"
+#include "layer_kind.h"
+#include "parts.h"
+
+namespace edgeattn {
+
+bool verify_ffn(Checker& c, const fb::FeedForward* f, bool s8, uint32_t dim, const char* what) {
+  if (f == nullptr) {
+    c.Msg() << "missing " << what;
+    return false;
+  }
+  if (f->dim() != dim) {
+    c.Msg() << what << " dim " << f->dim() << " != " << dim;
+    return false;
+  }
+  if (!c.Dim(f->hidden_dim(), "hidden_dim")) return false;
+  if (f->activation() < fb::Activation::MIN || f->activation() > fb::Activation::MAX) {
+    c.Msg() << what << " has unknown activation " << static_cast<int>(f->activation());
+    return false;
+  }
+  if (!c.Linear(f->fc1(), s8, dim, f->hidden_dim(), "fc1") ||
+      !c.Linear(f->fc2(), s8, f->hidden_dim(), dim, "fc2")) {
+    return false;
+  }
+  if (s8 && (f->act_table() == nullptr || f->act_table()->size() != 256)) {
+    c.Msg() << what << " needs a 256-entry activation table";
+    return false;
+  }
+  return true;
+}
+
+uint64_t ffn_hidden_bytes(int hidden_dim, bool s8, int rows) {
+  return align_up(static_cast<uint64_t>(rows) * static_cast<uint64_t>(hidden_dim) * (s8 ? 1 : 4));
+}
+
+void run_ffn(const fb::Model& model, const fb::FeedForward* f, bool s8, int rows, const void* x,
+             void* hidden, void* y, const void* xnn) {
+  const int h = static_cast<int>(f->hidden_dim());
+  run_linear(model, f->fc1(), s8, rows, x, hidden, xnn);
+  if (s8) {
+    auto* hq = static_cast<int8_t*>(hidden);
+    kernels::kernels().qs8_lut(rows, h, hq, h, f->act_table()->data(), hq, h);
+  } else {
+    kernels::kernels().f32_activation(rows, h, static_cast<float*>(hidden), h,
+                                      static_cast<int32_t>(f->activation()));
+  }
+  run_linear(model, f->fc2(), s8, rows, hidden, y, xnn);
+}
+
+namespace {
+
+bool verify(Checker& c, const fb::Layer& l, bool s8) {
+  const auto* f = l.options_as_FeedForward();
+  return c.Dim(f->dim(), "dim") && verify_ffn(c, f, s8, f->dim(), "ffn");
+}
+
+void shape(const fb::Layer& l, LayerShape* s) {
+  const auto* f = l.options_as_FeedForward();
+  s->embed_dim = static_cast<int>(f->dim());
+  s->hidden_dim = static_cast<int>(f->hidden_dim());
+}
+
+ea_quant quant_of(const fb::ActQuant* q) {
+  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
+}
+
+void info(const fb::Layer& l, LayerInfo* info) {
+  const auto* f = l.options_as_FeedForward();
+  info->query_dim = static_cast<int32_t>(f->dim());
+  info->key_dim = info->query_dim;
+  info->value_dim = info->query_dim;
+  info->output_dim = info->query_dim;
+  info->num_heads = 0;  // no attention weights
+  info->query_quant = quant_of(f->fc1()->input());
+  info->output_quant = quant_of(f->fc2()->output());
+}
+
+// Scratch: the hidden rows [q][hidden_dim].
+LayerPlan plan(const LayerShape& s, int q_len, int) {
+  return LayerPlan{0, ffn_hidden_bytes(s.hidden_dim, s.dtype == EA_S8, q_len)};
+}
+
+void run(const fb::Model& model, const Call& c, int) {
+  run_ffn(model, c.layer->options_as_FeedForward(), c.s8, c.q_len, c.query, c.scratch, c.output, c.xnn);
+}
+
+int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
+  out[0] = l.options_as_FeedForward()->fc1();
+  out[1] = l.options_as_FeedForward()->fc2();
+  return 2;
+}
+
+}  // namespace
+
+namespace layers {
+const LayerKindModule kFeedForward = {
+    fb::LayerOptions::FeedForward, EA_LAYER_FEED_FORWARD, "feed-forward",
+    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
+}  // namespace layers
+
+}  // namespace edgeattn

@@ -1,0 +1,101 @@
+// LayerNorm over each row of the input (nn.LayerNorm(dim)): one output row per
+// input row, no scratch. int8: requant.h's contract 4 (integer sums, one
+// exact integer square root per row), so no FPU and the same bytes on every
+// path. Also the normalization step of the transformer blocks (parts.h).
+#include "edgeattn/kernels/dispatch.h"
+#include "layer_kind.h"
+#include "parts.h"
+
+namespace edgeattn {
+
+bool verify_layernorm(Checker& c, const fb::LayerNorm* n, bool s8, uint32_t dim, const char* what) {
+  if (n == nullptr) {
+    c.Msg() << "missing " << what;
+    return false;
+  }
+  if (n->dim() != dim) {
+    c.Msg() << what << " dim " << n->dim() << " != " << dim;
+    return false;
+  }
+  if (!c.Positive(n->eps(), "LayerNorm eps")) return false;
+  if (!s8) {
+    return c.Tensor(n->gain(), fb::DType::F32, 1, dim, what) &&
+           c.Tensor(n->bias(), fb::DType::F32, 1, dim, what);
+  }
+  if (n->eps_term() < 1 || n->eps_term() > kernels::kLayerNormMaxEpsTerm) {
+    c.Msg() << what << " eps_term " << n->eps_term() << " is outside 1..2^60";
+    return false;
+  }
+  return c.Tensor(n->gain(), fb::DType::S16, 1, dim, what) &&
+         c.Tensor(n->bias(), fb::DType::S32, 1, dim, what) &&
+         c.Int32sWithin(n->bias(), kernels::kLayerNormMaxBias, "LayerNorm bias") &&
+         c.Quant(n->input(), what) && c.Quant(n->output(), what) && c.Requant(n->requant(), 1, what);
+}
+
+void run_layernorm(const fb::Model& model, const fb::LayerNorm* n, bool s8, int rows, const void* x,
+                   void* y) {
+  const int dim = static_cast<int>(n->dim());
+  if (s8) {
+    kernels::QS8LayerNormArgs a = {};
+    a.rows = rows;
+    a.dim = dim;
+    a.x = static_cast<const int8_t*>(x);
+    a.x_stride = dim;
+    a.eps_term = n->eps_term();
+    a.gain = tensor_data<int16_t>(model, n->gain());
+    a.bias = tensor_data<int32_t>(model, n->bias());
+    a.mult = n->requant()->multiplier()->Get(0);
+    a.shift = n->requant()->shift()->Get(0);
+    a.y_zp = n->output()->zero_point();
+    a.y = static_cast<int8_t*>(y);
+    a.y_stride = dim;
+    kernels::kernels().qs8_layernorm(a);
+  } else {
+    kernels::kernels().f32_layernorm(rows, dim, static_cast<const float*>(x), dim, n->eps(),
+                                     tensor_data<float>(model, n->gain()),
+                                     tensor_data<float>(model, n->bias()), static_cast<float*>(y), dim);
+  }
+}
+
+namespace {
+
+bool verify(Checker& c, const fb::Layer& l, bool s8) {
+  const auto* n = l.options_as_LayerNorm();
+  return c.Dim(n->dim(), "dim") && verify_layernorm(c, n, s8, n->dim(), "layernorm");
+}
+
+void shape(const fb::Layer& l, LayerShape* s) { s->embed_dim = static_cast<int>(l.options_as_LayerNorm()->dim()); }
+
+ea_quant quant_of(const fb::ActQuant* q) {
+  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
+}
+
+void info(const fb::Layer& l, LayerInfo* info) {
+  const auto* n = l.options_as_LayerNorm();
+  info->query_dim = static_cast<int32_t>(n->dim());
+  info->key_dim = info->query_dim;
+  info->value_dim = info->query_dim;
+  info->output_dim = info->query_dim;
+  info->num_heads = 0;  // no attention weights
+  info->query_quant = quant_of(n->input());
+  info->output_quant = quant_of(n->output());
+}
+
+// No buffers: each row is normalized from the caller's input to its output.
+LayerPlan plan(const LayerShape&, int, int) { return LayerPlan{0, 0}; }
+
+void run(const fb::Model& model, const Call& c, int) {
+  run_layernorm(model, c.layer->options_as_LayerNorm(), c.s8, c.q_len, c.query, c.output);
+}
+
+int linears(const fb::Layer&, const fb::Linear*[kMaxLayerLinears]) { return 0; }
+
+}  // namespace
+
+namespace layers {
+const LayerKindModule kLayerNorm = {
+    fb::LayerOptions::LayerNorm, EA_LAYER_LAYERNORM, "layernorm",
+    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
+}  // namespace layers
+
+}  // namespace edgeattn
