@@ -669,6 +669,95 @@ void BM_F32Pooling(benchmark::State& state, ek::KernelPath path, int L, int d) {
 
 // The int8 benchmarks with projections once more as ".../xnnpack": XNNPACK
 // projections, the rest on the best kernel path.
+// A pre-norm transformer encoder block, int8, as the encoder_block layer
+// kind runs it (runtime/src/layers/encoder_block.cc) and as ONNX Runtime's
+// QBlock in ../shared/peers computes it: a = LN1(x); o = MHA(a); h = x + o;
+// n = LN2(h); y = h + fc2(GELU(fc1(n))), FFN width 4 d. `stage` times one
+// kind of step alone on the same buffers (stage split: norm = both
+// LayerNorms, attn = the MHA layer, ffn = fc1 + activation + fc2,
+// residual = both adds).
+enum class BlockStage { kAll, kNorm, kAttn, kFfn, kResidual };
+
+struct Qs8Norm {
+  std::vector<int16_t> gain;
+  std::vector<int32_t> bias;
+  ek::QS8LayerNormArgs args = {};
+  explicit Qs8Norm(int d) {
+    std::mt19937_64 rng(d);
+    gain.resize(d);
+    bias.resize(d);
+    for (auto& g : gain) g = static_cast<int16_t>(16000 + rng() % 16767);
+    for (auto& b : bias) b = static_cast<int32_t>(rng() % 4001) - 2000;
+    args.dim = d;
+    args.eps_term = 65536;
+    args.gain = gain.data();
+    args.bias = bias.data();
+    Mult(std::ldexp(1.0, -ek::layernorm_frac_bits(d)) / 32767.0 / (4.0 / 127.0), &args.mult, &args.shift);
+    args.y_zp = 0;
+  }
+  void Run(const ek::KernelTable& t, int rows, const int8_t* x, int8_t* y) {
+    args.rows = rows;
+    args.x = x; args.x_stride = args.dim;
+    args.y = y; args.y_stride = args.dim;
+    t.qs8_layernorm(args);
+  }
+};
+
+void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int d, int heads, BlockStage stage) {
+  const ek::KernelTable& t = *ek::kernel_table(path);
+  const int hd = d / heads, f = 4 * d;
+  Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13), wo(d, d, 14), fc1(d, f, 16), fc2(f, d, 17);
+  Qs8Norm n1(d), n2(d);
+  std::vector<int8_t> gelu(256);
+  for (int i = 0; i < 256; ++i) {
+    const double x = (i - 128) * (8.0 / 128.0);
+    gelu[i] = static_cast<int8_t>(std::lround(std::min(127.0, 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))) / (8.0 / 127.0))));
+  }
+  const auto x = RandS8(static_cast<size_t>(L) * d, 15);
+  std::vector<int8_t> a(x.size()), q(x.size()), kp(x.size()), vp(x.size()), ctx(x.size()), o(x.size()), y(x.size());
+  std::vector<int8_t> hidden(static_cast<size_t>(L) * f);
+  std::vector<int32_t> scratch(L);
+  std::vector<uint16_t> probs(L);
+  std::vector<uint8_t> tile(ek::qs8_attention_tile_bytes(L, hd, hd));
+  ek::QS8AddArgs add = {L, d, x.data(), d, 0, 1 << 19, o.data(), d, -3, 1 << 19, 20, 0, a.data(), d};
+  const bool all = stage == BlockStage::kAll;
+  for (auto _ : state) {
+    if (all || stage == BlockStage::kNorm) n1.Run(t, L, x.data(), a.data());
+    if (all || stage == BlockStage::kAttn) {
+      wq.Run(t, L, a.data(), d, q.data(), d);
+      wk.Run(t, L, a.data(), d, kp.data(), d);
+      wv.Run(t, L, a.data(), d, vp.data(), d);
+      for (int h = 0; h < heads; ++h) {
+        ek::QS8AttentionArgs at = Qs8Head(L, L, hd, d);
+        at.q = q.data() + h * hd; at.k = kp.data() + h * hd; at.v = vp.data() + h * hd;
+        at.out = ctx.data() + h * hd;
+        at.scratch = scratch.data(); at.prob_scratch = probs.data();
+        at.tile_scratch = tile.data();
+        t.qs8_attention(at);
+      }
+      wo.Run(t, L, ctx.data(), d, o.data(), d);
+    }
+    if (all || stage == BlockStage::kResidual) {
+      add.a = x.data(); add.b = o.data(); add.y = a.data();
+      t.qs8_add(add);  // h = x + o, into a
+    }
+    if (all || stage == BlockStage::kNorm) n2.Run(t, L, a.data(), q.data());
+    if (all || stage == BlockStage::kFfn) {
+      fc1.Run(t, L, q.data(), d, hidden.data(), f);
+      t.qs8_lut(L, f, hidden.data(), f, gelu.data(), hidden.data(), f);
+      fc2.Run(t, L, hidden.data(), f, o.data(), d);
+    }
+    if (all || stage == BlockStage::kResidual) {
+      add.a = a.data(); add.b = o.data(); add.y = y.data();
+      t.qs8_add(add);  // y = h + ffn
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  // The peers' convention (../shared/peers/common.hpp): 24 L d^2 + 4 L^2 d.
+  SetFlops(state, 24.0 * L * d * static_cast<double>(d) + 4.0 * L * static_cast<double>(L) * d);
+  SetBytes(state, 4 * LinearBytes(d, d, 1) + LinearBytes(d, f, 1) + LinearBytes(f, d, 1) + 2 * static_cast<int64_t>(L) * d);
+}
+
 void RegisterXnnpack() {
 #if EA_HAVE_XNNPACK
   if (xnn_initialize(nullptr) != xnn_status_success) return;
@@ -820,6 +909,27 @@ void RegisterAll() {
                               "/da:" + std::to_string(kAddDa) + (proj ? "/keys:projected" : "/keys:cached");
         reg("additive_qs8" + s, [=](benchmark::State& st) { BM_Qs8Additive(st, p, kv, proj); });
         reg("additive_f32" + s, [=](benchmark::State& st) { BM_F32Additive(st, p, kv, proj); });
+      }
+    }
+    // The encoder block grid of ../shared/peers (ort-grid.sh --only block),
+    // and its stage split at a few shapes.
+    for (int L : {16, 64, 128, 256}) {
+      for (int d : {64, 128, 256}) {
+        const std::string s = "/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:4";
+        reg("encoder_block_qs8" + s, [=](benchmark::State& st) { BM_Qs8EncoderBlock(st, p, L, d, 4, BlockStage::kAll); });
+      }
+    }
+    for (const auto& shape : {std::array<int, 2>{64, 128}, std::array<int, 2>{128, 128}, std::array<int, 2>{256, 256}}) {
+      const std::pair<const char*, BlockStage> stages[] = {{"norm", BlockStage::kNorm},
+                                                           {"attn", BlockStage::kAttn},
+                                                           {"ffn", BlockStage::kFfn},
+                                                           {"residual", BlockStage::kResidual}};
+      for (const auto& stage : stages) {
+        const int L = shape[0], d = shape[1];
+        const BlockStage which = stage.second;
+        reg("encoder_block_stage_qs8/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:4/stage:" +
+                stage.first,
+            [=](benchmark::State& st) { BM_Qs8EncoderBlock(st, p, L, d, 4, which); });
       }
     }
     for (int L : {16, 64, 128, 256}) {

@@ -197,11 +197,12 @@ inline uint16_t normalize_prob_q15(int32_t e, ProbNormalizer norm) {
 //     whose variance is zero has D = E > 0 and c_i = 0: the output is the bias.
 //  3. 1 / sqrt(D) from one exact integer square root: D is scaled by 4^k so
 //     that D 4^k has 61 or 62 bits (k = (62 - bits(D)) / 2), r = floor(sqrt(D 4^k))
-//     is in [2^30, 2^31), and inv = round(2^61 / r) in [2^30, 2^31].
-//     Then y_i = c_i / sqrt(D 2^-16) = c_i inv 2^(k + 8 - 61) up to the two roundings.
+//     is in [2^30, 2^31), and inv = round(2^60 / r) in [2^29, 2^30] (an int32,
+//     so SIMD paths multiply c_i inv as 32 x 32 -> 64 bits).
+//     Then y_i = c_i / sqrt(D 2^-16) = c_i inv 2^(k + 8 - 60) up to the two roundings.
 //  4. y_i in Q(f), f = 14 - ceil(ceil(log2 d) / 2), so |y_i| <= sqrt(d - 1)
 //     keeps |y_q| <= 2^14: y_q = (c_i inv + 2^(s-1)) >> s with
-//     s = 53 - k - f (9 <= s <= 46; c_i inv fits 53 bits), clamped to +-32767.
+//     s = 52 - k - f (8 <= s <= 45; c_i inv fits 52 bits), clamped to +-32767.
 //  5. acc_i = y_q gain_i + bias_i (gain int16 at one scale s_g, bias int32 at
 //     s_g 2^-f, |bias| <= 2^30: acc fits int32), and the output is
 //     requantize_s8(acc_i, M, shift, zp_out), M 2^(shift-31) = s_g 2^-f / s_out.
@@ -247,16 +248,16 @@ inline int layernorm_frac_bits(int d) {
 
 // Steps 2-3 for one row: the multiplier inv and shift s of step 4.
 struct LayerNormRowScale {
-  int64_t inv;
-  int shift;
+  int32_t inv;  // [2^29, 2^30]
+  int shift;    // s, 8..45
 };
 inline LayerNormRowScale layernorm_row_scale(int d, int32_t sum, int32_t sum_sq, int64_t eps_term) {
   const int64_t var_d2 = static_cast<int64_t>(d) * sum_sq - static_cast<int64_t>(sum) * sum;
   const uint64_t big = (static_cast<uint64_t>(var_d2) << 16) + static_cast<uint64_t>(eps_term);  // >= 1
   const int k = (62 - bit_length_u64(big)) / 2;
   const uint64_t r = isqrt_u64(big << (2 * k));
-  const int64_t inv = static_cast<int64_t>(((uint64_t{1} << 61) + (r >> 1)) / r);
-  return LayerNormRowScale{inv, 53 - k - layernorm_frac_bits(d)};
+  const int32_t inv = static_cast<int32_t>(((uint64_t{1} << 60) + (r >> 1)) / r);
+  return LayerNormRowScale{inv, 52 - k - layernorm_frac_bits(d)};
 }
 
 // Step 4 for one element.

@@ -1,0 +1,196 @@
+#include "converter/block_math.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "converter/error.h"
+#include "edgeattn/kernels/ref.h"
+#include "edgeattn/kernels/requant.h"
+
+namespace edgeattn {
+namespace convert {
+
+void layernorm_forward(const FloatNorm& n, int rows, const double* x, double* y) {
+  for (int r = 0; r < rows; ++r) {
+    const double* xr = x + static_cast<size_t>(r) * n.dim;
+    double* yr = y + static_cast<size_t>(r) * n.dim;
+    double mean = 0.0, var = 0.0;
+    for (int i = 0; i < n.dim; ++i) mean += xr[i];
+    mean /= n.dim;
+    for (int i = 0; i < n.dim; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    var /= n.dim;
+    const double inv = 1.0 / std::sqrt(var + n.eps);
+    for (int i = 0; i < n.dim; ++i) yr[i] = (xr[i] - mean) * inv * n.gain[i] + n.bias[i];
+  }
+}
+
+bool parse_activation(const std::string& name, Activation* act) {
+  if (name == "relu") {
+    *act = Activation::kRelu;
+  } else if (name == "gelu") {
+    *act = Activation::kGeluErf;
+  } else if (name == "gelu_tanh" || name == "gelu_new") {
+    *act = Activation::kGeluTanh;
+  } else if (name == "silu" || name == "swish") {
+    *act = Activation::kSilu;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char* activation_name(Activation act) {
+  switch (act) {
+    case Activation::kRelu: return "relu";
+    case Activation::kGeluErf: return "gelu";
+    case Activation::kGeluTanh: return "gelu_tanh";
+    case Activation::kSilu: return "silu";
+  }
+  return "?";
+}
+
+double activate(Activation act, double x) {
+  switch (act) {
+    case Activation::kRelu: return x > 0.0 ? x : 0.0;
+    case Activation::kGeluErf: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case Activation::kGeluTanh:
+      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case Activation::kSilu: return x / (1.0 + std::exp(-x));
+  }
+  return x;
+}
+
+namespace {
+
+// y [rows][out] = x [rows][in] W^T + b (W row-major [out][in]).
+void dense(const FloatLinear& l, int rows, const double* x, double* y) {
+  for (int r = 0; r < rows; ++r) {
+    const double* xr = x + static_cast<size_t>(r) * l.in;
+    for (int o = 0; o < l.out; ++o) {
+      const double* w = l.w.data() + static_cast<size_t>(o) * l.in;
+      double acc = l.b.empty() ? 0.0 : l.b[o];
+      for (int k = 0; k < l.in; ++k) acc += w[k] * xr[k];
+      y[static_cast<size_t>(r) * l.out + o] = acc;
+    }
+  }
+}
+
+}  // namespace
+
+void ffn_forward(const FloatFfn& f, int rows, const double* x, double* y,
+                 std::vector<double>* hidden_pre, std::vector<double>* hidden_post) {
+  std::vector<double> h(static_cast<size_t>(rows) * f.hidden);
+  dense(f.fc1, rows, x, h.data());
+  if (hidden_pre != nullptr) *hidden_pre = h;
+  for (double& v : h) v = activate(f.act, v);
+  if (hidden_post != nullptr) *hidden_post = h;
+  dense(f.fc2, rows, h.data(), y);
+}
+
+QuantNorm quantize_layernorm(const FloatNorm& n, const ActQuantParams& in, const ActQuantParams& out,
+                             const std::string& what) {
+  if (!(n.eps > 0.0) || !std::isfinite(n.eps)) fail(what, ": LayerNorm eps ", n.eps, " must be finite and > 0");
+  QuantNorm q;
+  q.input = in;
+  q.output = out;
+  double gmax = 0.0;
+  for (double g : n.gain) gmax = std::max(gmax, std::fabs(g));
+  const double s_g = gmax > 0.0 ? gmax / 32767.0 : 1.0 / 32767.0;
+  const int f = kernels::layernorm_frac_bits(n.dim);
+  const double bias_scale = s_g * std::ldexp(1.0, -f);
+  q.gain.resize(n.dim);
+  q.bias.resize(n.dim);
+  for (int i = 0; i < n.dim; ++i) {
+    q.gain[i] = static_cast<int16_t>(std::clamp(std::round(n.gain[i] / s_g), -32767.0, 32767.0));
+    const double b = std::round(n.bias[i] / bias_scale);
+    if (!(std::fabs(b) <= kernels::kLayerNormMaxBias)) {
+      fail(what, ": LayerNorm bias[", i, "] = ", n.bias[i], " is more than 2^15 times the largest gain ", gmax,
+           " (not representable in the int8 LayerNorm)");
+    }
+    q.bias[i] = static_cast<int32_t>(b);
+  }
+  const double e = std::round(65536.0 * n.dim * n.dim * n.eps / (in.scale * in.scale));
+  q.eps_term = static_cast<int64_t>(std::clamp(e, 1.0, static_cast<double>(kernels::kLayerNormMaxEpsTerm)));
+  q.requant = requant(bias_scale / out.scale, what);
+  return q;
+}
+
+std::vector<int8_t> activation_table(Activation act, const ActQuantParams& in, const ActQuantParams& out) {
+  std::vector<int8_t> t(256);
+  for (int i = 0; i < 256; ++i) {
+    const double x = in.scale * (i - 128 - in.zero_point);
+    const double q = std::round(activate(act, x) / out.scale) + out.zero_point;
+    t[i] = static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
+  }
+  return t;
+}
+
+QuantAdd quantize_add(const ActQuantParams& a, const ActQuantParams& b, const ActQuantParams& out,
+                      const std::string& what) {
+  QuantAdd q;
+  q.a = a;
+  q.b = b;
+  q.output = out;
+  const double ra = a.scale / out.scale, rb = b.scale / out.scale;
+  for (int n = kernels::kAddMaxShift; n >= 1; --n) {
+    const double ma = std::round(std::ldexp(ra, n)), mb = std::round(std::ldexp(rb, n));
+    if (ma <= kernels::kAddMaxMultiplier && mb <= kernels::kAddMaxMultiplier) {
+      q.a_multiplier = static_cast<int32_t>(ma);
+      q.b_multiplier = static_cast<int32_t>(mb);
+      q.shift = n;
+      return q;
+    }
+  }
+  fail(what, ": residual add input scales ", a.scale, " and ", b.scale, " are more than 2^21 times the output's ",
+       out.scale);
+}
+
+void layernorm_s8(const QuantNorm& q, int dim, int rows, const int8_t* x, int8_t* y) {
+  kernels::QS8LayerNormArgs a = {};
+  a.rows = rows;
+  a.dim = dim;
+  a.x = x;
+  a.x_stride = dim;
+  a.eps_term = q.eps_term;
+  a.gain = q.gain.data();
+  a.bias = q.bias.data();
+  a.mult = q.requant.multiplier;
+  a.shift = q.requant.shift;
+  a.y_zp = q.output.zero_point;
+  a.y = y;
+  a.y_stride = dim;
+  kernels::qs8_layernorm__ref(a);
+}
+
+void add_s8(const QuantAdd& q, size_t n, const int8_t* a, const int8_t* b, int8_t* y) {
+  for (size_t i = 0; i < n; ++i) {
+    y[i] = kernels::residual_add_s8(a[i], b[i], q.a.zero_point, q.b.zero_point, q.a_multiplier, q.b_multiplier,
+                                    q.shift, q.output.zero_point);
+  }
+}
+
+flatbuffers::Offset<fb::LayerNorm> write_layernorm_s8(ModelWriter& w, const FloatNorm& f, const QuantNorm& q) {
+  const auto gain = w.TensorS16(f.gain_name, q.gain);
+  const auto bias = w.TensorS32(f.bias_name, q.bias);
+  const auto in = w.Act(q.input);
+  const auto out = w.Act(q.output);
+  const auto rq = w.Requants({q.requant});
+  return fb::CreateLayerNorm(w.fbb(), static_cast<uint32_t>(f.dim), static_cast<float>(f.eps), gain, bias, in, out,
+                             q.eps_term, rq);
+}
+
+flatbuffers::Offset<fb::LayerNorm> write_layernorm_f32(ModelWriter& w, const FloatNorm& f) {
+  const auto gain = w.TensorF32(f.gain_name, 0, f.dim, f.gain.data());
+  const auto bias = w.TensorF32(f.bias_name, 0, f.dim, f.bias.data());
+  return fb::CreateLayerNorm(w.fbb(), static_cast<uint32_t>(f.dim), static_cast<float>(f.eps), gain, bias);
+}
+
+flatbuffers::Offset<fb::ResidualAdd> write_add_s8(ModelWriter& w, const QuantAdd& q) {
+  const auto a = w.Act(q.a);
+  const auto b = w.Act(q.b);
+  const auto out = w.Act(q.output);
+  return fb::CreateResidualAdd(w.fbb(), a, b, out, q.a_multiplier, q.b_multiplier, q.shift);
+}
+
+}  // namespace convert
+}  // namespace edgeattn
