@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Export models/encoder_block: transformer-block layers for edgeattn's block kinds.
+
+    /usr/bin/python3 scripts/make_block_models.py
+
+Seeded and deterministic (torch 1.13, numpy; one thread). The layers are
+randomly initialised (LayerNorm gains and biases perturbed so that they
+matter), not trained: they exercise every block layout and naming scheme the
+converter's presets know, with PyTorch's own modules as the reference:
+
+    pre     nn.TransformerEncoderLayer(norm_first=True, activation="gelu"), key padding  (preset torch)
+    post    nn.TransformerEncoderLayer() (post-norm, ReLU), key padding                    (preset torch)
+    vit     a timm/SVTR-style block: norm1, attn.qkv, attn.proj, norm2, mlp.fc1, mlp.fc2, eps 1e-6 (preset vit)
+    custom  ln1, sa (nn.MultiheadAttention), ln2, ff.0 / ff.2 with tanh GELU, causal     (tensors by name)
+    norm    a standalone nn.LayerNorm                                                     (kind layernorm)
+    mlp     nn.Sequential(Linear, SiLU, Linear)                                           (kind ffn, preset sequential)
+
+Writes weights.safetensors, spec.json, calib.npz (16 samples) and
+reference.npz (16 held-out samples with PyTorch's float64 outputs and the
+attention weights per head).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_models import save_npz, write_safetensors  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "models", "encoder_block")
+D, H, FF, L = 64, 4, 256, 16
+N_CALIB, N_REF = 16, 16
+torch.set_num_threads(1)
+torch.manual_seed(2026)
+np.random.seed(2026)
+
+
+def perturb_norms(module):
+    for m in module.modules():
+        if isinstance(m, nn.LayerNorm):
+            with torch.no_grad():
+                m.weight.copy_(1.0 + 0.25 * torch.randn_like(m.weight))
+                m.bias.copy_(0.1 * torch.randn_like(m.bias))
+
+
+class VitBlock(nn.Module):
+    """timm's Block layout (attention without dropout), LayerNorm eps 1e-6."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(D, eps=1e-6)
+        self.attn = nn.Module()
+        self.attn.qkv = nn.Linear(D, 3 * D)
+        self.attn.proj = nn.Linear(D, D)
+        self.norm2 = nn.LayerNorm(D, eps=1e-6)
+        self.mlp = nn.Module()
+        self.mlp.fc1 = nn.Linear(D, FF)
+        self.mlp.fc2 = nn.Linear(FF, D)
+
+    def attention(self, x):
+        n, l, _ = x.shape
+        qkv = self.attn.qkv(x).reshape(n, l, 3, H, D // H).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        a = (q @ k.transpose(-2, -1) * (D // H) ** -0.5).softmax(-1)
+        return self.attn.proj((a @ v).transpose(1, 2).reshape(n, l, D)), a
+
+    def forward(self, x):
+        o, a = self.attention(self.norm1(x))
+        x = x + o
+        return x + self.mlp.fc2(F.gelu(self.mlp.fc1(self.norm2(x)))), a
+
+
+class CustomBlock(nn.Module):
+    """Module names that fit no preset: mapped tensor by tensor in the spec."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(D)
+        self.sa = nn.MultiheadAttention(D, H, batch_first=True)
+        self.ln2 = nn.LayerNorm(D)
+        self.ff = nn.Sequential(nn.Linear(D, 2 * D), nn.GELU(approximate="tanh"), nn.Linear(2 * D, D))
+
+    def forward(self, x):
+        causal = torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1)
+        h = self.ln1(x)
+        o, a = self.sa(h, h, h, attn_mask=causal, need_weights=True, average_attn_weights=False)
+        x = x + o
+        return x + self.ff(self.ln2(x)), a
+
+
+def torch_layer_weights(layer, x, kpm):
+    """nn.TransformerEncoderLayer's attention weights per head (it does not return them)."""
+    h = layer.norm1(x) if layer.norm_first else x
+    _, a = layer.self_attn(h, h, h, key_padding_mask=kpm, need_weights=True, average_attn_weights=False)
+    return a
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    pre = nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, activation="gelu", batch_first=True, norm_first=True)
+    post = nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, batch_first=True)
+    vit, custom = VitBlock(), CustomBlock()
+    norm = nn.LayerNorm(D)
+    mlp = nn.Sequential(nn.Linear(D, 2 * D), nn.SiLU(), nn.Linear(2 * D, D))
+    modules = {"pre": pre, "post": post, "vit": vit, "custom": custom, "final_norm": norm, "mlp": mlp}
+    for m in modules.values():
+        perturb_norms(m)
+        m.double()
+        # train() with dropout 0: the same maths, and nn.TransformerEncoderLayer
+        # then takes its plain path (eval's fast path zeroes padded rows).
+        m.train()
+
+    weights = {}
+    for prefix, m in modules.items():
+        for k, v in m.state_dict().items():
+            weights[f"{prefix}.{k}"] = v.numpy().astype(np.float32)
+    write_safetensors(os.path.join(OUT, "weights.safetensors"), weights)
+    # PyTorch computes from the float32 weights the file holds.
+    for prefix, m in modules.items():
+        m.load_state_dict({k[len(prefix) + 1:]: torch.from_numpy(v.astype(np.float64))
+                           for k, v in weights.items() if k.startswith(prefix + ".")})
+
+    spec = {"model": "encoder_block", "layers": [
+        {"name": "pre", "kind": "encoder_block", "preset": "torch", "prefix": "pre.", "embed_dim": D,
+         "num_heads": H, "norm_first": True, "activation": "gelu", "mask": "key_padding", "max_q_len": L},
+        {"name": "post", "kind": "encoder_block", "preset": "torch", "prefix": "post.", "embed_dim": D,
+         "num_heads": H, "mask": "key_padding", "max_q_len": L},
+        {"name": "vit", "kind": "encoder_block", "preset": "vit", "prefix": "vit.", "embed_dim": D,
+         "num_heads": H, "max_q_len": L},
+        {"name": "custom", "kind": "encoder_block", "embed_dim": D, "num_heads": H, "norm_first": True,
+         "activation": "gelu_tanh", "mask": "causal", "max_q_len": L,
+         "tensors": {"norm1_w": "custom.ln1.weight", "norm1_b": "custom.ln1.bias",
+                     "qkv_w": "custom.sa.in_proj_weight", "qkv_b": "custom.sa.in_proj_bias",
+                     "o_w": "custom.sa.out_proj.weight", "o_b": "custom.sa.out_proj.bias",
+                     "norm2_w": "custom.ln2.weight", "norm2_b": "custom.ln2.bias",
+                     "fc1_w": "custom.ff.0.weight", "fc1_b": "custom.ff.0.bias",
+                     "fc2_w": "custom.ff.2.weight", "fc2_b": "custom.ff.2.bias"}},
+        {"name": "final_norm", "kind": "layernorm", "prefix": "final_norm.", "dim": D, "max_q_len": L},
+        {"name": "mlp", "kind": "ffn", "preset": "sequential", "prefix": "mlp.", "dim": D, "activation": "silu",
+         "max_q_len": L},
+    ]}
+    with open(os.path.join(OUT, "spec.json"), "w") as f:
+        json.dump(spec, f, indent=2)
+        f.write("\n")
+
+    def export(n, with_ref):
+        d = {}
+        with torch.no_grad():
+            for name, m in modules.items():
+                x = torch.randn(n, L, D, dtype=torch.float64) * 1.5 + 0.3 * torch.randn(1, 1, D, dtype=torch.float64)
+                d[f"{name}.query"] = x.numpy().astype(np.float32)
+                x = torch.from_numpy(d[f"{name}.query"].astype(np.float64))
+                a = None
+                if name in ("pre", "post"):
+                    valid = np.random.randint(L // 2, L + 1, size=n).astype(np.int32)
+                    kpm = torch.from_numpy(np.arange(L)[None, :] >= valid[:, None])
+                    y = m(x, src_key_padding_mask=kpm)
+                    a = torch_layer_weights(m, x, kpm)
+                    d[f"{name}.kv_valid_len"] = valid
+                elif name in ("vit", "custom"):
+                    y, a = m(x)
+                else:
+                    y = m(x)
+                if with_ref:
+                    d[f"{name}.output"] = y.numpy().astype(np.float32)
+                    if a is not None:
+                        d[f"{name}.attn_weights"] = a.numpy().astype(np.float32)
+        return d
+
+    save_npz(os.path.join(OUT, "calib.npz"), export(N_CALIB, False))
+    save_npz(os.path.join(OUT, "reference.npz"), export(N_REF, True))
+    print("wrote", OUT)
+
+
+if __name__ == "__main__":
+    main()
