@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "converter/error.h"
+#include "converter/kinds/kind.h"
 
 namespace edgeattn {
 namespace convert {
@@ -36,15 +37,16 @@ LayerCalibration calibrate(const FloatLayer& layer, const LayerData& data, const
   // headroom needs every sample's own min and max (Range::sample_lo/hi), and
   // `one` keeps its vectors' memory from sample to sample.
   RangeMap one;
-  // Every tensor the methods apply to keeps its values from the first sample
-  // on; entries the layer kind does not record are dropped below.
+  // Every tensor the methods apply to (the kind's value points) keeps its
+  // values from the first sample on; entries a layer does not record are
+  // dropped below.
   if (options.method != CalibMethod::kMinMax) {
-    for (const char* key : {"query", "key", "value", "q_proj", "k_proj", "v_proj", "context", "output", "w_q",
-                            "w_k", "w"}) {
+    for (const std::string& key : layer.kind->value_points(layer)) {
       seen[key].keep_values = true;
       one[key].keep_values = true;
     }
   }
+  const std::vector<std::string> minmax_points = layer.kind->minmax_points(layer);
   std::vector<double> out;
   if (outputs != nullptr) *outputs = FloatOutputs();
   size_t out_n = 0, w_n = 0;
@@ -100,7 +102,8 @@ LayerCalibration calibrate(const FloatLayer& layer, const LayerData& data, const
     if (r.count == 0) {
       chosen.lo = r.lo;
       chosen.hi = r.hi;
-    } else if (key == "pre_tanh") {  // minmax + headroom: the table clips at +-6 where tanh is flat
+    } else if (std::find(minmax_points.begin(), minmax_points.end(), key) != minmax_points.end()) {
+      // min/max + headroom whatever the method (additive's pre_tanh: its table clips at +-6)
       CalibOptions minmax = options;
       minmax.method = CalibMethod::kMinMax;
       const ClipRange clip = choose_range(r, minmax);

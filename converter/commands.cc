@@ -15,6 +15,7 @@
 #include "converter/inspect.h"
 #include "converter/io/file.h"
 #include "converter/io/formats.h"
+#include "converter/kinds/kind.h"
 #include "converter/metrics.h"
 #include "converter/report.h"
 #include "converter/runner.h"
@@ -202,7 +203,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     const FloatLayer& L = spec.layers[i];
     LayerResult lr;
     lr.name = L.name;
-    lr.kind = kind_name(L.kind);
+    lr.kind = L.kind->name;
     lr.dtype = o.dtype;
     lr.arena_bytes = fm.layers()->Get(static_cast<uint32_t>(i))->arena_bytes();
     {
@@ -290,7 +291,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     const FloatLayer shell = layer_shell(model, i);
     LayerResult lr;
     lr.name = shell.name;
-    lr.kind = kind_name(shell.kind);
+    lr.kind = shell.kind->name;
     lr.dtype = layer_dtype(model, i);
     LayerInfo info;
     model.GetLayerInfo(i, &info);
@@ -321,7 +322,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
       if (o.svg_head < 0 || o.svg_head >= shell.heads()) {
         fail(o.model, ": layer '", shell.name, "': --svg-head ", o.svg_head, " is outside 0..", shell.heads() - 1);
       }
-      const int lq = shell.kind == LayerKind::kPooling ? 1 : d.lq;
+      const int lq = shell.learned_query() ? 1 : d.lq;
       const size_t base = (static_cast<size_t>(o.svg_sample) * shell.heads() + o.svg_head) * lq * d.lk;
       std::vector<double> w(run.weights.begin() + static_cast<long>(base),
                             run.weights.begin() + static_cast<long>(base + static_cast<size_t>(lq) * d.lk));

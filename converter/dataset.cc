@@ -91,7 +91,8 @@ template <class Map>
 LayerData read_layer_data(Map& npz, const std::string& path, const FloatLayer& L, bool with_reference) {
   const std::string p = L.name + ".";
   LayerData d;
-  if (L.kind != LayerKind::kPooling) {
+  const LayerIo io = L.io();
+  if (!L.learned_query()) {
     auto& q = require(npz, path, p + "query", "inputs of layer '" + L.name + "'");
     check_3d(q, path, p + "query", L.query_dim);
     d.n = dim_int(q, 0, path, p + "query");
@@ -101,10 +102,10 @@ LayerData read_layer_data(Map& npz, const std::string& path, const FloatLayer& L
   } else {
     d.lq = 1;
   }
-  if (!L.self_attention()) {
+  if (io.keys) {
     auto& k = require(npz, path, p + "key", "keys of layer '" + L.name + "'");
     check_3d(k, path, p + "key", L.key_dim);
-    if (L.kind == LayerKind::kPooling) d.n = dim_int(k, 0, path, p + "key");
+    if (L.learned_query()) d.n = dim_int(k, 0, path, p + "key");
     if (dim_int(k, 0, path, p + "key") != d.n) {
       fail(path, ": key '", p, "key' has ", k.shape[0], " samples, '", p, "query' has ", d.n);
     }
@@ -146,6 +147,8 @@ LayerData read_layer_data(Map& npz, const std::string& path, const FloatLayer& L
       fail(path, ": key '", p, "output' has shape ", shape_string(o.shape), ", expected ", shape_string(oshape));
     }
     d.ref_output = std::move(o.data);
+  }
+  if (with_reference && io.heads > 0) {  // kinds without attention weights have none to compare
     auto& w = require(npz, path, p + "attn_weights", "reference attention weights");
     const std::vector<size_t> wshape = {static_cast<size_t>(d.n), static_cast<size_t>(L.heads()),
                                         static_cast<size_t>(d.lq), static_cast<size_t>(d.lk)};

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "converter/kinds/kind.h"
+
 namespace edgeattn {
 namespace convert {
 namespace {
@@ -141,6 +143,8 @@ void gemm(const Gemm& g) {
 void gemm(const Gemm& g) { gemm_tiles<v2d, 2, 1, 1>(g); }
 #endif
 
+}  // namespace
+
 // y[r][c] = sum over k in order of x[r][k] * w[k][c] from 0.0, for r < rows,
 // c < width; w row-major with row stride w_stride.
 void matmul(int rows, int depth, const double* x, size_t x_stride, const double* w, size_t w_stride, int width,
@@ -237,18 +241,6 @@ void softmax(double* s, int n) {
   for (int j = 0; j < n; ++j) s[j] /= sum;
 }
 
-}  // namespace
-
-const char* kind_name(LayerKind k) {
-  switch (k) {
-    case LayerKind::kMha: return "mha";
-    case LayerKind::kAdditive: return "additive";
-    case LayerKind::kLuong: return "luong";
-    case LayerKind::kPooling: return "pooling";
-  }
-  return "?";
-}
-
 int row_limit(const FloatLayer& layer, int row, int q_len, int kv_len, int valid) {
   int limit = valid >= 0 && valid < kv_len ? valid : kv_len;
   if (layer.mask == MaskKind::kCausal) {
@@ -259,14 +251,15 @@ int row_limit(const FloatLayer& layer, int row, int q_len, int kv_len, int valid
 }
 
 size_t output_size(const FloatLayer& L, const SampleInput& in) {
-  const int lq = L.kind == LayerKind::kPooling ? 1 : in.q_len;
+  const int lq = L.learned_query() ? 1 : in.q_len;
   return static_cast<size_t>(lq) * L.output_dim;
 }
 
 size_t weights_size(const FloatLayer& L, const SampleInput& in) {
-  const int lq = L.kind == LayerKind::kPooling ? 1 : in.q_len;
-  const int lk = L.self_attention() ? in.q_len : in.kv_len;
-  return static_cast<size_t>(L.heads()) * lq * lk;
+  const LayerIo io = L.io();
+  const int lq = L.learned_query() ? 1 : in.q_len;
+  const int lk = io.keys ? in.kv_len : in.q_len;
+  return static_cast<size_t>(io.heads) * lq * lk;
 }
 
 void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* out,
@@ -277,160 +270,40 @@ void forward(const FloatLayer& L, const SampleInput& in, std::vector<double>* ou
 }
 
 void forward(const FloatLayer& L, const SampleInput& in, double* out, double* weights, RangeMap* ranges) {
-  const int lq = L.kind == LayerKind::kPooling ? 1 : in.q_len;
-  const bool self = L.self_attention();
-  const double* key = self ? in.query : in.key;
-  const int lk = self ? in.q_len : in.kv_len;
-  const double* value = self ? in.query : (in.value != nullptr ? in.value : key);
-  const int valid = in.valid >= 0 ? std::min(in.valid, lk) : lk;
-  // Query-side rows to record: self-attention with key padding skips padded rows.
-  const int q_rec = (self && L.mask == MaskKind::kKeyPadding) ? valid : lq;
-  const int H = L.heads();
-  std::vector<double> s(static_cast<size_t>(std::max(lk, 1)));
+  L.kind->forward(L, in, out, weights, ranges);
+}
 
-  if (L.kind != LayerKind::kPooling) record(ranges, "query", in.query, lq, L.query_dim, L.query_dim, q_rec);
+AttentionFrame::AttentionFrame(const FloatLayer& layer, const SampleInput& in, double* w, RangeMap* r)
+    : L(layer), weights(w), ranges(r) {
+  const bool learned = L.learned_query();
+  const bool self = !L.io().keys;
+  lq = learned ? 1 : in.q_len;
+  key = self ? in.query : in.key;
+  lk = self ? in.q_len : in.kv_len;
+  value = self ? in.query : (in.value != nullptr ? in.value : key);
+  valid = in.valid >= 0 ? std::min(in.valid, lk) : lk;
+  // Query-side rows to record: self-attention with key padding skips padded rows.
+  q_rec = (self && L.mask == MaskKind::kKeyPadding) ? valid : lq;
+  s.assign(static_cast<size_t>(std::max(lk, 1)), 0.0);
+  if (!learned) record(ranges, "query", in.query, lq, L.query_dim, L.query_dim, q_rec);
   if (!self) {
     record(ranges, "key", key, lk, L.key_dim, L.key_dim, valid);
     if (in.value != nullptr) record(ranges, "value", value, lk, L.value_dim, L.value_dim, valid);
   }
+}
 
-  // Row r of head h's weights: the first `limit` probabilities, then zeros.
-  auto store_weights = [&](int h, int r, const double* p, int limit) {
-    if (weights == nullptr) return;
-    double* row = weights + (static_cast<size_t>(h) * lq + r) * lk;
-    std::memcpy(row, p, static_cast<size_t>(limit) * sizeof(double));
-    std::fill(row + limit, row + lk, 0.0);
-  };
-  auto attend = [&](int h, int r, int limit, const double* vals, int v_stride, int v_off, int v_dim,
-                    double* ctx_row) {
-    softmax(s.data(), limit);
-    // ctx_row[c] = sum over j in order of s[j] * v[j][c].
-    const double* sr = s.data();
-    weighted_row_sum(limit, sr, vals + v_off, static_cast<size_t>(v_stride), v_dim, ctx_row);
-    store_weights(h, r, sr, limit);
-  };
+void AttentionFrame::store_weights(int h, int r, const double* p, int limit) const {
+  if (weights == nullptr) return;
+  double* row = weights + (static_cast<size_t>(h) * lq + r) * lk;
+  std::memcpy(row, p, static_cast<size_t>(limit) * sizeof(double));
+  std::fill(row + limit, row + lk, 0.0);
+}
 
-  switch (L.kind) {
-    case LayerKind::kMha: {
-      const int E = L.q_proj.out, hd = L.head_dim;
-      const int KV = L.k_proj.out;                    // num_kv_heads * head_dim
-      const int group = H / (KV / hd);                // query heads per K/V head
-      const std::vector<double> Q = linear(L.q_proj, in.query, lq);
-      const std::vector<double> K = linear(L.k_proj, key, lk);
-      const std::vector<double> V = linear(L.v_proj, value, lk);
-      record(ranges, "q_proj", Q.data(), lq, E, E, q_rec);
-      record(ranges, "k_proj", K.data(), lk, KV, KV, valid);
-      record(ranges, "v_proj", V.data(), lk, KV, KV, valid);
-      std::vector<double> ctx(static_cast<size_t>(lq) * E);
-      // This head's keys transposed ([hd][lk]): a row's score for key j is
-      // sum over i = 0..hd-1 in order of q[i] * k[j][i] from 0.0, times the
-      // scale, as a per-key dot product would be; matmul() sums them for a
-      // block of query rows and all keys at once.
-      std::vector<double> kt(static_cast<size_t>(hd) * lk);
-      constexpr int kRows = 64;  // query rows scored at once (their scores stay in cache)
-      std::vector<double> sc(static_cast<size_t>(std::min(lq, kRows)) * lk);
-      for (int h = 0; h < H; ++h) {
-        const int kv_off = (h / group) * hd;
-        for (int j = 0; j < lk; ++j) {
-          const double* k = K.data() + static_cast<size_t>(j) * KV + kv_off;
-          for (int i = 0; i < hd; ++i) kt[static_cast<size_t>(i) * lk + j] = k[i];
-        }
-        for (int rb = 0; rb < lq; rb += kRows) {
-          const int re = std::min(lq, rb + kRows);
-          int width = 0;  // keys any row of the block sees (scores past a row's limit go unused)
-          for (int r = rb; r < re; ++r) width = std::max(width, row_limit(L, r, lq, lk, valid));
-          matmul(re - rb, hd, Q.data() + static_cast<size_t>(rb) * E + h * hd, static_cast<size_t>(E), kt.data(),
-                 static_cast<size_t>(lk), width, sc.data(), static_cast<size_t>(lk));
-          for (int r = rb; r < re; ++r) {
-            const int limit = row_limit(L, r, lq, lk, valid);
-            double* sr = sc.data() + static_cast<size_t>(r - rb) * lk;
-            for (int j = 0; j < limit; ++j) sr[j] *= L.scale;
-            softmax(sr, limit);
-            store_weights(h, r, sr, limit);
-          }
-          // ctx[r][h*hd + c] = sum over j < limit in order of p[r][j] * v[j][c]
-          // from 0.0; rows with the same limit (all of them but causal ones) together.
-          for (int r = rb; r < re;) {
-            const int limit = row_limit(L, r, lq, lk, valid);
-            int r2 = r + 1;
-            while (r2 < re && row_limit(L, r2, lq, lk, valid) == limit) ++r2;
-            matmul(r2 - r, limit, sc.data() + static_cast<size_t>(r - rb) * lk, static_cast<size_t>(lk),
-                   V.data() + kv_off, static_cast<size_t>(KV), hd, ctx.data() + static_cast<size_t>(r) * E + h * hd,
-                   static_cast<size_t>(E));
-            r = r2;
-          }
-        }
-      }
-      record(ranges, "context", ctx.data(), lq, E, E, q_rec);
-      linear(L.out_proj, ctx.data(), lq, out);
-      break;
-    }
-    case LayerKind::kAdditive: {
-      const int A = L.attn_dim;
-      const std::vector<double> qp = linear(L.w_q, in.query, lq);
-      const std::vector<double> kp = linear(L.w_k, key, lk);
-      record(ranges, "w_q", qp.data(), lq, A, A, q_rec);
-      record(ranges, "w_k", kp.data(), lk, A, A, valid);
-      Range* pre = ranges != nullptr ? &(*ranges)["pre_tanh"] : nullptr;
-      Range* cov_range = ranges != nullptr && L.coverage ? &(*ranges)["coverage"] : nullptr;
-      std::vector<double> cov(static_cast<size_t>(L.coverage ? lk : 0), 0.0);  // c_j, from 0 per sample
-      for (int r = 0; r < lq; ++r) {
-        const int limit = row_limit(L, r, lq, lk, valid);
-        for (int j = 0; j < limit; ++j) {
-          double acc = 0.0;
-          const double cj = L.coverage ? cov[static_cast<size_t>(j)] : 0.0;
-          if (cov_range != nullptr) cov_range->add(cj);
-          for (int c = 0; c < A; ++c) {
-            double t = qp[static_cast<size_t>(r) * A + c] + kp[static_cast<size_t>(j) * A + c];
-            if (L.coverage) t += L.w_c[static_cast<size_t>(c)] * cj;
-            if (pre != nullptr && r < q_rec) pre->add(t);
-            acc += L.v[static_cast<size_t>(c)] * std::tanh(t);
-          }
-          s[static_cast<size_t>(j)] = acc;
-        }
-        attend(0, r, limit, value, L.value_dim, 0, L.value_dim, out + static_cast<size_t>(r) * L.output_dim);
-        if (L.coverage) {
-          for (int j = 0; j < limit; ++j) cov[static_cast<size_t>(j)] += s[static_cast<size_t>(j)];
-        }
-      }
-      record(ranges, "output", out, lq, L.output_dim, L.output_dim, q_rec);
-      break;
-    }
-    case LayerKind::kLuong: {
-      std::vector<double> qp;
-      const double* q = in.query;
-      if (L.luong == LuongKind::kGeneral) {
-        qp = linear(L.w, in.query, lq);
-        record(ranges, "w", qp.data(), lq, L.key_dim, L.key_dim, q_rec);
-        q = qp.data();
-      }
-      const int D = L.key_dim;
-      for (int r = 0; r < lq; ++r) {
-        const int limit = row_limit(L, r, lq, lk, valid);
-        for (int j = 0; j < limit; ++j) {
-          double acc = 0.0;
-          for (int i = 0; i < D; ++i) acc += q[static_cast<size_t>(r) * D + i] * key[static_cast<size_t>(j) * D + i];
-          s[static_cast<size_t>(j)] = acc * L.scale;
-        }
-        attend(0, r, limit, value, L.value_dim, 0, L.value_dim, out + static_cast<size_t>(r) * L.output_dim);
-      }
-      record(ranges, "output", out, lq, L.output_dim, L.output_dim, q_rec);
-      break;
-    }
-    case LayerKind::kPooling: {
-      const int D = L.key_dim;
-      const int limit = row_limit(L, 0, 1, lk, valid);
-      for (int j = 0; j < limit; ++j) {
-        double acc = 0.0;
-        for (int i = 0; i < D; ++i) acc += L.v[static_cast<size_t>(i)] * key[static_cast<size_t>(j) * D + i];
-        s[static_cast<size_t>(j)] = acc;
-      }
-      attend(0, 0, limit, key, D, 0, D, out);
-      record(ranges, "output", out, 1, D, D, 1);
-      break;
-    }
-  }
-  if (L.kind == LayerKind::kMha) record(ranges, "output", out, lq, L.output_dim, L.output_dim, q_rec);
+void AttentionFrame::attend(int h, int r, int limit, const double* vals, int v_stride, int v_dim, double* ctx_row) {
+  softmax(s.data(), limit);
+  // ctx_row[c] = sum over j in order of s[j] * v[j][c].
+  weighted_row_sum(limit, s.data(), vals, static_cast<size_t>(v_stride), v_dim, ctx_row);
+  store_weights(h, r, s.data(), limit);
 }
 
 }  // namespace convert

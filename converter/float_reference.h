@@ -7,17 +7,17 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace edgeattn {
 namespace convert {
 
-enum class LayerKind { kMha, kAdditive, kLuong, kPooling };
 enum class MaskKind { kNone, kKeyPadding, kCausal };
-enum class LuongKind { kDot, kGeneral, kScaledDot };
 
-const char* kind_name(LayerKind k);
+struct KindModule;  // converter/kinds/kind.h: everything the converter knows about one layer kind
 
 // y = W x + b, W row-major [out][in].
 struct FloatLinear {
@@ -31,37 +31,89 @@ struct FloatLinear {
   mutable std::vector<double> stripes;
 };
 
-// One attention layer with its weights, resolved from the spec and the weights file.
+// A kind's own fields (weights, options), defined in its module's header
+// (converter/kinds/mha.h: MhaParams, ...). Derive from KindParamsOf<P>.
+struct KindParams {
+  virtual ~KindParams() = default;
+  virtual std::unique_ptr<KindParams> clone() const = 0;
+};
+template <class P>
+struct KindParamsOf : KindParams {
+  std::unique_ptr<KindParams> clone() const override { return std::make_unique<P>(static_cast<const P&>(*this)); }
+};
+
+// Holds one KindParams by value (copies copy it).
+class KindPayload {
+ public:
+  KindPayload() = default;
+  KindPayload(const KindPayload& o) : p_(o.p_ ? o.p_->clone() : nullptr) {}
+  KindPayload& operator=(const KindPayload& o) {
+    p_ = o.p_ ? o.p_->clone() : nullptr;
+    return *this;
+  }
+  KindPayload(KindPayload&&) = default;
+  KindPayload& operator=(KindPayload&&) = default;
+
+  // New default parameters of type P (replacing any).
+  template <class P>
+  P& emplace() {
+    p_ = std::make_unique<P>();
+    return static_cast<P&>(*p_);
+  }
+  // The parameters, which must be a P (a logic error otherwise).
+  template <class P>
+  const P& get() const {
+    const P* p = dynamic_cast<const P*>(p_.get());
+    if (p == nullptr) throw std::logic_error("layer parameters of another kind");
+    return *p;
+  }
+  template <class P>
+  P& get() {
+    return const_cast<P&>(static_cast<const KindPayload&>(*this).get<P>());
+  }
+
+ private:
+  std::unique_ptr<KindParams> p_;
+};
+
+// What one call of a layer reads and writes besides its query rows (see
+// SampleInput): generic code (datasets, runner, metrics) asks this instead of
+// the kind.
+struct LayerIo {
+  // Reads a key (and value) sequence of its own, [kv_len][key_dim]. False:
+  // kv_len = q_len and any keys are the query rows (self-attention, and
+  // per-row kinds that have no keys at all).
+  bool keys = true;
+  // Attention maps per call, [heads][q_len][kv_len]; 0: no attention weights.
+  int heads = 1;
+};
+
+// One layer with its weights, resolved from the spec and the weights file
+// (or, without weights, from a model's description: runner.h layer_shell).
+// The fields every kind has are here; the kind's own are in `params`.
 struct FloatLayer {
   std::string name;
-  LayerKind kind = LayerKind::kMha;
+  const KindModule* kind = nullptr;
   MaskKind mask = MaskKind::kNone;
   int max_q_len = 0, max_kv_len = 0;
   int query_dim = 0, key_dim = 0, value_dim = 0, output_dim = 0;
-  bool cross = false;          // MHA: separate key/value sequence
-  bool kv_cache = false;       // MHA: causal self-attention that decodes with a KV cache
-  double scale = 1.0;          // softmax scale (MHA, Luong)
-  // MHA
-  int num_heads = 1, head_dim = 0;
-  int num_kv_heads = 1;        // K/V heads (grouped-query attention when < num_heads)
-  FloatLinear q_proj, k_proj, v_proj, out_proj;
-  // additive: w_q (no bias), w_k (+ b), v [attn_dim]; pooling: v = the query [dim]
-  int attn_dim = 0;
-  FloatLinear w_q, w_k;
-  std::vector<double> v;
-  std::string v_name;
-  // additive coverage: w_c [attn_dim] (PyTorch W_c = nn.Linear(1, attn_dim,
-  // bias=False), weight [attn_dim, 1]); the query rows of a sample are the
-  // successive decoding steps of one sequence (coverage starts at 0)
-  bool coverage = false;
-  std::vector<double> w_c;
-  std::string w_c_name;
-  // Luong
-  LuongKind luong = LuongKind::kDot;
-  FloatLinear w;               // General: W^T as Linear(query_dim -> key_dim)
+  KindPayload params;  // the kind's parameters (kinds/<kind>.h)
 
-  int heads() const { return kind == LayerKind::kMha ? num_heads : 1; }
-  bool self_attention() const { return kind == LayerKind::kMha && !cross; }
+  template <class P>
+  const P& as() const { return params.get<P>(); }
+  template <class P>
+  P& as() { return params.get<P>(); }
+
+  // Asked of the kind (kinds/registry.cc).
+  LayerIo io() const;
+  // The query is a learned weight: no query input, one output row (pooling).
+  bool learned_query() const;
+  int heads() const { return io().heads; }
+  // Attention whose keys and values are its query rows.
+  bool self_attention() const {
+    const LayerIo i = io();
+    return !i.keys && i.heads > 0;
+  }
 };
 
 // Min/max of a tensor over the calibration set; with keep_values also every
@@ -111,6 +163,47 @@ size_t weights_size(const FloatLayer& layer, const SampleInput& in);
 
 // First key a row may not see (the kernels' attention_row_limit in float).
 int row_limit(const FloatLayer& layer, int row, int q_len, int kv_len, int valid);
+
+// ---- numerics shared by the kinds' forwards (float_reference.cc) ----------
+// Every sum is the plain loop in order, bit for bit on every machine.
+
+// y [rows][out] = x [rows][in] W^T + b.
+void linear(const FloatLinear& l, const double* x, int rows, double* y);
+std::vector<double> linear(const FloatLinear& l, const double* x, int rows);
+// y[r][c] = sum over k in order of x[r][k] * w[k][c] from 0.0, for r < rows,
+// c < width; w row-major with row stride w_stride.
+void matmul(int rows, int depth, const double* x, size_t x_stride, const double* w, size_t w_stride, int width,
+            double* y, size_t y_stride);
+// out[c] = sum over j < n in order of coeff[j] * rows[j * stride + c], c < width.
+void weighted_row_sum(int n, const double* coeff, const double* rows, size_t stride, int width, double* out);
+// Softmax over s[0..n) in place.
+void softmax(double* s, int n);
+// Adds rows [0, min(rows, first_row_excluded)) x cols of x (row stride
+// `stride`) to ranges[key]; nothing when ranges is null.
+void record(RangeMap* ranges, const char* key, const double* x, int rows, int cols, int stride,
+            int first_row_excluded);
+
+// The frame every attention kind's forward shares: which sequences are keys
+// and values, the lengths, the rows that enter calibration, and writing a
+// row's probabilities. Constructing it records the inputs' ranges ("query",
+// "key", "value").
+struct AttentionFrame {
+  AttentionFrame(const FloatLayer& layer, const SampleInput& in, double* weights, RangeMap* ranges);
+  const FloatLayer& L;
+  int lq = 0, lk = 0, valid = 0;
+  int q_rec = 0;  // query rows that enter calibration (self-attention with key padding: valid ones)
+  const double* key = nullptr;
+  const double* value = nullptr;
+  double* weights;
+  RangeMap* ranges;
+  std::vector<double> s;  // one row's scores [max(lk, 1)]
+
+  int limit(int row) const { return row_limit(L, row, lq, lk, valid); }
+  // Row r of head h's weights: the first `limit` probabilities, then zeros.
+  void store_weights(int h, int r, const double* p, int limit) const;
+  // Softmax of s[0..limit), ctx_row = its weighted sum of `vals` rows, and the weights.
+  void attend(int h, int r, int limit, const double* vals, int v_stride, int v_dim, double* ctx_row);
+};
 
 }  // namespace convert
 }  // namespace edgeattn

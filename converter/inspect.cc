@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <iomanip>
 
+#include "converter/kinds/kind.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
 
 namespace edgeattn {
 namespace convert {
-namespace {
 
-void add(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
+void add_tensor(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
          const fb::Tensor* t) {
   if (t == nullptr) return;
   TensorEntry e;
@@ -29,15 +29,19 @@ void add(std::vector<TensorEntry>* out, const std::string& layer, const std::str
 void add_linear(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
                 const fb::Linear* l) {
   if (l == nullptr) return;
-  add(out, layer, role + ".weight", l->weight());
-  add(out, layer, role + ".bias", l->bias());
+  add_tensor(out, layer, role + ".weight", l->weight());
+  add_tensor(out, layer, role + ".bias", l->bias());
 }
+
+namespace {
 
 std::string shape_str(const std::vector<uint32_t>& s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + "]";
 }
+
+}  // namespace
 
 // With the real range the int8 values cover: what calibration chose.
 void print_act(std::ostream& os, const char* what, const fb::ActQuant* q) {
@@ -81,8 +85,6 @@ void print_softmax(std::ostream& os, const fb::SoftmaxQuant* s) {
      << kernels::dequantize_multiplier(s->pv_multiplier(), s->pv_shift()) << "\n";
 }
 
-}  // namespace
-
 const char* dtype_name(fb::DType t) {
   switch (t) {
     case fb::DType::F32: return "f32";
@@ -92,33 +94,16 @@ const char* dtype_name(fb::DType t) {
   return "?";
 }
 
-std::string mask_name(const fb::Layer& l) {
-  if (const auto* m = l.options_as_MultiHeadAttention()) {
-    if (m->causal()) return "causal (+ key padding at run time)";
-  }
-  return "key padding at run time (kv_valid_len)";
+std::string mask_name(bool causal) {
+  return causal ? "causal (+ key padding at run time)" : "key padding at run time (kv_valid_len)";
 }
 
 std::vector<TensorEntry> list_tensors(const fb::Model& model) {
   std::vector<TensorEntry> out;
   if (model.layers() == nullptr) return out;
   for (const fb::Layer* l : *model.layers()) {
-    const std::string name = l->name() != nullptr ? l->name()->str() : "";
-    if (const auto* m = l->options_as_MultiHeadAttention()) {
-      add_linear(&out, name, "q_proj", m->q_proj());
-      add_linear(&out, name, "k_proj", m->k_proj());
-      add_linear(&out, name, "v_proj", m->v_proj());
-      add_linear(&out, name, "out_proj", m->out_proj());
-    } else if (const auto* a = l->options_as_AdditiveAttention()) {
-      add_linear(&out, name, "w_q", a->w_q());
-      add_linear(&out, name, "w_k", a->w_k());
-      add(&out, name, "v", a->v());
-      if (a->coverage()) add(&out, name, "w_c", a->w_c());
-    } else if (const auto* g = l->options_as_LuongAttention()) {
-      add_linear(&out, name, "w", g->w());
-    } else if (const auto* p = l->options_as_AttentionPooling()) {
-      add(&out, name, "query", p->query());
-    }
+    const KindModule* kind = find_kind(l->options_type());
+    if (kind != nullptr) kind->tensors(*l, l->name() != nullptr ? l->name()->str() : "", &out);
   }
   return out;
 }
@@ -141,31 +126,17 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
     const fb::Layer* l = lm.model().layer(i);
     LayerInfo info;
     lm.model().GetLayerInfo(i, &info);
-    static const char* kinds[] = {"mha", "additive", "luong", "pooling"};
-    os << "\nlayer " << i << ": " << info.name << "  kind " << kinds[info.kind] << "  dtype "
+    const FloatLayer shell = layer_shell(lm.model(), i);
+    const LayerIo io = shell.io();
+    os << "\nlayer " << i << ": " << info.name << "  kind " << shell.kind->name << "  dtype "
        << dtype_name(l->dtype()) << "\n";
     os << "  dims: query " << info.query_dim << ", key " << info.key_dim << ", value " << info.value_dim
        << ", output " << info.output_dim << "; heads " << info.num_heads << "; "
-       << (info.kind == EA_LAYER_POOLING ? "learned query" : info.cross ? "cross" : "self") << "; mask "
-       << mask_name(*l) << "\n";
+       << (shell.learned_query() ? "learned query" : io.keys ? "cross" : "self") << "; mask "
+       << mask_name(info.causal != 0) << "\n";
     os << "  max_q_len " << l->max_q_len() << ", max_kv_len " << l->max_kv_len() << ", arena "
        << l->arena_bytes() << " bytes\n";
-    if (const auto* a = l->options_as_MultiHeadAttention()) {
-      os << "  embed_dim " << a->embed_dim() << ", head_dim " << a->head_dim() << ", scale "
-         << std::setprecision(6) << a->scale() << "\n";
-      if (info.kv_cache) {
-        os << "  kv cache: " << info.max_kv_len << " positions, " << info.kv_cache_bytes
-           << " arena bytes (K and V)\n";
-      }
-    } else if (const auto* g = l->options_as_LuongAttention()) {
-      os << "  score " << fb::EnumNameLuongScore(g->score()) << ", scale " << g->scale() << "\n";
-    } else if (const auto* ad = l->options_as_AdditiveAttention()) {
-      os << "  attn_dim " << ad->attn_dim() << "\n";
-      if (info.coverage) {
-        os << "  coverage: " << info.max_kv_len << " positions, " << info.coverage_bytes
-           << " arena bytes (c_j, reset by BeginSequence)\n";
-      }
-    }
+    if (shell.kind->inspect != nullptr) shell.kind->inspect(*l, info, os);
     os << "  tensors:\n";
     for (const TensorEntry& t : tensors) {
       if (t.layer != info.name) continue;
@@ -182,40 +153,7 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
     }
     if (l->dtype() != fb::DType::S8) continue;
     os << "  quantization:\n";
-    if (const auto* a = l->options_as_MultiHeadAttention()) {
-      print_linear(os, "q_proj", a->q_proj());
-      print_linear(os, "k_proj", a->k_proj());
-      print_linear(os, "v_proj", a->v_proj());
-      print_linear(os, "out_proj", a->out_proj());
-      print_softmax(os, a->softmax());
-    } else if (const auto* ad = l->options_as_AdditiveAttention()) {
-      print_linear(os, "w_q", ad->w_q());
-      print_linear(os, "w_k", ad->w_k());
-      const double st = ad->pre_tanh_scale();
-      os << "    pre-tanh: scale " << st << " zero_point " << ad->pre_tanh_zero_point() << "  range ["
-         << std::setprecision(4) << st * (-128 - ad->pre_tanh_zero_point()) << ", "
-         << st * (127 - ad->pre_tanh_zero_point()) << "]" << std::setprecision(6) << "\n";
-      print_requant(os, "pre_tanh", ad->pre_tanh());
-      if (ad->coverage()) {
-        os << "    coverage: w_c * c_j (Q15) -> pre-tanh units, multiplier " << std::setprecision(6)
-           << kernels::dequantize_multiplier(ad->coverage_multiplier(), ad->coverage_shift()) << " ("
-           << ad->coverage_multiplier() << ", " << ad->coverage_shift() << ")\n";
-      }
-      print_act(os, "value input", ad->value_input());
-      print_act(os, "output", ad->output());
-      print_softmax(os, ad->softmax());
-    } else if (const auto* g = l->options_as_LuongAttention()) {
-      print_linear(os, "w", g->w());
-      print_act(os, "query input", g->query_input());
-      print_act(os, "key input", g->key_input());
-      print_act(os, "value input", g->value_input());
-      print_act(os, "output", g->output());
-      print_softmax(os, g->softmax());
-    } else if (const auto* p = l->options_as_AttentionPooling()) {
-      print_act(os, "input", p->input());
-      print_act(os, "output", p->output());
-      print_softmax(os, p->softmax());
-    }
+    if (shell.kind->inspect_quant != nullptr) shell.kind->inspect_quant(*l, os);
   }
   uint64_t total = 0;
   for (const TensorEntry& t : tensors) total += t.size;

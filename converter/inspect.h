@@ -26,7 +26,17 @@ struct TensorEntry {
 std::vector<TensorEntry> list_tensors(const fb::Model& model);
 
 const char* dtype_name(fb::DType t);
-std::string mask_name(const fb::Layer& layer);
+std::string mask_name(bool causal);
+
+// For the kind modules' tensor lists and quantization sections (kinds/kind.h).
+void add_tensor(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
+                const fb::Tensor* t);
+void add_linear(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
+                const fb::Linear* l);
+void print_act(std::ostream& os, const char* what, const fb::ActQuant* q);
+void print_requant(std::ostream& os, const char* what, const fb::Requant* r);
+void print_linear(std::ostream& os, const char* role, const fb::Linear* l);
+void print_softmax(std::ostream& os, const fb::SoftmaxQuant* s);
 
 // The full human-readable dump printed by `edgeattn-convert inspect`.
 void print_inspect(const LoadedModel& model, const std::string& path, std::ostream& os);

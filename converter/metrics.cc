@@ -29,7 +29,7 @@ Metrics compare(const FloatLayer& L, const LayerData& d, const std::vector<doubl
                 const std::vector<double>& ref_out, const std::vector<double>& weights,
                 const std::vector<double>& ref_weights) {
   Metrics m;
-  const int lq = L.kind == LayerKind::kPooling ? 1 : d.lq;
+  const int lq = L.learned_query() ? 1 : d.lq;
   const int H = L.heads();
   const bool row_mask = L.self_attention() && L.mask == MaskKind::kKeyPadding;
   Sums all;

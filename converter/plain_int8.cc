@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "converter/error.h"
+#include "converter/kinds/mha.h"
 #include "converter/metrics.h"
 
 namespace edgeattn {
@@ -20,7 +21,7 @@ const char* const kPlainInt8Scheme =
     "int8 per tensor (calibrated ranges): inputs, q/k/v, context, output; int8 weights per output channel, "
     "exact integer accumulation; float64 scores, softmax and P.V";
 
-bool plain_int8_supported(const FloatLayer& layer) { return layer.kind == LayerKind::kMha; }
+bool plain_int8_supported(const FloatLayer& layer) { return layer.kind == &kinds::kMha; }
 
 namespace {
 
@@ -45,7 +46,7 @@ PlainInt8Layer::PlainInt8Layer(const FloatLayer& layer, const LayerCalibration& 
     : layer_(layer), options_(options) {
   if (!plain_int8_supported(layer)) {
     fail(what, ": layer '", layer.name, "': the plain int8 scheme is defined for mha layers only, not ",
-         kind_name(layer.kind));
+         layer.kind->name);
   }
   const std::string at = what + ": layer '" + layer.name + "'";
   // The ranges edgeattn's int8 layer was made from (convert.cc, mha_s8).
@@ -55,10 +56,11 @@ PlainInt8Layer::PlainInt8Layer(const FloatLayer& layer, const LayerCalibration& 
   context_ = params(calibration, "context", at);
   const ActQuantParams qo = params(calibration, "q_proj", at), ko = params(calibration, "k_proj", at);
   const ActQuantParams vo = params(calibration, "v_proj", at), out = params(calibration, "output", at);
-  q_ = make_proj(layer.q_proj, query_, qo, options.inputs, options.q, at + ": " + layer.q_proj.w_name);
-  k_ = make_proj(layer.k_proj, key_, ko, options.inputs, options.k, at + ": " + layer.k_proj.w_name);
-  v_ = make_proj(layer.v_proj, value_, vo, options.inputs, options.v, at + ": " + layer.v_proj.w_name);
-  o_ = make_proj(layer.out_proj, context_, out, options.context, options.output, at + ": " + layer.out_proj.w_name);
+  const MhaParams& P = layer.as<MhaParams>();
+  q_ = make_proj(P.q_proj, query_, qo, options.inputs, options.q, at + ": " + P.q_proj.w_name);
+  k_ = make_proj(P.k_proj, key_, ko, options.inputs, options.k, at + ": " + P.k_proj.w_name);
+  v_ = make_proj(P.v_proj, value_, vo, options.inputs, options.v, at + ": " + P.v_proj.w_name);
+  o_ = make_proj(P.out_proj, context_, out, options.context, options.output, at + ": " + P.out_proj.w_name);
 }
 
 PlainInt8Layer::Proj PlainInt8Layer::make_proj(const FloatLinear& f, const ActQuantParams& in,
@@ -129,7 +131,8 @@ void PlainInt8Layer::forward(const SampleInput& in, double* out, double* weights
   const double* value = self ? in.query : (in.value != nullptr ? in.value : key);
   const int lk = self ? in.q_len : in.kv_len;
   const int valid = in.valid >= 0 ? std::min(in.valid, lk) : lk;
-  const int H = L.num_heads, hd = L.head_dim, E = L.q_proj.out, KV = L.k_proj.out;
+  const MhaParams& P = L.as<MhaParams>();
+  const int H = P.num_heads, hd = P.head_dim, E = P.q_proj.out, KV = P.k_proj.out;
   const int group = H / (KV / hd);  // query heads per K/V head
 
   // Steps 1-4: int8 inputs, int8 projections, int8 q/k/v (as real values on
@@ -151,7 +154,7 @@ void PlainInt8Layer::forward(const SampleInput& in, double* out, double* weights
         const double* k = K.data() + static_cast<size_t>(j) * KV + kv_off;
         double s = 0.0;
         for (int i = 0; i < hd; ++i) s += q[i] * k[i];
-        p[static_cast<size_t>(j)] = s * L.scale;
+        p[static_cast<size_t>(j)] = s * P.scale;
         m = std::max(m, p[static_cast<size_t>(j)]);
       }
       double sum = 0.0;

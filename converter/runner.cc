@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "converter/error.h"
+#include "converter/kinds/kind.h"
 
 namespace edgeattn {
 namespace convert {
@@ -68,22 +69,16 @@ FloatLayer layer_shell(const Model& model, int layer) {
   if (model.GetLayerInfo(layer, &info) != Status::kOk) fail("layer index ", layer, " is out of range");
   FloatLayer L;
   L.name = info.name;
-  switch (info.kind) {
-    case EA_LAYER_MULTI_HEAD_ATTENTION: L.kind = LayerKind::kMha; break;
-    case EA_LAYER_ADDITIVE: L.kind = LayerKind::kAdditive; break;
-    case EA_LAYER_LUONG: L.kind = LayerKind::kLuong; break;
-    case EA_LAYER_POOLING: L.kind = LayerKind::kPooling; break;
-  }
+  L.kind = find_kind(info.kind);
+  if (L.kind == nullptr) fail("layer '", L.name, "': kind ", static_cast<int>(info.kind), " is unknown to the converter");
   L.mask = info.causal ? MaskKind::kCausal : MaskKind::kKeyPadding;
-  L.cross = info.cross != 0;
   L.query_dim = info.query_dim;
   L.key_dim = info.key_dim;
   L.value_dim = info.value_dim;
   L.output_dim = info.output_dim;
-  L.num_heads = info.num_heads;
   L.max_q_len = info.max_q_len;
   L.max_kv_len = info.max_kv_len;
-  L.coverage = info.coverage != 0;
+  L.kind->shell(info, &L);
   return L;
 }
 
@@ -111,10 +106,11 @@ RunResult run_layer_float(const LoadedModel& lm, int layer, const LayerData& d, 
   const Model& model = lm.model();
   LayerInfo info;
   model.GetLayerInfo(layer, &info);
-  const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+  const FloatLayer shell = layer_shell(model, layer);
+  const bool self = !shell.io().keys;
   auto to_float = [](const std::vector<double>& x) { return std::vector<float>(x.begin(), x.end()); };
   const std::vector<float> q = to_float(d.query), k = to_float(d.key), v = to_float(d.value);
-  const int lq = info.kind == EA_LAYER_POOLING ? 1 : d.lq;
+  const int lq = shell.learned_query() ? 1 : d.lq;
   const int lk = d.lk;
   const size_t out_per = static_cast<size_t>(lq) * info.output_dim;
   const size_t w_per = static_cast<size_t>(info.num_heads) * lq * lk;
@@ -168,11 +164,12 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   if (model.GetLayerInfo(layer, &info) != Status::kOk) fail("layer index ", layer, " is out of range");
   const bool s8 = info.dtype == EA_S8;
   const size_t elem = s8 ? 1 : sizeof(float);
-  const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+  const FloatLayer shell = layer_shell(model, layer);
+  const bool self = !shell.io().keys;
   const std::vector<uint8_t> q = encode(d.query, info.dtype, info.query_quant);
   const std::vector<uint8_t> k = encode(d.key, info.dtype, info.key_quant);
   const std::vector<uint8_t> v = encode(d.value, info.dtype, info.value_quant);
-  const int lq = info.kind == EA_LAYER_POOLING ? 1 : d.lq;
+  const int lq = shell.learned_query() ? 1 : d.lq;
   const int lk = d.lk;
   const int H = info.num_heads;
   const size_t out_per = static_cast<size_t>(lq) * info.output_dim;

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "converter/float_reference.h"
+#include "converter/kinds/luong.h"
+#include "converter/kinds/mha.h"
 
 namespace edgeattn {
 namespace convert {
@@ -77,41 +79,43 @@ struct MhaCase {
 FloatLayer make_mha(const MhaCase& c, std::mt19937& g) {
   FloatLayer L;
   L.name = "mha";
-  L.kind = LayerKind::kMha;
+  L.kind = &kinds::kMha;
   L.mask = c.mask;
-  L.cross = c.cross;
-  L.num_heads = c.heads;
-  L.head_dim = c.E / c.heads;
-  L.num_kv_heads = c.kv_heads;
+  MhaParams& P = L.params.emplace<MhaParams>();
+  P.cross = c.cross;
+  P.num_heads = c.heads;
+  P.head_dim = c.E / c.heads;
+  P.num_kv_heads = c.kv_heads;
   L.query_dim = c.E;
   L.key_dim = c.kdim;
   L.value_dim = c.vdim;
   L.output_dim = c.E;
   L.max_q_len = c.lq;
   L.max_kv_len = c.lk;
-  L.scale = 1.0 / std::sqrt(static_cast<double>(L.head_dim));
-  const int KV = c.kv_heads * L.head_dim;
-  L.q_proj = random_linear(g, c.E, c.E, c.bias);
-  L.k_proj = random_linear(g, c.kdim, KV, c.bias);
-  L.v_proj = random_linear(g, c.vdim, KV, c.bias);
-  L.out_proj = random_linear(g, c.E, c.E, c.bias);
+  P.scale = 1.0 / std::sqrt(static_cast<double>(P.head_dim));
+  const int KV = c.kv_heads * P.head_dim;
+  P.q_proj = random_linear(g, c.E, c.E, c.bias);
+  P.k_proj = random_linear(g, c.kdim, KV, c.bias);
+  P.v_proj = random_linear(g, c.vdim, KV, c.bias);
+  P.out_proj = random_linear(g, c.E, c.E, c.bias);
   return L;
 }
 
 // The documented loops: scores sum q[i] * k[j][i] over i in order from 0.0,
 // times the scale; context sums p[j] * v[j][c] over j < limit from 0.0.
 void plain_mha(const FloatLayer& L, const SampleInput& in, Vec* out, Vec* weights) {
-  const int lq = in.q_len, lk = L.cross ? in.kv_len : in.q_len;
-  const double* key = L.cross ? in.key : in.query;
-  const double* value = L.cross ? in.value : in.query;
-  const int E = L.query_dim, hd = L.head_dim, KV = L.num_kv_heads * hd, group = L.num_heads / L.num_kv_heads;
-  const Vec Q = plain_linear(L.q_proj, in.query, lq);
-  const Vec K = plain_linear(L.k_proj, key, lk);
-  const Vec V = plain_linear(L.v_proj, value, lk);
+  const MhaParams& P = L.as<MhaParams>();
+  const int lq = in.q_len, lk = P.cross ? in.kv_len : in.q_len;
+  const double* key = P.cross ? in.key : in.query;
+  const double* value = P.cross ? in.value : in.query;
+  const int E = L.query_dim, hd = P.head_dim, KV = P.num_kv_heads * hd, group = P.num_heads / P.num_kv_heads;
+  const Vec Q = plain_linear(P.q_proj, in.query, lq);
+  const Vec K = plain_linear(P.k_proj, key, lk);
+  const Vec V = plain_linear(P.v_proj, value, lk);
   Vec ctx(static_cast<size_t>(lq) * E, 0.0);
-  weights->assign(static_cast<size_t>(L.num_heads) * lq * lk, 0.0);
+  weights->assign(static_cast<size_t>(P.num_heads) * lq * lk, 0.0);
   Vec s(static_cast<size_t>(lk));
-  for (int h = 0; h < L.num_heads; ++h) {
+  for (int h = 0; h < P.num_heads; ++h) {
     const int kvh = h / group;
     for (int r = 0; r < lq; ++r) {
       const int limit = plain_limit(L, r, lq, lk, in.valid);
@@ -120,7 +124,7 @@ void plain_mha(const FloatLayer& L, const SampleInput& in, Vec* out, Vec* weight
         for (int i = 0; i < hd; ++i) {
           acc += Q[static_cast<size_t>(r) * E + h * hd + i] * K[static_cast<size_t>(j) * KV + kvh * hd + i];
         }
-        s[static_cast<size_t>(j)] = acc * L.scale;
+        s[static_cast<size_t>(j)] = acc * P.scale;
       }
       plain_softmax(s.data(), limit);
       for (int j = 0; j < limit; ++j) (*weights)[(static_cast<size_t>(h) * lq + r) * lk + j] = s[static_cast<size_t>(j)];
@@ -131,7 +135,7 @@ void plain_mha(const FloatLayer& L, const SampleInput& in, Vec* out, Vec* weight
       }
     }
   }
-  *out = plain_linear(L.out_proj, ctx.data(), lq);
+  *out = plain_linear(P.out_proj, ctx.data(), lq);
 }
 
 // Bit for bit: memcmp, and the first differing index on failure.
@@ -189,15 +193,16 @@ TEST(FloatReference, LuongGeneralIsThePlainLoopBitForBit) {
   std::mt19937 g(11);
   const int dq = 19, dk = 21, dv = 27, lq = 6, lk = 41, valid = 33;
   FloatLayer L;
-  L.kind = LayerKind::kLuong;
-  L.luong = LuongKind::kGeneral;
+  L.kind = &kinds::kLuong;
+  LuongParams& P = L.params.emplace<LuongParams>();
+  P.score = LuongScore::kGeneral;
   L.mask = MaskKind::kKeyPadding;
   L.query_dim = dq;
   L.key_dim = dk;
   L.value_dim = dv;
   L.output_dim = dv;
-  L.scale = 0.75;
-  L.w = random_linear(g, dq, dk, false);
+  P.scale = 0.75;
+  P.w = random_linear(g, dq, dk, false);
   const Vec q = random_vec(g, static_cast<size_t>(lq) * dq, 1.5);
   const Vec k = random_vec(g, static_cast<size_t>(lk) * dk, 1.5);
   const Vec v = random_vec(g, static_cast<size_t>(lk) * dv, 1.5);
@@ -211,13 +216,13 @@ TEST(FloatReference, LuongGeneralIsThePlainLoopBitForBit) {
   Vec out, w;
   forward(L, in, &out, &w, nullptr);
 
-  const Vec qp = plain_linear(L.w, q.data(), lq);
+  const Vec qp = plain_linear(P.w, q.data(), lq);
   Vec want_out(static_cast<size_t>(lq) * dv), want_w(static_cast<size_t>(lq) * lk, 0.0), s(static_cast<size_t>(lk));
   for (int r = 0; r < lq; ++r) {
     for (int j = 0; j < valid; ++j) {
       double acc = 0.0;
       for (int i = 0; i < dk; ++i) acc += qp[static_cast<size_t>(r) * dk + i] * k[static_cast<size_t>(j) * dk + i];
-      s[static_cast<size_t>(j)] = acc * L.scale;
+      s[static_cast<size_t>(j)] = acc * P.scale;
     }
     plain_softmax(s.data(), valid);
     for (int j = 0; j < valid; ++j) want_w[static_cast<size_t>(r) * lk + j] = s[static_cast<size_t>(j)];

@@ -13,6 +13,7 @@
 #include "converter/io/half.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
+#include "converter/kinds/mha.h"
 #include "fixtures.h"
 
 namespace {
@@ -227,7 +228,8 @@ TEST(ConverterIoRegression, NpyHugeShapeEntryIsRejected) {
 TEST(ConverterIoRegression, LayerDataRejectsDimensionsAboveIntMax) {
   FloatLayer L;
   L.name = "p";
-  L.kind = LayerKind::kMha;
+  L.kind = &kinds::kMha;
+  L.params.emplace<MhaParams>();
   L.max_q_len = L.max_kv_len = INT_MAX;
   L.query_dim = L.key_dim = L.value_dim = L.output_dim = 0;  // empty arrays, huge N / L
   const size_t big = size_t{INT_MAX} + 1;
@@ -240,7 +242,7 @@ TEST(ConverterIoRegression, LayerDataRejectsDimensionsAboveIntMax) {
                          {"calib.npz", "p.query", "too large"});
   }
   // Cross attention: the key array is checked too.
-  L.cross = true;
+  L.as<MhaParams>().cross = true;
   L.query_dim = 1;
   ArrayMap npz;
   npz["p.query"] = fixtures::make("<f4", {1, 1, 1}, {0.5});

@@ -26,6 +26,7 @@
 #include "converter/metrics.h"
 #include "converter/plain_int8.h"
 #include "converter/runner.h"
+#include "converter/kinds/kind.h"
 #include "converter/spec.h"
 
 using namespace edgeattn::convert;
@@ -120,7 +121,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < spec.layers.size(); ++i) {
       const FloatLayer& L = spec.layers[i];
       if (!plain_int8_supported(L)) {
-        std::printf("%s: %s layer, no plain int8 scheme\n", L.name.c_str(), kind_name(L.kind));
+        std::printf("%s: %s layer, no plain int8 scheme\n", L.name.c_str(), L.kind->name);
         continue;
       }
       const HeldoutResult h = evaluate_heldout(lm, static_cast<int>(i), L, held[i], cal[i]);

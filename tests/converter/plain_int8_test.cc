@@ -13,6 +13,7 @@
 #include "converter/calibrate.h"
 #include "converter/commands.h"
 #include "converter/dataset.h"
+#include "converter/kinds/mha.h"
 #include "converter/error.h"
 #include "converter/io/file.h"
 #include "converter/io/formats.h"
@@ -110,16 +111,17 @@ struct HandCase {
   LayerCalibration cal;
   HandCase() {
     L.name = "hand";
-    L.kind = LayerKind::kMha;
+    L.kind = &kinds::kMha;
     L.mask = MaskKind::kKeyPadding;
-    L.cross = true;
+    MhaParams& P = L.params.emplace<MhaParams>();
+    P.cross = true;
     L.query_dim = L.key_dim = L.value_dim = L.output_dim = 2;
-    L.num_heads = L.num_kv_heads = 1;
-    L.head_dim = 2;
-    L.scale = 1.0;
+    P.num_heads = P.num_kv_heads = 1;
+    P.head_dim = 2;
+    P.scale = 1.0;
     L.max_q_len = 2;
     L.max_kv_len = 3;
-    for (FloatLinear* f : {&L.q_proj, &L.k_proj, &L.v_proj, &L.out_proj}) {
+    for (FloatLinear* f : {&P.q_proj, &P.k_proj, &P.v_proj, &P.out_proj}) {
       f->in = f->out = 2;
       f->w = {1.0, 0.0, 0.0, 1.0};
     }
@@ -209,7 +211,7 @@ TEST(PlainInt8, FakeQuantRoundsAndSaturates) {
 
 TEST(PlainInt8, OnlyMha) {
   FloatLayer L;
-  L.kind = LayerKind::kPooling;
+  L.kind = &kinds::kPooling;
   EXPECT_FALSE(plain_int8_supported(L));
   EXPECT_THROW(PlainInt8Layer(L, LayerCalibration()), ConvertError);
   HandCase h;

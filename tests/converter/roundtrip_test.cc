@@ -77,7 +77,7 @@ void check_case(const LayerCase& c) {
     const FloatLayer shell = layer_shell(lm.model(), 0);
     const LayerData d = load_layer_data(c.test, "test", shell, false);
     const RunResult run = run_layer(lm, 0, d, 1);
-    const int lq = shell.kind == LayerKind::kPooling ? 1 : d.lq;
+    const int lq = shell.learned_query() ? 1 : d.lq;
     const Figures f = measure(c, d, lq, shell.output_dim, shell.heads(), run.output, ref, run.weights, ref_w);
     std::printf("  %-10s %-5s max|err| %.3e (range %.3g) relL2 %.4f cos %.6f attn max|diff| %.3e\n",
                 c.name.c_str(), dtype.c_str(), f.max_abs, f.ref_range, f.rel_l2, f.cosine, f.weights_max_abs);

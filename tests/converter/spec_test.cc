@@ -4,6 +4,10 @@
 #include <cmath>
 
 #include "converter/error.h"
+#include "converter/kinds/additive.h"
+#include "converter/kinds/luong.h"
+#include "converter/kinds/mha.h"
+#include "converter/kinds/pooling.h"
 #include "converter/spec.h"
 #include "fixtures.h"
 
@@ -32,13 +36,14 @@ TEST(ConverterSpec, TorchMhaPackedSlices) {
   const ModelSpec s = load_spec("s.json", c.spec_json, w, "w.safetensors", {});
   ASSERT_EQ(s.layers.size(), 1u);
   const FloatLayer& L = s.layers[0];
-  EXPECT_EQ(L.kind, LayerKind::kMha);
-  EXPECT_EQ(L.head_dim, 5);
-  EXPECT_DOUBLE_EQ(L.scale, 1.0 / std::sqrt(5.0));
+  EXPECT_EQ(L.kind, &kinds::kMha);
+  const MhaParams& P = L.as<MhaParams>();
+  EXPECT_EQ(P.head_dim, 5);
+  EXPECT_DOUBLE_EQ(P.scale, 1.0 / std::sqrt(5.0));
   const Array& packed = w.at("blk.attn.in_proj_weight");
-  EXPECT_EQ(L.k_proj.w[0], packed.data[20 * 20]);
-  EXPECT_EQ(L.v_proj.w.back(), packed.data.back());
-  EXPECT_EQ(L.k_proj.b[0], w.at("blk.attn.in_proj_bias").data[20]);
+  EXPECT_EQ(P.k_proj.w[0], packed.data[20 * 20]);
+  EXPECT_EQ(P.v_proj.w.back(), packed.data.back());
+  EXPECT_EQ(P.k_proj.b[0], w.at("blk.attn.in_proj_bias").data[20]);
   EXPECT_EQ(L.max_q_len, 8);
   const ModelSpec o = load_spec("s.json", c.spec_json, w, "w.safetensors", {32, 40});
   EXPECT_EQ(o.layers[0].max_q_len, 32);
@@ -54,9 +59,10 @@ TEST(ConverterSpec, ExplicitMhaTensorsAndNoBias) {
                "\"v_w\": \"blk.attn.v_proj.weight\", \"o_w\": \"blk.attn.out_proj.weight\", "
                "\"o_b\": \"blk.attn.out_proj.bias\"}");
   const FloatLayer L = load_spec("s.json", spec, w, "w", {}).layers[0];
-  EXPECT_TRUE(L.q_proj.b.empty());
-  EXPECT_EQ(L.out_proj.b.size(), 20u);
-  EXPECT_EQ(L.v_proj.w, w.at("blk.attn.v_proj.weight").data);
+  const MhaParams& P = L.as<MhaParams>();
+  EXPECT_TRUE(P.q_proj.b.empty());
+  EXPECT_EQ(P.out_proj.b.size(), 20u);
+  EXPECT_EQ(P.v_proj.w, w.at("blk.attn.v_proj.weight").data);
 }
 
 TEST(ConverterSpec, LuongGeneralStoresTranspose) {
@@ -64,13 +70,14 @@ TEST(ConverterSpec, LuongGeneralStoresTranspose) {
   const ArrayMap w = to_map(c.weights);
   const FloatLayer L = load_spec("s.json", c.spec_json, w, "w", {}).layers[0];
   const Array& W = w.at("attn.W.weight");  // [query_dim 12][key_dim 10]
-  EXPECT_EQ(L.w.in, 12);
-  EXPECT_EQ(L.w.out, 10);
+  const LuongParams& P = L.as<LuongParams>();
+  EXPECT_EQ(P.w.in, 12);
+  EXPECT_EQ(P.w.out, 10);
   for (int r = 0; r < 12; ++r)
-    for (int k = 0; k < 10; ++k) EXPECT_EQ(L.w.w[static_cast<size_t>(k) * 12 + r], W.data[static_cast<size_t>(r) * 10 + k]);
-  EXPECT_DOUBLE_EQ(L.scale, 1.0);
+    for (int k = 0; k < 10; ++k) EXPECT_EQ(P.w.w[static_cast<size_t>(k) * 12 + r], W.data[static_cast<size_t>(r) * 10 + k]);
+  EXPECT_DOUBLE_EQ(P.scale, 1.0);
   const FloatLayer S = load_spec("s.json", fixtures::luong_case("scaled_dot", 2).spec_json, w, "w", {}).layers[0];
-  EXPECT_DOUBLE_EQ(S.scale, 0.25);
+  EXPECT_DOUBLE_EQ(S.as<LuongParams>().scale, 0.25);
 }
 
 TEST(ConverterSpec, PoolingQueryShapes) {
@@ -78,7 +85,7 @@ TEST(ConverterSpec, PoolingQueryShapes) {
   ArrayMap w = to_map(c.weights);
   EXPECT_EQ(load_spec("s.json", c.spec_json, w, "w", {}).layers[0].max_q_len, 1);
   w["pool.query.weight"].shape = {16};
-  EXPECT_EQ(load_spec("s.json", c.spec_json, w, "w", {}).layers[0].v.size(), 16u);
+  EXPECT_EQ(load_spec("s.json", c.spec_json, w, "w", {}).layers[0].as<PoolingParams>().query.size(), 16u);
   w["pool.query.weight"].shape = {2, 8};
   EXPECT_NE(error_of(c.spec_json, w).find("tensor 'pool.query.weight' has shape [2, 8], expected [16]"), std::string::npos)
       << error_of(c.spec_json, w);
@@ -134,9 +141,9 @@ TEST(ConverterSpec, CoverageField) {
   EXPECT_EQ(error_of(cov, w), "");
   const ModelSpec spec = load_spec("s.json", cov, w, "w.safetensors", {});
   ASSERT_EQ(spec.layers.size(), 1u);
-  EXPECT_TRUE(spec.layers[0].coverage);
-  EXPECT_EQ(spec.layers[0].w_c, std::vector<double>(8, 0.5));
-  EXPECT_FALSE(load_spec("s.json", plain, w, "w.safetensors", {}).layers[0].coverage);
+  EXPECT_TRUE(spec.layers[0].as<AdditiveParams>().coverage);
+  EXPECT_EQ(spec.layers[0].as<AdditiveParams>().w_c, std::vector<double>(8, 0.5));
+  EXPECT_FALSE(load_spec("s.json", plain, w, "w.safetensors", {}).layers[0].as<AdditiveParams>().coverage);
   w["attn.W_c.weight"].shape = {8};
   EXPECT_EQ(error_of(cov, w), "");
   w["attn.W_c.weight"].shape = {4, 2};

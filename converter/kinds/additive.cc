@@ -1,0 +1,231 @@
+// The additive (Bahdanau) attention kind, with optional coverage: spec
+// fields, the float64 forward, calibration points (w_q/w_k outputs, the
+// pre-tanh sums), quantization (shared w_q/w_k output scale, the tanh table,
+// the coverage term) and its AdditiveAttention table.
+#include "converter/kinds/additive.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+
+#include "converter/inspect.h"
+#include "converter/quantize.h"
+#include "converter/writer.h"
+#include "edgeattn/kernels/quantize_multiplier.h"
+
+namespace edgeattn {
+namespace convert {
+namespace {
+
+void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
+  AdditiveParams& P = L->params.emplace<AdditiveParams>();
+  L->query_dim = f.integer("query_dim");
+  L->key_dim = f.integer("key_dim");
+  P.attn_dim = f.integer("attn_dim");
+  L->value_dim = f.integer("value_dim", L->key_dim);
+  L->output_dim = L->value_dim;
+  const std::string p = f.string("prefix", "");
+  const int A = P.attn_dim;
+  P.w_q = w.linear(tensor_or(f, "w_q", p, "W_q.weight"), "", A, L->query_dim, "w_q [attn_dim, query_dim]", false);
+  const std::string b = f.tensor_name("b").empty() && !f.has("tensors") ? p + "W_k.bias" : f.tensor_name("b");
+  P.w_k = w.linear(tensor_or(f, "w_k", p, "W_k.weight"), b, A, L->key_dim, "w_k [attn_dim, key_dim]", false);
+  P.v_name = tensor_or(f, "v", p, "v.weight");
+  P.v = w.get(P.v_name, 0, static_cast<size_t>(A), "v [attn_dim] or [1, attn_dim]").data;
+  P.coverage = f.boolean("coverage", false);
+  if (P.coverage) {  // PyTorch nn.Linear(1, attn_dim, bias=False): weight [attn_dim, 1]
+    P.w_c_name = tensor_or(f, "w_c", p, "W_c.weight");
+    const auto it = w.map.find(P.w_c_name);
+    const bool column = it != w.map.end() && it->second.shape.size() == 2 && it->second.shape[1] == 1 &&
+                        A != 1;
+    P.w_c = column ? w.get(P.w_c_name, static_cast<size_t>(A), 1, "w_c [attn_dim, 1] or [attn_dim]").data
+                   : w.get(P.w_c_name, 0, static_cast<size_t>(A), "w_c [attn_dim, 1] or [attn_dim]").data;
+  } else if (!f.tensor_name("w_c").empty()) {
+    fail(f.where, ": tensors.w_c needs \"coverage\": true");
+  }
+}
+
+void shell(const LayerInfo& info, FloatLayer* L) {
+  L->params.emplace<AdditiveParams>().coverage = info.coverage != 0;
+}
+
+LayerIo io(const FloatLayer&) { return LayerIo{true, 1}; }
+
+void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, double* weights, RangeMap* ranges) {
+  const AdditiveParams& P = L.as<AdditiveParams>();
+  AttentionFrame f(L, in, weights, ranges);
+  const int lq = f.lq, lk = f.lk, q_rec = f.q_rec;
+  const int A = P.attn_dim;
+  const std::vector<double> qp = linear(P.w_q, in.query, lq);
+  const std::vector<double> kp = linear(P.w_k, f.key, lk);
+  record(ranges, "w_q", qp.data(), lq, A, A, q_rec);
+  record(ranges, "w_k", kp.data(), lk, A, A, f.valid);
+  Range* pre = ranges != nullptr ? &(*ranges)["pre_tanh"] : nullptr;
+  Range* cov_range = ranges != nullptr && P.coverage ? &(*ranges)["coverage"] : nullptr;
+  std::vector<double> cov(static_cast<size_t>(P.coverage ? lk : 0), 0.0);  // c_j, from 0 per sample
+  for (int r = 0; r < lq; ++r) {
+    const int limit = f.limit(r);
+    for (int j = 0; j < limit; ++j) {
+      double acc = 0.0;
+      const double cj = P.coverage ? cov[static_cast<size_t>(j)] : 0.0;
+      if (cov_range != nullptr) cov_range->add(cj);
+      for (int c = 0; c < A; ++c) {
+        double t = qp[static_cast<size_t>(r) * A + c] + kp[static_cast<size_t>(j) * A + c];
+        if (P.coverage) t += P.w_c[static_cast<size_t>(c)] * cj;
+        if (pre != nullptr && r < q_rec) pre->add(t);
+        acc += P.v[static_cast<size_t>(c)] * std::tanh(t);
+      }
+      f.s[static_cast<size_t>(j)] = acc;
+    }
+    f.attend(0, r, limit, f.value, L.value_dim, L.value_dim, out + static_cast<size_t>(r) * L.output_dim);
+    if (P.coverage) {
+      for (int j = 0; j < limit; ++j) cov[static_cast<size_t>(j)] += f.s[static_cast<size_t>(j)];
+    }
+  }
+  record(ranges, "output", out, lq, L.output_dim, L.output_dim, q_rec);
+}
+
+std::vector<std::string> value_points(const FloatLayer&) {
+  return {"query", "key", "value", "w_q", "w_k", "output"};
+}
+// The table clips at +-6 where tanh is flat.
+std::vector<std::string> minmax_points(const FloatLayer&) { return {"pre_tanh"}; }
+
+flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  const AdditiveParams& P = L.as<AdditiveParams>();
+  const std::string& at = c.where;
+  const ActQuantParams qin = c("query"), kin = c("key");
+  const ActQuantParams val = c.has("value") ? c("value") : kin;
+  // w_q and w_k outputs share one scale so the kernel can add them exactly.
+  const Range& rq = c.range("w_q");
+  const Range& rk = c.range("w_k");
+  const ActQuantParams pq = act_quant(rq, at + ": w_q"), pk = act_quant(rk, at + ": w_k");
+  const double span_q = std::max(rq.hi, 0.0) - std::min(rq.lo, 0.0);
+  const double span_k = std::max(rk.hi, 0.0) - std::min(rk.lo, 0.0);
+  double s_h = std::max(span_q, span_k) / 255.0;
+  if (!(s_h > 0.0)) s_h = 1.0 / 255.0;
+  s_h = static_cast<double>(static_cast<float>(s_h));
+  (void)pq;
+  (void)pk;
+  auto zp = [&](const Range& r) {
+    return static_cast<int>(std::clamp(std::round(-128.0 - std::min(r.lo, 0.0) / s_h), -128.0, 127.0));
+  };
+  const ActQuantParams oq{s_h, zp(rq)}, ok{s_h, zp(rk)};
+  const QuantLinear wq = quantize_linear(P.w_q, qin, oq, at + ": " + P.w_q.w_name);
+  const QuantLinear wk = quantize_linear(P.w_k, kin, ok, at + ": " + P.w_k.w_name);
+  const TanhTable tt = tanh_table(c.range("pre_tanh"), at);
+  const Requant pre = requant(s_h / tt.index.scale, at + ": pre-tanh");
+  const QuantVector v = quantize_symmetric(P.v);
+  const ActQuantParams out = c("output");
+  const Requant score = requant(v.scale / 127.0 * kLog2e * 65536.0, at + ": softmax score");
+  const Requant pv = requant(val.scale / (32768.0 * out.scale), at + ": softmax output");
+  const auto fq = w.LinearS8(wq, P.w_q), fk = w.LinearS8(wk, P.w_k);
+  const auto fv = w.TensorS8(P.v_name, {static_cast<uint32_t>(P.attn_dim)}, 1, P.attn_dim, v.q.data(),
+                             {static_cast<float>(v.scale)});
+  // Coverage: w_c symmetric int8 (scale s_wc); the term w_c c_j in units of
+  // s_h with c_j in Q15: requantize(w_c8 * c_j) by s_wc / (32768 s_h).
+  flatbuffers::Offset<fb::Tensor> fwc = 0;
+  Requant cov{int32_t{1} << 30, -31};  // 2^-32: stays unused without coverage (or w_c = 0)
+  if (P.coverage) {
+    QuantVector wc = quantize_symmetric(P.w_c);
+    const double r = wc.scale / (32768.0 * s_h);
+    bool zero = true;
+    for (int8_t x : wc.q) zero = zero && x == 0;
+    // Below 2^-32 the term |w_c c_j| / s_h < 127 * 2^24 * 2^-32 < 1 of s_h:
+    // negligible, stored as w_c = 0 (the term is exactly 0).
+    if (!zero && r < std::ldexp(1.0, -32)) {
+      std::fill(wc.q.begin(), wc.q.end(), int8_t{0});
+      zero = true;
+    }
+    if (!zero) {
+      cov = requant(r, at + ": coverage");
+      if (cov.shift > 0) {
+        fail(at, ": coverage multiplier ", r, " exceeds 1 (w_c too large for the w_q/w_k output scale)");
+      }
+    }
+    fwc = w.TensorS8(P.w_c_name, {static_cast<uint32_t>(P.attn_dim)}, 1, P.attn_dim, wc.q.data(),
+                     {static_cast<float>(wc.scale)});
+  }
+  const auto fpre = w.Requants({pre});
+  const auto fval = w.Act(val), fout = w.Act(out);
+  const auto sm = w.Softmax(score, pv);
+  return fb::CreateAdditiveAttentionDirect(w.fbb(), L.query_dim, L.key_dim, P.attn_dim, L.value_dim, fq, fk, fv,
+                                           fpre, tt.index.zero_point, static_cast<float>(tt.index.scale),
+                                           &tt.table, fval, fout, sm, P.coverage, fwc, cov.multiplier, cov.shift)
+      .Union();
+}
+
+flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
+  const AdditiveParams& P = L.as<AdditiveParams>();
+  const auto fq = w.LinearF32(P.w_q), fk = w.LinearF32(P.w_k);
+  const auto fv = w.TensorF32(P.v_name, 0, P.attn_dim, P.v.data());
+  const auto fwc = P.coverage ? w.TensorF32(P.w_c_name, 0, P.attn_dim, P.w_c.data()) : 0;
+  fb::AdditiveAttentionBuilder b(w.fbb());
+  b.add_query_dim(L.query_dim);
+  b.add_key_dim(L.key_dim);
+  b.add_attn_dim(P.attn_dim);
+  b.add_value_dim(L.value_dim);
+  b.add_w_q(fq);
+  b.add_w_k(fk);
+  b.add_v(fv);
+  if (P.coverage) {
+    b.add_coverage(true);
+    b.add_w_c(fwc);
+  }
+  return b.Finish().Union();
+}
+
+void shape(const FloatLayer& L, LayerShape* s) {
+  const AdditiveParams& P = L.as<AdditiveParams>();
+  s->kind = EA_LAYER_ADDITIVE;
+  s->attn_dim = P.attn_dim;
+  s->coverage = P.coverage;
+}
+
+void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
+  const auto* a = l.options_as_AdditiveAttention();
+  add_linear(out, name, "w_q", a->w_q());
+  add_linear(out, name, "w_k", a->w_k());
+  add_tensor(out, name, "v", a->v());
+  if (a->coverage()) add_tensor(out, name, "w_c", a->w_c());
+}
+
+void inspect(const fb::Layer& l, const LayerInfo& info, std::ostream& os) {
+  os << "  attn_dim " << l.options_as_AdditiveAttention()->attn_dim() << "\n";
+  if (info.coverage) {
+    os << "  coverage: " << info.max_kv_len << " positions, " << info.coverage_bytes
+       << " arena bytes (c_j, reset by BeginSequence)\n";
+  }
+}
+
+void inspect_quant(const fb::Layer& l, std::ostream& os) {
+  const auto* ad = l.options_as_AdditiveAttention();
+  print_linear(os, "w_q", ad->w_q());
+  print_linear(os, "w_k", ad->w_k());
+  const double st = ad->pre_tanh_scale();
+  os << "    pre-tanh: scale " << st << " zero_point " << ad->pre_tanh_zero_point() << "  range ["
+     << std::setprecision(4) << st * (-128 - ad->pre_tanh_zero_point()) << ", "
+     << st * (127 - ad->pre_tanh_zero_point()) << "]" << std::setprecision(6) << "\n";
+  print_requant(os, "pre_tanh", ad->pre_tanh());
+  if (ad->coverage()) {
+    os << "    coverage: w_c * c_j (Q15) -> pre-tanh units, multiplier " << std::setprecision(6)
+       << kernels::dequantize_multiplier(ad->coverage_multiplier(), ad->coverage_shift()) << " ("
+       << ad->coverage_multiplier() << ", " << ad->coverage_shift() << ")\n";
+  }
+  print_act(os, "value input", ad->value_input());
+  print_act(os, "output", ad->output());
+  print_softmax(os, ad->softmax());
+}
+
+}  // namespace
+
+namespace kinds {
+const KindModule kAdditive = {
+    "additive", EA_LAYER_ADDITIVE, fb::LayerOptions::AdditiveAttention,
+    /*learned_query=*/false, /*causal_mask=*/false,
+    {"query_dim", "key_dim", "attn_dim", "value_dim", "coverage"},
+    {"w_q", "w_k", "b", "v", "w_c"},
+    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant};
+}  // namespace kinds
+
+}  // namespace convert
+}  // namespace edgeattn

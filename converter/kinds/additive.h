@@ -1,0 +1,28 @@
+// Additive (Bahdanau) attention, with optional coverage: the module
+// (kinds::kAdditive) and its parameters.
+#ifndef EDGEATTN_CONVERTER_KINDS_ADDITIVE_H_
+#define EDGEATTN_CONVERTER_KINDS_ADDITIVE_H_
+
+#include "converter/kinds/kind.h"
+
+namespace edgeattn {
+namespace convert {
+
+// w_q (no bias), w_k (+ b), v [attn_dim]. Coverage: w_c [attn_dim] (PyTorch
+// W_c = nn.Linear(1, attn_dim, bias=False), weight [attn_dim, 1]); the query
+// rows of a sample are the successive decoding steps of one sequence
+// (coverage starts at 0).
+struct AdditiveParams : KindParamsOf<AdditiveParams> {
+  int attn_dim = 0;
+  FloatLinear w_q, w_k;
+  std::vector<double> v;
+  std::string v_name;
+  bool coverage = false;
+  std::vector<double> w_c;
+  std::string w_c_name;
+};
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_KINDS_ADDITIVE_H_

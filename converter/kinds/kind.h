@@ -1,0 +1,127 @@
+// One module per layer kind, as runtime/src/layers/ is for the runtime.
+// Everything the converter knows about a kind lives in its file (mha.cc,
+// additive.cc, luong.cc, pooling.cc): its spec fields and presets, its float64
+// reference, its calibration points, its quantization and how it is written
+// into the file, its runtime shape for the arena plan and its lines in
+// `inspect`. The one table in registry.cc lists the modules; spec loading,
+// calibration, conversion, the runner, eval and inspect ask a layer's module
+// (FloatLayer::kind) instead of deciding on the kind themselves.
+//
+// Composite kinds (a block holding an MHA) reuse another module's pieces: the
+// MHA module's parameters and functions are public in kinds/mha.h, a
+// sub-layer is a FloatLayer of its own, its calibration points are recorded
+// under a prefix (merge_ranges) and read back with Calibrated::sub().
+#ifndef EDGEATTN_CONVERTER_KINDS_KIND_H_
+#define EDGEATTN_CONVERTER_KINDS_KIND_H_
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "converter/calibrate.h"
+#include "converter/float_reference.h"
+#include "converter/spec_fields.h"
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
+#include "edgeattn/plan.h"
+
+namespace edgeattn {
+namespace convert {
+
+class ModelWriter;
+struct TensorEntry;  // inspect.h
+
+// The calibrated range of a layer's tensor as int8 parameters, with errors
+// naming the layer. `prefix` is put before every key (a composite's sub-layer).
+struct Calibrated {
+  const RangeMap& r;
+  std::string where;
+  std::string prefix;
+
+  bool has(const std::string& key) const { return r.count(prefix + key) != 0; }
+  const Range& range(const std::string& key) const;
+  ActQuantParams operator()(const std::string& key) const;
+  Calibrated sub(const std::string& p) const { return Calibrated{r, where, prefix + p}; }
+};
+
+struct KindModule {
+  const char* name;              // the spec's "kind", and the reports'
+  ea_layer_kind runtime_kind;    // LayerInfo.kind of its layers in a model
+  fb::LayerOptions options;      // the union member that stores it in a file
+  // The query is a learned weight: no query input, one output row, and no
+  // max_q_len field in the spec (pooling).
+  bool learned_query;
+  // The spec's "mask": "causal" is allowed (else a spec error).
+  bool causal_mask;
+
+  // ---- spec -----------------------------------------------------------------
+  // Layer fields beyond the common ones (name, kind, mask, max_q_len,
+  // max_kv_len, prefix, tensors), and the names allowed under "tensors".
+  std::vector<std::string> fields;
+  std::vector<std::string> tensor_fields;
+  // Fills L (name, kind and mask are set) from the layer object: dimensions,
+  // L->params, weights from presets or explicit tensor names; every error
+  // names the field or tensor (f.where, w.where()).
+  void (*resolve)(const SpecFields& f, const SpecWeights& w, FloatLayer* L);
+
+  // ---- a layer of a model, without weights (eval reads datasets for it) -----
+  // The kind's parameters the generic code reads (L's common fields are set).
+  void (*shell)(const LayerInfo& info, FloatLayer* L);
+  LayerIo (*io)(const FloatLayer& L);
+
+  // ---- float64 reference (float_reference.h: forward()) ---------------------
+  // out [rows][output_dim] (rows = q_len, 1 with learned_query), weights
+  // [heads][rows][kv_len] or null; every element written. With ranges, adds
+  // this sample's calibration points (padded rows left out).
+  void (*forward)(const FloatLayer& L, const SampleInput& in, double* out, double* weights, RangeMap* ranges);
+
+  // ---- calibration (calibrate.cc) --------------------------------------------
+  // Points whose values the --calib-method sees (min/max otherwise); points
+  // chosen by min/max (+ headroom) whatever the method (additive: pre_tanh).
+  std::vector<std::string> (*value_points)(const FloatLayer& L);
+  std::vector<std::string> (*minmax_points)(const FloatLayer& L);
+
+  // ---- quantization and writer (convert.cc) ----------------------------------
+  // The layer's options table (the union member `options`), int8 from the
+  // calibrated ranges or float32.
+  flatbuffers::Offset<void> (*write_s8)(ModelWriter& w, const FloatLayer& L, const Calibrated& c);
+  flatbuffers::Offset<void> (*write_f32)(ModelWriter& w, const FloatLayer& L);
+  // Its fields of the runtime's LayerShape (kind and dimensions; the caller
+  // sets dtype and tile_scratch), for the arena plan.
+  void (*shape)(const FloatLayer& L, LayerShape* s);
+
+  // ---- inspect and reports -----------------------------------------------------
+  // Its constant tensors in the file (inspect.h add_tensor / add_linear).
+  void (*tensors)(const fb::Layer& layer, const std::string& name, std::vector<TensorEntry>* out);
+  // Lines after the dimensions (embed_dim, cache sizes, ...), and the
+  // quantization section of an int8 layer; null: none.
+  void (*inspect)(const fb::Layer& layer, const LayerInfo& info, std::ostream& os);
+  void (*inspect_quant)(const fb::Layer& layer, std::ostream& os);
+};
+
+// The table (registry.cc), in its order.
+const std::vector<const KindModule*>& all_kinds();
+// The module named `name` / of a runtime kind, or null.
+const KindModule* find_kind(const std::string& name);
+const KindModule* find_kind(ea_layer_kind kind);
+const KindModule* find_kind(fb::LayerOptions options);
+// "mha, additive, luong or pooling" (for messages).
+std::string kind_names();
+
+// Adds `from`'s ranges to `into` under `prefix` (a composite records its
+// sub-layer's points as "<prefix><key>").
+void merge_ranges(const RangeMap& from, const std::string& prefix, RangeMap* into);
+
+namespace kinds {
+extern const KindModule kMha;
+extern const KindModule kAdditive;
+extern const KindModule kLuong;
+extern const KindModule kPooling;
+}  // namespace kinds
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_KINDS_KIND_H_

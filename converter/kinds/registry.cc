@@ -1,0 +1,83 @@
+// The converter's table of layer kinds: the one place that lists them.
+// Adding a kind is one module file (see kind.h) plus one line here.
+#include <algorithm>
+
+#include "converter/error.h"
+#include "converter/kinds/kind.h"
+
+namespace edgeattn {
+namespace convert {
+
+const std::vector<const KindModule*>& all_kinds() {
+  static const std::vector<const KindModule*> table = {
+      &kinds::kMha,
+      &kinds::kAdditive,
+      &kinds::kLuong,
+      &kinds::kPooling,
+  };
+  return table;
+}
+
+const KindModule* find_kind(const std::string& name) {
+  for (const KindModule* k : all_kinds()) {
+    if (name == k->name) return k;
+  }
+  return nullptr;
+}
+
+const KindModule* find_kind(ea_layer_kind kind) {
+  for (const KindModule* k : all_kinds()) {
+    if (k->runtime_kind == kind) return k;
+  }
+  return nullptr;
+}
+
+const KindModule* find_kind(fb::LayerOptions options) {
+  for (const KindModule* k : all_kinds()) {
+    if (k->options == options) return k;
+  }
+  return nullptr;
+}
+
+std::string kind_names() {
+  std::string s;
+  const auto& t = all_kinds();
+  for (size_t i = 0; i < t.size(); ++i) {
+    s += (i == 0 ? "" : i + 1 == t.size() ? " or " : ", ") + std::string(t[i]->name);
+  }
+  return s;
+}
+
+void merge_ranges(const RangeMap& from, const std::string& prefix, RangeMap* into) {
+  for (const auto& [key, r] : from) {
+    Range& t = (*into)[prefix + key];
+    if (r.count == 0) continue;
+    t.lo = std::min(t.lo, r.lo);
+    t.hi = std::max(t.hi, r.hi);
+    t.count += r.count;
+    if (t.keep_values) t.values.insert(t.values.end(), r.values.begin(), r.values.end());
+  }
+}
+
+const Range& Calibrated::range(const std::string& key) const {
+  auto it = r.find(prefix + key);
+  if (it == r.end()) fail(where, ": no calibration data for ", prefix + key);
+  return it->second;
+}
+
+ActQuantParams Calibrated::operator()(const std::string& key) const {
+  return act_quant(range(key), where + ": " + prefix + key);
+}
+
+LayerIo FloatLayer::io() const {
+  if (kind == nullptr) throw std::logic_error("layer '" + name + "' has no kind");
+  return kind->io(*this);
+}
+
+bool FloatLayer::learned_query() const {
+  if (kind == nullptr) throw std::logic_error("layer '" + name + "' has no kind");
+  return kind->learned_query;
+}
+
+}  // namespace convert
+}  // namespace edgeattn
