@@ -119,6 +119,9 @@ extern const KindModule kMha;
 extern const KindModule kAdditive;
 extern const KindModule kLuong;
 extern const KindModule kPooling;
+extern const KindModule kLayerNorm;
+extern const KindModule kFfn;
+extern const KindModule kEncoderBlock;
 }  // namespace kinds
 
 }  // namespace convert

@@ -14,6 +14,9 @@ const std::vector<const KindModule*>& all_kinds() {
       &kinds::kAdditive,
       &kinds::kLuong,
       &kinds::kPooling,
+      &kinds::kLayerNorm,
+      &kinds::kFfn,
+      &kinds::kEncoderBlock,
   };
   return table;
 }

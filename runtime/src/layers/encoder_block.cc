@@ -155,7 +155,11 @@ void info(const fb::Layer& l, LayerInfo* info) {
                                                                               : b->self_attn()->num_heads());
   info->causal = b->self_attn()->causal();
   info->query_quant = quant_of(b->norm_first() ? b->norm1()->input() : b->self_attn()->q_proj()->input());
-  info->output_quant = quant_of(b->norm_first() ? b->add2()->output() : b->norm2()->output());
+  if (b->norm_first()) {
+    info->output_quant = quant_of(b->add2() != nullptr ? b->add2()->output() : nullptr);  // no adds in f32 blocks
+  } else {
+    info->output_quant = quant_of(b->norm2()->output());
+  }
 }
 
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {

@@ -1,0 +1,106 @@
+#include "converter/kinds/block_parts.h"
+
+#include <ostream>
+
+#include "converter/inspect.h"
+#include "converter/writer.h"
+
+namespace edgeattn {
+namespace convert {
+
+FloatNorm read_norm(const SpecWeights& w, const std::string& gain, const std::string& bias, int dim, double eps) {
+  FloatNorm n;
+  n.dim = dim;
+  n.eps = eps;
+  n.gain_name = gain;
+  n.bias_name = bias;
+  n.gain = w.get(gain, 0, static_cast<size_t>(dim), "LayerNorm weight [dim]").data;
+  if (w.has(bias)) {
+    n.bias = w.get(bias, 0, static_cast<size_t>(dim), "LayerNorm bias [dim]").data;
+  } else {
+    n.bias.assign(static_cast<size_t>(dim), 0.0);  // nn.LayerNorm(bias=False)
+    n.bias_name = gain + " (no bias)";
+  }
+  return n;
+}
+
+Activation read_activation(const SpecFields& f, const char* def) {
+  const std::string name = f.string("activation", def);
+  Activation a;
+  if (!parse_activation(name, &a)) {
+    fail(f.where, ": unknown activation '", name, "' (expected relu, gelu, gelu_tanh or silu)");
+  }
+  return a;
+}
+
+FloatFfn read_ffn(const SpecFields& f, const SpecWeights& w, const std::string& fc1_w, const std::string& fc1_b,
+                  const std::string& fc2_w, const std::string& fc2_b, int dim, int hidden, Activation act) {
+  FloatFfn n;
+  n.dim = dim;
+  n.act = act;
+  if (hidden == 0) {
+    auto it = w.map.find(fc1_w);
+    if (it == w.map.end()) w.missing(fc1_w);
+    if (it->second.shape.size() != 2) {
+      fail(w.where(), ": tensor '", fc1_w, "' has shape ", shape_string(it->second.shape),
+           ", expected [ffn_dim, ", dim, "]");
+    }
+    hidden = static_cast<int>(it->second.shape[0]);
+  }
+  if (hidden < 1 || hidden > 16384) fail(f.where, ": ffn_dim ", hidden, " is outside 1..16384");
+  n.hidden = hidden;
+  n.fc1 = w.linear(fc1_w, fc1_b, hidden, dim, "fc1 [ffn_dim, dim]", false);
+  n.fc2 = w.linear(fc2_w, fc2_b, dim, hidden, "fc2 [dim, ffn_dim] (the FFN's widths must agree)", false);
+  return n;
+}
+
+flatbuffers::Offset<fb::LayerNorm> norm_table_s8(ModelWriter& w, const FloatNorm& n, const ActQuantParams& in,
+                                                 const ActQuantParams& out, const std::string& what) {
+  return write_layernorm_s8(w, n, quantize_layernorm(n, in, out, what));
+}
+
+flatbuffers::Offset<fb::FeedForward> ffn_table_s8(ModelWriter& w, const FloatFfn& f, const ActQuantParams& in,
+                                                  const ActQuantParams& hidden, const ActQuantParams& act,
+                                                  const ActQuantParams& out, const std::string& what) {
+  const QuantLinear q1 = quantize_linear(f.fc1, in, hidden, what + ": " + f.fc1.w_name);
+  const QuantLinear q2 = quantize_linear(f.fc2, act, out, what + ": " + f.fc2.w_name);
+  const std::vector<int8_t> table = activation_table(f.act, hidden, act);
+  const auto l1 = w.LinearS8(q1, f.fc1), l2 = w.LinearS8(q2, f.fc2);
+  const auto t = w.fbb().CreateVector(table);
+  return fb::CreateFeedForward(w.fbb(), static_cast<uint32_t>(f.dim), static_cast<uint32_t>(f.hidden),
+                               static_cast<fb::Activation>(f.act), l1, l2, t);
+}
+
+flatbuffers::Offset<fb::FeedForward> ffn_table_f32(ModelWriter& w, const FloatFfn& f) {
+  const auto l1 = w.LinearF32(f.fc1), l2 = w.LinearF32(f.fc2);
+  return fb::CreateFeedForward(w.fbb(), static_cast<uint32_t>(f.dim), static_cast<uint32_t>(f.hidden),
+                               static_cast<fb::Activation>(f.act), l1, l2);
+}
+
+void add_norm_tensors(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
+                      const fb::LayerNorm* n) {
+  add_tensor(out, layer, role + ".gain", n->gain());
+  add_tensor(out, layer, role + ".bias", n->bias());
+}
+
+void add_ffn_tensors(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
+                     const fb::FeedForward* f) {
+  add_linear(out, layer, role + "fc1", f->fc1());
+  add_linear(out, layer, role + "fc2", f->fc2());
+}
+
+void print_norm(std::ostream& os, const char* role, const fb::LayerNorm* n) {
+  os << "  " << role << ": LayerNorm eps " << n->eps() << ", E " << n->eps_term() << "\n";
+  print_act(os, "    input", n->input());
+  print_act(os, "    output", n->output());
+}
+
+void print_ffn(std::ostream& os, const char* role, const fb::FeedForward* f) {
+  os << "  " << role << ": " << f->dim() << " -> " << f->hidden_dim() << " ("
+     << fb::EnumNameActivation(f->activation()) << ") -> " << f->dim() << "\n";
+  print_linear(os, "fc1", f->fc1());
+  print_linear(os, "fc2", f->fc2());
+}
+
+}  // namespace convert
+}  // namespace edgeattn

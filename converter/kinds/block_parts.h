@@ -1,0 +1,43 @@
+// The steps a transformer block is made of on the converter's side, as kinds
+// of their own (layernorm, ffn) and as parts of the block kinds: their spec
+// fields, the weights they read, and their FlatBuffer tables. The numerics
+// (float64 forms, int8 constants) are converter/block_math.h.
+#ifndef EDGEATTN_CONVERTER_KINDS_BLOCK_PARTS_H_
+#define EDGEATTN_CONVERTER_KINDS_BLOCK_PARTS_H_
+
+#include "converter/block_math.h"
+#include "converter/kinds/kind.h"
+
+namespace edgeattn {
+namespace convert {
+
+// The LayerNorm's gain and bias of `dim` from the named tensors.
+FloatNorm read_norm(const SpecWeights& w, const std::string& gain, const std::string& bias, int dim, double eps);
+// fc1 [hidden, dim] and fc2 [dim, hidden] (with biases when present); hidden
+// 0 means: take it from fc1's shape.
+FloatFfn read_ffn(const SpecFields& f, const SpecWeights& w, const std::string& fc1_w, const std::string& fc1_b,
+                  const std::string& fc2_w, const std::string& fc2_b, int dim, int hidden, Activation act);
+// The spec's "activation" (default `def`), an error naming the field otherwise.
+Activation read_activation(const SpecFields& f, const char* def);
+
+// Tables of the two parts; the FFN's quantization points are
+// <prefix>hidden (fc1's output) and <prefix>act (the activation's output).
+flatbuffers::Offset<fb::LayerNorm> norm_table_s8(ModelWriter& w, const FloatNorm& n, const ActQuantParams& in,
+                                                 const ActQuantParams& out, const std::string& what);
+flatbuffers::Offset<fb::FeedForward> ffn_table_s8(ModelWriter& w, const FloatFfn& f, const ActQuantParams& in,
+                                                  const ActQuantParams& hidden, const ActQuantParams& act,
+                                                  const ActQuantParams& out, const std::string& what);
+flatbuffers::Offset<fb::FeedForward> ffn_table_f32(ModelWriter& w, const FloatFfn& f);
+
+// inspect: a LayerNorm's and an FFN's tensors and quantization lines.
+void add_norm_tensors(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
+                      const fb::LayerNorm* n);
+void add_ffn_tensors(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
+                     const fb::FeedForward* f);
+void print_norm(std::ostream& os, const char* role, const fb::LayerNorm* n);
+void print_ffn(std::ostream& os, const char* role, const fb::FeedForward* f);
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_KINDS_BLOCK_PARTS_H_

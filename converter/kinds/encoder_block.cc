@@ -1,0 +1,285 @@
+// The encoder_block kind: a transformer encoder layer (LayerNorm, multi-head
+// self-attention, residual add, LayerNorm, feed-forward, residual add) in
+// pre-norm or post-norm order, as nn.TransformerEncoderLayer and ViT/SVTR
+// blocks write it. The attention is an MHA sub-layer run by the MHA module
+// (kinds/mha.h); the other steps are block_parts.h. Calibration points:
+// "query" (x), "attn.<MHA's points>", "add1", "norm1" / "norm2",
+// "ffn.hidden", "ffn.act", "ffn.output", "add2" (post-norm), "output".
+#include <cmath>
+#include <ostream>
+
+#include "converter/inspect.h"
+#include "converter/kinds/block_parts.h"
+#include "converter/kinds/mha.h"
+#include "converter/writer.h"
+
+namespace edgeattn {
+namespace convert {
+namespace {
+
+struct BlockParams : KindParamsOf<BlockParams> {
+  bool norm_first = false;
+  FloatNorm norm1, norm2;
+  FloatLayer attn;  // kind mha: self-attention over dim
+  FloatFfn ffn;
+};
+
+// Default tensor names of the presets, in the order of kTensorKeys.
+const char* const kTensorKeys[] = {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "o_w",   "o_b",
+                                   "norm2_w", "norm2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"};
+const char* const kTorchNames[] = {"norm1.weight",  "norm1.bias",  "self_attn.in_proj_weight",
+                                   "self_attn.in_proj_bias", "self_attn.out_proj.weight", "self_attn.out_proj.bias",
+                                   "norm2.weight",  "norm2.bias",  "linear1.weight",
+                                   "linear1.bias",  "linear2.weight", "linear2.bias"};
+const char* const kVitNames[] = {"norm1.weight", "norm1.bias", "attn.qkv.weight", "attn.qkv.bias",
+                                 "attn.proj.weight", "attn.proj.bias", "norm2.weight", "norm2.bias",
+                                 "mlp.fc1.weight", "mlp.fc1.bias", "mlp.fc2.weight", "mlp.fc2.bias"};
+constexpr int kNumTensorKeys = 12;
+
+void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
+  BlockParams& P = L->params.emplace<BlockParams>();
+  const int E = f.integer("embed_dim");
+  const int H = f.integer("num_heads");
+  if (E % H != 0) fail(f.where, ": embed_dim ", E, " is not divisible by num_heads ", H);
+  const std::string preset = f.string("preset", "");
+  const char* const* defaults = nullptr;
+  if (preset == "torch") {
+    defaults = kTorchNames;  // nn.TransformerEncoderLayer: relu and post-norm unless told
+  } else if (preset == "vit") {
+    defaults = kVitNames;  // timm ViT / SVTR blocks: GELU, pre-norm
+  } else if (!preset.empty()) {
+    fail(f.where, ": unknown preset '", preset, "' (expected torch or vit, or name every tensor in \"tensors\")");
+  }
+  const std::string p = f.string("prefix", "");
+  std::string names[kNumTensorKeys];
+  for (int i = 0; i < kNumTensorKeys; ++i) {
+    names[i] = f.tensor_name(kTensorKeys[i]);
+    if (names[i].empty() && defaults != nullptr) names[i] = p + defaults[i];
+  }
+  const bool separate_qkv = !f.tensor_name("q_w").empty();
+  for (int i : {0, 2, 4, 6, 8, 10}) {  // the weights (biases are optional)
+    if (names[i].empty() && !(i == 2 && separate_qkv)) {
+      fail(f.where, ": tensors.", kTensorKeys[i], " is required (or give \"preset\": torch or vit)");
+    }
+  }
+  P.norm_first = f.boolean("norm_first", preset == "vit");
+  const double eps = f.number("eps").value_or(preset == "vit" ? 1e-6 : 1e-5);
+  P.norm1 = read_norm(w, names[0], names[1], E, eps);
+  P.norm2 = read_norm(w, names[6], names[7], E, eps);
+  P.ffn = read_ffn(f, w, names[8], names[9], names[10], names[11], E, f.has("ffn_dim") ? f.integer("ffn_dim") : 0,
+                   read_activation(f, preset == "torch" ? "relu" : "gelu"));
+
+  FloatLayer& A = P.attn;
+  A.name = L->name + ".attn";
+  A.kind = &kinds::kMha;
+  A.mask = L->mask;
+  A.max_q_len = A.max_kv_len = L->max_q_len;
+  A.query_dim = A.key_dim = A.value_dim = A.output_dim = E;
+  MhaParams& M = A.params.emplace<MhaParams>();
+  M.num_heads = M.num_kv_heads = H;
+  M.head_dim = E / H;
+  M.scale = f.number("scale").value_or(1.0 / std::sqrt(static_cast<double>(M.head_dim)));
+  if (separate_qkv) {
+    auto name = [&](const char* k) {
+      const std::string n = f.tensor_name(k);
+      if (n.empty()) fail(f.where, ": tensors.", k, " is required with tensors.q_w");
+      return n;
+    };
+    M.q_proj = w.linear(name("q_w"), f.tensor_name("q_b"), E, E, "q_proj [embed_dim, embed_dim]", false);
+    M.k_proj = w.linear(name("k_w"), f.tensor_name("k_b"), E, E, "k_proj [embed_dim, embed_dim]", false);
+    M.v_proj = w.linear(name("v_w"), f.tensor_name("v_b"), E, E, "v_proj [embed_dim, embed_dim]", false);
+  } else {
+    const bool bias = !names[3].empty() && w.has(names[3]);
+    for (int part = 0; part < 3; ++part) {
+      FloatLinear l = w.slice(names[2], names[3], E, part, bias);
+      (part == 0 ? M.q_proj : part == 1 ? M.k_proj : M.v_proj) = std::move(l);
+    }
+  }
+  M.out_proj = w.linear(names[4], names[5], E, E, "out_proj [embed_dim, embed_dim]", false);
+  L->query_dim = L->key_dim = L->value_dim = L->output_dim = E;
+  L->max_kv_len = L->max_q_len;
+}
+
+void shell(const LayerInfo& info, FloatLayer* L) {
+  BlockParams& P = L->params.emplace<BlockParams>();
+  MhaParams& M = P.attn.params.emplace<MhaParams>();
+  M.num_heads = M.num_kv_heads = info.num_heads;
+}
+
+LayerIo io(const FloatLayer& L) { return LayerIo{false, L.as<BlockParams>().attn.as<MhaParams>().num_heads}; }
+
+void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, double* weights, RangeMap* ranges) {
+  const BlockParams& P = L.as<BlockParams>();
+  const int lq = in.q_len, d = L.query_dim;
+  // Rows that enter calibration: with key padding the padded rows are meaningless.
+  const int rec = L.mask == MaskKind::kKeyPadding && in.valid >= 0 && in.valid < lq ? in.valid : lq;
+  const size_t n = static_cast<size_t>(lq) * d;
+  std::vector<double> a(n), o(n), h(n), f(n);
+  // The attention's points, recorded by the MHA module and stored under
+  // "attn.": its keys and values are its query rows (as calibrate() copies
+  // them for a self-attention layer of its own), and it keeps the values
+  // where the calibration method needs them.
+  RangeMap attn_ranges;
+  if (ranges != nullptr) {
+    for (const std::string& k : P.attn.kind->value_points(P.attn)) {
+      auto it = ranges->find("attn." + k);
+      attn_ranges[k].keep_values = it != ranges->end() && it->second.keep_values;
+    }
+  }
+  auto attend = [&](const double* x) {
+    SampleInput s;
+    s.query = s.key = s.value = x;
+    s.q_len = s.kv_len = lq;
+    s.valid = in.valid;
+    P.attn.kind->forward(P.attn, s, o.data(), weights, ranges != nullptr ? &attn_ranges : nullptr);
+    if (ranges != nullptr) {
+      attn_ranges["key"] = attn_ranges["query"];
+      attn_ranges["value"] = attn_ranges["query"];
+      merge_ranges(attn_ranges, "attn.", ranges);
+    }
+  };
+  std::vector<double> pre, post;
+  std::vector<double>* pre_p = ranges != nullptr ? &pre : nullptr;
+  std::vector<double>* post_p = ranges != nullptr ? &post : nullptr;
+  record(ranges, "query", in.query, lq, d, d, rec);
+  if (P.norm_first) {
+    layernorm_forward(P.norm1, lq, in.query, a.data());
+    attend(a.data());
+    for (size_t i = 0; i < n; ++i) h[i] = in.query[i] + o[i];
+    record(ranges, "add1", h.data(), lq, d, d, rec);
+    layernorm_forward(P.norm2, lq, h.data(), a.data());
+    record(ranges, "norm2", a.data(), lq, d, d, rec);
+    ffn_forward(P.ffn, lq, a.data(), f.data(), pre_p, post_p);
+    for (size_t i = 0; i < n; ++i) out[i] = h[i] + f[i];
+  } else {
+    attend(in.query);
+    for (size_t i = 0; i < n; ++i) h[i] = in.query[i] + o[i];
+    record(ranges, "add1", h.data(), lq, d, d, rec);
+    layernorm_forward(P.norm1, lq, h.data(), a.data());
+    record(ranges, "norm1", a.data(), lq, d, d, rec);
+    ffn_forward(P.ffn, lq, a.data(), f.data(), pre_p, post_p);
+    for (size_t i = 0; i < n; ++i) h[i] = a[i] + f[i];
+    record(ranges, "add2", h.data(), lq, d, d, rec);
+    layernorm_forward(P.norm2, lq, h.data(), out);
+  }
+  if (ranges != nullptr) {
+    record(ranges, "ffn.hidden", pre.data(), lq, P.ffn.hidden, P.ffn.hidden, rec);
+    record(ranges, "ffn.act", post.data(), lq, P.ffn.hidden, P.ffn.hidden, rec);
+    record(ranges, "ffn.output", f.data(), lq, d, d, rec);
+  }
+  record(ranges, "output", out, lq, d, d, rec);
+}
+
+std::vector<std::string> value_points(const FloatLayer& L) {
+  const BlockParams& P = L.as<BlockParams>();
+  std::vector<std::string> v = {"query", "add1", "ffn.hidden", "ffn.act", "ffn.output", "output"};
+  if (P.norm_first) {
+    v.push_back("norm2");
+  } else {
+    v.push_back("norm1");
+    v.push_back("add2");
+  }
+  for (const std::string& k : P.attn.kind->value_points(P.attn)) v.push_back("attn." + k);
+  return v;
+}
+std::vector<std::string> minmax_points(const FloatLayer&) { return {}; }
+
+flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  const BlockParams& P = L.as<BlockParams>();
+  const Calibrated a = c.sub("attn.");
+  const std::string& at = c.where;
+  const ActQuantParams ao = a("output"), h = c("add1");
+  const ActQuantParams hid = c("ffn.hidden"), act = c("ffn.act"), fo = c("ffn.output"), y = c("output");
+  flatbuffers::Offset<fb::LayerNorm> n1, n2;
+  flatbuffers::Offset<fb::ResidualAdd> add1, add2;
+  flatbuffers::Offset<fb::FeedForward> ffn;
+  if (P.norm_first) {  // h = x + attn(norm1(x)); y = h + ffn(norm2(h))
+    const ActQuantParams x = c("query"), n2q = c("norm2");
+    n1 = norm_table_s8(w, P.norm1, x, a("query"), at + ": norm1");
+    add1 = write_add_s8(w, quantize_add(x, ao, h, at + ": add1"));
+    n2 = norm_table_s8(w, P.norm2, h, n2q, at + ": norm2");
+    ffn = ffn_table_s8(w, P.ffn, n2q, hid, act, fo, at + ": ffn");
+    add2 = write_add_s8(w, quantize_add(h, fo, y, at + ": add2"));
+  } else {  // h = norm1(x + attn(x)); y = norm2(h + ffn(h))
+    const ActQuantParams x = a("query"), n1q = c("norm1"), h2 = c("add2");
+    add1 = write_add_s8(w, quantize_add(x, ao, h, at + ": add1"));
+    n1 = norm_table_s8(w, P.norm1, h, n1q, at + ": norm1");
+    ffn = ffn_table_s8(w, P.ffn, n1q, hid, act, fo, at + ": ffn");
+    add2 = write_add_s8(w, quantize_add(n1q, fo, h2, at + ": add2"));
+    n2 = norm_table_s8(w, P.norm2, h2, y, at + ": norm2");
+  }
+  const auto mha = mha_table_s8(w, P.attn, a);
+  return fb::CreateEncoderBlock(w.fbb(), static_cast<uint32_t>(L.query_dim), P.norm_first, n1, mha, add1, n2, ffn,
+                                add2)
+      .Union();
+}
+
+flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
+  const BlockParams& P = L.as<BlockParams>();
+  const auto n1 = write_layernorm_f32(w, P.norm1), n2 = write_layernorm_f32(w, P.norm2);
+  const auto mha = mha_table_f32(w, P.attn);
+  const auto ffn = ffn_table_f32(w, P.ffn);
+  return fb::CreateEncoderBlock(w.fbb(), static_cast<uint32_t>(L.query_dim), P.norm_first, n1, mha, 0, n2, ffn)
+      .Union();
+}
+
+void shape(const FloatLayer& L, LayerShape* s) {
+  const BlockParams& P = L.as<BlockParams>();
+  P.attn.kind->shape(P.attn, s);
+  s->kind = EA_LAYER_ENCODER_BLOCK;
+  s->hidden_dim = P.ffn.hidden;
+}
+
+void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
+  const auto* b = l.options_as_EncoderBlock();
+  add_norm_tensors(out, name, "norm1", b->norm1());
+  add_linear(out, name, "q_proj", b->self_attn()->q_proj());
+  add_linear(out, name, "k_proj", b->self_attn()->k_proj());
+  add_linear(out, name, "v_proj", b->self_attn()->v_proj());
+  add_linear(out, name, "out_proj", b->self_attn()->out_proj());
+  add_norm_tensors(out, name, "norm2", b->norm2());
+  add_ffn_tensors(out, name, "", b->ffn());
+}
+
+void inspect(const fb::Layer& l, const LayerInfo&, std::ostream& os) {
+  const auto* b = l.options_as_EncoderBlock();
+  os << "  " << (b->norm_first() ? "pre-norm" : "post-norm") << ", embed_dim " << b->dim() << ", "
+     << b->self_attn()->num_heads() << " heads, FFN " << b->ffn()->hidden_dim() << " ("
+     << fb::EnumNameActivation(b->ffn()->activation()) << ")\n";
+}
+
+void print_add(std::ostream& os, const char* role, const fb::ResidualAdd* a) {
+  os << "  " << role << ": residual add, multipliers " << a->a_multiplier() << " / " << a->b_multiplier()
+     << " >> " << a->shift() << "\n";
+  print_act(os, "    output", a->output());
+}
+
+void inspect_quant(const fb::Layer& l, std::ostream& os) {
+  const auto* b = l.options_as_EncoderBlock();
+  print_norm(os, "norm1", b->norm1());
+  print_linear(os, "q_proj", b->self_attn()->q_proj());
+  print_linear(os, "k_proj", b->self_attn()->k_proj());
+  print_linear(os, "v_proj", b->self_attn()->v_proj());
+  print_linear(os, "out_proj", b->self_attn()->out_proj());
+  print_softmax(os, b->self_attn()->softmax());
+  print_add(os, "add1", b->add1());
+  print_norm(os, "norm2", b->norm2());
+  print_ffn(os, "ffn", b->ffn());
+  print_add(os, "add2", b->add2());
+}
+
+}  // namespace
+
+namespace kinds {
+const KindModule kEncoderBlock = {
+    "encoder_block", EA_LAYER_ENCODER_BLOCK, fb::LayerOptions::EncoderBlock,
+    /*learned_query=*/false, /*causal_mask=*/true,
+    {"embed_dim", "num_heads", "ffn_dim", "activation", "norm_first", "eps", "scale", "preset"},
+    {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b", "norm2_w",
+     "norm2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"},
+    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect,
+    inspect_quant};
+}  // namespace kinds
+
+}  // namespace convert
+}  // namespace edgeattn
