@@ -78,7 +78,7 @@ build_progress() {
 
 build() {
   section "Build ${DEMO_TARGETS[*]} (Release, $BUILD)"
-  echo "A first build takes about 5 minutes on 2 cores; later runs rebuild only what changed."
+  echo "A first build takes about 2-4 minutes on 2 cores; later runs rebuild only what changed."
   local start=$SECONDS
   logged "$LOGS/configure.log" \
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON
