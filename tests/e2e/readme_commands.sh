@@ -6,12 +6,14 @@
 #
 # WORK_DIR stands in for the repository root after scripts/demo.sh: models/
 # links to the sources, build/host to BUILD_DIR, out/ is empty but for the
-# demo's out/transformer_int8.eatn. In README.md:
+# demo's out/transformer_{int8,f32}.eatn. In README.md:
 #  - the sh block after a line `<!-- readme-test: run -->` is run there with
 #    bash -e (a failing command fails the test);
 #  - the block after `<!-- readme-test: FILE -->` (in README.md or
 #    docs/workflow.md) quotes FILE as the commands write it: each of its
 #    non-blank lines must be a line of WORK_DIR/FILE;
+#  - the greedy-decoding counts of the README's introduction and of
+#    docs/workflow.md's table must be what the demo's decode command prints;
 #  - every build/host/<dir>/<program> a run block uses must be a target that
 #    scripts/demo.sh builds (its DEMO_TARGETS), since the README says the
 #    commands run after demo.sh.
@@ -54,10 +56,12 @@ fi
 demo_targets=$(sed -n 's/^DEMO_TARGETS=(\(.*\))$/\1/p' "$SRC/scripts/demo.sh")
 [[ -n $demo_targets ]] || error "scripts/demo.sh has no DEMO_TARGETS=(...) line"
 
-# The demo's conversion of the transformer, which step 7 benchmarks.
-"$BUILD/converter/edgeattn-convert" convert --weights "$SRC/models/transformer/weights.safetensors" \
-  --spec "$SRC/models/transformer/spec.json" --calib "$SRC/models/transformer/calib.npz" --dtype int8 \
-  -o "$WORK/out/transformer_int8.eatn" > /dev/null
+# The demo's conversions of the transformer (step 7 benchmarks the int8 one).
+for dtype in int8 f32; do
+  "$BUILD/converter/edgeattn-convert" convert --weights "$SRC/models/transformer/weights.safetensors" \
+    --spec "$SRC/models/transformer/spec.json" --calib "$SRC/models/transformer/calib.npz" --dtype $dtype \
+    -o "$WORK/out/transformer_$dtype.eatn" > /dev/null
+done
 
 for ((i = 1; i <= n_run; i++)); do
   code=$(block "$i" run)
@@ -98,6 +102,30 @@ for doc in "$README" "$SRC/docs/workflow.md"; do
     done
   done < <(sed -n 's/^ *<!-- readme-test: \(.*\) -->$/\1/p' "$doc" | sort -u)
 done
+
+# The greedy-decoding figures the README's introduction and workflow.md's
+# table quote, against the demo's command (workflow.md, "Greedy decoding").
+decode=$BUILD/converter/demo/edgeattn-greedy-decode
+if [[ -x $decode ]]; then
+  out=$(cd "$WORK" && "$decode" --model out/transformer_int8.eatn --float-model out/transformer_f32.eatn \
+          --weights models/transformer/weights.safetensors --data models/transformer/heldout.npz \
+          --source 31415 --show 3 --positions 1,4,8,13)
+  got() { sed -n "s/^$1 *out\/transformer_$2.eatn: \([0-9]*\) of 1000 reversed exactly.*= PyTorch greedy on \([0-9]*\) of 1000$/\\$3/p" <<< "$out"; }
+  int8=$(got int8 int8 1) int8_torch=$(got int8 int8 2) f32=$(got f32 f32 1) f32_torch=$(got f32 f32 2)
+  torch=$(sed -n 's/^PyTorch float greedy .*: \([0-9]*\) of 1000 reversed exactly.*/\1/p' <<< "$out")
+  intro=$(tr '\n' ' ' < "$README" | grep -o 'int8 reversing [0-9]* of 1000 held-out digit sequences ([^)]*)' || true)
+  want="int8 reversing $int8 of 1000 held-out digit sequences (f32 and PyTorch float: $f32)"
+  [[ $f32 == "$torch" ]] || want="(f32 $f32 and PyTorch $torch differ: the README's sentence needs rewording)"
+  [[ $intro == "$want" ]] || error "says '$intro'; the decoder prints: $want"
+  table=$SRC/docs/workflow.md
+  for row in "| PyTorch float (\`torch_greedy\` in heldout.npz) | $torch | - |" \
+             "| f32 \`.eatn\` | $f32 | $f32_torch |" "| int8 \`.eatn\` | $int8 | $int8_torch "; do
+    grep -q -F -- "$row" "$table" || error "docs/workflow.md's greedy table has no row starting '$row' (decoder output)"
+  done
+  echo "greedy decoding: int8 $int8, f32 $f32, PyTorch $torch of 1000 (quotes checked)"
+else
+  error "$decode was not built"
+fi
 
 if ((errors > 0)); then
   echo "$errors README problem(s)" >&2
