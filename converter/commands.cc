@@ -1,5 +1,6 @@
 #include "converter/commands.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +41,13 @@ const char* layer_dtype(const Model& m, int i) {
   LayerInfo info;
   m.GetLayerInfo(i, &info);
   return info.dtype == EA_S8 ? "int8" : "f32";
+}
+
+// True when stdout and stderr are the same file (one terminal, or `>log 2>&1`).
+bool stdout_is_stderr() {
+  struct stat a, b;
+  return ::fstat(STDOUT_FILENO, &a) == 0 && ::fstat(STDERR_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino;
 }
 
 // One status line on a terminal's stderr, rewritten in place and erased when
@@ -265,7 +273,11 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     }
   }
   progress.clear();
-  for (const std::string& w : r.warnings) std::cerr << "edgeattn-convert: warning: " << w << "\n";
+  // The report lists the warnings; stderr repeats them only where it is not
+  // the report's own file, so each is printed once.
+  if (&out != &std::cout || !stdout_is_stderr()) {
+    for (const std::string& w : r.warnings) std::cerr << "edgeattn-convert: warning: " << w << "\n";
+  }
   print_report(r, out);
 }
 
@@ -334,6 +346,20 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
       svg_done = true;
     }
   }
+  // Nothing compared is a failure, not an empty success: the reference file
+  // holds no '<layer>.output' for any layer of the model.
+  if (results.empty()) {
+    std::string layers, keys;
+    for (int i = 0; i < model.num_layers(); ++i) layers += (i ? ", " : "") + layer_shell(model, i).name;
+    for (const auto& kv : ref) {
+      if (kv.first.size() > 7 && kv.first.compare(kv.first.size() - 7, 7, ".output") == 0) {
+        keys += (keys.empty() ? "" : ", ") + kv.first;
+      }
+    }
+    fail(o.reference, ": no layer of ", o.model, " was compared: no '<layer>.output' for its layers (", layers,
+         "); the file has ", keys.empty() ? std::string("no '*.output' key") : keys,
+         " (is it the reference file of another model?)");
+  }
   print_layer_table(results, out);
   // Quality gates (--max-rel-l2, --min-cosine): every failing layer in one line.
   const bool gated = o.max_rel_l2 >= 0.0 || o.min_cosine > -2.0;
@@ -352,7 +378,6 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
         worse += buf;
       }
     }
-    if (results.empty()) worse = "no layer has reference data in " + o.reference;
   }
   if (!o.svg.empty()) {
     if (!svg_done) fail(o.reference, ": no data for the --svg layer");

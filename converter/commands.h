@@ -43,7 +43,8 @@ struct ConvertOptions {
 };
 // Converts, verifies with the runtime, checks accuracy on the calibration
 // inputs (and held-out inputs, if any), then writes the file atomically and
-// prints the report to `out`; held-out range warnings also go to stderr.
+// prints the report to `out`; held-out range warnings also go to stderr
+// unless stderr is the same file as stdout (`out` = std::cout).
 void run_convert(const ConvertOptions& o, std::ostream& out);
 
 // Prints the model; throws if the runtime rejects it.

@@ -17,8 +17,9 @@ namespace {
 #if defined(__aarch64__)
 bool has_dotprod() {
 #if defined(__linux__) && defined(HWCAP_ASIMDDP)
-  static const bool dot = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
-  return dot;
+  // Read on every call (cheap): a function-local static would need the C++
+  // runtime's __cxa_guard_* in C programs that link the library.
+  return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
 #else
   return false;
 #endif

@@ -55,19 +55,19 @@ X86Features detect() {
   return f;
 }
 
-const X86Features& features() {
-  static const X86Features f = detect();
-  return f;
-}
-
 }  // namespace
 
+// Detected on every call, not cached in a function-local static: its
+// thread-safe initialization would need the C++ runtime (__cxa_guard_*), which
+// a C program linking the static library with the C driver does not have.
+// The kernel table is selected once (dispatch.cc), so this runs rarely.
 bool cpu_supports(KernelPath path) {
+  const X86Features f = detect();
   switch (path) {
     case KernelPath::kRef: return true;
-    case KernelPath::kAvx2: return features().avx2_fma;
-    case KernelPath::kAvxVnni: return features().avxvnni;
-    case KernelPath::kAvx512Vnni: return features().avx512vnni;
+    case KernelPath::kAvx2: return f.avx2_fma;
+    case KernelPath::kAvxVnni: return f.avxvnni;
+    case KernelPath::kAvx512Vnni: return f.avx512vnni;
     default: return false;
   }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interleaved before/after comparison of two kernels_bench binaries (how the
-# before/after tables of docs/performance.md are measured):
+# before/after tables of docs/performance-history.md are measured):
 #
 #   scripts/bench_ab.sh BEFORE_BIN AFTER_BIN FILTER [ROUNDS=3] [CORE=1] [MIN_TIME=0.05]
 #

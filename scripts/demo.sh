@@ -11,6 +11,8 @@
 #
 #   scripts/demo.sh
 #
+# It also builds edgeattn-bench, which the README's workflow runs (step 7).
+#
 # Build and converter logs go to out/logs/; a failing step prints its tail.
 set -euo pipefail
 
@@ -27,6 +29,9 @@ REPEAT=${EA_DEMO_REPEAT:-20}   # timing repeats of eval
 CONVERT=
 DECODE=
 MODELS=()
+# What the demo and the README's workflow commands run (tests/e2e/readme_commands.sh
+# checks that every build/host program the README uses is listed here).
+DEMO_TARGETS=(edgeattn-convert edgeattn-greedy-decode edgeattn-bench)
 # Heatmaps drawn from the int8 models, as MODEL:LAYER:HEAD (written to
 # out/attention_LAYER.svg; sample 0 of reference.npz).
 HEATMAPS=(transformer:dec_cross:0 transformer:dec_self:0 bahdanau:bahdanau:0 pooling:pool:0
@@ -50,20 +55,47 @@ logged() {
   fi
 }
 
+# build_progress LOG: copies the build's output to LOG and prints its
+# progress every 10 % (make's "[ 42%]", ninja's "[12/345]"), so a long first
+# build is not a silent one.
+build_progress() {
+  local log=$1 line pct shown=-10 start=$SECONDS
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >> "$log"
+    if [[ $line =~ ^\[\ *([0-9]+)%\] ]]; then
+      pct=${BASH_REMATCH[1]}
+    elif [[ $line =~ ^\[([0-9]+)/([0-9]+)\] ]]; then
+      pct=$((100 * BASH_REMATCH[1] / BASH_REMATCH[2]))
+    else
+      continue
+    fi
+    if ((pct >= shown + 10)); then
+      shown=$((pct / 10 * 10))
+      printf '  build %3d %% (%d s)\n' "$pct" $((SECONDS - start))
+    fi
+  done
+}
+
 build() {
-  section "Build edgeattn-convert (Release, $BUILD)"
+  section "Build ${DEMO_TARGETS[*]} (Release, $BUILD)"
+  echo "A first build takes about 2-4 minutes on 2 cores; later runs rebuild only what changed."
   local start=$SECONDS
   logged "$LOGS/configure.log" \
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON
-  logged "$LOGS/build.log" cmake --build "$BUILD" -j"$JOBS" \
-    --target edgeattn-convert edgeattn-greedy-decode
+  : > "$LOGS/build.log"
+  if ! cmake --build "$BUILD" -j"$JOBS" --target "${DEMO_TARGETS[@]}" 2>&1 | build_progress "$LOGS/build.log"; then
+    echo "FAILED: cmake --build $BUILD --target ${DEMO_TARGETS[*]}" >&2
+    echo "--- last 40 lines of $LOGS/build.log ---" >&2
+    tail -n 40 "$LOGS/build.log" >&2
+    exit 1
+  fi
   CONVERT=$BUILD/converter/edgeattn-convert
   DECODE=$BUILD/converter/demo/edgeattn-greedy-decode
   if [[ ! -x "$CONVERT" ]]; then
     echo "FAILED: $CONVERT was not built (see $LOGS/build.log)" >&2
     exit 1
   fi
-  echo "$CONVERT ready ($((SECONDS - start)) s; log: $LOGS/build.log)"
+  echo "$CONVERT, $DECODE and $BUILD/bench/edgeattn-bench ready ($((SECONDS - start)) s; log: $LOGS/build.log)"
 }
 
 find_models() {

@@ -179,7 +179,8 @@ int main(int argc, char** argv) {
   app.add_option("--source", sources,
                  "digits to reverse, e.g. 31415 (repeatable); the bundled model was trained on 4 to 12 "
                  "digits: shorter sources may decode wrongly, longer ones are refused");
-  app.add_option("--show", show, "example decodes to print")->capture_default_str();
+  app.add_option("--show", show, "example decodes to print: the --source sequences first (all of them), then --data's")
+      ->capture_default_str();
   app.add_option("--positions", positions, "latency rows to print, e.g. 1,4,8,13 (default: all)")
       ->delimiter(',');
   app.add_option("--limit", limit, "decode only the first N sequences of --data (0 = all)");
@@ -204,10 +205,11 @@ int main(int argc, char** argv) {
     for (auto& rt : rts) runs.push_back(DecodeAll(m, *rt, seqs));
     const char* label0 = rts[0]->int8() ? "int8" : "f32";
 
-    std::printf("kernel path: %s; %zu sources (%zu from the command line)\n", edgeattn::KernelPath(),
-                seqs.size(), n_cli);
+    std::printf("kernel path: %s; %zu source%s (%zu from the command line)\n", edgeattn::KernelPath(),
+                seqs.size(), seqs.size() == 1 ? "" : "s", n_cli);
     std::printf("examples (%s, KV-cached decoding):\n", label0);
-    const size_t n_show = std::min(seqs.size(), n_cli + static_cast<size_t>(std::max(show, 0)));
+    // --show N prints N examples, at least every --source.
+    const size_t n_show = std::min(seqs.size(), std::max(n_cli, static_cast<size_t>(std::max(show, 0))));
     for (size_t i = 0; i < n_show; ++i) {
       const std::vector<int>& got = runs[0].cached[i].tokens;
       std::printf("  %-24s -> %-28s %s\n", Text(seqs[i].digits).c_str(), Text(got).c_str(),

@@ -6,7 +6,7 @@
 #   5. run the app and the examples on the pooling models
 cmake_minimum_required(VERSION 3.25)
 
-foreach(var EA_BUILD_DIR EA_WORK_DIR EA_APP_DIR EA_README EA_MODEL_INT8 EA_MODEL_F32 EA_GENERATOR)
+foreach(var EA_BUILD_DIR EA_WORK_DIR EA_APP_DIR EA_C_APP_DIR EA_README EA_MODEL_INT8 EA_MODEL_F32 EA_GENERATOR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "run_consumer.cmake: -D${var}=... is required")
   endif()
@@ -53,6 +53,28 @@ if(missing)
   message(FATAL_ERROR "consumer: not installed: ${missing}\ninstalled:\n  ${installed}")
 endif()
 
+# 2b. Nothing in the installed libraries needs the C++ runtime (libstdc++,
+# libsupc++: guards of function-local statics, operator new, exceptions,
+# RTTI), so a C program links them with the C compiler driver alone.
+if(EA_NM)
+  foreach(lib ${libdir}/libedgeattn_runtime.a ${libdir}/libedgeattn_kernels.a)
+    execute_process(COMMAND ${EA_NM} -u ${prefix}/${lib} RESULT_VARIABLE rc OUTPUT_VARIABLE undefined ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "consumer: ${EA_NM} -u ${lib} failed (${rc}): ${err}")
+    endif()
+    # Object names (lines ending in ':') are left out; symbols: __cxa_*, __gxx_*,
+    # operator new/delete (_Znw*, _Zna*, _Zdl*, _Zda*), std:: (_ZSt*, _ZNSt*,
+    # _ZNKSt*), typeinfo/vtables of the ABI (_ZTI*, _ZTV*, ...cxxabiv1).
+    string(REGEX MATCHALL "[ \t]U (__cxa_[A-Za-z_]+|__gxx_[A-Za-z0-9_]+|_Z(nw|na|dl|da)[A-Za-z0-9_]*|_ZN?K?St[A-Za-z0-9_]*|_ZT[IVS][A-Za-z0-9_]*)"
+           cxx_runtime "${undefined}")
+    if(cxx_runtime)
+      string(REGEX REPLACE "[ \t]U " "" cxx_runtime "${cxx_runtime}")
+      list(REMOVE_DUPLICATES cxx_runtime)
+      message(FATAL_ERROR "consumer: ${lib} needs the C++ runtime (a C program linking it with cc fails): ${cxx_runtime}")
+    endif()
+  endforeach()
+endif()
+
 # 3. README examples: a code block preceded by <!-- consumer: NAME --> is written to NAME
 include(${CMAKE_CURRENT_LIST_DIR}/readme_examples.cmake)
 ea_extract_readme_examples(${EA_README} ${examples})
@@ -71,39 +93,57 @@ step("configure tests/consumer/app"
     -DCMAKE_PREFIX_PATH=${prefix}
     -DEA_README_EXAMPLES_DIR=${examples})
 step("build tests/consumer/app" ${CMAKE_COMMAND} --build ${app_build} --config ${EA_CONFIG})
+# The same install from a C-only project (project(... LANGUAGES C), as C
+# firmware projects are): the C compiler driver links it.
+set(c_app_build ${EA_WORK_DIR}/c-app-build)
+set(c_compiler)
+if(EA_C_COMPILER)
+  set(c_compiler -DCMAKE_C_COMPILER=${EA_C_COMPILER})
+endif()
+step("configure tests/consumer/c_app (C only)"
+  ${CMAKE_COMMAND} -S ${EA_C_APP_DIR} -B ${c_app_build} -G ${EA_GENERATOR} ${c_compiler}
+    -DCMAKE_BUILD_TYPE=${EA_CONFIG}
+    -DCMAKE_PREFIX_PATH=${prefix}
+    -DEA_README_EXAMPLES_DIR=${examples})
+step("build tests/consumer/c_app (C only)" ${CMAKE_COMMAND} --build ${c_app_build} --config ${EA_CONFIG})
 
-# 5. run
-function(run_app exe)
-  set(path ${app_build}/${exe})
+# 5. run (the C++-enabled project's programs, then the C-only project's)
+function(run_app dir exe)
+  set(path ${dir}/${exe})
   if(NOT EXISTS ${path})
-    set(path ${app_build}/${EA_CONFIG}/${exe})
+    set(path ${dir}/${EA_CONFIG}/${exe})
   endif()
   step("run ${exe} ${ARGN}" ${path} ${ARGN})
   message("${step_output}")
   set(step_output "${step_output}" PARENT_SCOPE)
 endfunction()
 
-run_app(list_layers ${EA_MODEL_INT8})
-if(NOT step_output MATCHES "layer 0: pool ")
-  message(FATAL_ERROR "consumer: list_layers did not print the layer 'pool'")
-endif()
-run_app(list_layers ${EA_MODEL_F32})
+foreach(dir ${app_build} ${c_app_build})
+  run_app(${dir} list_layers ${EA_MODEL_INT8})
+  if(NOT step_output MATCHES "layer 0: pool ")
+    message(FATAL_ERROR "consumer: ${dir}/list_layers did not print the layer 'pool'")
+  endif()
+  run_app(${dir} list_layers ${EA_MODEL_F32})
+endforeach()
 # The examples pass kv_valid_len = 16 of 20 steps: step 19 must get weight 0.
-foreach(example readme_example_c:${EA_MODEL_INT8} readme_example_cpp:${EA_MODEL_F32})
+foreach(example ${app_build}:readme_example_c:${EA_MODEL_INT8} ${app_build}:readme_example_cpp:${EA_MODEL_F32}
+                ${c_app_build}:readme_example_c:${EA_MODEL_INT8})
   string(REPLACE ":" ";" example "${example}")
-  list(GET example 0 exe)
-  list(GET example 1 model)
-  run_app(${exe} ${model})
+  list(GET example 0 dir)
+  list(GET example 1 exe)
+  list(GET example 2 model)
+  run_app(${dir} ${exe} ${model})
   if(NOT step_output MATCHES "of step 19 = 0\\.0000")
-    message(FATAL_ERROR "consumer: ${exe} did not mask the padded steps")
+    message(FATAL_ERROR "consumer: ${dir}/${exe} did not mask the padded steps")
   endif()
 endforeach()
 # Each example checks the layer's dtype: given the other model it refuses it
-# (instead of returning all-zero output with a success status).
-foreach(example readme_example_c:${EA_MODEL_F32} readme_example_cpp:${EA_MODEL_INT8})
+# (instead of returning all-zero output with a success status) and says why.
+foreach(example readme_example_c:${EA_MODEL_F32}:int8 readme_example_cpp:${EA_MODEL_INT8}:f32)
   string(REPLACE ":" ";" example "${example}")
   list(GET example 0 exe)
   list(GET example 1 model)
+  list(GET example 2 wanted)
   set(path ${app_build}/${exe})
   if(NOT EXISTS ${path})
     set(path ${app_build}/${EA_CONFIG}/${exe})
@@ -112,6 +152,11 @@ foreach(example readme_example_c:${EA_MODEL_F32} readme_example_cpp:${EA_MODEL_I
   if(rc EQUAL 0)
     message(FATAL_ERROR "consumer: ${exe} accepted ${model} (wrong dtype) with status 0:\n${out}")
   endif()
+  if(NOT out MATCHES "layer 'pool': [^\n]*--dtype ${wanted}")
+    message(FATAL_ERROR "consumer: ${exe} refuses ${model} (exit ${rc}) without saying why "
+                        "(expected \"layer 'pool': ... --dtype ${wanted}\"):\n${out}")
+  endif()
   message(STATUS "consumer: ${exe} refuses ${model} (exit ${rc}): ${out}")
 endforeach()
-message(STATUS "consumer: OK (${n_examples} README examples built and run)")
+message(STATUS "consumer: OK (${n_examples} README examples built and run; "
+               "C-only project linked with the C compiler driver)")

@@ -7,7 +7,9 @@
 #  - f32 reverses at least TORCH_EXACT - MAX_F32_LOSS and equals PyTorch's
 #    greedy tokens on at least N - MAX_F32_LOSS sequences;
 #  - for both models, decoding with KV-cached steps gives exactly the tokens
-#    of re-running dec_self over the whole prefix, on every sequence.
+#    of re-running dec_self over the whole prefix, on every sequence;
+#  - --show 3 prints 3 examples, and the source count is worded right
+#    ("1001 sources", "1 source").
 execute_process(COMMAND ${DECODE} --model ${INT8} --float-model ${F32} --weights ${WEIGHTS} --data ${DATA}
                         --show 3 --source 0123456789
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
@@ -54,4 +56,23 @@ if(NOT i8_3 EQUAL n OR NOT f32_3 EQUAL n)
 endif()
 if(NOT out MATCHES "0 1 2 3 4 5 6 7 8 9 +-> 9 8 7 6 5 4 3 2 1 0 EOS +reversed")
   message(FATAL_ERROR "--source 0123456789 was not reversed")
+endif()
+
+# --show N prints N examples (the --source first), and the counts read right.
+string(REGEX MATCHALL "\n  [0-9 ]+ +-> [^\n]*(reversed|WRONG)" examples "${out}")
+list(LENGTH examples n_examples)
+if(NOT n_examples EQUAL 3)
+  message(FATAL_ERROR "--show 3 printed ${n_examples} examples")
+endif()
+if(NOT out MATCHES "; 1001 sources \\(1 from the command line\\)\n")
+  message(FATAL_ERROR "the header does not say '1001 sources (1 from the command line)'")
+endif()
+execute_process(COMMAND ${DECODE} --model ${INT8} --weights ${WEIGHTS} --source 31415 --show 3
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+message(STATUS "${out}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "edgeattn-greedy-decode --source 31415 failed (${rc}):\n${err}")
+endif()
+if(NOT out MATCHES "; 1 source \\(1 from the command line\\)\n")
+  message(FATAL_ERROR "one source is not worded '1 source (1 from the command line)'")
 endif()

@@ -11,6 +11,9 @@ static const char* kind_name(ea_layer_kind kind) {
     case EA_LAYER_ADDITIVE: return "additive";
     case EA_LAYER_LUONG: return "luong";
     case EA_LAYER_POOLING: return "pooling";
+    /* Kinds added by later versions of the library: as downstream code
+       should, name them generically instead of failing to compile. */
+    default: break;
   }
   return "?";
 }
