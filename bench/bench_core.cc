@@ -85,6 +85,9 @@ const char* KindName(ea_layer_kind kind) {
     case EA_LAYER_ADDITIVE: return "additive";
     case EA_LAYER_LUONG: return "luong";
     case EA_LAYER_POOLING: return "pooling";
+    case EA_LAYER_LAYERNORM: return "layernorm";
+    case EA_LAYER_FEED_FORWARD: return "ffn";
+    case EA_LAYER_ENCODER_BLOCK: return "encoder_block";
   }
   return "?";
 }
@@ -99,7 +102,7 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
   LayerInfo info;
   Status s = model.GetLayerInfo(layer, &info);
   if (s != Status::kOk) return s;
-  const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+  const bool self = !info.cross;
   // --cached on a KV-cache layer: one decoding step with kv_len positions
   // cached (the prefix is prefilled, untimed, before each timed step).
   const bool kv_step = options.cached && info.kv_cache;

@@ -286,6 +286,10 @@ Status Interpreter::RunFloat(int layer, const RunArgs& args, ea_range_policy pol
   const char* name = l->name()->c_str();
   LayerInfo info;
   model_->GetLayerInfo(layer, &info);
+  if (softmax_of(*l) == nullptr) {
+    error_ << "layer '" << name << "': range mode does not support this layer kind";
+    return Status::kUnsupported;
+  }
   const bool pooling = info.kind == EA_LAYER_POOLING;
   const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
   if (policy != EA_RANGE_STATIC && policy != EA_RANGE_DYNAMIC && policy != EA_RANGE_DYNAMIC_POW2) {

@@ -9,7 +9,11 @@
 //         activations the accumulated rounding is ~1e-6..1e-5 through the four
 //         projections and the softmax, so 1e-4 leaves margin while any real
 //         defect (mask, head split, scale, layout) shows up as >= 1e-2.
-//   int8: relative L2 error <= 2% and cosine similarity >= 0.9995 per layer.
+//   int8: relative L2 error <= 2% and cosine similarity >= 0.9995 per
+//         attention layer; a transformer block (LayerNorms, attention, FFN and
+//         residual adds, issue 24) may add 1 percentage point to that
+//         (<= 3%, cosine >= 0.999), a LayerNorm or FFN alone is held to 2%.
+//         Kinds without attention weights (layernorm, ffn) compare outputs only.
 // For self-attention with key padding only query rows < kv_valid_len are
 // compared (padded query rows are meaningless, see models/README.md).
 #include <gtest/gtest.h>
@@ -100,8 +104,9 @@ TEST_P(E2E, EveryLayerMatchesPyTorch) {
     ASSERT_EQ(model.GetLayerInfo(l, &info), Status::kOk);
     const std::string name = info.name;
     const bool s8 = info.dtype == EA_S8;
-    const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+    const bool self = !info.cross;  // keys and values (if any) are the query rows
     const bool pooling = info.kind == EA_LAYER_POOLING;
+    const bool block = info.kind == EA_LAYER_ENCODER_BLOCK;
     auto get = [&](const std::string& k) -> const cv::Array* {
       auto it = ref.find(name + "." + k);
       return it == ref.end() ? nullptr : &it->second;
@@ -113,7 +118,9 @@ TEST_P(E2E, EveryLayerMatchesPyTorch) {
     const cv::Array* out_ref = get("output");
     const cv::Array* w_ref = get("attn_weights");
     ASSERT_NE(out_ref, nullptr) << ref_path << ": no " << name << ".output";
-    ASSERT_NE(w_ref, nullptr) << ref_path << ": no " << name << ".attn_weights";
+    if (info.num_heads > 0) {
+      ASSERT_NE(w_ref, nullptr) << ref_path << ": no " << name << ".attn_weights";
+    }
     if (!pooling) {
       ASSERT_NE(q, nullptr) << name;
     }
@@ -125,7 +132,7 @@ TEST_P(E2E, EveryLayerMatchesPyTorch) {
     const size_t n = out_ref->shape[0];
     const int lq = pooling ? 1 : static_cast<int>(q->shape[1]);
     const int lk = static_cast<int>(seq->shape[1]);
-    const int heads = static_cast<int>(w_ref->shape[1]);
+    const int heads = w_ref != nullptr ? static_cast<int>(w_ref->shape[1]) : 0;
     ASSERT_EQ(heads, info.num_heads) << name;
     ASSERT_EQ(static_cast<int>(out_ref->shape[2]), info.output_dim) << name;
 
@@ -144,7 +151,7 @@ TEST_P(E2E, EveryLayerMatchesPyTorch) {
         if (!pooling) vb = s8 ? Quantize(&v->data[s * vc], vc, info.value_quant) : AsF32(&v->data[s * vc], vc);
       }
       std::vector<uint8_t> out(static_cast<size_t>(lq) * info.output_dim * (s8 ? 1 : 4));
-      std::vector<uint8_t> w(static_cast<size_t>(heads) * lq * lk * (s8 ? 2 : 4));
+      std::vector<uint8_t> w(static_cast<size_t>(heads) * lq * lk * (s8 ? 2 : 4));  // empty without weights
       RunArgs a = {};
       a.query = qb.empty() ? nullptr : qb.data();
       a.key = kb.empty() ? nullptr : kb.data();
@@ -153,7 +160,7 @@ TEST_P(E2E, EveryLayerMatchesPyTorch) {
       a.kv_len = self ? 0 : lk;
       a.kv_valid_len = kv_valid;
       a.output = out.data();
-      a.attn_weights = w.data();
+      a.attn_weights = heads > 0 ? w.data() : nullptr;
       ASSERT_EQ(interp.Run(l, a), Status::kOk) << name << " sample " << s << ": " << interp.error();
       const int rows = self && kv_valid >= 0 ? std::min(lq, kv_valid) : lq;
       for (int i = 0; i < rows; ++i) {
@@ -210,10 +217,10 @@ TEST_P(E2E, EveryLayerMatchesPyTorch) {
     RecordProperty(name + "_attn_max_abs", std::to_string(f.w_max_abs));
     ASSERT_GT(f.rows, 0u) << name;
     if (s8) {
-      EXPECT_LE(f.rel_l2(), 0.02) << p.model << " int8 layer " << name << ": relative L2 " << f.rel_l2()
+      EXPECT_LE(f.rel_l2(), block ? 0.03 : 0.02) << p.model << " int8 layer " << name << ": relative L2 " << f.rel_l2()
                                   << " (rounding the reference itself to the output quantization gives "
                                   << std::sqrt(f.floor2 / f.ref2) << ")";
-      EXPECT_GE(f.cosine(), 0.9995) << p.model << " int8 layer " << name << ": cosine " << f.cosine();
+      EXPECT_GE(f.cosine(), block ? 0.999 : 0.9995) << p.model << " int8 layer " << name << ": cosine " << f.cosine();
     } else {
       EXPECT_LE(f.max_abs, 1e-4) << p.model << " f32 layer " << name << ": max abs error " << f.max_abs;
       // Float weights: same float32 argument, |dw| <= ~1e-5 expected; 1e-4 as for outputs.
@@ -239,6 +246,12 @@ TEST_P(E2E, LayerKindsAndMasksRoundTrip) {
       {"pooling", "pool", EA_LAYER_POOLING, 1, 0},
       {"coverage", "cov", EA_LAYER_ADDITIVE, 1, 0, 1},
       {"coverage", "plain", EA_LAYER_ADDITIVE, 1, 0, 0},
+      {"encoder_block", "pre", EA_LAYER_ENCODER_BLOCK, 0, 0},
+      {"encoder_block", "post", EA_LAYER_ENCODER_BLOCK, 0, 0},
+      {"encoder_block", "vit", EA_LAYER_ENCODER_BLOCK, 0, 0},
+      {"encoder_block", "custom", EA_LAYER_ENCODER_BLOCK, 0, 1},
+      {"encoder_block", "final_norm", EA_LAYER_LAYERNORM, 0, 0},
+      {"encoder_block", "mlp", EA_LAYER_FEED_FORWARD, 0, 0},
   };
   int found = 0;
   for (const Want& w : wants) {

@@ -158,7 +158,7 @@ inline bool PrepareLayer(const edgeattn::Model& model, int i, const uint8_t trai
   in->s8 = info.dtype == EA_S8;
   const size_t es = in->s8 ? 1 : 4;
   in->pooling = info.kind == EA_LAYER_POOLING;
-  in->self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+  in->self = !info.cross;
   in->cacheable = info.kind == EA_LAYER_ADDITIVE || (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross);
   int q_max = model.CappedQLen(i, q_cap);
   if (in->self && model.CappedKvLen(i, kv_cap) < q_max) q_max = model.CappedKvLen(i, kv_cap);

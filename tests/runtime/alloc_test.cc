@@ -254,7 +254,10 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack) {
       record(interp.BeginSequence(layer));
       for (int t = 0; t < 2 && n_status + 2 < kMaxRuns; ++t) record(interp.Run(layer, step));
     }
-    if (info.dtype == EA_S8 && n_status + 3 < kMaxRuns) {  // range mode: int8 at R, float in/out
+    // Range mode is for the attention kinds (the block kinds refuse it).
+    const bool attention_kind = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION || info.kind == EA_LAYER_ADDITIVE ||
+                                info.kind == EA_LAYER_LUONG || info.kind == EA_LAYER_POOLING;
+    if (attention_kind && info.dtype == EA_S8 && n_status + 3 < kMaxRuns) {  // range mode: int8 at R, float in/out
       record(interp.RunScaled(layer, args[4 * l], 3 * Interpreter::kRangeOne / 2));
       record(interp.RunFloat(layer, float_args[l], EA_RANGE_DYNAMIC, nullptr));
       record(interp.RunFloat(layer, float_args[l], EA_RANGE_DYNAMIC_POW2, nullptr));

@@ -97,7 +97,7 @@ static void test_model(const char* path) {
     s = ea_model_layer_info(&model, l, &info);
     CHECK(s == EA_OK, "%s: layer info %d", path, (int)l);
     es = info.dtype == EA_S8 ? 1 : 4;
-    self_attn = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+    self_attn = !info.cross;
     q_len = info.kind == EA_LAYER_POOLING ? 1 : info.max_q_len;
     kv_len = self_attn ? q_len : info.max_kv_len;
     fill(g_query, (size_t)q_len * (size_t)info.query_dim, info.dtype);

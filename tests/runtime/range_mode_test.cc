@@ -27,10 +27,12 @@ using edgeattn::LayerInfo;
 using edgeattn::RunArgs;
 using edgeattn::Status;
 
+// Range mode scales the attention kinds' softmax and projections; models of
+// the block kinds (models/encoder_block) are refused (RangeMode.BlockKinds).
 std::vector<std::string> Int8Models() {
   std::vector<std::string> out;
   for (const std::string& m : eatest::AllModels()) {
-    if (m.find("int8") != std::string::npos) out.push_back(m);
+    if (m.find("int8") != std::string::npos && m.find("encoder_block") == std::string::npos) out.push_back(m);
   }
   return out;
 }
@@ -59,7 +61,7 @@ struct FloatIo {
 
   void Make(const LayerInfo& info, float factor, Rng& rng) {
     pooling = info.kind == EA_LAYER_POOLING;
-    self_attention = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+    self_attention = !info.cross;
     q_len = pooling ? 1 : info.max_q_len;
     kv_len = self_attention ? q_len : info.max_kv_len;
     auto fill = [&](std::vector<float>& v, size_t n, const edgeattn::Quant& q) {
@@ -309,6 +311,29 @@ TEST_P(RangeModeModel, BadArgumentsAreStatuses) {
 
 INSTANTIATE_TEST_SUITE_P(Int8, RangeModeModel, ::testing::ValuesIn(Int8Models()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+// Block kinds (encoder_block, layernorm, ffn) have no range mode: an
+// EA_UNSUPPORTED status naming the layer, never a run at the wrong scales.
+TEST(RangeMode, BlockKindsAreUnsupported) {
+  bool found = false;
+  for (const std::string& name : eatest::AllModels()) {
+    if (name != "encoder_block_int8") continue;
+    found = true;
+    RangeLoaded m;
+    ASSERT_TRUE(m.LoadWithRange(name));
+    for (int l = 0; l < m.model.num_layers(); ++l) {
+      const LayerInfo info = m.Info(l);
+      Rng rng(5);
+      eatest::LayerIo io;
+      io.Make(info, info.max_q_len, info.max_kv_len, rng);
+      EXPECT_EQ(m.interp.RunScaled(l, io.Args(-1), Interpreter::kRangeOne), Status::kUnsupported) << info.name;
+      EXPECT_NE(std::string(m.interp.error()).find(info.name), std::string::npos) << m.interp.error();
+      uint32_t range = 0;
+      EXPECT_EQ(m.interp.RunFloat(l, io.Args(-1), EA_RANGE_DYNAMIC, &range), Status::kUnsupported) << info.name;
+    }
+  }
+  if (!found) GTEST_SKIP() << "models/encoder_block not converted in this build";
+}
 
 // Float models: RunScaled is for int8 layers; RunFloat runs them as Run.
 TEST(RangeMode, FloatModels) {

@@ -113,7 +113,9 @@ struct LayerIo {
   // Random inputs: int8 uniform, float N(0, 1).
   void Make(const edgeattn::LayerInfo& info, int ql, int kvl, Rng& rng) {
     pooling = info.kind == EA_LAYER_POOLING;
-    self_attention = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+    // Keys and values (if any) are the query rows: self-attention, encoder
+    // blocks, and the per-row kinds (layernorm, ffn).
+    self_attention = !info.cross;
     q_len = pooling ? 1 : ql;
     kv_len = self_attention ? ql : kvl;
     const size_t es = ElemSize(info);
@@ -144,7 +146,7 @@ struct LayerIo {
     a.kv_len = self_attention ? 0 : kv_len;
     a.kv_valid_len = kv_valid_len;
     a.output = output.data();
-    a.attn_weights = with_weights ? weights.data() : nullptr;
+    a.attn_weights = with_weights && !weights.empty() ? weights.data() : nullptr;  // none: layernorm, ffn
     return a;
   }
 };

@@ -155,6 +155,8 @@ void info(const fb::Layer& l, LayerInfo* info) {
                                                                               : b->self_attn()->num_heads());
   info->causal = b->self_attn()->causal();
   info->query_quant = quant_of(b->norm_first() ? b->norm1()->input() : b->self_attn()->q_proj()->input());
+  info->key_quant = info->query_quant;  // self-attention: the keys are the query rows
+  info->value_quant = info->query_quant;
   if (b->norm_first()) {
     info->output_quant = quant_of(b->add2() != nullptr ? b->add2()->output() : nullptr);  // no adds in f32 blocks
   } else {

@@ -78,6 +78,8 @@ void info(const fb::Layer& l, LayerInfo* info) {
   info->output_dim = info->query_dim;
   info->num_heads = 0;  // no attention weights
   info->query_quant = quant_of(f->fc1()->input());
+  info->key_quant = info->query_quant;  // no keys: the query rows stand in (as for self-attention)
+  info->value_quant = info->query_quant;
   info->output_quant = quant_of(f->fc2()->output());
 }
 
