@@ -28,7 +28,7 @@ header() {
 #
 #   ea_bench_hashes_match <label> <model dir> <bench command...>
 #
-# converts models/{transformer,bahdanau,pooling,coverage} to <model dir>/<name>_int8.eatn
+# converts models/{transformer,bahdanau,pooling,coverage,encoder_block} to <model dir>/<name>_int8.eatn
 # with build/host's converter, then for each model runs
 # `<bench command...> MODEL --warmup 0 --iters 1` and compares its "layer hash"
 # lines with `build/host/bench/edgeattn-bench MODEL --path ref`.
@@ -36,7 +36,7 @@ ea_bench_hashes_match() {
   local label=$1 dir=$2; shift 2
   local model want got
   mkdir -p "$dir"
-  for model in transformer bahdanau pooling coverage; do
+  for model in transformer bahdanau pooling coverage encoder_block; do
     "$ROOT/build/host/converter/edgeattn-convert" convert \
       --weights "$ROOT/models/$model/weights.safetensors" --spec "$ROOT/models/$model/spec.json" \
       --calib "$ROOT/models/$model/calib.npz" --dtype int8 -o "$dir/${model}_int8.eatn" > /dev/null
@@ -55,7 +55,7 @@ ea_bench_hashes_match() {
 
 # "layer hash" lines of edgeattn-bench's table (last column = output hash).
 ea_bench_hash_lines() {
-  awk '$2 ~ /^(mha|additive|pooling)$/ { print $1, $NF }'
+  awk '$2 ~ /^(mha|additive|pooling|encoder_block|layernorm|ffn)$/ { print $1, $NF }'
 }
 
 # Debian packages for every stage that will run.

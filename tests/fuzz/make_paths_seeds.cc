@@ -153,6 +153,51 @@ struct Builder {
     if (std::string(score) == "general") Weight(l + ".W.weight", static_cast<size_t>(qd), static_cast<size_t>(kd));
     QkvLayer(l, std::string("\"kind\": \"luong\", \"score\": \"") + score + "\"", qd, kd, vd, mask);
   }
+  // nn.LayerNorm: gains around 1, small biases.
+  void Norm(const std::string& key, size_t d) {
+    cv::Array gain = Random("F32", {d}, 0.3);
+    for (double& g : gain.data) g += 1.0;
+    weights[key + ".weight"] = gain;
+    weights[key + ".bias"] = Random("F32", {d}, 0.1);
+  }
+  void LayerNorm(const std::string& l, int d) {
+    Norm(l, static_cast<size_t>(d));
+    std::string j = "\"kind\": \"layernorm\", \"dim\": " + std::to_string(d);
+    Lengths(&j, true);
+    Input(l + ".query", d);
+    Layer(j, l, "none");
+  }
+  void Ffn(const std::string& l, int d, int h, const char* act) {
+    Weight(l + ".fc1.weight", static_cast<size_t>(h), static_cast<size_t>(d));
+    Bias(l + ".fc1.bias", static_cast<size_t>(h));
+    Weight(l + ".fc2.weight", static_cast<size_t>(d), static_cast<size_t>(h));
+    Bias(l + ".fc2.bias", static_cast<size_t>(d));
+    std::string j = "\"kind\": \"ffn\", \"preset\": \"mlp\", \"dim\": " + std::to_string(d) +
+                    ", \"activation\": \"" + act + "\"";
+    Lengths(&j, true);
+    Input(l + ".query", d);
+    Layer(j, l, "none");
+  }
+  // nn.TransformerEncoderLayer (preset torch) with FFN width ff.
+  void Block(const std::string& l, int e, int heads, int ff, bool norm_first, const char* act, const char* mask) {
+    const size_t E = static_cast<size_t>(e);
+    Norm(l + ".norm1", E);
+    Norm(l + ".norm2", E);
+    Weight(l + ".self_attn.in_proj_weight", 3 * E, E);
+    Bias(l + ".self_attn.in_proj_bias", 3 * E);
+    Weight(l + ".self_attn.out_proj.weight", E, E);
+    Bias(l + ".self_attn.out_proj.bias", E);
+    Weight(l + ".linear1.weight", static_cast<size_t>(ff), E);
+    Bias(l + ".linear1.bias", static_cast<size_t>(ff));
+    Weight(l + ".linear2.weight", E, static_cast<size_t>(ff));
+    Bias(l + ".linear2.bias", E);
+    std::string j = "\"kind\": \"encoder_block\", \"preset\": \"torch\", \"embed_dim\": " + std::to_string(e) +
+                    ", \"num_heads\": " + std::to_string(heads) + ", \"norm_first\": " +
+                    (norm_first ? "true" : "false") + ", \"activation\": \"" + act + "\"";
+    Lengths(&j, true);
+    Input(l + ".query", e);
+    Layer(j, l, mask);
+  }
   void Pooling(const std::string& l, int d, const char* mask) {
     weights[l + ".query.weight"] = Random("F32", {1, static_cast<size_t>(d)}, weight_gain);
     std::string j = "\"kind\": \"pooling\", \"dim\": " + std::to_string(d);
@@ -288,6 +333,21 @@ int main(int argc, char** argv) {
     b.Pooling("pool33", 33, "key_padding");
     b.Pooling("pool64", 64, "none");
     b.Pooling("pool65", 65, "key_padding");
+  }
+  {  // transformer blocks and their parts
+    Builder& b = add("block_a");
+    b.Block("pre16", 16, 2, 64, true, "gelu", "key_padding");
+    b.Block("post17", 17, 1, 33, false, "relu", "none");
+    b.Block("pre_causal", 32, 4, 48, true, "silu", "causal");
+    Builder& c = add("block_b");
+    c.Block("post_tanh", 24, 3, 96, false, "gelu_tanh", "key_padding");
+    c.LayerNorm("norm1", 1);
+    c.LayerNorm("norm65", 65);
+    c.Ffn("ffn_gelu", 33, 130, "gelu");
+    c.Ffn("ffn_relu", 8, 3, "relu");
+    Builder& d = add("block_extreme", 5.0, 10.0);  // saturating residuals and activations
+    d.Block("big_pre", 16, 4, 64, true, "gelu", "key_padding");
+    d.LayerNorm("big_norm", 16);
   }
   {  // extreme scales: saturating projections, one-hot softmax, tiny values
     Builder& b = add("extreme_large", 6.0, 20.0);

@@ -175,7 +175,7 @@ inline bool PrepareLayer(const edgeattn::Model& model, int i, const uint8_t trai
   Fill(in->v, static_cast<size_t>(kv_len) * info.value_dim * es + 1, in->s8, seed, trailer[6]);
   in->out_bytes = static_cast<size_t>(q_len) * info.output_dim * es;
   in->weight_bytes = static_cast<size_t>(info.num_heads) * q_len * kv_len * (in->s8 ? 2 : 4);
-  in->want_weights = (trailer[6] & 2) != 0;
+  in->want_weights = (trailer[6] & 2) != 0 && info.num_heads > 0;  // layernorm, ffn: none
   edgeattn::RunArgs& a = in->args;
   a = {};
   a.query = in->pooling ? nullptr : in->q.data();

@@ -1,0 +1,111 @@
+// Spec resolution of the block kinds (encoder_block, layernorm, ffn) on the
+// PyTorch state dict of models/encoder_block: what a preset reads, and an
+// error naming the tensor or field for every state dict or spec that does
+// not fit (never a silently wrong model).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "converter/error.h"
+#include "converter/io/formats.h"
+#include "converter/io/file.h"
+#include "converter/spec.h"
+
+namespace {
+
+using namespace edgeattn::convert;
+
+const std::string kDir = std::string(EA_MODELS_DIR) + "/encoder_block/";
+
+const ArrayMap& Weights() {
+  static const ArrayMap w = load_weights(kDir + "weights.safetensors");
+  return w;
+}
+
+// One layer spec around `fields`.
+std::string Spec(const std::string& fields) {
+  return "{\"layers\": [{\"name\": \"pre\", \"max_q_len\": 16, " + fields + "}]}";
+}
+
+const std::string kPre =
+    "\"kind\": \"encoder_block\", \"preset\": \"torch\", \"prefix\": \"pre.\", \"embed_dim\": 64, \"num_heads\": 4, "
+    "\"norm_first\": true, \"activation\": \"gelu\"";
+
+std::string ErrorOf(const std::string& spec, const ArrayMap& w = Weights()) {
+  try {
+    load_spec("s.json", spec, w, "w.safetensors", {});
+  } catch (const ConvertError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(BlockSpec, TorchPresetReadsTheEncoderLayer) {
+  const ModelSpec s = load_spec("s.json", Spec(kPre), Weights(), "w.safetensors", {});
+  ASSERT_EQ(s.layers.size(), 1u);
+  EXPECT_EQ(s.layers[0].query_dim, 64);
+  EXPECT_EQ(s.layers[0].max_kv_len, 16);  // keys are the query rows
+  EXPECT_EQ(s.layers[0].heads(), 4);
+  EXPECT_TRUE(s.layers[0].self_attention());
+}
+
+TEST(BlockSpec, MissingTensorIsNamed) {
+  ArrayMap w = Weights();
+  w.erase("pre.norm2.weight");
+  const std::string e = ErrorOf(Spec(kPre), w);
+  EXPECT_NE(e.find("missing tensor 'pre.norm2.weight'"), std::string::npos) << e;
+}
+
+TEST(BlockSpec, FfnWidthsThatDisagreeAreNamed) {
+  ArrayMap w = Weights();
+  Array& fc2 = w.at("pre.linear2.weight");
+  fc2.shape = {64, 128};
+  fc2.data.resize(64 * 128);
+  const std::string e = ErrorOf(Spec(kPre), w);
+  EXPECT_NE(e.find("'pre.linear2.weight' has shape [64, 128], expected [64, 256]"), std::string::npos) << e;
+  EXPECT_NE(e.find("widths must agree"), std::string::npos) << e;
+  // A declared ffn_dim that the weights do not have.
+  const std::string e2 = ErrorOf(Spec(kPre + ", \"ffn_dim\": 512"));
+  EXPECT_NE(e2.find("'pre.linear1.weight' has shape [256, 64], expected [512, 64]"), std::string::npos) << e2;
+}
+
+TEST(BlockSpec, UnknownActivationPlacementAndPresetAreErrors) {
+  std::string spec = Spec(kPre);
+  spec.replace(spec.find("\"gelu\""), 6, "\"swiglu\"");
+  EXPECT_NE(ErrorOf(spec).find("unknown activation 'swiglu' (expected relu, gelu, gelu_tanh or silu)"),
+            std::string::npos);
+  spec = Spec(kPre);
+  spec.replace(spec.find("\"norm_first\": true"), 18, "\"norm_first\": \"pre\"");
+  EXPECT_NE(ErrorOf(spec).find("field 'norm_first' must be true or false"), std::string::npos);
+  spec = Spec(kPre);
+  spec.replace(spec.find("\"torch\""), 7, "\"bert\"");
+  EXPECT_NE(ErrorOf(spec).find("unknown preset 'bert'"), std::string::npos);
+  EXPECT_NE(ErrorOf(Spec(kPre + ", \"eps\": 0")).find("field 'eps' must be a positive number"), std::string::npos);
+}
+
+TEST(BlockSpec, TensorsWithoutPresetMustNameEveryWeight) {
+  const std::string e = ErrorOf(Spec(
+      "\"kind\": \"encoder_block\", \"embed_dim\": 64, \"num_heads\": 4, \"tensors\": {"
+      "\"norm1_w\": \"pre.norm1.weight\", \"qkv_w\": \"pre.self_attn.in_proj_weight\", "
+      "\"o_w\": \"pre.self_attn.out_proj.weight\", \"norm2_w\": \"pre.norm2.weight\", "
+      "\"fc1_w\": \"pre.linear1.weight\"}"));
+  EXPECT_NE(e.find("tensors.fc2_w is required"), std::string::npos) << e;
+}
+
+TEST(BlockSpec, LayerNormAndFfnKinds) {
+  const ModelSpec s = load_spec(
+      "s.json",
+      "{\"layers\": [{\"name\": \"n\", \"kind\": \"layernorm\", \"prefix\": \"final_norm.\", \"dim\": 64, "
+      "\"max_q_len\": 16}, {\"name\": \"m\", \"kind\": \"ffn\", \"preset\": \"sequential\", \"prefix\": \"mlp.\", "
+      "\"dim\": 64, \"activation\": \"silu\", \"max_q_len\": 16}]}",
+      Weights(), "w.safetensors", {});
+  ASSERT_EQ(s.layers.size(), 2u);
+  EXPECT_EQ(s.layers[0].heads(), 0);  // no attention weights
+  EXPECT_EQ(s.layers[1].heads(), 0);
+  const std::string e = ErrorOf(
+      "{\"layers\": [{\"name\": \"m\", \"kind\": \"ffn\", \"preset\": \"mlp\", \"prefix\": \"mlp.\", \"dim\": 64, "
+      "\"max_q_len\": 16}]}");
+  EXPECT_NE(e.find("missing tensor 'mlp.fc1.weight'"), std::string::npos) << e;
+}
+
+}  // namespace
