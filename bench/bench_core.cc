@@ -102,11 +102,15 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
   LayerInfo info;
   Status s = model.GetLayerInfo(layer, &info);
   if (s != Status::kOk) return s;
+  // What the layer reads, from its description rather than its kind:
+  // without a separate key sequence the keys are the query rows; a query
+  // width of 0 is a learned query (one output row).
   const bool self = !info.cross;
+  const bool learned_query = info.query_dim == 0;
   // --cached on a KV-cache layer: one decoding step with kv_len positions
   // cached (the prefix is prefilled, untimed, before each timed step).
   const bool kv_step = options.cached && info.kv_cache;
-  int q_len = info.kind == EA_LAYER_POOLING ? 1 : (options.q_len > 0 ? options.q_len : info.max_q_len);
+  int q_len = learned_query ? 1 : (options.q_len > 0 ? options.q_len : info.max_q_len);
   int kv_len = options.kv_len > 0 ? options.kv_len : info.max_kv_len;
   if (self) kv_len = kv_step ? (kv_len < info.max_kv_len ? kv_len : info.max_kv_len) : q_len;
   if (kv_step) q_len = kv_len;  // the tokens: kv_len - 1 prefilled, the last one stepped
@@ -129,7 +133,7 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
   RunArgs args = {};
   args.query = b.query;
   args.key = self ? nullptr : b.key;
-  args.value = info.kind == EA_LAYER_POOLING || self ? nullptr : b.value;
+  args.value = learned_query || self ? nullptr : b.value;
   args.q_len = q_len;
   args.kv_len = kv_len;
   args.output = b.output;

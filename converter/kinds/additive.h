@@ -22,6 +22,10 @@ struct AdditiveParams : KindParamsOf<AdditiveParams> {
   std::string w_c_name;
 };
 
+namespace kinds {
+extern const KindModule kAdditive;
+}  // namespace kinds
+
 }  // namespace convert
 }  // namespace edgeattn
 

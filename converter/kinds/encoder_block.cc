@@ -9,20 +9,12 @@
 #include <ostream>
 
 #include "converter/inspect.h"
-#include "converter/kinds/block_parts.h"
-#include "converter/kinds/mha.h"
+#include "converter/kinds/encoder_block.h"
 #include "converter/writer.h"
 
 namespace edgeattn {
 namespace convert {
 namespace {
-
-struct BlockParams : KindParamsOf<BlockParams> {
-  bool norm_first = false;
-  FloatNorm norm1, norm2;
-  FloatLayer attn;  // kind mha: self-attention over dim
-  FloatFfn ffn;
-};
 
 // Default tensor names of the presets, in the order of kTensorKeys.
 const char* const kTensorKeys[] = {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "o_w",   "o_b",
@@ -116,16 +108,10 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
   const size_t n = static_cast<size_t>(lq) * d;
   std::vector<double> a(n), o(n), h(n), f(n);
   // The attention's points, recorded by the MHA module and stored under
-  // "attn.": its keys and values are its query rows (as calibrate() copies
-  // them for a self-attention layer of its own), and it keeps the values
-  // where the calibration method needs them.
-  RangeMap attn_ranges;
-  if (ranges != nullptr) {
-    for (const std::string& k : P.attn.kind->value_points(P.attn)) {
-      auto it = ranges->find("attn." + k);
-      attn_ranges[k].keep_values = it != ranges->end() && it->second.keep_values;
-    }
-  }
+  // "attn." (sub_ranges keeps values where the calibration method needs
+  // them); its keys and values are its query rows, as calibrate() copies
+  // them for a self-attention layer of its own.
+  RangeMap attn_ranges = ranges != nullptr ? sub_ranges(*ranges, "attn.") : RangeMap();
   auto attend = [&](const double* x) {
     SampleInput s;
     s.query = s.key = s.value = x;

@@ -6,16 +6,12 @@
 #include <ostream>
 
 #include "converter/inspect.h"
-#include "converter/kinds/block_parts.h"
+#include "converter/kinds/ffn.h"
 #include "converter/writer.h"
 
 namespace edgeattn {
 namespace convert {
 namespace {
-
-struct FfnParams : KindParamsOf<FfnParams> {
-  FloatFfn ffn;
-};
 
 // Module names of the two linears: nn.TransformerEncoderLayer's linear1 /
 // linear2, timm's Mlp fc1 / fc2, nn.Sequential(Linear, act, Linear)'s 0 / 2.

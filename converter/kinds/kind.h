@@ -110,19 +110,12 @@ const KindModule* find_kind(fb::LayerOptions options);
 // "mha, additive, luong or pooling" (for messages).
 std::string kind_names();
 
-// Adds `from`'s ranges to `into` under `prefix` (a composite records its
-// sub-layer's points as "<prefix><key>").
+// A composite records its sub-layer's points as "<prefix><key>": it runs the
+// sub-layer's forward into sub_ranges(*ranges, prefix) (empty, keeping values
+// where `ranges` keeps them for the prefixed key), then merge_ranges() adds
+// that map to `ranges` under the prefix.
+RangeMap sub_ranges(const RangeMap& ranges, const std::string& prefix);
 void merge_ranges(const RangeMap& from, const std::string& prefix, RangeMap* into);
-
-namespace kinds {
-extern const KindModule kMha;
-extern const KindModule kAdditive;
-extern const KindModule kLuong;
-extern const KindModule kPooling;
-extern const KindModule kLayerNorm;
-extern const KindModule kFfn;
-extern const KindModule kEncoderBlock;
-}  // namespace kinds
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -4,16 +4,12 @@
 #include <ostream>
 
 #include "converter/inspect.h"
-#include "converter/kinds/block_parts.h"
+#include "converter/kinds/layernorm.h"
 #include "converter/writer.h"
 
 namespace edgeattn {
 namespace convert {
 namespace {
-
-struct NormParams : KindParamsOf<NormParams> {
-  FloatNorm norm;
-};
 
 void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
   NormParams& P = L->params.emplace<NormParams>();

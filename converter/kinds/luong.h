@@ -16,6 +16,10 @@ struct LuongParams : KindParamsOf<LuongParams> {
   FloatLinear w;       // general: W^T as Linear(query_dim -> key_dim)
 };
 
+namespace kinds {
+extern const KindModule kLuong;
+}  // namespace kinds
+
 }  // namespace convert
 }  // namespace edgeattn
 

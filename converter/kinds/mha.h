@@ -24,6 +24,10 @@ struct MhaParams : KindParamsOf<MhaParams> {
 flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c);
 flatbuffers::Offset<fb::MultiHeadAttention> mha_table_f32(ModelWriter& w, const FloatLayer& L);
 
+namespace kinds {
+extern const KindModule kMha;
+}  // namespace kinds
+
 }  // namespace convert
 }  // namespace edgeattn
 

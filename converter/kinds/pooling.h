@@ -13,6 +13,10 @@ struct PoolingParams : KindParamsOf<PoolingParams> {
   std::string query_name;
 };
 
+namespace kinds {
+extern const KindModule kPooling;
+}  // namespace kinds
+
 }  // namespace convert
 }  // namespace edgeattn
 

@@ -1,9 +1,17 @@
 // The converter's table of layer kinds: the one place that lists them.
-// Adding a kind is one module file (see kind.h) plus one line here.
+// Adding a kind is one module (kinds/<kind>.h and .cc, see kind.h) plus its
+// include and one line here.
 #include <algorithm>
 
 #include "converter/error.h"
+#include "converter/kinds/additive.h"
+#include "converter/kinds/encoder_block.h"
+#include "converter/kinds/ffn.h"
 #include "converter/kinds/kind.h"
+#include "converter/kinds/layernorm.h"
+#include "converter/kinds/luong.h"
+#include "converter/kinds/mha.h"
+#include "converter/kinds/pooling.h"
 
 namespace edgeattn {
 namespace convert {
@@ -49,6 +57,14 @@ std::string kind_names() {
     s += (i == 0 ? "" : i + 1 == t.size() ? " or " : ", ") + std::string(t[i]->name);
   }
   return s;
+}
+
+RangeMap sub_ranges(const RangeMap& ranges, const std::string& prefix) {
+  RangeMap sub;
+  for (const auto& [key, r] : ranges) {
+    if (r.keep_values && key.compare(0, prefix.size(), prefix) == 0) sub[key.substr(prefix.size())].keep_values = true;
+  }
+  return sub;
 }
 
 void merge_ranges(const RangeMap& from, const std::string& prefix, RangeMap* into) {

@@ -98,14 +98,63 @@ const int32_t* adjust_bias(const fb::Model& model, const fb::Linear* l, const Ra
   return r.bias;
 }
 
-const fb::SoftmaxQuant* softmax_of(const fb::Layer& l) {
-  switch (l.options_type()) {
-    case fb::LayerOptions::MultiHeadAttention: return l.options_as_MultiHeadAttention()->softmax();
-    case fb::LayerOptions::LuongAttention: return l.options_as_LuongAttention()->softmax();
-    case fb::LayerOptions::AttentionPooling: return l.options_as_AttentionPooling()->softmax();
-    case fb::LayerOptions::AdditiveAttention: return l.options_as_AdditiveAttention()->softmax();
-    default: return nullptr;
+// What range mode rescales in each kind that has it, one entry per kind (a
+// kind without one is refused with EA_UNSUPPORTED, so a new kind needs no
+// entry until it supports range mode): its softmax constants, how many of the
+// score's factors scale with R, and its other multipliers.
+struct RangeRule {
+  fb::LayerOptions options;
+  const fb::SoftmaxQuant* (*softmax)(const fb::Layer& l);
+  // q and k both scale: 2; pooling's query is a weight: 1; additive scores
+  // are tanh outputs times fixed v weights: 0.
+  int score_factors;
+  // Further multipliers into rs (pre_*, cov_*); false if a shift leaves the
+  // range. Null: none.
+  bool (*scale_more)(const fb::Layer& l, uint32_t range_q16, RangeScale* rs);
+};
+
+// Additive: the pre-tanh multiplier times R; the coverage term divided by R.
+bool additive_more(const fb::Layer& l, uint32_t range_q16, RangeScale* rs) {
+  const fb::AdditiveAttention* a = l.options_as_AdditiveAttention();
+  rs->pre_mult = a->pre_tanh()->multiplier()->Get(0);
+  rs->pre_shift = a->pre_tanh()->shift()->Get(0);
+  bool fits = scale_multiplier(&rs->pre_mult, &rs->pre_shift, range_q16);
+  if (a->coverage()) {
+    rs->cov_mult = a->coverage_multiplier();
+    rs->cov_shift = a->coverage_shift();
+    fits = fits && divide_multiplier(&rs->cov_mult, &rs->cov_shift, range_q16);
   }
+  return fits;
+}
+
+const RangeRule kRangeRules[] = {
+    {fb::LayerOptions::MultiHeadAttention,
+     [](const fb::Layer& l) { return l.options_as_MultiHeadAttention()->softmax(); }, 2, nullptr},
+    {fb::LayerOptions::LuongAttention, [](const fb::Layer& l) { return l.options_as_LuongAttention()->softmax(); },
+     2, nullptr},
+    {fb::LayerOptions::AttentionPooling,
+     [](const fb::Layer& l) { return l.options_as_AttentionPooling()->softmax(); }, 1, nullptr},
+    {fb::LayerOptions::AdditiveAttention,
+     [](const fb::Layer& l) { return l.options_as_AdditiveAttention()->softmax(); }, 0, additive_more},
+};
+
+const RangeRule* range_rule(const fb::Layer& l) {
+  for (const RangeRule& r : kRangeRules) {
+    if (r.options == l.options_type() && r.softmax(l) != nullptr) return &r;
+  }
+  return nullptr;
+}
+
+// The inputs a layer reads (as the interpreter decides them): no query for a
+// learned one, no key or value for self-attention (keys are the query rows).
+struct Reads {
+  bool query, key, value;
+};
+Reads reads_of(const LayerInfo& info) {
+  const LayerKindModule* kind = find_layer_kind(static_cast<int>(info.kind));
+  const bool learned = kind != nullptr && kind->learned_query;
+  const bool self = !info.cross;
+  return Reads{!learned, !self, !self && !learned};
 }
 
 // Widest projection of the layer (its bias workspace), 0 if none.
@@ -129,15 +178,14 @@ struct Staging {
 Staging staging_of(const Model& model, int layer, int q_len, int kv_len) {
   LayerInfo info;
   model.GetLayerInfo(layer, &info);
-  const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
-  const bool pooling = info.kind == EA_LAYER_POOLING;
-  const uint64_t q = pooling ? 1 : static_cast<uint64_t>(q_len);
+  const Reads reads = reads_of(info);
+  const uint64_t q = reads.query ? static_cast<uint64_t>(q_len) : 1;
   const uint64_t kv = static_cast<uint64_t>(kv_len);
   Staging s = {};
   s.bias = align_up(uint64_t{4} * max_out_features(*model.layer(layer)));
-  s.query = pooling ? 0 : align_up(q * static_cast<uint64_t>(info.query_dim));
-  s.key = self ? 0 : align_up(kv * static_cast<uint64_t>(info.key_dim));
-  s.value = self || pooling ? 0 : align_up(kv * static_cast<uint64_t>(info.value_dim));
+  s.query = reads.query ? align_up(q * static_cast<uint64_t>(info.query_dim)) : 0;
+  s.key = reads.key ? align_up(kv * static_cast<uint64_t>(info.key_dim)) : 0;
+  s.value = reads.value ? align_up(kv * static_cast<uint64_t>(info.value_dim)) : 0;
   s.output = align_up(q * static_cast<uint64_t>(info.output_dim));
   return s;
 }
@@ -202,8 +250,8 @@ Status Interpreter::PrepareRange(int layer, const RunArgs& args, uint32_t range_
     error_ << "layer '" << name << "': range mode is for int8 layers";
     return Status::kInvalidArgument;
   }
-  const fb::SoftmaxQuant* sq = softmax_of(*l);
-  if (sq == nullptr) {
+  const RangeRule* rule = range_rule(*l);
+  if (rule == nullptr) {
     error_ << "layer '" << name << "': range mode does not support this layer kind";
     return Status::kUnsupported;
   }
@@ -217,27 +265,14 @@ Status Interpreter::PrepareRange(int layer, const RunArgs& args, uint32_t range_
            << kRangeOne << ".." << kRangeMax;
     return Status::kInvalidArgument;
   }
-  // Score multiplier: times R^2 (q and k both scale), R for pooling (its
-  // query is a weight), 1 for additive (tanh outputs); additive's pre-tanh
-  // multiplier times R.
-  const fb::LayerOptions type = l->options_type();
-  const int score_factors = type == fb::LayerOptions::AdditiveAttention ? 0
-                            : type == fb::LayerOptions::AttentionPooling ? 1 : 2;
+  // Score multiplier: times R per factor that scales (RangeRule), then the
+  // kind's other multipliers.
+  const fb::SoftmaxQuant* sq = rule->softmax(*l);
   int32_t m = sq->score_multiplier(), s = sq->score_shift();
-  int32_t pm = 0, ps = 0, cm = 0, cs = 0;
+  RangeScale more = {};
   bool fits = true;
-  for (int i = 0; i < score_factors; ++i) fits = fits && scale_multiplier(&m, &s, range_q16);
-  if (type == fb::LayerOptions::AdditiveAttention) {
-    const fb::Requant* pre = l->options_as_AdditiveAttention()->pre_tanh();
-    pm = pre->multiplier()->Get(0);
-    ps = pre->shift()->Get(0);
-    fits = fits && scale_multiplier(&pm, &ps, range_q16);
-    if (l->options_as_AdditiveAttention()->coverage()) {
-      cm = l->options_as_AdditiveAttention()->coverage_multiplier();
-      cs = l->options_as_AdditiveAttention()->coverage_shift();
-      fits = fits && divide_multiplier(&cm, &cs, range_q16);
-    }
-  }
+  for (int i = 0; i < rule->score_factors; ++i) fits = fits && scale_multiplier(&m, &s, range_q16);
+  if (rule->scale_more != nullptr) fits = fits && rule->scale_more(*l, range_q16, &more);
   if (!fits) {
     error_ << "layer '" << name << "': range " << range_q16
            << " (Q16) takes a requantization shift beyond " << kernels::kMinShift << ".."
@@ -256,10 +291,10 @@ Status Interpreter::PrepareRange(int layer, const RunArgs& args, uint32_t range_
   rs->range_q16 = range_q16;
   rs->score_mult = m;
   rs->score_shift = s;
-  rs->pre_mult = pm;
-  rs->pre_shift = ps;
-  rs->cov_mult = cm;
-  rs->cov_shift = cs;
+  rs->pre_mult = more.pre_mult;
+  rs->pre_shift = more.pre_shift;
+  rs->cov_mult = more.cov_mult;
+  rs->cov_shift = more.cov_shift;
   rs->bias = reinterpret_cast<int32_t*>(ws);
   rs->adjust_bias = adjust_bias;
   return Status::kOk;
@@ -286,12 +321,13 @@ Status Interpreter::RunFloat(int layer, const RunArgs& args, ea_range_policy pol
   const char* name = l->name()->c_str();
   LayerInfo info;
   model_->GetLayerInfo(layer, &info);
-  if (softmax_of(*l) == nullptr) {
+  if (range_rule(*l) == nullptr) {
     error_ << "layer '" << name << "': range mode does not support this layer kind";
     return Status::kUnsupported;
   }
-  const bool pooling = info.kind == EA_LAYER_POOLING;
-  const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+  const Reads reads = reads_of(info);
+  const bool pooling = !reads.query;  // a learned query: one output row
+  const bool self = !info.cross;      // keys and values are the query rows
   if (policy != EA_RANGE_STATIC && policy != EA_RANGE_DYNAMIC && policy != EA_RANGE_DYNAMIC_POW2) {
     error_ << "unknown range policy " << static_cast<int>(policy);
     return Status::kInvalidArgument;

@@ -14,6 +14,7 @@
 #include "converter/commands.h"
 #include "converter/dataset.h"
 #include "converter/kinds/mha.h"
+#include "converter/kinds/pooling.h"
 #include "converter/error.h"
 #include "converter/io/file.h"
 #include "converter/io/formats.h"

@@ -60,9 +60,34 @@ void shape(const fb::Layer& l, LayerShape* s) {
   s->coverage = l.options_as_AdditiveAttention()->coverage();
 }
 
-// Bytes of the projected keys at the front of the cache region.
-size_t key_bytes(int max_kv_len, int attn_dim, bool s8) {
-  return static_cast<size_t>(align_up(static_cast<uint64_t>(max_kv_len) * attn_dim * elem_size(s8)));
+// The layer's buffers at these lengths, the one description plan(), the
+// runs and the coverage reset use. Scratch: W_q q [q][A], row scratch. Cache
+// (laid out for max_kv_len by the runs): W_k k + b [kv][A], then with
+// coverage c [kv] (int32 Q15 sums / floats, 4 bytes each).
+struct Layout {
+  uint64_t qp, row;              // in the scratch
+  uint64_t keys, coverage;       // in the cache
+  uint64_t coverage_bytes;       // 0 without coverage
+  RowScratch row_scratch;        // inside `row`
+  LayerPlan bytes;
+};
+
+Layout layout(const LayerShape& s, int q_len, int kv_len) {
+  const uint64_t elem = s.dtype == EA_S8 ? 1 : 4;
+  const uint64_t a = static_cast<uint64_t>(s.attn_dim);
+  const uint64_t kv = static_cast<uint64_t>(kv_len);
+  Regions scratch, cache;
+  Layout l = {};
+  l.qp = scratch.Add(static_cast<uint64_t>(q_len) * a * elem);
+  l.row_scratch = planned_row_scratch(s, q_len, kv_len, false);
+  l.row = scratch.Add(l.row_scratch.bytes);
+  l.keys = cache.Add(kv * a * elem);
+  if (s.coverage) {
+    l.coverage = cache.Add(kv * 4);
+    l.coverage_bytes = cache.bytes() - l.coverage;
+  }
+  l.bytes = LayerPlan{cache.bytes(), scratch.bytes()};
+  return l;
 }
 
 ea_quant quant_of(const fb::ActQuant* q) {
@@ -82,34 +107,26 @@ void info(const fb::Layer& l, LayerInfo* info) {
   info->output_quant = quant_of(a->output());
   if (a->coverage()) {
     info->coverage = 1;
-    info->coverage_bytes = static_cast<size_t>(align_up(uint64_t{l.max_kv_len()} * 4));
+    info->coverage_bytes = static_cast<size_t>(
+        layout(shape_with(l, shape), 1, static_cast<int>(l.max_kv_len())).coverage_bytes);
   }
 }
 
-// Scratch: W_q q [q][A], row scratch. Cache: W_k k + b [kv][A] (+ coverage:
-// c [kv], 4 bytes each).
-LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
-  const uint64_t elem = s.dtype == EA_S8 ? 1 : 4;
-  const uint64_t a = static_cast<uint64_t>(s.attn_dim);
-  LayerPlan p;
-  p.scratch_bytes = align_up(static_cast<uint64_t>(q_len) * a * elem) +
-                    attention_row_bytes(s, q_len, kv_len, false);
-  p.cache_bytes = align_up(static_cast<uint64_t>(kv_len) * a * elem);
-  if (s.coverage) p.cache_bytes += align_up(static_cast<uint64_t>(kv_len) * 4);
-  return p;
-}
+LayerPlan plan(const LayerShape& s, int q_len, int kv_len) { return layout(s, q_len, kv_len).bytes; }
 
 void run(const fb::Model& model, const Call& c, int max_kv_len) {
   const auto* a = c.layer->options_as_AdditiveAttention();
   const int ad = static_cast<int>(a->attn_dim());
-  const size_t es = elem_size(c.s8);
-  uint8_t* coverage = a->coverage() ? c.cache + key_bytes(max_kv_len, ad, c.s8) : nullptr;
+  const LayerShape s = shape_with(*c.layer, shape);
+  const Layout at = layout(s, c.q_len, c.kv_len);
+  const Layout cached = layout(s, c.q_len, max_kv_len);  // the cache's own layout
+  uint8_t* coverage = a->coverage() ? c.cache + cached.coverage : nullptr;
   if (coverage != nullptr && !c.keys_cached) {
     for (size_t i = 0; i < static_cast<size_t>(c.kv_len) * 4; ++i) coverage[i] = 0;
   }
-  Carver carve(c.scratch);
-  uint8_t* qp = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * ad * es);
-  uint8_t* kp = c.cache;
+  uint8_t* qp = c.scratch + at.qp;
+  uint8_t* kp = c.cache + cached.keys;
+  uint8_t* row = c.scratch + at.row;
   run_linear(model, a->w_q(), c.s8, c.q_len, c.query, qp, c.xnn, c.range);
   if (!c.keys_cached) run_linear(model, a->w_k(), c.s8, c.kv_len, c.key, kp, c.xnn, c.range);
   const int vd = static_cast<int>(a->value_dim());
@@ -131,8 +148,8 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
     g.kv_valid_len = c.kv_valid_len;
     g.out = static_cast<int8_t*>(c.output); g.out_stride = vd;
     g.weights = static_cast<uint16_t*>(c.weights); g.weights_stride = c.kv_len;
-    g.scratch = carve.Take<int32_t>(static_cast<size_t>(c.kv_len));
-    g.prob_scratch = carve.Take<uint16_t>(static_cast<size_t>(c.kv_len));
+    g.scratch = reinterpret_cast<int32_t*>(row + at.row_scratch.scores);
+    g.prob_scratch = reinterpret_cast<uint16_t*>(row + at.row_scratch.probs);
     if (coverage != nullptr) {
       g.coverage = reinterpret_cast<int32_t*>(coverage);
       g.cov_w = tensor_data<int8_t>(model, a->w_c());
@@ -150,7 +167,7 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
     g.kv_valid_len = c.kv_valid_len;
     g.out = static_cast<float*>(c.output); g.out_stride = vd;
     g.weights = static_cast<float*>(c.weights); g.weights_stride = c.kv_len;
-    g.scratch = carve.Take<float>(static_cast<size_t>(c.kv_len));
+    g.scratch = reinterpret_cast<float*>(row + at.row_scratch.scores);
     if (coverage != nullptr) {
       g.coverage = reinterpret_cast<float*>(coverage);
       g.cov_w = tensor_data<float>(model, a->w_c());
@@ -163,13 +180,15 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
 void reset_coverage(const fb::Layer& l, uint8_t* cache, int max_kv_len) {
   const auto* a = l.options_as_AdditiveAttention();
   if (!a->coverage()) return;
-  uint8_t* c = cache + key_bytes(max_kv_len, static_cast<int>(a->attn_dim()), l.dtype() == fb::DType::S8);
+  const Layout cached = layout(shape_with(l, shape), 1, max_kv_len);
+  uint8_t* c = cache + cached.coverage;
   for (size_t i = 0; i < static_cast<size_t>(max_kv_len) * 4; ++i) c[i] = 0;
 }
 
 void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
-  run_linear(model, c.layer->options_as_AdditiveAttention()->w_k(), c.s8, c.kv_len, c.key, c.cache,
-             c.xnn);
+  const Layout cached = layout(shape_with(*c.layer, shape), 1, max_kv_len);
+  run_linear(model, c.layer->options_as_AdditiveAttention()->w_k(), c.s8, c.kv_len, c.key,
+             c.cache + cached.keys, c.xnn);
   reset_coverage(*c.layer, c.cache, max_kv_len);  // a new memory starts a new sequence
 }
 

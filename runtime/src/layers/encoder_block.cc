@@ -71,16 +71,19 @@ struct BlockLayout {
 
 BlockLayout block_layout(const LayerShape& s, int q_len, int kv_len) {
   const bool s8 = s.dtype == EA_S8;
-  const uint64_t row = align_up(static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.embed_dim) * (s8 ? 1 : 4));
-  const uint64_t attn = plan_mha(s, q_len, kv_len).scratch_bytes;
-  const uint64_t hidden = ffn_hidden_bytes(s.hidden_dim, s8, q_len);
+  const uint64_t row = static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.embed_dim) * (s8 ? 1 : 4);
+  Regions ffn;  // inside `region`, after the attention is done with it
   BlockLayout b = {};
-  b.a = 0;
-  b.o = row;
-  b.region = 2 * row;
-  b.hidden = b.region;
-  b.f = b.region + hidden;
-  b.total = b.region + (attn > hidden + row ? attn : hidden + row);
+  b.hidden = ffn.Add(ffn_hidden_bytes(s.hidden_dim, s8, q_len));
+  b.f = ffn.Add(row);
+  const uint64_t attn = plan_mha(s, q_len, kv_len).scratch_bytes;
+  Regions scratch;
+  b.a = scratch.Add(row);
+  b.o = scratch.Add(row);
+  b.region = scratch.Add(attn > ffn.bytes() ? attn : ffn.bytes());
+  b.hidden += b.region;
+  b.f += b.region;
+  b.total = scratch.bytes();
   return b;
 }
 

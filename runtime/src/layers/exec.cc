@@ -33,9 +33,30 @@ void run_linear(const fb::Model& model, const fb::Linear* l, bool s8, int rows, 
   }
 }
 
+RowScratch row_scratch(bool s8, bool tile, int kv_len, int head_dim, int v_dim) {
+  const uint64_t kv = kv_len > 0 ? static_cast<uint64_t>(kv_len) : 0;
+  Regions r;
+  RowScratch rs = {};
+  rs.scores = r.Add(kv * 4);  // int32 or float
+  if (s8) {
+    rs.probs = r.Add(kv * 2);
+    if (tile) rs.tile = r.Add(k::qs8_attention_tile_bytes(kv_len, head_dim, v_dim));
+  }
+  rs.bytes = r.bytes();
+  return rs;
+}
+
+RowScratch planned_row_scratch(const LayerShape& shape, int q_len, int kv_len, bool dot_product) {
+  const bool tile = dot_product && shape.tile_scratch && q_len >= k::kQs8AttnTileMinRows;
+  return row_scratch(shape.dtype == EA_S8, tile, kv_len, shape.head_dim, shape.v_dim);
+}
+
 void run_head(const Call& c, const HeadView& h, float scale, const fb::SoftmaxQuant* sq,
-              bool causal, uint8_t* row_scratch) {
-  Carver carve(row_scratch);
+              bool causal, uint8_t* row_scratch_base) {
+  // Planned (plan_layer) whenever the layer may run this many query rows.
+  const bool tile = c.s8 && c.q_len >= k::kQs8AttnTileMinRows && c.layer->tile_scratch();
+  const RowScratch rs = row_scratch(c.s8, tile, c.kv_len, h.head_dim, h.v_dim);
+  uint8_t* const row = row_scratch_base;
   if (c.s8) {
     k::QS8AttentionArgs a = {};
     a.q_len = c.q_len; a.kv_len = c.kv_len; a.head_dim = h.head_dim; a.v_dim = h.v_dim;
@@ -49,12 +70,9 @@ void run_head(const Call& c, const HeadView& h, float scale, const fb::SoftmaxQu
     a.causal = causal; a.causal_offset = c.kv_len - c.q_len; a.kv_valid_len = c.kv_valid_len;
     a.out = static_cast<int8_t*>(h.out); a.out_stride = h.out_stride;
     a.weights = static_cast<uint16_t*>(h.weights); a.weights_stride = c.kv_len;
-    a.scratch = carve.Take<int32_t>(static_cast<size_t>(c.kv_len));
-    a.prob_scratch = carve.Take<uint16_t>(static_cast<size_t>(c.kv_len));
-    // Planned (plan_layer) whenever the layer may run this many query rows.
-    if (c.q_len >= k::kQs8AttnTileMinRows && c.layer->tile_scratch()) {
-      a.tile_scratch = carve.Take<uint8_t>(k::qs8_attention_tile_bytes(c.kv_len, h.head_dim, h.v_dim));
-    }
+    a.scratch = reinterpret_cast<int32_t*>(row + rs.scores);
+    a.prob_scratch = reinterpret_cast<uint16_t*>(row + rs.probs);
+    if (tile) a.tile_scratch = row + rs.tile;
     k::kernels().qs8_attention(a);
   } else {
     k::F32AttentionArgs a = {};
@@ -66,7 +84,7 @@ void run_head(const Call& c, const HeadView& h, float scale, const fb::SoftmaxQu
     a.causal = causal; a.causal_offset = c.kv_len - c.q_len; a.kv_valid_len = c.kv_valid_len;
     a.out = static_cast<float*>(h.out); a.out_stride = h.out_stride;
     a.weights = static_cast<float*>(h.weights); a.weights_stride = c.kv_len;
-    a.scratch = carve.Take<float>(static_cast<size_t>(c.kv_len));
+    a.scratch = reinterpret_cast<float*>(row + rs.scores);
     k::kernels().f32_attention(a);
   }
 }

@@ -14,20 +14,36 @@
 
 namespace edgeattn {
 
-// Sequential carving of an arena region; sizes mirror the kind's plan().
-class Carver {
+// A kind's arena buffers described once: its layout() adds each buffer in
+// order (16-byte aligned) and keeps the offset; plan() reads the totals and
+// run() the offsets, so the two cannot drift apart.
+class Regions {
  public:
-  explicit Carver(uint8_t* base) : next_(base) {}
-  template <typename T>
-  T* Take(size_t count) {
-    T* p = reinterpret_cast<T*>(next_);
-    next_ += static_cast<size_t>(align_up(count * sizeof(T)));
-    return p;
+  uint64_t Add(uint64_t bytes) {
+    const uint64_t at = end_;
+    end_ += align_up(bytes);
+    return at;
   }
+  uint64_t bytes() const { return end_; }
 
  private:
-  uint8_t* next_;
+  uint64_t end_ = 0;
 };
+
+// The row scratch of one attention core (offsets inside it, and its size):
+// one query row's scores [kv_len] (int32 / float); int8: its Q15
+// probabilities [kv_len] and, when the tiled int8 kernels may run (tile), their
+// scratch (kernels/include/edgeattn/kernels/attention_tile.h). run_head()
+// uses it as laid out here; plan() reserves `bytes`.
+struct RowScratch {
+  uint64_t scores, probs, tile;
+  uint64_t bytes;
+};
+RowScratch row_scratch(bool s8, bool tile, int kv_len, int head_dim, int v_dim);
+// The row scratch a kind plans for `shape` at these lengths: tile for an
+// int8 scaled-dot-product core (dot_product) with tile scratch in the file
+// that may run >= kQs8AttnTileMinRows query rows.
+RowScratch planned_row_scratch(const LayerShape& shape, int q_len, int kv_len, bool dot_product);
 
 // Range mode (range_mode.cc): the derived parameters of one run at range
 // R = range_q16 / 2^16 (every input-derived activation scale times R).
@@ -74,6 +90,16 @@ void run_linear(const fb::Model& model, const fb::Linear* l, bool s8, int rows, 
 inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
 
 inline int32_t zp_of(const fb::ActQuant* q) { return q != nullptr ? q->zero_point() : 0; }
+
+// A layer's LayerShape from its kind's shape() (what its plan was made
+// from: Model::ShapeOf without the kind lookup), for a run's layout().
+inline LayerShape shape_with(const fb::Layer& l, void (*kind_shape)(const fb::Layer&, LayerShape*)) {
+  LayerShape s = {};
+  s.dtype = l.dtype() == fb::DType::S8 ? EA_S8 : EA_F32;
+  s.tile_scratch = l.tile_scratch();
+  kind_shape(l, &s);
+  return s;
+}
 
 // Core attention of one head over prepared (projected) q/k/v, both dtypes.
 struct HeadView {

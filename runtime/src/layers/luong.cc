@@ -53,25 +53,36 @@ void info(const fb::Layer& l, LayerInfo* info) {
   info->output_quant = quant_of(g->output());
 }
 
-// Scratch: (general: W^T q [q][key_dim]), row scratch.
-LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
+// The layer's buffers at these lengths, the one description plan() and
+// run() use. Scratch: (general: W^T q [q][key_dim]), row scratch.
+struct Layout {
+  uint64_t qp, row;  // qp only when the query is projected
+  LayerPlan bytes;
+};
+
+Layout layout(const LayerShape& s, int q_len, int kv_len) {
   const uint64_t elem = s.dtype == EA_S8 ? 1 : 4;
-  LayerPlan p = {0, attention_row_bytes(s, q_len, kv_len, true)};
+  Regions scratch;
+  Layout l = {};
   if (s.projects_query) {
-    p.scratch_bytes += align_up(static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.key_dim) * elem);
+    l.qp = scratch.Add(static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.key_dim) * elem);
   }
-  return p;
+  l.row = scratch.Add(planned_row_scratch(s, q_len, kv_len, true).bytes);
+  l.bytes = LayerPlan{0, scratch.bytes()};
+  return l;
 }
+
+LayerPlan plan(const LayerShape& s, int q_len, int kv_len) { return layout(s, q_len, kv_len).bytes; }
 
 void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   const auto* g = c.layer->options_as_LuongAttention();
   const int qd = static_cast<int>(g->query_dim());
   const int kd = static_cast<int>(g->key_dim());
   const int vd = static_cast<int>(g->value_dim());
-  Carver carve(c.scratch);
+  const Layout at = layout(shape_with(*c.layer, shape), c.q_len, c.kv_len);
   HeadView v = {};
   if (g->score() == fb::LuongScore::General) {
-    uint8_t* qp = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * kd * elem_size(c.s8));
+    uint8_t* qp = c.scratch + at.qp;
     run_linear(model, g->w(), c.s8, c.q_len, c.query, qp, c.xnn, c.range);
     v.q = qp; v.q_zp = c.s8 ? zp_of(g->w()->output()) : 0;
   } else {
@@ -84,7 +95,7 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   v.out = c.output; v.out_stride = vd; v.out_zp = zp_of(g->output());
   v.head_dim = kd; v.v_dim = vd;
   v.weights = c.weights;
-  run_head(c, v, g->scale(), g->softmax(), false, carve.Take<uint8_t>(0));
+  run_head(c, v, g->scale(), g->softmax(), false, c.scratch + at.row);
 }
 
 int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {

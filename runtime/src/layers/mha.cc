@@ -52,8 +52,8 @@ bool verify_mha(Checker& c, const fb::MultiHeadAttention* m, bool s8) {
          c.Linear(m->out_proj(), s8, e, e, "out_proj") && (!s8 || c.Softmax(m->softmax()));
 }
 
-void mha_shape(const fb::MultiHeadAttention& m_, LayerShape* s) {
-  const auto* m = &m_;
+void mha_shape(const fb::MultiHeadAttention& mha, LayerShape* s) {
+  const auto* m = &mha;
   s->embed_dim = static_cast<int>(m->embed_dim());
   s->cross = m->cross();
   s->kv_cache = m->kv_cache();
@@ -74,7 +74,7 @@ ea_quant quant_of(const fb::ActQuant* q) {
   return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
 }
 
-LayerPlan plan(const LayerShape& s, int q_len, int kv_len) { return plan_mha(s, q_len, kv_len); }
+LayerPlan plan(const LayerShape& s, int q_len, int kv_len);
 
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* m = l.options_as_MultiHeadAttention();
@@ -101,23 +101,40 @@ void info(const fb::Layer& l, LayerInfo* info) {
   }
 }
 
-}  // namespace
+// The layer's buffers at these lengths, the one description plan() and the
+// runs use. Scratch: Q [q][E], context [q][E], (self: K, V [kv][KV]), row
+// scratch. Cache (cross or kv_cache): K, V [kv][KV], KV = num_kv_heads *
+// head_dim (a run lays the cache out for max_kv_len).
+struct Layout {
+  uint64_t q, ctx, row;  // in the scratch
+  bool kv_in_cache;
+  uint64_t k, v;         // in the cache if kv_in_cache, else in the scratch
+  LayerPlan bytes;
+};
 
-// Scratch: Q [q][E], context [q][E], (self: K, V [kv][KV]), row scratch.
-// Cache (cross or kv_cache): K, V [kv][KV], KV = num_kv_heads * head_dim.
-LayerPlan plan_mha(const LayerShape& s, int q_len, int kv_len) {
+Layout layout(const LayerShape& s, int q_len, int kv_len) {
   const uint64_t elem = s.dtype == EA_S8 ? 1 : 4;
   const uint64_t q = static_cast<uint64_t>(q_len), kv = static_cast<uint64_t>(kv_len);
-  const uint64_t e = static_cast<uint64_t>(s.embed_dim);
-  const uint64_t kv_proj = 2 * align_up(kv * static_cast<uint64_t>(s.kv_width) * elem);
-  LayerPlan p = {0, 2 * align_up(q * e * elem) + attention_row_bytes(s, q_len, kv_len, true)};
-  if (s.cross || s.kv_cache) {
-    p.cache_bytes = kv_proj;
-  } else {
-    p.scratch_bytes += kv_proj;
-  }
-  return p;
+  const uint64_t row = q * static_cast<uint64_t>(s.embed_dim) * elem;
+  const uint64_t kv_proj = kv * static_cast<uint64_t>(s.kv_width) * elem;
+  Regions scratch, cache;
+  Layout l = {};
+  l.q = scratch.Add(row);
+  l.ctx = scratch.Add(row);
+  l.kv_in_cache = s.cross || s.kv_cache;
+  Regions& kv_region = l.kv_in_cache ? cache : scratch;
+  l.k = kv_region.Add(kv_proj);
+  l.v = kv_region.Add(kv_proj);
+  l.row = scratch.Add(planned_row_scratch(s, q_len, kv_len, true).bytes);
+  l.bytes = LayerPlan{cache.bytes(), scratch.bytes()};
+  return l;
 }
+
+LayerPlan plan(const LayerShape& s, int q_len, int kv_len) { return layout(s, q_len, kv_len).bytes; }
+
+}  // namespace
+
+LayerPlan plan_mha(const LayerShape& s, int q_len, int kv_len) { return plan(s, q_len, kv_len); }
 
 namespace {
 
@@ -148,31 +165,32 @@ void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t*
 
 }  // namespace
 
+// One run of the MHA table m with the buffers of its own layout (a block's
+// attention passes its sub-table and the block's Call).
 void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
-  const int e = static_cast<int>(m->embed_dim());
-  const size_t es = elem_size(c.s8);
-  Carver carve(c.scratch);
-  uint8_t* q = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * e * es);
-  uint8_t* ctx = carve.Take<uint8_t>(static_cast<size_t>(c.q_len) * e * es);
+  LayerShape s = {};
+  s.dtype = c.s8 ? EA_S8 : EA_F32;
+  s.tile_scratch = c.layer->tile_scratch();
+  mha_shape(*m, &s);
+  const Layout at = layout(s, c.q_len, c.kv_len);
+  uint8_t* q = c.scratch + at.q;
+  uint8_t* ctx = c.scratch + at.ctx;
   uint8_t* kp;
   uint8_t* vp;
-  const size_t kv_row = static_cast<size_t>(kv_heads(*m) * m->head_dim()) * es;
-  if (m->cross() || m->kv_cache()) {  // K, V live in the persistent cache, laid out for max_kv_len
-    Carver cache(c.cache);
-    kp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * kv_row);
-    vp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * kv_row);
+  if (at.kv_in_cache) {  // K, V live in the persistent cache, laid out for max_kv_len
+    const Layout cached = layout(s, c.q_len, max_kv_len);
+    kp = c.cache + cached.k;
+    vp = c.cache + cached.v;
   } else {
-    kp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * kv_row);
-    vp = carve.Take<uint8_t>(static_cast<size_t>(c.kv_len) * kv_row);
+    kp = c.scratch + at.k;
+    vp = c.scratch + at.v;
   }
-  uint8_t* row_scratch = carve.Take<uint8_t>(0);
-
   run_linear(model, m->q_proj(), c.s8, c.q_len, c.query, q, c.xnn, c.range);
   if (!c.keys_cached) {
     run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, kp, c.xnn, c.range);
     run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, vp, c.xnn, c.range);
   }
-  attend_heads(c, m, q, kp, vp, ctx, row_scratch);
+  attend_heads(c, m, q, kp, vp, ctx, c.scratch + at.row);
   run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output, c.xnn, c.range);
 }
 
@@ -184,10 +202,9 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
 
 void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
   const auto* m = c.layer->options_as_MultiHeadAttention();
-  const size_t proj = static_cast<size_t>(max_kv_len) * kv_heads(*m) * m->head_dim() * elem_size(c.s8);
-  run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, c.cache, c.xnn);
-  run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, c.cache + static_cast<size_t>(align_up(proj)),
-             c.xnn);
+  const Layout cached = layout(shape_with(*c.layer, shape), c.q_len, max_kv_len);
+  run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, c.cache + cached.k, c.xnn);
+  run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, c.cache + cached.v, c.xnn);
 }
 
 bool has_key_cache(const LayerShape& s) { return s.cross; }
@@ -198,15 +215,13 @@ bool has_kv_cache(const LayerShape& s) { return s.kv_cache; }
 // q_len >= 1), K and V of the new row written at `position` of the cache.
 void step(const fb::Model& model, const Call& c, int max_kv_len, int position) {
   const auto* m = c.layer->options_as_MultiHeadAttention();
-  const size_t row = static_cast<size_t>(m->embed_dim()) * elem_size(c.s8);
   const size_t kv_row = static_cast<size_t>(kv_heads(*m) * m->head_dim()) * elem_size(c.s8);
-  Carver carve(c.scratch);
-  uint8_t* q = carve.Take<uint8_t>(row);
-  uint8_t* ctx = carve.Take<uint8_t>(row);
-  uint8_t* row_scratch = carve.Take<uint8_t>(0);
-  Carver cache(c.cache);
-  uint8_t* kp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * kv_row);
-  uint8_t* vp = cache.Take<uint8_t>(static_cast<size_t>(max_kv_len) * kv_row);
+  const Layout at = layout(shape_with(*c.layer, shape), 1, max_kv_len);  // one query row; K, V in the cache
+  uint8_t* q = c.scratch + at.q;
+  uint8_t* ctx = c.scratch + at.ctx;
+  uint8_t* row_scratch = c.scratch + at.row;
+  uint8_t* kp = c.cache + at.k;
+  uint8_t* vp = c.cache + at.v;
   run_linear(model, m->q_proj(), c.s8, 1, c.query, q, c.xnn);
   run_linear(model, m->k_proj(), c.s8, 1, c.query, kp + static_cast<size_t>(position) * kv_row, c.xnn);
   run_linear(model, m->v_proj(), c.s8, 1, c.query, vp + static_cast<size_t>(position) * kv_row, c.xnn);

@@ -36,9 +36,9 @@ void info(const fb::Layer& l, LayerInfo* info) {
   info->output_quant = quant_of(p->output());
 }
 
-// Scratch: row scratch.
+// Scratch: row scratch (run_head lays it out), nothing else.
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
-  return LayerPlan{0, attention_row_bytes(s, q_len, kv_len, true)};
+  return LayerPlan{0, planned_row_scratch(s, q_len, kv_len, true).bytes};
 }
 
 void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {

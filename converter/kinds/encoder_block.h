@@ -1,0 +1,25 @@
+// A transformer encoder layer: the module (kinds::kEncoderBlock) and its parameters.
+#ifndef EDGEATTN_CONVERTER_KINDS_ENCODER_BLOCK_H_
+#define EDGEATTN_CONVERTER_KINDS_ENCODER_BLOCK_H_
+
+#include "converter/kinds/block_parts.h"
+#include "converter/kinds/mha.h"
+
+namespace edgeattn {
+namespace convert {
+
+struct BlockParams : KindParamsOf<BlockParams> {
+  bool norm_first = false;
+  FloatNorm norm1, norm2;
+  FloatLayer attn;  // kind mha: self-attention over dim
+  FloatFfn ffn;
+};
+
+namespace kinds {
+extern const KindModule kEncoderBlock;
+}  // namespace kinds
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_KINDS_ENCODER_BLOCK_H_

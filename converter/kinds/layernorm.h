@@ -1,0 +1,21 @@
+// LayerNorm over each row (nn.LayerNorm): the module (kinds::kLayerNorm) and its parameters.
+#ifndef EDGEATTN_CONVERTER_KINDS_LAYERNORM_H_
+#define EDGEATTN_CONVERTER_KINDS_LAYERNORM_H_
+
+#include "converter/kinds/block_parts.h"
+
+namespace edgeattn {
+namespace convert {
+
+struct NormParams : KindParamsOf<NormParams> {
+  FloatNorm norm;
+};
+
+namespace kinds {
+extern const KindModule kLayerNorm;
+}  // namespace kinds
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_KINDS_LAYERNORM_H_
