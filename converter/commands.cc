@@ -212,6 +212,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     LayerResult lr;
     lr.name = L.name;
     lr.kind = L.kind->name;
+    lr.has_weights = L.heads() > 0;
     lr.dtype = o.dtype;
     lr.arena_bytes = fm.layers()->Get(static_cast<uint32_t>(i))->arena_bytes();
     {
@@ -304,6 +305,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     LayerResult lr;
     lr.name = shell.name;
     lr.kind = shell.kind->name;
+    lr.has_weights = shell.heads() > 0;
     lr.dtype = layer_dtype(model, i);
     LayerInfo info;
     model.GetLayerInfo(i, &info);

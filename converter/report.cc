@@ -74,8 +74,9 @@ void print_layer_table(const std::vector<LayerResult>& layers, std::ostream& os)
     if (l.has_metrics) {
       const Metrics& m = l.metrics;
       os << "  max|err| " << fmt("%.3e", m.max_abs) << " (ref max " << fmt("%.3g", m.ref_max_abs)
-         << ")  relL2 " << fmt("%.3e", m.rel_l2) << "  cos " << fmt("%.6f", m.cosine)
-         << "  attn max|diff| " << fmt("%.3e", m.weights_max_abs) << "  [" << l.samples
+         << ")  relL2 " << fmt("%.3e", m.rel_l2) << "  cos " << fmt("%.6f", m.cosine);
+      if (l.has_weights) os << "  attn max|diff| " << fmt("%.3e", m.weights_max_abs);
+      os << "  [" << l.samples
          << " samples, " << m.rows << " rows]";
       if (l.samples > 1) {
         os << "\n  " << std::setw(26) << "" << "worst sample " << m.worst_sample << ": relL2 "
