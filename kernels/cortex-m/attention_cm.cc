@@ -2,7 +2,8 @@
 // query row at a time, scores -> integer softmax -> weighted sum) with the
 // score row (Q.K^T of one query row) and the weighted sum (P.V) on the DSP
 // extension or Helium, and the additive layers' scores with requant_cm.h's
-// requantizations. The softmax is the reference function. Every score is the exact int32
+// requantizations. The softmax is the path's own (softmax_cm.cc); the
+// additive layers keep the reference driver's softmax. Every score is the exact int32
 // sum_i (q_i - q_zp)(k_i - k_zp) the reference computes (zero-point-corrected
 // values lie in [-255, 255] and fit int16), so results are bit-identical.
 #include "cortex-m/cortexm_kernels.h"
@@ -106,7 +107,7 @@ void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, i
 }
 
 void qs8_attention__dsp(const QS8AttentionArgs& a) {
-  qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__ref, qs8_pv_row__dsp}, a);
+  qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__dsp, qs8_pv_row__dsp}, a);
 }
 
 // One query row's additive scores: the reference's loop
@@ -219,7 +220,7 @@ void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v
 }
 
 void qs8_attention__helium(const QS8AttentionArgs& a) {
-  qs8_attention_rows({qs8_qk_row__helium, qs8_softmax_row__ref, qs8_pv_row__helium}, a);
+  qs8_attention_rows({qs8_qk_row__helium, qs8_softmax_row__helium, qs8_pv_row__helium}, a);
 }
 
 // One query row's additive scores, 4 features per step: the pre-tanh sums in
