@@ -47,31 +47,60 @@ namespace edgeattn {
 namespace kernels {
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-uint32_t qs8_softmax_exp_row__dsp(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e) {
-  int32_t row_max = scores[0];
-  for (int j = 1; j < n; ++j) row_max = scores[j] > row_max ? scores[j] : row_max;
-  const SoftmaxExpParams x = softmax_exp_params(mult, shift);
-  const uint32_t p = x.pre_shift, limit = x.limit, m = x.multiplier, r = x.post_shift;
-  const int32_t round = 1 << 14;
+namespace {
+// Largest of s[0, n), n >= 1: two scores per load (LDM), so the loop's own
+// instructions are shared by two.
+int32_t row_max_dsp(int n, const int32_t* s) {
+  int32_t m = s[0];
+  const int32_t* end = s + (n & ~1);
+  for (; s != end; s += 2) {
+    const int32_t a = s[0], b = s[1];
+    m = a > m ? a : m;
+    m = b > m ? b : m;
+  }
+  if (n & 1) m = *s > m ? *s : m;
+  return m;
+}
+
+// Steps 1-4 from the row maximum. The constants of exp2's Horner steps
+// carry the rounding: c + ((h u + 2^14) >> 15) = (h u + 2^14 + c 2^15) >> 15,
+// one SMLABB and one shift per step. kPre: p > 0, which implies r = 16
+// (softmax_exp_params), so one shift is an immediate; two loops keep the
+// layer's variable shift in a register and the output pointer out of the
+// stack.
+template <bool kPre>
+uint32_t exp_row_dsp(int n, const int32_t* s, uint32_t row_max, const SoftmaxExpParams& x, uint16_t* e) {
+  constexpr int32_t kRound[4] = {(1 << 14) + kExp2Coeff[2] * (1 << 15), (1 << 14) + kExp2Coeff[1] * (1 << 15),
+                                 (1 << 14) + kExp2Coeff[0] * (1 << 15), (1 << 14) + kProbMax * (1 << 15)};
+  const uint32_t limit = x.limit, m = x.multiplier, shift = kPre ? x.pre_shift : x.post_shift;
   uint32_t sum = 0;
-  for (int j = 0; j < n; ++j) {
-    uint32_t d = (static_cast<uint32_t>(row_max) - static_cast<uint32_t>(scores[j])) >> p;
-    d = d < limit ? d : limit;
-    const uint32_t z = (d * m) >> r;
+  for (const int32_t* end = s + n; s != end; ++s, ++e) {
+    uint32_t d = row_max - static_cast<uint32_t>(*s);
+    if (kPre) d >>= shift;
     int32_t v = 0;
-    if (z < kExpZeroQ12) {
-      const int32_t u = static_cast<int32_t>(z & 0xFFF) << 3;  // Q15 fraction, fits int16
-      int32_t h = kExp2Coeff[2] + (__smlabb(kExp2Coeff[3], u, round) >> 15);
-      h = kExp2Coeff[1] + (__smlabb(h, u, round) >> 15);
-      h = kExp2Coeff[0] + (__smlabb(h, u, round) >> 15);
-      const int32_t w = kProbMax + (__smlabb(h, u, round) >> 15);
+    // limit is the smallest d whose z reaches 0xFFFF (e = 0), and z grows
+    // with d: below it z < 0xFFFF and d m needs no clamp.
+    if (d < limit) {
+      const uint32_t z = kPre ? (d * m) >> 16 : (d * m) >> shift;
+      const int32_t u = static_cast<int32_t>((z << 3) & 0x7FF8);  // Q15 fraction, fits int16
+      int32_t h = __smlabb(kExp2Coeff[3], u, kRound[0]) >> 15;
+      h = __smlabb(h, u, kRound[1]) >> 15;
+      h = __smlabb(h, u, kRound[2]) >> 15;
+      const int32_t w = __smlabb(h, u, kRound[3]) >> 15;
       const uint32_t k = z >> 12;
       v = (w + ((1 << k) >> 1)) >> k;
     }
-    e[j] = static_cast<uint16_t>(v);
+    *e = static_cast<uint16_t>(v);
     sum += static_cast<uint32_t>(v);
   }
   return sum;
+}
+}  // namespace
+
+uint32_t qs8_softmax_exp_row__dsp(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e) {
+  const uint32_t row_max = static_cast<uint32_t>(row_max_dsp(n, scores));
+  const SoftmaxExpParams x = softmax_exp_params(mult, shift);
+  return x.pre_shift > 0 ? exp_row_dsp<true>(n, scores, row_max, x, e) : exp_row_dsp<false>(n, scores, row_max, x, e);
 }
 
 void qs8_softmax_row__dsp(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
