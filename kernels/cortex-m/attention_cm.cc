@@ -159,8 +159,50 @@ void qs8_additive__dsp(const QS8AdditiveArgs& a) {
 #endif
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+namespace {
+// Head dims up to this take the score row with keys across the lanes.
+constexpr int kQkKeysAcrossMaxDim = 16;
+
+// Scores of 4 keys per vector for small head dims (dim <= 8 would leave most
+// of an 8-lane row vector idle): per dimension i, a byte gather of k[j..j+3][i]
+// (offsets 0, s, 2s, 3s) and one VMLA by q_i - q_zp. The key zero point
+// comes out once per vector: sum_i (q_i - zq)(k_i - zk) = sum_i (q_i - zq) k_i
+// - zk sum_i (q_i - zq), in wrapping 32-bit arithmetic, which is the exact
+// sum the reference computes (it fits int32). The last 1-3 keys are
+// predicated (inactive lanes read nothing and store nothing).
+void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                        int32_t k_zp, int32_t* scores) {
+  int32_t qd[kQkKeysAcrossMaxDim];
+  uint32_t qsum = 0;
+  for (int i = 0; i < dim; ++i) {
+    qd[i] = q[i] - q_zp;
+    qsum += static_cast<uint32_t>(qd[i]);
+  }
+  const int32x4_t corr = vdupq_n_s32(static_cast<int32_t>(qsum * static_cast<uint32_t>(k_zp)));
+  const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k_stride));
+  const ptrdiff_t step = static_cast<ptrdiff_t>(4) * k_stride;
+  int j = 0;
+  for (; j + 4 <= n; j += 4, k += step) {
+    int32x4_t acc = vnegq_s32(corr);
+    for (int i = 0; i < dim; ++i) acc = vmlaq_n_s32(acc, vldrbq_gather_offset_s32(k + i, offs), qd[i]);
+    vst1q_s32(scores + j, acc);
+  }
+  if (j < n) {
+    const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - j));
+    int32x4_t acc = vnegq_s32(corr);
+    for (int i = 0; i < dim; ++i) acc = vmlaq_n_s32(acc, vldrbq_gather_offset_z_s32(k + i, offs, p), qd[i]);
+    vstrwq_p_s32(scores + j, acc, p);
+  }
+}
+
+}  // namespace
+
 void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                         int32_t k_zp, int32_t* scores) {
+  if (dim <= kQkKeysAcrossMaxDim) {
+    qk_row_keys_across(n, dim, q, q_zp, k, k_stride, k_zp, scores);
+    return;
+  }
   const int16_t qz = static_cast<int16_t>(q_zp), kz = static_cast<int16_t>(k_zp);
   for (int j = 0; j < n; ++j) {
     const int8_t* kr = k + static_cast<ptrdiff_t>(j) * k_stride;
@@ -181,7 +223,8 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
 // P.V of one row, up to 16 channels per pass over the keys: per key, each
 // block of 4 channels is one widening byte load (VLDRB.S32, predicated past
 // v_dim: inactive lanes read nothing and stay 0) and one VMLA by the key's
-// probability. The zero point comes out once per row as on the DSP path
+// probability; a pass runs only the blocks that hold channels (1, 2 or 4). The
+// zero point comes out once per row as on the DSP path
 // (sum_j p_j v_j - zv sum_j p_j, wrapping, exact for softmax probabilities);
 // each output is then the reference's scalar requantization.
 void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
@@ -195,12 +238,24 @@ void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v
     const mve_pred16_t m0 = lanes(left), m1 = lanes(left - 4), m2 = lanes(left - 8), m3 = lanes(left - 12);
     int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
     const int8_t* vp = v + c;
-    for (int j = 0; j < n; ++j, vp += v_stride) {
-      const int32_t p = probs[j];
-      a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), p);
-      a1 = vmlaq_n_s32(a1, vldrbq_z_s32(vp + 4, m1), p);
-      a2 = vmlaq_n_s32(a2, vldrbq_z_s32(vp + 8, m2), p);
-      a3 = vmlaq_n_s32(a3, vldrbq_z_s32(vp + 12, m3), p);
+    // One loop per number of blocks that hold channels (separate variables:
+    // an array of vectors would live on the stack).
+    if (left <= 4) {
+      for (int j = 0; j < n; ++j, vp += v_stride) a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), probs[j]);
+    } else if (left <= 8) {
+      for (int j = 0; j < n; ++j, vp += v_stride) {
+        const int32_t p = probs[j];
+        a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), p);
+        a1 = vmlaq_n_s32(a1, vldrbq_z_s32(vp + 4, m1), p);
+      }
+    } else {
+      for (int j = 0; j < n; ++j, vp += v_stride) {
+        const int32_t p = probs[j];
+        a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), p);
+        a1 = vmlaq_n_s32(a1, vldrbq_z_s32(vp + 4, m1), p);
+        a2 = vmlaq_n_s32(a2, vldrbq_z_s32(vp + 8, m2), p);
+        a3 = vmlaq_n_s32(a3, vldrbq_z_s32(vp + 12, m3), p);
+      }
     }
     // sum_j p_j v_j - zv sum_j p_j (wrapping), then the four lanes' outputs
     // at once when the multiplier allows (requant_cm.h), else one by one.
