@@ -19,13 +19,15 @@
 //    reference's normalize_prob_q15.
 //
 // Helium (M55):
-//  - steps 1-4 in 4 lanes of 32 bits, predicated (VCTP32), so rows of any
-//    length need no scalar tail. exp2's Horner steps are one VQRDMLASH each:
-//    with u' = u 2^16 (u the Q15 fraction), h + rdmulh(h, u') =
-//    c + floor((2 h u 2^16 + 2^31) / 2^32) = c + mulhrs16(h, u) (no
-//    saturation: every value fits int16). e = VRSHL of w by -n, the
-//    reference's (w + 2^(n-1)) >> n; z >= 0xFFFF lanes are set to 0 by VPSEL
-//    (the reference's z clamp only decides that, so it is not applied).
+//  - steps 1-2 in 32-bit lanes; 8 scores per step (VLD2: even and odd keys),
+//    the saturating narrows VQMOVNB / VQMOVNT (the clamp at 0xFFFF) put z
+//    back in key order in 16-bit lanes. Step 3 there: each Horner step is one
+//    VQRDMLASH.S16, c + rdmulh(h, u) = c + ((2 h u + 2^15) >> 16) =
+//    c + mulhrs16(h, u) (no saturation: every value fits int16); e = VRSHL
+//    of w by -n, the reference's (w + 2^(n-1)) >> n, and VPSEL sets the
+//    z = 0xFFFF lanes to 0. The last 1-7 scores: 4 predicated (VCTP32)
+//    32-bit lanes, with u' = u 2^16 the same VQRDMLASH identity in 32 bits,
+//    lanes with z >= 0xFFFF set to 0 (there the clamp only decides that).
 //  - step 5 in 8 lanes of 16 bits for b >= 17: (e m + 2^(b-1)) >> b =
 //    (floor(e m / 2^16) + 2^(b-17)) >> (b - 16), VMULH.U16 and one rounding
 //    VRSHL (cap not binding, as above); else 4 lanes of 32 bits, e m < 2^31,
@@ -124,9 +126,28 @@ void qs8_softmax_row__dsp(int n, const int32_t* scores, int32_t mult, int32_t sh
 #endif
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+namespace {
+// The 16-bit Horner steps of exp2 on 8 exponents z (saturated to 0xFFFF):
+// e = 2^(-z / 4096) in Q15, 0 where z = 0xFFFF.
+inline int16x8_t exp2_neg_q15_x8(uint16x8_t z) {
+  const int16x8_t u = vreinterpretq_s16_u16(vshrq_n_u16(vshlq_n_u16(z, 4), 1));  // (z & 0xFFF) << 3
+  int16x8_t h = vqrdmlahq_n_s16(vdupq_n_s16(kExp2Coeff[2]), u, kExp2Coeff[3]);
+  h = vqrdmlashq_n_s16(h, u, kExp2Coeff[1]);
+  h = vqrdmlashq_n_s16(h, u, kExp2Coeff[0]);
+  h = vqrdmlashq_n_s16(h, u, kProbMax);  // w
+  const int16x8_t neg_k = vnegq_s16(vreinterpretq_s16_u16(vshrq_n_u16(z, 12)));
+  // The vector-vector compare: GCC 12.2 stops with an internal compiler
+  // error on vcmpeqq_n_u16 in this function.
+  const mve_pred16_t dead = vcmpeqq_u16(z, vdupq_n_u16(static_cast<uint16_t>(kExpZeroQ12)));
+  return vpselq_s16(vdupq_n_s16(0), vrshlq_s16(h, neg_k), dead);
+}
+}  // namespace
+
 uint32_t qs8_softmax_exp_row__helium(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e) {
   int32_t row_max = INT32_MIN;
-  for (int j = 0; j < n; j += 4) {
+  int j = 0;
+  for (; j + 4 <= n; j += 4) row_max = vmaxvq_s32(row_max, vld1q_s32(scores + j));
+  if (j < n) {
     const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - j));
     row_max = vmaxvq_p_s32(row_max, vldrwq_z_s32(scores + j, p), p);
   }
@@ -134,13 +155,27 @@ uint32_t qs8_softmax_exp_row__helium(int n, const int32_t* scores, int32_t mult,
   const uint32x4_t vmax = vdupq_n_u32(static_cast<uint32_t>(row_max));
   const uint32x4_t limit = vdupq_n_u32(x.limit);
   const int32_t neg_p = -static_cast<int32_t>(x.pre_shift), neg_r = -static_cast<int32_t>(x.post_shift);
-  const int32x4_t a3 = vdupq_n_s32(kExp2Coeff[2]);
+  // z of 4 scores in 32-bit lanes (below 0xFFFF, or at least 0xFFFF for e = 0).
+  auto exponent = [&](uint32x4_t s) {
+    const uint32x4_t d = vminq_u32(vshlq_r_u32(vsubq_u32(vmax, s), neg_p), limit);
+    return vshlq_r_u32(vmulq_n_u32(d, x.multiplier), neg_r);
+  };
   uint32_t sum = 0;
-  for (int j = 0; j < n; j += 4) {
+  // 8 scores per step: VLD2 splits them into even and odd keys, and the
+  // saturating narrows put them back in order in 16-bit lanes.
+  for (j = 0; j + 8 <= n; j += 8) {
+    const uint32x4x2_t s = vld2q_u32(reinterpret_cast<const uint32_t*>(scores + j));
+    const uint16x8_t z = vqmovntq_u32(vqmovnbq_u32(vdupq_n_u16(0), exponent(s.val[0])), exponent(s.val[1]));
+    const uint16x8_t v = vreinterpretq_u16_s16(exp2_neg_q15_x8(z));
+    vst1q_u16(e + j, v);
+    sum = vaddvaq_u16(sum, v);
+  }
+  // The last 1-7 scores, 4 lanes of 32 bits, predicated: the Horner steps
+  // with u' = u 2^16, h + rdmulh(h, u') = c + mulhrs16(h, u).
+  const int32x4_t a3 = vdupq_n_s32(kExp2Coeff[2]);
+  for (; j < n; j += 4) {
     const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - j));
-    uint32x4_t d = vsubq_u32(vmax, vldrwq_z_u32(reinterpret_cast<const uint32_t*>(scores + j), p));
-    d = vminq_u32(vshlq_r_u32(d, neg_p), limit);
-    const uint32x4_t z = vshlq_r_u32(vmulq_n_u32(d, x.multiplier), neg_r);
+    const uint32x4_t z = exponent(vldrwq_z_u32(reinterpret_cast<const uint32_t*>(scores + j), p));
     const mve_pred16_t dead = vcmpcsq_n_u32(z, kExpZeroQ12);
     const int32x4_t u = vreinterpretq_s32_u32(vshrq_n_u32(vshlq_n_u32(z, 20), 1));  // (z & 0xFFF) << 19
     int32x4_t h = vqrdmlahq_n_s32(a3, u, kExp2Coeff[3]);
@@ -161,7 +196,9 @@ void qs8_softmax_row__helium(int n, const int32_t* scores, int32_t mult, int32_t
   if (norm.shift >= 17) {
     const uint16x8_t m = vdupq_n_u16(static_cast<uint16_t>(norm.multiplier));
     const int32_t neg = 16 - norm.shift;
-    for (int j = 0; j < n; j += 8) {
+    int j = 0;
+    for (; j + 8 <= n; j += 8) vst1q_u16(probs + j, vrshlq_n_u16(vmulhq_u16(vld1q_u16(probs + j), m), neg));
+    if (j < n) {
       const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n - j));
       vstrhq_p_u16(probs + j, vrshlq_n_u16(vmulhq_u16(vldrhq_z_u16(probs + j, p), m), neg), p);
     }

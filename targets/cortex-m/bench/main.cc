@@ -63,6 +63,14 @@ const Embedded kModels[] = {
     {"shapes", shapes_model, SHAPES_MODEL_SIZE},
 };
 
+#ifdef EA_CM_BENCH_ONLY
+// Whether want is "<model>/<layer>".
+bool same_layer(const char* want, const char* model, const char* layer) {
+  const size_t m = std::strlen(model);
+  return std::strncmp(want, model, m) == 0 && want[m] == '/' && std::strcmp(want + m + 1, layer) == 0;
+}
+#endif
+
 // A loop of exactly 2 * n instructions (subs + bne), to check the unit.
 __attribute__((noinline)) void spin(uint32_t n) {
   __asm__ volatile(
@@ -102,6 +110,10 @@ int main() {
       for (int cached = 0; cached < 2; ++cached) {
         LayerInfo info;
         model.GetLayerInfo(layer, &info);
+#ifdef EA_CM_BENCH_ONLY
+        // One layer only ("model/layer"), e.g. for a per-function profile of it.
+        if (!same_layer(EA_CM_BENCH_ONLY, e.name, info.name)) continue;
+#endif
         const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) ||
                                info.kind == EA_LAYER_ADDITIVE;
         if (cached && !cacheable) continue;
