@@ -36,11 +36,68 @@ using dsp::sxtb16_ror8;
 inline uint32_t pair(int32_t zp) {
   return (static_cast<uint32_t>(zp) & 0xFFFFu) | (static_cast<uint32_t>(zp) << 16);
 }
+
+// Head dims up to this take the score row with the query unpacked once.
+constexpr int kQkUnpackedMaxDim = 64;
+
+// The score row with the query unpacked once per row: (q_i - q_zp) as int16
+// pairs, (i, i+2) and (i+1, i+3) per group of 4, in qp; per key and group
+// one load, two SXTB16 and two SMLAD (the key bytes as they are). The key
+// zero point comes out once per key: sum_i (q_i - zq)(k_i - zk) =
+// sum_i (q_i - zq) k_i - zk sum_i (q_i - zq), in wrapping 32-bit arithmetic
+// (SMLAD does not saturate), which is the reference's exact sum (it fits
+// int32). kGroups > 0: that many groups, unrolled; 0: dim / 4 in a loop.
+template <int kGroups>
+void qk_row_unpacked(int n, int dim, const uint32_t* qp, const int32_t* qt, int32_t corr, const int8_t* k,
+                     int k_stride, int32_t* scores) {
+  const int groups = kGroups > 0 ? kGroups : dim / 4;
+  const int tail = dim - 4 * groups;
+  for (int j = 0; j < n; ++j, k += k_stride) {
+    int32_t acc = -corr;
+    for (int g = 0; g < groups; ++g) {
+      const uint32_t vk = load4(k + 4 * g);
+      acc = __smlad(qp[2 * g], __sxtb16(vk), acc);
+      acc = __smlad(qp[2 * g + 1], sxtb16_ror8(vk), acc);
+    }
+    for (int i = 0; i < tail; ++i) acc += qt[i] * k[4 * groups + i];
+    scores[j] = acc;
+  }
+}
 }  // namespace
 
 void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                      int32_t k_zp, int32_t* scores) {
   const uint32_t qz = pair(q_zp), kz = pair(k_zp);
+  if (dim <= kQkUnpackedMaxDim) {
+    uint32_t qp[kQkUnpackedMaxDim / 2];
+    int32_t qt[3];
+    uint32_t qsum = 0;
+    const int groups = dim / 4;
+    for (int i = 0; i < dim; ++i) qsum += static_cast<uint32_t>(q[i] - q_zp);
+    for (int g = 0; g < groups; ++g) {
+      const uint32_t vq = load4(q + 4 * g);
+      qp[2 * g] = __ssub16(__sxtb16(vq), qz);
+      qp[2 * g + 1] = __ssub16(sxtb16_ror8(vq), qz);
+    }
+    for (int i = 4 * groups; i < dim; ++i) qt[i - 4 * groups] = q[i] - q_zp;
+    const int32_t corr = static_cast<int32_t>(qsum * static_cast<uint32_t>(k_zp));
+    switch (groups) {
+      case 0: {  // dim 1-3: the query values in registers, one MLA per dimension
+        const int32_t q0 = qt[0], q1 = dim > 1 ? qt[1] : 0, q2 = dim > 2 ? qt[2] : 0;
+        for (int j = 0; j < n; ++j, k += k_stride) {
+          int32_t acc = q0 * k[0] - corr;
+          if (dim > 1) acc += q1 * k[1];
+          if (dim > 2) acc += q2 * k[2];
+          scores[j] = acc;
+        }
+        break;
+      }
+      case 1: qk_row_unpacked<1>(n, dim, qp, qt, corr, k, k_stride, scores); break;
+      case 2: qk_row_unpacked<2>(n, dim, qp, qt, corr, k, k_stride, scores); break;
+      default: qk_row_unpacked<0>(n, dim, qp, qt, corr, k, k_stride, scores); break;
+    }
+    return;
+  }
   for (int j = 0; j < n; ++j) {
     const int8_t* kr = k + static_cast<ptrdiff_t>(j) * k_stride;
     int32_t acc = 0;

@@ -113,7 +113,8 @@ int main() {
       ea_cm::write_line("");
     }
   }
-  // The score row Q.K^T of the selected attention kernel vs the reference.
+  // The score row Q.K^T of the selected attention kernel vs the reference:
+  // head dims on both sides of the small-dim forms (DSP <= 64, Helium <= 16).
 #if EA_CM_SIMD && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
   const auto qk_row = qs8_qk_row__helium;
 #elif EA_CM_SIMD && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
@@ -122,7 +123,7 @@ int main() {
   const auto qk_row = qs8_qk_row__ref;
 #endif
   for (int trial = 0; trial < 400; ++trial) {
-    const int n = range(1, 12), dim = range(1, 40), k_stride = dim + range(0, 8);
+    const int n = range(1, 12), dim = range(1, 72), k_stride = dim + range(0, 8);
     const int q_off = range(0, 15), k_off = range(0, 15);
     const bool extreme = trial % 10 == 0;
     for (int8_t& v : g_x) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
