@@ -124,8 +124,14 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
 // from the softmax (|sum| <= 255 (32768 + n/2)).
 void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                      int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
+  // sum_j p_j two keys per SMLAD (p <= 32767: the halves are non-negative int16).
   uint32_t psum = 0;
-  for (int j = 0; j < n; ++j) psum += probs[j];
+  for (int j = 0; j + 2 <= n; j += 2) {
+    uint32_t pp;
+    std::memcpy(&pp, probs + j, 4);
+    psum = static_cast<uint32_t>(__smlad(pp, 0x00010001u, static_cast<int32_t>(psum)));
+  }
+  if (n & 1) psum += probs[n - 1];
   const uint32_t corr = static_cast<uint32_t>(v_zp) * psum;
   const ptrdiff_t stride = v_stride;
   int c = 0;
@@ -321,8 +327,14 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
 // each output is then the reference's scalar requantization.
 void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                         int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
+  // sum_j p_j, 8 keys per VADDVA.U16.
   uint32_t psum = 0;
-  for (int j = 0; j < n; ++j) psum += probs[j];
+  int j = 0;
+  for (; j + 8 <= n; j += 8) psum = vaddvaq_u16(psum, vld1q_u16(probs + j));
+  if (j < n) {
+    const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n - j));
+    psum = vaddvaq_p_u16(psum, vldrhq_z_u16(probs + j, p), p);
+  }
   const uint32_t corr = static_cast<uint32_t>(v_zp) * psum;
   auto lanes = [](int left) { return vctp32q(static_cast<uint32_t>(left > 0 ? left : 0)); };
   for (int c = 0; c < v_dim; c += 16) {
