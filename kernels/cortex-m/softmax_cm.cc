@@ -127,6 +127,14 @@ void qs8_softmax_row__dsp(int n, const int32_t* scores, int32_t mult, int32_t sh
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 namespace {
+// Steps 1-2 on 4 scores in 32-bit lanes: z below 0xFFFF, or at least 0xFFFF
+// where e = 0. A forced-inline function (GCC -Os calls a lambda, with its
+// captures in memory).
+__attribute__((always_inline)) inline uint32x4_t exponent_x4(uint32x4_t s, uint32x4_t vmax, int32_t neg_p,
+                                                             uint32x4_t limit, uint32_t mul, int32_t neg_r) {
+  return vshlq_r_u32(vmulq_n_u32(vminq_u32(vshlq_r_u32(vsubq_u32(vmax, s), neg_p), limit), mul), neg_r);
+}
+
 // The 16-bit Horner steps of exp2 on 8 exponents z (saturated to 0xFFFF):
 // e = 2^(-z / 4096) in Q15, 0 where z = 0xFFFF.
 inline int16x8_t exp2_neg_q15_x8(uint16x8_t z) {
@@ -155,17 +163,15 @@ uint32_t qs8_softmax_exp_row__helium(int n, const int32_t* scores, int32_t mult,
   const uint32x4_t vmax = vdupq_n_u32(static_cast<uint32_t>(row_max));
   const uint32x4_t limit = vdupq_n_u32(x.limit);
   const int32_t neg_p = -static_cast<int32_t>(x.pre_shift), neg_r = -static_cast<int32_t>(x.post_shift);
-  // z of 4 scores in 32-bit lanes (below 0xFFFF, or at least 0xFFFF for e = 0).
-  auto exponent = [&](uint32x4_t s) {
-    const uint32x4_t d = vminq_u32(vshlq_r_u32(vsubq_u32(vmax, s), neg_p), limit);
-    return vshlq_r_u32(vmulq_n_u32(d, x.multiplier), neg_r);
-  };
+  const uint32_t mul = x.multiplier;
   uint32_t sum = 0;
   // 8 scores per step: VLD2 splits them into even and odd keys, and the
   // saturating narrows put them back in order in 16-bit lanes.
   for (j = 0; j + 8 <= n; j += 8) {
     const uint32x4x2_t s = vld2q_u32(reinterpret_cast<const uint32_t*>(scores + j));
-    const uint16x8_t z = vqmovntq_u32(vqmovnbq_u32(vdupq_n_u16(0), exponent(s.val[0])), exponent(s.val[1]));
+    const uint32x4_t z_even = exponent_x4(s.val[0], vmax, neg_p, limit, mul, neg_r);
+    const uint32x4_t z_odd = exponent_x4(s.val[1], vmax, neg_p, limit, mul, neg_r);
+    const uint16x8_t z = vqmovntq_u32(vqmovnbq_u32(vdupq_n_u16(0), z_even), z_odd);
     const uint16x8_t v = vreinterpretq_u16_s16(exp2_neg_q15_x8(z));
     vst1q_u16(e + j, v);
     sum = vaddvaq_u16(sum, v);
@@ -175,7 +181,8 @@ uint32_t qs8_softmax_exp_row__helium(int n, const int32_t* scores, int32_t mult,
   const int32x4_t a3 = vdupq_n_s32(kExp2Coeff[2]);
   for (; j < n; j += 4) {
     const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - j));
-    const uint32x4_t z = exponent(vldrwq_z_u32(reinterpret_cast<const uint32_t*>(scores + j), p));
+    const uint32x4_t s = vldrwq_z_u32(reinterpret_cast<const uint32_t*>(scores + j), p);
+    const uint32x4_t z = exponent_x4(s, vmax, neg_p, limit, mul, neg_r);
     const mve_pred16_t dead = vcmpcsq_n_u32(z, kExpZeroQ12);
     const int32x4_t u = vreinterpretq_s32_u32(vshrq_n_u32(vshlq_n_u32(z, 20), 1));  // (z & 0xFFF) << 19
     int32x4_t h = vqrdmlahq_n_s32(a3, u, kExp2Coeff[3]);
