@@ -68,7 +68,7 @@ void qk_row_unpacked(int n, int dim, const uint32_t* qp, const int32_t* qt, int3
 void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                      int32_t k_zp, int32_t* scores) {
   const uint32_t qz = pair(q_zp), kz = pair(k_zp);
-  if (dim <= kQkUnpackedMaxDim) {
+  if (EA_CM_DSP_ONLY && dim <= kQkUnpackedMaxDim) {
     uint32_t qp[kQkUnpackedMaxDim / 2];
     int32_t qt[3];
     uint32_t qsum = 0;
@@ -170,7 +170,11 @@ void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, i
 }
 
 void qs8_attention__dsp(const QS8AttentionArgs& a) {
+#if EA_CM_DSP_ONLY
   qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__dsp, qs8_pv_row__dsp}, a);
+#else
+  qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__ref, qs8_pv_row__dsp}, a);  // Helium build's fallback
+#endif
 }
 
 // One query row's additive scores: the reference's loop

@@ -2,7 +2,8 @@
 // and on Helium, the same integers as qs8_softmax_exp_row__ref and
 // qs8_softmax_row__ref for every row.
 //
-// DSP (M4, M33, M55 without MVE code):
+// DSP (M4, M7, M33; on Helium builds the cmsis-dsp table keeps the
+// reference softmax, cortexm_kernels.h):
 //  - steps 1-4 one score at a time in 32-bit registers: the exponent
 //    d' M >> r needs 32 bits, and the Horner steps of exp2 are one SMLABB
 //    (h u + 2^14) and one ADD with ASR #15 each; no 16-bit pair form is
@@ -48,7 +49,7 @@
 namespace edgeattn {
 namespace kernels {
 
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#if EA_CM_DSP_ONLY
 namespace {
 // Largest of s[0, n), n >= 1: two scores per load (LDM), so the loop's own
 // instructions are shared by two.
