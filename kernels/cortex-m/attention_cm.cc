@@ -264,9 +264,8 @@ void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int
 
 // The accumulation of one pass of qs8_pv_row__helium: the channels
 // [0, min(left, 16)) of the rows vp + j v_stride, weighted by probs[j], into
-// acc[0..3] (4 channels each; channels past left are 0). One loop per number
-// of blocks that hold channels, so a pass over 4 or 8 channels runs 1 or 2
-// loads and VMLAs per key, not 4. Out of line, so the loops have the
+// acc[0..3] (4 channels each; channels past left are 0). A pass over up to 4
+// channels runs 1 load and VMLA per key, not 4. Out of line, so the loops have the
 // registers to themselves (inside the caller, with the requantization's
 // values live, the probability pointer and stride were reloaded per key).
 __attribute__((noinline)) void pv_accumulate(int n, const uint16_t* probs, const int8_t* vp, int v_stride, int left,
@@ -275,19 +274,13 @@ __attribute__((noinline)) void pv_accumulate(int n, const uint16_t* probs, const
   const mve_pred16_t m0 = lanes(left), m1 = lanes(left - 4), m2 = lanes(left - 8), m3 = lanes(left - 12);
   int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
   const uint16_t* end = probs + n;
-  if (left > 8) {
+  if (left > 4) {
     for (; probs != end; ++probs, vp += v_stride) {
       const int32_t p = *probs;
       a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), p);
       a1 = vmlaq_n_s32(a1, vldrbq_z_s32(vp + 4, m1), p);
       a2 = vmlaq_n_s32(a2, vldrbq_z_s32(vp + 8, m2), p);
       a3 = vmlaq_n_s32(a3, vldrbq_z_s32(vp + 12, m3), p);
-    }
-  } else if (left > 4) {
-    for (; probs != end; ++probs, vp += v_stride) {
-      const int32_t p = *probs;
-      a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), p);
-      a1 = vmlaq_n_s32(a1, vldrbq_z_s32(vp + 4, m1), p);
     }
   } else {
     for (; probs != end; ++probs, vp += v_stride) a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), *probs);
@@ -325,7 +318,7 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
 // P.V of one row, up to 16 channels per pass over the keys: per key, each
 // block of 4 channels is one widening byte load (VLDRB.S32, predicated past
 // v_dim: inactive lanes read nothing and stay 0) and one VMLA by the key's
-// probability; a pass runs only the blocks that hold channels (pv_accumulate). The
+// probability; a pass over up to 4 channels runs only the first (pv_accumulate). The
 // zero point comes out once per row as on the DSP path
 // (sum_j p_j v_j - zv sum_j p_j, wrapping, exact for softmax probabilities);
 // each output is then the reference's scalar requantization.
