@@ -47,21 +47,29 @@ inline int8x16_t gather4_z(const int8_t* p, uint32x4_t offs, mve_pred16_t pw) {
       vldrwq_gather_offset_z_s32(reinterpret_cast<const int32_t*>(p), offs, pw));
 }
 
+// The outputs one by one (a shift requant_cm.h's vector form does not take).
+__attribute__((noinline)) void store_scalar(int32x4_t acc, int n0, int cnt, const int32_t* mult,
+                                            const int32_t* shift, int per_channel, int32_t y_zp, int8_t* yr) {
+  int32_t a[4];
+  vst1q_s32(a, acc);
+  for (int c = 0; c < cnt; ++c) {
+    const int q = per_channel ? n0 + c : 0;
+    yr[n0 + c] = cm::requantize_s8(a[c], mult[q], shift[q], y_zp);
+  }
+}
+
 // Requantizes and stores the pass's cnt (1-4) outputs of channels n0.. from
 // the accumulators: bias added as a vector, the four outputs as one vector
-// when their shifts allow (requant_cm.h), else one by one.
+// when their shifts allow (requant_cm.h), else one by one (out of line, so
+// this stays a leaf that saves no registers).
 __attribute__((noinline)) void store_pass(int32x4_t acc, int n0, int cnt, const int32_t* bias, const int32_t* mult,
                                           const int32_t* shift, int per_channel, int32_t y_zp, int8_t* yr) {
   const mve_pred16_t pc = vctp32q(static_cast<uint32_t>(cnt));
   acc = vaddq_s32(acc, vldrwq_z_s32(bias + n0, pc));
   const int32x4_t mv = per_channel ? vldrwq_z_s32(mult + n0, pc) : vdupq_n_s32(mult[0]);
   const int32x4_t sv = per_channel ? vldrwq_z_s32(shift + n0, pc) : vdupq_n_s32(shift[0]);
-  if (cm::requantize_s8_x4(acc, mv, sv, y_zp, yr + n0, pc)) return;
-  int32_t a[4];
-  vst1q_s32(a, acc);
-  for (int c = 0; c < cnt; ++c) {
-    const int q = per_channel ? n0 + c : 0;
-    yr[n0 + c] = cm::requantize_s8(a[c], mult[q], shift[q], y_zp);
+  if (!cm::requantize_s8_x4(acc, mv, sv, y_zp, yr + n0, pc)) {
+    store_scalar(acc, n0, cnt, mult, shift, per_channel, y_zp, yr);
   }
 }
 

@@ -86,7 +86,11 @@ __attribute__((always_inline)) inline bool requantize_s8_x4(int32x4_t acc, int32
   int32x4_t y = vaddq_s32(vmulhq_s32(acc, multiplier), vshlq_s32(vdupq_n_s32(1), vsubq_n_s32(n, 33)));
   y = vshlq_s32(y, vsubq_s32(vdupq_n_s32(32), n));
   y = vaddq_n_s32(vmaxq_s32(vminq_s32(y, vdupq_n_s32(512)), vdupq_n_s32(-512)), zp);
-  vstrbq_p_s32(out, vmaxq_s32(vminq_s32(y, vdupq_n_s32(127)), vdupq_n_s32(-128)), p);
+  // The int8 saturation as two saturating narrows (int32 -> int16 -> int8,
+  // each into the bottom half of its lane): the low byte of each 32-bit lane,
+  // which VSTRB.32 stores, is then sat8(sat16(y)) = sat8(y).
+  const int16x8_t h = vqmovnbq_s32(vdupq_n_s16(0), y);
+  vstrbq_p_s32(out, vreinterpretq_s32_s8(vqmovnbq_s16(vdupq_n_s8(0), h)), p);
   return true;
 }
 #endif
