@@ -58,19 +58,27 @@ __attribute__((noinline)) void store_scalar(int32x4_t acc, int n0, int cnt, cons
   }
 }
 
-// Requantizes and stores the pass's cnt (1-4) outputs of channels n0.. from
-// the accumulators: bias added as a vector, the four outputs as one vector
-// when their shifts allow (requant_cm.h), else one by one (out of line, so
-// this stays a leaf that saves no registers).
-__attribute__((noinline)) void store_pass(int32x4_t acc, int n0, int cnt, const int32_t* bias, const int32_t* mult,
-                                          const int32_t* shift, int per_channel, int32_t y_zp, int8_t* yr) {
+// Requantizes and stores the pass's cnt (1-4) outputs of channels n0.. for
+// one row (acc_b null) or two (the same channels, the same constants): bias
+// added as a vector, the four outputs as one vector when their shifts allow
+// (requant_cm.h), else one by one (out of line, so this stays a leaf that
+// saves few registers).
+__attribute__((noinline)) void store_pass(int32x4_t acc_a, const int32x4_t* acc_b, int n0, int cnt,
+                                          const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                                          int per_channel, int32_t y_zp, int8_t* ya, int8_t* yb) {
   const mve_pred16_t pc = vctp32q(static_cast<uint32_t>(cnt));
-  acc = vaddq_s32(acc, vldrwq_z_s32(bias + n0, pc));
+  const int32x4_t bv = vldrwq_z_s32(bias + n0, pc);
+  acc_a = vaddq_s32(acc_a, bv);
   const int32x4_t mv = per_channel ? vldrwq_z_s32(mult + n0, pc) : vdupq_n_s32(mult[0]);
   const int32x4_t sv = per_channel ? vldrwq_z_s32(shift + n0, pc) : vdupq_n_s32(shift[0]);
-  if (!cm::requantize_s8_x4(acc, mv, sv, y_zp, yr + n0, pc)) {
-    store_scalar(acc, n0, cnt, mult, shift, per_channel, y_zp, yr);
+  cm::RequantX4 r;
+  if (cm::requant_x4_setup(mv, sv, pc, &r)) {
+    cm::requant_x4_store(acc_a, r, y_zp, ya + n0, pc);
+    if (acc_b != nullptr) cm::requant_x4_store(vaddq_s32(*acc_b, bv), r, y_zp, yb + n0, pc);
+    return;
   }
+  store_scalar(acc_a, n0, cnt, mult, shift, per_channel, y_zp, ya);
+  if (acc_b != nullptr) store_scalar(vaddq_s32(*acc_b, bv), n0, cnt, mult, shift, per_channel, y_zp, yb);
 }
 
 inline int32x4_t lanes4(int32_t a0, int32_t a1, int32_t a2, int32_t a3) {
@@ -134,8 +142,8 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
         b3 = vmladavaq_s8(b3, xb, g);
       }
       const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
-      store_pass(lanes4(a0, a1, a2, a3), n0, cnt, bias, mult, shift, per_channel, y_zp, yr);
-      store_pass(lanes4(b0, b1, b2, b3), n0, cnt, bias, mult, shift, per_channel, y_zp, yr + y_stride);
+      const int32x4_t acc_b = lanes4(b0, b1, b2, b3);
+      store_pass(lanes4(a0, a1, a2, a3), &acc_b, n0, cnt, bias, mult, shift, per_channel, y_zp, yr, yr + y_stride);
     }
   }
   for (; m < rows; ++m) {
@@ -160,7 +168,7 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
         a3 = vmladavaq_s8(a3, xv, gather4_z(wq + 12, offs, pw));
       }
       const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
-      store_pass(lanes4(a0, a1, a2, a3), n0, cnt, bias, mult, shift, per_channel, y_zp, yr);
+      store_pass(lanes4(a0, a1, a2, a3), nullptr, n0, cnt, bias, mult, shift, per_channel, y_zp, yr, nullptr);
     }
   }
 }

@@ -26,13 +26,12 @@
 //    VQRDMLASH.S16, c + rdmulh(h, u) = c + ((2 h u + 2^15) >> 16) =
 //    c + mulhrs16(h, u) (no saturation: every value fits int16); e = VRSHL
 //    of w by -n, the reference's (w + 2^(n-1)) >> n, and VPSEL sets the
-//    z = 0xFFFF lanes to 0. The last 1-7 scores: 4 predicated (VCTP32)
-//    32-bit lanes, with u' = u 2^16 the same VQRDMLASH identity in 32 bits,
-//    lanes with z >= 0xFFFF set to 0 (there the clamp only decides that).
-//  - step 5 in 8 lanes of 16 bits for b >= 17: (e m + 2^(b-1)) >> b =
+//    z = 0xFFFF lanes to 0. The last 1-7 scores take the same step from a
+//    copy padded with the row maximum, stored and summed under VCTP16.
+//  - step 5 in 8 lanes of 16 bits: for b >= 17 (e m + 2^(b-1)) >> b =
 //    (floor(e m / 2^16) + 2^(b-17)) >> (b - 16), VMULH.U16 and one rounding
-//    VRSHL (cap not binding, as above); else 4 lanes of 32 bits, e m < 2^31,
-//    VRSHL by -b and the cap.
+//    VRSHL (cap not binding, as above); b is 15 or 16 otherwise, and one
+//    VRMULH.U16 of e 2^(16-b) by m, then the cap (normalize_x8).
 #include "cortex-m/cortexm_kernels.h"
 
 #if (defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP) || (defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1))
@@ -167,56 +166,59 @@ uint32_t qs8_softmax_exp_row__helium(int n, const int32_t* scores, int32_t mult,
   const uint32_t mul = x.multiplier;
   uint32_t sum = 0;
   // 8 scores per step: VLD2 splits them into even and odd keys, and the
-  // saturating narrows put them back in order in 16-bit lanes.
-  for (j = 0; j + 8 <= n; j += 8) {
-    const uint32x4x2_t s = vld2q_u32(reinterpret_cast<const uint32_t*>(scores + j));
+  // saturating narrows put them back in order in 16-bit lanes. The last 1-7
+  // scores go through the same step from a copy padded with the maximum
+  // (VLD2 has no predicated form), their e stored and summed under VCTP16.
+  alignas(8) int32_t tail[8];
+  for (j = 0; j < n; j += 8) {
+    const int32_t* src = scores + j;
+    const int left = n - j;
+    if (left < 8) {  // predicated loads: nothing past the row is read
+      const mve_pred16_t p0 = vctp32q(static_cast<uint32_t>(left));
+      const mve_pred16_t p1 = vctp32q(static_cast<uint32_t>(left > 4 ? left - 4 : 0));
+      const int32x4_t pad = vdupq_n_s32(row_max);
+      vst1q_s32(tail, vpselq_s32(vldrwq_z_s32(src, p0), pad, p0));
+      vst1q_s32(tail + 4, vpselq_s32(vldrwq_z_s32(src + 4, p1), pad, p1));
+      src = tail;
+    }
+    const uint32x4x2_t s = vld2q_u32(reinterpret_cast<const uint32_t*>(src));
     const uint32x4_t z_even = exponent_x4(s.val[0], vmax, neg_p, limit, mul, neg_r);
     const uint32x4_t z_odd = exponent_x4(s.val[1], vmax, neg_p, limit, mul, neg_r);
     const uint16x8_t z = vqmovntq_u32(vqmovnbq_u32(vdupq_n_u16(0), z_even), z_odd);
     const uint16x8_t v = vreinterpretq_u16_s16(exp2_neg_q15_x8(z));
-    vst1q_u16(e + j, v);
-    sum = vaddvaq_u16(sum, v);
-  }
-  // The last 1-7 scores, 4 lanes of 32 bits, predicated: the Horner steps
-  // with u' = u 2^16, h + rdmulh(h, u') = c + mulhrs16(h, u).
-  const int32x4_t a3 = vdupq_n_s32(kExp2Coeff[2]);
-  for (; j < n; j += 4) {
-    const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - j));
-    const uint32x4_t s = vldrwq_z_u32(reinterpret_cast<const uint32_t*>(scores + j), p);
-    const uint32x4_t z = exponent_x4(s, vmax, neg_p, limit, mul, neg_r);
-    const mve_pred16_t dead = vcmpcsq_n_u32(z, kExpZeroQ12);
-    const int32x4_t u = vreinterpretq_s32_u32(vshrq_n_u32(vshlq_n_u32(z, 20), 1));  // (z & 0xFFF) << 19
-    int32x4_t h = vqrdmlahq_n_s32(a3, u, kExp2Coeff[3]);
-    h = vqrdmlashq_n_s32(h, u, kExp2Coeff[1]);
-    h = vqrdmlashq_n_s32(h, u, kExp2Coeff[0]);
-    h = vqrdmlashq_n_s32(h, u, kProbMax);  // w
-    const int32x4_t neg_k = vnegq_s32(vreinterpretq_s32_u32(vshrq_n_u32(z, 12)));
-    const uint32x4_t v = vreinterpretq_u32_s32(vpselq_s32(vdupq_n_s32(0), vrshlq_s32(h, neg_k), dead));
-    vstrhq_p_u32(e + j, v, p);
-    sum = vaddvaq_p_u32(sum, v, p);
+    if (left >= 8) {
+      vst1q_u16(e + j, v);
+      sum = vaddvaq_u16(sum, v);
+    } else {
+      const mve_pred16_t p = vctp16q(static_cast<uint32_t>(left));
+      vstrhq_p_u16(e + j, v, p);
+      sum = vaddvaq_p_u16(sum, v, p);
+    }
   }
   return sum;
 }
 
+namespace {
+// Step 5 on 8 values of e (b = norm.shift). b >= 17: the
+// high halves (VMULH) and one rounding shift by b - 16. Else b is 15 or 16
+// (the sum is at least 32767, the row maximum's e): VRMULH.U16 of e 2^(16-b)
+// (at most 2 e < 2^16) and m is (e m 2^(16-b) + 2^15) >> 16 =
+// (e m + 2^(b-1)) >> b, then the 32767 cap.
+__attribute__((always_inline)) inline uint16x8_t normalize_x8(uint16x8_t e, uint16x8_t m, int32_t b) {
+  if (b >= 17) return vrshlq_n_u16(vmulhq_u16(e, m), 16 - b);
+  return vminq_u16(vrmulhq_u16(vshlq_r_u16(e, 16 - b), m), vdupq_n_u16(static_cast<uint16_t>(kProbMax)));
+}
+}  // namespace
+
 void qs8_softmax_row__helium(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
   if (n <= 0) return;
   const ProbNormalizer norm = prob_normalizer(qs8_softmax_exp_row__helium(n, scores, mult, shift, probs));
-  if (norm.shift >= 17) {
-    const uint16x8_t m = vdupq_n_u16(static_cast<uint16_t>(norm.multiplier));
-    const int32_t neg = 16 - norm.shift;
-    int j = 0;
-    for (; j + 8 <= n; j += 8) vst1q_u16(probs + j, vrshlq_n_u16(vmulhq_u16(vld1q_u16(probs + j), m), neg));
-    if (j < n) {
-      const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n - j));
-      vstrhq_p_u16(probs + j, vrshlq_n_u16(vmulhq_u16(vldrhq_z_u16(probs + j, p), m), neg), p);
-    }
-    return;
-  }
-  const uint32x4_t cap = vdupq_n_u32(static_cast<uint32_t>(kProbMax));
-  for (int j = 0; j < n; j += 4) {
-    const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - j));
-    const uint32x4_t v = vrshlq_n_u32(vmulq_n_u32(vldrhq_z_u32(probs + j, p), norm.multiplier), -norm.shift);
-    vstrhq_p_u32(probs + j, vminq_u32(v, cap), p);
+  const uint16x8_t m = vdupq_n_u16(static_cast<uint16_t>(norm.multiplier));
+  int j = 0;
+  for (; j + 8 <= n; j += 8) vst1q_u16(probs + j, normalize_x8(vld1q_u16(probs + j), m, norm.shift));
+  if (j < n) {
+    const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n - j));
+    vstrhq_p_u16(probs + j, normalize_x8(vldrhq_z_u16(probs + j, p), m, norm.shift), p);
   }
 }
 #endif
