@@ -81,7 +81,7 @@ __attribute__((noinline)) void store_pass(int32x4_t acc_a, const int32x4_t* acc_
   if (acc_b != nullptr) store_scalar(vaddq_s32(*acc_b, bv), n0, cnt, mult, shift, per_channel, y_zp, yb);
 }
 
-inline int32x4_t lanes4(int32_t a0, int32_t a1, int32_t a2, int32_t a3) {
+__attribute__((always_inline)) inline int32x4_t lanes4(int32_t a0, int32_t a1, int32_t a2, int32_t a3) {
   int32x4_t v = vdupq_n_s32(a0);
   v = vsetq_lane_s32(a1, v, 1);
   v = vsetq_lane_s32(a2, v, 2);
