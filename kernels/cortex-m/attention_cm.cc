@@ -2,7 +2,8 @@
 // query row at a time, scores -> integer softmax -> weighted sum) with the
 // score row (Q.K^T of one query row) and the weighted sum (P.V) on the DSP
 // extension or Helium, and the additive layers' scores with requant_cm.h's
-// requantizations. The softmax is the reference function. Every score is the exact int32
+// requantizations. The softmax is the path's own (softmax_cm.cc); the
+// additive layers keep the reference driver's softmax. Every score is the exact int32
 // sum_i (q_i - q_zp)(k_i - k_zp) the reference computes (zero-point-corrected
 // values lie in [-255, 255] and fit int16), so results are bit-identical.
 #include "cortex-m/cortexm_kernels.h"
@@ -35,11 +36,68 @@ using dsp::sxtb16_ror8;
 inline uint32_t pair(int32_t zp) {
   return (static_cast<uint32_t>(zp) & 0xFFFFu) | (static_cast<uint32_t>(zp) << 16);
 }
+
+// Head dims up to this take the score row with the query unpacked once.
+constexpr int kQkUnpackedMaxDim = 64;
+
+// The score row with the query unpacked once per row: (q_i - q_zp) as int16
+// pairs, (i, i+2) and (i+1, i+3) per group of 4, in qp; per key and group
+// one load, two SXTB16 and two SMLAD (the key bytes as they are). The key
+// zero point comes out once per key: sum_i (q_i - zq)(k_i - zk) =
+// sum_i (q_i - zq) k_i - zk sum_i (q_i - zq), in wrapping 32-bit arithmetic
+// (SMLAD does not saturate), which is the reference's exact sum (it fits
+// int32). kGroups > 0: that many groups, unrolled; 0: dim / 4 in a loop.
+template <int kGroups>
+void qk_row_unpacked(int n, int dim, const uint32_t* qp, const int32_t* qt, int32_t corr, const int8_t* k,
+                     int k_stride, int32_t* scores) {
+  const int groups = kGroups > 0 ? kGroups : dim / 4;
+  const int tail = dim - 4 * groups;
+  for (int j = 0; j < n; ++j, k += k_stride) {
+    int32_t acc = -corr;
+    for (int g = 0; g < groups; ++g) {
+      const uint32_t vk = load4(k + 4 * g);
+      acc = __smlad(qp[2 * g], __sxtb16(vk), acc);
+      acc = __smlad(qp[2 * g + 1], sxtb16_ror8(vk), acc);
+    }
+    for (int i = 0; i < tail; ++i) acc += qt[i] * k[4 * groups + i];
+    scores[j] = acc;
+  }
+}
 }  // namespace
 
 void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                      int32_t k_zp, int32_t* scores) {
   const uint32_t qz = pair(q_zp), kz = pair(k_zp);
+  if (EA_CM_DSP_ONLY && dim <= kQkUnpackedMaxDim) {
+    uint32_t qp[kQkUnpackedMaxDim / 2];
+    int32_t qt[3];
+    uint32_t qsum = 0;
+    const int groups = dim / 4;
+    for (int i = 0; i < dim; ++i) qsum += static_cast<uint32_t>(q[i] - q_zp);
+    for (int g = 0; g < groups; ++g) {
+      const uint32_t vq = load4(q + 4 * g);
+      qp[2 * g] = __ssub16(__sxtb16(vq), qz);
+      qp[2 * g + 1] = __ssub16(sxtb16_ror8(vq), qz);
+    }
+    for (int i = 4 * groups; i < dim; ++i) qt[i - 4 * groups] = q[i] - q_zp;
+    const int32_t corr = static_cast<int32_t>(qsum * static_cast<uint32_t>(k_zp));
+    switch (groups) {
+      case 0: {  // dim 1-3: the query values in registers, one MLA per dimension
+        const int32_t q0 = qt[0], q1 = dim > 1 ? qt[1] : 0, q2 = dim > 2 ? qt[2] : 0;
+        for (int j = 0; j < n; ++j, k += k_stride) {
+          int32_t acc = q0 * k[0] - corr;
+          if (dim > 1) acc += q1 * k[1];
+          if (dim > 2) acc += q2 * k[2];
+          scores[j] = acc;
+        }
+        break;
+      }
+      case 1: qk_row_unpacked<1>(n, dim, qp, qt, corr, k, k_stride, scores); break;
+      case 2: qk_row_unpacked<2>(n, dim, qp, qt, corr, k, k_stride, scores); break;
+      default: qk_row_unpacked<0>(n, dim, qp, qt, corr, k, k_stride, scores); break;
+    }
+    return;
+  }
   for (int j = 0; j < n; ++j) {
     const int8_t* kr = k + static_cast<ptrdiff_t>(j) * k_stride;
     int32_t acc = 0;
@@ -66,8 +124,14 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
 // from the softmax (|sum| <= 255 (32768 + n/2)).
 void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                      int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
+  // sum_j p_j two keys per SMLAD (p <= 32767: the halves are non-negative int16).
   uint32_t psum = 0;
-  for (int j = 0; j < n; ++j) psum += probs[j];
+  for (int j = 0; j + 2 <= n; j += 2) {
+    uint32_t pp;
+    std::memcpy(&pp, probs + j, 4);
+    psum = static_cast<uint32_t>(__smlad(pp, 0x00010001u, static_cast<int32_t>(psum)));
+  }
+  if (n & 1) psum += probs[n - 1];
   const uint32_t corr = static_cast<uint32_t>(v_zp) * psum;
   const ptrdiff_t stride = v_stride;
   int c = 0;
@@ -106,7 +170,11 @@ void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, i
 }
 
 void qs8_attention__dsp(const QS8AttentionArgs& a) {
-  qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__ref, qs8_pv_row__dsp}, a);
+#if EA_CM_DSP_ONLY
+  qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__dsp, qs8_pv_row__dsp}, a);
+#else
+  qs8_attention_rows({qs8_qk_row__dsp, qs8_softmax_row__ref, qs8_pv_row__dsp}, a);  // Helium build's fallback
+#endif
 }
 
 // One query row's additive scores: the reference's loop
@@ -158,8 +226,78 @@ void qs8_additive__dsp(const QS8AdditiveArgs& a) {
 #endif
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+namespace {
+// Head dims up to this take the score row with keys across the lanes.
+constexpr int kQkKeysAcrossMaxDim = 16;
+
+// Scores of 4 keys per vector for small head dims (dim <= 8 would leave most
+// of an 8-lane row vector idle): per dimension i, a byte gather of k[j..j+3][i]
+// (offsets 0, s, 2s, 3s) and one VMLA by q_i - q_zp. The key zero point
+// comes out once per vector: sum_i (q_i - zq)(k_i - zk) = sum_i (q_i - zq) k_i
+// - zk sum_i (q_i - zq), in wrapping 32-bit arithmetic, which is the exact
+// sum the reference computes (it fits int32). The last 1-3 keys are
+// predicated (inactive lanes read nothing and store nothing).
+void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                        int32_t k_zp, int32_t* scores) {
+  int32_t qd[kQkKeysAcrossMaxDim];
+  uint32_t qsum = 0;
+  for (int i = 0; i < dim; ++i) {
+    qd[i] = q[i] - q_zp;
+    qsum += static_cast<uint32_t>(qd[i]);
+  }
+  const int32x4_t corr = vdupq_n_s32(static_cast<int32_t>(qsum * static_cast<uint32_t>(k_zp)));
+  const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k_stride));
+  const ptrdiff_t step = static_cast<ptrdiff_t>(4) * k_stride;
+  int j = 0;
+  for (; j + 4 <= n; j += 4, k += step) {
+    int32x4_t acc = vnegq_s32(corr);
+    for (int i = 0; i < dim; ++i) acc = vmlaq_n_s32(acc, vldrbq_gather_offset_s32(k + i, offs), qd[i]);
+    vst1q_s32(scores + j, acc);
+  }
+  if (j < n) {
+    const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - j));
+    int32x4_t acc = vnegq_s32(corr);
+    for (int i = 0; i < dim; ++i) acc = vmlaq_n_s32(acc, vldrbq_gather_offset_z_s32(k + i, offs, p), qd[i]);
+    vstrwq_p_s32(scores + j, acc, p);
+  }
+}
+
+// The accumulation of one pass of qs8_pv_row__helium: the channels
+// [0, min(left, 16)) of the rows vp + j v_stride, weighted by probs[j], into
+// acc[0..3] (4 channels each; channels past left are 0). A pass over up to 4
+// channels runs 1 load and VMLA per key, not 4. Out of line, so the loops have the
+// registers to themselves (inside the caller, with the requantization's
+// values live, the probability pointer and stride were reloaded per key).
+__attribute__((noinline)) void pv_accumulate(int n, const uint16_t* probs, const int8_t* vp, int v_stride, int left,
+                                             int32x4_t* acc) {
+  auto lanes = [](int k) { return vctp32q(static_cast<uint32_t>(k > 0 ? k : 0)); };
+  const mve_pred16_t m0 = lanes(left), m1 = lanes(left - 4), m2 = lanes(left - 8), m3 = lanes(left - 12);
+  int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
+  const uint16_t* end = probs + n;
+  if (left > 4) {
+    for (; probs != end; ++probs, vp += v_stride) {
+      const int32_t p = *probs;
+      a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), p);
+      a1 = vmlaq_n_s32(a1, vldrbq_z_s32(vp + 4, m1), p);
+      a2 = vmlaq_n_s32(a2, vldrbq_z_s32(vp + 8, m2), p);
+      a3 = vmlaq_n_s32(a3, vldrbq_z_s32(vp + 12, m3), p);
+    }
+  } else {
+    for (; probs != end; ++probs, vp += v_stride) a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), *probs);
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+}  // namespace
+
 void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                         int32_t k_zp, int32_t* scores) {
+  if (dim <= kQkKeysAcrossMaxDim) {
+    qk_row_keys_across(n, dim, q, q_zp, k, k_stride, k_zp, scores);
+    return;
+  }
   const int16_t qz = static_cast<int16_t>(q_zp), kz = static_cast<int16_t>(k_zp);
   for (int j = 0; j < n; ++j) {
     const int8_t* kr = k + static_cast<ptrdiff_t>(j) * k_stride;
@@ -180,27 +318,28 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
 // P.V of one row, up to 16 channels per pass over the keys: per key, each
 // block of 4 channels is one widening byte load (VLDRB.S32, predicated past
 // v_dim: inactive lanes read nothing and stay 0) and one VMLA by the key's
-// probability. The zero point comes out once per row as on the DSP path
+// probability; a pass over up to 4 channels runs only the first (pv_accumulate). The
+// zero point comes out once per row as on the DSP path
 // (sum_j p_j v_j - zv sum_j p_j, wrapping, exact for softmax probabilities);
 // each output is then the reference's scalar requantization.
 void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                         int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
+  // sum_j p_j, 8 keys per VADDVA.U16.
   uint32_t psum = 0;
-  for (int j = 0; j < n; ++j) psum += probs[j];
+  int j = 0;
+  for (; j + 8 <= n; j += 8) psum = vaddvaq_u16(psum, vld1q_u16(probs + j));
+  if (j < n) {
+    const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n - j));
+    psum = vaddvaq_p_u16(psum, vldrhq_z_u16(probs + j, p), p);
+  }
   const uint32_t corr = static_cast<uint32_t>(v_zp) * psum;
   auto lanes = [](int left) { return vctp32q(static_cast<uint32_t>(left > 0 ? left : 0)); };
   for (int c = 0; c < v_dim; c += 16) {
     const int left = v_dim - c;
     const mve_pred16_t m0 = lanes(left), m1 = lanes(left - 4), m2 = lanes(left - 8), m3 = lanes(left - 12);
-    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
-    const int8_t* vp = v + c;
-    for (int j = 0; j < n; ++j, vp += v_stride) {
-      const int32_t p = probs[j];
-      a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), p);
-      a1 = vmlaq_n_s32(a1, vldrbq_z_s32(vp + 4, m1), p);
-      a2 = vmlaq_n_s32(a2, vldrbq_z_s32(vp + 8, m2), p);
-      a3 = vmlaq_n_s32(a3, vldrbq_z_s32(vp + 12, m3), p);
-    }
+    int32x4_t acc4[4];
+    pv_accumulate(n, probs, v + c, v_stride, left, acc4);
+    const int32x4_t a0 = acc4[0], a1 = acc4[1], a2 = acc4[2], a3 = acc4[3];
     // sum_j p_j v_j - zv sum_j p_j (wrapping), then the four lanes' outputs
     // at once when the multiplier allows (requant_cm.h), else one by one.
     const int32x4_t zc = vdupq_n_s32(static_cast<int32_t>(corr));
@@ -219,7 +358,7 @@ void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v
 }
 
 void qs8_attention__helium(const QS8AttentionArgs& a) {
-  qs8_attention_rows({qs8_qk_row__helium, qs8_softmax_row__ref, qs8_pv_row__helium}, a);
+  qs8_attention_rows({qs8_qk_row__helium, qs8_softmax_row__helium, qs8_pv_row__helium}, a);
 }
 
 // One query row's additive scores, 4 features per step: the pre-tanh sums in

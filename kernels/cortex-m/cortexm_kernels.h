@@ -7,6 +7,17 @@
 
 #include "edgeattn/kernels/ref.h"
 
+// EA_CM_DSP_ONLY: the DSP extension without Helium (M4, M7, M33), where the
+// cmsis-dsp path is the firmware's path. Only there does it get its own
+// softmax and the score row with the query unpacked once; on Helium builds
+// (M55) the cmsis-dsp table is a fallback and keeps the reference softmax
+// and the plain score row, 1 KB less flash.
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && !(defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1))
+#define EA_CM_DSP_ONLY 1
+#else
+#define EA_CM_DSP_ONLY 0
+#endif
+
 namespace edgeattn {
 namespace kernels {
 
@@ -23,6 +34,13 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
 // probabilities of two keys against one channel's two values.
 void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                      int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
+#if EA_CM_DSP_ONLY
+// The integer softmax (qs8_softmax_row__ref's and qs8_softmax_exp_row__ref's
+// contracts): the exponent one score at a time, the normalization on pairs
+// of probabilities with SMLAWB / SMLAWT (softmax_cm.cc).
+uint32_t qs8_softmax_exp_row__dsp(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e);
+void qs8_softmax_row__dsp(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
+#endif
 void qs8_attention__dsp(const QS8AttentionArgs& a);
 // One query row's additive scores (qs8_additive_score_row__ref's contract)
 // with requant_cm.h's requantizations; the additive layer from it and
@@ -45,6 +63,10 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
 // probability into 4-channel int32 lanes of widened values.
 void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                         int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out);
+// The integer softmax: the exponent in 4 predicated 32-bit lanes, the
+// normalization in 8 16-bit lanes (softmax_cm.cc).
+uint32_t qs8_softmax_exp_row__helium(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* e);
+void qs8_softmax_row__helium(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs);
 void qs8_attention__helium(const QS8AttentionArgs& a);
 // One query row's additive scores (qs8_additive_score_row__ref's contract),
 // 4 features per vector, the tanh table read by a byte gather; rows with

@@ -73,20 +73,44 @@ __attribute__((noinline)) inline int8_t requantize_s8(int32_t acc, int32_t multi
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 // requantize_s8 of four accumulators, each lane with its own multiplier and
 // shift (per channel, or one broadcast), stored to out for the lanes of p,
-// when every lane of p has n = 31 - shift >= 33; returns false (nothing
-// stored) otherwise. Adding the integer 2^(n-33) inside a floor by 2^32 adds
-// it outside: floor((acc M + 2^(n-1)) / 2^32) = floor(acc M / 2^32) +
-// 2^(n-33), and floor(acc M / 2^32) is VMULH's high word. A negative VSHL
-// then shifts right arithmetically (floor) by n - 32, the clamps and the
-// zero point follow requant.h, and VSTRB stores each lane's low byte.
+// when every lane of p has n = 31 - shift >= 33, i.e. shift <= -2; returns
+// false (nothing stored) otherwise. Adding the integer 2^(n-33) inside a
+// floor by 2^32 adds it outside: floor((acc M + 2^(n-1)) / 2^32) =
+// floor(acc M / 2^32) + 2^(n-33), and floor(acc M / 2^32) is VMULH's high
+// word. A VSHL by 32 - n = shift + 1 (negative) then shifts right
+// arithmetically (floor) by n - 32, the clamps and the zero point follow
+// requant.h, and VSTRB stores each lane's low byte.
+struct RequantX4 {
+  int32x4_t multiplier, round, shl;
+};
+
+// The lanes' constants, or false when a lane of p has shift > -2.
+__attribute__((always_inline)) inline bool requant_x4_setup(int32x4_t multiplier, int32x4_t shift, mve_pred16_t p,
+                                                            RequantX4* r) {
+  if (vmaxvq_p_s32(INT32_MIN, shift, p) > -2) return false;
+  r->multiplier = multiplier;
+  r->round = vshlq_s32(vdupq_n_s32(1), vsubq_n_s32(vnegq_s32(shift), 2));  // 2^(n-33) = 1 << (-2 - shift)
+  r->shl = vaddq_n_s32(shift, 1);                                           // 32 - n
+  return true;
+}
+
+__attribute__((always_inline)) inline void requant_x4_store(int32x4_t acc, const RequantX4& r, int32_t zp, int8_t* out,
+                                                            mve_pred16_t p) {
+  int32x4_t y = vshlq_s32(vaddq_s32(vmulhq_s32(acc, r.multiplier), r.round), r.shl);
+  y = vaddq_n_s32(vmaxq_s32(vminq_s32(y, vdupq_n_s32(512)), vdupq_n_s32(-512)), zp);
+  // The int8 saturation as two saturating narrows (int32 -> int16 -> int8,
+  // each into the bottom half of its lane; the top halves are don't-care):
+  // the low byte of each 32-bit lane, which VSTRB.32 stores, is then
+  // sat8(sat16(y)) = sat8(y).
+  const int16x8_t h = vqmovnbq_s32(vreinterpretq_s16_s32(y), y);
+  vstrbq_p_s32(out, vreinterpretq_s32_s8(vqmovnbq_s16(vreinterpretq_s8_s16(h), h)), p);
+}
+
 __attribute__((always_inline)) inline bool requantize_s8_x4(int32x4_t acc, int32x4_t multiplier, int32x4_t shift,
                                                             int32_t zp, int8_t* out, mve_pred16_t p) {
-  const int32x4_t n = vsubq_s32(vdupq_n_s32(31), shift);
-  if (vminvq_p_s32(INT32_MAX, n, p) < 33) return false;
-  int32x4_t y = vaddq_s32(vmulhq_s32(acc, multiplier), vshlq_s32(vdupq_n_s32(1), vsubq_n_s32(n, 33)));
-  y = vshlq_s32(y, vsubq_s32(vdupq_n_s32(32), n));
-  y = vaddq_n_s32(vmaxq_s32(vminq_s32(y, vdupq_n_s32(512)), vdupq_n_s32(-512)), zp);
-  vstrbq_p_s32(out, vmaxq_s32(vminq_s32(y, vdupq_n_s32(127)), vdupq_n_s32(-128)), p);
+  RequantX4 r;
+  if (!requant_x4_setup(multiplier, shift, p, &r)) return false;
+  requant_x4_store(acc, r, zp, out, p);
   return true;
 }
 #endif

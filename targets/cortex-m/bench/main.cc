@@ -1,5 +1,6 @@
 // edgeattn-bench for Cortex-M: the lead's portable bench core (bench/bench_core.h)
-// on every layer of the bundled int8 models, embedded as C arrays.
+// on every layer of the bundled int8 models and of the CMSIS-NN comparison's
+// shapes (make_shapes_model.py), embedded as C arrays.
 //
 // Unit: with EA_CM_DWT=1 (real silicon with a DWT) the DWT cycle counter, in
 // cycles. Otherwise (default; qemu) SysTick ticks converted to instructions:
@@ -14,16 +15,17 @@
 #include "edgeattn/edgeattn.hpp"
 #include "platform.h"
 #include "pooling_model.h"
+#include "shapes_model.h"
 #include "transformer_model.h"
 
 namespace {
 
 using namespace edgeattn;
 
-alignas(16) uint8_t g_arena[TRANSFORMER_MODEL_ARENA_BYTES > BAHDANAU_MODEL_ARENA_BYTES
-                                ? TRANSFORMER_MODEL_ARENA_BYTES
-                                : BAHDANAU_MODEL_ARENA_BYTES];
-alignas(16) uint8_t g_io[12288];
+constexpr size_t max_of(size_t a, size_t b) { return a > b ? a : b; }
+alignas(16) uint8_t g_arena[max_of(max_of(TRANSFORMER_MODEL_ARENA_BYTES, BAHDANAU_MODEL_ARENA_BYTES),
+                                   max_of(POOLING_MODEL_ARENA_BYTES, SHAPES_MODEL_ARENA_BYTES))];
+alignas(16) uint8_t g_io[32768];
 constexpr int kMaxSamples = 16;
 uint64_t g_samples[kMaxSamples];
 
@@ -58,7 +60,16 @@ const Embedded kModels[] = {
     {"transformer", transformer_model, TRANSFORMER_MODEL_SIZE},
     {"bahdanau", bahdanau_model, BAHDANAU_MODEL_SIZE},
     {"pooling", pooling_model, POOLING_MODEL_SIZE},
+    {"shapes", shapes_model, SHAPES_MODEL_SIZE},
 };
+
+#ifdef EA_CM_BENCH_ONLY
+// Whether want is "<model>/<layer>".
+bool same_layer(const char* want, const char* model, const char* layer) {
+  const size_t m = std::strlen(model);
+  return std::strncmp(want, model, m) == 0 && want[m] == '/' && std::strcmp(want + m + 1, layer) == 0;
+}
+#endif
 
 // A loop of exactly 2 * n instructions (subs + bne), to check the unit.
 __attribute__((noinline)) void spin(uint32_t n) {
@@ -99,6 +110,10 @@ int main() {
       for (int cached = 0; cached < 2; ++cached) {
         LayerInfo info;
         model.GetLayerInfo(layer, &info);
+#ifdef EA_CM_BENCH_ONLY
+        // One layer only ("model/layer"), e.g. for a per-function profile of it.
+        if (!same_layer(EA_CM_BENCH_ONLY, e.name, info.name)) continue;
+#endif
         const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) ||
                                info.kind == EA_LAYER_ADDITIVE;
         if (cached && !cacheable) continue;

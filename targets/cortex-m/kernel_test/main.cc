@@ -1,5 +1,6 @@
 // Firmware unit test: the build's selected qs8_linear (cmsis-dsp on M4,
-// helium on M55), its attention score row, its weighted sum (qs8_pv_row), its
+// helium on M55), its attention score row, its integer softmax (both list
+// entries, on rows of 1..70 keys), its weighted sum (qs8_pv_row), its
 // additive layer and requant_cm.h's requantization against the reference
 // kernels, bit for bit. The linear on random shapes:
 // in_features 1..80 (ragged tails of every length mod 4 and mod 16), packed
@@ -39,6 +40,27 @@ int8_t g_qp[4 * 20], g_kp[12 * 20], g_vals[12 * 12], g_table[256], g_vw[20], g_c
 int8_t g_out_ref[4 * 12], g_out[4 * 12];
 uint16_t g_wt_ref[4 * 12], g_wt[4 * 12], g_probs[12];
 int32_t g_scores[12], g_cov_ref[12], g_cov[12];
+// Softmax rows: up to 70 keys (every length mod 4 and mod 8), probabilities
+// at an odd halfword offset too.
+constexpr int kSoftmaxMax = 70;
+int32_t g_row[kSoftmaxMax];
+uint16_t g_e_ref[kSoftmaxMax + 1], g_e[kSoftmaxMax + 1];
+
+// A score row of n keys in one of several shapes: random over a chosen
+// spread (from all keys alive to all but the maximum dead), equal scores
+// (the largest row sums), the int32 extremes (d up to 2^32 - 1), one key far
+// above the rest (a row sum below 2^17: the normalizers' other form).
+void fill_scores(int n, int kind) {
+  const uint32_t spread = 1u << range(0, 31);
+  for (int j = 0; j < n; ++j) {
+    switch (kind) {
+      case 0: g_row[j] = 1234; break;
+      case 1: g_row[j] = next() & 1 ? INT32_MIN : INT32_MAX; break;
+      case 2: g_row[j] = j == n / 2 ? 1 << 30 : -(1 << 30) + range(-1000, 1000); break;
+      default: g_row[j] = static_cast<int32_t>(next() % spread) - static_cast<int32_t>(spread / 2); break;
+    }
+  }
+}
 
 // An exact 32-bit requantization case for requant_cm.h: a random accumulator
 // (sometimes an extreme), multiplier in [2^30, 2^31) and shift in [-31, 30].
@@ -57,7 +79,7 @@ int main() {
   const KernelTable& t = kernels();
   ea_cm::write("qs8_linear: path ");
   ea_cm::write(t.name);
-  ea_cm::write_line(" vs ref (and its attention score row and weighted sum)");
+  ea_cm::write_line(" vs ref (and its attention score row, softmax and weighted sum)");
   int passed = 0, failed = 0;
   for (int trial = 0; trial < 400; ++trial) {
     const int rows = range(1, 4), out = range(1, 12), in = range(1, 80);
@@ -91,7 +113,8 @@ int main() {
       ea_cm::write_line("");
     }
   }
-  // The score row Q.K^T of the selected attention kernel vs the reference.
+  // The score row Q.K^T of the selected attention kernel vs the reference:
+  // head dims on both sides of the small-dim forms (DSP <= 64, Helium <= 16).
 #if EA_CM_SIMD && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
   const auto qk_row = qs8_qk_row__helium;
 #elif EA_CM_SIMD && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
@@ -100,7 +123,7 @@ int main() {
   const auto qk_row = qs8_qk_row__ref;
 #endif
   for (int trial = 0; trial < 400; ++trial) {
-    const int n = range(1, 12), dim = range(1, 40), k_stride = dim + range(0, 8);
+    const int n = range(1, 12), dim = range(1, 72), k_stride = dim + range(0, 8);
     const int q_off = range(0, 15), k_off = range(0, 15);
     const bool extreme = trial % 10 == 0;
     for (int8_t& v : g_x) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
@@ -117,6 +140,47 @@ int main() {
       ea_cm::write_int(trial);
       ea_cm::write(" dim ");
       ea_cm::write_int(dim);
+      ea_cm::write_line("");
+    }
+  }
+  // The integer softmax of the selected path (both list entries: the
+  // exponent row with its sum, and the whole row) vs the reference: score
+  // multipliers from tiny to full, shifts giving every (p, r) of
+  // softmax_exp_params (p > 0, r < 16, and one score step past 2^16 in
+  // log2, where every key but the maximum is 0).
+#if EA_CM_SIMD
+  // The path's own softmax, not the reference, must be what the table holds.
+  if (t.qs8_softmax_row == qs8_softmax_row__ref || t.qs8_softmax_exp_row == qs8_softmax_exp_row__ref) {
+    ++failed;
+    ea_cm::write_line("FAIL softmax: the table holds the reference softmax");
+  }
+#endif
+  for (int trial = 0; trial < 600; ++trial) {
+    const int n = trial < kSoftmaxMax ? trial + 1 : range(1, kSoftmaxMax);
+    fill_scores(n, trial % 11 < 4 ? trial % 11 : 4);
+    const int32_t mult = trial % 7 == 0 ? range(1, 1 << 20) : static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    const int32_t shift = range(-31, 22);
+    const int off = trial & 1;
+    std::memset(g_e_ref, 0x5A, sizeof g_e_ref);
+    std::memset(g_e, 0x5A, sizeof g_e);
+    const uint32_t sum_ref = qs8_softmax_exp_row__ref(n, g_row, mult, shift, g_e_ref + off);
+    const uint32_t sum = t.qs8_softmax_exp_row(n, g_row, mult, shift, g_e + off);
+    bool ok = sum == sum_ref && std::memcmp(g_e, g_e_ref, sizeof g_e) == 0;
+    std::memset(g_e_ref, 0x5A, sizeof g_e_ref);
+    std::memset(g_e, 0x5A, sizeof g_e);
+    qs8_softmax_row__ref(n, g_row, mult, shift, g_e_ref + off);
+    t.qs8_softmax_row(n, g_row, mult, shift, g_e + off);
+    ok = ok && std::memcmp(g_e, g_e_ref, sizeof g_e) == 0;
+    if (ok) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL softmax trial ");
+      ea_cm::write_int(trial);
+      ea_cm::write(" n ");
+      ea_cm::write_int(n);
+      ea_cm::write(" shift ");
+      ea_cm::write_int(shift);
       ea_cm::write_line("");
     }
   }
