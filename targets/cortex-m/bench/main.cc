@@ -13,6 +13,7 @@
 #include "bahdanau_model.h"
 #include "bench_core.h"
 #include "edgeattn/edgeattn.hpp"
+#include "encoder_block_model.h"
 #include "platform.h"
 #include "pooling_model.h"
 #include "shapes_model.h"
@@ -60,6 +61,7 @@ const Embedded kModels[] = {
     {"transformer", transformer_model, TRANSFORMER_MODEL_SIZE},
     {"bahdanau", bahdanau_model, BAHDANAU_MODEL_SIZE},
     {"pooling", pooling_model, POOLING_MODEL_SIZE},
+    {"encoder_block", encoder_block_model, ENCODER_BLOCK_MODEL_SIZE},
     {"shapes", shapes_model, SHAPES_MODEL_SIZE},
 };
 

@@ -12,7 +12,9 @@
 
 #include "bahdanau_model.h"
 #include "edgeattn/edgeattn.h"
+#include "encoder_block_model.h"
 #include "golden_bahdanau.h"
+#include "golden_encoder_block.h"
 #include "golden_pooling.h"
 #include "golden_transformer.h"
 #include "platform.h"
@@ -28,6 +30,7 @@ namespace {
 alignas(16) uint8_t g_arena_transformer[TRANSFORMER_MODEL_ARENA_BYTES - EA_ARENA_SHRINK];
 alignas(16) uint8_t g_arena_bahdanau[BAHDANAU_MODEL_ARENA_BYTES - EA_ARENA_SHRINK];
 alignas(16) uint8_t g_arena_pooling[POOLING_MODEL_ARENA_BYTES - EA_ARENA_SHRINK];
+alignas(16) uint8_t g_arena_encoder_block[ENCODER_BLOCK_MODEL_ARENA_BYTES - EA_ARENA_SHRINK];
 
 struct EmbeddedModel {
   const char* name;
@@ -47,6 +50,8 @@ const EmbeddedModel kModels[] = {
      sizeof g_arena_bahdanau, golden_bahdanau, GOLDEN_bahdanau_NUM_CASES},
     {"pooling", pooling_model, POOLING_MODEL_SIZE, POOLING_MODEL_ARENA_BYTES, g_arena_pooling,
      sizeof g_arena_pooling, golden_pooling, GOLDEN_pooling_NUM_CASES},
+    {"encoder_block", encoder_block_model, ENCODER_BLOCK_MODEL_SIZE, ENCODER_BLOCK_MODEL_ARENA_BYTES,
+     g_arena_encoder_block, sizeof g_arena_encoder_block, golden_encoder_block, GOLDEN_encoder_block_NUM_CASES},
 };
 
 // Outputs of one case (largest bundled case: 13 x 60 int8, 4 x 13 x 13 Q15).
@@ -112,7 +117,7 @@ void run_model(const EmbeddedModel& m) {
     a.kv_len = c.kv_len;
     a.kv_valid_len = c.kv_valid_len;
     a.output = g_output;
-    a.attn_weights = g_weights;
+    a.attn_weights = c.weights_len > 0 ? g_weights : nullptr;  // layernorm, ffn: none
     uint64_t t0 = ea_cm::ticks();
     if (c.cached) {
       st = ea_interpreter_cache_keys(&interp, c.layer, c.key, c.value, c.kv_len, c.kv_valid_len);

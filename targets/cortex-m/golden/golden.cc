@@ -88,7 +88,7 @@ int run(int argc, char** argv) {
     if (info.dtype != EA_S8) fail("layer '", info.name, "' is not int8");
     const FloatLayer shell = layer_shell(model, li);
     const LayerData d = load_layer_data(npz, ref_path, shell, false);
-    const bool self = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && !info.cross;
+    const bool self = !info.cross;  // keys (if any) are the query rows
     const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) ||
                            info.kind == EA_LAYER_ADDITIVE;
     const int lq = info.kind == EA_LAYER_POOLING ? 1 : d.lq;
@@ -125,7 +125,7 @@ int run(int argc, char** argv) {
       a.kv_len = c.kv_len;
       a.kv_valid_len = c.kv_valid_len;
       a.output = c.out.data();
-      a.attn_weights = c.w.data();
+      a.attn_weights = c.w.empty() ? nullptr : c.w.data();  // layernorm, ffn: no attention weights
       if (cached) {
         if (interp.CacheKeys(li, a.key, a.value, c.kv_len, c.kv_valid_len) != Status::kOk) {
           fail("layer '", info.name, "': CacheKeys: ", interp.error());
