@@ -18,6 +18,14 @@ converter's presets know, with PyTorch's own modules as the reference:
 Writes weights.safetensors, spec.json, calib.npz (16 samples) and
 reference.npz (16 held-out samples with PyTorch's float64 outputs and the
 attention weights per head).
+
+Also writes the bundled transformer's encoder as block kinds, from its
+trained weights (models/transformer/weights.safetensors, no training):
+models/transformer/encoder_block.spec.json (an encoder_block "encoder" and
+the layernorm "enc_norm" after it) and encoder_block.{calib,reference}.npz
+(the block's input x = token + position embedding of the same calibration and
+held-out sources as calib.npz / reference.npz). edgeattn-greedy-decode
+--encoder runs the encoder from that conversion.
 """
 import json
 import os
@@ -29,6 +37,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train_models as tm  # noqa: E402
 from train_models import save_npz, write_safetensors  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -177,5 +186,49 @@ def main():
     print("wrote", OUT)
 
 
+def transformer_encoder():
+    """The trained transformer's encoder layer as an encoder_block + layernorm."""
+    out = os.path.join(ROOT, "models", "transformer")
+    model = tm.load_transformer().double()
+    rng = np.random.default_rng(tm.SEED)   # the draws of train_models.main()
+    held = tm.make_reversal_data(rng, 1000)
+    train = tm.make_reversal_data(rng, 40000, exclude=tm.seq_keys(held[0], held[1]))
+    erng = np.random.default_rng(tm.SEED + 100)
+    calib_idx = np.sort(erng.choice(len(train[0]), tm.N_EXPORT, replace=False))
+    ref_idx = np.arange(tm.N_EXPORT)
+    enc = model.encoder
+    for fname, data, idx, with_ref in [("encoder_block.calib.npz", train, calib_idx, False),
+                                       ("encoder_block.reference.npz", held, ref_idx, True)]:
+        src = torch.from_numpy(data[0][idx])
+        lens = data[1][idx]
+        with torch.no_grad():
+            kpm = src == tm.PAD
+            x = model.src_emb(src) + model.src_pos[: src.shape[1]]
+            h = enc.norm1(x)
+            att, w = enc.self_attn(h, h, h, key_padding_mask=kpm, need_weights=True, average_attn_weights=False)
+            y = x + att
+            y = y + enc.ff2(F.gelu(enc.ff1(enc.norm2(y))))
+            memory = enc.norm_out(y)
+            assert torch.allclose(memory, model.encode(src)[0], atol=1e-9)
+        f32 = lambda t: t.numpy().astype(np.float32)
+        d = {"encoder.query": f32(x), "encoder.kv_valid_len": np.asarray(lens, np.int32), "enc_norm.query": f32(y)}
+        if with_ref:
+            d.update({"encoder.output": f32(y), "encoder.attn_weights": f32(w), "enc_norm.output": f32(memory)})
+        save_npz(os.path.join(out, fname), d)
+    spec = {"model": "transformer_encoder", "layers": [
+        {"name": "encoder", "kind": "encoder_block", "preset": "torch", "prefix": "encoder.",
+         "embed_dim": tm.D_MODEL, "num_heads": tm.N_HEAD, "norm_first": True, "activation": "gelu",
+         "mask": "key_padding", "max_q_len": tm.SRC_LEN,
+         "tensors": {"fc1_w": "encoder.ff1.weight", "fc1_b": "encoder.ff1.bias",
+                     "fc2_w": "encoder.ff2.weight", "fc2_b": "encoder.ff2.bias"}},
+        {"name": "enc_norm", "kind": "layernorm", "prefix": "encoder.norm_out.", "dim": tm.D_MODEL,
+         "max_q_len": tm.SRC_LEN}]}
+    with open(os.path.join(out, "encoder_block.spec.json"), "w") as f:
+        json.dump(spec, f, indent=2)
+        f.write("\n")
+    print("wrote", out, "encoder_block.*")
+
+
 if __name__ == "__main__":
     main()
+    transformer_encoder()

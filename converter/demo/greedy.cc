@@ -9,7 +9,7 @@ namespace edgeattn {
 namespace demo {
 
 Decoded GreedyDecode(const TransformerFloat& m, RuntimeAttention& rt, const std::vector<int>& digits,
-                     SelfMode mode) {
+                     SelfMode mode, RuntimeEncoder* encoder) {
   using Clock = std::chrono::steady_clock;
   const int len = static_cast<int>(digits.size());
   if (len < 1 || len > m.src_len) convert::fail("a source has ", len, " digits; 1..", m.src_len, " allowed");
@@ -19,15 +19,17 @@ Decoded GreedyDecode(const TransformerFloat& m, RuntimeAttention& rt, const std:
   // Encoder over the whole padded source, as PyTorch runs it: padded rows are
   // computed but masked as keys here and in cross-attention (kv_valid_len = len).
   std::vector<double> x(src_rows * d), h(src_rows * d), att(src_rows * d);
-  for (int p = 0; p < m.src_len; ++p) {
-    m.EmbedSource(p < len ? digits[static_cast<size_t>(p)] : kPad, p, &x[p * d]);
-    m.enc_norm1.Apply(&x[p * d], &h[p * d]);
-  }
-  rt.Encoder(h.data(), m.src_len, len, att.data());
-  for (size_t i = 0; i < x.size(); ++i) x[i] += att[i];
-  for (int p = 0; p < m.src_len; ++p) {
-    m.enc_ffn.AddTo(&x[p * d]);
-    m.enc_norm_out.Apply(&x[p * d], &h[p * d]);  // h = encoder memory
+  for (int p = 0; p < m.src_len; ++p) m.EmbedSource(p < len ? digits[static_cast<size_t>(p)] : kPad, p, &x[p * d]);
+  if (encoder != nullptr) {
+    encoder->Encode(x.data(), m.src_len, len, h.data());  // h = encoder memory
+  } else {
+    for (int p = 0; p < m.src_len; ++p) m.enc_norm1.Apply(&x[p * d], &h[p * d]);
+    rt.Encoder(h.data(), m.src_len, len, att.data());
+    for (size_t i = 0; i < x.size(); ++i) x[i] += att[i];
+    for (int p = 0; p < m.src_len; ++p) {
+      m.enc_ffn.AddTo(&x[p * d]);
+      m.enc_norm_out.Apply(&x[p * d], &h[p * d]);  // h = encoder memory
+    }
   }
   rt.CacheMemory(h.data(), m.src_len, len);
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "converter/demo/runtime_attention.h"
+#include "converter/demo/runtime_encoder.h"
 #include "converter/demo/transformer_float.h"
 
 namespace edgeattn {
@@ -25,9 +26,11 @@ struct Decoded {
 
 // Encodes `digits` (at most m.src_len, padded with PAD like the training data),
 // caches the cross-attention memory, then decodes from BOS until EOS or
-// max_target_len() tokens.
+// max_target_len() tokens. With `encoder` the whole encoder layer runs in the
+// runtime as block kinds; without, its LayerNorms and FFN run in float64
+// around rt's enc_self.
 Decoded GreedyDecode(const TransformerFloat& m, RuntimeAttention& rt, const std::vector<int>& digits,
-                     SelfMode mode);
+                     SelfMode mode, RuntimeEncoder* encoder = nullptr);
 
 }  // namespace demo
 }  // namespace edgeattn

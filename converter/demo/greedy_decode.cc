@@ -4,6 +4,7 @@
 //
 //   edgeattn-greedy-decode --model out/transformer_int8.eatn
 //       --float-model out/transformer_f32.eatn
+//       [--encoder-model out/transformer_encoder_int8.eatn --float-encoder-model out/transformer_encoder_f32.eatn]
 //       --weights models/transformer/weights.safetensors
 //       --data models/transformer/heldout.npz [--source 31415 ...]
 //
@@ -104,11 +105,11 @@ struct Run {
 };
 
 Run DecodeAll(const edgeattn::demo::TransformerFloat& m, edgeattn::demo::RuntimeAttention& rt,
-              const std::vector<Sequence>& seqs) {
+              edgeattn::demo::RuntimeEncoder* encoder, const std::vector<Sequence>& seqs) {
   Run r;
   for (const Sequence& s : seqs) {
-    r.cached.push_back(GreedyDecode(m, rt, s.digits, edgeattn::demo::SelfMode::kCached));
-    r.rerun.push_back(GreedyDecode(m, rt, s.digits, edgeattn::demo::SelfMode::kRerun));
+    r.cached.push_back(GreedyDecode(m, rt, s.digits, edgeattn::demo::SelfMode::kCached, encoder));
+    r.rerun.push_back(GreedyDecode(m, rt, s.digits, edgeattn::demo::SelfMode::kRerun, encoder));
   }
   return r;
 }
@@ -168,12 +169,16 @@ void PrintLatency(const char* label, const Run& r, const std::vector<int>& posit
 
 int main(int argc, char** argv) {
   CLI::App app{"edgeattn-greedy-decode: greedy decoding of models/transformer with the runtime's attention"};
-  std::string model, float_model, weights, data;
+  std::string model, float_model, weights, data, encoder_model, float_encoder_model;
   std::vector<std::string> sources;
   int show = 5, limit = 0;
   std::vector<int> positions;
   app.add_option("--model", model, "the transformer as .eatn (int8 or f32)")->required();
   app.add_option("--float-model", float_model, "a second .eatn (f32) to compare with --model");
+  app.add_option("--encoder-model", encoder_model,
+                 "the encoder as block kinds (.eatn of models/transformer/encoder_block.spec.json, the dtype of "
+                 "--model): the whole encoder layer runs in the runtime");
+  app.add_option("--float-encoder-model", float_encoder_model, "the same for --float-model");
   app.add_option("--weights", weights, "models/transformer/weights.safetensors (non-attention weights)")->required();
   app.add_option("--data", data, "held-out sources: .npz with src [N, L], src_len [N] (+ torch_greedy [N, T])");
   app.add_option("--source", sources,
@@ -201,8 +206,19 @@ int main(int argc, char** argv) {
     if (!float_model.empty()) {
       rts.push_back(std::make_unique<edgeattn::demo::RuntimeAttention>(float_model, m.d_model));
     }
+    std::vector<std::unique_ptr<edgeattn::demo::RuntimeEncoder>> encoders;
+    for (const std::string* path : {&encoder_model, &float_encoder_model}) {
+      encoders.push_back(path->empty() ? nullptr : std::make_unique<edgeattn::demo::RuntimeEncoder>(*path, m.d_model));
+    }
+    if (encoders[1] != nullptr && rts.size() < 2) fail("--float-encoder-model needs --float-model");
     std::vector<Run> runs;
-    for (auto& rt : rts) runs.push_back(DecodeAll(m, *rt, seqs));
+    for (size_t k = 0; k < rts.size(); ++k) runs.push_back(DecodeAll(m, *rts[k], encoders[k].get(), seqs));
+    for (size_t k = 0; k < rts.size(); ++k) {
+      std::printf("%s encoder: %s\n", rts[k]->int8() ? "int8" : "f32",
+                  encoders[k] != nullptr
+                      ? ("encoder_block + layernorm in the runtime (" + encoders[k]->path() + ")").c_str()
+                      : "enc_self in the runtime, its LayerNorms and FFN in float64");
+    }
     const char* label0 = rts[0]->int8() ? "int8" : "f32";
 
     std::printf("kernel path: %s; %zu source%s (%zu from the command line)\n", edgeattn::KernelPath(),

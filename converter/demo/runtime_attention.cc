@@ -1,5 +1,7 @@
 #include "converter/demo/runtime_attention.h"
 
+#include "converter/demo/layer_io.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -62,33 +64,12 @@ void RuntimeAttention::Check(Status st, const char* what) {
 
 const void* RuntimeAttention::Encode(const double* x, size_t n, const ea_quant& q,
                                      std::vector<uint8_t>* buf) const {
-  if (dtype_ == EA_S8) {
-    buf->resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      const double v = std::round(x[i] / q.scale) + q.zero_point;
-      (*buf)[i] = static_cast<uint8_t>(static_cast<int8_t>(std::clamp(v, -128.0, 127.0)));
-    }
-  } else {
-    buf->resize(n * sizeof(float));
-    for (size_t i = 0; i < n; ++i) {
-      const float f = static_cast<float>(x[i]);
-      std::memcpy(buf->data() + i * sizeof f, &f, sizeof f);
-    }
-  }
-  return buf->data();
+  return to_layer_input(x, n, dtype_, q, buf);
 }
 
 void RuntimeAttention::Decode(const std::vector<uint8_t>& buf, size_t offset, size_t n,
                               const ea_quant& q, double* out) const {
-  for (size_t i = 0; i < n; ++i) {
-    if (dtype_ == EA_S8) {
-      out[i] = q.scale * (static_cast<int8_t>(buf[offset + i]) - q.zero_point);
-    } else {
-      float f;
-      std::memcpy(&f, buf.data() + (offset + i) * sizeof f, sizeof f);
-      out[i] = f;
-    }
-  }
+  from_layer_output(buf, offset, n, dtype_, q, out);
 }
 
 size_t RuntimeAttention::ElementBytes() const { return dtype_ == EA_S8 ? 1 : sizeof(float); }

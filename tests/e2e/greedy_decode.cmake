@@ -10,8 +10,15 @@
 #    of re-running dec_self over the whole prefix, on every sequence;
 #  - --show 3 prints 3 examples, and the source count is worded right
 #    ("1001 sources", "1 source").
+# With ENCODER_INT8 / ENCODER_F32 (models/transformer/encoder_block.spec.json
+# converted) the whole encoder layer runs in the runtime as block kinds, and
+# the program must say so.
+set(encoder_args "")
+if(ENCODER_INT8)
+  set(encoder_args --encoder-model ${ENCODER_INT8} --float-encoder-model ${ENCODER_F32})
+endif()
 execute_process(COMMAND ${DECODE} --model ${INT8} --float-model ${F32} --weights ${WEIGHTS} --data ${DATA}
-                        --show 3 --source 0123456789
+                        --show 3 --source 0123456789 ${encoder_args}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 message(STATUS "${out}")
 if(NOT rc EQUAL 0)
@@ -30,6 +37,9 @@ function(ea_count label re out_var)
 endfunction()
 
 set(n_re "([0-9]+) of ([0-9]+)")
+if(ENCODER_INT8 AND NOT out MATCHES "int8 encoder: encoder_block \\+ layernorm in the runtime[^\n]*\nf32 encoder: encoder_block \\+ layernorm in the runtime")
+  message(FATAL_ERROR "the encoder did not run as block kinds in the runtime")
+endif()
 ea_count("int8" "\nint8  [^\n]*: ([0-9]+) of ([0-9]+) reversed exactly[^\n]*full re-run tokens on ([0-9]+) of" i8)
 ea_count("f32" "\nf32   [^\n]*: ([0-9]+) of ([0-9]+) reversed exactly[^\n]*full re-run tokens on ([0-9]+) of" f32)
 ea_count("f32 vs PyTorch" "\nf32   [^\n]*= PyTorch greedy on ([0-9]+) of" f32_torch)
