@@ -251,6 +251,21 @@ decode() {
       --data models/transformer/heldout.npz --source 31415 --source 27182818 --show 3 --positions 1,4,8,13
   sed 's/^/  /' "$LOGS/greedy_decode.log"
   echo "  CPU: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) cores online)"
+  # The same with the whole encoder layer in the runtime as block kinds
+  # (encoder_block + layernorm, models/transformer/encoder_block.spec.json).
+  local dt
+  for dt in int8 f32; do
+    logged "$LOGS/convert_transformer_encoder_$dt.log" \
+      "$CONVERT" convert --weights models/transformer/weights.safetensors \
+        --spec models/transformer/encoder_block.spec.json --calib models/transformer/encoder_block.calib.npz \
+        --dtype "$dt" -o "$OUT/transformer_encoder_$dt.eatn" || return 1
+  done
+  section "Greedy decoding with the encoder as an encoder_block + layernorm in the runtime"
+  logged "$LOGS/greedy_decode_encoder_block.log" \
+    "$DECODE" --model "$int8" --float-model "$f32" --weights models/transformer/weights.safetensors \
+      --encoder-model "$OUT/transformer_encoder_int8.eatn" --float-encoder-model "$OUT/transformer_encoder_f32.eatn" \
+      --data models/transformer/heldout.npz --source 31415 --show 2 --positions 1,13
+  sed 's/^/  /' "$LOGS/greedy_decode_encoder_block.log"
 }
 
 # Coverage attention (models/coverage, issue 11 item 4): the same copy model
