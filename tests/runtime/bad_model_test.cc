@@ -411,3 +411,70 @@ TEST(BadModel, CApiReportsTheSameStatuses) {
 }
 
 }  // namespace
+
+// The block kinds' own fields (models/encoder_block, int8): every one that
+// could make a wrong model is refused at load with a message naming it.
+const fb::Layer* BlockLayer(fb::Model* m, fb::LayerOptions kind) {
+  const int i = FindLayer(m, kind);
+  return i < 0 ? nullptr : m->layers()->Get(static_cast<uint32_t>(i));
+}
+
+TEST(BadModel, BlockKindsFields) {
+  const std::string name = "encoder_block_int8";
+  bool present = false;
+  for (const std::string& m : eatest::AllModels()) present = present || m == name;
+  if (!present) GTEST_SKIP() << "models/encoder_block not converted in this build";
+  struct Case {
+    const char* what;
+    std::function<bool(fb::Model*)> patch;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"norm1's output scale differs from self_attn's input",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::EncoderBlock);  // "pre": pre-norm
+         return l != nullptr && SetScalar<float>(l->options_as_EncoderBlock()->norm1()->output(),
+                                                 fb::ActQuant::VT_SCALE, 0.5f);
+       },
+       "norm1's output / self_attn's input"},
+      {"residual add shift 0",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::EncoderBlock);
+         return l != nullptr && SetScalar<int32_t>(l->options_as_EncoderBlock()->add2(), fb::ResidualAdd::VT_SHIFT, 0);
+       },
+       "residual add add2"},
+      {"unknown activation",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::EncoderBlock);
+         return l != nullptr && SetScalar<int8_t>(l->options_as_EncoderBlock()->ffn(), fb::FeedForward::VT_ACTIVATION, 9);
+       },
+       "unknown activation 9"},
+      {"LayerNorm eps_term 0",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::LayerNorm);
+         return l != nullptr && SetScalar<int64_t>(l->options_as_LayerNorm(), fb::LayerNorm::VT_EPS_TERM, 0);
+       },
+       "eps_term 0 is outside"},
+      {"LayerNorm eps 0",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::LayerNorm);
+         return l != nullptr && SetScalar<float>(l->options_as_LayerNorm(), fb::LayerNorm::VT_EPS, 0.0f);
+       },
+       "LayerNorm eps must be finite and > 0"},
+      {"FFN width that fc2 does not have",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::FeedForward);
+         return l != nullptr &&
+                SetScalar<uint32_t>(l->options_as_FeedForward(), fb::FeedForward::VT_HIDDEN_DIM, 64);
+       },
+       "fc1 is"},
+  };
+  for (const Case& c : cases) {
+    std::string msg;
+    ExpectPatched(name, c.what, Status::kInvalidModel, [&](fb::Model* m, uint8_t*) { return c.patch(m); });
+    AlignedBuffer b = ReadModel(name);
+    ASSERT_TRUE(c.patch(flatbuffers::GetMutableRoot<fb::Model>(b.data()))) << c.what;
+    LoadStatus(b.data(), b.size(), &msg);
+    EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
+  }
+}
