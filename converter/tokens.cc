@@ -5,6 +5,23 @@
 
 namespace edgeattn {
 namespace convert {
+namespace {
+
+// The SVG is UTF-8 XML: a token must be valid UTF-8 (no overlong forms checked; a label, not a parser).
+bool utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+}  // namespace
 
 std::vector<std::string> read_vocabulary(const std::string& path) {
   const std::vector<uint8_t> bytes = read_file(path);
@@ -15,6 +32,7 @@ std::vector<std::string> read_vocabulary(const std::string& path) {
     if (line.empty() && !last) {
       fail(path, ": line ", vocab.size() + 1, " is empty (--tokens: one token per line, line i is token id i - 1)");
     }
+    if (!utf8(line)) fail(path, ": line ", vocab.size() + 1, " is not UTF-8 text");
     if (!line.empty()) vocab.push_back(line);
     line.clear();
   };

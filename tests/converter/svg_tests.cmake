@@ -11,6 +11,8 @@ set(ea_cov ${PROJECT_SOURCE_DIR}/models/coverage)
 set(ea_svg_dir ${CMAKE_CURRENT_BINARY_DIR}/svg_fixtures)
 file(WRITE ${ea_svg_dir}/vocab3.txt "0\n1\n2\n")
 file(WRITE ${ea_svg_dir}/vocab_gap.txt "0\n1\n\n3\n")
+string(ASCII 255 ea_byte_ff)
+file(WRITE ${ea_svg_dir}/vocab_latin1.txt "0\n1\nx${ea_byte_ff}\n")
 ea_cli_case(svg_convert_coverage 0 "" "" convert --weights ${ea_cov}/weights.safetensors --spec ${ea_cov}/spec.json
   --calib ${ea_cov}/calib.npz --dtype int8 -o @/svg_coverage_int8.eatn)
 set_tests_properties(converter_cli_svg_convert_coverage PROPERTIES FIXTURES_SETUP converter_cli_svg)
@@ -31,6 +33,9 @@ ea_cli_case(svg_token_ids_without_tokens 1 "--token-ids needs --tokens VOCAB.txt
 ea_cli_case(svg_vocab_empty_line 1 "vocab_gap.txt: line 3 is empty" ""
   eval @/svg_coverage_int8.eatn --reference ${ea_cov}/reference.npz --svg @/heat_x.svg --tokens ${ea_svg_dir}/vocab_gap.txt
   --token-ids ${ea_cov}/token_ids.npz)
+ea_cli_case(svg_vocab_not_utf8 1 "vocab_latin1.txt: line 3 is not UTF-8 text" ""
+  eval @/svg_coverage_int8.eatn --reference ${ea_cov}/reference.npz --svg @/heat_x.svg --tokens ${ea_svg_dir}/vocab_latin1.txt
+  --token-ids ${ea_cov}/token_ids.npz)
 ea_cli_case(svg_id_outside_vocab 1 "token_ids.npz: key 'cov.query_ids': id 4 at sample 0, position 0 is outside the vocabulary \\(3 tokens in .*vocab3.txt\\)" ""
   eval @/svg_coverage_int8.eatn --reference ${ea_cov}/reference.npz --svg @/heat_x.svg --svg-layer cov
   --tokens ${ea_svg_dir}/vocab3.txt --token-ids ${ea_cov}/token_ids.npz)
@@ -38,5 +43,5 @@ ea_cli_case(svg_no_ids_for_layer 1 "reference.npz: no token ids for layer 'cov' 
   eval @/svg_coverage_int8.eatn --reference ${ea_cov}/reference.npz --svg @/heat_x.svg --svg-layer cov
   --tokens ${ea_cov}/vocab.txt)
 set_tests_properties(converter_cli_svg_tokens converter_cli_svg_tokens_without_svg converter_cli_svg_token_ids_without_tokens
-                     converter_cli_svg_vocab_empty_line converter_cli_svg_id_outside_vocab converter_cli_svg_no_ids_for_layer
+                     converter_cli_svg_vocab_empty_line converter_cli_svg_vocab_not_utf8 converter_cli_svg_id_outside_vocab converter_cli_svg_no_ids_for_layer
                      PROPERTIES FIXTURES_REQUIRED "converter_cli;converter_cli_svg")
