@@ -359,9 +359,10 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
         for (int c = 0; c < d.lk; ++c) hm.masked.push_back(c >= limit);
       }
       if (!vocab.empty()) {
-        hm.row_labels = token_labels(ids, ids_path, shell.name + ".query_ids", d.n, lq, o.svg_sample, vocab,
-                                     o.tokens);
-        if (shell.kind == LayerKind::kPooling) hm.row_labels.clear();  // the learned query has no token
+        if (shell.kind != LayerKind::kPooling) {  // a learned query has no token
+          hm.row_labels = token_labels(ids, ids_path, shell.name + ".query_ids", d.n, lq, o.svg_sample, vocab,
+                                       o.tokens);
+        }
         hm.col_labels = token_labels(ids, ids_path, shell.name + ".key_ids", d.n, d.lk, o.svg_sample, vocab,
                                      o.tokens);
         if (hm.col_labels.empty() && shell.self_attention()) hm.col_labels = hm.row_labels;
