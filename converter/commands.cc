@@ -367,8 +367,9 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
                                      o.tokens);
         if (hm.col_labels.empty() && shell.self_attention()) hm.col_labels = hm.row_labels;
         if (hm.row_labels.empty() && hm.col_labels.empty()) {
-          fail(ids_path, ": no token ids for layer '", shell.name, "' (--tokens): give '", shell.name,
-               ".query_ids' [N, Lq] and/or '", shell.name, ".key_ids' [N, Lk], integer ids into ", o.tokens);
+          fail(ids_path, ": no token ids for layer '", shell.name, "' (--tokens): give ",
+               shell.kind == LayerKind::kPooling ? "" : "'" + shell.name + ".query_ids' [N, Lq] and/or ", "'",
+               shell.name, ".key_ids' [N, Lk], integer ids into ", o.tokens);
         }
       }
       const bool pooling = shell.kind == LayerKind::kPooling;
