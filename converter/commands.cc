@@ -334,8 +334,13 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     lr.sample_min_us = lr.set_min_us / std::max(d.n, 1);
     results.push_back(lr);
 
-    const bool want_svg = !o.svg.empty() && !svg_done && (o.svg_layer.empty() || o.svg_layer == shell.name);
+    // The heatmap: the named layer, or the first with attention weights.
+    const bool want_svg = !o.svg.empty() && !svg_done &&
+                          (o.svg_layer.empty() ? shell.heads() > 0 : o.svg_layer == shell.name);
     if (want_svg) {
+      if (shell.heads() == 0) {
+        fail(o.model, ": layer '", shell.name, "' (", lr.kind, ") has no attention weights to draw (--svg-layer)");
+      }
       if (o.svg_sample < 0 || o.svg_sample >= d.n) {
         fail(o.reference, ": --svg-sample ", o.svg_sample, " is outside 0..", d.n - 1);
       }
@@ -359,7 +364,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
         for (int c = 0; c < d.lk; ++c) hm.masked.push_back(c >= limit);
       }
       if (!vocab.empty()) {
-        if (shell.kind != LayerKind::kPooling) {  // a learned query has no token
+        if (!shell.learned_query()) {  // a learned query has no token
           hm.row_labels = token_labels(ids, ids_path, shell.name + ".query_ids", d.n, lq, o.svg_sample, vocab,
                                        o.tokens);
         }
@@ -368,11 +373,11 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
         if (hm.col_labels.empty() && shell.self_attention()) hm.col_labels = hm.row_labels;
         if (hm.row_labels.empty() && hm.col_labels.empty()) {
           fail(ids_path, ": no token ids for layer '", shell.name, "' (--tokens): give ",
-               shell.kind == LayerKind::kPooling ? "" : "'" + shell.name + ".query_ids' [N, Lq] and/or ", "'",
+               shell.learned_query() ? "" : "'" + shell.name + ".query_ids' [N, Lq] and/or ", "'",
                shell.name, ".key_ids' [N, Lk], integer ids into ", o.tokens);
         }
       }
-      const bool pooling = shell.kind == LayerKind::kPooling;
+      const bool pooling = shell.learned_query();
       hm.row_axis = pooling ? "learned query" : hm.row_labels.empty() ? "query position" : "query token";
       hm.col_axis = hm.col_labels.empty() ? "key position" : "key token";
       std::ostringstream title, what, sample;
