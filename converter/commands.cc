@@ -21,6 +21,7 @@
 #include "converter/report.h"
 #include "converter/runner.h"
 #include "converter/svg.h"
+#include "converter/tokens.h"
 
 namespace edgeattn {
 namespace convert {
@@ -299,6 +300,13 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
   if (!o.svg_layer.empty() && model.FindLayer(o.svg_layer.c_str()) < 0) {
     fail(o.model, ": no layer named '", o.svg_layer, "' (--svg-layer)");
   }
+  // --tokens: the vocabulary, and the ids from --token-ids or the reference.
+  if (!o.token_ids.empty() && o.tokens.empty()) fail("--token-ids needs --tokens VOCAB.txt (the labels of the ids)");
+  if (!o.tokens.empty() && o.svg.empty()) fail("--tokens labels the heatmap's axes: it needs --svg FILE");
+  const std::vector<std::string> vocab = o.tokens.empty() ? std::vector<std::string>() : read_vocabulary(o.tokens);
+  const std::string ids_path = o.token_ids.empty() ? o.reference : o.token_ids;
+  const ArrayMap token_ids = o.token_ids.empty() ? ArrayMap() : load_data_npz(o.token_ids, "token ids (--token-ids)");
+  const ArrayMap& ids = o.token_ids.empty() ? ref : token_ids;
   out << "edgeattn-convert eval: " << o.model << " on " << o.reference << " (" << o.repeat << " repeats)\n";
   for (int i = 0; i < model.num_layers(); ++i) {
     const FloatLayer shell = layer_shell(model, i);
@@ -328,8 +336,13 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     lr.sample_min_us = lr.set_min_us / std::max(d.n, 1);
     results.push_back(lr);
 
-    const bool want_svg = !o.svg.empty() && !svg_done && (o.svg_layer.empty() || o.svg_layer == shell.name);
+    // The heatmap: the named layer, or the first with attention weights.
+    const bool want_svg = !o.svg.empty() && !svg_done &&
+                          (o.svg_layer.empty() ? shell.heads() > 0 : o.svg_layer == shell.name);
     if (want_svg) {
+      if (shell.heads() == 0) {
+        fail(o.model, ": layer '", shell.name, "' (", lr.kind, ") has no attention weights to draw (--svg-layer)");
+      }
       if (o.svg_sample < 0 || o.svg_sample >= d.n) {
         fail(o.reference, ": --svg-sample ", o.svg_sample, " is outside 0..", d.n - 1);
       }
@@ -338,13 +351,63 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
       }
       const int lq = shell.learned_query() ? 1 : d.lq;
       const size_t base = (static_cast<size_t>(o.svg_sample) * shell.heads() + o.svg_head) * lq * d.lk;
-      std::vector<double> w(run.weights.begin() + static_cast<long>(base),
-                            run.weights.begin() + static_cast<long>(base + static_cast<size_t>(lq) * d.lk));
-      std::ostringstream title;
+      Heatmap hm;
+      hm.rows = lq;
+      hm.cols = d.lk;
+      hm.weights.assign(run.weights.begin() + static_cast<long>(base),
+                        run.weights.begin() + static_cast<long>(base + static_cast<size_t>(lq) * d.lk));
+      // Masked cells and padded rows as the runtime sees them (padded rows:
+      // self-attention with key padding, the rows eval does not compare).
+      const int valid = d.valid[static_cast<size_t>(o.svg_sample)];
+      for (int r = 0; r < lq; ++r) {
+        hm.padded_rows.push_back(shell.self_attention() && shell.mask == MaskKind::kKeyPadding && valid >= 0 &&
+                                 r >= valid);
+        const int limit = row_limit(shell, r, lq, d.lk, valid);
+        for (int c = 0; c < d.lk; ++c) hm.masked.push_back(c >= limit);
+      }
+      if (!vocab.empty()) {
+        if (!shell.learned_query()) {  // a learned query has no token
+          hm.row_labels = token_labels(ids, ids_path, shell.name + ".query_ids", d.n, lq, o.svg_sample, vocab,
+                                       o.tokens);
+        }
+        hm.col_labels = token_labels(ids, ids_path, shell.name + ".key_ids", d.n, d.lk, o.svg_sample, vocab,
+                                     o.tokens);
+        if (hm.col_labels.empty() && shell.self_attention()) hm.col_labels = hm.row_labels;
+        if (hm.row_labels.empty() && hm.col_labels.empty()) {
+          fail(ids_path, ": no token ids for layer '", shell.name, "' (--tokens): give ",
+               shell.learned_query() ? "" : "'" + shell.name + ".query_ids' [N, Lq] and/or ", "'",
+               shell.name, ".key_ids' [N, Lk], integer ids into ", o.tokens);
+        }
+      }
+      const bool pooling = shell.learned_query();
+      hm.row_axis = pooling ? "learned query" : hm.row_labels.empty() ? "query position" : "query token";
+      hm.col_axis = hm.col_labels.empty() ? "key position" : "key token";
+      std::ostringstream title, what, sample;
+      title << shell.name;
+      if (shell.heads() > 1) title << ", head " << o.svg_head;
+      title << ", sample " << o.svg_sample << " (" << lr.dtype << ")";
+      hm.title = title.str();
+      const char* mask = shell.mask == MaskKind::kCausal       ? ", causal mask"
+                         : shell.mask == MaskKind::kKeyPadding ? ", key padding mask"
+                                                               : "";
+      what << base_name(o.model) << ": layer " << shell.name << " (" << lr.kind;
+      if (shell.heads() > 1) what << ", " << shell.heads() << " heads";
+      what << mask << "), attention weights computed by the runtime.";
+      sample << "Sample " << o.svg_sample << " of " << base_name(o.reference) << ": ";
+      if (valid >= 0) {
+        sample << valid << " of " << d.lk << " keys valid.";
+      } else {
+        sample << "all " << d.lk << " keys valid.";
+      }
+      hm.caption = {what.str(), sample.str()};
+      if (!vocab.empty()) {
+        hm.caption.push_back("Tokens: " + base_name(o.tokens) + ", ids from " + base_name(ids_path) + ".");
+      }
+      hm.caption.push_back("Colour: square-root ramp, so small weights stay visible; a cell's tooltip has its value.");
       const auto* prod = model.flatbuffer()->producer();
-      title << base_name(o.model) << " (" << (prod && prod->source() ? prod->source()->str() : "") << ") - layer "
-            << shell.name << ", head " << o.svg_head << ", sample " << o.svg_sample << ", " << lr.dtype;
-      write_text(o.svg, heatmap_svg(title.str(), lq, d.lk, w));
+      hm.desc = "model " + o.model + "; producer: " + (prod && prod->source() ? prod->source()->str() : "") +
+                "; reference " + o.reference + (vocab.empty() ? "" : "; tokens " + o.tokens + ", ids " + ids_path);
+      write_text(o.svg, heatmap_svg(hm));
       svg_done = true;
     }
   }

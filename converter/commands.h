@@ -53,6 +53,9 @@ void run_inspect(const std::string& path, std::ostream& out);
 struct EvalOptions {
   std::string model, reference, svg, svg_layer, json;
   int svg_sample = 0, svg_head = 0, repeat = 5;
+  // Heatmap axis labels: --tokens VOCAB.txt (one token per line, line i = id i)
+  // and the ids L.query_ids / L.key_ids from --token-ids FILE.npz (default: --reference).
+  std::string tokens, token_ids;
   double max_rel_l2 = -1.0;  // >= 0: fail (after printing) if a layer's relative L2 error is larger
   double min_cosine = -3.0;  // >= -1: fail if a layer's cosine similarity is smaller
   std::string range_mode = "static";  // --range-mode, as for convert

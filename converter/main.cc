@@ -92,6 +92,10 @@ int main(int argc, char** argv) {
   ev->add_option("--svg-layer", e.svg_layer, "layer of the heatmap (default: the first)");
   ev->add_option("--svg-sample", e.svg_sample, "sample of the heatmap")->capture_default_str();
   ev->add_option("--svg-head", e.svg_head, "head of the heatmap")->capture_default_str();
+  ev->add_option("--tokens", e.tokens,
+                 "label the heatmap's axes with tokens: a vocabulary file, one token per line (line i = id i); "
+                 "the ids are L.query_ids [N, Lq] and L.key_ids [N, Lk] (integers) of --token-ids");
+  ev->add_option("--token-ids", e.token_ids, ".npz holding the token ids for --tokens (default: --reference)");
   ev->add_option("--json", e.json, "also write the figures as JSON");
   ev->add_option("--repeat", e.repeat, "timing repeats")->capture_default_str()->check(CLI::PositiveNumber);
   ev->add_option("--range-mode", e.range_mode,

@@ -32,10 +32,12 @@ MODELS=()
 # What the demo and the README's workflow commands run (tests/e2e/readme_commands.sh
 # checks that every build/host program the README uses is listed here).
 DEMO_TARGETS=(edgeattn-convert edgeattn-greedy-decode edgeattn-bench)
-# Heatmaps drawn from the int8 models, as MODEL:LAYER:HEAD (written to
-# out/attention_LAYER.svg; sample 0 of reference.npz).
-HEATMAPS=(transformer:dec_cross:0 transformer:dec_self:0 bahdanau:bahdanau:0 pooling:pool:0
-          coverage:cov:0 coverage:plain:0)
+# Heatmaps drawn from the int8 models, as MODEL:LAYER:HEAD:SAMPLE (written to
+# out/attention_LAYER.svg and .png; sample 10 of the digit models' reference.npz
+# is 4 5 3 6 9 -> 9 6 3 5 4 EOS). Axes carry tokens where models/MODEL has
+# vocab.txt and token_ids.npz (scripts/token_ids.py).
+HEATMAPS=(transformer:enc_self:0:10 transformer:dec_self:0:10 transformer:dec_cross:0:10
+          bahdanau:bahdanau:0:10 pooling:pool:0:0 coverage:cov:0:0 coverage:plain:0:0)
 
 if [[ -t 1 ]]; then BOLD=$'\033[1m'; RESET=$'\033[0m'; else BOLD=; RESET=; fi
 
@@ -222,16 +224,27 @@ evaluate() {
       grep -v '^edgeattn-convert eval:' "$LOGS/eval_${name}_${dtype}.log"
     done
   done
-  section "Attention heatmaps (int8 runtime output, sample 0)"
+  section "Attention heatmaps (int8 runtime output; hatched: masked keys, grey: padded query rows)"
+  local sample tokens png
   for entry in "${HEATMAPS[@]}"; do
-    IFS=: read -r name layer head <<< "$entry"
+    IFS=: read -r name layer head sample <<< "$entry"
     [[ -f "$OUT/${name}_int8.eatn" ]] || continue
+    tokens=()
+    if [[ -f models/$name/vocab.txt && -f models/$name/token_ids.npz ]]; then
+      tokens=(--tokens "models/$name/vocab.txt" --token-ids "models/$name/token_ids.npz")
+    fi
     logged "$LOGS/svg_${layer}.log" \
       "$CONVERT" eval "$OUT/${name}_int8.eatn" --reference "models/$name/reference.npz" \
         --repeat 1 --svg "$OUT/attention_${layer}.svg" --svg-layer "$layer" \
-        --svg-sample 0 --svg-head "$head"
-    echo "  $OUT/attention_${layer}.svg  ($name, layer $layer, head $head)"
+        --svg-sample "$sample" --svg-head "$head" "${tokens[@]}"
+    png=
+    if command -v rsvg-convert > /dev/null && rsvg-convert -o "$OUT/attention_${layer}.png" "$OUT/attention_${layer}.svg"; then
+      png=" + .png"
+    fi
+    printf '  %-36s %s, layer %s, head %s, sample %s%s\n' "$OUT/attention_${layer}.svg$png" "$name" "$layer" \
+      "$head" "$sample" "${tokens:+, token labels}"
   done
+  command -v rsvg-convert > /dev/null || echo "  (PNG copies need rsvg-convert: apt-get install librsvg2-bin)"
 }
 
 # Greedy decoding of the bundled transformer, token by token
