@@ -70,6 +70,10 @@ void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, in
                            const int32_t* mult, const int32_t* shift, int per_channel,
                            int32_t y_zp, int8_t* y, int y_stride);
 
+// The transformer-block primitives (block.cc; contracts 4-6 of requant.h).
+void qs8_layernorm__avx2(const QS8LayerNormArgs& a);
+void qs8_add__avx2(const QS8AddArgs& a);
+
 // -------------------------------------------------------------- avxvnni ----
 // avxvnni.cc (compiled with -mavxvnni): only call after cpu_supports(kAvxVnni).
 void qs8_linear_acc__avxvnni(int rows, int blocks, int in_features, const int8_t* x, int x_stride,

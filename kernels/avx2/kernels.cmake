@@ -6,7 +6,8 @@ set(_ea_avx2_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_ea_avx2_sources
   ${_ea_avx2_dir}/linear.cc
   ${_ea_avx2_dir}/attention.cc
-  ${_ea_avx2_dir}/additive.cc)
+  ${_ea_avx2_dir}/additive.cc
+  ${_ea_avx2_dir}/block.cc)
 set_source_files_properties(${_ea_avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 # Only this file may contain VPDPBUSD (VEX); reached after the AVX-VNNI check.
 set_source_files_properties(${_ea_avx2_dir}/avxvnni.cc PROPERTIES

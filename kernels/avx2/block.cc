@@ -1,0 +1,163 @@
+// AVX2 kernels of the transformer blocks: the integer LayerNorm (requant.h
+// contract 4), the residual add (contract 5) and the activation table
+// (contract 6), bit-identical to kernels/ref/layernorm.cc and elementwise.cc.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "avx2/avx2_common.h"
+#include "avx2/avx2_kernels.h"
+
+namespace edgeattn {
+namespace kernels {
+namespace {
+
+using avx2::load16;
+
+// S = sum x_i and Q = sum x_i^2 of one row (int16 lanes, pairs summed into
+// int32 by VPMADDWD: |S| <= 2^21 and Q <= 2^28 as in the reference).
+void row_sums(const int8_t* x, int d, int32_t* sum, int32_t* sum_sq) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i vs = _mm256_setzero_si256(), vq = _mm256_setzero_si256();
+  int i = 0;
+  for (; i + 32 <= d; i += 32) {
+    const __m256i lo = _mm256_cvtepi8_epi16(load16(x + i));
+    const __m256i hi = _mm256_cvtepi8_epi16(load16(x + i + 16));
+    vs = _mm256_add_epi32(vs, _mm256_madd_epi16(_mm256_add_epi16(lo, hi), ones));
+    vq = _mm256_add_epi32(vq, _mm256_add_epi32(_mm256_madd_epi16(lo, lo), _mm256_madd_epi16(hi, hi)));
+  }
+  for (; i + 16 <= d; i += 16) {
+    const __m256i v = _mm256_cvtepi8_epi16(load16(x + i));
+    vs = _mm256_add_epi32(vs, _mm256_madd_epi16(v, ones));
+    vq = _mm256_add_epi32(vq, _mm256_madd_epi16(v, v));
+  }
+  int32_t s = avx2::hsum_s32(vs), q = avx2::hsum_s32(vq);
+  for (; i < d; ++i) {
+    s += x[i];
+    q += x[i] * x[i];
+  }
+  *sum = s;
+  *sum_sq = q;
+}
+
+// Step 4 and 5 of contract 4 for 8 elements, then requantize(): the int32
+// accumulator is requantized by the caller.
+//
+// y_q = (c inv + 2^(s-1)) >> s needs a 64-bit arithmetic shift, which AVX2
+// lacks: with K = 2^62 + 2^(s-1) the sum c inv + K is positive (|c inv| <
+// 2^52), so a logical shift gives floor((c inv + 2^(s-1)) / 2^s) + 2^(62-s),
+// and the low dword minus 2^(62-s) mod 2^32 is y_q mod 2^32. That is y_q
+// itself: |y_q| <= sqrt(d - 1) 2^f (1 + 2^-28) + 1 <= 2^14 + 1 for every int8
+// row and every E >= 1 (|x_i - mean| <= sqrt(d - 1) sd, D >= 2^16 d^2 var),
+// so the clamp to +-32767 can run on 32-bit lanes.
+struct LnRow {
+  __m256i d, sum, inv, k, off;
+  __m128i s;
+};
+
+inline LnRow ln_row(int d, int32_t sum, const LayerNormRowScale& rs) {
+  LnRow r;
+  r.d = _mm256_set1_epi32(d);
+  r.sum = _mm256_set1_epi32(sum);
+  r.inv = _mm256_set1_epi32(rs.inv);
+  r.k = _mm256_set1_epi64x(static_cast<int64_t>((uint64_t{1} << 62) + (uint64_t{1} << (rs.shift - 1))));
+  r.off = _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(uint64_t{1} << (62 - rs.shift))));
+  r.s = _mm_cvtsi32_si128(rs.shift);
+  return r;
+}
+
+inline __m256i ln_acc8(const LnRow& r, __m256i x, const int16_t* gain, const int32_t* bias) {
+  const __m256i c = _mm256_sub_epi32(_mm256_mullo_epi32(x, r.d), r.sum);
+  const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(c, r.inv), r.k);
+  const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(c, 32), r.inv), r.k);
+  const __m256i y = _mm256_blend_epi32(_mm256_srl_epi64(pe, r.s), _mm256_slli_epi64(_mm256_srl_epi64(po, r.s), 32), 0xAA);
+  const __m256i lim = _mm256_set1_epi32(32767);
+  const __m256i yq = _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(y, r.off), _mm256_sub_epi32(_mm256_setzero_si256(), lim)), lim);
+  const __m256i g = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(gain)));
+  return _mm256_add_epi32(_mm256_mullo_epi32(yq, g), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias)));
+}
+
+// 16 int32 lanes (y0: elements 0-7, y1: 8-15) -> sat8(clamp(y, +-512) + zp).
+inline __m128i pack16_zp(__m256i y0, __m256i y1, __m256i zp16) {
+  const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(y0, y1), 0xD8);
+  const __m256i s = _mm256_adds_epi16(p, zp16);
+  return _mm_packs_epi16(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+}
+
+// 16 elements of a row: x, gain, bias at i; 16 bytes of output.
+inline __m128i ln_x16(const LnRow& r, const avx2::Rq8& rq, __m256i zp16, const int8_t* x,
+                      const int16_t* gain, const int32_t* bias) {
+  const __m128i xb = load16(x);
+  const __m256i a0 = ln_acc8(r, _mm256_cvtepi8_epi32(xb), gain, bias);
+  const __m256i a1 = ln_acc8(r, _mm256_cvtepi8_epi32(_mm_srli_si128(xb, 8)), gain + 8, bias + 8);
+  return pack16_zp(avx2::requantize_x8(a0, rq), avx2::requantize_x8(a1, rq), zp16);
+}
+
+}  // namespace
+
+void qs8_layernorm__avx2(const QS8LayerNormArgs& a) {
+  const int d = a.dim;
+  const avx2::Rq8 rq = avx2::rq8_uniform(a.mult, a.shift);
+  const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(a.y_zp));
+  for (int row = 0; row < a.rows; ++row) {
+    const int8_t* x = a.x + static_cast<ptrdiff_t>(row) * a.x_stride;
+    int8_t* y = a.y + static_cast<ptrdiff_t>(row) * a.y_stride;
+    int32_t sum, sum_sq;
+    row_sums(x, d, &sum, &sum_sq);
+    const LnRow r = ln_row(d, sum, layernorm_row_scale(d, sum, sum_sq, a.eps_term));
+    int i = 0;
+    for (; i + 16 <= d; i += 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), ln_x16(r, rq, zp16, x + i, a.gain + i, a.bias + i));
+    }
+    if (i < d) {  // the last 1-15 elements through zero-padded copies
+      const int n = d - i;
+      alignas(16) int8_t xb[16] = {}, yb[16];
+      alignas(16) int16_t gb[16] = {};
+      alignas(32) int32_t bb[16] = {};
+      std::memcpy(xb, x + i, n);
+      std::memcpy(gb, a.gain + i, n * sizeof(int16_t));
+      std::memcpy(bb, a.bias + i, n * sizeof(int32_t));
+      _mm_store_si128(reinterpret_cast<__m128i*>(yb), ln_x16(r, rq, zp16, xb, gb, bb));
+      std::memcpy(y + i, yb, n);
+    }
+  }
+}
+
+// Contract 5 in wrapping int32: a A + b B + (2^(n-1) - zp_a A - zp_b B) is
+// the reference's sum modulo 2^32, and that sum fits int32 (A, B < 2^22,
+// |a - zp_a| <= 255), so the two agree; then one arithmetic shift.
+void qs8_add__avx2(const QS8AddArgs& a) {
+  const __m256i ma = _mm256_set1_epi32(a.a_mult), mb = _mm256_set1_epi32(a.b_mult);
+  const uint32_t c = (uint32_t{1} << (a.shift - 1)) - static_cast<uint32_t>(a.a_zp) * static_cast<uint32_t>(a.a_mult) -
+                     static_cast<uint32_t>(a.b_zp) * static_cast<uint32_t>(a.b_mult);
+  const __m256i vc = _mm256_set1_epi32(static_cast<int32_t>(c));
+  const __m128i sh = _mm_cvtsi32_si128(a.shift);
+  const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(a.y_zp));
+  auto sum8 = [&](__m128i av, __m128i bv) {
+    const __m256i s = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvtepi8_epi32(av), ma),
+                                       _mm256_mullo_epi32(_mm256_cvtepi8_epi32(bv), mb));
+    return _mm256_sra_epi32(_mm256_add_epi32(s, vc), sh);
+  };
+  auto add16 = [&](const int8_t* ap, const int8_t* bp) {
+    const __m128i av = load16(ap), bv = load16(bp);
+    return pack16_zp(sum8(av, bv), sum8(_mm_srli_si128(av, 8), _mm_srli_si128(bv, 8)), zp16);
+  };
+  for (int r = 0; r < a.rows; ++r) {
+    const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
+    const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
+    int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
+    int i = 0;
+    for (; i + 16 <= a.n; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(yr + i), add16(ar + i, br + i));
+    if (i < a.n) {
+      const int n = a.n - i;
+      alignas(16) int8_t ab[16] = {}, bb[16] = {}, yb[16];
+      std::memcpy(ab, ar + i, n);
+      std::memcpy(bb, br + i, n);
+      _mm_store_si128(reinterpret_cast<__m128i*>(yb), add16(ab, bb));
+      std::memcpy(yr + i, yb, n);
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn
