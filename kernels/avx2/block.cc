@@ -7,6 +7,7 @@
 
 #include "avx2/avx2_common.h"
 #include "avx2/avx2_kernels.h"
+#include "edgeattn/kernels/layernorm_row.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -104,7 +105,7 @@ void qs8_layernorm__avx2(const QS8LayerNormArgs& a) {
     int8_t* y = a.y + static_cast<ptrdiff_t>(row) * a.y_stride;
     int32_t sum, sum_sq;
     row_sums(x, d, &sum, &sum_sq);
-    const LnRow r = ln_row(d, sum, layernorm_row_scale(d, sum, sum_sq, a.eps_term));
+    const LnRow r = ln_row(d, sum, layernorm_row_scale_fast(d, sum, sum_sq, a.eps_term));
     int i = 0;
     for (; i + 16 <= d; i += 16) {
       _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), ln_x16(r, rq, zp16, x + i, a.gain + i, a.bias + i));

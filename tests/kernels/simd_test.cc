@@ -20,6 +20,7 @@
 
 #include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/layernorm_row.h"
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
 #include "edgeattn/kernels/ref.h"
@@ -1172,6 +1173,48 @@ TEST(SimdTest, SoftmaxRowExtremes) {
 
 constexpr int8_t kCanary = 0x5A;
 
+int64_t SampleEpsTerm(Rng& rng) {
+  switch (rng.uniform_int(0, 3)) {
+    case 0: return 1;
+    case 1: return int64_t{1} << rng.uniform_int(0, 60);
+    default: return static_cast<int64_t>(rng.log_uniform(1.0, 1e12));
+  }
+}
+
+// The SIMD LayerNorms' row scale (layernorm_row.h) against the reference's:
+// its square root on the perfect squares and their neighbours at both ends of
+// [2^60, 2^62) and on random values, then whole row scales over every
+// variance bit length and eps term.
+TEST(SimdTest, LayerNormFastRowScaleIsTheReference) {
+  std::vector<uint64_t> xs = {uint64_t{1} << 60, (uint64_t{1} << 62) - 1, (uint64_t{1} << 61) - 1, uint64_t{1} << 61};
+  for (uint64_t r : {uint64_t{1} << 30, (uint64_t{1} << 30) + 1, uint64_t{1518500249}, uint64_t{1518500250},
+                     (uint64_t{1} << 31) - 2, (uint64_t{1} << 31) - 1}) {
+    for (int64_t delta = -2; delta <= 2; ++delta) xs.push_back(r * r + static_cast<uint64_t>(delta));
+  }
+  Rng rng(9050);
+  for (int i = 0; i < 200000; ++i) {
+    const uint64_t r = static_cast<uint64_t>(rng.uniform_int(int64_t{1} << 30, (int64_t{1} << 31) - 1));
+    xs.push_back(r * r + static_cast<uint64_t>(rng.uniform_int(0, 2)) * r - static_cast<uint64_t>(rng.uniform_int(0, 1)));
+    xs.push_back((uint64_t{1} << 60) + static_cast<uint64_t>(rng.uniform_int(0, (int64_t{3} << 60) - 1)));
+  }
+  for (uint64_t x : xs) {
+    if (x < (uint64_t{1} << 60) || x >= (uint64_t{1} << 62)) continue;
+    ASSERT_EQ(ek::isqrt_u64_top(x), ek::isqrt_u64(x)) << x;
+  }
+  for (int i = 0; i < 200000; ++i) {
+    const int d = static_cast<int>(rng.uniform_int(0, 1) ? rng.uniform_int(1, 300) : rng.uniform_int(1, 16384));
+    // Any (S, Q) of an int8 row: S = sum, Q >= S^2 / d (Cauchy-Schwarz), Q <= 16384 d.
+    const int32_t s = static_cast<int32_t>(rng.uniform_int(-128 * d, 127 * d));
+    const int64_t qmin = (static_cast<int64_t>(s) * s + d - 1) / d;
+    const int32_t q = static_cast<int32_t>(rng.uniform_int(0, 2) ? qmin + rng.uniform_int(0, 3) : rng.uniform_int(qmin, 16384LL * d));
+    const int64_t e = SampleEpsTerm(rng);
+    const ek::LayerNormRowScale want = ek::layernorm_row_scale(d, s, q, e);
+    const ek::LayerNormRowScale got = ek::layernorm_row_scale_fast(d, s, q, e);
+    ASSERT_EQ(got.inv, want.inv) << "d " << d << " S " << s << " Q " << q << " E " << e;
+    ASSERT_EQ(got.shift, want.shift) << "d " << d << " S " << s << " Q " << q << " E " << e;
+  }
+}
+
 // One int8 row of `dim` values of a kind the LayerNorm's arithmetic treats
 // differently: uniform, the corners -128/127, constant (zero variance: the
 // output is the bias), constant but one element off by 1 (the smallest
@@ -1231,14 +1274,6 @@ LnCase MakeLnCase(Rng& rng, int rows, int dim, int kind, int64_t eps_term) {
   c.args.y_zp = SampleZp(rng);
   c.args.y_stride = c.y_stride;
   return c;
-}
-
-int64_t SampleEpsTerm(Rng& rng) {
-  switch (rng.uniform_int(0, 3)) {
-    case 0: return 1;
-    case 1: return int64_t{1} << rng.uniform_int(0, 60);
-    default: return static_cast<int64_t>(rng.log_uniform(1.0, 1e12));
-  }
 }
 
 template <class Fn>
