@@ -73,6 +73,8 @@ void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, in
 // The transformer-block primitives (block.cc; contracts 4-6 of requant.h).
 void qs8_layernorm__avx2(const QS8LayerNormArgs& a);
 void qs8_add__avx2(const QS8AddArgs& a);
+void qs8_lut__avx2(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                   int y_stride);
 
 // -------------------------------------------------------------- avxvnni ----
 // avxvnni.cc (compiled with -mavxvnni): only call after cpu_supports(kAvxVnni).
