@@ -125,6 +125,12 @@ void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
 void qs8_attention_tiled__avx512vnni(const QS8AttentionArgs& a);
 const Qs8AttnTileStages& qs8_attention_tile_stages__avx512vnni();
 
+// The transformer-block primitives on zmm (block_avx512.cc, AVX-512 F/BW/VL).
+void qs8_layernorm__avx512vnni(const QS8LayerNormArgs& a);
+void qs8_add__avx512vnni(const QS8AddArgs& a);
+void qs8_lut__avx512vnni(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                         int y_stride);
+
 }  // namespace kernels
 }  // namespace edgeattn
 
