@@ -6,7 +6,7 @@
 
 #include "avx2/avx2_kernels.h"
 #include "avx2/avx512_common.h"
-#include "edgeattn/kernels/layernorm_row.h"
+#include "avx2/block_common.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -57,7 +57,7 @@ void qs8_layernorm__avx512vnni(const QS8LayerNormArgs& a) {
     int32_t sum[kBatch], sum_sq[kBatch];
     LayerNormRowScale rs[kBatch];
     for (int b = 0; b < nb; ++b) row_sums(a.x + static_cast<ptrdiff_t>(row0 + b) * a.x_stride, d, &sum[b], &sum_sq[b]);
-    for (int b = 0; b < nb; ++b) rs[b] = layernorm_row_scale_fast(d, sum[b], sum_sq[b], a.eps_term);
+    avx2::layernorm_row_scales_x8(nb, d, sum, sum_sq, a.eps_term, rs);
     for (int b = 0; b < nb; ++b) {
       const int8_t* x = a.x + static_cast<ptrdiff_t>(row0 + b) * a.x_stride;
       int8_t* y = a.y + static_cast<ptrdiff_t>(row0 + b) * a.y_stride;
