@@ -1215,6 +1215,30 @@ TEST(SimdTest, LayerNormFastRowScaleIsTheReference) {
   }
 }
 
+// The SIMD LayerNorms leave out step 4's clamp and keep y_q in 16 bits:
+// they rely on |y_q| <= 2^14 for every int8 row and every E >= 1 (proof in
+// kernels/avx2/block.cc). Rows with one outlier reach the bound (Samuelson's
+// inequality is tight there); check the reference's y_q on them.
+TEST(SimdTest, LayerNormNormalizedValueStaysWithinFifteenBits) {
+  int32_t largest = 0;
+  for (int d = 2; d <= 16384; d += d < 64 ? 1 : d / 8) {
+    for (const auto& ab : {std::pair<int, int>{127, -128}, {-128, 127}, {1, 0}, {0, 1}, {-128, -127}}) {
+      for (int64_t e : {int64_t{1}, int64_t{1} << 20, int64_t{1} << 40, int64_t{1} << 60}) {
+        const int32_t s = ab.first + (d - 1) * ab.second;
+        const int32_t q = ab.first * ab.first + (d - 1) * ab.second * ab.second;
+        const ek::LayerNormRowScale rs = ek::layernorm_row_scale(d, s, q, e);
+        for (int v : {ab.first, ab.second}) {
+          const int32_t c = d * v - s;
+          const int64_t y = (static_cast<int64_t>(c) * rs.inv + (int64_t{1} << (rs.shift - 1))) >> rs.shift;
+          ASSERT_LE(y < 0 ? -y : y, 16384) << "d " << d << " value " << v << " E " << e;
+          largest = std::max<int32_t>(largest, static_cast<int32_t>(y < 0 ? -y : y));
+        }
+      }
+    }
+  }
+  EXPECT_GT(largest, 16000);  // the rows do come close to the bound
+}
+
 // One int8 row of `dim` values of a kind the LayerNorm's arithmetic treats
 // differently: uniform, the corners -128/127, constant (zero variance: the
 // output is the bias), constant but one element off by 1 (the smallest
