@@ -43,24 +43,28 @@ void row_sums(const int8_t* x, int d, int32_t* sum, int32_t* sum_sq) {
 // and |c 2^L| < 2^18. For the same reason the clamp to +-32767 never binds,
 // and y_q fits int16 for the gain product (VMLAL). SQDMULH saturates only
 // for INT32_MIN x INT32_MIN; inv > 0.
+// c 2^L itself is computed as x (d 2^L) - S 2^L in wrapping int32: equal to
+// c 2^L modulo 2^32, and c 2^L fits int32, so equal (one VMLA per 4 lanes).
 struct LnRow {
-  int32_t d, sum, inv;
-  int32x4_t left, neg_right;
+  int32_t d_l;           // d 2^L mod 2^32
+  int32x4_t neg_sum_l;   // -S 2^L mod 2^32
+  int32_t inv;
+  int32x4_t neg_right;
 };
 
 inline LnRow ln_row(int d, int32_t sum, const LayerNormRowScale& rs) {
+  const int left = rs.shift <= 31 ? 32 - rs.shift : 0;
   LnRow r;
-  r.d = d;
-  r.sum = sum;
+  r.d_l = static_cast<int32_t>(static_cast<uint32_t>(d) << left);
+  r.neg_sum_l = vdupq_n_s32(static_cast<int32_t>(0u - (static_cast<uint32_t>(sum) << left)));
   r.inv = rs.inv;
-  r.left = vdupq_n_s32(rs.shift <= 31 ? 32 - rs.shift : 0);
   r.neg_right = vdupq_n_s32(rs.shift <= 31 ? -1 : 31 - rs.shift);
   return r;
 }
 
 inline int16x4_t ln_yq4(const LnRow& r, int16x4_t x) {
-  const int32x4_t c = vsubq_s32(vmulq_n_s32(vmovl_s16(x), r.d), vdupq_n_s32(r.sum));
-  return vmovn_s32(vrshlq_s32(vqdmulhq_n_s32(vshlq_s32(c, r.left), r.inv), r.neg_right));
+  const int32x4_t c_l = vmlaq_n_s32(r.neg_sum_l, vmovl_s16(x), r.d_l);
+  return vmovn_s32(vrshlq_s32(vqdmulhq_n_s32(c_l, r.inv), r.neg_right));
 }
 
 // 8 elements: y_q gain + bias, requantized, + zp, saturated to int8.
