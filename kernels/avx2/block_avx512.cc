@@ -14,34 +14,38 @@ namespace {
 
 inline __mmask16 tail16(int m) { return static_cast<__mmask16>(m >= 16 ? 0xFFFFu : (1u << m) - 1u); }
 
+// S and Q with VPDPBUSD (no saturation): S = sum 1 x_i and
+// Q = sum (x_i + 128) x_i - 128 S ((x_i + 128) as the unsigned operand).
 void row_sums(const int8_t* x, int d, int32_t* sum, int32_t* sum_sq) {
-  const __m512i ones = _mm512_set1_epi16(1);
+  const __m512i ones = _mm512_set1_epi8(1), flip = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512i vs = _mm512_setzero_si512(), vq = _mm512_setzero_si512();
-  for (int i = 0; i < d; i += 32) {
-    const int m = d - i < 32 ? d - i : 32;
-    const __mmask32 k = static_cast<__mmask32>(m >= 32 ? 0xFFFFFFFFu : (1u << m) - 1u);
-    const __m512i v = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(k, x + i));
-    vs = _mm512_add_epi32(vs, _mm512_madd_epi16(v, ones));
-    vq = _mm512_add_epi32(vq, _mm512_madd_epi16(v, v));
+  for (int i = 0; i < d; i += 64) {
+    const int m = d - i;
+    const __mmask64 k = m >= 64 ? ~__mmask64{0} : (__mmask64{1} << m) - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8(k, x + i);
+    vs = _mm512_dpbusd_epi32(vs, ones, v);
+    vq = _mm512_dpbusd_epi32(vq, _mm512_xor_si512(v, flip), v);
   }
-  *sum = _mm512_reduce_add_epi32(vs);
-  *sum_sq = _mm512_reduce_add_epi32(vq);
+  const int32_t s = _mm512_reduce_add_epi32(vs);
+  *sum = s;
+  *sum_sq = static_cast<int32_t>(static_cast<uint32_t>(_mm512_reduce_add_epi32(vq)) - 128u * static_cast<uint32_t>(s));
 }
 
 // Step 4 with VPSRAQ (AVX-512 has the 64-bit arithmetic shift). |y_q| <= 2^14
 // (block.cc): the clamp to +-32767 never binds and is left out (7 % of the
 // time), and y_q g is VPMADDWD of y_q's low half with g zero-extended.
 struct LnRow {
-  __m512i d, sum, inv, rnd;
+  __m512i d, neg_sum, inv, rnd;
   __m128i s;
 };
 
 inline __m512i ln_acc16(const LnRow& r, __m512i x, __m512i g, __m512i bias) {
-  const __m512i c = _mm512_sub_epi32(_mm512_mullo_epi32(x, r.d), r.sum);
+  // c = d x - S as VPDPWSSD of x's low half (x fits int16) with d zero-extended.
+  const __m512i c = _mm512_dpwssd_epi32(r.neg_sum, x, r.d);
   const __m512i pe = _mm512_sra_epi64(_mm512_add_epi64(_mm512_mul_epi32(c, r.inv), r.rnd), r.s);
   const __m512i po = _mm512_sra_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(c, 32), r.inv), r.rnd), r.s);
   const __m512i y = _mm512_mask_shuffle_epi32(pe, 0xAAAA, po, _MM_PERM_CDAB);  // odd dwords from po's even ones
-  return _mm512_add_epi32(_mm512_madd_epi16(y, g), bias);
+  return _mm512_dpwssd_epi32(bias, y, g);
 }
 
 }  // namespace
@@ -62,7 +66,7 @@ void qs8_layernorm__avx512vnni(const QS8LayerNormArgs& a) {
       int8_t* y = a.y + static_cast<ptrdiff_t>(row0 + b) * a.y_stride;
       LnRow r;
       r.d = _mm512_set1_epi32(d);
-      r.sum = _mm512_set1_epi32(sum[b]);
+      r.neg_sum = _mm512_set1_epi32(-sum[b]);
       r.inv = _mm512_set1_epi32(rs[b].inv);
       r.rnd = _mm512_set1_epi64(int64_t{1} << (rs[b].shift - 1));
       r.s = _mm_cvtsi32_si128(rs[b].shift);
