@@ -105,7 +105,7 @@ inline __m128i ln_x16(const LnRow& r, const avx2::Rq8& rq, __m256i zp16, const i
 // the core overlaps; the square root and two divisions are long latency),
 // then their elements.
 void qs8_layernorm__avx2(const QS8LayerNormArgs& a) {
-  constexpr int kBatch = 8;
+  constexpr int kBatch = 16;
   const int d = a.dim;
   const avx2::Rq8 rq = avx2::rq8_uniform(a.mult, a.shift);
   const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(a.y_zp));
@@ -114,7 +114,7 @@ void qs8_layernorm__avx2(const QS8LayerNormArgs& a) {
     int32_t sum[kBatch], sum_sq[kBatch];
     LayerNormRowScale rs[kBatch];
     for (int b = 0; b < nb; ++b) row_sums(a.x + static_cast<ptrdiff_t>(row0 + b) * a.x_stride, d, &sum[b], &sum_sq[b]);
-    avx2::layernorm_row_scales_x8(nb, d, sum, sum_sq, a.eps_term, rs);
+    avx2::layernorm_row_scales_x16(nb, d, sum, sum_sq, a.eps_term, rs);
     for (int b = 0; b < nb; ++b) {
       const int8_t* x = a.x + static_cast<ptrdiff_t>(row0 + b) * a.x_stride;
       int8_t* y = a.y + static_cast<ptrdiff_t>(row0 + b) * a.y_stride;

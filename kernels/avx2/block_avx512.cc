@@ -51,7 +51,7 @@ inline __m512i ln_acc16(const LnRow& r, __m512i x, __m512i g, __m512i bias) {
 }  // namespace
 
 void qs8_layernorm__avx512vnni(const QS8LayerNormArgs& a) {
-  constexpr int kBatch = 8;
+  constexpr int kBatch = 16;
   const int d = a.dim;
   const avx512::Rq16 rq = avx512::make_rq16(_mm512_set1_epi32(a.mult), _mm512_set1_epi32(a.shift));
   const __m512i zp = _mm512_set1_epi32(a.y_zp);
@@ -60,7 +60,7 @@ void qs8_layernorm__avx512vnni(const QS8LayerNormArgs& a) {
     int32_t sum[kBatch], sum_sq[kBatch];
     LayerNormRowScale rs[kBatch];
     for (int b = 0; b < nb; ++b) row_sums(a.x + static_cast<ptrdiff_t>(row0 + b) * a.x_stride, d, &sum[b], &sum_sq[b]);
-    avx2::layernorm_row_scales_x8(nb, d, sum, sum_sq, a.eps_term, rs);
+    avx2::layernorm_row_scales_x16(nb, d, sum, sum_sq, a.eps_term, rs);
     for (int b = 0; b < nb; ++b) {
       const int8_t* x = a.x + static_cast<ptrdiff_t>(row0 + b) * a.x_stride;
       int8_t* y = a.y + static_cast<ptrdiff_t>(row0 + b) * a.y_stride;

@@ -2,7 +2,7 @@
 // 2-3) computed faster, with the same integers as layernorm_row_scale():
 // the reference's square root runs 31 data-dependent steps (most of a SIMD
 // row's time at d = 128); this one runs 15 branch-free steps on 32 bits
-// (which SIMD code runs for 8 rows at once), one Newton step and two
+// (which the x86 code runs for 16 rows at once), one Newton step and two
 // corrections. Used by the SIMD LayerNorm kernels;
 // simd_test compares both functions on edges and random rows.
 #ifndef EDGEATTN_KERNELS_LAYERNORM_ROW_H_
