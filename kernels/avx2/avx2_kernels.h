@@ -70,6 +70,12 @@ void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, in
                            const int32_t* mult, const int32_t* shift, int per_channel,
                            int32_t y_zp, int8_t* y, int y_stride);
 
+// The transformer-block primitives (block.cc; contracts 4-6 of requant.h).
+void qs8_layernorm__avx2(const QS8LayerNormArgs& a);
+void qs8_add__avx2(const QS8AddArgs& a);
+void qs8_lut__avx2(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                   int y_stride);
+
 // -------------------------------------------------------------- avxvnni ----
 // avxvnni.cc (compiled with -mavxvnni): only call after cpu_supports(kAvxVnni).
 void qs8_linear_acc__avxvnni(int rows, int blocks, int in_features, const int8_t* x, int x_stride,
@@ -118,6 +124,12 @@ void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
 // is null or there are fewer than kQs8AttnTileMinRows query rows.
 void qs8_attention_tiled__avx512vnni(const QS8AttentionArgs& a);
 const Qs8AttnTileStages& qs8_attention_tile_stages__avx512vnni();
+
+// The transformer-block primitives on zmm (block_avx512.cc, AVX-512 F/BW/VL).
+void qs8_layernorm__avx512vnni(const QS8LayerNormArgs& a);
+void qs8_add__avx512vnni(const QS8AddArgs& a);
+void qs8_lut__avx512vnni(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                         int y_stride);
 
 }  // namespace kernels
 }  // namespace edgeattn

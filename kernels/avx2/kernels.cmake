@@ -6,7 +6,8 @@ set(_ea_avx2_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_ea_avx2_sources
   ${_ea_avx2_dir}/linear.cc
   ${_ea_avx2_dir}/attention.cc
-  ${_ea_avx2_dir}/additive.cc)
+  ${_ea_avx2_dir}/additive.cc
+  ${_ea_avx2_dir}/block.cc)
 set_source_files_properties(${_ea_avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 # Only this file may contain VPDPBUSD (VEX); reached after the AVX-VNNI check.
 set_source_files_properties(${_ea_avx2_dir}/avxvnni.cc PROPERTIES
@@ -25,10 +26,15 @@ set_source_files_properties(${_ea_avx2_dir}/attention_avx512vnni.cc PROPERTIES
 # The tiled attention (zmm Q.K and P.V tiles); same check.
 set_source_files_properties(${_ea_avx2_dir}/attention_tile_avx512vnni.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
+# The transformer-block kernels on zmm (LayerNorm, residual add, activation
+# table); same check (they need F, BW and VL only).
+set_source_files_properties(${_ea_avx2_dir}/block_avx512.cc PROPERTIES
+  COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
 list(APPEND EA_KERNEL_SOURCES ${_ea_avx2_sources} ${_ea_avx2_dir}/avxvnni.cc
      ${_ea_avx2_dir}/attention_tile_avxvnni.cc
      ${_ea_avx2_dir}/linear_avx512vnni.cc
      ${_ea_avx2_dir}/attention_avx512vnni.cc
-     ${_ea_avx2_dir}/attention_tile_avx512vnni.cc)
+     ${_ea_avx2_dir}/attention_tile_avx512vnni.cc
+     ${_ea_avx2_dir}/block_avx512.cc)
 set(EA_CPU_FEATURES_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/cpu_features_x86.cc)
 list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_X86=1)

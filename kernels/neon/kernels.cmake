@@ -6,7 +6,8 @@ set(_ea_neon_sources
   ${_ea_neon_dir}/linear.cc
   ${_ea_neon_dir}/attention.cc
   ${_ea_neon_dir}/attention_tile.cc
-  ${_ea_neon_dir}/additive.cc)
+  ${_ea_neon_dir}/additive.cc
+  ${_ea_neon_dir}/block.cc)
 list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_NEON=1)
 if(EA_KERNEL_ARCH STREQUAL "aarch64")
   list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_NEON_DOT=1)

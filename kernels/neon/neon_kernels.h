@@ -34,6 +34,12 @@ void qs8_pv_row__neon(int n, int v_dim, const uint16_t* probs, const int8_t* v, 
 // out[c] = sum_j p[j] v[j][c] (float, no allocation).
 void f32_pv_row__neon(int n, int v_dim, const float* p, const float* v, int v_stride, float* out);
 
+// The transformer-block primitives (block.cc; contracts 4-6 of requant.h).
+void qs8_layernorm__neon(const QS8LayerNormArgs& a);
+void qs8_add__neon(const QS8AddArgs& a);
+void qs8_lut__neon(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                   int y_stride);
+
 // Building blocks parameterised by the int8 dot-product flavour.
 //
 // acc[r * acc_stride + 16 b + c] = sum_k w[16 b + c][k] * x_r[k] for the

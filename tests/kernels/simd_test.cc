@@ -20,6 +20,7 @@
 
 #include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/layernorm_row.h"
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
 #include "edgeattn/kernels/ref.h"
@@ -176,6 +177,9 @@ TEST(SimdTest, TablesRunTheirListedVariants) {
   ExpectTableEntries("qs8_softmax_row", l.qs8_softmax_row, &ek::KernelTable::qs8_softmax_row);
   ExpectTableEntries("qs8_softmax_exp_row", l.qs8_softmax_exp_row, &ek::KernelTable::qs8_softmax_exp_row);
   ExpectTableEntries("qs8_pv_row", l.qs8_pv_row, &ek::KernelTable::qs8_pv_row);
+  ExpectTableEntries("qs8_layernorm", l.qs8_layernorm, &ek::KernelTable::qs8_layernorm);
+  ExpectTableEntries("qs8_add", l.qs8_add, &ek::KernelTable::qs8_add);
+  ExpectTableEntries("qs8_lut", l.qs8_lut, &ek::KernelTable::qs8_lut);
   if (l.f32_linear->fn != nullptr) {  // float kernels are in the build (not EA_INT8_ONLY)
     ExpectTableEntries("f32_linear", l.f32_linear, &ek::KernelTable::f32_linear);
     ExpectTableEntries("f32_attention", l.f32_attention, &ek::KernelTable::f32_attention);
@@ -1158,6 +1162,327 @@ TEST(SimdTest, SoftmaxRowExtremes) {
         ASSERT_EQ(p[j], p_ref[j]) << ek::kernel_path_name(v.path) << " index " << j << " seed " << seed;
       }
     }
+  }
+}
+
+
+// ---------------------------------------------------- transformer blocks ----
+// LayerNorm (contract 4), residual add (contract 5) and activation table
+// (contract 6): every listed variant against the reference, byte for byte,
+// with canaries after each row (a variant must not write past `dim`).
+
+constexpr int8_t kCanary = 0x5A;
+
+int64_t SampleEpsTerm(Rng& rng) {
+  switch (rng.uniform_int(0, 3)) {
+    case 0: return 1;
+    case 1: return int64_t{1} << rng.uniform_int(0, 60);
+    default: return static_cast<int64_t>(rng.log_uniform(1.0, 1e12));
+  }
+}
+
+// The SIMD LayerNorms' row scale (layernorm_row.h) against the reference's:
+// its square root on the perfect squares and their neighbours at both ends of
+// [2^60, 2^62) and on random values, then whole row scales over every
+// variance bit length and eps term.
+TEST(SimdTest, LayerNormFastRowScaleIsTheReference) {
+  std::vector<uint64_t> xs = {uint64_t{1} << 60, (uint64_t{1} << 62) - 1, (uint64_t{1} << 61) - 1, uint64_t{1} << 61};
+  for (uint64_t r : {uint64_t{1} << 30, (uint64_t{1} << 30) + 1, uint64_t{1518500249}, uint64_t{1518500250},
+                     (uint64_t{1} << 31) - 2, (uint64_t{1} << 31) - 1}) {
+    for (int64_t delta = -2; delta <= 2; ++delta) xs.push_back(r * r + static_cast<uint64_t>(delta));
+  }
+  Rng rng(9050);
+  for (int i = 0; i < 200000; ++i) {
+    const uint64_t r = static_cast<uint64_t>(rng.uniform_int(int64_t{1} << 30, (int64_t{1} << 31) - 1));
+    xs.push_back(r * r + static_cast<uint64_t>(rng.uniform_int(0, 2)) * r - static_cast<uint64_t>(rng.uniform_int(0, 1)));
+    xs.push_back((uint64_t{1} << 60) + static_cast<uint64_t>(rng.uniform_int(0, (int64_t{3} << 60) - 1)));
+  }
+  for (uint64_t x : xs) {
+    if (x < (uint64_t{1} << 60) || x >= (uint64_t{1} << 62)) continue;
+    ASSERT_EQ(ek::isqrt_u64_top(x), ek::isqrt_u64(x)) << x;
+  }
+  for (int i = 0; i < 200000; ++i) {
+    const int d = static_cast<int>(rng.uniform_int(0, 1) ? rng.uniform_int(1, 300) : rng.uniform_int(1, 16384));
+    // Any (S, Q) of an int8 row: S = sum, Q >= S^2 / d (Cauchy-Schwarz), Q <= 16384 d.
+    const int32_t s = static_cast<int32_t>(rng.uniform_int(-128 * d, 127 * d));
+    const int64_t qmin = (static_cast<int64_t>(s) * s + d - 1) / d;
+    const int32_t q = static_cast<int32_t>(rng.uniform_int(0, 2) ? qmin + rng.uniform_int(0, 3) : rng.uniform_int(qmin, 16384LL * d));
+    const int64_t e = SampleEpsTerm(rng);
+    const ek::LayerNormRowScale want = ek::layernorm_row_scale(d, s, q, e);
+    const ek::LayerNormRowScale got = ek::layernorm_row_scale_fast(d, s, q, e);
+    ASSERT_EQ(got.inv, want.inv) << "d " << d << " S " << s << " Q " << q << " E " << e;
+    ASSERT_EQ(got.shift, want.shift) << "d " << d << " S " << s << " Q " << q << " E " << e;
+  }
+}
+
+// The SIMD LayerNorms leave out step 4's clamp and keep y_q in 16 bits:
+// they rely on |y_q| <= 2^14 for every int8 row and every E >= 1 (proof in
+// kernels/avx2/block.cc). Rows with one outlier reach the bound (Samuelson's
+// inequality is tight there); check the reference's y_q on them.
+TEST(SimdTest, LayerNormNormalizedValueStaysWithinFifteenBits) {
+  int32_t largest = 0;
+  for (int d = 2; d <= 16384; d += d < 64 ? 1 : d / 8) {
+    for (const auto& ab : {std::pair<int, int>{127, -128}, {-128, 127}, {1, 0}, {0, 1}, {-128, -127}}) {
+      for (int64_t e : {int64_t{1}, int64_t{1} << 20, int64_t{1} << 40, int64_t{1} << 60}) {
+        const int32_t s = ab.first + (d - 1) * ab.second;
+        const int32_t q = ab.first * ab.first + (d - 1) * ab.second * ab.second;
+        const ek::LayerNormRowScale rs = ek::layernorm_row_scale(d, s, q, e);
+        for (int v : {ab.first, ab.second}) {
+          const int32_t c = d * v - s;
+          const int64_t y = (static_cast<int64_t>(c) * rs.inv + (int64_t{1} << (rs.shift - 1))) >> rs.shift;
+          ASSERT_LE(y < 0 ? -y : y, 16384) << "d " << d << " value " << v << " E " << e;
+          largest = std::max<int32_t>(largest, static_cast<int32_t>(y < 0 ? -y : y));
+        }
+      }
+    }
+  }
+  EXPECT_GT(largest, 16000);  // the rows do come close to the bound
+}
+
+// One int8 row of `dim` values of a kind the LayerNorm's arithmetic treats
+// differently: uniform, the corners -128/127, constant (zero variance: the
+// output is the bias), constant but one element off by 1 (the smallest
+// nonzero variance, the smallest shifts s with c != 0), random over a narrow
+// spread.
+void FillLnRow(Rng& rng, int kind, int8_t* x, int dim) {
+  const int8_t base = rng.s8();
+  const int spread = static_cast<int>(rng.uniform_int(1, 8));
+  for (int i = 0; i < dim; ++i) {
+    switch (kind) {
+      case 0: x[i] = rng.s8(); break;
+      case 1: x[i] = rng.uniform_int(0, 1) ? int8_t{-128} : int8_t{127}; break;
+      case 2: x[i] = base; break;
+      case 3: x[i] = base; break;
+      default: x[i] = static_cast<int8_t>(std::clamp<int>(base + static_cast<int>(rng.uniform_int(-spread, spread)), -128, 127));
+    }
+  }
+  if (kind == 3) x[rng.uniform_int(0, dim - 1)] = static_cast<int8_t>(base == 127 ? 126 : base + 1);
+}
+
+struct LnCase {
+  int rows = 0, dim = 0, x_stride = 0, y_stride = 0;
+  std::vector<int8_t> x;
+  std::vector<int16_t> gain;
+  std::vector<int32_t> bias;
+  ek::QS8LayerNormArgs args = {};
+};
+
+// Gains over the whole int16 range (the extremes half the time), biases up
+// to kLayerNormMaxBias, any requantization multiplier (per tensor), any zero
+// point, eps terms from 1 to 2^60.
+LnCase MakeLnCase(Rng& rng, int rows, int dim, int kind, int64_t eps_term) {
+  LnCase c;
+  c.rows = rows;
+  c.dim = dim;
+  c.x_stride = dim + static_cast<int>(rng.uniform_int(0, 9));
+  c.y_stride = dim + static_cast<int>(rng.uniform_int(1, 9));
+  c.x.resize(static_cast<size_t>(rows - 1) * c.x_stride + dim);
+  for (int r = 0; r < rows; ++r) FillLnRow(rng, kind < 0 ? static_cast<int>(rng.uniform_int(0, 4)) : kind, c.x.data() + static_cast<size_t>(r) * c.x_stride, dim);
+  c.gain.resize(dim);
+  c.bias.resize(dim);
+  const bool corners = rng.uniform_int(0, 1) == 0;
+  for (auto& g : c.gain) {
+    g = corners && rng.uniform_int(0, 1) ? (rng.uniform_int(0, 1) ? int16_t{32767} : int16_t{-32768})
+                                         : static_cast<int16_t>(rng.uniform_int(-32768, 32767));
+  }
+  const int32_t bmax = rng.uniform_int(0, 1) ? ek::kLayerNormMaxBias : 4000;
+  for (auto& b : c.bias) b = static_cast<int32_t>(rng.uniform_int(-bmax, bmax));
+  c.args.rows = rows;
+  c.args.dim = dim;
+  c.args.x = c.x.data();
+  c.args.x_stride = c.x_stride;
+  c.args.eps_term = eps_term;
+  c.args.gain = c.gain.data();
+  c.args.bias = c.bias.data();
+  Multiplier(rng.log_uniform(1e-9, 1e-3), &c.args.mult, &c.args.shift);
+  c.args.y_zp = SampleZp(rng);
+  c.args.y_stride = c.y_stride;
+  return c;
+}
+
+template <class Fn>
+void ExpectLnMatchesRef(const std::vector<ek::Microkernel<Fn>>& variants, LnCase& c, const std::string& what) {
+  std::vector<int8_t> want(static_cast<size_t>(c.rows) * c.y_stride, kCanary);
+  c.args.y = want.data();
+  ek::qs8_layernorm__ref(c.args);
+  for (const auto& uk : variants) {
+    std::vector<int8_t> got(want.size(), kCanary);
+    c.args.y = got.data();
+    uk.fn(c.args);
+    for (size_t j = 0; j < got.size(); ++j) {
+      ASSERT_EQ(got[j], want[j]) << uk.name << " row " << j / c.y_stride << " element " << j % c.y_stride
+                                 << " dim " << c.dim << " rows " << c.rows << " " << what;
+    }
+    // In place (y == x, same stride): the same bytes.
+    std::vector<int8_t> inplace(static_cast<size_t>(c.rows) * c.x_stride, kCanary);
+    std::memcpy(inplace.data(), c.x.data(), c.x.size());
+    ek::QS8LayerNormArgs a = c.args;
+    a.x = inplace.data();
+    a.y = inplace.data();
+    a.y_stride = c.x_stride;
+    uk.fn(a);
+    for (int r = 0; r < c.rows; ++r) {
+      for (int i = 0; i < c.dim; ++i) {
+        ASSERT_EQ(inplace[static_cast<size_t>(r) * c.x_stride + i], want[static_cast<size_t>(r) * c.y_stride + i])
+            << uk.name << " in place, row " << r << " element " << i << " dim " << c.dim << " " << what;
+      }
+    }
+  }
+}
+
+TEST(SimdTest, Qs8LayerNormMatchesRefExactly) {
+  REQUIRE_VARIANTS(variants, qs8_layernorm);
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    Rng rng(9100 + seed);
+    int dim;
+    switch (rng.uniform_int(0, 3)) {
+      case 0: dim = static_cast<int>(rng.uniform_int(1, 40)); break;
+      case 1: dim = static_cast<int>(rng.uniform_int(1, 4096)); break;
+      default: {
+        static const int kWidths[] = {1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 768, 1000, 4096};
+        dim = kWidths[rng.uniform_int(0, 19)];
+      }
+    }
+    const int rows = static_cast<int>(dim <= 64 ? rng.uniform_int(1, 1024) : rng.uniform_int(1, 24));
+    LnCase c = MakeLnCase(rng, rows, dim, -1, SampleEpsTerm(rng));
+    ExpectLnMatchesRef(variants, c, "seed " + std::to_string(seed));
+  }
+}
+
+// Every row shift s = 52 - k - f of contract 4 (8..45), each with row kinds
+// whose centred values are zero and nonzero where that s allows it (s < 17
+// needs c = 0: the smallest nonzero variance already gives D >= 2^16 (d - 1)),
+// and the widest rows (d = 16384, the corners: |c| up to 255 d).
+TEST(SimdTest, Qs8LayerNormEveryRowShift) {
+  REQUIRE_VARIANTS(variants, qs8_layernorm);
+  bool seen[64] = {};
+  Rng rng(9500);
+  for (int dim : {1, 2, 3, 17, 100, 1000, 4096, 16384}) {
+    for (int e = 0; e <= 60; ++e) {
+      for (int kind = 0; kind < 5; ++kind) {
+        const int rows = dim >= 4096 ? 1 : 3;
+        LnCase c = MakeLnCase(rng, rows, dim, kind, int64_t{1} << e);
+        int32_t s = 0, q = 0;
+        for (int i = 0; i < dim; ++i) {
+          s += c.x[i];
+          q += c.x[i] * c.x[i];
+        }
+        const int shift = ek::layernorm_row_scale(dim, s, q, c.args.eps_term).shift;
+        ASSERT_GE(shift, 8);
+        ASSERT_LE(shift, 45);
+        seen[shift] = true;
+        ExpectLnMatchesRef(variants, c, "eps 2^" + std::to_string(e) + " kind " + std::to_string(kind));
+      }
+    }
+  }
+  for (int s = 8; s <= 45; ++s) EXPECT_TRUE(seen[s]) << "no row had shift " << s;
+}
+
+TEST(SimdTest, Qs8AddMatchesRefExactly) {
+  REQUIRE_VARIANTS(variants, qs8_add);
+  for (uint64_t seed = 0; seed < 400; ++seed) {
+    Rng rng(9700 + seed);
+    const int n = static_cast<int>(rng.uniform_int(0, 2) ? rng.uniform_int(1, 70) : rng.uniform_int(1, 4096));
+    const int rows = static_cast<int>(n <= 70 ? rng.uniform_int(1, 1024) : rng.uniform_int(1, 8));
+    ek::QS8AddArgs a = {};
+    a.rows = rows;
+    a.n = n;
+    a.a_stride = n + static_cast<int>(rng.uniform_int(0, 5));
+    a.b_stride = n + static_cast<int>(rng.uniform_int(0, 5));
+    a.y_stride = n + static_cast<int>(rng.uniform_int(1, 5));
+    const auto av = RandS8(rng, static_cast<size_t>(rows - 1) * a.a_stride + n);
+    const auto bv = RandS8(rng, static_cast<size_t>(rows - 1) * a.b_stride + n);
+    a.a = av.data();
+    a.b = bv.data();
+    a.a_zp = SampleZp(rng);
+    a.b_zp = SampleZp(rng);
+    a.y_zp = SampleZp(rng);
+    // Every shift 1..24 (seed order), multipliers up to the largest allowed.
+    a.shift = static_cast<int32_t>(1 + seed % ek::kAddMaxShift);
+    auto mult = [&]() {
+      switch (rng.uniform_int(0, 3)) {
+        case 0: return ek::kAddMaxMultiplier;
+        case 1: return static_cast<int32_t>(rng.uniform_int(0, 3));
+        default: return static_cast<int32_t>(rng.uniform_int(0, ek::kAddMaxMultiplier));
+      }
+    };
+    a.a_mult = mult();
+    a.b_mult = mult();
+    std::vector<int8_t> want(static_cast<size_t>(rows) * a.y_stride, kCanary);
+    a.y = want.data();
+    ek::qs8_add__ref(a);
+    for (const auto& uk : variants) {
+      std::vector<int8_t> got(want.size(), kCanary);
+      a.y = got.data();
+      uk.fn(a);
+      for (size_t j = 0; j < got.size(); ++j) {
+        ASSERT_EQ(got[j], want[j]) << uk.name << " row " << j / a.y_stride << " element " << j % a.y_stride
+                                   << " seed " << seed << " n " << n << " shift " << a.shift;
+      }
+      // In place over a (y == a, same stride).
+      std::vector<int8_t> inplace = av;
+      ek::QS8AddArgs b = a;
+      b.a = inplace.data();
+      b.y = inplace.data();
+      b.y_stride = a.a_stride;
+      uk.fn(b);
+      for (int r = 0; r < rows; ++r) {
+        for (int i = 0; i < n; ++i) {
+          ASSERT_EQ(inplace[static_cast<size_t>(r) * a.a_stride + i], want[static_cast<size_t>(r) * a.y_stride + i])
+              << uk.name << " in place, row " << r << " element " << i << " seed " << seed;
+        }
+      }
+    }
+  }
+}
+
+TEST(SimdTest, Qs8LutMatchesRefExactly) {
+  REQUIRE_VARIANTS(variants, qs8_lut);
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    Rng rng(9900 + seed);
+    const int n = static_cast<int>(rng.uniform_int(0, 2) ? rng.uniform_int(1, 70) : rng.uniform_int(1, 4096));
+    const int rows = static_cast<int>(n <= 70 ? rng.uniform_int(1, 1024) : rng.uniform_int(1, 8));
+    const int x_stride = n + static_cast<int>(rng.uniform_int(0, 5));
+    const int y_stride = n + static_cast<int>(rng.uniform_int(1, 5));
+    const auto x = RandS8(rng, static_cast<size_t>(rows - 1) * x_stride + n);
+    std::vector<int8_t> table(256);
+    for (auto& t : table) t = rng.s8();
+    std::vector<int8_t> want(static_cast<size_t>(rows) * y_stride, kCanary);
+    ek::qs8_lut__ref(rows, n, x.data(), x_stride, table.data(), want.data(), y_stride);
+    for (const auto& uk : variants) {
+      std::vector<int8_t> got(want.size(), kCanary);
+      uk.fn(rows, n, x.data(), x_stride, table.data(), got.data(), y_stride);
+      for (size_t j = 0; j < got.size(); ++j) {
+        ASSERT_EQ(got[j], want[j]) << uk.name << " row " << j / y_stride << " element " << j % y_stride
+                                   << " seed " << seed << " n " << n;
+      }
+      std::vector<int8_t> inplace = x;
+      uk.fn(rows, n, inplace.data(), x_stride, table.data(), inplace.data(), x_stride);
+      for (int r = 0; r < rows; ++r) {
+        for (int i = 0; i < n; ++i) {
+          ASSERT_EQ(inplace[static_cast<size_t>(r) * x_stride + i], want[static_cast<size_t>(r) * y_stride + i])
+              << uk.name << " in place, row " << r << " element " << i << " seed " << seed;
+        }
+      }
+    }
+  }
+}
+
+// Every table entry reached, each in every position of a vector.
+TEST(SimdTest, Qs8LutEveryIndex) {
+  REQUIRE_VARIANTS(variants, qs8_lut);
+  Rng rng(9990);
+  std::vector<int8_t> table(256);
+  for (auto& t : table) t = rng.s8();
+  std::vector<int8_t> x(256 * 67);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>((i * 7 + i / 256) & 0xFF);
+  const int n = static_cast<int>(x.size());
+  std::vector<int8_t> want(x.size());
+  ek::qs8_lut__ref(1, n, x.data(), n, table.data(), want.data(), n);
+  for (const auto& uk : variants) {
+    std::vector<int8_t> got(x.size());
+    uk.fn(1, n, x.data(), n, table.data(), got.data(), n);
+    for (size_t j = 0; j < got.size(); ++j) ASSERT_EQ(got[j], want[j]) << uk.name << " element " << j << " x " << int{x[j]};
   }
 }
 

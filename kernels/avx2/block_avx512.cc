@@ -1,0 +1,158 @@
+// AVX-512 (F, BW, VL) kernels of the transformer blocks for the AVX512-VNNI
+// path: the same integers as kernels/ref/layernorm.cc and elementwise.cc
+// (contracts 4-6 of requant.h) on 16 lanes, with masked loads and stores for
+// the row tails. block.cc (AVX2) explains the arithmetic.
+#include <immintrin.h>
+
+#include "avx2/avx2_kernels.h"
+#include "avx2/avx512_common.h"
+#include "avx2/block_common.h"
+
+namespace edgeattn {
+namespace kernels {
+namespace {
+
+inline __mmask16 tail16(int m) { return static_cast<__mmask16>(m >= 16 ? 0xFFFFu : (1u << m) - 1u); }
+
+// S and Q with VPDPBUSD (no saturation): S = sum 1 x_i and
+// Q = sum (x_i + 128) x_i - 128 S ((x_i + 128) as the unsigned operand).
+void row_sums(const int8_t* x, int d, int32_t* sum, int32_t* sum_sq) {
+  const __m512i ones = _mm512_set1_epi8(1), flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  __m512i vs = _mm512_setzero_si512(), vq = _mm512_setzero_si512();
+  for (int i = 0; i < d; i += 64) {
+    const int m = d - i;
+    const __mmask64 k = m >= 64 ? ~__mmask64{0} : (__mmask64{1} << m) - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8(k, x + i);
+    vs = _mm512_dpbusd_epi32(vs, ones, v);
+    vq = _mm512_dpbusd_epi32(vq, _mm512_xor_si512(v, flip), v);
+  }
+  const int32_t s = _mm512_reduce_add_epi32(vs);
+  *sum = s;
+  *sum_sq = static_cast<int32_t>(static_cast<uint32_t>(_mm512_reduce_add_epi32(vq)) - 128u * static_cast<uint32_t>(s));
+}
+
+// Step 4 with VPSRAQ (AVX-512 has the 64-bit arithmetic shift). |y_q| <= 2^14
+// (block.cc): the clamp to +-32767 never binds and is left out (7 % of the
+// time), and y_q g is VPMADDWD of y_q's low half with g zero-extended.
+struct LnRow {
+  __m512i d, neg_sum, inv, rnd;
+  __m128i s;
+};
+
+inline __m512i ln_acc16(const LnRow& r, __m512i x, __m512i g, __m512i bias) {
+  // c = d x - S as VPDPWSSD of x's low half (x fits int16) with d zero-extended.
+  const __m512i c = _mm512_dpwssd_epi32(r.neg_sum, x, r.d);
+  const __m512i pe = _mm512_sra_epi64(_mm512_add_epi64(_mm512_mul_epi32(c, r.inv), r.rnd), r.s);
+  const __m512i po = _mm512_sra_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(c, 32), r.inv), r.rnd), r.s);
+  const __m512i y = _mm512_mask_shuffle_epi32(pe, 0xAAAA, po, _MM_PERM_CDAB);  // odd dwords from po's even ones
+  return _mm512_dpwssd_epi32(bias, y, g);
+}
+
+}  // namespace
+
+void qs8_layernorm__avx512vnni(const QS8LayerNormArgs& a) {
+  constexpr int kBatch = 16;
+  const int d = a.dim;
+  const avx512::Rq16 rq = avx512::make_rq16(_mm512_set1_epi32(a.mult), _mm512_set1_epi32(a.shift));
+  const __m512i zp = _mm512_set1_epi32(a.y_zp);
+  for (int row0 = 0; row0 < a.rows; row0 += kBatch) {
+    const int nb = a.rows - row0 < kBatch ? a.rows - row0 : kBatch;
+    int32_t sum[kBatch], sum_sq[kBatch];
+    LayerNormRowScale rs[kBatch];
+    for (int b = 0; b < nb; ++b) row_sums(a.x + static_cast<ptrdiff_t>(row0 + b) * a.x_stride, d, &sum[b], &sum_sq[b]);
+    avx2::layernorm_row_scales_x16(nb, d, sum, sum_sq, a.eps_term, rs);
+    for (int b = 0; b < nb; ++b) {
+      const int8_t* x = a.x + static_cast<ptrdiff_t>(row0 + b) * a.x_stride;
+      int8_t* y = a.y + static_cast<ptrdiff_t>(row0 + b) * a.y_stride;
+      LnRow r;
+      r.d = _mm512_set1_epi32(d);
+      r.neg_sum = _mm512_set1_epi32(-sum[b]);
+      r.inv = _mm512_set1_epi32(rs[b].inv);
+      r.rnd = _mm512_set1_epi64(int64_t{1} << (rs[b].shift - 1));
+      r.s = _mm_cvtsi32_si128(rs[b].shift);
+      int i = 0;
+      for (; i + 16 <= d; i += 16) {
+        const __m512i acc = ln_acc16(r, _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))),
+                                     _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.gain + i))),
+                                     _mm512_loadu_si512(a.bias + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), avx512::requantize_s8_x16(acc, rq, zp));
+      }
+      if (i < d) {
+        const __mmask16 k = tail16(d - i);
+        const __m512i acc = ln_acc16(r, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, x + i)),
+                                     _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, a.gain + i)),
+                                     _mm512_maskz_loadu_epi32(k, a.bias + i));
+        _mm_mask_storeu_epi8(y + i, k, avx512::requantize_s8_x16(acc, rq, zp));
+      }
+    }
+  }
+}
+
+// Contract 5 as in block.cc; VPMOVSDB saturates sum >> n + zp (|sum >> n|
+// < 2^30: no overflow) to int8.
+void qs8_add__avx512vnni(const QS8AddArgs& a) {
+  const __m512i ma = _mm512_set1_epi32(a.a_mult), mb = _mm512_set1_epi32(a.b_mult);
+  const uint32_t c = (uint32_t{1} << (a.shift - 1)) - static_cast<uint32_t>(a.a_zp) * static_cast<uint32_t>(a.a_mult) -
+                     static_cast<uint32_t>(a.b_zp) * static_cast<uint32_t>(a.b_mult);
+  const __m512i vc = _mm512_set1_epi32(static_cast<int32_t>(c));
+  const __m128i sh = _mm_cvtsi32_si128(a.shift);
+  const __m512i zp = _mm512_set1_epi32(a.y_zp);
+  auto add16 = [&](__m128i av, __m128i bv) {
+    const __m512i s = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_cvtepi8_epi32(av), ma),
+                                       _mm512_mullo_epi32(_mm512_cvtepi8_epi32(bv), mb));
+    return _mm512_cvtsepi32_epi8(_mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(s, vc), sh), zp));
+  };
+  for (int r = 0; r < a.rows; ++r) {
+    const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
+    const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
+    int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
+    int i = 0;
+    for (; i + 16 <= a.n; i += 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(yr + i),
+                       add16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ar + i)),
+                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(br + i))));
+    }
+    if (i < a.n) {
+      const __mmask16 k = tail16(a.n - i);
+      _mm_mask_storeu_epi8(yr + i, k, add16(_mm_maskz_loadu_epi8(k, ar + i), _mm_maskz_loadu_epi8(k, br + i)));
+    }
+  }
+}
+
+// y = table[x + 128]: VPSHUFB of each 16-byte slice T_j by the low nibble of
+// v = x + 128, then a binary tree over v's high nibble: bit 4 picks between
+// T_2k and T_2k+1 (a masked shuffle), bits 5-7 between the pairs' results
+// (masked blends). Four bit tests make all the masks; the tree's levels are
+// independent chains.
+void qs8_lut__avx512vnni(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                         int y_stride) {
+  __m512i t[16];
+  for (int j = 0; j < 16; ++j) t[j] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * j)));
+  auto lut64 = [&](__m512i xv) {
+    const __m512i v = _mm512_xor_si512(xv, _mm512_set1_epi8(static_cast<char>(0x80)));
+    const __m512i l = _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
+    const __mmask64 b4 = _mm512_test_epi8_mask(v, _mm512_set1_epi8(0x10));
+    const __mmask64 b5 = _mm512_test_epi8_mask(v, _mm512_set1_epi8(0x20));
+    const __mmask64 b6 = _mm512_test_epi8_mask(v, _mm512_set1_epi8(0x40));
+    const __mmask64 b7 = _mm512_test_epi8_mask(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+    __m512i q[8];
+    for (int k = 0; k < 8; ++k) q[k] = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(t[2 * k], l), b4, t[2 * k + 1], l);
+    for (int k = 0; k < 4; ++k) q[k] = _mm512_mask_blend_epi8(b5, q[2 * k], q[2 * k + 1]);
+    for (int k = 0; k < 2; ++k) q[k] = _mm512_mask_blend_epi8(b6, q[2 * k], q[2 * k + 1]);
+    return _mm512_mask_blend_epi8(b7, q[0], q[1]);
+  };
+  for (int r = 0; r < rows; ++r) {
+    const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
+    int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
+    int i = 0;
+    for (; i + 64 <= n; i += 64) _mm512_storeu_si512(yr + i, lut64(_mm512_loadu_si512(xr + i)));
+    if (i < n) {
+      const int m = n - i;
+      const __mmask64 k = m >= 64 ? ~__mmask64{0} : (__mmask64{1} << m) - 1;
+      _mm512_mask_storeu_epi8(yr + i, k, lut64(_mm512_maskz_loadu_epi8(k, xr + i)));
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn
