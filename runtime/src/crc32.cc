@@ -2,6 +2,12 @@
 
 #include <cstring>
 
+#if defined(EA_CRC32_HAVE_ARMV8)
+#include <arm_acle.h>
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace edgeattn {
 namespace {
 
@@ -76,14 +82,34 @@ uint32_t slice4(uint32_t crc, const uint8_t* data, size_t size) {
   return crc;
 }
 
+#if defined(EA_CRC32_HAVE_ARMV8)
+// GCC compiles the CRC instructions for this function only (the rest of the
+// build stays plain Armv8.0); it runs only where the CPU reports them.
+#if !defined(__ARM_FEATURE_CRC32)
+__attribute__((target("arch=armv8-a+crc")))
+#endif
+uint32_t armv8(uint32_t crc, const uint8_t* data, size_t size) {
+  for (; size >= 8; size -= 8, data += 8) {
+    uint64_t w;
+    std::memcpy(&w, data, 8);
+    crc = __crc32d(crc, w);
+  }
+  for (; size > 0; --size, ++data) crc = __crc32b(crc, *data);
+  return crc;
+}
+
+bool armv8_available() { return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0; }
+#endif
+
 }  // namespace crc32_impl
 
 // Which implementation (a file is checked once, at load; measured
 // instructions per byte and flash in docs/security.md): Cortex-M, where flash
 // is scarce and there is no CRC instruction, the nibble table (11
-// instructions per byte, 64 bytes of table); elsewhere slicing-by-4 (5.25 per
-// byte on the same core, 4 KB of tables). -DEA_CRC32_IMPL=0..3 (bitwise,
-// nibble, bytewise, slice4) overrides it, e.g. firmware with 4 KB to spare.
+// instructions per byte, 64 bytes of table); aarch64 Linux the CRC
+// instructions when the CPU has them; elsewhere slicing-by-4 (5.25 per byte
+// on the same core, 4 KB of tables). -DEA_CRC32_IMPL=0..3 (bitwise, nibble,
+// bytewise, slice4) overrides it, e.g. firmware with 4 KB to spare.
 #ifndef EA_CRC32_IMPL
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 #define EA_CRC32_IMPL 1
@@ -105,6 +131,9 @@ uint32_t crc32(const uint8_t* data, size_t size) {
 #elif EA_CRC32_IMPL == 2
   return ~crc32_impl::bytewise(0xFFFFFFFFu, data, size);
 #else
+#if defined(EA_CRC32_HAVE_ARMV8)
+  if (crc32_impl::armv8_available()) return ~crc32_impl::armv8(0xFFFFFFFFu, data, size);
+#endif
   return ~crc32_impl::slice4(0xFFFFFFFFu, data, size);
 #endif
 }

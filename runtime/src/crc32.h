@@ -20,6 +20,14 @@ uint32_t bitwise(uint32_t crc, const uint8_t* data, size_t size);  // no table
 uint32_t nibble(uint32_t crc, const uint8_t* data, size_t size);   // 16 entries, 64 B
 uint32_t bytewise(uint32_t crc, const uint8_t* data, size_t size); // 256 entries, 1 KB
 uint32_t slice4(uint32_t crc, const uint8_t* data, size_t size);   // 4 x 256 entries, 4 KB
+#if defined(__aarch64__) && defined(__linux__) && \
+    (defined(__ARM_FEATURE_CRC32) || (defined(__GNUC__) && !defined(__clang__)))
+#define EA_CRC32_HAVE_ARMV8 1
+// The Armv8 CRC32X/CRC32B instructions (this polynomial); only where
+// armv8_available() (HWCAP_CRC32: optional in Armv8.0, mandatory from 8.1).
+uint32_t armv8(uint32_t crc, const uint8_t* data, size_t size);
+bool armv8_available();
+#endif
 }  // namespace crc32_impl
 
 }  // namespace edgeattn

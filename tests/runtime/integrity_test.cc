@@ -235,8 +235,16 @@ TEST(Integrity, EveryCrc32ImplementationMatchesTheDefinition) {
   eatest::Rng rng(0xC3D);
   for (auto& x : buf) x = static_cast<uint8_t>(rng.next());
   using Fn = uint32_t (*)(uint32_t, const uint8_t*, size_t);
-  const struct { const char* name; Fn fn; } impls[] = {
+  struct Named {
+    const char* name;
+    Fn fn;
+  };
+  std::vector<Named> impls = {
       {"bitwise", impl::bitwise}, {"nibble", impl::nibble}, {"bytewise", impl::bytewise}, {"slice4", impl::slice4}};
+#if defined(EA_CRC32_HAVE_ARMV8)
+  if (impl::armv8_available()) impls.push_back({"armv8", impl::armv8});
+  std::printf("armv8 CRC instructions: %s\n", impl::armv8_available() ? "available, compared" : "absent");
+#endif
   for (const auto& f : impls) {
     for (size_t start = 0; start < 8; ++start) {
       for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{4}, size_t{5}, size_t{7}, size_t{64}, size_t{4093}}) {
