@@ -57,7 +57,7 @@ bool peek_version(const uint8_t* bytes, size_t size, uint32_t* version) {
   const uint8_t* vt = bytes + vtable;
   const uint32_t vt_bytes = vt[0] | vt[1] << 8u;
   const uint32_t field = vt_bytes >= 6 ? (vt[4] | vt[5] << 8u) : 0u;
-  if (field != 0 && root + field > size - 4) return false;
+  if (field != 0 && uint64_t{root} + field > size - 4) return false;
   *version = field != 0 ? read_le32(bytes + root + field) : 0;
   return true;
 }
