@@ -113,8 +113,6 @@ std::vector<uint8_t> ModelWriter::Finish(const std::string& source, uint64_t are
   const auto producer = fb::CreateProducerDirect(fbb_, kProducerName, kProducerVersion, source.c_str());
   const auto layers = fbb_.CreateVector(layers_);
   if (blob_.empty()) blob_.resize(16, 0);
-  const uint32_t crc = static_cast<uint32_t>(
-      crc32(crc32(0L, Z_NULL, 0), blob_.data(), static_cast<uInt>(blob_.size())));
   // ForceVectorAlignment(size, 1, 64) without its debug assertion:
   // FlatBuffers 2.0.8 asserts alignment <= FLATBUFFERS_MAX_ALIGNMENT (32) in
   // ForceVectorAlignment, but PreAlign itself handles 64 (it also raises the
@@ -122,9 +120,17 @@ std::vector<uint8_t> ModelWriter::Finish(const std::string& source, uint64_t are
   // multiple of 64 and the data offset from the file start is a multiple of 64).
   fbb_.PreAlign(blob_.size(), 64);
   const auto data = fbb_.CreateVector(blob_);
-  const auto model = fb::CreateModel(fbb_, EA_FORMAT_VERSION, producer, layers, arena_bytes, data, crc);
+  const auto model = fb::CreateModel(fbb_, EA_FORMAT_VERSION, producer, layers, arena_bytes, data);
   fb::FinishModelBuffer(fbb_, model);
-  return std::vector<uint8_t>(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+  std::vector<uint8_t> file(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+  append_file_crc32(&file);
+  return file;
+}
+
+void append_file_crc32(std::vector<uint8_t>* file) {
+  const auto crc = static_cast<uint32_t>(
+      crc32(crc32(0L, Z_NULL, 0), file->data(), static_cast<uInt>(file->size())));
+  for (int i = 0; i < 4; ++i) file->push_back(static_cast<uint8_t>(crc >> (8 * i)));
 }
 
 }  // namespace convert

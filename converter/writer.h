@@ -1,6 +1,6 @@
 // FlatBuffers serialization of a model: a builder plus the weight blob that
 // becomes Model.data (every tensor 16-byte aligned, the blob 64-byte aligned
-// in the file, CRC-32 recorded).
+// in the file, and a CRC-32 of the whole FlatBuffer after it: format 3).
 #ifndef EDGEATTN_CONVERTER_WRITER_H_
 #define EDGEATTN_CONVERTER_WRITER_H_
 
@@ -43,7 +43,8 @@ class ModelWriter {
 
   void AddLayer(flatbuffers::Offset<fb::Layer> layer) { layers_.push_back(layer); }
 
-  // Finishes the buffer (identifier EATN) and returns the file bytes.
+  // Finishes the buffer (identifier EATN) and returns the file bytes: the
+  // FlatBuffer followed by its CRC-32 (append_file_crc32).
   std::vector<uint8_t> Finish(const std::string& source, uint64_t arena_bytes);
 
  private:
@@ -53,6 +54,10 @@ class ModelWriter {
   std::vector<uint8_t> blob_;
   std::vector<flatbuffers::Offset<fb::Layer>> layers_;
 };
+
+// Appends the format-3 file checksum: the CRC-32 (IEEE, zlib) of every byte
+// of `file`, 4 bytes little-endian.
+void append_file_crc32(std::vector<uint8_t>* file);
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -17,6 +17,65 @@
 namespace edgeattn {
 namespace {
 
+// A format-3 file ends in a little-endian CRC-32 of every byte before it.
+constexpr size_t kChecksumBytes = 4;
+
+uint32_t read_le32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+// "0x" and 8 hex digits (ErrorMessage prints decimal only).
+struct Hex32 {
+  char text[11];
+  explicit Hex32(uint32_t v) {
+    text[0] = '0';
+    text[1] = 'x';
+    for (int i = 0; i < 8; ++i) text[2 + i] = "0123456789abcdef"[(v >> (28 - 4 * i)) & 15u];
+    text[10] = '\0';
+  }
+};
+
+// Depth and table limits well above any real model bound the verifier's work.
+bool verify_flatbuffer(const uint8_t* bytes, size_t size) {
+  flatbuffers::Verifier verifier(bytes, size, 32, 100000);
+  return fb::VerifyModelBuffer(verifier);
+}
+
+// Formats 1 and 2 had no file checksum but recorded the CRC-32 of Model.data
+// in field 5, data_crc32 (deprecated since format 3: no accessor, and the
+// verifier no longer checks it, so its bounds are checked here).
+constexpr flatbuffers::voffset_t kDataCrc32Field = 4 + 2 * 5;
+
+// Model.format_version read with every offset bounds-checked (before any
+// verification); false when it cannot be read.
+bool peek_version(const uint8_t* bytes, size_t size, uint32_t* version) {
+  const uint32_t root = read_le32(bytes);
+  if (root > size - 4) return false;
+  const int64_t vtable = int64_t{root} - static_cast<int32_t>(read_le32(bytes + root));
+  if (vtable < 0 || static_cast<uint64_t>(vtable) > size - 6) return false;
+  const uint8_t* vt = bytes + vtable;
+  const uint32_t vt_bytes = vt[0] | vt[1] << 8u;
+  const uint32_t field = vt_bytes >= 6 ? (vt[4] | vt[5] << 8u) : 0u;
+  if (field != 0 && uint64_t{root} + field > size - 4) return false;
+  *version = field != 0 ? read_le32(bytes + root + field) : 0;
+  return true;
+}
+
+// True for an intact file of an earlier format: it claims version 1 or 2, is
+// a complete FlatBuffer (the verifier is safe on any bytes) and its
+// data_crc32 matches its weights. A corrupted format-3 file has no
+// data_crc32, so a flip of its version bits cannot pass for an old file.
+bool intact_earlier_format(const uint8_t* bytes, size_t size, uint32_t* version) {
+  if (!peek_version(bytes, size, version) || *version < 1 || *version >= EA_FORMAT_VERSION) return false;
+  if (!verify_flatbuffer(bytes, size)) return false;
+  const fb::Model* m = fb::GetModel(bytes);
+  if (m->format_version() != *version || m->data() == nullptr) return false;
+  const uint8_t* field = reinterpret_cast<const flatbuffers::Table*>(m)->GetAddressOf(kDataCrc32Field);
+  if (field == nullptr || field < bytes || field > bytes + size - 4) return false;
+  return read_le32(field) == crc32(m->data()->data(), m->data()->size());
+}
+
 }  // namespace
 
 Status Model::Fail(Status status) {
@@ -115,14 +174,38 @@ Status Model::Load(const void* data, size_t size) {
     return Fail(Status::kInvalidArgument);
   }
   const auto* bytes = static_cast<const uint8_t*>(data);
-  if (size < 8 || !fb::ModelBufferHasIdentifier(bytes)) {
+  if (size < 8 + kChecksumBytes) {
+    error_ << "not an edgeattn model (" << static_cast<uint64_t>(size) << " bytes)";
+    return Fail(Status::kInvalidModel);
+  }
+  // The whole-file checksum comes first, so that no byte of a corrupted file
+  // is interpreted: every failure below concerns an intact file.
+  const size_t body = size - kChecksumBytes;
+  const uint32_t crc = crc32(bytes, body);
+  const uint32_t recorded = read_le32(bytes + body);
+  if (crc != recorded) {
+    if (!fb::ModelBufferHasIdentifier(bytes)) {
+      error_ << "not an edgeattn model (file identifier is not EATN) and the file checksum does not match";
+      return Fail(Status::kInvalidModel);
+    }
+    uint32_t version = 0;
+    if (intact_earlier_format(bytes, size, &version)) {
+      error_ << "format version " << version << " (no file checksum), this runtime reads version "
+             << static_cast<uint32_t>(EA_FORMAT_VERSION)
+             << ": re-convert the model with an edgeattn-convert of this release";
+      return Fail(Status::kVersionMismatch);
+    }
+    error_ << "file checksum mismatch: CRC-32 " << Hex32(crc).text << ", the file ends in "
+           << Hex32(recorded).text << " (corrupted, truncated, or size " << static_cast<uint64_t>(size)
+           << " is not the file's)";
+    return Fail(Status::kCrcMismatch);
+  }
+  if (!fb::ModelBufferHasIdentifier(bytes)) {
     error_ << "not an edgeattn model (file identifier is not EATN)";
     return Fail(Status::kInvalidModel);
   }
-  // Depth and table limits well above any real model bound the verifier's work.
-  flatbuffers::Verifier verifier(bytes, size, 32, 100000);
-  if (!fb::VerifyModelBuffer(verifier)) {
-    error_ << "model file is malformed or truncated (FlatBuffers verification failed, "
+  if (!verify_flatbuffer(bytes, body)) {
+    error_ << "model file is malformed (FlatBuffers verification failed, "
            << static_cast<uint64_t>(size) << " bytes)";
     return Fail(Status::kInvalidModel);
   }
@@ -147,11 +230,6 @@ Status Model::Load(const void* data, size_t size) {
   if (reinterpret_cast<uintptr_t>(data_) % EA_ALIGNMENT != 0) {
     error_ << "weight data is not " << static_cast<int>(EA_ALIGNMENT) << "-byte aligned";
     return Fail(Status::kInvalidModel);
-  }
-  const uint32_t crc = crc32(data_, data_size_);
-  if (crc != m->data_crc32()) {
-    error_ << "weight data CRC-32 is " << crc << ", the file records " << m->data_crc32();
-    return Fail(Status::kCrcMismatch);
   }
   model_ = m;
   for (int i = 0; i < num_layers(); ++i) {

@@ -10,7 +10,7 @@ const char* status_string(Status status) {
     case Status::kInvalidArgument: return "invalid argument";
     case Status::kInvalidModel: return "invalid model";
     case Status::kVersionMismatch: return "format version mismatch";
-    case Status::kCrcMismatch: return "weight CRC mismatch";
+    case Status::kCrcMismatch: return "file checksum (CRC-32) mismatch";
     case Status::kUnsupported: return "unsupported";
     case Status::kArenaTooSmall: return "arena too small";
     case Status::kLengthExceedsPlan: return "length exceeds plan";

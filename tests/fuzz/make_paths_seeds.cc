@@ -209,7 +209,7 @@ struct Builder {
 
 // Trailers: {q cap, kv cap, q_len even/odd - 1, kv_len even/odd - 1, bits,
 // kv_valid_len byte}. Bit 8 (re-seal) is set in all of them so that the
-// fuzzer's mutations of weight bytes keep loading.
+// fuzzer's mutations keep passing the file checksum.
 struct Trailer {
   uint8_t b[8];
 };

@@ -7,12 +7,14 @@
 //   [4], [5] kv_len              same, cross layers (self-attention: kv = q)
 //   [6] bits: 1 NaN/Inf/huge/denormal float inputs, 2 attention weights out,
 //       4 XNNPACK backend (fuzz_model only), 8 re-seal: the harness rewrites
-//       the model's data_crc32 before loading, so that mutated weight bytes
-//       reach the kernels instead of failing the CRC check
+//       the model's file checksum (its last 4 bytes, format 3) before
+//       loading, so that mutated bytes reach the FlatBuffers verifier, the
+//       semantic checks and the kernels instead of failing the checksum;
+//       without it the checksum check itself is exercised
 //   [7] bit 0: kv_valid_len = (byte >> 1) % (kv_len + 1); else 0 (all valid)
 //   [8..15] seed of the layer inputs
 // An input whose last 16 bytes are not a trailer (the model file alone) takes
-// the trailer from a hash of its bytes.
+// the trailer from a hash of its bytes, and is always re-sealed.
 #ifndef EDGEATTN_TESTS_FUZZ_MODEL_INPUT_H_
 #define EDGEATTN_TESTS_FUZZ_MODEL_INPUT_H_
 
@@ -80,31 +82,33 @@ inline void Fill(std::vector<uint8_t>& v, size_t bytes, bool s8, uint64_t& seed,
   }
 }
 
-// Trailer bit 8: when `bytes` is a well-formed model FlatBuffer (same
-// verifier limits as Model::Load), set its data_crc32 to the CRC of its data.
+// Re-seal: sets a model file's last 4 bytes to the CRC-32 of the bytes before
+// them (little-endian), the format-3 file checksum Model::Load checks first.
 inline void Reseal(void* bytes, size_t size) {
-  flatbuffers::Verifier verifier(static_cast<const uint8_t*>(bytes), size, 32, 100000);
-  if (!edgeattn::fb::VerifyModelBuffer(verifier)) return;
-  edgeattn::fb::Model* m = edgeattn::fb::GetMutableModel(bytes);
-  if (m->data() == nullptr) return;
-  m->mutate_data_crc32(edgeattn::crc32(m->data()->data(), m->data()->size()));
+  if (size < 4) return;
+  auto* p = static_cast<uint8_t*>(bytes);
+  const uint32_t crc = edgeattn::crc32(p, size - 4);
+  for (int i = 0; i < 4; ++i) p[size - 4 + i] = static_cast<uint8_t>(crc >> (8 * i));
 }
 
 // Loads `copy` (the input's bytes, aligned) as [model | trailer], else as a
 // whole model. False when neither verifies. Every failure must carry a
-// message (trap otherwise). The trailer is tried first: Model::Load accepts
-// bytes after a valid FlatBuffer, so a whole-file-first order would load
-// [model | trailer] as a whole model and ignore the trailer.
+// message (trap otherwise). On success `copy` holds the bytes that loaded
+// (re-sealed or not). The trailer is tried first (the order from before
+// format 3, when Model::Load accepted bytes after a valid FlatBuffer).
 inline bool LoadModelInput(const uint8_t* data, size_t size, const AlignedBuffer& copy,
                            edgeattn::Model* model, uint8_t trailer[kTrailerBytes]) {
-  if (size > kTrailerBytes + 8) {
-    if (data[size - kTrailerBytes + 6] & 8) Reseal(copy.p, size - kTrailerBytes);
-    if (model->Load(copy.p, size - kTrailerBytes) == edgeattn::Status::kOk) {
-      std::memcpy(trailer, data + size - kTrailerBytes, kTrailerBytes);
+  if (size > kTrailerBytes + 12) {
+    const size_t n = size - kTrailerBytes;
+    if (data[n + 6] & 8) Reseal(copy.p, n);
+    if (model->Load(copy.p, n) == edgeattn::Status::kOk) {
+      std::memcpy(trailer, data + n, kTrailerBytes);
       return true;
     }
     if (model->error()[0] == '\0' || model->loaded()) __builtin_trap();
+    std::memcpy(static_cast<uint8_t*>(copy.p) + n - 4, data + n - 4, 4);  // undo the re-seal
   }
+  Reseal(copy.p, size);
   if (model->Load(size != 0 ? copy.p : nullptr, size) != edgeattn::Status::kOk) {
     if (model->error()[0] == '\0' || model->loaded()) __builtin_trap();
     return false;

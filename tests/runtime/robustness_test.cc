@@ -403,10 +403,11 @@ TEST(ModelLoadRegression, LayerWithoutOptionsIsRejected) {
     const auto layers = fbb.CreateVector(&layer, 1);
     fbb.ForceVectorAlignment(0, 1, 64);
     const auto data = fbb.CreateVector(static_cast<const uint8_t*>(nullptr), 0);
-    const auto root = fbs::CreateModel(fbb, EA_FORMAT_VERSION, 0, layers, 0, data, 0);
+    const auto root = fbs::CreateModel(fbb, EA_FORMAT_VERSION, 0, layers, 0, data);
     fbs::FinishModelBuffer(fbb, root);
-    AlignedBuffer file(fbb.GetSize());
+    AlignedBuffer file(fbb.GetSize() + 4);  // + the file checksum
     std::memcpy(file.data(), fbb.GetBufferPointer(), fbb.GetSize());
+    eatest::SealModel(&file);
     Model model;
     EXPECT_EQ(model.Load(file.data(), file.size()), Status::kInvalidModel)
         << fbs::EnumNameLayerOptions(type);

@@ -60,6 +60,36 @@ inline bool ReadFile(const std::string& path, AlignedBuffer* out, size_t offset 
   return got == static_cast<size_t>(n);
 }
 
+// CRC-32 (IEEE, reflected, as zlib): independent of the runtime's
+// implementation, for tests that build or patch model files. A byte table
+// built from the bitwise definition (the mutation tests re-seal every
+// mutated file, so bit by bit would dominate their time).
+inline uint32_t Crc32(const uint8_t* p, size_t n) {
+  struct Table {
+    uint32_t t[256];
+    Table() {
+      for (uint32_t i = 0; i < 256; ++i) {
+        uint32_t c = i;
+        for (int b = 0; b < 8; ++b) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+        t[i] = c;
+      }
+    }
+  };
+  static const Table table;
+  uint32_t crc = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) crc = (crc >> 8) ^ table.t[(crc ^ p[i]) & 255u];
+  return ~crc;
+}
+
+// Format 3: rewrites a model file's last 4 bytes with the CRC-32 of the bytes
+// before them, so that a patched file reaches the checks behind the checksum.
+inline void SealModel(uint8_t* file, size_t size) {
+  if (size < 4) return;
+  const uint32_t crc = Crc32(file, size - 4);
+  for (int i = 0; i < 4; ++i) file[size - 4 + i] = static_cast<uint8_t>(crc >> (8 * i));
+}
+inline void SealModel(AlignedBuffer* file) { SealModel(file->data(), file->size()); }
+
 inline std::string ModelPath(const std::string& name) {
   return std::string(EA_TEST_MODEL_DIR) + "/" + name + ".eatn";
 }

@@ -20,7 +20,7 @@ typedef enum ea_status {
   EA_INVALID_ARGUMENT = 1,   /* a caller argument is wrong (null, misaligned, overlapping, bad index) */
   EA_INVALID_MODEL = 2,      /* the file fails verification or a semantic check */
   EA_VERSION_MISMATCH = 3,   /* format version this runtime cannot read */
-  EA_CRC_MISMATCH = 4,       /* weight bytes do not match their CRC-32 */
+  EA_CRC_MISMATCH = 4,       /* the file does not match its CRC-32 (corrupted, truncated, wrong size) */
   EA_UNSUPPORTED = 5,        /* valid file, feature not supported by this build */
   EA_ARENA_TOO_SMALL = 6,    /* arena smaller than the plan needs */
   EA_LENGTH_EXCEEDS_PLAN = 7,/* a run length exceeds the layer's declared maximum */
@@ -38,7 +38,7 @@ ea_status ea_set_kernel_path(const char* name);
 const char* ea_kernel_path(void);
 
 /* Model format version this runtime reads. */
-#define EA_FORMAT_VERSION 2u
+#define EA_FORMAT_VERSION 3u
 /* Arena and model buffers must be aligned to this many bytes. */
 #define EA_ALIGNMENT 16u
 #define EA_ERROR_MESSAGE_BYTES 160
@@ -125,8 +125,9 @@ typedef struct ea_interpreter {
   union { uint64_t align_; unsigned char bytes[512]; } opaque;
 } ea_interpreter;
 
-/* Verifies the file (FlatBuffers verifier, identifier, version, CRC, shapes,
- * quantization parameters, arena plan). data must be EA_ALIGNMENT-aligned. */
+/* Verifies the file (whole-file CRC-32, identifier, FlatBuffers verifier,
+ * version, shapes, quantization parameters, arena plan). data must be
+ * EA_ALIGNMENT-aligned and size the file's exact size. */
 ea_status ea_model_load(ea_model* model, const void* data, size_t size);
 const char* ea_model_error(const ea_model* model);
 int32_t ea_model_num_layers(const ea_model* model);
