@@ -1,6 +1,8 @@
-// Float64 forward pass of every layer kind, written directly from the model
-// definitions (PyTorch semantics). Used to calibrate activation ranges and as
-// the reference of the accuracy report.
+// The converter's layer (FloatLayer: the fields every kind has plus the
+// kind's own parameters) and its float64 forward pass, written directly from
+// the model definitions (PyTorch semantics): forward() runs the layer's kind
+// module (converter/kinds/), which builds on the shared numerics below. Used
+// to calibrate activation ranges and as the reference of the accuracy report.
 #ifndef EDGEATTN_CONVERTER_FLOAT_REFERENCE_H_
 #define EDGEATTN_CONVERTER_FLOAT_REFERENCE_H_
 

@@ -113,7 +113,7 @@ RunResult run_layer_float(const LoadedModel& lm, int layer, const LayerData& d, 
   const int lq = shell.learned_query() ? 1 : d.lq;
   const int lk = d.lk;
   const size_t out_per = static_cast<size_t>(lq) * info.output_dim;
-  const size_t w_per = static_cast<size_t>(info.num_heads) * lq * lk;
+  const size_t w_per = static_cast<size_t>(shell.heads()) * lq * lk;  // 0: a kind without attention weights
   std::vector<float> out(static_cast<size_t>(d.n) * out_per);
   std::vector<uint16_t> wts(static_cast<size_t>(d.n) * w_per);
   const size_t bytes = model.arena_bytes() + model.RangeBytes(0, 0);
@@ -135,7 +135,7 @@ RunResult run_layer_float(const LoadedModel& lm, int layer, const LayerData& d, 
       a.kv_len = self ? d.lq : lk;
       a.kv_valid_len = d.valid[si];
       a.output = out.data() + si * out_per;
-      a.attn_weights = wts.data() + si * w_per;
+      a.attn_weights = w_per != 0 ? wts.data() + si * w_per : nullptr;
       st = interp.RunFloat(layer, a, policy, &r.ranges[si]);
       if (st != Status::kOk) {
         fail("layer '", info.name, "' sample ", i, ": runtime error (", status_string(st), "): ", interp.error());
@@ -171,7 +171,7 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   const std::vector<uint8_t> v = encode(d.value, info.dtype, info.value_quant);
   const int lq = shell.learned_query() ? 1 : d.lq;
   const int lk = d.lk;
-  const int H = info.num_heads;
+  const int H = shell.heads();  // 0: a kind without attention weights
   const size_t out_per = static_cast<size_t>(lq) * info.output_dim;
   const size_t w_per = static_cast<size_t>(H) * lq * lk;
   std::vector<uint8_t> out, wts;
@@ -198,7 +198,7 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
       a.kv_valid_len = d.valid[si];
       a.use_cached_keys = 0;
       a.output = out.data() + si * out_per * elem;
-      a.attn_weights = wts.data() + si * w_per * (s8 ? 2 : 4);
+      a.attn_weights = w_per != 0 ? wts.data() + si * w_per * (s8 ? 2 : 4) : nullptr;
       // (A coverage layer's uncached run is one sequence: its rows are the steps.)
       st = interp.Run(layer, a);
       if (st != Status::kOk) {

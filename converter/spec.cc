@@ -32,20 +32,16 @@ using FieldList = std::vector<std::string>;
 
 const FieldList kTopLevelFields = {"model", "layers"};
 const FieldList kCommonFields = {"name", "kind", "mask", "max_q_len", "max_kv_len", "prefix", "tensors"};
-// Fields of a layer of `kind` beyond the common ones.
-FieldList kind_fields(const KindModule& kind) { return kind.fields; }
-
+// The common fields and the kind's own (kinds/<kind>.cc).
 FieldList layer_fields(const KindModule& kind) {
   FieldList f;
   for (const std::string& c : kCommonFields) {
     if (kind.learned_query && c == "max_q_len") continue;  // its query length is 1
     f.push_back(c);
   }
-  for (const std::string& k : kind_fields(kind)) f.push_back(k);
+  for (const std::string& k : kind.fields) f.push_back(k);
   return f;
 }
-
-FieldList tensor_fields(const KindModule& kind) { return kind.tensor_fields; }
 
 // Levenshtein distance with adjacent transpositions (optimal string alignment).
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -111,7 +107,7 @@ void check_fields(const json& j, const FieldList& known, const std::string& wher
       FieldList owners;
       for (const KindModule* other : all_kinds()) {
         if (other == kind) continue;
-        const FieldList of = tensors ? tensor_fields(*other) : layer_fields(*other);
+        const FieldList of = tensors ? other->tensor_fields : layer_fields(*other);
         if (std::find(of.begin(), of.end(), key) != of.end()) owners.push_back(other->name);
       }
       if (kind->learned_query && key == "max_q_len") {
@@ -145,7 +141,7 @@ void check_layer_fields(const json& lj, const std::string& spec_path, const std:
   if (kind == nullptr) {
     FieldList all = kCommonFields;
     for (const KindModule* k : all_kinds()) {
-      for (const std::string& f : kind_fields(*k)) {
+      for (const std::string& f : k->fields) {
         if (std::find(all.begin(), all.end(), f) == all.end()) all.push_back(f);
       }
     }
@@ -155,7 +151,7 @@ void check_layer_fields(const json& lj, const std::string& spec_path, const std:
   const std::string what = std::string(kind->name) + " layers";
   check_fields(lj, layer_fields(*kind), where, what, "", kind);
   if (lj.contains("tensors") && lj.at("tensors").is_object()) {
-    check_fields(lj.at("tensors"), tensor_fields(*kind), where, std::string(kind->name) + " tensors", "tensors.",
+    check_fields(lj.at("tensors"), kind->tensor_fields, where, std::string(kind->name) + " tensors", "tensors.",
                  kind, true);
   }
 }

@@ -1,7 +1,8 @@
 // The converter's JSON spec: which layers to export, their dimensions and where
-// their weights live in the source state dict (presets torch_mha / linear or
-// explicit tensor names). load_spec() resolves it against the weights into
-// FloatLayers, checking every tensor's presence, dtype, shape and values.
+// their weights live in the source state dict (each kind's presets or
+// explicit tensor names, converter/kinds/). load_spec() resolves it against
+// the weights into FloatLayers, checking every tensor's presence, dtype,
+// shape and values.
 #ifndef EDGEATTN_CONVERTER_SPEC_H_
 #define EDGEATTN_CONVERTER_SPEC_H_
 
