@@ -14,10 +14,22 @@ converter's presets know, with PyTorch's own modules as the reference:
     custom  ln1, sa (nn.MultiheadAttention), ln2, ff.0 / ff.2 with tanh GELU, causal     (tensors by name)
     norm    a standalone nn.LayerNorm                                                     (kind layernorm)
     mlp     nn.Sequential(Linear, SiLU, Linear)                                           (kind ffn, preset sequential)
+    dec_pre   nn.TransformerDecoderLayer(norm_first=True, activation="gelu"), memory padding (kind decoder_block)
+    dec_post  nn.TransformerDecoderLayer() (post-norm, ReLU), memory padding                 (kind decoder_block)
+
+The decoder layers (12 target rows over 16 memory rows; .key is the memory,
+.attn_weights the cross-attention's per head) draw from a generator of their
+own, so the encoder layers' data do not depend on them.
 
 Writes weights.safetensors, spec.json, calib.npz (16 samples) and
 reference.npz (16 held-out samples with PyTorch's float64 outputs and the
 attention weights per head).
+
+Also writes the bundled transformer's decoder layer as a decoder_block
+"decoder" and the layernorm "dec_norm" after it
+(models/transformer/decoder_block.spec.json, decoder_block.{calib,reference}.npz:
+x = target embedding + position of the teacher-forced decoder input, the
+memory = the PyTorch encoder's output).
 
 Also writes the bundled transformer's encoder as block kinds, from its
 trained weights (models/transformer/weights.safetensors, no training):
@@ -109,6 +121,34 @@ def torch_layer_weights(layer, x, kpm):
     return a
 
 
+LQ_DEC = 12  # decoder layers: target rows (the memory has L rows)
+
+
+def make_decoders():
+    """The decoder layers, from their own seed (the encoder layers' draws stay as they were)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(2027)
+        pre = nn.TransformerDecoderLayer(D, H, FF, dropout=0.0, activation="gelu", batch_first=True,
+                                         norm_first=True)
+        post = nn.TransformerDecoderLayer(D, H, FF, dropout=0.0, batch_first=True)
+        perturb_norms(pre)
+        perturb_norms(post)
+    return {"dec_pre": pre, "dec_post": post}
+
+
+def decoder_reference(m, x, mem, kpm):
+    """nn.TransformerDecoderLayer's output and its cross-attention weights per head."""
+    causal = torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1)
+    y = m(x, mem, tgt_mask=causal, memory_key_padding_mask=kpm)
+    if m.norm_first:
+        h = x + m.self_attn(*(3 * [m.norm1(x)]), attn_mask=causal, need_weights=False)[0]
+        q = m.norm2(h)
+    else:
+        q = m.norm1(x + m.self_attn(x, x, x, attn_mask=causal, need_weights=False)[0])
+    _, a = m.multihead_attn(q, mem, mem, key_padding_mask=kpm, need_weights=True, average_attn_weights=False)
+    return y, a
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     pre = nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, activation="gelu", batch_first=True, norm_first=True)
@@ -117,8 +157,11 @@ def main():
     norm = nn.LayerNorm(D)
     mlp = nn.Sequential(nn.Linear(D, 2 * D), nn.SiLU(), nn.Linear(2 * D, D))
     modules = {"pre": pre, "post": post, "vit": vit, "custom": custom, "final_norm": norm, "mlp": mlp}
-    for m in modules.values():
-        perturb_norms(m)
+    decoders = make_decoders()
+    modules.update(decoders)
+    for name, m in modules.items():
+        if name not in decoders:  # perturbed from their own seed
+            perturb_norms(m)
         m.double()
         # train() with dropout 0: the same maths, and nn.TransformerEncoderLayer
         # then takes its plain path (eval's fast path zeroes padded rows).
@@ -152,15 +195,25 @@ def main():
         {"name": "final_norm", "kind": "layernorm", "prefix": "final_norm.", "dim": D, "max_q_len": L},
         {"name": "mlp", "kind": "ffn", "preset": "sequential", "prefix": "mlp.", "dim": D, "activation": "silu",
          "max_q_len": L},
+        {"name": "dec_pre", "kind": "decoder_block", "preset": "torch", "prefix": "dec_pre.", "embed_dim": D,
+         "num_heads": H, "norm_first": True, "activation": "gelu", "mask": "key_padding", "max_q_len": LQ_DEC,
+         "max_kv_len": L},
+        {"name": "dec_post", "kind": "decoder_block", "preset": "torch", "prefix": "dec_post.", "embed_dim": D,
+         "num_heads": H, "mask": "key_padding", "max_q_len": LQ_DEC, "max_kv_len": L},
     ]}
     with open(os.path.join(OUT, "spec.json"), "w") as f:
         json.dump(spec, f, indent=2)
         f.write("\n")
 
+    dec_gen = torch.Generator().manual_seed(2028)
+    dec_rng = np.random.default_rng(2028)
+
     def export(n, with_ref):
         d = {}
         with torch.no_grad():
             for name, m in modules.items():
+                if name in decoders:
+                    continue
                 x = torch.randn(n, L, D, dtype=torch.float64) * 1.5 + 0.3 * torch.randn(1, 1, D, dtype=torch.float64)
                 d[f"{name}.query"] = x.numpy().astype(np.float32)
                 x = torch.from_numpy(d[f"{name}.query"].astype(np.float64))
@@ -179,6 +232,19 @@ def main():
                     d[f"{name}.output"] = y.numpy().astype(np.float32)
                     if a is not None:
                         d[f"{name}.attn_weights"] = a.numpy().astype(np.float32)
+            for name, m in decoders.items():
+                x = torch.randn(n, LQ_DEC, D, dtype=torch.float64, generator=dec_gen) * 1.5
+                mem = torch.randn(n, L, D, dtype=torch.float64, generator=dec_gen) * 1.2
+                d[f"{name}.query"] = x.numpy().astype(np.float32)
+                d[f"{name}.key"] = mem.numpy().astype(np.float32)
+                x = torch.from_numpy(d[f"{name}.query"].astype(np.float64))
+                mem = torch.from_numpy(d[f"{name}.key"].astype(np.float64))
+                valid = dec_rng.integers(L // 2, L + 1, size=n).astype(np.int32)
+                d[f"{name}.kv_valid_len"] = valid
+                y, a = decoder_reference(m, x, mem, torch.from_numpy(np.arange(L)[None, :] >= valid[:, None]))
+                if with_ref:
+                    d[f"{name}.output"] = y.numpy().astype(np.float32)
+                    d[f"{name}.attn_weights"] = a.numpy().astype(np.float32)
         return d
 
     save_npz(os.path.join(OUT, "calib.npz"), export(N_CALIB, False))
@@ -229,6 +295,63 @@ def transformer_encoder():
     print("wrote", out, "encoder_block.*")
 
 
+def transformer_decoder():
+    """The trained transformer's decoder layer as a decoder_block + layernorm."""
+    out = os.path.join(ROOT, "models", "transformer")
+    model = tm.load_transformer().double()
+    rng = np.random.default_rng(tm.SEED)   # the draws of train_models.main()
+    held = tm.make_reversal_data(rng, 1000)
+    train = tm.make_reversal_data(rng, 40000, exclude=tm.seq_keys(held[0], held[1]))
+    erng = np.random.default_rng(tm.SEED + 100)
+    calib_idx = np.sort(erng.choice(len(train[0]), tm.N_EXPORT, replace=False))
+    ref_idx = np.arange(tm.N_EXPORT)
+    dec = model.decoder
+    for fname, data, idx, with_ref in [("decoder_block.calib.npz", train, calib_idx, False),
+                                       ("decoder_block.reference.npz", held, ref_idx, True)]:
+        src = torch.from_numpy(data[0][idx])
+        lens = data[1][idx]
+        dec_in = torch.from_numpy(data[2][idx])
+        with torch.no_grad():
+            mem, kpm = model.encode(src)
+            x = model.tgt_emb(dec_in) + model.tgt_pos[: dec_in.shape[1]]
+            causal = torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1)
+            h = dec.norm1(x)
+            y = x + dec.self_attn(h, h, h, attn_mask=causal, need_weights=False)[0]
+            h = dec.norm2(y)
+            att, w = dec.cross_attn(h, mem, mem, key_padding_mask=kpm, need_weights=True, average_attn_weights=False)
+            y = y + att
+            y = y + dec.ff2(F.gelu(dec.ff1(dec.norm3(y))))
+            z = dec.norm_out(y)
+            assert torch.allclose(z, dec(x, mem, kpm), atol=1e-9)
+        f32 = lambda t: t.numpy().astype(np.float32)
+        d = {"decoder.query": f32(x), "decoder.key": f32(mem), "decoder.kv_valid_len": np.asarray(lens, np.int32),
+             "dec_norm.query": f32(y)}
+        if with_ref:
+            d.update({"decoder.output": f32(y), "decoder.attn_weights": f32(w), "dec_norm.output": f32(z)})
+        save_npz(os.path.join(out, fname), d)
+    p = "decoder."
+    spec = {"model": "transformer_decoder", "layers": [
+        {"name": "decoder", "kind": "decoder_block", "prefix": p, "embed_dim": tm.D_MODEL, "num_heads": tm.N_HEAD,
+         "norm_first": True, "activation": "gelu", "mask": "key_padding", "max_q_len": tm.TGT_LEN,
+         "max_kv_len": tm.SRC_LEN,
+         "tensors": {"norm1_w": p + "norm1.weight", "norm1_b": p + "norm1.bias",
+                     "qkv_w": p + "self_attn.in_proj_weight", "qkv_b": p + "self_attn.in_proj_bias",
+                     "o_w": p + "self_attn.out_proj.weight", "o_b": p + "self_attn.out_proj.bias",
+                     "norm2_w": p + "norm2.weight", "norm2_b": p + "norm2.bias",
+                     "cross_qkv_w": p + "cross_attn.in_proj_weight", "cross_qkv_b": p + "cross_attn.in_proj_bias",
+                     "cross_o_w": p + "cross_attn.out_proj.weight", "cross_o_b": p + "cross_attn.out_proj.bias",
+                     "norm3_w": p + "norm3.weight", "norm3_b": p + "norm3.bias",
+                     "fc1_w": p + "ff1.weight", "fc1_b": p + "ff1.bias",
+                     "fc2_w": p + "ff2.weight", "fc2_b": p + "ff2.bias"}},
+        {"name": "dec_norm", "kind": "layernorm", "prefix": "decoder.norm_out.", "dim": tm.D_MODEL,
+         "max_q_len": tm.TGT_LEN}]}
+    with open(os.path.join(out, "decoder_block.spec.json"), "w") as f:
+        json.dump(spec, f, indent=2)
+        f.write("\n")
+    print("wrote", out, "decoder_block.*")
+
+
 if __name__ == "__main__":
     main()
     transformer_encoder()
+    transformer_decoder()

@@ -5,6 +5,7 @@
 
 #include "converter/error.h"
 #include "converter/kinds/additive.h"
+#include "converter/kinds/decoder_block.h"
 #include "converter/kinds/encoder_block.h"
 #include "converter/kinds/ffn.h"
 #include "converter/kinds/kind.h"
@@ -25,6 +26,7 @@ const std::vector<const KindModule*>& all_kinds() {
       &kinds::kLayerNorm,
       &kinds::kFfn,
       &kinds::kEncoderBlock,
+      &kinds::kDecoderBlock,
   };
   return table;
 }

@@ -134,10 +134,11 @@ Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, in
     return Status::kArenaTooSmall;
   }
   for (int i = 0; i < model->num_layers(); ++i) {
-    cache_offset_[i] = static_cast<size_t>(cache_offsets[i]);
+    cache_offset_[i] = static_cast<uint32_t>(cache_offsets[i]);  // < total_bytes <= kMaxArenaBytes
     const LayerShape shape = model->ShapeOf(i);
     const LayerKindModule* kind = find_layer_kind(shape.kind);
-    cached_kv_len_[i] = kind->has_kv_cache != nullptr && kind->has_kv_cache(shape) ? 0 : -1;
+    cached_kv_len_[i] = -1;
+    position_[i] = kind->has_kv_cache != nullptr && kind->has_kv_cache(shape) ? 0 : -1;
   }
   q_cap_ = max_q_len;
   kv_cap_ = max_kv_len;
@@ -227,6 +228,7 @@ Status Interpreter::CacheKeys(int layer, const void* key, const void* value, int
   c.key = key;
   c.value = value != nullptr ? value : key;
   c.kv_len = kv_len;
+  c.max_q_len = model_->CappedQLen(layer, q_cap_);
   c.cache = arena_ + cache_offset_[layer];
   c.xnn = xnn_table_;
   kind.cache_keys(*model_->flatbuffer(), c, max_kv);
@@ -258,6 +260,7 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
   c.weights = args.attn_weights;
   c.q_len = args.q_len;
   c.kv_len = args.kv_len;
+  c.max_q_len = model_->CappedQLen(layer, q_cap_);
   c.cache = arena_ + cache_offset_[layer];
   c.scratch = scratch_;
   c.xnn = range != nullptr ? nullptr : xnn_table_;
@@ -326,15 +329,19 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
 
   kind.run(*model_->flatbuffer(), c, max_kv);
   // A direct (uncached) run overwrote the cross-attention/additive cache
-  // region; a KV-cache layer's run filled positions 0..kv_len-1 (prefill).
+  // region; a KV-cache layer's run filled positions 0..q_len-1 (prefill).
+  // A decoder block's run leaves the memory's projections there, as CacheKeys
+  // would (its steps attend over them).
   if (!c.keys_cached && kind.has_key_cache != nullptr && kind.has_key_cache(shape)) {
-    cached_kv_len_[layer] = -1;
+    const bool keeps_memory = kind.kv_positions_on_q_len && range == nullptr;
+    cached_kv_len_[layer] = keeps_memory ? c.kv_len : -1;
+    cached_kv_valid_len_[layer] = c.kv_valid_len;
   }
   if (kind.has_kv_cache != nullptr && kind.has_kv_cache(shape)) {
     // A range run at R > 1 left its keys and values at range R: steps (at
     // the calibrated scales) need a new sequence first.
     const bool rescaled = range != nullptr && range->range_q16 != kRangeOne;
-    cached_kv_len_[layer] = rescaled ? kKvCacheRescaled : c.kv_len;
+    position_[layer] = rescaled ? kKvCacheRescaled : c.q_len;
   }
   return Status::kOk;
 }
@@ -362,7 +369,7 @@ Status Interpreter::BeginSequence(int layer) {
   }
   const Status s = CheckKvCacheLayer(layer);
   if (s != Status::kOk) return s;
-  cached_kv_len_[layer] = 0;
+  position_[layer] = 0;
   return Status::kOk;
 }
 
@@ -371,7 +378,7 @@ int Interpreter::CachedLength(int layer) const {
   const LayerShape shape = model_->ShapeOf(layer);
   const LayerKindModule& kind = *find_layer_kind(shape.kind);
   if (kind.has_kv_cache == nullptr || !kind.has_kv_cache(shape)) return -1;
-  return cached_kv_len_[layer] == kKvCacheRescaled ? 0 : cached_kv_len_[layer];
+  return position_[layer] == kKvCacheRescaled ? 0 : position_[layer];
 }
 
 Status Interpreter::Step(int layer, const void* query, void* output, void* attn_weights) {
@@ -379,15 +386,19 @@ Status Interpreter::Step(int layer, const void* query, void* output, void* attn_
   if (s != Status::kOk) return s;
   const fb::Layer* l = model_->layer(layer);
   const char* name = l->name()->c_str();
-  const int position = cached_kv_len_[layer];
+  const int position = position_[layer];
   if (position == kKvCacheRescaled) {
     error_ << "layer '" << name << "': the KV cache was filled by a range-mode run at range > 1;"
            << " BeginSequence starts a new sequence";
     return Status::kNotReady;
   }
+  const LayerShape shape = model_->ShapeOf(layer);
+  const LayerKindModule& kind = *find_layer_kind(shape.kind);
+  const int max_q = model_->CappedQLen(layer, q_cap_);
   const int max_kv = model_->CappedKvLen(layer, kv_cap_);
-  if (position >= max_kv) {
-    error_ << "layer '" << name << "': the KV cache is full (" << max_kv
+  const int max_positions = kind.kv_positions_on_q_len ? max_q : max_kv;
+  if (position >= max_positions) {
+    error_ << "layer '" << name << "': the KV cache is full (" << max_positions
            << " positions, the plan); BeginSequence starts a new sequence";
     return Status::kLengthExceedsPlan;
   }
@@ -395,8 +406,13 @@ Status Interpreter::Step(int layer, const void* query, void* output, void* attn_
     error_ << "layer '" << name << "': Step needs query and output";
     return Status::kInvalidArgument;
   }
-  const LayerShape shape = model_->ShapeOf(layer);
-  const LayerKindModule& kind = *find_layer_kind(shape.kind);
+  // A layer with a key cache too (a decoder block) attends over its cached
+  // memory in every step.
+  const bool memory = kind.has_key_cache != nullptr && kind.has_key_cache(shape);
+  if (memory && cached_kv_len_[layer] < 0) {
+    error_ << "layer '" << name << "': Step needs the memory's keys (CacheKeys, or a Run with the memory) first";
+    return Status::kNotReady;
+  }
   Call c = {};
   c.layer = l;
   c.s8 = shape.dtype == EA_S8;
@@ -404,15 +420,17 @@ Status Interpreter::Step(int layer, const void* query, void* output, void* attn_
   c.output = output;
   c.weights = attn_weights;
   c.q_len = 1;
-  c.kv_len = position + 1;
-  c.kv_valid_len = position + 1;
+  c.kv_len = memory ? cached_kv_len_[layer] : position + 1;
+  c.kv_valid_len = memory ? cached_kv_valid_len_[layer] : position + 1;
+  c.keys_cached = memory;
+  c.max_q_len = max_q;
   c.cache = arena_ + cache_offset_[layer];
   c.scratch = scratch_;
   c.xnn = xnn_table_;
   s = check_buffers(c, kind, layer_info(*l), arena_, arena_bytes_, error_);
   if (s != Status::kOk) return s;
   kind.step(*model_->flatbuffer(), c, max_kv, position);
-  cached_kv_len_[layer] = position + 1;
+  position_[layer] = position + 1;
   return Status::kOk;
 }
 

@@ -1,4 +1,4 @@
-// Spec resolution of the block kinds (encoder_block, layernorm, ffn) on the
+// Spec resolution of the block kinds (encoder_block, decoder_block, layernorm, ffn) on the
 // PyTorch state dict of models/encoder_block: what a preset reads, and an
 // error naming the tensor or field for every state dict or spec that does
 // not fit (never a silently wrong model).
@@ -106,6 +106,49 @@ TEST(BlockSpec, LayerNormAndFfnKinds) {
       "{\"layers\": [{\"name\": \"m\", \"kind\": \"ffn\", \"preset\": \"mlp\", \"prefix\": \"mlp.\", \"dim\": 64, "
       "\"max_q_len\": 16}]}");
   EXPECT_NE(e.find("missing tensor 'mlp.fc1.weight'"), std::string::npos) << e;
+}
+
+// The decoder block ("dec_pre" of models/encoder_block, nn.TransformerDecoderLayer).
+const std::string kDec =
+    "\"kind\": \"decoder_block\", \"preset\": \"torch\", \"prefix\": \"dec_pre.\", \"embed_dim\": 64, "
+    "\"num_heads\": 4, \"norm_first\": true, \"activation\": \"gelu\", \"max_kv_len\": 16";
+
+TEST(BlockSpec, DecoderTorchPresetReadsTheDecoderLayer) {
+  const ModelSpec s = load_spec("s.json", Spec(kDec), Weights(), "w.safetensors", {});
+  ASSERT_EQ(s.layers.size(), 1u);
+  EXPECT_EQ(s.layers[0].query_dim, 64);
+  EXPECT_EQ(s.layers[0].key_dim, 64);       // the memory
+  EXPECT_EQ(s.layers[0].max_kv_len, 16);
+  EXPECT_EQ(s.layers[0].heads(), 4);        // the cross-attention's weights
+  EXPECT_FALSE(s.layers[0].self_attention());
+}
+
+TEST(BlockSpec, DecoderMissingTensorIsNamed) {
+  ArrayMap w = Weights();
+  w.erase("dec_pre.norm3.weight");
+  std::string e = ErrorOf(Spec(kDec), w);
+  EXPECT_NE(e.find("missing tensor 'dec_pre.norm3.weight'"), std::string::npos) << e;
+  w = Weights();
+  w.erase("dec_pre.multihead_attn.in_proj_weight");
+  e = ErrorOf(Spec(kDec), w);
+  EXPECT_NE(e.find("missing tensor 'dec_pre.multihead_attn.in_proj_weight'"), std::string::npos) << e;
+}
+
+TEST(BlockSpec, DecoderSpecErrorsNameTheField) {
+  // Its self-attention is causal by kind; "mask" is the memory's.
+  EXPECT_NE(ErrorOf(Spec(kDec + ", \"mask\": \"causal\"")).find("the self-attention is always causal"),
+            std::string::npos);
+  std::string spec = Spec(kDec);
+  spec.replace(spec.find("\"torch\""), 7, "\"vit\"");
+  EXPECT_NE(ErrorOf(spec).find("unknown preset 'vit' (expected torch"), std::string::npos);
+  // Without a preset every weight is named: the cross-attention's too.
+  const std::string e = ErrorOf(Spec(
+      "\"kind\": \"decoder_block\", \"embed_dim\": 64, \"num_heads\": 4, \"max_kv_len\": 16, \"tensors\": {"
+      "\"norm1_w\": \"dec_pre.norm1.weight\", \"qkv_w\": \"dec_pre.self_attn.in_proj_weight\", "
+      "\"o_w\": \"dec_pre.self_attn.out_proj.weight\", \"norm2_w\": \"dec_pre.norm2.weight\", "
+      "\"cross_o_w\": \"dec_pre.multihead_attn.out_proj.weight\", \"norm3_w\": \"dec_pre.norm3.weight\", "
+      "\"fc1_w\": \"dec_pre.linear1.weight\", \"fc2_w\": \"dec_pre.linear2.weight\"}"));
+  EXPECT_NE(e.find("tensors.cross_qkv_w is required"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -106,7 +106,7 @@ TEST_P(E2E, EveryLayerMatchesPyTorch) {
     const bool s8 = info.dtype == EA_S8;
     const bool self = !info.cross;  // keys and values (if any) are the query rows
     const bool pooling = info.kind == EA_LAYER_POOLING;
-    const bool block = info.kind == EA_LAYER_ENCODER_BLOCK;
+    const bool block = info.kind == EA_LAYER_ENCODER_BLOCK || info.kind == EA_LAYER_DECODER_BLOCK;
     auto get = [&](const std::string& k) -> const cv::Array* {
       auto it = ref.find(name + "." + k);
       return it == ref.end() ? nullptr : &it->second;
@@ -252,6 +252,8 @@ TEST_P(E2E, LayerKindsAndMasksRoundTrip) {
       {"encoder_block", "custom", EA_LAYER_ENCODER_BLOCK, 0, 1},
       {"encoder_block", "final_norm", EA_LAYER_LAYERNORM, 0, 0},
       {"encoder_block", "mlp", EA_LAYER_FEED_FORWARD, 0, 0},
+      {"encoder_block", "dec_pre", EA_LAYER_DECODER_BLOCK, 1, 0},  // key = the memory; causal inside
+      {"encoder_block", "dec_post", EA_LAYER_DECODER_BLOCK, 1, 0},
   };
   int found = 0;
   for (const Want& w : wants) {

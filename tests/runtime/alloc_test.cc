@@ -243,7 +243,8 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack) {
     record(interp.Run(layer, args[4 * l]));
     record(interp.Run(layer, args[4 * l + 1]));
     const LayerInfo& info = p.info[l];
-    const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) || info.kind == EA_LAYER_ADDITIVE;
+    const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) || info.kind == EA_LAYER_ADDITIVE ||
+                           info.kind == EA_LAYER_DECODER_BLOCK;
     if (cacheable) {
       record(interp.CacheKeys(layer, p.io[l].key.data(), p.io[l].value.data(), p.io[l].kv_len, -1));
       record(interp.Run(layer, args[4 * l + 2]));

@@ -458,6 +458,41 @@ TEST(BadModel, BlockKindsFields) {
                 SetScalar<uint32_t>(l->options_as_FeedForward(), fb::FeedForward::VT_HIDDEN_DIM, 64);
        },
        "fc1 is"},
+      // The decoder block ("dec_pre", pre-norm, is the first DecoderBlock).
+      {"decoder: norm2's output scale differs from cross_attn's query input",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::DecoderBlock);
+         return l != nullptr && SetScalar<float>(l->options_as_DecoderBlock()->norm2()->output(),
+                                                 fb::ActQuant::VT_SCALE, 0.5f);
+       },
+       "norm2's output / cross_attn's query input"},
+      {"decoder: the memory quantized differently for the key and value projections",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::DecoderBlock);
+         return l != nullptr && SetScalar<float>(l->options_as_DecoderBlock()->cross_attn()->v_proj()->input(),
+                                                 fb::ActQuant::VT_SCALE, 0.5f);
+       },
+       "cross_attn's key / value input"},
+      {"decoder: residual add3 shift 0",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::DecoderBlock);
+         return l != nullptr && SetScalar<int32_t>(l->options_as_DecoderBlock()->add3(), fb::ResidualAdd::VT_SHIFT, 0);
+       },
+       "residual add add3"},
+      {"decoder: self-attention not causal",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::DecoderBlock);
+         return l != nullptr && SetScalar<uint8_t>(l->options_as_DecoderBlock()->self_attn(),
+                                                   fb::MultiHeadAttention::VT_CAUSAL, 0);
+       },
+       "kv_cache needs causal self-attention"},
+      {"decoder: cross-attention with another head count",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::DecoderBlock);
+         return l != nullptr && SetScalar<uint32_t>(l->options_as_DecoderBlock()->cross_attn(),
+                                                    fb::MultiHeadAttention::VT_HEAD_DIM, 8);
+       },
+       "num_heads 4 x head_dim 8 != embed_dim 64"},
   };
   for (const Case& c : cases) {
     std::string msg;

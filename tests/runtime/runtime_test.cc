@@ -376,7 +376,8 @@ TEST_P(EveryModel, UseCachedKeysBeforeCacheKeysIsNotReady) {
     io.Make(info, 1, 1, rng);
     RunArgs a = io.Args(-1);
     a.use_cached_keys = 1;
-    const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) || info.kind == EA_LAYER_ADDITIVE;
+    const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) || info.kind == EA_LAYER_ADDITIVE ||
+                           info.kind == EA_LAYER_DECODER_BLOCK;
     if (cacheable) {
       EXPECT_EQ(m.interp.Run(l, a), Status::kNotReady) << info.name;
     } else {

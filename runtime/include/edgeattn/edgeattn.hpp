@@ -185,7 +185,7 @@ class Interpreter {
   // checked_arena_bytes of the arena.
   Status RunWith(int layer, const RunArgs& args, const RangeScale* range,
                  size_t checked_arena_bytes);
-  static constexpr int kKvCacheRescaled = -2;  // cached_kv_len_: filled at range > 1
+  static constexpr int kKvCacheRescaled = -2;  // position_: filled at range > 1
   // Range mode (range_mode.cc): the arena after the plan and XNNPACK's
   // bytes, and the checks and derived parameters of one run at range_q16.
   uint8_t* RangeWorkspace(size_t* bytes) const;
@@ -203,9 +203,10 @@ class Interpreter {
   int xnn_ops_ = 0;
   int q_cap_ = 0;
   int kv_cap_ = 0;
-  size_t cache_offset_[kMaxLayers] = {};
-  int cached_kv_len_[kMaxLayers] = {};      // -1: nothing cached; KV-cache layers: positions
+  uint32_t cache_offset_[kMaxLayers] = {};  // < kMaxArenaBytes (keeps Interpreter in ea_interpreter)
+  int cached_kv_len_[kMaxLayers] = {};      // key-cache layers: cached key rows, -1: none
   int cached_kv_valid_len_[kMaxLayers] = {};
+  int position_[kMaxLayers] = {};           // KV-cache layers: positions filled (next step's)
   ErrorMessage error_;
 };
 

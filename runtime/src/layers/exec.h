@@ -63,6 +63,7 @@ struct Call {
   const fb::Layer* layer;
   bool s8;
   int q_len, kv_len, kv_valid_len;
+  int max_q_len;     // the layer's capped max_q_len (a decoder block's KV-cache layout)
   const void* query;
   const void* key;
   const void* value;

@@ -17,8 +17,9 @@
 
 namespace edgeattn {
 
-// Projections a layer kind may have (an encoder block: q, k, v, out, fc1, fc2).
-constexpr int kMaxLayerLinears = 6;
+// Projections a layer kind may have (a decoder block: q, k, v, out of both
+// attentions, fc1, fc2).
+constexpr int kMaxLayerLinears = 10;
 
 struct LayerKindModule {
   fb::LayerOptions options;  // the union member that stores the kind in a file
@@ -57,6 +58,9 @@ struct LayerKindModule {
   // kinds): zero the coverage vector in the layer's cache region, laid out
   // for max_kv_len (BeginSequence).
   void (*reset_coverage)(const fb::Layer& layer, uint8_t* cache, int max_kv_len);
+  // The KV cache's positions are query rows, bounded by max_q_len (a decoder
+  // block, whose kv_len is the memory's); false: bounded by max_kv_len.
+  bool kv_positions_on_q_len;
 };
 
 // The module of a kind, or null for a kind this runtime does not know.
@@ -81,6 +85,7 @@ extern const LayerKindModule kPooling;
 extern const LayerKindModule kLayerNorm;
 extern const LayerKindModule kFeedForward;
 extern const LayerKindModule kEncoderBlock;
+extern const LayerKindModule kDecoderBlock;
 }  // namespace layers
 
 }  // namespace edgeattn

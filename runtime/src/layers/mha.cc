@@ -194,29 +194,28 @@ void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call
   run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output, c.xnn, c.range);
 }
 
-namespace {
-
-void run(const fb::Model& model, const Call& c, int max_kv_len) {
-  run_mha(model, c.layer->options_as_MultiHeadAttention(), c, max_kv_len);
-}
-
-void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
-  const auto* m = c.layer->options_as_MultiHeadAttention();
-  const Layout cached = layout(shape_with(*c.layer, shape), c.q_len, max_kv_len);
+// The K and V projections of c.key / c.value (c.kv_len rows) into the cache,
+// laid out for max_kv_len (CacheKeys of a cross-attention table).
+void cache_keys_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
+  LayerShape s = {};
+  s.dtype = c.s8 ? EA_S8 : EA_F32;
+  s.tile_scratch = c.layer->tile_scratch();
+  mha_shape(*m, &s);
+  const Layout cached = layout(s, c.q_len, max_kv_len);
   run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, c.cache + cached.k, c.xnn);
   run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, c.cache + cached.v, c.xnn);
 }
 
-bool has_key_cache(const LayerShape& s) { return s.cross; }
-
-bool has_kv_cache(const LayerShape& s) { return s.kv_cache; }
-
 // One decoding step: scratch Q [1][E] and context [1][E] (the plan's rows for
 // q_len >= 1), K and V of the new row written at `position` of the cache.
-void step(const fb::Model& model, const Call& c, int max_kv_len, int position) {
-  const auto* m = c.layer->options_as_MultiHeadAttention();
+void step_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len,
+              int position) {
   const size_t kv_row = static_cast<size_t>(kv_heads(*m) * m->head_dim()) * elem_size(c.s8);
-  const Layout at = layout(shape_with(*c.layer, shape), 1, max_kv_len);  // one query row; K, V in the cache
+  LayerShape s = {};
+  s.dtype = c.s8 ? EA_S8 : EA_F32;
+  s.tile_scratch = c.layer->tile_scratch();
+  mha_shape(*m, &s);
+  const Layout at = layout(s, 1, max_kv_len);  // one query row; K, V in the cache
   uint8_t* q = c.scratch + at.q;
   uint8_t* ctx = c.scratch + at.ctx;
   uint8_t* row_scratch = c.scratch + at.row;
@@ -231,6 +230,24 @@ void step(const fb::Model& model, const Call& c, int max_kv_len, int position) {
   one.kv_valid_len = position + 1;
   attend_heads(one, m, q, kp, vp, ctx, row_scratch);
   run_linear(model, m->out_proj(), c.s8, 1, ctx, c.output, c.xnn);
+}
+
+namespace {
+
+void run(const fb::Model& model, const Call& c, int max_kv_len) {
+  run_mha(model, c.layer->options_as_MultiHeadAttention(), c, max_kv_len);
+}
+
+void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
+  cache_keys_mha(model, c.layer->options_as_MultiHeadAttention(), c, max_kv_len);
+}
+
+bool has_key_cache(const LayerShape& s) { return s.cross; }
+
+bool has_kv_cache(const LayerShape& s) { return s.kv_cache; }
+
+void step(const fb::Model& model, const Call& c, int max_kv_len, int position) {
+  step_mha(model, c.layer->options_as_MultiHeadAttention(), c, max_kv_len, position);
 }
 
 int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {

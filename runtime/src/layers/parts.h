@@ -17,6 +17,12 @@ bool verify_mha(Checker& c, const fb::MultiHeadAttention* m, bool s8);
 void mha_shape(const fb::MultiHeadAttention& m, LayerShape* s);
 LayerPlan plan_mha(const LayerShape& s, int q_len, int kv_len);
 void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len);
+// Cross-attention: project c.key / c.value into c.cache (laid out for max_kv_len).
+void cache_keys_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len);
+// KV-cache self-attention: one query row at `position` of c.cache (laid out
+// for max_kv_len positions), attending over positions 0..position.
+void step_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len,
+              int position);
 
 // LayerNorm (layernorm.cc): `rows` rows of `dim`, y may be x.
 bool verify_layernorm(Checker& c, const fb::LayerNorm* n, bool s8, uint32_t dim, const char* what);

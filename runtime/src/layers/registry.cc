@@ -26,6 +26,9 @@
 #ifndef EA_LAYER_KIND_ENCODER_BLOCK
 #define EA_LAYER_KIND_ENCODER_BLOCK 1
 #endif
+#ifndef EA_LAYER_KIND_DECODER_BLOCK
+#define EA_LAYER_KIND_DECODER_BLOCK 1
+#endif
 
 namespace edgeattn {
 namespace {
@@ -52,6 +55,9 @@ const LayerKindModule* const kKinds[] = {
 #if EA_LAYER_KIND_ENCODER_BLOCK
     &layers::kEncoderBlock,
 #endif
+#if EA_LAYER_KIND_DECODER_BLOCK
+    &layers::kDecoderBlock,
+#endif
     nullptr,  // keeps the array non-empty
 };
 
@@ -71,6 +77,7 @@ const char* layer_kind_option_name(fb::LayerOptions options) {
     case fb::LayerOptions::LayerNorm: return "LayerNorm (layernorm)";
     case fb::LayerOptions::FeedForward: return "feed-forward (ffn)";
     case fb::LayerOptions::EncoderBlock: return "encoder block (encoder_block)";
+    case fb::LayerOptions::DecoderBlock: return "decoder block (decoder_block)";
     default: return "unknown";
   }
 }

@@ -1,0 +1,315 @@
+// Transformer decoder block (nn.TransformerDecoderLayer): causal
+// self-attention with a KV cache, cross-attention over the memory (key =
+// memory [kv_len][dim], its projections in the layer's cache), feed-forward,
+// three LayerNorms and three residual adds, pre-norm or post-norm, each step
+// run by its own kind's code (parts.h) over buffers of one layout
+// (DecoderLayout) that the plan, the runs, CacheKeys and Step all read:
+//   pre-norm:  a = norm1(x); o = self(a); a = x + o; o = norm2(a);
+//              t = cross(o, memory); a = a + t; o = norm3(a); f = ffn(o); y = a + f
+//   post-norm: o = self(x); a = x + o; a = norm1(a); t = cross(a, memory);
+//              a = a + t; a = norm2(a); f = ffn(a); o = a + f; y = norm3(o)
+// Scratch: rows a, o, t [q][dim], then `region`, the larger of the two
+// attentions' scratch and the FFN's hidden and output rows. Cache: the
+// cross-attention's K, V for max_kv_len memory rows, then the
+// self-attention's K, V for max_q_len positions (a decoding step appends one).
+// A full run fills self positions 0..q_len-1 (prefill), as an MHA layer with
+// kv_cache does; attention weights, when asked for, are the cross-attention's.
+#include "layer_kind.h"
+#include "parts.h"
+
+namespace edgeattn {
+namespace {
+
+struct DecoderLayout {
+  uint64_t a, o, t, region, hidden, f, scratch;  // in the scratch
+  uint64_t cross_cache, self_cache, cache;       // in the cache
+};
+
+// The self-attention's LayerShape: causal self-attention with kv_cache.
+LayerShape self_shape(const LayerShape& s) {
+  LayerShape sub = s;
+  sub.cross = false;
+  sub.kv_cache = true;
+  return sub;
+}
+
+// The cross-attention's: K and V of the memory in the cache.
+LayerShape cross_shape(const LayerShape& s) {
+  LayerShape sub = s;
+  sub.cross = true;
+  sub.kv_cache = false;
+  return sub;
+}
+
+// q_len query rows over kv_len memory rows; the cache laid out for
+// max_q_len self positions and max_kv_len memory rows.
+DecoderLayout decoder_layout(const LayerShape& s, int q_len, int kv_len, int max_q_len, int max_kv_len) {
+  const bool s8 = s.dtype == EA_S8;
+  const uint64_t row = static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.embed_dim) * (s8 ? 1 : 4);
+  const uint64_t self_attn = plan_mha(self_shape(s), q_len, q_len).scratch_bytes;
+  const uint64_t cross_attn = plan_mha(cross_shape(s), q_len, kv_len).scratch_bytes;
+  Regions ffn;  // inside `region`, after the attentions are done with it
+  DecoderLayout d = {};
+  d.hidden = ffn.Add(ffn_hidden_bytes(s.hidden_dim, s8, q_len));
+  d.f = ffn.Add(row);
+  uint64_t region = self_attn > cross_attn ? self_attn : cross_attn;
+  if (ffn.bytes() > region) region = ffn.bytes();
+  Regions scratch;
+  d.a = scratch.Add(row);
+  d.o = scratch.Add(row);
+  d.t = scratch.Add(row);
+  d.region = scratch.Add(region);
+  d.hidden += d.region;
+  d.f += d.region;
+  d.scratch = scratch.bytes();
+  Regions cache;
+  d.cross_cache = cache.Add(plan_mha(cross_shape(s), q_len, max_kv_len).cache_bytes);
+  d.self_cache = cache.Add(plan_mha(self_shape(s), max_q_len, max_q_len).cache_bytes);
+  d.cache = cache.bytes();
+  return d;
+}
+
+bool same_quant(Checker& c, const fb::ActQuant* from, const fb::ActQuant* to, const char* what) {
+  if (from->scale() != to->scale() || from->zero_point() != to->zero_point()) {
+    c.Msg() << "int8 quantization differs at " << what;
+    return false;
+  }
+  return true;
+}
+
+bool verify(Checker& c, const fb::Layer& l, bool s8) {
+  const auto* b = l.options_as_DecoderBlock();
+  if (!c.Dim(b->dim(), "dim")) return false;
+  const auto* sa = b->self_attn();
+  const auto* ca = b->cross_attn();
+  if (!verify_mha(c, sa, s8)) return false;
+  if (ca == nullptr) {
+    c.Msg() << "missing cross_attn";
+    return false;
+  }
+  if (!verify_mha(c, ca, s8)) return false;
+  if (sa->embed_dim() != b->dim() || sa->cross() || !sa->causal() || !sa->kv_cache()) {
+    c.Msg() << "self_attn must be causal self-attention over dim " << b->dim() << " with kv_cache";
+    return false;
+  }
+  if (ca->embed_dim() != b->dim() || !ca->cross() || ca->causal() || ca->kv_cache() || ca->kdim() != b->dim() ||
+      ca->vdim() != b->dim() || ca->num_heads() != sa->num_heads() || ca->num_kv_heads() != sa->num_kv_heads()) {
+    c.Msg() << "cross_attn must be non-causal cross-attention over a memory of dim " << b->dim()
+            << " with self_attn's heads";
+    return false;
+  }
+  if (!verify_layernorm(c, b->norm1(), s8, b->dim(), "norm1") ||
+      !verify_layernorm(c, b->norm2(), s8, b->dim(), "norm2") ||
+      !verify_layernorm(c, b->norm3(), s8, b->dim(), "norm3") ||
+      !verify_ffn(c, b->ffn(), s8, b->dim(), "ffn")) {
+    return false;
+  }
+  if (!s8) return true;
+  // The int8 steps must agree on the quantization of every tensor one hands
+  // to the next (the converter writes them so; a file that does not is refused).
+  const fb::LayerNorm* n1 = b->norm1();
+  const fb::LayerNorm* n2 = b->norm2();
+  const fb::LayerNorm* n3 = b->norm3();
+  const fb::ActQuant* sq = sa->q_proj()->input();
+  const fb::ActQuant* cq = ca->q_proj()->input();
+  const fb::ActQuant* fc1 = b->ffn()->fc1()->input();
+  const bool pre = b->norm_first();
+  // The residual inputs of the three adds.
+  const fb::ActQuant* r1 = pre ? n1->input() : sq;
+  if (!verify_add(c, b->add1(), r1, sa->out_proj()->output(), "add1")) return false;
+  const fb::ActQuant* r2 = pre ? b->add1()->output() : n1->output();
+  if (!verify_add(c, b->add2(), r2, ca->out_proj()->output(), "add2")) return false;
+  const fb::ActQuant* r3 = pre ? b->add2()->output() : n2->output();
+  if (!verify_add(c, b->add3(), r3, b->ffn()->fc2()->output(), "add3")) return false;
+  struct Handover {
+    bool applies;  // pre-norm only, post-norm only, or both
+    const fb::ActQuant* from;
+    const fb::ActQuant* to;
+    const char* what;
+  };
+  const Handover handovers[] = {
+      {pre, n1->output(), sq, "norm1's output / self_attn's input"},
+      {pre, b->add1()->output(), n2->input(), "add1's output / norm2's input"},
+      {pre, n2->output(), cq, "norm2's output / cross_attn's query input"},
+      {pre, b->add2()->output(), n3->input(), "add2's output / norm3's input"},
+      {pre, n3->output(), fc1, "norm3's output / the FFN's input"},
+      {!pre, b->add1()->output(), n1->input(), "add1's output / norm1's input"},
+      {!pre, n1->output(), cq, "norm1's output / cross_attn's query input"},
+      {!pre, b->add2()->output(), n2->input(), "add2's output / norm2's input"},
+      {!pre, n2->output(), fc1, "norm2's output / the FFN's input"},
+      {!pre, b->add3()->output(), n3->input(), "add3's output / norm3's input"},
+      {true, sq, sa->k_proj()->input(), "self_attn's query / key input"},
+      {true, sq, sa->v_proj()->input(), "self_attn's query / value input"},
+      {true, ca->k_proj()->input(), ca->v_proj()->input(), "cross_attn's key / value input (the memory)"}};
+  for (const Handover& h : handovers) {
+    if (h.applies && !same_quant(c, h.from, h.to, h.what)) return false;
+  }
+  return true;
+}
+
+void shape(const fb::Layer& l, LayerShape* s) {
+  const auto* b = l.options_as_DecoderBlock();
+  mha_shape(*b->self_attn(), s);
+  s->cross = false;
+  s->kv_cache = true;
+  s->hidden_dim = static_cast<int>(b->ffn()->hidden_dim());
+}
+
+ea_quant quant_of(const fb::ActQuant* q) {
+  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
+}
+
+LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
+  const DecoderLayout d = decoder_layout(s, q_len, kv_len, q_len, kv_len);
+  return LayerPlan{d.cache, d.scratch};
+}
+
+void info(const fb::Layer& l, LayerInfo* info) {
+  const auto* b = l.options_as_DecoderBlock();
+  const auto* ca = b->cross_attn();
+  info->query_dim = static_cast<int32_t>(b->dim());
+  info->key_dim = info->query_dim;
+  info->value_dim = info->query_dim;
+  info->output_dim = info->query_dim;
+  info->num_heads = static_cast<int32_t>(ca->num_heads());  // the weights are the cross-attention's
+  info->num_kv_heads = static_cast<int32_t>(ca->num_kv_heads() != 0 ? ca->num_kv_heads() : ca->num_heads());
+  info->cross = 1;   // key = the memory
+  // The layer's masks are the memory's (kv_valid_len, key padding); its
+  // self-attention is causal by kind, not by this flag.
+  info->causal = 0;
+  info->query_quant = quant_of(b->norm_first() ? b->norm1()->input() : b->self_attn()->q_proj()->input());
+  info->key_quant = quant_of(ca->k_proj()->input());
+  info->value_quant = quant_of(ca->v_proj()->input());
+  if (b->norm_first()) {
+    info->output_quant = quant_of(b->add3() != nullptr ? b->add3()->output() : nullptr);  // no adds in f32
+  } else {
+    info->output_quant = quant_of(b->norm3()->output());
+  }
+  LayerShape s = shape_with(l, shape);
+  s.dtype = info->dtype;
+  const DecoderLayout d = decoder_layout(s, 1, 1, static_cast<int>(l.max_q_len()), static_cast<int>(l.max_kv_len()));
+  info->kv_cache = 1;
+  info->kv_cache_bytes = static_cast<size_t>(d.cache - d.self_cache);
+}
+
+// The block's steps for `rows` query rows, given how to run each attention.
+template <typename SelfAttn, typename CrossAttn>
+void run_steps(const fb::Model& model, const Call& c, const DecoderLayout& lay, int rows, SelfAttn self_attn,
+               CrossAttn cross_attn) {
+  const auto* b = c.layer->options_as_DecoderBlock();
+  uint8_t* a = c.scratch + lay.a;
+  uint8_t* o = c.scratch + lay.o;
+  uint8_t* t = c.scratch + lay.t;
+  uint8_t* hidden = c.scratch + lay.hidden;
+  uint8_t* f = c.scratch + lay.f;
+  const int d = static_cast<int>(b->dim());
+  if (b->norm_first()) {
+    run_layernorm(model, b->norm1(), c.s8, rows, c.query, a);
+    self_attn(a, o);
+    run_add(b->add1(), c.s8, rows, d, c.query, o, a);
+    run_layernorm(model, b->norm2(), c.s8, rows, a, o);
+    cross_attn(o, t);
+    run_add(b->add2(), c.s8, rows, d, a, t, a);
+    run_layernorm(model, b->norm3(), c.s8, rows, a, o);
+    run_ffn(model, b->ffn(), c.s8, rows, o, hidden, f, c.xnn);
+    run_add(b->add3(), c.s8, rows, d, a, f, c.output);
+  } else {
+    self_attn(c.query, o);
+    run_add(b->add1(), c.s8, rows, d, c.query, o, a);
+    run_layernorm(model, b->norm1(), c.s8, rows, a, a);
+    cross_attn(a, t);
+    run_add(b->add2(), c.s8, rows, d, a, t, a);
+    run_layernorm(model, b->norm2(), c.s8, rows, a, a);
+    run_ffn(model, b->ffn(), c.s8, rows, a, hidden, f, c.xnn);
+    run_add(b->add3(), c.s8, rows, d, a, f, o);
+    run_layernorm(model, b->norm3(), c.s8, rows, o, c.output);
+  }
+}
+
+// A cross-attention call over the memory (c.key / c.value or the cached
+// projections) writing `out`; attention weights are the block's.
+Call cross_call(const Call& c, const DecoderLayout& lay, int rows, const void* q, void* out) {
+  Call x = c;
+  x.q_len = rows;
+  x.query = q;
+  x.output = out;
+  x.cache = c.cache + lay.cross_cache;
+  x.scratch = c.scratch + lay.region;
+  return x;
+}
+
+void run(const fb::Model& model, const Call& c, int max_kv_len) {
+  const auto* b = c.layer->options_as_DecoderBlock();
+  const LayerShape s = shape_with(*c.layer, shape);
+  const DecoderLayout lay = decoder_layout(s, c.q_len, c.kv_len, c.max_q_len, max_kv_len);
+  auto self_attn = [&](const void* x, void* out) {
+    Call m = c;  // causal self-attention over the query rows, K and V into the self cache (prefill)
+    m.query = m.key = m.value = x;
+    m.kv_len = m.kv_valid_len = c.q_len;
+    m.keys_cached = false;
+    m.weights = nullptr;
+    m.output = out;
+    m.cache = c.cache + lay.self_cache;
+    m.scratch = c.scratch + lay.region;
+    run_mha(model, b->self_attn(), m, c.max_q_len);
+  };
+  auto cross_attn = [&](const void* q, void* out) {
+    run_mha(model, b->cross_attn(), cross_call(c, lay, c.q_len, q, out), max_kv_len);
+  };
+  run_steps(model, c, lay, c.q_len, self_attn, cross_attn);
+}
+
+void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
+  const auto* b = c.layer->options_as_DecoderBlock();
+  const DecoderLayout lay = decoder_layout(shape_with(*c.layer, shape), 1, c.kv_len, c.max_q_len, max_kv_len);
+  Call x = c;
+  x.cache = c.cache + lay.cross_cache;
+  cache_keys_mha(model, b->cross_attn(), x, max_kv_len);
+}
+
+// One token: c.query [1][dim] at self position `position`; the memory's
+// projections come from the cache (CacheKeys or an uncached run), c.kv_len
+// / c.kv_valid_len its length.
+void step(const fb::Model& model, const Call& c, int max_kv_len, int position) {
+  const auto* b = c.layer->options_as_DecoderBlock();
+  const DecoderLayout lay = decoder_layout(shape_with(*c.layer, shape), 1, c.kv_len, c.max_q_len, max_kv_len);
+  auto self_attn = [&](const void* x, void* out) {
+    Call m = c;
+    m.query = x;
+    m.output = out;
+    m.weights = nullptr;
+    m.cache = c.cache + lay.self_cache;
+    m.scratch = c.scratch + lay.region;
+    step_mha(model, b->self_attn(), m, c.max_q_len, position);
+  };
+  auto cross_attn = [&](const void* q, void* out) {
+    Call x = cross_call(c, lay, 1, q, out);
+    x.keys_cached = true;
+    run_mha(model, b->cross_attn(), x, max_kv_len);
+  };
+  run_steps(model, c, lay, 1, self_attn, cross_attn);
+}
+
+bool has_key_cache(const LayerShape&) { return true; }
+bool has_kv_cache(const LayerShape&) { return true; }
+
+int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
+  const auto* b = l.options_as_DecoderBlock();
+  const auto* m = b->self_attn();
+  const auto* x = b->cross_attn();
+  out[0] = m->q_proj(); out[1] = m->k_proj(); out[2] = m->v_proj(); out[3] = m->out_proj();
+  out[4] = x->q_proj(); out[5] = x->k_proj(); out[6] = x->v_proj(); out[7] = x->out_proj();
+  out[8] = b->ffn()->fc1(); out[9] = b->ffn()->fc2();
+  return 10;
+}
+
+}  // namespace
+
+namespace layers {
+const LayerKindModule kDecoderBlock = {
+    fb::LayerOptions::DecoderBlock, EA_LAYER_DECODER_BLOCK, "decoder block",
+    false, verify, shape, info, plan, run, cache_keys, has_key_cache, false, linears, has_kv_cache, step, nullptr,
+    /*kv_positions_on_q_len=*/true};
+}  // namespace layers
+
+}  // namespace edgeattn
