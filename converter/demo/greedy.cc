@@ -8,8 +8,41 @@
 namespace edgeattn {
 namespace demo {
 
+namespace {
+
+// The decoder layer as a decoder_block in the runtime over the memory [src_len][d].
+Decoded DecodeInRuntime(const TransformerFloat& m, RuntimeDecoder& decoder, const double* memory, int len,
+                        SelfMode mode) {
+  using Clock = std::chrono::steady_clock;
+  const size_t d = static_cast<size_t>(m.d_model);
+  decoder.CacheMemory(memory, m.src_len, len);
+  const int max_len = std::min(m.tgt_len, decoder.max_target_len());
+  std::vector<double> rows(static_cast<size_t>(max_len) * d), t(d);
+  Decoded out;
+  decoder.BeginSequence();
+  int token = kBos;
+  for (int s = 0; s < max_len && token != kEos; ++s) {
+    const Clock::time_point t0 = Clock::now();
+    double* row = &rows[s * d];
+    m.EmbedTarget(token, s, row);
+    if (mode == SelfMode::kCached) {
+      decoder.Step(row, t.data());
+    } else {
+      decoder.Rerun(rows.data(), s + 1, t.data());
+    }
+    token = m.Predict(t.data());
+    const Clock::time_point t1 = Clock::now();
+    out.tokens.push_back(token);
+    out.self_us.push_back(decoder.last_block_us());
+    out.step_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  return out;
+}
+
+}  // namespace
+
 Decoded GreedyDecode(const TransformerFloat& m, RuntimeAttention& rt, const std::vector<int>& digits,
-                     SelfMode mode, RuntimeEncoder* encoder) {
+                     SelfMode mode, RuntimeEncoder* encoder, RuntimeDecoder* decoder) {
   using Clock = std::chrono::steady_clock;
   const int len = static_cast<int>(digits.size());
   if (len < 1 || len > m.src_len) convert::fail("a source has ", len, " digits; 1..", m.src_len, " allowed");
@@ -31,6 +64,7 @@ Decoded GreedyDecode(const TransformerFloat& m, RuntimeAttention& rt, const std:
       m.enc_norm_out.Apply(&x[p * d], &h[p * d]);  // h = encoder memory
     }
   }
+  if (decoder != nullptr) return DecodeInRuntime(m, *decoder, h.data(), len, mode);
   rt.CacheMemory(h.data(), m.src_len, len);
 
   // Decoder, one row per step. `rows` keeps each step's norm1 output: the

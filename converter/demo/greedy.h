@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "converter/demo/runtime_attention.h"
+#include "converter/demo/runtime_decoder.h"
 #include "converter/demo/runtime_encoder.h"
 #include "converter/demo/transformer_float.h"
 
@@ -28,9 +29,12 @@ struct Decoded {
 // caches the cross-attention memory, then decodes from BOS until EOS or
 // max_target_len() tokens. With `encoder` the whole encoder layer runs in the
 // runtime as block kinds; without, its LayerNorms and FFN run in float64
-// around rt's enc_self.
+// around rt's enc_self. With `decoder` the whole decoder layer and its final
+// LayerNorm run in the runtime (a decoder_block Step per token, or a re-run
+// of the block over the prefix), leaving the embedding, head and argmax;
+// self_us then times the block call.
 Decoded GreedyDecode(const TransformerFloat& m, RuntimeAttention& rt, const std::vector<int>& digits,
-                     SelfMode mode, RuntimeEncoder* encoder = nullptr);
+                     SelfMode mode, RuntimeEncoder* encoder = nullptr, RuntimeDecoder* decoder = nullptr);
 
 }  // namespace demo
 }  // namespace edgeattn

@@ -5,6 +5,7 @@
 //   edgeattn-greedy-decode --model out/transformer_int8.eatn
 //       --float-model out/transformer_f32.eatn
 //       [--encoder-model out/transformer_encoder_int8.eatn --float-encoder-model out/transformer_encoder_f32.eatn]
+//       [--decoder-model out/transformer_decoder_int8.eatn --float-decoder-model out/transformer_decoder_f32.eatn]
 //       --weights models/transformer/weights.safetensors
 //       --data models/transformer/heldout.npz [--source 31415 ...]
 //
@@ -105,11 +106,12 @@ struct Run {
 };
 
 Run DecodeAll(const edgeattn::demo::TransformerFloat& m, edgeattn::demo::RuntimeAttention& rt,
-              edgeattn::demo::RuntimeEncoder* encoder, const std::vector<Sequence>& seqs) {
+              edgeattn::demo::RuntimeEncoder* encoder, edgeattn::demo::RuntimeDecoder* decoder,
+              const std::vector<Sequence>& seqs) {
   Run r;
   for (const Sequence& s : seqs) {
-    r.cached.push_back(GreedyDecode(m, rt, s.digits, edgeattn::demo::SelfMode::kCached, encoder));
-    r.rerun.push_back(GreedyDecode(m, rt, s.digits, edgeattn::demo::SelfMode::kRerun, encoder));
+    r.cached.push_back(GreedyDecode(m, rt, s.digits, edgeattn::demo::SelfMode::kCached, encoder, decoder));
+    r.rerun.push_back(GreedyDecode(m, rt, s.digits, edgeattn::demo::SelfMode::kRerun, encoder, decoder));
   }
   return r;
 }
@@ -169,7 +171,8 @@ void PrintLatency(const char* label, const Run& r, const std::vector<int>& posit
 
 int main(int argc, char** argv) {
   CLI::App app{"edgeattn-greedy-decode: greedy decoding of models/transformer with the runtime's attention"};
-  std::string model, float_model, weights, data, encoder_model, float_encoder_model;
+  std::string model, float_model, weights, data, encoder_model, float_encoder_model, decoder_model,
+      float_decoder_model;
   std::vector<std::string> sources;
   int show = 5, limit = 0;
   std::vector<int> positions;
@@ -179,6 +182,10 @@ int main(int argc, char** argv) {
                  "the encoder as block kinds (.eatn of models/transformer/encoder_block.spec.json, the dtype of "
                  "--model): the whole encoder layer runs in the runtime");
   app.add_option("--float-encoder-model", float_encoder_model, "the same for --float-model");
+  app.add_option("--decoder-model", decoder_model,
+                 "the decoder as block kinds (.eatn of models/transformer/decoder_block.spec.json, the dtype of "
+                 "--model): the whole decoder layer runs in the runtime (embedding, head and argmax in float64)");
+  app.add_option("--float-decoder-model", float_decoder_model, "the same for --float-model");
   app.add_option("--weights", weights, "models/transformer/weights.safetensors (non-attention weights)")->required();
   app.add_option("--data", data, "held-out sources: .npz with src [N, L], src_len [N] (+ torch_greedy [N, T])");
   app.add_option("--source", sources,
@@ -211,13 +218,26 @@ int main(int argc, char** argv) {
       encoders.push_back(path->empty() ? nullptr : std::make_unique<edgeattn::demo::RuntimeEncoder>(*path, m.d_model));
     }
     if (encoders[1] != nullptr && rts.size() < 2) fail("--float-encoder-model needs --float-model");
+    std::vector<std::unique_ptr<edgeattn::demo::RuntimeDecoder>> decoders;
+    for (const std::string* path : {&decoder_model, &float_decoder_model}) {
+      decoders.push_back(path->empty() ? nullptr : std::make_unique<edgeattn::demo::RuntimeDecoder>(*path, m.d_model));
+    }
+    if (decoders[1] != nullptr && rts.size() < 2) fail("--float-decoder-model needs --float-model");
     std::vector<Run> runs;
-    for (size_t k = 0; k < rts.size(); ++k) runs.push_back(DecodeAll(m, *rts[k], encoders[k].get(), seqs));
+    for (size_t k = 0; k < rts.size(); ++k) {
+      runs.push_back(DecodeAll(m, *rts[k], encoders[k].get(), decoders[k].get(), seqs));
+    }
     for (size_t k = 0; k < rts.size(); ++k) {
       std::printf("%s encoder: %s\n", rts[k]->int8() ? "int8" : "f32",
                   encoders[k] != nullptr
                       ? ("encoder_block + layernorm in the runtime (" + encoders[k]->path() + ")").c_str()
                       : "enc_self in the runtime, its LayerNorms and FFN in float64");
+    }
+    for (size_t k = 0; k < rts.size(); ++k) {
+      std::printf("%s decoder: %s\n", rts[k]->int8() ? "int8" : "f32",
+                  decoders[k] != nullptr
+                      ? ("decoder_block + layernorm in the runtime (" + decoders[k]->path() + ")").c_str()
+                      : "dec_self and dec_cross in the runtime, its LayerNorms and FFN in float64");
     }
     const char* label0 = rts[0]->int8() ? "int8" : "f32";
 
@@ -254,9 +274,15 @@ int main(int argc, char** argv) {
       }
     }
     PrintLatency(label0, runs[0], positions);
-    std::printf("(dec_self = the runtime call alone: Interpreter::Step with the prefix in the KV cache vs\n"
-                " Interpreter::Run over all tokens so far; decoder step = embedding, LayerNorms, dec_self,\n"
-                " dec_cross on cached memory keys, FFN, head and argmax, float parts in float64)\n");
+    if (decoders[0] != nullptr) {
+      std::printf("(dec_self column = the decoder_block call alone: Interpreter::Step with the prefix in its KV\n"
+                  " cache vs Interpreter::Run over all tokens so far, both on the cached memory keys; decoder\n"
+                  " step = embedding, the block, dec_norm, head and argmax, head in float64)\n");
+    } else {
+      std::printf("(dec_self = the runtime call alone: Interpreter::Step with the prefix in the KV cache vs\n"
+                  " Interpreter::Run over all tokens so far; decoder step = embedding, LayerNorms, dec_self,\n"
+                  " dec_cross on cached memory keys, FFN, head and argmax, float parts in float64)\n");
+    }
     // Exit status: the two dec_self modes must agree on every source.
     for (size_t k = 0; k < runs.size(); ++k) {
       for (size_t i = 0; i < seqs.size(); ++i) {

@@ -12,10 +12,16 @@
 #    ("1001 sources", "1 source").
 # With ENCODER_INT8 / ENCODER_F32 (models/transformer/encoder_block.spec.json
 # converted) the whole encoder layer runs in the runtime as block kinds, and
-# the program must say so.
+# the program must say so. With DECODER_INT8 / DECODER_F32
+# (models/transformer/decoder_block.spec.json converted) so does the whole
+# decoder layer (decoder_block + layernorm; embedding, head and argmax stay
+# in host code), its KV-cached steps against re-runs of the block.
 set(encoder_args "")
 if(ENCODER_INT8)
   set(encoder_args --encoder-model ${ENCODER_INT8} --float-encoder-model ${ENCODER_F32})
+endif()
+if(DECODER_INT8)
+  list(APPEND encoder_args --decoder-model ${DECODER_INT8} --float-decoder-model ${DECODER_F32})
 endif()
 execute_process(COMMAND ${DECODE} --model ${INT8} --float-model ${F32} --weights ${WEIGHTS} --data ${DATA}
                         --show 3 --source 0123456789 ${encoder_args}
@@ -39,6 +45,9 @@ endfunction()
 set(n_re "([0-9]+) of ([0-9]+)")
 if(ENCODER_INT8 AND NOT out MATCHES "int8 encoder: encoder_block \\+ layernorm in the runtime[^\n]*\nf32 encoder: encoder_block \\+ layernorm in the runtime")
   message(FATAL_ERROR "the encoder did not run as block kinds in the runtime")
+endif()
+if(DECODER_INT8 AND NOT out MATCHES "int8 decoder: decoder_block \\+ layernorm in the runtime[^\n]*\nf32 decoder: decoder_block \\+ layernorm in the runtime")
+  message(FATAL_ERROR "the decoder did not run as block kinds in the runtime")
 endif()
 ea_count("int8" "\nint8  [^\n]*: ([0-9]+) of ([0-9]+) reversed exactly[^\n]*full re-run tokens on ([0-9]+) of" i8)
 ea_count("f32" "\nf32   [^\n]*: ([0-9]+) of ([0-9]+) reversed exactly[^\n]*full re-run tokens on ([0-9]+) of" f32)
