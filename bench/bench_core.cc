@@ -88,6 +88,7 @@ const char* KindName(ea_layer_kind kind) {
     case EA_LAYER_LAYERNORM: return "layernorm";
     case EA_LAYER_FEED_FORWARD: return "ffn";
     case EA_LAYER_ENCODER_BLOCK: return "encoder_block";
+    case EA_LAYER_DECODER_BLOCK: return "decoder_block";
   }
   return "?";
 }

@@ -55,7 +55,7 @@ ea_bench_hashes_match() {
 
 # "layer hash" lines of edgeattn-bench's table (last column = output hash).
 ea_bench_hash_lines() {
-  awk '$2 ~ /^(mha|additive|pooling|encoder_block|layernorm|ffn)$/ { print $1, $NF }'
+  awk '$2 ~ /^(mha|additive|pooling|encoder_block|decoder_block|layernorm|ffn)$/ { print $1, $NF }'
 }
 
 # Debian packages for every stage that will run.
