@@ -5,8 +5,8 @@
 // kv_valid_len, attention weights, float specials, input seed). Every layer
 // runs once per kernel path, the path forced through the public API
 // (edgeattn::SetKernelPath; a path the build or CPU lacks returns non-OK and
-// is skipped), and for cross-attention MHA and additive layers also as a
-// decoder step with cached keys (CacheKeys + use_cached_keys). For int8
+// is skipped), and for cross-attention MHA, additive and decoder-block layers
+// also as a decoder step with cached keys (CacheKeys + use_cached_keys). For int8
 // layers every output byte and every Q15 attention weight (when requested)
 // must equal the "ref" path's; the cached-keys run must also equal the
 // uncached run of the same path. Any difference prints the layer, the path,
@@ -88,8 +88,9 @@ bool Verbose() {
 }
 
 const char* KindName(ea_layer_kind kind) {
-  static const char* const kNames[] = {"mha", "additive", "luong", "pooling"};  // ea_layer_kind order
-  return static_cast<unsigned>(kind) < 4 ? kNames[kind] : "?";
+  static const char* const kNames[] = {"mha",       "additive", "luong",         "pooling",
+                                       "layernorm", "ffn",      "encoder_block", "decoder_block"};  // ea_layer_kind order
+  return static_cast<unsigned>(kind) < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "?";
 }
 
 // Output buffers of one run, with guard bytes after them.
@@ -175,7 +176,11 @@ void RunLayer(edgeattn::Interpreter& interp, int i, const eafuzz::LayerInput& ba
     const int position = interp.CachedLength(i);
     const size_t es = in.s8 ? 1 : 4;
     const size_t out_bytes = static_cast<size_t>(in.info.output_dim) * es;
-    const size_t w_bytes = static_cast<size_t>(in.info.num_heads) * static_cast<size_t>(position + 1) * (in.s8 ? 2 : 4);
+    // A step's weights cover the keys it attends over: the positions so far,
+    // or a decoder block's memory (its cross-attention's).
+    const size_t keys = in.info.kind == EA_LAYER_DECODER_BLOCK ? static_cast<size_t>(in.kv_len)
+                                                                : static_cast<size_t>(position + 1);
+    const size_t w_bytes = static_cast<size_t>(in.info.num_heads) * keys * (in.s8 ? 2 : 4);
     Prepare(r->step_out, out_bytes, fill);
     Prepare(r->step_weights, w_bytes, fill);
     const edgeattn::Status s = interp.Step(i, a.query, r->step_out.data(),

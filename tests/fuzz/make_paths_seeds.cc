@@ -198,6 +198,28 @@ struct Builder {
     Input(l + ".query", e);
     Layer(j, l, mask);
   }
+  // nn.TransformerDecoderLayer (preset torch) with FFN width ff; the memory is the key input.
+  void Decoder(const std::string& l, int e, int heads, int ff, bool norm_first, const char* act, const char* mask) {
+    const size_t E = static_cast<size_t>(e);
+    for (const char* n : {".norm1", ".norm2", ".norm3"}) Norm(l + n, E);
+    for (const char* a : {".self_attn", ".multihead_attn"}) {
+      Weight(l + a + ".in_proj_weight", 3 * E, E);
+      Bias(l + a + ".in_proj_bias", 3 * E);
+      Weight(l + a + ".out_proj.weight", E, E);
+      Bias(l + a + ".out_proj.bias", E);
+    }
+    Weight(l + ".linear1.weight", static_cast<size_t>(ff), E);
+    Bias(l + ".linear1.bias", static_cast<size_t>(ff));
+    Weight(l + ".linear2.weight", E, static_cast<size_t>(ff));
+    Bias(l + ".linear2.bias", E);
+    std::string j = "\"kind\": \"decoder_block\", \"preset\": \"torch\", \"embed_dim\": " + std::to_string(e) +
+                    ", \"num_heads\": " + std::to_string(heads) + ", \"norm_first\": " +
+                    (norm_first ? "true" : "false") + ", \"activation\": \"" + act + "\"";
+    Lengths(&j, true);
+    Input(l + ".query", e);
+    Input(l + ".key", e);
+    Layer(j, l, mask);
+  }
   void Pooling(const std::string& l, int d, const char* mask) {
     weights[l + ".query.weight"] = Random("F32", {1, static_cast<size_t>(d)}, weight_gain);
     std::string j = "\"kind\": \"pooling\", \"dim\": " + std::to_string(d);
@@ -339,15 +361,18 @@ int main(int argc, char** argv) {
     b.Block("pre16", 16, 2, 64, true, "gelu", "key_padding");
     b.Block("post17", 17, 1, 33, false, "relu", "none");
     b.Block("pre_causal", 32, 4, 48, true, "silu", "causal");
+    b.Decoder("dec_pre16", 16, 2, 64, true, "gelu", "key_padding");
     Builder& c = add("block_b");
     c.Block("post_tanh", 24, 3, 96, false, "gelu_tanh", "key_padding");
     c.LayerNorm("norm1", 1);
     c.LayerNorm("norm65", 65);
     c.Ffn("ffn_gelu", 33, 130, "gelu");
     c.Ffn("ffn_relu", 8, 3, "relu");
+    c.Decoder("dec_post24", 24, 3, 96, false, "relu", "none");
     Builder& d = add("block_extreme", 5.0, 10.0);  // saturating residuals and activations
     d.Block("big_pre", 16, 4, 64, true, "gelu", "key_padding");
     d.LayerNorm("big_norm", 16);
+    d.Decoder("big_dec", 16, 4, 64, true, "gelu", "key_padding");
   }
   {  // extreme scales: saturating projections, one-hot softmax, tiny values
     Builder& b = add("extreme_large", 6.0, 20.0);

@@ -163,7 +163,8 @@ inline bool PrepareLayer(const edgeattn::Model& model, int i, const uint8_t trai
   const size_t es = in->s8 ? 1 : 4;
   in->pooling = info.kind == EA_LAYER_POOLING;
   in->self = !info.cross;
-  in->cacheable = info.kind == EA_LAYER_ADDITIVE || (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross);
+  in->cacheable = info.kind == EA_LAYER_ADDITIVE || (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) ||
+                  info.kind == EA_LAYER_DECODER_BLOCK;
   int q_max = model.CappedQLen(i, q_cap);
   if (in->self && model.CappedKvLen(i, kv_cap) < q_max) q_max = model.CappedKvLen(i, kv_cap);
   const int q_len = in->pooling ? 1 : 1 + trailer[2 + (i % 2)] % q_max;
