@@ -85,7 +85,10 @@ bool RunRef(Interpreter& interp, int i, eafuzz::LayerInput in, LayerCase* c) {
   if (in.info.kv_cache) {
     const int position = interp.CachedLength(i);
     std::vector<uint8_t> so(static_cast<size_t>(in.info.output_dim));
-    std::vector<uint8_t> sw(static_cast<size_t>(in.info.num_heads) * static_cast<size_t>(position + 1) * 2);
+    // The step's weights cover the positions so far, or a decoder block's memory.
+    const size_t keys = in.info.kind == EA_LAYER_DECODER_BLOCK ? static_cast<size_t>(in.kv_len)
+                                                                : static_cast<size_t>(position + 1);
+    std::vector<uint8_t> sw(static_cast<size_t>(in.info.num_heads) * keys * 2);
     const Status s = interp.Step(i, a.query, so.data(), in.want_weights ? sw.data() : nullptr);
     if (s == Status::kOk) {
       c->step = 1;

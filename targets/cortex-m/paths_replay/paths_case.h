@@ -20,7 +20,7 @@ typedef struct ea_paths_layer {
   uint32_t weights_len;
   const int8_t* step_output;   /* expected step output [output_dim] */
   uint32_t step_output_len;
-  const uint16_t* step_weights; /* [num_heads][position + 1]; NULL: not requested */
+  const uint16_t* step_weights; /* [num_heads][position + 1] (decoder block: [num_heads][kv_len]); NULL: not requested */
   uint32_t step_weights_len;
 } ea_paths_layer;
 
