@@ -85,7 +85,8 @@ typedef struct ea_layer_info {
   ea_quant value_quant;
   ea_quant output_quant;
   int32_t kv_cache;        /* 1: decodes token by token (ea_interpreter_step) */
-  size_t kv_cache_bytes;   /* arena bytes of its K and V cache at max_kv_len (0 if none) */
+  size_t kv_cache_bytes;   /* arena bytes of its K and V cache at max_kv_len (decoder block: the
+                              self-attention's at max_q_len; 0 if none) */
   int32_t num_kv_heads;    /* MHA: K/V heads (grouped-query attention when < num_heads); else 1 */
   int32_t coverage;        /* 1: additive layer with coverage (begin_sequence resets it) */
   size_t coverage_bytes;   /* arena bytes of its coverage vector at max_kv_len (0 if none) */
@@ -102,8 +103,10 @@ typedef struct ea_layer_info {
  * kv_valid_len <= 0 means all keys are valid (so a zero-initialized ea_run_args
  * masks nothing); otherwise keys >= kv_valid_len are masked (key padding).
  * use_cached_keys != 0 uses the projections stored by ea_interpreter_cache_keys()
- * (cross-attention MHA: key and value may be NULL; additive: key may be NULL,
- * value must point at the sequence the keys came from) and ignores kv_len.
+ * (cross-attention MHA and decoder blocks: key and value may be NULL; additive:
+ * key may be NULL, value must point at the sequence the keys came from) and
+ * ignores kv_len. A decoder block's key is its memory; an uncached run leaves
+ * the memory's projections cached as ea_interpreter_cache_keys would.
  * Checked by ea_interpreter_run (EA_INVALID_ARGUMENT otherwise): buffers of
  * EA_F32 layers must be 4-byte aligned, and attn_weights 2-byte aligned for
  * EA_S8 layers (int8 inputs and outputs may have any alignment); output and
@@ -158,14 +161,19 @@ ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run
 const char* ea_interpreter_error(const ea_interpreter* interp);
 
 /* Decoding with a KV cache (info.kv_cache != 0: a causal self-attention layer
- * converted with "kv_cache": true; EA_INVALID_ARGUMENT for other layers).
+ * converted with "kv_cache": true, or a decoder block; EA_INVALID_ARGUMENT for
+ * other layers).
  * begin_sequence empties the cache; ea_interpreter_run over q_len tokens
  * fills positions 0..q_len-1 (prefill); step runs one token: query
  * [1][query_dim] in, output [1][output_dim] out, attn_weights optional
  * [num_heads][1][position + 1]. int8 step outputs are bit-identical to the
  * last row of a full causal run over the same tokens. EA_LENGTH_EXCEEDS_PLAN
  * when max_kv_len positions (or the init cap) are cached. cached_len: the
- * positions cached, -1 if the layer has no KV cache. */
+ * positions cached, -1 if the layer has no KV cache. A decoder block's step
+ * attends over the memory cached by ea_interpreter_cache_keys (or its last
+ * uncached run; EA_NOT_READY without), its attn_weights are the
+ * cross-attention's [num_heads][1][memory rows], and its positions are
+ * bounded by max_q_len. */
 ea_status ea_interpreter_begin_sequence(ea_interpreter* interp, int32_t layer);
 ea_status ea_interpreter_step(ea_interpreter* interp, int32_t layer, const void* query,
                               void* output, void* attn_weights);

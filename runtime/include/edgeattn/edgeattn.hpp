@@ -128,7 +128,8 @@ class Interpreter {
   Status Init(const Model* model, void* arena, size_t arena_bytes, int max_q_len = 0,
               int max_kv_len = 0);
   // Projects and stores the keys/values of a memory sequence once, for
-  // cross-attention MHA and additive layers (decoder steps then pass use_cached_keys).
+  // cross-attention MHA, additive and decoder-block layers (decoder steps then
+  // pass use_cached_keys; a decoder block's Step reads them).
   Status CacheKeys(int layer, const void* key, const void* value, int kv_len, int kv_valid_len);
   Status Run(int layer, const RunArgs& args);
 
@@ -149,6 +150,10 @@ class Interpreter {
   // (int8) to the last row of a full causal run over the same tokens.
   // kLengthExceedsPlan when the cache is full (max_kv_len positions, or the
   // Init cap). CachedLength: positions cached, -1 if the layer has no KV cache.
+  // Decoder blocks decode the same way: their self-attention's positions are
+  // bounded by max_q_len, and each Step attends over the memory of the last
+  // CacheKeys (or uncached Run), returning the cross-attention's weights
+  // [num_heads][1][memory rows].
   //
   // Coverage (additive layers converted with "coverage": true): the layer
   // keeps c_j, the sum of key j's attention weights over the sequence so far,
