@@ -12,6 +12,6 @@
 # kernels/CMakeLists.txt (paths relative to kernels/).
 set(_ea_cm_dir ${CMAKE_CURRENT_LIST_DIR})
 list(APPEND EA_KERNEL_SOURCES ${_ea_cm_dir}/linear_dsp.cc ${_ea_cm_dir}/linear_helium.cc
-     ${_ea_cm_dir}/attention_cm.cc ${_ea_cm_dir}/softmax_cm.cc)
+     ${_ea_cm_dir}/attention_cm.cc ${_ea_cm_dir}/softmax_cm.cc ${_ea_cm_dir}/block_cm.cc)
 set(EA_CPU_FEATURES_SOURCE ${_ea_cm_dir}/cpu_features_cortexm.cc)
 list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_CORTEX_M=1)
