@@ -1,6 +1,6 @@
 // Cortex-M kernels of the transformer blocks: the integer LayerNorm
-// (requant.h contract 4), the residual add (contract 5) and, on Helium, the
-// activation table (contract 6); bit-identical to kernels/ref/layernorm.cc
+// (requant.h contract 4), the residual add (contract 5) and the activation
+// table (contract 6); bit-identical to kernels/ref/layernorm.cc
 // and elementwise.cc. The DSP forms exist on DSP-only builds (M4, M7, M33;
 // on Helium builds the cmsis-dsp table keeps the reference, as for the
 // softmax, cortexm_kernels.h).
@@ -19,7 +19,7 @@
 // S 2^L is computed in wrapping 32 bits: equal modulo 2^32, and it fits.
 // The output requantization is per tensor: requant_cm.h's one-SMMLA form
 // (n = 31 - shift >= 33, every real LayerNorm's s_g 2^-f / s_out < 1/4);
-// a larger multiplier takes the reference kernel.
+// a larger multiplier, or a zero point outside int8, takes the reference.
 //
 // Residual add: (a - zp_a) A + (b - zp_b) B + 2^(n-1) is computed as
 // a A + b B + C with C = 2^(n-1) - zp_a A - zp_b B in wrapping 32 bits: the
@@ -31,9 +31,13 @@
 #include <arm_acle.h>
 
 #include <cstdint>
+#include <cstring>
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+#endif
 
 #include "cortex-m/dsp_common.h"
-#include "cortex-m/requant_cm.h"
 #include "edgeattn/kernels/layernorm_row.h"
 #include "edgeattn/kernels/requant.h"
 
@@ -57,6 +61,26 @@ inline LnStep4 ln_step4(int d, int32_t sum, const LayerNormRowScale& rs) {
   st.round = low ? 1 : int32_t{1} << (rs.shift - 33);
   st.right = low ? 1 : rs.shift - 32;
   return st;
+}
+
+// layernorm_row_scale_fast() with its 64-bit division x / (root 2^16) as
+// two 32-bit UDIVs (libgcc's 64-bit division costs about 190 instructions):
+// x / (root 2^16) = floor(n / root), n = x >> 16 < 2^46, root in [2^14,
+// 2^15) (x >> 32 in [2^28, 2^30)), by long division in 16-bit digits: the
+// high part x >> 32 gives q1 < 2^16 and a remainder below root, and
+// (remainder 2^16 + the low digit) < 2^31. The rest is
+// isqrt_u64_top_finish() and layernorm_row_scale_finish().
+inline LayerNormRowScale row_scale_cm(int d, int32_t sum, int32_t sum_sq, int64_t eps_term) {
+  const LayerNormScaledVar v = layernorm_scaled_var(d, sum, sum_sq, eps_term);
+  const uint32_t high = static_cast<uint32_t>(v.x >> 32);
+  const uint32_t root = isqrt_u32_top(high);
+  const uint32_t q1 = high / root, rem = high - q1 * root;
+  const uint32_t q2 = ((rem << 16) | static_cast<uint32_t>((v.x >> 16) & 0xFFFFu)) / root;
+  uint64_t r = ((static_cast<uint64_t>(root) << 16) + (static_cast<uint64_t>(q1) << 16) + q2) >> 1;
+  r -= r * r > v.x ? 1 : 0;
+  r -= r * r > v.x ? 1 : 0;
+  const int32_t inv = static_cast<int32_t>(((uint64_t{1} << 60) + (r >> 1)) / r);
+  return LayerNormRowScale{inv, 52 - v.k - layernorm_frac_bits(d)};
 }
 
 // C of the residual add (comment at the top).
@@ -131,7 +155,7 @@ void qs8_layernorm__dsp(const QS8LayerNormArgs& a) {
     int8_t* y = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
     int32_t sum, sum_sq;
     row_sums(x, d, &sum, &sum_sq);
-    const LayerNormRowScale rs = layernorm_row_scale_fast(d, sum, sum_sq, a.eps_term);
+    const LayerNormRowScale rs = row_scale_cm(d, sum, sum_sq, a.eps_term);
     const LnStep4 st = ln_step4(d, sum, rs);
     if (rs.shift <= 32) {
       ln_elements<true>(x, y, d, a.gain, a.bias, st, a.mult, rq_round, rq_right, a.y_zp);
@@ -155,25 +179,96 @@ void qs8_add__dsp(const QS8AddArgs& a) {
     }
   }
 }
+
+// Four bytes per word: each index sign-extended by SXTB (with its rotation)
+// into the table's middle, table + 128, and the four results packed into
+// one store (the reference reloads the table pointer per byte at -Os).
+void qs8_lut__dsp(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y, int y_stride) {
+  const uint8_t* const mid = reinterpret_cast<const uint8_t*>(table) + 128;
+  for (int r = 0; r < rows; ++r) {
+    const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
+    int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const uint32_t w = dsp::load4(xr + i);
+      const uint32_t v = mid[static_cast<int8_t>(w)] | uint32_t{mid[static_cast<int8_t>(w >> 8)]} << 8 |
+                         uint32_t{mid[static_cast<int8_t>(w >> 16)]} << 16 | uint32_t{mid[static_cast<int8_t>(w >> 24)]} << 24;
+      std::memcpy(yr + i, &v, 4);
+    }
+    for (; i < n; ++i) yr[i] = static_cast<int8_t>(mid[xr[i]]);
+  }
+}
 #endif  // EA_CM_DSP_ONLY
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-// Row sums on 16 bytes per step, step 4 and the output in 4 lanes of 32
-// bits (VMULH is SMMLA's high word without the accumulator), the output
-// through requant_cm.h's requant_x4_store. gain / bias not aligned to their
-// element size (MVE loads would fault) take the reference, as a multiplier
-// of 1/4 or more does.
+namespace {
+
+// The int8 end of requant.h's requantize_s8 / saturate_s8 for 4 lanes of y
+// when |zp| <= 128: sat8(sat16(y) + zp) (VQMOVNB, VQADD, VQMOVNB; the
+// bottom byte of each 32-bit lane is the result, stored by VSTRB.32) equals
+// sat8(clamp(y, -512, 512) + zp) and sat8(y + zp): beyond +-512 both sides
+// saturate to y's sign.
+template <bool kTail>
+__attribute__((always_inline)) inline void store_s8_x4(int32x4_t y, int32_t zp, int8_t* out, mve_pred16_t p) {
+  int16x8_t h = vqmovnbq_s32(vuninitializedq_s16(), y);
+  h = vqaddq_n_s16(h, static_cast<int16_t>(zp));
+  const int32x4_t b = vreinterpretq_s32_s8(vqmovnbq_s16(vuninitializedq_s8(), h));
+  if (kTail) {
+    vstrbq_p_s32(out, b, p);
+  } else {
+    vstrbq_s32(out, b);
+  }
+}
+
+// Step 4 and the output for 4 elements: VMLAS (x d 2^L + -S 2^L), VMULH
+// (SMMLA's high word, the accumulator added after), the per-tensor
+// requantization of requant_cm.h's requant_x4 with scalar round and shift.
+// kTail: the last 1-3 elements, predicated (VPST per load costs a third
+// more instructions, so full vectors go without).
+template <bool kTail>
+__attribute__((always_inline)) inline void ln_x4(const int8_t* x, int8_t* y, const int16_t* gain, const int32_t* bias,
+                                                 int32x4_t d_l, int32_t neg_sum_l, int32x4_t inv, int32_t round,
+                                                 int32_t neg_right, int32x4_t m, int32_t rq_round, int32_t rq_shl,
+                                                 int32_t zp, mve_pred16_t p) {
+  const int32x4_t xv = kTail ? vldrbq_z_s32(x, p) : vldrbq_s32(x);
+  const int32x4_t g = kTail ? vldrhq_z_s32(gain, p) : vldrhq_s32(gain);
+  const int32x4_t b = kTail ? vldrwq_z_s32(bias, p) : vldrwq_s32(bias);
+  const int32x4_t yq = vshlq_r_s32(vaddq_n_s32(vmulhq_s32(vmlasq_n_s32(xv, d_l, neg_sum_l), inv), round), neg_right);
+  store_s8_x4<kTail>(vshlq_r_s32(vaddq_n_s32(vmulhq_s32(vaddq_s32(b, vmulq_s32(yq, g)), m), rq_round), rq_shl), zp, y, p);
+}
+
+// One row, out of line with scalar arguments: all constants fit the 8 Q
+// registers.
+__attribute__((noinline)) void ln_row_helium(const int8_t* x, int8_t* y, int d, const int16_t* gain,
+                                             const int32_t* bias, const LnStep4& st, int32_t mult,
+                                             int32_t rq_round, int32_t rq_shl, int32_t zp) {
+  const int32x4_t d_l = vdupq_n_s32(st.d_l), inv = vdupq_n_s32(st.inv), m = vdupq_n_s32(mult);
+  const int32_t neg_sum_l = st.neg_sum_l, round = st.round, neg_right = -st.right;
+  int i = 0;
+  for (; i + 4 <= d; i += 4) {
+    ln_x4<false>(x + i, y + i, gain + i, bias + i, d_l, neg_sum_l, inv, round, neg_right, m, rq_round, rq_shl, zp, 0);
+  }
+  if (i < d) {
+    ln_x4<true>(x + i, y + i, gain + i, bias + i, d_l, neg_sum_l, inv, round, neg_right, m, rq_round, rq_shl, zp,
+                vctp32q(static_cast<uint32_t>(d - i)));
+  }
+}
+
+}  // namespace
+
+// Row sums on 16 bytes per step (VADDVA, VMLADAVA.S8). gain / bias not
+// aligned to their element size (MVE loads would fault), a multiplier of 1/4
+// or more, or a zero point outside int8 take the reference.
 void qs8_layernorm__helium(const QS8LayerNormArgs& a) {
-  cm::RequantX4 rq;
   if ((reinterpret_cast<uintptr_t>(a.gain) & 1) != 0 || (reinterpret_cast<uintptr_t>(a.bias) & 3) != 0 ||
-      !cm::requant_x4_setup(vdupq_n_s32(a.mult), vdupq_n_s32(a.shift), vctp32q(4), &rq)) {
+      a.shift > -2 || a.y_zp < -128 || a.y_zp > 127) {
     qs8_layernorm__ref(a);
     return;
   }
+  const int32_t rq_round = int32_t{1} << (-2 - a.shift), rq_shl = a.shift + 1;  // 2^(n-33), 32 - n
   const int d = a.dim;
   for (int r = 0; r < a.rows; ++r) {
     const int8_t* x = a.x + static_cast<ptrdiff_t>(r) * a.x_stride;
-    int8_t* y = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
     int32_t sum = 0, sum_sq = 0;
     for (int i = 0; i < d; i += 16) {
       const mve_pred16_t p = vctp8q(static_cast<uint32_t>(d - i));
@@ -181,34 +276,35 @@ void qs8_layernorm__helium(const QS8LayerNormArgs& a) {
       sum = vaddvaq_p_s8(sum, v, p);
       sum_sq = vmladavaq_p_s8(sum_sq, v, v, p);
     }
-    const LnStep4 st = ln_step4(d, sum, layernorm_row_scale_fast(d, sum, sum_sq, a.eps_term));
-    const int32x4_t neg_sum_l = vdupq_n_s32(st.neg_sum_l), inv = vdupq_n_s32(st.inv);
-    const int32x4_t neg_right = vdupq_n_s32(-st.right);
-    for (int i = 0; i < d; i += 4) {
-      const mve_pred16_t p = vctp32q(static_cast<uint32_t>(d - i));
-      const int32x4_t c_l = vmlaq_n_s32(neg_sum_l, vldrbq_z_s32(x + i, p), st.d_l);
-      const int32x4_t yq = vshlq_s32(vaddq_n_s32(vmulhq_s32(c_l, inv), st.round), neg_right);
-      const int32x4_t acc = vaddq_s32(vldrwq_z_s32(a.bias + i, p), vmulq_s32(yq, vldrhq_z_s32(a.gain + i, p)));
-      cm::requant_x4_store(acc, rq, a.y_zp, y + i, p);
-    }
+    const LnStep4 st = ln_step4(d, sum, row_scale_cm(d, sum, sum_sq, a.eps_term));
+    ln_row_helium(x, a.y + static_cast<ptrdiff_t>(r) * a.y_stride, d, a.gain, a.bias, st, a.mult, rq_round, rq_shl,
+                  a.y_zp);
   }
 }
 
-// 4 lanes of 32 bits (A, B < 2^22 need them); VSHL by -n is the arithmetic
-// shift, two saturating narrows the int8 saturation (as requant_x4_store).
+// 4 lanes of 32 bits (A, B < 2^22 need them): VMLAS and VMLA, VSHL by -n
+// (the arithmetic shift), store_s8_x4 (a zero point outside int8 takes the
+// reference).
 void qs8_add__helium(const QS8AddArgs& a) {
-  const int32x4_t c = vdupq_n_s32(add_offset(a)), neg_n = vdupq_n_s32(-a.shift);
+  if (a.y_zp < -128 || a.y_zp > 127) {
+    qs8_add__ref(a);
+    return;
+  }
+  const int32_t c = add_offset(a), neg_n = -a.shift, mb = a.b_mult, zp = a.y_zp, len = a.n;
+  const int32x4_t ma = vdupq_n_s32(a.a_mult);
   for (int r = 0; r < a.rows; ++r) {
     const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
     const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
     int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
-    for (int i = 0; i < a.n; i += 4) {
-      const mve_pred16_t p = vctp32q(static_cast<uint32_t>(a.n - i));
-      int32x4_t s = vmlaq_n_s32(c, vldrbq_z_s32(ar + i, p), a.a_mult);
-      s = vmlaq_n_s32(s, vldrbq_z_s32(br + i, p), a.b_mult);
-      const int32x4_t v = vaddq_n_s32(vshlq_s32(s, neg_n), a.y_zp);
-      const int16x8_t h = vqmovnbq_s32(vreinterpretq_s16_s32(v), v);
-      vstrbq_p_s32(yr + i, vreinterpretq_s32_s8(vqmovnbq_s16(vreinterpretq_s8_s16(h), h)), p);
+    int i = 0;
+    for (; i + 4 <= len; i += 4) {
+      const int32x4_t s = vmlaq_n_s32(vmlasq_n_s32(vldrbq_s32(ar + i), ma, c), vldrbq_s32(br + i), mb);
+      store_s8_x4<false>(vshlq_r_s32(s, neg_n), zp, yr + i, 0);
+    }
+    if (i < len) {
+      const mve_pred16_t p = vctp32q(static_cast<uint32_t>(len - i));
+      const int32x4_t s = vmlaq_n_s32(vmlasq_n_s32(vldrbq_z_s32(ar + i, p), ma, c), vldrbq_z_s32(br + i, p), mb);
+      store_s8_x4<true>(vshlq_r_s32(s, neg_n), zp, yr + i, p);
     }
   }
 }
