@@ -6,8 +6,8 @@
 // softmax, cortexm_kernels.h).
 //
 // LayerNorm, per row: S and Q (SMLAD on sign-extended byte pairs, or
-// VADDVA / VMLADAVA.S8 on 16 bytes), the row scale from
-// layernorm_row_scale_fast (a 15-step 32-bit square root instead of the
+// VADDVA / VMLADAVA.S8 on 16 bytes), the row scale from row_scale_cm
+// (layernorm_row_scale_fast's 15-step 32-bit square root instead of the
 // reference's 31 64-bit steps), then per element step 4 in 32 bits:
 //   y_q = floor((c inv + 2^(s-1)) / 2^s) = SMMLA(c 2^L, inv, A) >> R
 // with L = 33 - s, A = 1, R = 1 for s <= 32 (floor((X / 2^32 + 1) / 2) with
@@ -18,8 +18,8 @@
 // (2^14 + 1) 2^s / inv < 2^(s-14), so |c 2^L| < 2^19. c 2^L = x (d 2^L) -
 // S 2^L is computed in wrapping 32 bits: equal modulo 2^32, and it fits.
 // The output requantization is per tensor: requant_cm.h's one-SMMLA form
-// (n = 31 - shift >= 33, every real LayerNorm's s_g 2^-f / s_out < 1/4);
-// a larger multiplier, or a zero point outside int8, takes the reference.
+// (n = 31 - shift >= 33: a multiplier s_g 2^-f / s_out below 1/4); a
+// larger multiplier, or a zero point outside int8, takes the reference.
 //
 // Residual add: (a - zp_a) A + (b - zp_b) B + 2^(n-1) is computed as
 // a A + b B + C with C = 2^(n-1) - zp_a A - zp_b B in wrapping 32 bits: the
