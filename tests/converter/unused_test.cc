@@ -9,7 +9,9 @@
 #include "converter/error.h"
 #include "converter/io/formats.h"
 #include "converter/io/file.h"
+#include "converter/dataset.h"
 #include "converter/kinds/additive.h"
+#include "converter/metrics.h"
 #include "converter/spec.h"
 #include "fixtures.h"
 
@@ -61,6 +63,22 @@ TEST(ConverterUnused, TutorialBiasesUsedOthersListed) {
   EXPECT_EQ(P.w_k.b, w.at("attention.Ua.bias").data);
   EXPECT_EQ(P.b_v, w.at("attention.Va.bias").data[0]);
   EXPECT_EQ(P.b_v_name, "attention.Va.bias");
+}
+
+// The float64 reference convert checks the runtime against is PyTorch's
+// layer: b_q where PyTorch adds it (not folded), b_v in every score (a
+// dropped or mis-folded bias would show in the accuracy report).
+TEST(ConverterUnused, AdditiveReferenceIsTheTutorialForward) {
+  const fixtures::LayerCase c = fixtures::additive_tutorial_case(2);
+  const ModelSpec s = load(c.spec_json, to_map(c.weights));
+  const LayerData d = load_layer_data(c.test, "test", s.layers[0], false);
+  std::vector<double> out, w, want, want_w;
+  reference_forward(s.layers[0], d, &out, &w);
+  c.reference(c.test, &want, &want_w);
+  ASSERT_EQ(out.size(), want.size());
+  ASSERT_EQ(w.size(), want_w.size());
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], want[i], 1e-12) << i;
+  for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(w[i], want_w[i], 1e-12) << i;
 }
 
 // An unmapped Wa.bias (beside the used Wa.weight) was dropped silently.
