@@ -53,6 +53,25 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
     P.b_v_name = bv.name;
     P.b_v = w.get(bv.name, 0, 1, "b_v [1]").data[0];
   }
+  // PyTorch's bias of a weight 'M.weight' the spec does not map: 'M.bias',
+  // probed (not fetched: it stays unused, and check_unused names it).
+  auto unmapped = [&](const std::string& weight, bool mapped, size_t n) {
+    const std::string suffix = ".weight";
+    if (mapped || weight.size() <= suffix.size() ||
+        weight.compare(weight.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      return std::vector<double>();
+    }
+    const auto it = w.map.find(weight.substr(0, weight.size() - suffix.size()) + ".bias");
+    if (it == w.map.end() || !it->second.is_float || it->second.data.size() != n) return std::vector<double>();
+    for (double x : it->second.data) {
+      if (!std::isfinite(x)) return std::vector<double>();
+    }
+    return it->second.data;
+  };
+  P.unmapped_b_q = unmapped(P.w_q.w_name, !P.w_q.b.empty(), static_cast<size_t>(A));
+  P.unmapped_b_k = unmapped(P.w_k.w_name, !P.w_k.b.empty(), static_cast<size_t>(A));
+  const std::vector<double> ubv = unmapped(P.v_name, !P.b_v_name.empty(), 1);
+  P.unmapped_b_v = ubv.empty() ? 0.0 : ubv[0];
   P.coverage = f.boolean("coverage", false);
   if (P.coverage) {  // PyTorch nn.Linear(1, attn_dim, bias=False): weight [attn_dim, 1]
     P.w_c_name = tensor_or(f, "w_c", p, "W_c.weight");
@@ -111,6 +130,11 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
     record(ranges, "w_q", qp.data(), lq, A, A, q_rec);
     record(ranges, "w_k", kp.data(), lk, A, A, f.valid);
   }
+  // Biases PyTorch adds and the model lacks (--allow-unused): in the score,
+  // not in the recorded pre-tanh range (the model's).
+  std::vector<double> unmapped(static_cast<size_t>(A), 0.0);
+  for (size_t c = 0; c < P.unmapped_b_q.size(); ++c) unmapped[c] += P.unmapped_b_q[c];
+  for (size_t c = 0; c < P.unmapped_b_k.size(); ++c) unmapped[c] += P.unmapped_b_k[c];
   Range* pre = ranges != nullptr ? &(*ranges)["pre_tanh"] : nullptr;
   Range* cov_range = ranges != nullptr && P.coverage ? &(*ranges)["coverage"] : nullptr;
   std::vector<double> cov(static_cast<size_t>(P.coverage ? lk : 0), 0.0);  // c_j, from 0 per sample
@@ -124,9 +148,9 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
         double t = qp[static_cast<size_t>(r) * A + c] + kp[static_cast<size_t>(j) * A + c];
         if (P.coverage) t += P.w_c[static_cast<size_t>(c)] * cj;
         if (pre != nullptr && r < q_rec) pre->add(t);
-        acc += P.v[static_cast<size_t>(c)] * std::tanh(t);
+        acc += P.v[static_cast<size_t>(c)] * std::tanh(t + unmapped[static_cast<size_t>(c)]);
       }
-      f.s[static_cast<size_t>(j)] = acc + P.b_v;
+      f.s[static_cast<size_t>(j)] = acc + P.b_v + P.unmapped_b_v;
     }
     f.attend(0, r, limit, f.value, L.value_dim, L.value_dim, out + static_cast<size_t>(r) * L.output_dim);
     if (P.coverage) {

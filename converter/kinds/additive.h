@@ -22,6 +22,12 @@ struct AdditiveParams : KindParamsOf<AdditiveParams> {
   std::string v_name;
   double b_v = 0.0;
   std::string b_v_name;  // "": none
+  // nn.Linear biases the spec leaves out ('M.bias' beside a used 'M.weight',
+  // converted with --allow-unused): PyTorch adds them, the model does not.
+  // Only the float reference does, so the accuracy report shows what leaving
+  // them out costs. Empty / 0: none.
+  std::vector<double> unmapped_b_q, unmapped_b_k;
+  double unmapped_b_v = 0.0;
   bool coverage = false;
   std::vector<double> w_c;
   std::string w_c_name;

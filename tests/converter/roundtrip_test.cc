@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "converter/commands.h"
@@ -103,17 +104,22 @@ TEST(ConverterRoundTrip, AdditiveSeparateValues) { check_case(fixtures::additive
 TEST(ConverterRoundTrip, AdditiveTutorialBiases) { check_case(fixtures::additive_tutorial_case(20)); }
 
 // The same round trip would catch a dropped bias: converted without b_q
-// (--allow-unused), the f32 model is far outside the tolerance above.
+// (--allow-unused), the f32 model is far outside the tolerance above, and
+// convert's own accuracy report says so (its float reference keeps the
+// nn.Linear bias the spec leaves out).
 TEST(ConverterRoundTrip, AdditiveDroppedBiasShows) {
   LayerCase c = fixtures::additive_tutorial_case(20);
   const std::string dir = fixtures::temp_dir("dropped_bias");
   save_safetensors(dir + "/weights.safetensors", c.weights);
   fixtures::write_text(dir + "/spec.json", fixtures::spec_without(c.spec_json, "b_q"));
+  save_npz(dir + "/calib.npz", c.calib);
   ConvertOptions o;
   o.weights = dir + "/weights.safetensors";
   o.spec = dir + "/spec.json";
+  o.calib = dir + "/calib.npz";
   o.dtype = "f32";
   o.output = dir + "/model.eatn";
+  o.report_json = dir + "/report.json";
   std::ostringstream report;
   EXPECT_THROW(run_convert(o, report), ConvertError);
   o.allow_unused = true;
@@ -128,6 +134,11 @@ TEST(ConverterRoundTrip, AdditiveDroppedBiasShows) {
   const Figures f = measure(c, d, d.lq, shell.output_dim, 1, run.output, ref, run.weights, ref_w);
   EXPECT_GT(f.max_abs, 100 * 1e-4 * f.ref_range);
   EXPECT_GT(f.weights_max_abs, 100 * 1e-5);
+  const std::vector<uint8_t> j = read_file(o.report_json);
+  const double rel_l2 = nlohmann::json::parse(j.begin(), j.end())["layers"][0]["relative_l2"].get<double>();
+  EXPECT_GT(rel_l2, 0.05);
+  std::printf("  without b_q: max|err| %.3e (range %.3g), relL2 %.4f; convert's report: relL2 %.4f\n", f.max_abs,
+              f.ref_range, f.rel_l2, rel_l2);
 }
 
 TEST(ConverterRoundTrip, LuongDot) { check_case(fixtures::luong_case("dot", 15)); }

@@ -63,6 +63,9 @@ TEST(ConverterUnused, TutorialBiasesUsedOthersListed) {
   EXPECT_EQ(P.w_k.b, w.at("attention.Ua.bias").data);
   EXPECT_EQ(P.b_v, w.at("attention.Va.bias").data[0]);
   EXPECT_EQ(P.b_v_name, "attention.Va.bias");
+  EXPECT_TRUE(P.unmapped_b_q.empty());
+  EXPECT_TRUE(P.unmapped_b_k.empty());
+  EXPECT_EQ(P.unmapped_b_v, 0.0);
 }
 
 // The float64 reference convert checks the runtime against is PyTorch's
@@ -79,6 +82,14 @@ TEST(ConverterUnused, AdditiveReferenceIsTheTutorialForward) {
   ASSERT_EQ(w.size(), want_w.size());
   for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], want[i], 1e-12) << i;
   for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(w[i], want_w[i], 1e-12) << i;
+  // The same without b_q and b_v in the spec (--allow-unused): the reference
+  // still adds them as PyTorch does.
+  const ArrayMap wm = to_map(c.weights);
+  const ModelSpec u = load(fixtures::spec_without(fixtures::spec_without(c.spec_json, "b_q"), "b_v"), wm);
+  EXPECT_EQ(u.layers[0].as<AdditiveParams>().unmapped_b_v, wm.at("attention.Va.bias").data[0]);
+  std::vector<double> out_u, w_u;
+  reference_forward(u.layers[0], d, &out_u, &w_u);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out_u[i], want[i], 1e-12) << i;
 }
 
 // An unmapped Wa.bias (beside the used Wa.weight) was dropped silently.
@@ -113,7 +124,11 @@ TEST(ConverterUnused, AllowUnusedWarnsOncePerTensor) {
   EXPECT_EQ(s.unused[0].name, "attention.Wa.bias");
   EXPECT_EQ(s.unused[0].beside, "attention.Wa.weight");
   EXPECT_EQ(s.unused[0].layer, "attn");
-  EXPECT_TRUE(s.layers[0].as<AdditiveParams>().w_q.b.empty());
+  // Not in the model; in the float reference (PyTorch's nn.Linear adds it).
+  const AdditiveParams& P = s.layers[0].as<AdditiveParams>();
+  EXPECT_TRUE(P.w_q.b.empty());
+  EXPECT_EQ(P.unmapped_b_q, w.at("attention.Wa.bias").data);
+  EXPECT_TRUE(P.unmapped_b_k.empty());
 }
 
 // A tensor directly in the module holding the layer's tensors (the common
