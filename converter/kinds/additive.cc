@@ -61,8 +61,12 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
         weight.compare(weight.size() - suffix.size(), suffix.size(), suffix) != 0) {
       return std::vector<double>();
     }
-    const auto it = w.map.find(weight.substr(0, weight.size() - suffix.size()) + ".bias");
-    if (it == w.map.end() || !it->second.is_float || it->second.data.size() != n) return std::vector<double>();
+    const std::string name = weight.substr(0, weight.size() - suffix.size()) + ".bias";
+    const auto it = w.map.find(name);
+    if (it == w.map.end() || !it->second.is_float || it->second.data.size() != n ||
+        (w.fetched != nullptr && w.fetched->count(name) != 0)) {  // absent, not a bias, or mapped to another field
+      return std::vector<double>();
+    }
     for (double x : it->second.data) {
       if (!std::isfinite(x)) return std::vector<double>();
     }
