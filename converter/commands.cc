@@ -127,6 +127,9 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
                      LengthOverrides{o.max_q_len, o.max_kv_len});
   }();
   spec.tile_scratch = !o.no_tile_scratch;
+  // Every tensor of the weights file is used or listed; one next to a used
+  // tensor stops here (before calibration) unless --allow-unused.
+  const std::vector<std::string> unused_warnings = check_unused(spec, o.weights, o.allow_unused);
   CalibOptions calib_options;
   calib_options.method = parse_calib_method(o.calib_method);
   calib_options.percentile = o.calib_percentile;
@@ -207,6 +210,9 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   r.data_bytes = fm.data() != nullptr ? fm.data()->size() : 0;
   r.arena_bytes = fm.arena_bytes();
   r.tensors = list_tensors(fm);
+  r.weights_tensors = spec.weights_tensors;
+  r.unused = spec.unused;
+  r.warnings = unused_warnings;
   for (const TensorEntry& t : r.tensors) r.weight_bytes += t.size;
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const FloatLayer& L = spec.layers[i];

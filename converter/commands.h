@@ -40,6 +40,9 @@ struct ConvertOptions {
   // Leave the tiled attention's scratch out of the plan (smaller arena; every
   // path then runs the attention row by row, same integers).
   bool no_tile_scratch = false;
+  // A weights tensor no layer uses, next to a used one (spec.h, UnusedTensor):
+  // a warning instead of an error.
+  bool allow_unused = false;
 };
 // Converts, verifies with the runtime, checks accuracy on the calibration
 // inputs (and held-out inputs, if any), then writes the file atomically and

@@ -75,6 +75,9 @@ int main(int argc, char** argv) {
                    "scales, R from their absmax), dynamic-pow2 (R rounded up to a power of two)")
       ->capture_default_str()
       ->check(CLI::IsMember({"static", "dynamic", "dynamic-pow2"}));
+  conv->add_flag("--allow-unused", c.allow_unused,
+                 "convert even when a weights tensor next to a used one (e.g. attn.Wa.bias beside a used "
+                 "attn.Wa.weight) is used by no layer: a warning instead of an error");
   conv->add_flag("-q,--quiet", c.quiet, "no progress lines (they are shown only when stderr is a terminal)");
   conv->add_flag("--no-tile-scratch", c.no_tile_scratch,
                  "smaller arena for targets that never tile (Cortex-M): leave the tiled int8 attention's "

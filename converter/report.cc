@@ -10,7 +10,8 @@ namespace edgeattn {
 namespace convert {
 namespace {
 
-std::string shape_str(const std::vector<uint32_t>& s) {
+template <typename T>
+std::string shape_str(const std::vector<T>& s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + "]";
@@ -133,6 +134,14 @@ void print_report(const ConvertReport& r, std::ostream& os) {
     os << ";";
   }
   os << "\n";
+  os << "weights file: " << r.weights_tensors << " tensor" << (r.weights_tensors == 1 ? "" : "s") << ", "
+     << r.weights_tensors - r.unused.size() << " used by the layers, " << r.unused.size() << " unused"
+     << (r.unused.empty() ? "" : ":") << "\n";
+  for (const UnusedTensor& t : r.unused) {
+    os << "  unused " << std::setw(44) << t.name << " " << shape_str(t.shape);
+    if (!t.beside.empty()) os << "  next to '" << t.beside << "' of layer '" << t.layer << "' (--allow-unused)";
+    os << "\n";
+  }
   bool any = false;
   for (const LayerResult& l : r.layers) any = any || l.has_metrics;
   if (any) {
@@ -173,6 +182,14 @@ nlohmann::json report_json(const ConvertReport& r) {
   for (const TensorEntry& t : r.tensors) {
     j["tensors"].push_back({{"layer", t.layer}, {"role", t.role}, {"name", t.name}, {"shape", t.shape},
                             {"dtype", t.dtype}, {"bytes", t.size}, {"offset", t.offset}});
+  }
+  j["weights_tensors"] = r.weights_tensors;
+  j["unused_tensors"] = nlohmann::json::array();
+  for (const UnusedTensor& t : r.unused) {
+    nlohmann::json u = {{"name", t.name}, {"shape", t.shape}};
+    // Next to a used tensor (converted with --allow-unused), or null: in no converted layer's module.
+    u["next_to"] = t.beside.empty() ? nlohmann::json() : nlohmann::json{{"tensor", t.beside}, {"layer", t.layer}};
+    j["unused_tensors"].push_back(u);
   }
   j["layers"] = nlohmann::json::array();
   for (const LayerResult& l : r.layers) {

@@ -12,6 +12,7 @@
 #include "converter/heldout.h"
 #include "converter/inspect.h"
 #include "converter/metrics.h"
+#include "converter/spec.h"
 
 namespace edgeattn {
 namespace convert {
@@ -48,10 +49,14 @@ struct ConvertReport {
   std::string model, output, source, dtype, reference;  // reference: what metrics compare to
   uint64_t file_bytes = 0, weight_bytes = 0, data_bytes = 0, arena_bytes = 0;
   std::vector<TensorEntry> tensors;
+  // The weights file's tensors: how many, and the ones no layer uses (those
+  // next to a used tensor only with --allow-unused; spec.h).
+  size_t weights_tensors = 0;
+  std::vector<UnusedTensor> unused;
   std::vector<LayerResult> layers;
   std::string calib_method;  // int8: e.g. "mse", "percentile 99.99"
   std::string heldout;       // where held-out data came from ("" = none)
-  std::vector<std::string> warnings;  // held-out inputs beyond a calibrated range
+  std::vector<std::string> warnings;  // unused tensors (--allow-unused), held-out inputs beyond a calibrated range
 };
 
 void print_report(const ConvertReport& r, std::ostream& os);

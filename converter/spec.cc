@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -186,7 +187,92 @@ std::string parse_reason(const std::string& what) {
   return colon == std::string::npos ? what : what.substr(colon + 2);
 }
 
+// ---- accounting for the weights file's tensors ------------------------------
+
+// "attn.Wa.weight" -> "attn.Wa"; "" for a name without a '.'.
+std::string parent_module(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  return dot == std::string::npos ? "" : name.substr(0, dot);
+}
+
+// The longest module path holding all of `names` ("" when none is common).
+std::string common_module(const std::set<std::string>& names) {
+  if (names.empty()) return "";
+  std::string m = parent_module(*names.begin());
+  for (const std::string& n : names) {
+    const std::string p = parent_module(n);
+    while (!m.empty() && p != m && p.compare(0, m.size() + 1, m + ".") != 0) m = parent_module(m);
+  }
+  return m;
+}
+
+// Every tensor no layer fetched, with the used tensor it sits next to (see
+// UnusedTensor in spec.h).
+std::vector<UnusedTensor> account(const ArrayMap& weights, const std::vector<FloatLayer>& layers,
+                                  const std::vector<std::set<std::string>>& fetched) {
+  std::set<std::string> used;
+  std::map<std::string, std::pair<std::string, std::string>> near;  // module -> (used tensor, layer)
+  for (size_t i = 0; i < layers.size(); ++i) {
+    for (const std::string& u : fetched[i]) {
+      used.insert(u);
+      near.emplace(parent_module(u), std::make_pair(u, layers[i].name));
+    }
+    const std::string m = common_module(fetched[i]);
+    if (!m.empty()) near.emplace(m, std::make_pair(*fetched[i].begin(), layers[i].name));
+  }
+  std::vector<UnusedTensor> unused;
+  for (const auto& kv : weights) {
+    if (used.count(kv.first) != 0) continue;
+    UnusedTensor t;
+    t.name = kv.first;
+    t.shape = kv.second.shape;
+    const auto it = near.find(parent_module(kv.first));
+    if (it != near.end()) {
+      t.beside = it->second.first;
+      t.layer = it->second.second;
+    }
+    unused.push_back(std::move(t));
+  }
+  return unused;
+}
+
 }  // namespace
+
+std::vector<std::string> check_unused(const ModelSpec& spec, const std::string& weights_path, bool allow_unused) {
+  std::vector<const UnusedTensor*> near;
+  for (const UnusedTensor& t : spec.unused) {
+    if (!t.beside.empty()) near.push_back(&t);
+  }
+  // "tensor 'attn.Wa.bias' (in module 'attn.Wa' with 'attn.Wa.weight' of layer 'attn')"
+  auto describe = [](const UnusedTensor& t) {
+    const std::string module = parent_module(t.name);
+    return "tensor '" + t.name + "' (in " + (module.empty() ? std::string("the top level") : "module '" + module + "'") +
+           " with '" + t.beside + "' of layer '" + t.layer + "')";
+  };
+  std::vector<std::string> warnings;
+  if (allow_unused) {
+    for (const UnusedTensor* t : near) {
+      warnings.push_back(describe(*t) + " is used by no layer: converted without it (--allow-unused)");
+    }
+    return warnings;
+  }
+  if (near.empty()) return warnings;
+  const UnusedTensor& t = *near[0];
+  std::string fields;
+  for (const FloatLayer& L : spec.layers) {
+    if (L.name != t.layer) continue;
+    for (const std::string& f : L.kind->tensor_fields) fields += (fields.empty() ? "" : ", ") + f;
+    fields = "; " + std::string(L.kind->name) + " layers take " + fields;
+  }
+  std::string also;
+  const size_t listed = std::min<size_t>(near.size(), 9);
+  for (size_t i = 1; i < listed; ++i) {
+    also += (i == 1 ? "; also unused next to used tensors: '" : ", '") + near[i]->name + "'";
+  }
+  if (near.size() > listed) also += " and " + std::to_string(near.size() - listed) + " more";
+  fail(weights_path, ": ", describe(t), " is used by no layer: map it in the spec (\"tensors\" of layer '", t.layer,
+       "'", fields, ") or pass --allow-unused to convert without it", also);
+}
 
 ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
                     const ArrayMap& weights, const std::string& weights_path,
@@ -226,6 +312,7 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
     spec.model = j.at("model").get<std::string>();
   }
   size_t index = 0;
+  std::vector<std::set<std::string>> fetched;  // of each layer (SpecWeights)
   for (const json& lj : j.at("layers")) {
     std::string where = spec_path + ": layer " + std::to_string(index);
     if (!lj.is_object()) fail(where, ": expected an object");
@@ -239,7 +326,8 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
       if (other.name == L.name) fail(where, ": duplicate layer name '", L.name, "'");
     }
     SpecFields f{lj, spec_path + ": layer '" + L.name + "'"};
-    SpecWeights w{weights, weights_path, L.name, f.string("prefix", "")};
+    fetched.emplace_back();
+    SpecWeights w{weights, weights_path, L.name, f.string("prefix", ""), &fetched.back()};
     const std::string kind = f.string("kind");
     L.mask = parse_mask(f);
     L.kind = find_kind(kind);
@@ -268,6 +356,8 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
     spec.layers.push_back(std::move(L));
     ++index;
   }
+  spec.weights_tensors = weights.size();
+  spec.unused = account(weights, spec.layers, fetched);
   return spec;
 }
 

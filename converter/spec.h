@@ -15,10 +15,28 @@
 namespace edgeattn {
 namespace convert {
 
+// A tensor of the weights file that no layer of the spec uses. It is "next
+// to" a used tensor (`beside`, of layer `layer`) when its parent module path
+// (its name up to the last '.'; "" for a name without one) is
+//   - the parent of a tensor a layer uses ('attn.Wa.bias' beside a used
+//     'attn.Wa.weight'), or
+//   - the module of a converted layer: the longest common module path of the
+//     tensors it uses, when not empty ('attn.scale' beside a layer using
+//     'attn.Wa.weight' and 'attn.Ua.weight', whose module is 'attn').
+// Otherwise it belongs to no converted layer's module (embeddings, an output
+// head, a module nobody asked for): `beside` and `layer` are empty.
+struct UnusedTensor {
+  std::string name;
+  std::vector<size_t> shape;
+  std::string beside, layer;
+};
+
 struct ModelSpec {
   std::string model;              // "model" field (or the spec file's name)
   std::vector<FloatLayer> layers;
   bool tile_scratch = true;       // plan the tiled int8 attention's scratch (convert --no-tile-scratch)
+  size_t weights_tensors = 0;     // tensors in the weights file
+  std::vector<UnusedTensor> unused;  // the ones no layer uses, by name
 };
 
 struct LengthOverrides {
@@ -30,6 +48,11 @@ struct LengthOverrides {
 ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
                     const ArrayMap& weights, const std::string& weights_path,
                     const LengthOverrides& overrides);
+
+// The unused tensors next to a used one (UnusedTensor): without
+// `allow_unused`, an error naming them and what to do (map them in the spec,
+// or --allow-unused); with it, one warning for each (returned).
+std::vector<std::string> check_unused(const ModelSpec& spec, const std::string& weights_path, bool allow_unused);
 
 }  // namespace convert
 }  // namespace edgeattn

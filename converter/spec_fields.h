@@ -8,6 +8,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,12 +69,16 @@ struct SpecFields {
   }
 };
 
-// Fetches weights with messages naming the weights file and the layer.
+// Fetches weights with messages naming the weights file and the layer, and
+// records every tensor it returns in `fetched` (when set): what the layer
+// uses, for the account of the file's tensors (spec.h, unused tensors).
+// has() and map lookups only probe: a tensor counts as used once fetched.
 struct SpecWeights {
   const ArrayMap& map;
   std::string file;
   std::string layer;
   std::string prefix;  // for the misnamed-prefix hint
+  std::set<std::string>* fetched = nullptr;
 
   std::string where() const { return file + ": layer '" + layer + "'"; }
 
@@ -123,6 +128,7 @@ struct SpecWeights {
              i, idx);
       }
     }
+    if (fetched != nullptr) fetched->insert(name);
     return a;
   }
 

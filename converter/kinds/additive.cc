@@ -1,7 +1,8 @@
 // The additive (Bahdanau) attention kind, with optional coverage: spec
 // fields, the float64 forward, calibration points (w_q/w_k outputs, the
 // pre-tanh sums), quantization (shared w_q/w_k output scale, the tanh table,
-// the coverage term) and its AdditiveAttention table.
+// the coverage term, b_q folded into w_k's bias) and its AdditiveAttention
+// table.
 #include "converter/kinds/additive.h"
 
 #include <algorithm>
@@ -26,11 +27,55 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
   L->output_dim = L->value_dim;
   const std::string p = f.string("prefix", "");
   const int A = P.attn_dim;
-  P.w_q = w.linear(tensor_or(f, "w_q", p, "W_q.weight"), "", A, L->query_dim, "w_q [attn_dim, query_dim]", false);
-  const std::string b = f.tensor_name("b").empty() && !f.has("tensors") ? p + "W_k.bias" : f.tensor_name("b");
-  P.w_k = w.linear(tensor_or(f, "w_k", p, "W_k.weight"), b, A, L->key_dim, "w_k [attn_dim, key_dim]", false);
+  // A bias named in "tensors" must be there; without "tensors", the preset
+  // name is used when the file has it (PyTorch nn.Linear(..., bias=True)).
+  const bool presets = !f.has("tensors");
+  std::string b_k = f.tensor_name("b_k");
+  if (!f.tensor_name("b").empty()) {
+    if (!b_k.empty()) fail(f.where, ": tensors.b and tensors.b_k both name w_k's bias (b is its older name): keep b_k");
+    b_k = f.tensor_name("b");
+  }
+  struct Bias {
+    std::string name;
+    bool named;
+  };
+  auto bias = [&](std::string named, const char* preset) {
+    return named.empty() && presets ? Bias{p + preset, false} : Bias{named, !named.empty()};
+  };
+  const Bias bq = bias(f.tensor_name("b_q"), "W_q.bias"), bk = bias(b_k, "W_k.bias"),
+             bv = bias(f.tensor_name("b_v"), "v.bias");
+  P.w_q = w.linear(tensor_or(f, "w_q", p, "W_q.weight"), bq.name, A, L->query_dim, "w_q [attn_dim, query_dim]",
+                   bq.named);
+  P.w_k = w.linear(tensor_or(f, "w_k", p, "W_k.weight"), bk.name, A, L->key_dim, "w_k [attn_dim, key_dim]", bk.named);
   P.v_name = tensor_or(f, "v", p, "v.weight");
   P.v = w.get(P.v_name, 0, static_cast<size_t>(A), "v [attn_dim] or [1, attn_dim]").data;
+  if (bv.named || (!bv.name.empty() && w.has(bv.name))) {  // PyTorch nn.Linear(attn_dim, 1): bias [1]
+    P.b_v_name = bv.name;
+    P.b_v = w.get(bv.name, 0, 1, "b_v [1]").data[0];
+  }
+  // PyTorch's bias of a weight 'M.weight' the spec does not map: 'M.bias',
+  // probed (not fetched: it stays unused, and check_unused names it).
+  auto unmapped = [&](const std::string& weight, bool mapped, size_t n) {
+    const std::string suffix = ".weight";
+    if (mapped || weight.size() <= suffix.size() ||
+        weight.compare(weight.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      return std::vector<double>();
+    }
+    const std::string name = weight.substr(0, weight.size() - suffix.size()) + ".bias";
+    const auto it = w.map.find(name);
+    if (it == w.map.end() || !it->second.is_float || it->second.data.size() != n ||
+        (w.fetched != nullptr && w.fetched->count(name) != 0)) {  // absent, not a bias, or mapped to another field
+      return std::vector<double>();
+    }
+    for (double x : it->second.data) {
+      if (!std::isfinite(x)) return std::vector<double>();
+    }
+    return it->second.data;
+  };
+  P.unmapped_b_q = unmapped(P.w_q.w_name, !P.w_q.b.empty(), static_cast<size_t>(A));
+  P.unmapped_b_k = unmapped(P.w_k.w_name, !P.w_k.b.empty(), static_cast<size_t>(A));
+  const std::vector<double> ubv = unmapped(P.v_name, !P.b_v_name.empty(), 1);
+  P.unmapped_b_v = ubv.empty() ? 0.0 : ubv[0];
   P.coverage = f.boolean("coverage", false);
   if (P.coverage) {  // PyTorch nn.Linear(1, attn_dim, bias=False): weight [attn_dim, 1]
     P.w_c_name = tensor_or(f, "w_c", p, "W_c.weight");
@@ -50,15 +95,50 @@ void shell(const LayerInfo& info, FloatLayer* L) {
 
 LayerIo io(const FloatLayer&) { return LayerIo{true, 1}; }
 
+// The runtime's w_q has no bias: b_q moves to the key side,
+// (W q + b_q) + (U k + b_k) = W q + (U k + b_k + b_q). b_v is not stored (the
+// softmax cancels it).
+struct Folded {
+  FloatLinear w_q, w_k;
+};
+Folded fold_biases(const AdditiveParams& P) {
+  Folded f{P.w_q, P.w_k};
+  if (P.w_q.b.empty()) return f;
+  f.w_q.b.clear();
+  f.w_q.b_name.clear();
+  if (f.w_k.b.empty()) {
+    f.w_k.b = P.w_q.b;
+    f.w_k.b_name = P.w_q.b_name;
+  } else {
+    for (size_t c = 0; c < f.w_k.b.size(); ++c) f.w_k.b[c] += P.w_q.b[c];
+    f.w_k.b_name += " + " + P.w_q.b_name;
+  }
+  return f;
+}
+
 void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, double* weights, RangeMap* ranges) {
   const AdditiveParams& P = L.as<AdditiveParams>();
   AttentionFrame f(L, in, weights, ranges);
   const int lq = f.lq, lk = f.lk, q_rec = f.q_rec;
   const int A = P.attn_dim;
+  // PyTorch's projections, with their own biases.
   const std::vector<double> qp = linear(P.w_q, in.query, lq);
   const std::vector<double> kp = linear(P.w_k, f.key, lk);
-  record(ranges, "w_q", qp.data(), lq, A, A, q_rec);
-  record(ranges, "w_k", kp.data(), lk, A, A, f.valid);
+  if (ranges != nullptr && !P.w_q.b.empty()) {  // the runtime's: b_q folded into w_k's bias
+    std::vector<double> q_out = qp, k_out = kp;
+    for (size_t i = 0; i < q_out.size(); ++i) q_out[i] -= P.w_q.b[i % static_cast<size_t>(A)];
+    for (size_t i = 0; i < k_out.size(); ++i) k_out[i] += P.w_q.b[i % static_cast<size_t>(A)];
+    record(ranges, "w_q", q_out.data(), lq, A, A, q_rec);
+    record(ranges, "w_k", k_out.data(), lk, A, A, f.valid);
+  } else {
+    record(ranges, "w_q", qp.data(), lq, A, A, q_rec);
+    record(ranges, "w_k", kp.data(), lk, A, A, f.valid);
+  }
+  // Biases PyTorch adds and the model lacks (--allow-unused): in the score,
+  // not in the recorded pre-tanh range (the model's).
+  std::vector<double> unmapped(static_cast<size_t>(A), 0.0);
+  for (size_t c = 0; c < P.unmapped_b_q.size(); ++c) unmapped[c] += P.unmapped_b_q[c];
+  for (size_t c = 0; c < P.unmapped_b_k.size(); ++c) unmapped[c] += P.unmapped_b_k[c];
   Range* pre = ranges != nullptr ? &(*ranges)["pre_tanh"] : nullptr;
   Range* cov_range = ranges != nullptr && P.coverage ? &(*ranges)["coverage"] : nullptr;
   std::vector<double> cov(static_cast<size_t>(P.coverage ? lk : 0), 0.0);  // c_j, from 0 per sample
@@ -72,9 +152,9 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
         double t = qp[static_cast<size_t>(r) * A + c] + kp[static_cast<size_t>(j) * A + c];
         if (P.coverage) t += P.w_c[static_cast<size_t>(c)] * cj;
         if (pre != nullptr && r < q_rec) pre->add(t);
-        acc += P.v[static_cast<size_t>(c)] * std::tanh(t);
+        acc += P.v[static_cast<size_t>(c)] * std::tanh(t + unmapped[static_cast<size_t>(c)]);
       }
-      f.s[static_cast<size_t>(j)] = acc;
+      f.s[static_cast<size_t>(j)] = acc + P.b_v + P.unmapped_b_v;
     }
     f.attend(0, r, limit, f.value, L.value_dim, L.value_dim, out + static_cast<size_t>(r) * L.output_dim);
     if (P.coverage) {
@@ -110,15 +190,16 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
     return static_cast<int>(std::clamp(std::round(-128.0 - std::min(r.lo, 0.0) / s_h), -128.0, 127.0));
   };
   const ActQuantParams oq{s_h, zp(rq)}, ok{s_h, zp(rk)};
-  const QuantLinear wq = quantize_linear(P.w_q, qin, oq, at + ": " + P.w_q.w_name);
-  const QuantLinear wk = quantize_linear(P.w_k, kin, ok, at + ": " + P.w_k.w_name);
+  const Folded fl = fold_biases(P);
+  const QuantLinear wq = quantize_linear(fl.w_q, qin, oq, at + ": " + P.w_q.w_name);
+  const QuantLinear wk = quantize_linear(fl.w_k, kin, ok, at + ": " + P.w_k.w_name);
   const TanhTable tt = tanh_table(c.range("pre_tanh"), at);
   const Requant pre = requant(s_h / tt.index.scale, at + ": pre-tanh");
   const QuantVector v = quantize_symmetric(P.v);
   const ActQuantParams out = c("output");
   const Requant score = requant(v.scale / 127.0 * kLog2e * 65536.0, at + ": softmax score");
   const Requant pv = requant(val.scale / (32768.0 * out.scale), at + ": softmax output");
-  const auto fq = w.LinearS8(wq, P.w_q), fk = w.LinearS8(wk, P.w_k);
+  const auto fq = w.LinearS8(wq, fl.w_q), fk = w.LinearS8(wk, fl.w_k);
   const auto fv = w.TensorS8(P.v_name, {static_cast<uint32_t>(P.attn_dim)}, 1, P.attn_dim, v.q.data(),
                              {static_cast<float>(v.scale)});
   // Coverage: w_c symmetric int8 (scale s_wc); the term w_c c_j in units of
@@ -156,7 +237,8 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
 
 flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
   const AdditiveParams& P = L.as<AdditiveParams>();
-  const auto fq = w.LinearF32(P.w_q), fk = w.LinearF32(P.w_k);
+  const Folded fl = fold_biases(P);
+  const auto fq = w.LinearF32(fl.w_q), fk = w.LinearF32(fl.w_k);
   const auto fv = w.TensorF32(P.v_name, 0, P.attn_dim, P.v.data());
   const auto fwc = P.coverage ? w.TensorF32(P.w_c_name, 0, P.attn_dim, P.w_c.data()) : 0;
   fb::AdditiveAttentionBuilder b(w.fbb());
@@ -223,7 +305,7 @@ const KindModule kAdditive = {
     "additive", EA_LAYER_ADDITIVE, fb::LayerOptions::AdditiveAttention,
     /*learned_query=*/false, /*causal_mask=*/false,
     {"query_dim", "key_dim", "attn_dim", "value_dim", "coverage"},
-    {"w_q", "w_k", "b", "v", "w_c"},
+    {"w_q", "b_q", "w_k", "b_k", "b", "v", "b_v", "w_c"},
     resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant};
 }  // namespace kinds
 

@@ -7,11 +7,13 @@
 # qs8_attention, and the score row and weighted sum of qs8_additive have ISA
 # versions (the DSP additive score row is the reference loop with 32-bit
 # requantization, Helium's a vector loop), with requant_cm.h's 32-bit
-# requantization; the additive layers' softmax (the reference driver's) and
-# every f32 entry are the reference functions. Included by
+# requantization; the transformer blocks' LayerNorm, residual add and
+# activation table have ISA versions in block_cm.cc; the additive layers'
+# softmax (the reference driver's) and every f32 entry are the reference
+# functions. Included by
 # kernels/CMakeLists.txt (paths relative to kernels/).
 set(_ea_cm_dir ${CMAKE_CURRENT_LIST_DIR})
 list(APPEND EA_KERNEL_SOURCES ${_ea_cm_dir}/linear_dsp.cc ${_ea_cm_dir}/linear_helium.cc
-     ${_ea_cm_dir}/attention_cm.cc ${_ea_cm_dir}/softmax_cm.cc)
+     ${_ea_cm_dir}/attention_cm.cc ${_ea_cm_dir}/softmax_cm.cc ${_ea_cm_dir}/block_cm.cc)
 set(EA_CPU_FEATURES_SOURCE ${_ea_cm_dir}/cpu_features_cortexm.cc)
 list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_CORTEX_M=1)

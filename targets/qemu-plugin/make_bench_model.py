@@ -7,6 +7,8 @@ Layers (int8 after `edgeattn-convert convert --dtype int8`):
   mha_self  MHA self-attention, d_model 128, 4 heads, L = 128 (key padding mask)
   dec_step  MHA decoder step: 1 query row against 256 keys (cross, key padding)
   additive  additive (Bahdanau) attention, 1 query row against 128 keys, attn_dim 128
+  block     a pre-norm transformer encoder block (encoder_block, issue 24): d_model 128,
+            4 heads, GELU FFN 512, L = 128, as kernels_bench's encoder_block_qs8
 Weights ~ U(-1/sqrt(d), 1/sqrt(d)), calibration inputs ~ N(0, 1), fixed seed.
 """
 import io
@@ -66,7 +68,6 @@ def main():
     t["additive.W_k.weight"] = ([D, D], uniform(D * D, b))
     t["additive.W_k.bias"] = ([D], uniform(D, 0.1))
     t["additive.v.weight"] = ([1, D], uniform(D, b))
-    write_safetensors(out / "weights.safetensors", t)
 
     mha = {"kind": "mha", "preset": "torch_mha", "embed_dim": D, "num_heads": 4,
            "mask": "key_padding"}
@@ -78,7 +79,6 @@ def main():
                      "b": "additive.W_k.bias", "v": "additive.v.weight"},
          "mask": "key_padding", "max_q_len": 1, "max_kv_len": 128},
     ]}
-    (out / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
 
     n = 4
     arrays = {
@@ -91,6 +91,26 @@ def main():
         "additive.key": ([n, 128, D], normal(n * 128 * D), "<f4"),
         "additive.kv_valid_len": ([n], [128] * n, "<i4"),
     }
+    # The block's draws come after every earlier one, so the other layers keep their values.
+    blk = "block."
+    for norm in ("norm1.", "norm2."):
+        t[blk + norm + "weight"] = ([D], [1.0 + g for g in uniform(D, 0.2)])
+        t[blk + norm + "bias"] = ([D], uniform(D, 0.1))
+    t[blk + "self_attn.in_proj_weight"] = ([3 * D, D], uniform(3 * D * D, b))
+    t[blk + "self_attn.in_proj_bias"] = ([3 * D], uniform(3 * D, 0.1))
+    t[blk + "self_attn.out_proj.weight"] = ([D, D], uniform(D * D, b))
+    t[blk + "self_attn.out_proj.bias"] = ([D], uniform(D, 0.1))
+    t[blk + "linear1.weight"] = ([4 * D, D], uniform(4 * D * D, b))
+    t[blk + "linear1.bias"] = ([4 * D], uniform(4 * D, 0.1))
+    t[blk + "linear2.weight"] = ([D, 4 * D], uniform(4 * D * D, 1.0 / (4 * D) ** 0.5))
+    t[blk + "linear2.bias"] = ([D], uniform(D, 0.1))
+    spec["layers"].append({"name": "block", "kind": "encoder_block", "preset": "torch", "prefix": blk,
+                           "embed_dim": D, "num_heads": 4, "norm_first": True, "activation": "gelu",
+                           "mask": "key_padding", "max_q_len": 128})
+    arrays["block.query"] = ([n, 128, D], normal(n * 128 * D), "<f4")
+    arrays["block.kv_valid_len"] = ([n], [128] * n, "<i4")
+    write_safetensors(out / "weights.safetensors", t)
+    (out / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
     with zipfile.ZipFile(out / "calib.npz", "w") as z:
         for name, (shape, values, descr) in arrays.items():
             z.writestr(name + ".npy", npy(shape, values, descr))

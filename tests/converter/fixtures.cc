@@ -243,6 +243,79 @@ LayerCase additive_case(unsigned seed, bool separate_value) {
   return c;
 }
 
+LayerCase additive_tutorial_case(unsigned seed) {
+  Rng rng(seed);
+  const int H = 8, lq = 4, lk = 7, vocab = 13;
+  LayerCase c;
+  c.name = "attn";
+  const Array wa = random_weight(rng, {size_t(H), size_t(H)}, 1.5), ba = random_weight(rng, {size_t(H)}, 3.0);
+  const Array ua = random_weight(rng, {size_t(H), size_t(H)}, 1.5), bu = random_weight(rng, {size_t(H)}, 3.0);
+  const Array va = random_weight(rng, {1, size_t(H)}, 4.0), bva = random_weight(rng, {1}, 1.0);
+  c.weights = {{"embedding.weight", random_weight(rng, {size_t(vocab), size_t(H)})},
+               {"attention.Wa.weight", wa},
+               {"attention.Wa.bias", ba},
+               {"attention.Ua.weight", ua},
+               {"attention.Ua.bias", bu},
+               {"attention.Va.weight", va},
+               {"attention.Va.bias", bva},
+               {"gru.weight_ih_l0", random_weight(rng, {size_t(3 * H), size_t(2 * H)})},
+               {"gru.weight_hh_l0", random_weight(rng, {size_t(3 * H), size_t(H)})},
+               {"gru.bias_ih_l0", random_weight(rng, {size_t(3 * H)})},
+               {"gru.bias_hh_l0", random_weight(rng, {size_t(3 * H)})},
+               {"out.weight", random_weight(rng, {size_t(vocab), size_t(H)})},
+               {"out.bias", random_weight(rng, {size_t(vocab)})}};
+  c.spec_json = R"({"model": "seq2seq_tutorial", "layers": [{"name": "attn", "kind": "additive",
+    "query_dim": 8, "key_dim": 8, "attn_dim": 8,
+    "tensors": {"w_q": "attention.Wa.weight", "b_q": "attention.Wa.bias", "w_k": "attention.Ua.weight",
+                "b_k": "attention.Ua.bias", "v": "attention.Va.weight", "b_v": "attention.Va.bias"},
+    "mask": "key_padding", "max_q_len": 4, "max_kv_len": 7}]})";
+  c.calib = make_inputs(rng, "attn", 64, lq, H, lk, H, 0, true, 1.0);
+  c.test = first_samples(c.calib, 8);
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& q = in.at("attn.query");
+    const Array& k = in.at("attn.key");
+    const int n = static_cast<int>(q.shape[0]);
+    out->assign(static_cast<size_t>(n) * lq * H, 0.0);
+    wts->assign(static_cast<size_t>(n) * lq * lk, 0.0);
+    for (int i = 0; i < n; ++i) {
+      const double* keys = k.data.data() + static_cast<size_t>(i) * lk * H;
+      const Mat wq = linear(q.data.data() + static_cast<size_t>(i) * lq * H, lq, H, wa.data, ba.data, H);  // Wa(query)
+      const Mat uk = linear(keys, lk, H, ua.data, bu.data, H);                                             // Ua(keys)
+      const int valid = valid_of(in, "attn.kv_valid_len", i, lk);
+      for (int r = 0; r < lq; ++r) {
+        std::vector<double> scores(static_cast<size_t>(lk), 0.0);
+        for (int j = 0; j < valid; ++j) {
+          Mat t(static_cast<size_t>(H));  // tanh(Wa(query) + Ua(keys))
+          for (int a = 0; a < H; ++a) {
+            t[static_cast<size_t>(a)] = std::tanh(wq[static_cast<size_t>(r) * H + a] + uk[static_cast<size_t>(j) * H + a]);
+          }
+          scores[static_cast<size_t>(j)] = linear(t.data(), 1, H, va.data, bva.data, 1)[0];  // Va(...)
+        }
+        softmax_prefix(scores, valid);
+        for (int j = 0; j < lk; ++j) {
+          (*wts)[(static_cast<size_t>(i) * lq + r) * lk + j] = scores[static_cast<size_t>(j)];
+          for (int d = 0; d < H; ++d) {
+            (*out)[(static_cast<size_t>(i) * lq + r) * H + d] += scores[static_cast<size_t>(j)] * keys[static_cast<size_t>(j) * H + d];
+          }
+        }
+      }
+    }
+  };
+  return c;
+}
+
+std::string spec_without(const std::string& spec_json, const std::string& field) {
+  const std::string key = "\"" + field + "\": ";
+  const size_t at = spec_json.find(key);
+  if (at == std::string::npos) throw std::runtime_error("fixture: no " + field + " in the spec");
+  const size_t end = spec_json.find_first_of(",}", spec_json.find('"', at + key.size() + 1));
+  std::string s = spec_json;
+  // "b_q": "x", -> removed with its comma (or the comma before it, at the end of an object).
+  if (s[end] == ',') return s.erase(at, end + 1 - at);
+  const size_t comma = s.rfind(',', at);
+  return s.erase(comma, end - comma);
+}
+
 LayerCase luong_case(const std::string& score, unsigned seed) {
   Rng rng(seed);
   const bool general = score == "general";

@@ -47,6 +47,15 @@ struct LayerCase {
 
 LayerCase mha_case(const std::string& mask, bool cross, const std::string& preset, unsigned seed);
 LayerCase additive_case(unsigned seed, bool separate_value = false);
+// The decoder of the PyTorch seq2seq tutorial (AttnDecoderRNN): its
+// `attention` is a BahdanauAttention whose Wa (query), Ua (keys) and Va are
+// nn.Linear with biases, beside an embedding, a GRU and an output head no
+// attention layer uses. Layer 'attn', spec mapping every bias; the reference
+// is the tutorial's forward in float64: softmax(Va(tanh(Wa(q) + Ua(k)))) over
+// the valid keys, context = weights @ keys. `spec_without` drops one tensor
+// field ("b_q", ...) from the spec.
+LayerCase additive_tutorial_case(unsigned seed);
+std::string spec_without(const std::string& spec_json, const std::string& field);
 LayerCase luong_case(const std::string& score, unsigned seed);
 LayerCase pooling_case(unsigned seed);
 

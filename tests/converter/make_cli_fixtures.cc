@@ -171,6 +171,25 @@ int main(int argc, char** argv) {
       write_bytes(d + "/one_array.npy", make_npy(bias));
       write_bytes(d + "/empty.bin", {});
     }
+    {
+      // The PyTorch seq2seq tutorial's decoder: its BahdanauAttention (Wa, Ua,
+      // Va with biases) beside an embedding, a GRU and an output head; the
+      // spec mapping every bias, the same without b_q, and a reference set
+      // computed as the tutorial's forward (fixtures.cc).
+      const fixtures::LayerCase t = fixtures::additive_tutorial_case(21);
+      save_safetensors(d + "/tutorial.safetensors", t.weights);
+      fixtures::write_text(d + "/tutorial_spec.json", t.spec_json);
+      fixtures::write_text(d + "/tutorial_spec_no_bq.json", fixtures::spec_without(t.spec_json, "b_q"));
+      std::vector<double> tout, tw;
+      t.reference(t.test, &tout, &tw);
+      Entries tref;
+      for (const auto& [k, v] : t.test) tref.emplace_back(k, v);
+      const Array& tq = t.test.at("attn.query");
+      const size_t tn = tq.shape[0], tlq = tq.shape[1], tlk = t.test.at("attn.key").shape[1];
+      tref.emplace_back("attn.output", fixtures::make("<f8", {tn, tlq, 8}, tout));
+      tref.emplace_back("attn.attn_weights", fixtures::make("<f8", {tn, 1, tlq, tlk}, tw));
+      save_npz(d + "/tutorial_reference.npz", tref);
+    }
     write_prefix(d + "/mha_calib.npz", d + "/calib_truncated.npz", 0.6);
     fixtures::write_text(d + "/spec_malformed.json", "{\"layers\": [ {\"name\": \"attn\", ");
     // Misspelled fields (a "masking": "causal" used to convert silently into a non-causal model).

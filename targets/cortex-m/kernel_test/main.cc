@@ -7,7 +7,9 @@
 // K4N16 weights with random padding, misaligned activation rows, row
 // strides > in_features, per-tensor and
 // per-channel requantization with shifts on both sides of requant_cm.h's
-// fast form (n = 31 - shift >= 32), and the extreme int8 values.
+// fast form (n = 31 - shift >= 32), and the extreme int8 values. The
+// transformer blocks' LayerNorm, residual add and activation table on ragged
+// widths, zero-variance and extreme rows, every add shift.
 #include <cstring>
 
 #include "edgeattn/kernels/dispatch.h"
@@ -72,6 +74,32 @@ int32_t pick_acc() {
     default: return static_cast<int32_t>(next());
   }
 }
+
+// LayerNorm, add and table buffers: up to 4 rows of 100 (stride up to 108)
+// or one row of up to 1040.
+constexpr int kBlockMax = 4 * 108 + 1040;
+alignas(16) int8_t g_bx[kBlockMax], g_bb[kBlockMax], g_by_ref[kBlockMax], g_by[kBlockMax];
+alignas(16) int16_t g_gain[1040];
+alignas(16) int32_t g_lbias[1040];
+int8_t g_lut[256];
+
+// One LayerNorm input row in one of several shapes: random, constant (zero
+// variance: the output is the bias), the int8 extremes alternating (the
+// largest variance), one extreme value among zeros, a narrow spread.
+void fill_ln_row(int8_t* x, int d, int kind) {
+  const int8_t c = static_cast<int8_t>(next());
+  for (int i = 0; i < d; ++i) {
+    switch (kind) {
+      case 0: x[i] = c; break;
+      case 1: x[i] = i & 1 ? 127 : -128; break;
+      case 2: x[i] = i == d / 2 ? (c < 0 ? -128 : 127) : 0; break;
+      case 3: x[i] = static_cast<int8_t>(c / 2 + range(-1, 1)); break;
+      default: x[i] = static_cast<int8_t>(next()); break;
+    }
+  }
+}
+
+bool same(const int8_t* a, const int8_t* b, int n) { return std::memcmp(a, b, static_cast<size_t>(n)) == 0; }
 
 }  // namespace
 
@@ -290,6 +318,128 @@ int main() {
     } else {
       ++failed;
       ea_cm::write("FAIL additive trial ");
+      ea_cm::write_int(trial);
+      ea_cm::write_line("");
+    }
+  }
+  // The blocks' kernels: the path's own, not the reference, in the table
+  // (LayerNorm, add and activation table on both boards).
+#if EA_CM_SIMD
+  if (t.qs8_layernorm == qs8_layernorm__ref || t.qs8_add == qs8_add__ref || t.qs8_lut == qs8_lut__ref) {
+    ++failed;
+    ea_cm::write_line("FAIL blocks: the table holds a reference LayerNorm, add or activation table");
+  }
+#endif
+  // LayerNorm: widths 1..100 (every tail mod 4 and mod 16) on up to 4 rows,
+  // and single rows up to 1040; eps terms from 1 to 2^60; gain and bias up
+  // to the contract's limits; output shifts on both sides of the fast
+  // requantization (shift <= -2) and zero points outside int8 (the
+  // reference's fallback).
+  for (int trial = 0; trial < 600; ++trial) {
+    QS8LayerNormArgs a{};
+    const bool wide = trial % 8 == 7;
+    a.dim = trial < 100 ? trial + 1 : (wide ? range(101, 1040) : range(1, 100));
+    a.rows = wide ? 1 : range(1, 4);
+    a.x_stride = a.dim + (wide ? 0 : range(0, 8));
+    a.y_stride = a.x_stride;
+    const int off = wide ? 0 : range(0, 3);
+    for (int r = 0; r < a.rows; ++r) fill_ln_row(g_bx + off + r * a.x_stride, a.dim, (trial + r) % 7);
+    switch (trial % 5) {
+      case 0: a.eps_term = 1; break;
+      case 1: a.eps_term = edgeattn::kernels::kLayerNormMaxEpsTerm; break;
+      case 2: a.eps_term = static_cast<int64_t>(next()) << range(0, 28); break;
+      default: a.eps_term = static_cast<int64_t>(next() % 100000u) + 1; break;
+    }
+    if (a.eps_term < 1) a.eps_term = 1;
+    const bool extreme = trial % 10 == 3;
+    for (int i = 0; i < a.dim; ++i) {
+      g_gain[i] = static_cast<int16_t>(extreme ? (next() & 1 ? -32768 : 32767) : next());
+      const int32_t lim = edgeattn::kernels::kLayerNormMaxBias;
+      g_lbias[i] = extreme ? (next() & 1 ? -lim : lim) : static_cast<int32_t>(next() % 2000001u) - 1000000;
+    }
+    a.gain = g_gain;
+    a.bias = g_lbias;
+    a.mult = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    a.shift = trial % 13 == 0 ? range(-1, 2) : range(-31, -2);
+    a.y_zp = trial % 17 == 0 ? range(-600, 600) : range(-128, 127);
+    a.x = g_bx + off;
+    std::memset(g_by_ref, 0x5A, sizeof g_by_ref);
+    std::memset(g_by, 0x5A, sizeof g_by);
+    a.y = g_by_ref;
+    qs8_layernorm__ref(a);
+    a.y = g_by;
+    t.qs8_layernorm(a);
+    if (same(g_by, g_by_ref, kBlockMax)) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL layernorm trial ");
+      ea_cm::write_int(trial);
+      ea_cm::write(" dim ");
+      ea_cm::write_int(a.dim);
+      ea_cm::write(" shift ");
+      ea_cm::write_int(a.shift);
+      ea_cm::write_line("");
+    }
+  }
+  // Residual add: every shift 1..24, multipliers up to 2^22 - 1, extreme
+  // inputs and zero points, widths 1..70 at any byte offset.
+  for (int shift = 1; shift <= edgeattn::kernels::kAddMaxShift; ++shift) {
+    int bad = 0;
+    for (int i = 0; i < 30; ++i) {
+      QS8AddArgs a{};
+      a.n = range(1, 70);
+      a.rows = range(1, 4);
+      a.a_stride = a.n + range(0, 8);
+      a.b_stride = a.n + range(0, 8);
+      a.y_stride = a.n + range(0, 8);
+      const bool extreme = i % 5 == 0;
+      for (int j = 0; j < kBlockMax; ++j) {
+        g_bx[j] = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
+        g_bb[j] = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
+      }
+      const int32_t top = edgeattn::kernels::kAddMaxMultiplier;
+      a.a_mult = extreme ? top : range(0, top);
+      a.b_mult = extreme ? top : range(0, top);
+      a.a_zp = extreme ? (i & 1 ? 127 : -128) : range(-128, 127);
+      a.b_zp = extreme ? (i & 1 ? -128 : 127) : range(-128, 127);
+      a.y_zp = range(-128, 127);
+      a.shift = shift;
+      a.a = g_bx + range(0, 3);
+      a.b = g_bb + range(0, 3);
+      std::memset(g_by_ref, 0x5A, sizeof g_by_ref);
+      std::memset(g_by, 0x5A, sizeof g_by);
+      const int y_off = range(0, 3);
+      a.y = g_by_ref + y_off;
+      qs8_add__ref(a);
+      a.y = g_by + y_off;
+      t.qs8_add(a);
+      if (!same(g_by, g_by_ref, kBlockMax)) ++bad;
+    }
+    if (bad == 0) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL add shift ");
+      ea_cm::write_int(shift);
+      ea_cm::write_line("");
+    }
+  }
+  // The activation table: widths 1..70, any byte offset, a random table.
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = trial < 70 ? trial + 1 : range(1, 70), rows = range(1, 4), stride = n + range(0, 8);
+    for (int8_t& v : g_lut) v = static_cast<int8_t>(next());
+    for (int8_t& v : g_bx) v = static_cast<int8_t>(next());
+    const int x_off = range(0, 3), y_off = range(0, 3);
+    std::memset(g_by_ref, 0x5A, sizeof g_by_ref);
+    std::memset(g_by, 0x5A, sizeof g_by);
+    qs8_lut__ref(rows, n, g_bx + x_off, stride, g_lut, g_by_ref + y_off, stride);
+    t.qs8_lut(rows, n, g_bx + x_off, stride, g_lut, g_by + y_off, stride);
+    if (same(g_by, g_by_ref, kBlockMax)) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL lut trial ");
       ea_cm::write_int(trial);
       ea_cm::write_line("");
     }
