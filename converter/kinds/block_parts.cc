@@ -24,6 +24,19 @@ FloatNorm read_norm(const SpecWeights& w, const std::string& gain, const std::st
   return n;
 }
 
+void ffn_forward_recorded(const FloatFfn& f, int rows, const double* x, double* y, RangeMap* ranges,
+                          const std::string& prefix, int rec) {
+  if (ranges == nullptr) {
+    ffn_forward(f, rows, x, y, nullptr, nullptr);
+    return;
+  }
+  std::vector<double> pre, post;
+  ffn_forward(f, rows, x, y, &pre, &post);
+  record(ranges, (prefix + "hidden").c_str(), pre.data(), rows, f.hidden, f.hidden, rec);
+  record(ranges, (prefix + "act").c_str(), post.data(), rows, f.hidden, f.hidden, rec);
+  record(ranges, (prefix + "output").c_str(), y, rows, f.dim, f.dim, rec);
+}
+
 Activation read_activation(const SpecFields& f, const char* def) {
   const std::string name = f.string("activation", def);
   Activation a;

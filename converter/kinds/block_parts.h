@@ -17,6 +17,11 @@ FloatNorm read_norm(const SpecWeights& w, const std::string& gain, const std::st
 // 0 means: take it from fc1's shape.
 FloatFfn read_ffn(const SpecFields& f, const SpecWeights& w, const std::string& fc1_w, const std::string& fc1_b,
                   const std::string& fc2_w, const std::string& fc2_b, int dim, int hidden, Activation act);
+// y = ffn(x) over `rows` rows, recording its calibration points
+// <prefix>hidden (fc1's output), <prefix>act (the activation's) and
+// <prefix>output over rows [0, rec) when ranges is not null.
+void ffn_forward_recorded(const FloatFfn& f, int rows, const double* x, double* y, RangeMap* ranges,
+                          const std::string& prefix, int rec);
 // The spec's "activation" (default `def`), an error naming the field otherwise.
 Activation read_activation(const SpecFields& f, const char* def);
 

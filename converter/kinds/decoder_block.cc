@@ -155,9 +155,6 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
       merge_ranges(sub, prefix, ranges);
     }
   };
-  std::vector<double> pre, post;
-  std::vector<double>* pre_p = ranges != nullptr ? &pre : nullptr;
-  std::vector<double>* post_p = ranges != nullptr ? &post : nullptr;
   record(ranges, "query", in.query, lq, d, d, lq);
   record(ranges, "key", in.key, lk, d, d, valid);
   if (P.norm_first) {
@@ -171,7 +168,7 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
     record(ranges, "add2", h.data(), lq, d, d, lq);
     layernorm_forward(P.norm3, lq, h.data(), a.data());
     record(ranges, "norm3", a.data(), lq, d, d, lq);
-    ffn_forward(P.ffn, lq, a.data(), f.data(), pre_p, post_p);
+    ffn_forward_recorded(P.ffn, lq, a.data(), f.data(), ranges, "ffn.", lq);
     for (size_t i = 0; i < n; ++i) out[i] = h[i] + f[i];
   } else {
     attend(P.self_attn, "self.", in.query, nullptr);
@@ -183,15 +180,10 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
     record(ranges, "add2", h.data(), lq, d, d, lq);
     layernorm_forward(P.norm2, lq, h.data(), a.data());
     record(ranges, "norm2", a.data(), lq, d, d, lq);
-    ffn_forward(P.ffn, lq, a.data(), f.data(), pre_p, post_p);
+    ffn_forward_recorded(P.ffn, lq, a.data(), f.data(), ranges, "ffn.", lq);
     for (size_t i = 0; i < n; ++i) h[i] = a[i] + f[i];
     record(ranges, "add3", h.data(), lq, d, d, lq);
     layernorm_forward(P.norm3, lq, h.data(), out);
-  }
-  if (ranges != nullptr) {
-    record(ranges, "ffn.hidden", pre.data(), lq, P.ffn.hidden, P.ffn.hidden, lq);
-    record(ranges, "ffn.act", post.data(), lq, P.ffn.hidden, P.ffn.hidden, lq);
-    record(ranges, "ffn.output", f.data(), lq, d, d, lq);
   }
   record(ranges, "output", out, lq, d, d, lq);
 }

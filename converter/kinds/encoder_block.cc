@@ -124,9 +124,6 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
       merge_ranges(attn_ranges, "attn.", ranges);
     }
   };
-  std::vector<double> pre, post;
-  std::vector<double>* pre_p = ranges != nullptr ? &pre : nullptr;
-  std::vector<double>* post_p = ranges != nullptr ? &post : nullptr;
   record(ranges, "query", in.query, lq, d, d, rec);
   if (P.norm_first) {
     layernorm_forward(P.norm1, lq, in.query, a.data());
@@ -135,7 +132,7 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
     record(ranges, "add1", h.data(), lq, d, d, rec);
     layernorm_forward(P.norm2, lq, h.data(), a.data());
     record(ranges, "norm2", a.data(), lq, d, d, rec);
-    ffn_forward(P.ffn, lq, a.data(), f.data(), pre_p, post_p);
+    ffn_forward_recorded(P.ffn, lq, a.data(), f.data(), ranges, "ffn.", rec);
     for (size_t i = 0; i < n; ++i) out[i] = h[i] + f[i];
   } else {
     attend(in.query);
@@ -143,15 +140,10 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
     record(ranges, "add1", h.data(), lq, d, d, rec);
     layernorm_forward(P.norm1, lq, h.data(), a.data());
     record(ranges, "norm1", a.data(), lq, d, d, rec);
-    ffn_forward(P.ffn, lq, a.data(), f.data(), pre_p, post_p);
+    ffn_forward_recorded(P.ffn, lq, a.data(), f.data(), ranges, "ffn.", rec);
     for (size_t i = 0; i < n; ++i) h[i] = a[i] + f[i];
     record(ranges, "add2", h.data(), lq, d, d, rec);
     layernorm_forward(P.norm2, lq, h.data(), out);
-  }
-  if (ranges != nullptr) {
-    record(ranges, "ffn.hidden", pre.data(), lq, P.ffn.hidden, P.ffn.hidden, rec);
-    record(ranges, "ffn.act", post.data(), lq, P.ffn.hidden, P.ffn.hidden, rec);
-    record(ranges, "ffn.output", f.data(), lq, d, d, rec);
   }
   record(ranges, "output", out, lq, d, d, rec);
 }

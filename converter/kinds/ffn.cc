@@ -50,14 +50,8 @@ LayerIo io(const FloatLayer&) { return LayerIo{false, 0}; }
 
 void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, double*, RangeMap* ranges) {
   const FloatFfn& f = L.as<FfnParams>().ffn;
-  std::vector<double> pre, post;
   record(ranges, "query", in.query, in.q_len, f.dim, f.dim, in.q_len);
-  ffn_forward(f, in.q_len, in.query, out, ranges != nullptr ? &pre : nullptr, ranges != nullptr ? &post : nullptr);
-  if (ranges != nullptr) {
-    record(ranges, "hidden", pre.data(), in.q_len, f.hidden, f.hidden, in.q_len);
-    record(ranges, "act", post.data(), in.q_len, f.hidden, f.hidden, in.q_len);
-  }
-  record(ranges, "output", out, in.q_len, f.dim, f.dim, in.q_len);
+  ffn_forward_recorded(f, in.q_len, in.query, out, ranges, "", in.q_len);
 }
 
 std::vector<std::string> value_points(const FloatLayer&) { return {"query", "hidden", "act", "output"}; }

@@ -211,16 +211,8 @@ constexpr int32_t kLayerNormMaxBias = int32_t{1} << 30;
 constexpr int64_t kLayerNormMaxEpsTerm = int64_t{1} << 60;
 
 inline int bit_length_u64(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-  return x == 0 ? 0 : 64 - __builtin_clzll(x);
-#else
-  int b = 0;
-  while (x != 0) {
-    ++b;
-    x >>= 1;
-  }
-  return b;
-#endif
+  const uint32_t hi = static_cast<uint32_t>(x >> 32);
+  return hi != 0 ? 32 + bit_length_u32(hi) : bit_length_u32(static_cast<uint32_t>(x));
 }
 
 // floor(sqrt(x)), exact for every uint64 (bit by bit: 32 steps, no division).
