@@ -36,7 +36,9 @@ ArenaPlan plan_arena(const ModelSpec& spec, OutputType type) {
     a.layer_bytes.push_back(plans.back().cache_bytes + plans.back().scratch_bytes);
   }
   // The runtime's own layout (Model::Load checks the file against it).
-  a.model_bytes = lay_out_arena(plans.data(), static_cast<int>(plans.size()), nullptr).total_bytes;
+  const ArenaLayout layout = lay_out_arena(plans.data(), static_cast<int>(plans.size()), nullptr);
+  a.model_bytes = layout.total_bytes;
+  a.worker_bytes = layout.worker_bytes;
   return a;
 }
 
@@ -101,7 +103,7 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
                                      arena.layer_bytes[i], L.kind->options, layer_options,
                                      spec.tile_scratch));
   }
-  return w.Finish(source, arena.model_bytes);
+  return w.Finish(source, arena.model_bytes, arena.worker_bytes);
 }
 
 }  // namespace convert

@@ -37,6 +37,7 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
 struct ArenaPlan {
   std::vector<uint64_t> layer_bytes;  // cache + scratch of each layer alone
   uint64_t model_bytes = 0;
+  uint64_t worker_bytes = 0;  // per thread-pool worker beyond the first
 };
 ArenaPlan plan_arena(const ModelSpec& spec, OutputType type);
 

@@ -117,14 +117,15 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
        << " (source: " << (p->source() ? p->source()->str() : "") << ")\n";
   }
   const size_t data_offset = m.data() != nullptr ? static_cast<size_t>(m.data()->data() - lm.data()) : 0;
-  // Format 3: the last 4 bytes are the CRC-32 of the rest (Load checked it).
+  // Since format 3: the last 4 bytes are the CRC-32 of the rest (Load checked it).
   const uint8_t* tail = lm.data() + lm.size() - 4;
   const uint32_t file_crc = static_cast<uint32_t>(tail[0]) | static_cast<uint32_t>(tail[1]) << 8 |
                             static_cast<uint32_t>(tail[2]) << 16 | static_cast<uint32_t>(tail[3]) << 24;
   os << "weight data: " << (m.data() ? m.data()->size() : 0) << " bytes at file offset " << data_offset << "\n";
   os << "file checksum: CRC-32 0x" << std::hex << std::setw(8) << std::setfill('0') << file_crc << std::dec
      << std::setfill(' ') << " of bytes 0.." << lm.size() - 4 << "\n";
-  os << "model arena: " << m.arena_bytes() << " bytes\n";
+  os << "model arena: " << m.arena_bytes() << " bytes, " << m.worker_bytes()
+     << " more per extra pool worker (ea_model_arena_bytes_for_workers)\n";
   const std::vector<TensorEntry> tensors = list_tensors(m);
   for (int i = 0; i < lm.model().num_layers(); ++i) {
     const fb::Layer* l = lm.model().layer(i);

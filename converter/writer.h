@@ -45,7 +45,7 @@ class ModelWriter {
 
   // Finishes the buffer (identifier EATN) and returns the file bytes: the
   // FlatBuffer followed by its CRC-32 (append_file_crc32).
-  std::vector<uint8_t> Finish(const std::string& source, uint64_t arena_bytes);
+  std::vector<uint8_t> Finish(const std::string& source, uint64_t arena_bytes, uint64_t worker_bytes);
 
  private:
   uint64_t Append(const void* data, size_t bytes);

@@ -71,6 +71,17 @@ size_t ea_model_arena_bytes_for(const ea_model* model, int32_t max_q_len, int32_
   return as_model(model)->ArenaBytesFor(max_q_len, max_kv_len);
 }
 
+size_t ea_model_worker_bytes(const ea_model* model) {
+  if (model == nullptr || !as_model(model)->loaded()) return 0;
+  return as_model(model)->worker_bytes();
+}
+
+size_t ea_model_arena_bytes_for_workers(const ea_model* model, int32_t workers, int32_t max_q_len,
+                                        int32_t max_kv_len) {
+  if (model == nullptr || !as_model(model)->loaded()) return 0;
+  return as_model(model)->ArenaBytesForWorkers(workers, max_q_len, max_kv_len);
+}
+
 ea_status ea_interpreter_init_for_lengths(ea_interpreter* interp, const ea_model* model,
                                           void* arena, size_t arena_bytes, int32_t max_q_len,
                                           int32_t max_kv_len) {
@@ -134,6 +145,11 @@ const char* ea_interpreter_error(const ea_interpreter* interp) {
 int32_t ea_xnnpack_built(void) { return edgeattn::XnnpackBuilt() ? 1 : 0; }
 
 ea_status ea_xnnpack_initialize(void) { return to_c(edgeattn::XnnpackInitialize()); }
+
+ea_status ea_interpreter_use_executor(ea_interpreter* interp, const ea_executor* executor) {
+  if (interp == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_interp(interp)->UseExecutor(executor));
+}
 
 ea_status ea_interpreter_use_xnnpack(ea_interpreter* interp) {
   if (interp == nullptr) return EA_INVALID_ARGUMENT;

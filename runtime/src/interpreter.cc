@@ -105,6 +105,10 @@ Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, in
   xnn_table_ = nullptr;
   xnn_bytes_ = 0;
   xnn_ops_ = 0;
+  executor_ = ea_executor{};
+  workers_ = 1;
+  worker_bytes_ = 0;
+  worker_scratch_ = nullptr;
   error_.Clear();
   if (model == nullptr) {
     error_ << "model is null";
@@ -148,6 +152,55 @@ Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, in
   scratch_ = arena_ + static_cast<size_t>(layout.scratch_offset);
   plan_bytes_ = static_cast<size_t>(layout.total_bytes);  // < arena_bytes, so it fits size_t
   return Status::kOk;
+}
+
+Status Interpreter::UseExecutor(const ea_executor* executor) {
+  error_.Clear();
+  if (model_ == nullptr) {
+    error_ << "interpreter has no model (Init failed or was not called)";
+    return Status::kNotReady;
+  }
+  if (xnn_table_ != nullptr) {
+    error_ << "set the executor before UseXnnpack (XNNPACK's operators follow the workers' scratch)";
+    return Status::kInvalidArgument;
+  }
+  const ArenaLayout layout = model_->LayOutArena(q_cap_, kv_cap_, nullptr);
+  plan_bytes_ = static_cast<size_t>(layout.total_bytes);
+  executor_ = ea_executor{};
+  workers_ = 1;
+  worker_bytes_ = 0;
+  worker_scratch_ = nullptr;
+  if (executor == nullptr) return Status::kOk;  // back to the caller's thread
+  if (executor->num_threads == nullptr || executor->parallel_for == nullptr) {
+    error_ << "executor needs num_threads and parallel_for";
+    return Status::kInvalidArgument;
+  }
+  const int32_t workers = executor->num_threads(executor->context);
+  constexpr int32_t kMaxWorkers = 1024;
+  if (workers < 1 || workers > kMaxWorkers) {
+    error_ << "executor reports " << workers << " threads; edgeattn takes 1.." << kMaxWorkers;
+    return Status::kInvalidArgument;
+  }
+  const uint64_t needed = arena_bytes_for_workers(layout, workers);
+  if (needed > arena_bytes_) {
+    error_ << "a pool of " << workers << " workers needs an arena of " << needed << " bytes (the plan's "
+           << layout.total_bytes << " + " << (workers - 1) << " x " << layout.worker_bytes
+           << " per extra worker; ea_model_arena_bytes_for_workers), the arena has "
+           << static_cast<uint64_t>(arena_bytes_);
+    return Status::kArenaTooSmall;
+  }
+  executor_ = *executor;
+  workers_ = workers;
+  worker_bytes_ = static_cast<size_t>(layout.worker_bytes);
+  worker_scratch_ = arena_ + plan_bytes_;
+  plan_bytes_ = static_cast<size_t>(needed);  // <= arena_bytes_
+  return Status::kOk;
+}
+
+const Pool* Interpreter::MakePool(Pool* storage) const {
+  if (workers_ < 2) return nullptr;
+  *storage = Pool{executor_, workers_, worker_scratch_, worker_bytes_, min_task_work_};
+  return storage;
 }
 
 Status Interpreter::UseXnnpack() {
@@ -231,6 +284,8 @@ Status Interpreter::CacheKeys(int layer, const void* key, const void* value, int
   c.max_q_len = model_->CappedQLen(layer, q_cap_);
   c.cache = arena_ + cache_offset_[layer];
   c.xnn = xnn_table_;
+  Pool pool;
+  c.pool = MakePool(&pool);
   kind.cache_keys(*model_->flatbuffer(), c, max_kv);
   cached_kv_len_[layer] = kv_len;
   cached_kv_valid_len_[layer] = kv_valid_len <= 0 ? kv_len : kv_valid_len;
@@ -265,6 +320,8 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
   c.scratch = scratch_;
   c.xnn = range != nullptr ? nullptr : xnn_table_;
   c.range = range;
+  Pool pool;
+  c.pool = MakePool(&pool);
 
   const bool self_attention = !info.cross;  // keys and values are the query sequence
   if (kind.learned_query) c.q_len = 1;
@@ -427,6 +484,8 @@ Status Interpreter::Step(int layer, const void* query, void* output, void* attn_
   c.cache = arena_ + cache_offset_[layer];
   c.scratch = scratch_;
   c.xnn = xnn_table_;
+  Pool pool;
+  c.pool = MakePool(&pool);
   s = check_buffers(c, kind, layer_info(*l), arena_, arena_bytes_, error_);
   if (s != Status::kOk) return s;
   kind.step(*model_->flatbuffer(), c, max_kv, position);

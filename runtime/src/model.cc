@@ -67,7 +67,7 @@ bool peek_version(const uint8_t* bytes, size_t size, uint32_t* version) {
 // data_crc32 matches its weights. A corrupted format-3 file has no
 // data_crc32, so a flip of its version bits cannot pass for an old file.
 bool intact_earlier_format(const uint8_t* bytes, size_t size, uint32_t* version) {
-  if (!peek_version(bytes, size, version) || *version < 1 || *version >= EA_FORMAT_VERSION) return false;
+  if (!peek_version(bytes, size, version) || *version < 1 || *version > 2) return false;
   if (!verify_flatbuffer(bytes, size)) return false;
   const fb::Model* m = fb::GetModel(bytes);
   if (m->format_version() != *version || m->data() == nullptr) return false;
@@ -246,6 +246,12 @@ Status Model::Load(const void* data, size_t size) {
            << static_cast<uint64_t>(arena_bytes_) << " (re-convert it with this release)";
     return Fail(Status::kInvalidModel);
   }
+  worker_bytes_ = static_cast<size_t>(LayOutArena(0, 0, nullptr).worker_bytes);  // <= a layer's scratch
+  if (m->worker_bytes() != worker_bytes_) {
+    error_ << "model records " << m->worker_bytes() << " arena bytes per extra worker, the plan needs "
+           << static_cast<uint64_t>(worker_bytes_) << " (re-convert it with this release)";
+    return Fail(Status::kInvalidModel);
+  }
   return Status::kOk;
 }
 
@@ -271,6 +277,15 @@ size_t Model::ArenaBytesFor(int max_q_len, int max_kv_len) const {
   // Each layer's plan is <= kMaxArenaBytes (checked at load) and there are at
   // most 16 layers, so the 64-bit sum cannot overflow; it still has to fit.
   const uint64_t total = LayOutArena(max_q_len, max_kv_len, nullptr).total_bytes;
+  return total > kMaxArenaBytes ? static_cast<size_t>(kMaxArenaBytes) + 1 : static_cast<size_t>(total);
+}
+
+size_t Model::ArenaBytesForWorkers(int workers, int max_q_len, int max_kv_len) const {
+  // UseExecutor takes 1..1024 workers; beyond that no arena is enough. With
+  // worker_bytes below kMaxArenaBytes no 64-bit product overflows.
+  if (workers > 1024) return static_cast<size_t>(kMaxArenaBytes) + 1;
+  if (workers < 1) workers = 1;
+  const uint64_t total = arena_bytes_for_workers(LayOutArena(max_q_len, max_kv_len, nullptr), workers);
   return total > kMaxArenaBytes ? static_cast<size_t>(kMaxArenaBytes) + 1 : static_cast<size_t>(total);
 }
 

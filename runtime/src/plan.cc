@@ -22,18 +22,19 @@ uint64_t attention_row_bytes(const LayerShape& shape, int q_len, int kv_len, boo
 
 LayerPlan plan_layer(const LayerShape& shape, int q_len, int kv_len) {
   const LayerKindModule* kind = find_layer_kind(shape.kind);
-  if (kind == nullptr) return LayerPlan{kMaxArenaBytes + 1, kMaxArenaBytes + 1};
+  if (kind == nullptr) return LayerPlan{kMaxArenaBytes + 1, kMaxArenaBytes + 1, 0};
   return kind->plan(shape, q_len > 0 ? q_len : 0, kv_len > 0 ? kv_len : 0);
 }
 
 ArenaLayout lay_out_arena(const LayerPlan* plans, int num_layers, uint64_t* cache_offsets) {
-  uint64_t cache = 0, scratch = 0;
+  uint64_t cache = 0, scratch = 0, worker = 0;
   for (int i = 0; i < num_layers; ++i) {
     if (cache_offsets != nullptr) cache_offsets[i] = cache;
     cache += plans[i].cache_bytes;
     if (plans[i].scratch_bytes > scratch) scratch = plans[i].scratch_bytes;
+    if (plans[i].worker_bytes > worker) worker = plans[i].worker_bytes;
   }
-  return ArenaLayout{cache, cache + scratch};
+  return ArenaLayout{cache, cache + scratch, worker};
 }
 
 }  // namespace edgeattn

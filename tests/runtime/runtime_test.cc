@@ -471,9 +471,10 @@ TEST(Plan, TileScratchFromFourQueryRows) {
 }
 
 // One layout for the converter, Load and Init: caches one after another,
-// then the largest scratch.
+// then the largest scratch; each extra pool worker adds the largest worker
+// scratch.
 TEST(Plan, ArenaLayout) {
-  const edgeattn::LayerPlan plans[3] = {{32, 100}, {0, 300}, {64, 200}};
+  const edgeattn::LayerPlan plans[3] = {{32, 100, 48}, {0, 300, 0}, {64, 200, 80}};
   uint64_t offsets[3] = {};
   const edgeattn::ArenaLayout a = edgeattn::lay_out_arena(plans, 3, offsets);
   EXPECT_EQ(offsets[0], 0u);
@@ -481,6 +482,9 @@ TEST(Plan, ArenaLayout) {
   EXPECT_EQ(offsets[2], 32u);
   EXPECT_EQ(a.scratch_offset, 96u);
   EXPECT_EQ(a.total_bytes, 396u);
+  EXPECT_EQ(a.worker_bytes, 80u);
+  EXPECT_EQ(edgeattn::arena_bytes_for_workers(a, 1), 396u);
+  EXPECT_EQ(edgeattn::arena_bytes_for_workers(a, 4), 396u + 3 * 80u);
 }
 
 // A model converted with --no-tile-scratch: a smaller arena, and the same

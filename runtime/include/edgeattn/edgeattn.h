@@ -38,7 +38,7 @@ ea_status ea_set_kernel_path(const char* name);
 const char* ea_kernel_path(void);
 
 /* Model format version this runtime reads. */
-#define EA_FORMAT_VERSION 3u
+#define EA_FORMAT_VERSION 4u
 /* Arena and model buffers must be aligned to this many bytes. */
 #define EA_ALIGNMENT 16u
 #define EA_ERROR_MESSAGE_BYTES 160
@@ -125,12 +125,29 @@ typedef struct ea_run_args {
   void* attn_weights;
 } ea_run_args;
 
+/* A thread pool the caller owns (ea_interpreter_use_executor). edgeattn
+ * splits a run into tasks and hands them to parallel_for, which must run
+ * task(arg, i) exactly once for every i in 0..n_tasks-1, in any order and on
+ * any threads, and return when all have finished. n_tasks never exceeds the
+ * num_threads() the executor reported when it was set, and task i uses
+ * worker i's scratch in the arena, so two tasks of one call may run at the
+ * same time. Every output byte is written by one task, so the results are the
+ * same bytes for any thread count and any order. Neither edgeattn nor the
+ * adapters it ships allocate after setup (a pool may block, spin or run the
+ * tasks on the calling thread). */
+typedef void (*ea_task_fn)(void* arg, int32_t task);
+typedef struct ea_executor {
+  void* context;
+  int32_t (*num_threads)(void* context); /* workers, >= 1 (the caller's thread counts) */
+  void (*parallel_for)(void* context, ea_task_fn task, void* arg, int32_t n_tasks);
+} ea_executor;
+
 /* Opaque storage; sizes are checked at compile time by the implementation. */
 typedef struct ea_model {
   union { uint64_t align_; unsigned char bytes[256]; } opaque;
 } ea_model;
 typedef struct ea_interpreter {
-  union { uint64_t align_; unsigned char bytes[512]; } opaque;
+  union { uint64_t align_; unsigned char bytes[640]; } opaque;
 } ea_interpreter;
 
 /* Verifies the file (whole-file CRC-32, identifier, FlatBuffers verifier,
@@ -146,6 +163,13 @@ size_t ea_model_arena_bytes(const ea_model* model);
 /* Arena bytes when runs never exceed max_q_len / max_kv_len (each capped by
  * the layer's own maxima; 0 = no cap). */
 size_t ea_model_arena_bytes_for(const ea_model* model, int32_t max_q_len, int32_t max_kv_len);
+/* Arena bytes each pool worker beyond the first adds at the declared maxima
+ * (recorded in the file), and the arena for a pool of `workers` >= 1 under
+ * length caps as in ea_model_arena_bytes_for (0 = no cap); at the maxima it is
+ * ea_model_arena_bytes + (workers - 1) * ea_model_worker_bytes. */
+size_t ea_model_worker_bytes(const ea_model* model);
+size_t ea_model_arena_bytes_for_workers(const ea_model* model, int32_t workers, int32_t max_q_len,
+                                        int32_t max_kv_len);
 
 ea_status ea_interpreter_init(ea_interpreter* interp, const ea_model* model, void* arena,
                               size_t arena_bytes);
@@ -158,6 +182,14 @@ ea_status ea_interpreter_init_for_lengths(ea_interpreter* interp, const ea_model
 ea_status ea_interpreter_cache_keys(ea_interpreter* interp, int32_t layer, const void* key,
                                     const void* value, int32_t kv_len, int32_t kv_valid_len);
 ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run_args* args);
+/* Runs the layers on the caller's thread pool from now on (until the next
+ * init; NULL: the caller's thread again). Call it after init and before
+ * ea_interpreter_use_xnnpack. Asks executor->num_threads once; the arena
+ * passed to init must hold the plan plus (num_threads - 1) per-worker
+ * scratch regions (ea_model_arena_bytes_for_workers with init's length caps): EA_ARENA_TOO_SMALL with the size to use otherwise. The
+ * executor struct is copied; its context must outlive the interpreter.
+ * XNNPACK projections still run on the caller's thread. */
+ea_status ea_interpreter_use_executor(ea_interpreter* interp, const ea_executor* executor);
 const char* ea_interpreter_error(const ea_interpreter* interp);
 
 /* Decoding with a KV cache (info.kv_cache != 0: a causal self-attention layer

@@ -25,6 +25,7 @@ struct Model;
 struct Layer;
 }  // namespace fb
 struct RangeScale;
+struct Pool;
 
 enum class Status : uint8_t {
   kOk = EA_OK,
@@ -86,6 +87,10 @@ class Model {
   Status GetLayerInfo(int layer, LayerInfo* info) const;
   // Whole model at every layer's maxima (equals what the converter recorded).
   size_t arena_bytes() const { return arena_bytes_; }
+  // Arena bytes each thread-pool worker beyond the first adds (recorded in
+  // the file), and the arena for `workers` >= 1 workers under length caps.
+  size_t worker_bytes() const { return worker_bytes_; }
+  size_t ArenaBytesForWorkers(int workers, int max_q_len = 0, int max_kv_len = 0) const;
   // Whole model when every run stays within q_len <= max_q_len and
   // kv_len <= max_kv_len (each capped by the layer's own maxima); 0 = no cap.
   size_t ArenaBytesFor(int max_q_len, int max_kv_len) const;
@@ -112,12 +117,14 @@ class Model {
   const uint8_t* data_ = nullptr;  // Model.data
   size_t data_size_ = 0;
   size_t arena_bytes_ = 0;
+  size_t worker_bytes_ = 0;
   mutable ErrorMessage error_;
 };
 
 // Runs layers of a loaded model inside one caller-owned arena.
 //
 // Arena layout: [cache of layer 0 | cache of layer 1 | ... | scratch]
+//               [| workers 1..T-1's scratch, with UseExecutor()]
 //               [| XNNPACK operators and packed weights, with UseXnnpack()]
 // Each cacheable layer owns a persistent region sized for its max_kv_len;
 // the scratch region (the largest layer's need) is reused by every call.
@@ -177,6 +184,19 @@ class Interpreter {
   // differently (float requantization, ties to even): projection outputs may
   // differ from the reference by 1 (docs/performance.md).
   Status UseXnnpack();
+  // Runs from now on (until the next Init; null: the caller's thread) on the
+  // caller's thread pool (ea_executor in edgeattn.h): call after Init and
+  // before UseXnnpack. The arena must hold Model::ArenaBytesForWorkers(
+  // executor.num_threads(), Init's caps): kArenaTooSmall saying that size
+  // otherwise. Outputs are the same bytes for any worker count.
+  Status UseExecutor(const ea_executor* executor);
+  int workers() const { return workers_; }
+  // A part of a run (a projection, the attention core, LayerNorm rows) is
+  // split into at most work / min_task_work tasks (multiply-adds or element
+  // operations), so small shapes stay on one thread. 0: split as far as the
+  // workers allow (the thread-count tests use it). Any value gives the same bytes.
+  static constexpr uint64_t kMinTaskWork = uint64_t{1} << 17;
+  void SetMinTaskWork(uint64_t work) { min_task_work_ = work; }
   // Arena bytes XNNPACK took (0 when not in use), and its operator count.
   size_t xnnpack_bytes() const { return xnn_bytes_; }
   int xnnpack_ops() const { return xnn_ops_; }
@@ -197,12 +217,19 @@ class Interpreter {
   Status PrepareRange(int layer, const RunArgs& args, uint32_t range_q16, uint64_t workspace_bytes,
                       RangeScale* rs);
   bool ShapeIsS8(int layer) const;
+  // The pool as the layers see it; null without one.
+  const Pool* MakePool(Pool* storage) const;
 
   const Model* model_ = nullptr;
   uint8_t* arena_ = nullptr;
   size_t arena_bytes_ = 0;
   uint8_t* scratch_ = nullptr;
-  size_t plan_bytes_ = 0;
+  size_t plan_bytes_ = 0;               // the plan, then the pool workers' scratch
+  ea_executor executor_ = {};
+  int workers_ = 1;
+  size_t worker_bytes_ = 0;            // per worker 1..workers_-1, after the plan
+  uint8_t* worker_scratch_ = nullptr;
+  uint64_t min_task_work_ = kMinTaskWork;
   const void* xnn_table_ = nullptr;  // in the arena, after plan_bytes_
   size_t xnn_bytes_ = 0;
   int xnn_ops_ = 0;

@@ -16,6 +16,10 @@ struct LayerPlan {
   // arithmetic; Model::Load rejects plans above kMaxArenaBytes.
   uint64_t cache_bytes;    // persistent: key (and value) projections of cross MHA / additive / KV cache
   uint64_t scratch_bytes;  // per call; the scratch region is shared by all layers
+  // Per pool worker beyond the first: the scratch one attention task uses
+  // (its row scratch; worker 0 uses the one inside scratch_bytes). 0 when the
+  // kind's parallel parts need none (projections, LayerNorm, adds).
+  uint64_t worker_bytes;
 };
 
 // The dimensions that decide a layer's buffers.
@@ -72,11 +76,19 @@ LayerPlan plan_layer(const LayerShape& shape, int q_len, int kv_len);
 // i's at cache_offsets[i] when that pointer is not null), then one scratch
 // region shared by every layer, as large as the largest layer's scratch
 // (plans come from plan_layer, so no sum overflows).
+// With a thread pool of T workers (ea_executor), workers 1..T-1 each get
+// worker_bytes after total_bytes: arena_bytes_for_workers().
 struct ArenaLayout {
   uint64_t scratch_offset;  // = the sum of the caches
   uint64_t total_bytes;
+  uint64_t worker_bytes;    // the largest layer's worker_bytes
 };
 ArenaLayout lay_out_arena(const LayerPlan* plans, int num_layers, uint64_t* cache_offsets);
+
+// The arena for `workers` >= 1 pool workers (1: total_bytes).
+constexpr uint64_t arena_bytes_for_workers(const ArenaLayout& a, int workers) {
+  return a.total_bytes + (workers > 1 ? static_cast<uint64_t>(workers - 1) * a.worker_bytes : 0);
+}
 
 }  // namespace edgeattn
 

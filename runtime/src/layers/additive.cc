@@ -86,7 +86,7 @@ Layout layout(const LayerShape& s, int q_len, int kv_len) {
     l.coverage = cache.Add(kv * 4);
     l.coverage_bytes = cache.bytes() - l.coverage;
   }
-  l.bytes = LayerPlan{cache.bytes(), scratch.bytes()};
+  l.bytes = LayerPlan{cache.bytes(), scratch.bytes(), 0};
   return l;
 }
 
@@ -127,8 +127,8 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   uint8_t* qp = c.scratch + at.qp;
   uint8_t* kp = c.cache + cached.keys;
   uint8_t* row = c.scratch + at.row;
-  run_linear(model, a->w_q(), c.s8, c.q_len, c.query, qp, c.xnn, c.range);
-  if (!c.keys_cached) run_linear(model, a->w_k(), c.s8, c.kv_len, c.key, kp, c.xnn, c.range);
+  run_linear(model, c, a->w_q(), c.q_len, c.query, qp);
+  if (!c.keys_cached) run_linear(model, c, a->w_k(), c.kv_len, c.key, kp);
   const int vd = static_cast<int>(a->value_dim());
   if (c.s8) {
     k::QS8AdditiveArgs g = {};
@@ -187,8 +187,7 @@ void reset_coverage(const fb::Layer& l, uint8_t* cache, int max_kv_len) {
 
 void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
   const Layout cached = layout(shape_with(*c.layer, shape), 1, max_kv_len);
-  run_linear(model, c.layer->options_as_AdditiveAttention()->w_k(), c.s8, c.kv_len, c.key,
-             c.cache + cached.keys, c.xnn);
+  run_linear(model, c, c.layer->options_as_AdditiveAttention()->w_k(), c.kv_len, c.key, c.cache + cached.keys);
   reset_coverage(*c.layer, c.cache, max_kv_len);  // a new memory starts a new sequence
 }
 

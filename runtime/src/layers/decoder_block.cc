@@ -161,7 +161,9 @@ ea_quant quant_of(const fb::ActQuant* q) {
 
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   const DecoderLayout d = decoder_layout(s, q_len, kv_len, q_len, kv_len);
-  return LayerPlan{d.cache, d.scratch};
+  const uint64_t self_worker = plan_mha(self_shape(s), q_len, q_len).worker_bytes;
+  const uint64_t cross_worker = plan_mha(cross_shape(s), q_len, kv_len).worker_bytes;
+  return LayerPlan{d.cache, d.scratch, self_worker > cross_worker ? self_worker : cross_worker};
 }
 
 void info(const fb::Layer& l, LayerInfo* info) {
@@ -204,25 +206,25 @@ void run_steps(const fb::Model& model, const Call& c, const DecoderLayout& lay, 
   uint8_t* f = c.scratch + lay.f;
   const int d = static_cast<int>(b->dim());
   if (b->norm_first()) {
-    run_layernorm(model, b->norm1(), c.s8, rows, c.query, a);
+    run_layernorm(model, c, b->norm1(), rows, c.query, a);
     self_attn(a, o);
-    run_add(b->add1(), c.s8, rows, d, c.query, o, a);
-    run_layernorm(model, b->norm2(), c.s8, rows, a, o);
+    run_add(c, b->add1(), rows, d, c.query, o, a);
+    run_layernorm(model, c, b->norm2(), rows, a, o);
     cross_attn(o, t);
-    run_add(b->add2(), c.s8, rows, d, a, t, a);
-    run_layernorm(model, b->norm3(), c.s8, rows, a, o);
-    run_ffn(model, b->ffn(), c.s8, rows, o, hidden, f, c.xnn);
-    run_add(b->add3(), c.s8, rows, d, a, f, c.output);
+    run_add(c, b->add2(), rows, d, a, t, a);
+    run_layernorm(model, c, b->norm3(), rows, a, o);
+    run_ffn(model, c, b->ffn(), rows, o, hidden, f);
+    run_add(c, b->add3(), rows, d, a, f, c.output);
   } else {
     self_attn(c.query, o);
-    run_add(b->add1(), c.s8, rows, d, c.query, o, a);
-    run_layernorm(model, b->norm1(), c.s8, rows, a, a);
+    run_add(c, b->add1(), rows, d, c.query, o, a);
+    run_layernorm(model, c, b->norm1(), rows, a, a);
     cross_attn(a, t);
-    run_add(b->add2(), c.s8, rows, d, a, t, a);
-    run_layernorm(model, b->norm2(), c.s8, rows, a, a);
-    run_ffn(model, b->ffn(), c.s8, rows, a, hidden, f, c.xnn);
-    run_add(b->add3(), c.s8, rows, d, a, f, o);
-    run_layernorm(model, b->norm3(), c.s8, rows, o, c.output);
+    run_add(c, b->add2(), rows, d, a, t, a);
+    run_layernorm(model, c, b->norm2(), rows, a, a);
+    run_ffn(model, c, b->ffn(), rows, a, hidden, f);
+    run_add(c, b->add3(), rows, d, a, f, o);
+    run_layernorm(model, c, b->norm3(), rows, o, c.output);
   }
 }
 

@@ -38,28 +38,34 @@ bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a,
   return true;
 }
 
-void run_add(const fb::ResidualAdd* a, bool s8, int rows, int n, const void* x, const void* b, void* y) {
-  if (s8) {
-    kernels::QS8AddArgs args = {};
-    args.rows = rows;
-    args.n = n;
-    args.a = static_cast<const int8_t*>(x);
-    args.a_stride = n;
-    args.a_zp = a->a()->zero_point();
-    args.a_mult = a->a_multiplier();
-    args.b = static_cast<const int8_t*>(b);
-    args.b_stride = n;
-    args.b_zp = a->b()->zero_point();
-    args.b_mult = a->b_multiplier();
-    args.shift = a->shift();
-    args.y_zp = a->output()->zero_point();
-    args.y = static_cast<int8_t*>(y);
-    args.y_stride = n;
-    kernels::kernels().qs8_add(args);
-  } else {
-    kernels::kernels().f32_add(rows, n, static_cast<const float*>(x), n, static_cast<const float*>(b), n,
-                               static_cast<float*>(y), n);
-  }
+void run_add(const Call& c, const fb::ResidualAdd* a, int rows, int n, const void* x, const void* b, void* y) {
+  const size_t row_bytes = static_cast<size_t>(n) * elem_size(c.s8);
+  const uint64_t work = 2 * static_cast<uint64_t>(rows) * static_cast<uint64_t>(n);
+  parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int) {
+    const size_t at = static_cast<size_t>(r0) * row_bytes;
+    if (c.s8) {
+      kernels::QS8AddArgs args = {};
+      args.rows = r1 - r0;
+      args.n = n;
+      args.a = static_cast<const int8_t*>(x) + at;
+      args.a_stride = n;
+      args.a_zp = a->a()->zero_point();
+      args.a_mult = a->a_multiplier();
+      args.b = static_cast<const int8_t*>(b) + at;
+      args.b_stride = n;
+      args.b_zp = a->b()->zero_point();
+      args.b_mult = a->b_multiplier();
+      args.shift = a->shift();
+      args.y_zp = a->output()->zero_point();
+      args.y = static_cast<int8_t*>(y) + at;
+      args.y_stride = n;
+      kernels::kernels().qs8_add(args);
+    } else {
+      kernels::kernels().f32_add(r1 - r0, n, reinterpret_cast<const float*>(static_cast<const uint8_t*>(x) + at), n,
+                                 reinterpret_cast<const float*>(static_cast<const uint8_t*>(b) + at), n,
+                                 reinterpret_cast<float*>(static_cast<uint8_t*>(y) + at), n);
+    }
+  });
 }
 
 namespace {
@@ -168,7 +174,7 @@ void info(const fb::Layer& l, LayerInfo* info) {
 }
 
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
-  return LayerPlan{0, block_layout(s, q_len, kv_len).total};
+  return LayerPlan{0, block_layout(s, q_len, kv_len).total, plan_mha(s, q_len, kv_len).worker_bytes};
 }
 
 void run(const fb::Model& model, const Call& c, int max_kv_len) {
@@ -188,20 +194,20 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   attn.scratch = c.scratch + lay.region;
   attn.output = o;
   if (b->norm_first()) {
-    run_layernorm(model, b->norm1(), c.s8, rows, c.query, a);
+    run_layernorm(model, c, b->norm1(), rows, c.query, a);
     attn.query = attn.key = attn.value = a;
     run_mha(model, b->self_attn(), attn, max_kv_len);
-    run_add(b->add1(), c.s8, rows, d, c.query, o, a);
-    run_layernorm(model, b->norm2(), c.s8, rows, a, o);
-    run_ffn(model, b->ffn(), c.s8, rows, o, hidden, f, c.xnn);
-    run_add(b->add2(), c.s8, rows, d, a, f, c.output);
+    run_add(c, b->add1(), rows, d, c.query, o, a);
+    run_layernorm(model, c, b->norm2(), rows, a, o);
+    run_ffn(model, c, b->ffn(), rows, o, hidden, f);
+    run_add(c, b->add2(), rows, d, a, f, c.output);
   } else {
     run_mha(model, b->self_attn(), attn, max_kv_len);
-    run_add(b->add1(), c.s8, rows, d, c.query, o, a);
-    run_layernorm(model, b->norm1(), c.s8, rows, a, a);
-    run_ffn(model, b->ffn(), c.s8, rows, a, hidden, f, c.xnn);
-    run_add(b->add2(), c.s8, rows, d, a, f, o);
-    run_layernorm(model, b->norm2(), c.s8, rows, o, c.output);
+    run_add(c, b->add1(), rows, d, c.query, o, a);
+    run_layernorm(model, c, b->norm1(), rows, a, a);
+    run_ffn(model, c, b->ffn(), rows, a, hidden, f);
+    run_add(c, b->add2(), rows, d, a, f, o);
+    run_layernorm(model, c, b->norm2(), rows, o, c.output);
   }
 }
 

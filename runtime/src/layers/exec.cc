@@ -8,28 +8,75 @@ namespace edgeattn {
 
 namespace k = kernels;
 
-void run_linear(const fb::Model& model, const fb::Linear* l, bool s8, int rows, const void* x,
-                void* y, const void* xnn, const RangeScale* range) {
-  if (s8 && range == nullptr && xnnpack::run_linear(xnn, l, rows, static_cast<const int8_t*>(x),
-                                static_cast<int8_t*>(y))) {
+namespace {
+
+// Output channels per packed block (the K4N16 layout, schema/edgeattn.fbs):
+// a task's channel range starts at a block boundary.
+constexpr int kChannelBlock = 16;
+// Rows per task unit, so row tiles keep the kernels' 4-row blocking.
+constexpr int kRowUnit = 4;
+
+}  // namespace
+
+void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int rows, const void* x,
+                void* y) {
+  if (c.s8 && c.range == nullptr && xnnpack::run_linear(c.xnn, l, rows, static_cast<const int8_t*>(x),
+                                    static_cast<int8_t*>(y))) {
     return;
   }
   const int in = static_cast<int>(l->in_features());
   const int out = static_cast<int>(l->out_features());
-  if (s8) {  // weights in the packed K4N16 layout (schema/edgeattn.fbs)
+  // Tiles: row blocks when there are enough rows for every task, else blocks
+  // of output channels (a decoding step's single row). Each output element is
+  // one dot product whatever the tile, so any split gives the same bytes.
+  const int row_units = (rows + kRowUnit - 1) / kRowUnit;
+  const int channel_blocks = (out + kChannelBlock - 1) / kChannelBlock;
+  const uint64_t macs = static_cast<uint64_t>(rows) * static_cast<uint64_t>(in) * static_cast<uint64_t>(out);
+  const int tasks = task_count(c.pool, macs, row_units > channel_blocks ? row_units : channel_blocks);
+  const bool by_rows = row_units >= tasks;
+  const int units = by_rows ? row_units : channel_blocks;
+  if (c.s8) {  // weights in the packed K4N16 layout (schema/edgeattn.fbs)
     const auto* r = l->requant();
-    k::kernels().qs8_linear(rows, out, in, static_cast<const int8_t*>(x), in,
-                       tensor_data<int8_t>(model, l->weight()),
-                       range != nullptr ? range->adjust_bias(model, l, *range)
-                                        : tensor_data<int32_t>(model, l->bias()),
-                       r->multiplier()->data(),
-                       r->shift()->data(), r->multiplier()->size() > 1 ? 1 : 0,
-                       l->output()->zero_point(), static_cast<int8_t*>(y), out);
+    const int8_t* w = tensor_data<int8_t>(model, l->weight());
+    // Range mode: the biases divided by R, computed once before the split.
+    const int32_t* bias = c.range != nullptr ? c.range->adjust_bias(model, l, *c.range)
+                                             : tensor_data<int32_t>(model, l->bias());
+    const int32_t* mult = r->multiplier()->data();
+    const int32_t* shift = r->shift()->data();
+    const int per_channel = r->multiplier()->size() > 1 ? 1 : 0;
+    const int32_t zp = l->output()->zero_point();
+    const size_t block_bytes = static_cast<size_t>(kChannelBlock) * static_cast<size_t>((in + 3) / 4 * 4);
+    const auto* xs = static_cast<const int8_t*>(x);
+    auto* ys = static_cast<int8_t*>(y);
+    parallel_ranges(c.pool, units, tasks, [&](int begin, int end, int) {
+      if (by_rows) {
+        const int r0 = begin * kRowUnit, r1 = end * kRowUnit < rows ? end * kRowUnit : rows;
+        k::kernels().qs8_linear(r1 - r0, out, in, xs + static_cast<size_t>(r0) * in, in, w, bias, mult, shift,
+                                per_channel, zp, ys + static_cast<size_t>(r0) * out, out);
+      } else {
+        const int c0 = begin * kChannelBlock, c1 = end * kChannelBlock < out ? end * kChannelBlock : out;
+        k::kernels().qs8_linear(rows, c1 - c0, in, xs, in, w + static_cast<size_t>(begin) * block_bytes,
+                                bias != nullptr ? bias + c0 : nullptr, per_channel ? mult + c0 : mult,
+                                per_channel ? shift + c0 : shift, per_channel, zp, ys + c0, out);
+      }
+    });
   } else {
     const int w_stride = static_cast<int>(l->weight()->row_stride());
-    k::kernels().f32_linear(rows, out, in, static_cast<const float*>(x), in,
-                       tensor_data<float>(model, l->weight()), w_stride,
-                       tensor_data<float>(model, l->bias()), static_cast<float*>(y), out);
+    const float* w = tensor_data<float>(model, l->weight());
+    const float* bias = tensor_data<float>(model, l->bias());
+    const auto* xs = static_cast<const float*>(x);
+    auto* ys = static_cast<float*>(y);
+    parallel_ranges(c.pool, units, tasks, [&](int begin, int end, int) {
+      if (by_rows) {
+        const int r0 = begin * kRowUnit, r1 = end * kRowUnit < rows ? end * kRowUnit : rows;
+        k::kernels().f32_linear(r1 - r0, out, in, xs + static_cast<size_t>(r0) * in, in, w, w_stride, bias,
+                                ys + static_cast<size_t>(r0) * out, out);
+      } else {
+        const int c0 = begin * kChannelBlock, c1 = end * kChannelBlock < out ? end * kChannelBlock : out;
+        k::kernels().f32_linear(rows, c1 - c0, in, xs, in, w + static_cast<size_t>(c0) * w_stride, w_stride,
+                                bias != nullptr ? bias + c0 : nullptr, ys + c0, out);
+      }
+    });
   }
 }
 
@@ -51,39 +98,49 @@ RowScratch planned_row_scratch(const LayerShape& shape, int q_len, int kv_len, b
   return row_scratch(shape.dtype == EA_S8, tile, kv_len, shape.head_dim, shape.v_dim);
 }
 
-void run_head(const Call& c, const HeadView& h, float scale, const fb::SoftmaxQuant* sq,
-              bool causal, uint8_t* row_scratch_base) {
+void run_head(const Call& c, const HeadView& h, int row0, int rows, float scale,
+              const fb::SoftmaxQuant* sq, bool causal, uint8_t* row_scratch_base) {
   // Planned (plan_layer) whenever the layer may run this many query rows.
-  const bool tile = c.s8 && c.q_len >= k::kQs8AttnTileMinRows && c.layer->tile_scratch();
+  const bool tile = c.s8 && rows >= k::kQs8AttnTileMinRows && c.layer->tile_scratch();
+  // Rows row0.. of the call: query, output and weights rows move down; the
+  // causal mask stays where the whole call put it (key j visible to query
+  // row i when j <= i + kv_len - q_len).
+  const size_t es = elem_size(c.s8);
+  const void* q = static_cast<const uint8_t*>(h.q) + static_cast<size_t>(row0) * h.q_stride * es;
+  void* out = static_cast<uint8_t*>(h.out) + static_cast<size_t>(row0) * h.out_stride * es;
+  void* weights = h.weights == nullptr ? nullptr
+                  : static_cast<uint8_t*>(h.weights) +
+                        static_cast<size_t>(row0) * c.kv_len * (c.s8 ? 2 : 4);
+  const int causal_offset = c.kv_len - c.q_len + row0;
   const RowScratch rs = row_scratch(c.s8, tile, c.kv_len, h.head_dim, h.v_dim);
   uint8_t* const row = row_scratch_base;
   if (c.s8) {
     k::QS8AttentionArgs a = {};
-    a.q_len = c.q_len; a.kv_len = c.kv_len; a.head_dim = h.head_dim; a.v_dim = h.v_dim;
-    a.q = static_cast<const int8_t*>(h.q); a.q_stride = h.q_stride; a.q_zp = h.q_zp;
+    a.q_len = rows; a.kv_len = c.kv_len; a.head_dim = h.head_dim; a.v_dim = h.v_dim;
+    a.q = static_cast<const int8_t*>(q); a.q_stride = h.q_stride; a.q_zp = h.q_zp;
     a.k = static_cast<const int8_t*>(h.k); a.k_stride = h.k_stride; a.k_zp = h.k_zp;
     a.v = static_cast<const int8_t*>(h.v); a.v_stride = h.v_stride; a.v_zp = h.v_zp;
     a.score_mult = c.range != nullptr ? c.range->score_mult : sq->score_multiplier();
     a.score_shift = c.range != nullptr ? c.range->score_shift : sq->score_shift();
     a.pv_mult = sq->pv_multiplier(); a.pv_shift = sq->pv_shift();
     a.out_zp = h.out_zp;
-    a.causal = causal; a.causal_offset = c.kv_len - c.q_len; a.kv_valid_len = c.kv_valid_len;
-    a.out = static_cast<int8_t*>(h.out); a.out_stride = h.out_stride;
-    a.weights = static_cast<uint16_t*>(h.weights); a.weights_stride = c.kv_len;
+    a.causal = causal; a.causal_offset = causal_offset; a.kv_valid_len = c.kv_valid_len;
+    a.out = static_cast<int8_t*>(out); a.out_stride = h.out_stride;
+    a.weights = static_cast<uint16_t*>(weights); a.weights_stride = c.kv_len;
     a.scratch = reinterpret_cast<int32_t*>(row + rs.scores);
     a.prob_scratch = reinterpret_cast<uint16_t*>(row + rs.probs);
     if (tile) a.tile_scratch = row + rs.tile;
     k::kernels().qs8_attention(a);
   } else {
     k::F32AttentionArgs a = {};
-    a.q_len = c.q_len; a.kv_len = c.kv_len; a.head_dim = h.head_dim; a.v_dim = h.v_dim;
-    a.q = static_cast<const float*>(h.q); a.q_stride = h.q_stride;
+    a.q_len = rows; a.kv_len = c.kv_len; a.head_dim = h.head_dim; a.v_dim = h.v_dim;
+    a.q = static_cast<const float*>(q); a.q_stride = h.q_stride;
     a.k = static_cast<const float*>(h.k); a.k_stride = h.k_stride;
     a.v = static_cast<const float*>(h.v); a.v_stride = h.v_stride;
     a.scale = scale;
-    a.causal = causal; a.causal_offset = c.kv_len - c.q_len; a.kv_valid_len = c.kv_valid_len;
-    a.out = static_cast<float*>(h.out); a.out_stride = h.out_stride;
-    a.weights = static_cast<float*>(h.weights); a.weights_stride = c.kv_len;
+    a.causal = causal; a.causal_offset = causal_offset; a.kv_valid_len = c.kv_valid_len;
+    a.out = static_cast<float*>(out); a.out_stride = h.out_stride;
+    a.weights = static_cast<float*>(weights); a.weights_stride = c.kv_len;
     a.scratch = reinterpret_cast<float*>(row + rs.scores);
     k::kernels().f32_attention(a);
   }

@@ -58,6 +58,55 @@ struct RangeScale {
   const int32_t* (*adjust_bias)(const fb::Model& model, const fb::Linear* l, const RangeScale& r);
 };
 
+// The caller's thread pool as the layers see it (Interpreter::UseExecutor):
+// its executor and the row scratch of workers 1..workers-1 (worker 0 uses the
+// layer's own, inside the plan's scratch).
+struct Pool {
+  ea_executor executor;
+  int workers;              // >= 2 (no pool: Call.pool is null)
+  uint8_t* worker_scratch;  // worker w >= 1: worker_scratch + (w - 1) * worker_bytes
+  uint64_t worker_bytes;
+  uint64_t min_task_work;   // Interpreter::SetMinTaskWork (default kMinTaskWork in edgeattn.hpp)
+};
+
+// How many tasks `work` (multiply-adds, or element operations) is worth on
+// this pool: 1 without one, else at most its workers and max_tasks, and at
+// least min_task_work each (waking a worker costs microseconds).
+inline int task_count(const Pool* pool, uint64_t work, int max_tasks) {
+  if (pool == nullptr || max_tasks <= 1) return 1;
+  uint64_t t = pool->min_task_work > 0 ? work / pool->min_task_work : UINT64_MAX;
+  if (t > static_cast<uint64_t>(pool->workers)) t = static_cast<uint64_t>(pool->workers);
+  if (t > static_cast<uint64_t>(max_tasks)) t = static_cast<uint64_t>(max_tasks);
+  return t < 1 ? 1 : static_cast<int>(t);
+}
+
+// body(begin, end, worker) over `tasks` contiguous ranges of [0, n), task t
+// on worker slot t (its scratch), through the pool's parallel_for. Which
+// items a task gets depends only on n and tasks, and every output byte is
+// written by exactly one task, so results do not depend on the pool, its
+// thread count or the order it runs tasks in.
+template <typename Body>
+void parallel_ranges(const Pool* pool, int n, int tasks, const Body& body) {
+  if (tasks > n) tasks = n;
+  if (pool == nullptr || tasks <= 1) {
+    if (n > 0) body(0, n, 0);
+    return;
+  }
+  struct Job {
+    const Body* body;
+    int n, tasks;
+  };
+  Job job = {&body, n, tasks};
+  const ea_task_fn run_task = [](void* arg, int32_t t) {
+    const Job& j = *static_cast<const Job*>(arg);
+    if (t < 0 || t >= j.tasks) return;  // a pool that invents task indices
+    const int begin = static_cast<int>(int64_t{j.n} * t / j.tasks);
+    const int end = static_cast<int>(int64_t{j.n} * (t + 1) / j.tasks);
+    if (begin < end) (*j.body)(begin, end, static_cast<int>(t));
+  };
+  pool->executor.parallel_for(pool->executor.context, run_task, &job, tasks);
+}
+
 // Everything one layer call needs, after argument checks.
 struct Call {
   const fb::Layer* layer;
@@ -74,6 +123,7 @@ struct Call {
   uint8_t* scratch;
   const void* xnn;   // XNNPACK operator table, or null
   const RangeScale* range;  // range mode, or null
+  const Pool* pool;  // the caller's thread pool, or null (the caller's thread)
 };
 
 template <typename T>
@@ -83,10 +133,11 @@ const T* tensor_data(const fb::Model& model, const fb::Tensor* t) {
 }
 
 // y = linear(x) over `rows` dense rows of l->in_features() elements; int8
-// through XNNPACK when `xnn` holds an operator for this projection; with
-// `range` (range mode) through the kernels with the biases divided by R.
-void run_linear(const fb::Model& model, const fb::Linear* l, bool s8, int rows, const void* x,
-                void* y, const void* xnn, const RangeScale* range = nullptr);
+// through XNNPACK when c.xnn holds an operator for this projection (on the
+// caller's thread); in range mode (c.range) through the kernels with the
+// biases divided by R; on c.pool in row or output-channel tiles.
+void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int rows, const void* x,
+                void* y);
 
 inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
 
@@ -112,10 +163,16 @@ struct HeadView {
   void* weights;  // [q_len][kv_len] or null
 };
 
-// One head: scores, softmax, weighted values, weights if asked; row_scratch
-// is the row (and, for int8 with >= 4 query rows, tile) scratch of the plan.
-void run_head(const Call& c, const HeadView& h, float scale, const fb::SoftmaxQuant* sq,
-              bool causal, uint8_t* row_scratch);
+// One head, query rows row0..row0+rows-1 of c.q_len: scores, softmax,
+// weighted values, weights if asked; row_scratch is the row (and, for int8
+// with >= 4 query rows, tile) scratch of the plan.
+void run_head(const Call& c, const HeadView& h, int row0, int rows, float scale,
+              const fb::SoftmaxQuant* sq, bool causal, uint8_t* row_scratch);
+
+// The row scratch of pool worker w (0: the plan's, at row_scratch).
+inline uint8_t* worker_row_scratch(const Call& c, uint8_t* row_scratch, int w) {
+  return w == 0 ? row_scratch : c.pool->worker_scratch + static_cast<size_t>(w - 1) * c.pool->worker_bytes;
+}
 
 }  // namespace edgeattn
 

@@ -39,18 +39,23 @@ uint64_t ffn_hidden_bytes(int hidden_dim, bool s8, int rows) {
   return align_up(static_cast<uint64_t>(rows) * static_cast<uint64_t>(hidden_dim) * (s8 ? 1 : 4));
 }
 
-void run_ffn(const fb::Model& model, const fb::FeedForward* f, bool s8, int rows, const void* x,
-             void* hidden, void* y, const void* xnn) {
+void run_ffn(const fb::Model& model, const Call& c, const fb::FeedForward* f, int rows, const void* x,
+             void* hidden, void* y) {
   const int h = static_cast<int>(f->hidden_dim());
-  run_linear(model, f->fc1(), s8, rows, x, hidden, xnn);
-  if (s8) {
-    auto* hq = static_cast<int8_t*>(hidden);
-    kernels::kernels().qs8_lut(rows, h, hq, h, f->act_table()->data(), hq, h);
-  } else {
-    kernels::kernels().f32_activation(rows, h, static_cast<float*>(hidden), h,
-                                      static_cast<int32_t>(f->activation()));
-  }
-  run_linear(model, f->fc2(), s8, rows, hidden, y, xnn);
+  run_linear(model, c, f->fc1(), rows, x, hidden);
+  const size_t row_bytes = static_cast<size_t>(h) * elem_size(c.s8);
+  const uint64_t work = static_cast<uint64_t>(rows) * static_cast<uint64_t>(h);
+  parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int) {
+    uint8_t* hr = static_cast<uint8_t*>(hidden) + static_cast<size_t>(r0) * row_bytes;
+    if (c.s8) {
+      auto* hq = reinterpret_cast<int8_t*>(hr);
+      kernels::kernels().qs8_lut(r1 - r0, h, hq, h, f->act_table()->data(), hq, h);
+    } else {
+      kernels::kernels().f32_activation(r1 - r0, h, reinterpret_cast<float*>(hr), h,
+                                        static_cast<int32_t>(f->activation()));
+    }
+  });
+  run_linear(model, c, f->fc2(), rows, hidden, y);
 }
 
 namespace {
@@ -85,11 +90,11 @@ void info(const fb::Layer& l, LayerInfo* info) {
 
 // Scratch: the hidden rows [q][hidden_dim].
 LayerPlan plan(const LayerShape& s, int q_len, int) {
-  return LayerPlan{0, ffn_hidden_bytes(s.hidden_dim, s.dtype == EA_S8, q_len)};
+  return LayerPlan{0, ffn_hidden_bytes(s.hidden_dim, s.dtype == EA_S8, q_len), 0};
 }
 
 void run(const fb::Model& model, const Call& c, int) {
-  run_ffn(model, c.layer->options_as_FeedForward(), c.s8, c.q_len, c.query, c.scratch, c.output, c.xnn);
+  run_ffn(model, c, c.layer->options_as_FeedForward(), c.q_len, c.query, c.scratch, c.output);
 }
 
 int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {

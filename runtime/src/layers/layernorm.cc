@@ -32,29 +32,36 @@ bool verify_layernorm(Checker& c, const fb::LayerNorm* n, bool s8, uint32_t dim,
          c.Quant(n->input(), what) && c.Quant(n->output(), what) && c.Requant(n->requant(), 1, what);
 }
 
-void run_layernorm(const fb::Model& model, const fb::LayerNorm* n, bool s8, int rows, const void* x,
+void run_layernorm(const fb::Model& model, const Call& c, const fb::LayerNorm* n, int rows, const void* x,
                    void* y) {
   const int dim = static_cast<int>(n->dim());
-  if (s8) {
-    kernels::QS8LayerNormArgs a = {};
-    a.rows = rows;
-    a.dim = dim;
-    a.x = static_cast<const int8_t*>(x);
-    a.x_stride = dim;
-    a.eps_term = n->eps_term();
-    a.gain = tensor_data<int16_t>(model, n->gain());
-    a.bias = tensor_data<int32_t>(model, n->bias());
-    a.mult = n->requant()->multiplier()->Get(0);
-    a.shift = n->requant()->shift()->Get(0);
-    a.y_zp = n->output()->zero_point();
-    a.y = static_cast<int8_t*>(y);
-    a.y_stride = dim;
-    kernels::kernels().qs8_layernorm(a);
-  } else {
-    kernels::kernels().f32_layernorm(rows, dim, static_cast<const float*>(x), dim, n->eps(),
-                                     tensor_data<float>(model, n->gain()),
-                                     tensor_data<float>(model, n->bias()), static_cast<float*>(y), dim);
-  }
+  const size_t row_bytes = static_cast<size_t>(dim) * elem_size(c.s8);
+  // Rows on the pool (a row's statistics and output belong to one task).
+  const uint64_t work = 8 * static_cast<uint64_t>(rows) * static_cast<uint64_t>(dim);
+  parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int) {
+    const void* xr = static_cast<const uint8_t*>(x) + static_cast<size_t>(r0) * row_bytes;
+    void* yr = static_cast<uint8_t*>(y) + static_cast<size_t>(r0) * row_bytes;
+    if (c.s8) {
+      kernels::QS8LayerNormArgs a = {};
+      a.rows = r1 - r0;
+      a.dim = dim;
+      a.x = static_cast<const int8_t*>(xr);
+      a.x_stride = dim;
+      a.eps_term = n->eps_term();
+      a.gain = tensor_data<int16_t>(model, n->gain());
+      a.bias = tensor_data<int32_t>(model, n->bias());
+      a.mult = n->requant()->multiplier()->Get(0);
+      a.shift = n->requant()->shift()->Get(0);
+      a.y_zp = n->output()->zero_point();
+      a.y = static_cast<int8_t*>(yr);
+      a.y_stride = dim;
+      kernels::kernels().qs8_layernorm(a);
+    } else {
+      kernels::kernels().f32_layernorm(r1 - r0, dim, static_cast<const float*>(xr), dim, n->eps(),
+                                       tensor_data<float>(model, n->gain()),
+                                       tensor_data<float>(model, n->bias()), static_cast<float*>(yr), dim);
+    }
+  });
 }
 
 namespace {
@@ -84,10 +91,10 @@ void info(const fb::Layer& l, LayerInfo* info) {
 }
 
 // No buffers: each row is normalized from the caller's input to its output.
-LayerPlan plan(const LayerShape&, int, int) { return LayerPlan{0, 0}; }
+LayerPlan plan(const LayerShape&, int, int) { return LayerPlan{0, 0, 0}; }
 
 void run(const fb::Model& model, const Call& c, int) {
-  run_layernorm(model, c.layer->options_as_LayerNorm(), c.s8, c.q_len, c.query, c.output);
+  run_layernorm(model, c, c.layer->options_as_LayerNorm(), c.q_len, c.query, c.output);
 }
 
 int linears(const fb::Layer&, const fb::Linear*[kMaxLayerLinears]) { return 0; }

@@ -68,7 +68,7 @@ Layout layout(const LayerShape& s, int q_len, int kv_len) {
     l.qp = scratch.Add(static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.key_dim) * elem);
   }
   l.row = scratch.Add(planned_row_scratch(s, q_len, kv_len, true).bytes);
-  l.bytes = LayerPlan{0, scratch.bytes()};
+  l.bytes = LayerPlan{0, scratch.bytes(), 0};
   return l;
 }
 
@@ -83,7 +83,7 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   HeadView v = {};
   if (g->score() == fb::LuongScore::General) {
     uint8_t* qp = c.scratch + at.qp;
-    run_linear(model, g->w(), c.s8, c.q_len, c.query, qp, c.xnn, c.range);
+    run_linear(model, c, g->w(), c.q_len, c.query, qp);
     v.q = qp; v.q_zp = c.s8 ? zp_of(g->w()->output()) : 0;
   } else {
     v.q = c.query; v.q_zp = zp_of(g->query_input());
@@ -95,7 +95,7 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   v.out = c.output; v.out_stride = vd; v.out_zp = zp_of(g->output());
   v.head_dim = kd; v.v_dim = vd;
   v.weights = c.weights;
-  run_head(c, v, g->scale(), g->softmax(), false, c.scratch + at.row);
+  run_head(c, v, 0, c.q_len, g->scale(), g->softmax(), false, c.scratch + at.row);
 }
 
 int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {

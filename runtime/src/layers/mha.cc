@@ -125,8 +125,10 @@ Layout layout(const LayerShape& s, int q_len, int kv_len) {
   Regions& kv_region = l.kv_in_cache ? cache : scratch;
   l.k = kv_region.Add(kv_proj);
   l.v = kv_region.Add(kv_proj);
-  l.row = scratch.Add(planned_row_scratch(s, q_len, kv_len, true).bytes);
-  l.bytes = LayerPlan{cache.bytes(), scratch.bytes()};
+  const uint64_t row_bytes = planned_row_scratch(s, q_len, kv_len, true).bytes;
+  l.row = scratch.Add(row_bytes);
+  // Pool workers 1.. run their (head, row range) tasks in a row scratch of their own.
+  l.bytes = LayerPlan{cache.bytes(), scratch.bytes(), align_up(row_bytes)};
   return l;
 }
 
@@ -138,15 +140,30 @@ LayerPlan plan_mha(const LayerShape& s, int q_len, int kv_len) { return plan(s, 
 
 namespace {
 
+// Work items of the attention core on a pool: (head, query-row range)
+// pairs, head-major, each head's rows cut into `chunks` ranges of 8-row
+// tiles. Enough chunks that every worker gets about two items, so a worker
+// mostly runs whole heads (each head's keys are packed once per task).
+struct HeadItems {
+  int heads, chunks, tiles;  // tiles: 8-row tiles per head
+  int Rows(int q_len, int chunk, int* row0) const {
+    const int t0 = static_cast<int>(int64_t{tiles} * chunk / chunks);
+    const int t1 = static_cast<int>(int64_t{tiles} * (chunk + 1) / chunks);
+    *row0 = t0 * 8;
+    return (t1 * 8 < q_len ? t1 * 8 : q_len) - *row0;
+  }
+};
+
 // Every head of q [c.q_len][E] against kp, vp [c.kv_len][E] into ctx.
 void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t* q,
                   const uint8_t* kp, const uint8_t* vp, uint8_t* ctx, uint8_t* row_scratch) {
   const int e = static_cast<int>(m->embed_dim());
   const int hd = static_cast<int>(m->head_dim());
+  const int heads = static_cast<int>(m->num_heads());
   const int kv_width = static_cast<int>(kv_heads(*m)) * hd;
   const int group = static_cast<int>(m->num_heads() / kv_heads(*m));  // query heads per K/V head
   const size_t es = elem_size(c.s8);
-  for (int h = 0; h < static_cast<int>(m->num_heads()); ++h) {
+  auto view = [&](int h) {
     const size_t col = static_cast<size_t>(h) * hd * es;
     const size_t kv_col = static_cast<size_t>(h / group) * hd * es;
     HeadView v = {};
@@ -159,8 +176,32 @@ void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t*
       const size_t per_head = static_cast<size_t>(c.q_len) * c.kv_len * (c.s8 ? 2 : 4);
       v.weights = static_cast<uint8_t*>(c.weights) + static_cast<size_t>(h) * per_head;
     }
-    run_head(c, v, m->scale(), m->softmax(), m->causal(), row_scratch);
+    return v;
+  };
+  // Scores and weighted values: about 2 * q * kv * head_dim MACs per head.
+  const uint64_t work = 2 * static_cast<uint64_t>(c.q_len) * static_cast<uint64_t>(c.kv_len) *
+                        static_cast<uint64_t>(e);
+  HeadItems items = {heads, 1, (c.q_len + 7) / 8};
+  const int workers = c.pool != nullptr ? c.pool->workers : 1;
+  if (workers > 1) {
+    const int want = (2 * workers + heads - 1) / heads;
+    items.chunks = want < items.tiles ? want : items.tiles;
   }
+  const int n = heads * items.chunks;
+  parallel_ranges(c.pool, n, task_count(c.pool, work, n), [&](int begin, int end, int worker) {
+    uint8_t* scratch = worker_row_scratch(c, row_scratch, worker);
+    for (int i = begin; i < end;) {  // consecutive chunks of one head in one call
+      const int h = i / items.chunks;
+      int j = i + 1;
+      while (j < end && j / items.chunks == h) ++j;
+      int row0 = 0, last0 = 0;
+      items.Rows(c.q_len, i % items.chunks, &row0);
+      const int last_rows = items.Rows(c.q_len, (j - 1) % items.chunks, &last0);
+      const int rows = last0 + last_rows - row0;
+      run_head(c, view(h), row0, rows, m->scale(), m->softmax(), m->causal(), scratch);
+      i = j;
+    }
+  });
 }
 
 }  // namespace
@@ -185,13 +226,13 @@ void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call
     kp = c.scratch + at.k;
     vp = c.scratch + at.v;
   }
-  run_linear(model, m->q_proj(), c.s8, c.q_len, c.query, q, c.xnn, c.range);
+  run_linear(model, c, m->q_proj(), c.q_len, c.query, q);
   if (!c.keys_cached) {
-    run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, kp, c.xnn, c.range);
-    run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, vp, c.xnn, c.range);
+    run_linear(model, c, m->k_proj(), c.kv_len, c.key, kp);
+    run_linear(model, c, m->v_proj(), c.kv_len, c.value, vp);
   }
   attend_heads(c, m, q, kp, vp, ctx, c.scratch + at.row);
-  run_linear(model, m->out_proj(), c.s8, c.q_len, ctx, c.output, c.xnn, c.range);
+  run_linear(model, c, m->out_proj(), c.q_len, ctx, c.output);
 }
 
 // The K and V projections of c.key / c.value (c.kv_len rows) into the cache,
@@ -202,8 +243,8 @@ void cache_keys_mha(const fb::Model& model, const fb::MultiHeadAttention* m, con
   s.tile_scratch = c.layer->tile_scratch();
   mha_shape(*m, &s);
   const Layout cached = layout(s, c.q_len, max_kv_len);
-  run_linear(model, m->k_proj(), c.s8, c.kv_len, c.key, c.cache + cached.k, c.xnn);
-  run_linear(model, m->v_proj(), c.s8, c.kv_len, c.value, c.cache + cached.v, c.xnn);
+  run_linear(model, c, m->k_proj(), c.kv_len, c.key, c.cache + cached.k);
+  run_linear(model, c, m->v_proj(), c.kv_len, c.value, c.cache + cached.v);
 }
 
 // One decoding step: scratch Q [1][E] and context [1][E] (the plan's rows for
@@ -221,15 +262,15 @@ void step_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Cal
   uint8_t* row_scratch = c.scratch + at.row;
   uint8_t* kp = c.cache + at.k;
   uint8_t* vp = c.cache + at.v;
-  run_linear(model, m->q_proj(), c.s8, 1, c.query, q, c.xnn);
-  run_linear(model, m->k_proj(), c.s8, 1, c.query, kp + static_cast<size_t>(position) * kv_row, c.xnn);
-  run_linear(model, m->v_proj(), c.s8, 1, c.query, vp + static_cast<size_t>(position) * kv_row, c.xnn);
+  run_linear(model, c, m->q_proj(), 1, c.query, q);
+  run_linear(model, c, m->k_proj(), 1, c.query, kp + static_cast<size_t>(position) * kv_row);
+  run_linear(model, c, m->v_proj(), 1, c.query, vp + static_cast<size_t>(position) * kv_row);
   Call one = c;
   one.q_len = 1;
   one.kv_len = position + 1;
   one.kv_valid_len = position + 1;
   attend_heads(one, m, q, kp, vp, ctx, row_scratch);
-  run_linear(model, m->out_proj(), c.s8, 1, ctx, c.output, c.xnn);
+  run_linear(model, c, m->out_proj(), 1, ctx, c.output);
 }
 
 namespace {

@@ -38,7 +38,7 @@ void info(const fb::Layer& l, LayerInfo* info) {
 
 // Scratch: row scratch (run_head lays it out), nothing else.
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
-  return LayerPlan{0, planned_row_scratch(s, q_len, kv_len, true).bytes};
+  return LayerPlan{0, planned_row_scratch(s, q_len, kv_len, true).bytes, 0};
 }
 
 void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
@@ -53,7 +53,7 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   v.out = c.output; v.out_stride = d; v.out_zp = zp_of(p->output());
   v.head_dim = d; v.v_dim = d;
   v.weights = c.weights;
-  run_head(c, v, 1.0f, p->softmax(), false, c.scratch);
+  run_head(c, v, 0, c.q_len, 1.0f, p->softmax(), false, c.scratch);
 }
 
 int linears(const fb::Layer&, const fb::Linear*[kMaxLayerLinears]) { return 0; }
