@@ -10,6 +10,7 @@
 #include "converter/kinds/ffn.h"
 #include "converter/kinds/kind.h"
 #include "converter/kinds/layernorm.h"
+#include "converter/kinds/linear.h"
 #include "converter/kinds/luong.h"
 #include "converter/kinds/mha.h"
 #include "converter/kinds/pooling.h"
@@ -27,6 +28,7 @@ const std::vector<const KindModule*>& all_kinds() {
       &kinds::kFfn,
       &kinds::kEncoderBlock,
       &kinds::kDecoderBlock,
+      &kinds::kLinear,
   };
   return table;
 }

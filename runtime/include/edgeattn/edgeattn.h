@@ -51,11 +51,13 @@ typedef enum ea_layer_kind {
   EA_LAYER_LAYERNORM = 4,     /* one output row per input row; no attention weights */
   EA_LAYER_FEED_FORWARD = 5,  /* fc2(act(fc1(x))); no attention weights */
   EA_LAYER_ENCODER_BLOCK = 6, /* LayerNorms, self-attention, FFN and residual adds */
-  EA_LAYER_DECODER_BLOCK = 7  /* causal self-attention (KV cache), cross-attention over the
+  EA_LAYER_DECODER_BLOCK = 7, /* causal self-attention (KV cache), cross-attention over the
                                  memory (key = memory), FFN, LayerNorms and residual adds;
                                  attn_weights: the cross-attention's; info.cross = 1,
                                  info.causal = 0 (kv_valid_len pads the memory; the
                                  self-attention is always causal) */
+  EA_LAYER_LINEAR = 8         /* y = W x + b (e.g. an output head): one output row per input
+                                 row; no attention weights */
 } ea_layer_kind;
 
 typedef enum ea_dtype { EA_F32 = 0, EA_S8 = 1 } ea_dtype;

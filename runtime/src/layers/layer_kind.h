@@ -86,6 +86,7 @@ extern const LayerKindModule kLayerNorm;
 extern const LayerKindModule kFeedForward;
 extern const LayerKindModule kEncoderBlock;
 extern const LayerKindModule kDecoderBlock;
+extern const LayerKindModule kLinear;
 }  // namespace layers
 
 }  // namespace edgeattn

@@ -29,6 +29,9 @@
 #ifndef EA_LAYER_KIND_DECODER_BLOCK
 #define EA_LAYER_KIND_DECODER_BLOCK 1
 #endif
+#ifndef EA_LAYER_KIND_LINEAR
+#define EA_LAYER_KIND_LINEAR 1
+#endif
 
 namespace edgeattn {
 namespace {
@@ -58,6 +61,9 @@ const LayerKindModule* const kKinds[] = {
 #if EA_LAYER_KIND_DECODER_BLOCK
     &layers::kDecoderBlock,
 #endif
+#if EA_LAYER_KIND_LINEAR
+    &layers::kLinear,
+#endif
     nullptr,  // keeps the array non-empty
 };
 
@@ -78,6 +84,7 @@ const char* layer_kind_option_name(fb::LayerOptions options) {
     case fb::LayerOptions::FeedForward: return "feed-forward (ffn)";
     case fb::LayerOptions::EncoderBlock: return "encoder block (encoder_block)";
     case fb::LayerOptions::DecoderBlock: return "decoder block (decoder_block)";
+    case fb::LayerOptions::Linear: return "projection (linear)";
     default: return "unknown";
   }
 }

@@ -1,0 +1,93 @@
+// The linear kind (nn.Linear over each row, e.g. a model's output head): spec
+// fields, the float64 forward, calibration points ("query" = the input rows,
+// "output"), int8 quantization (symmetric per-channel weights, one requant
+// per output channel, as every projection) and its Linear table.
+#include <ostream>
+
+#include "converter/inspect.h"
+#include "converter/kinds/linear.h"
+#include "converter/quantize.h"
+#include "converter/writer.h"
+
+namespace edgeattn {
+namespace convert {
+namespace {
+
+// The widths from the spec, or from the weight's shape [out, in] when the
+// spec leaves them out; the weight is then fetched (and checked) at them.
+void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
+  LinearParams& P = L->params.emplace<LinearParams>();
+  const std::string p = f.string("prefix", "");
+  const std::string weight = tensor_or(f, "weight", p, "weight");
+  const std::string bias = tensor_or(f, "bias", p, "bias");
+  int out = f.has("out_features") ? f.integer("out_features") : 0;
+  int in = f.has("in_features") ? f.integer("in_features") : 0;
+  if (out == 0 || in == 0) {
+    auto it = w.map.find(weight);
+    if (it == w.map.end()) w.missing(weight);
+    if (it->second.shape.size() != 2) {
+      fail(w.where(), ": tensor '", weight, "' has shape ", shape_string(it->second.shape),
+           ", expected [out_features, in_features]");
+    }
+    if (out == 0) out = static_cast<int>(it->second.shape[0]);
+    if (in == 0) in = static_cast<int>(it->second.shape[1]);
+  }
+  if (in < 1 || in > 16384 || out < 1 || out > 16384) {
+    fail(f.where, ": in_features ", in, " and out_features ", out, " must be in 1..16384");
+  }
+  // A bias the spec names must exist; the default name is optional (nn.Linear(bias=False)).
+  const bool bias_named = !f.tensor_name("bias").empty();
+  P.linear = w.linear(weight, bias, out, in, "[out_features, in_features]", bias_named);
+  L->query_dim = L->key_dim = L->value_dim = in;
+  L->output_dim = out;
+  L->max_kv_len = L->max_q_len;
+}
+
+void shell(const LayerInfo&, FloatLayer* L) { L->params.emplace<LinearParams>(); }
+
+LayerIo io(const FloatLayer&) { return LayerIo{false, 0}; }
+
+void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, double*, RangeMap* ranges) {
+  record(ranges, "query", in.query, in.q_len, L.query_dim, L.query_dim, in.q_len);
+  linear(L.as<LinearParams>().linear, in.query, in.q_len, out);
+  record(ranges, "output", out, in.q_len, L.output_dim, L.output_dim, in.q_len);
+}
+
+std::vector<std::string> value_points(const FloatLayer&) { return {"query", "output"}; }
+std::vector<std::string> minmax_points(const FloatLayer&) { return {}; }
+
+flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  const FloatLinear& f = L.as<LinearParams>().linear;
+  const QuantLinear q = quantize_linear(f, c("query"), c("output"), c.where + ": " + f.w_name);
+  return w.LinearS8(q, f).Union();
+}
+
+flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
+  return w.LinearF32(L.as<LinearParams>().linear).Union();
+}
+
+void shape(const FloatLayer& L, LayerShape* s) {
+  s->kind = EA_LAYER_LINEAR;
+  s->embed_dim = L.query_dim;
+}
+
+void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
+  add_linear(out, name, "linear", l.options_as_Linear());
+}
+
+void inspect_quant(const fb::Layer& l, std::ostream& os) { print_linear(os, "linear", l.options_as_Linear()); }
+
+}  // namespace
+
+namespace kinds {
+const KindModule kLinear = {
+    "linear", EA_LAYER_LINEAR, fb::LayerOptions::Linear,
+    /*learned_query=*/false, /*causal_mask=*/false,
+    {"in_features", "out_features"},
+    {"weight", "bias"},
+    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, nullptr,
+    inspect_quant};
+}  // namespace kinds
+
+}  // namespace convert
+}  // namespace edgeattn

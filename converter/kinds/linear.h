@@ -1,0 +1,22 @@
+// A standalone projection y = W x + b (nn.Linear, e.g. a model's output
+// head): the module (kinds::kLinear) and its parameters.
+#ifndef EDGEATTN_CONVERTER_KINDS_LINEAR_H_
+#define EDGEATTN_CONVERTER_KINDS_LINEAR_H_
+
+#include "converter/kinds/kind.h"
+
+namespace edgeattn {
+namespace convert {
+
+struct LinearParams : KindParamsOf<LinearParams> {
+  FloatLinear linear;
+};
+
+namespace kinds {
+extern const KindModule kLinear;
+}  // namespace kinds
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_KINDS_LINEAR_H_

@@ -1,0 +1,58 @@
+// A standalone projection y = W x + b over each row (nn.Linear, e.g. a
+// model's output head): one output row per input row, no scratch. int8: the
+// packed K4N16 weights with per-channel requantization, the same qs8_linear
+// kernels as every projection inside the other kinds; run_linear() tiles it
+// on the caller's pool.
+#include "layer_kind.h"
+
+namespace edgeattn {
+namespace {
+
+bool verify(Checker& c, const fb::Layer& l, bool s8) {
+  const auto* p = l.options_as_Linear();
+  return c.Dim(p->in_features(), "in_features") && c.Dim(p->out_features(), "out_features") &&
+         c.Linear(p, s8, p->in_features(), p->out_features(), "linear");
+}
+
+void shape(const fb::Layer& l, LayerShape* s) {
+  s->embed_dim = static_cast<int>(l.options_as_Linear()->in_features());
+}
+
+ea_quant quant_of(const fb::ActQuant* q) {
+  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
+}
+
+void info(const fb::Layer& l, LayerInfo* info) {
+  const auto* p = l.options_as_Linear();
+  info->query_dim = static_cast<int32_t>(p->in_features());
+  info->key_dim = info->query_dim;
+  info->value_dim = info->query_dim;
+  info->output_dim = static_cast<int32_t>(p->out_features());
+  info->num_heads = 0;  // no attention weights
+  info->query_quant = quant_of(p->input());
+  info->key_quant = info->query_quant;  // no keys: the query rows stand in (as for self-attention)
+  info->value_quant = info->query_quant;
+  info->output_quant = quant_of(p->output());
+}
+
+// No buffers: each row is projected from the caller's input to its output.
+LayerPlan plan(const LayerShape&, int, int) { return LayerPlan{0, 0, 0}; }
+
+void run(const fb::Model& model, const Call& c, int) {
+  run_linear(model, c, c.layer->options_as_Linear(), c.q_len, c.query, c.output);
+}
+
+int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
+  out[0] = l.options_as_Linear();
+  return 1;
+}
+
+}  // namespace
+
+namespace layers {
+const LayerKindModule kLinear = {
+    fb::LayerOptions::Linear, EA_LAYER_LINEAR, "linear",
+    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
+}  // namespace layers
+
+}  // namespace edgeattn
