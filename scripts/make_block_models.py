@@ -26,10 +26,11 @@ reference.npz (16 held-out samples with PyTorch's float64 outputs and the
 attention weights per head).
 
 Also writes the bundled transformer's decoder layer as a decoder_block
-"decoder" and the layernorm "dec_norm" after it
-(models/transformer/decoder_block.spec.json, decoder_block.{calib,reference}.npz:
-x = target embedding + position of the teacher-forced decoder input, the
-memory = the PyTorch encoder's output).
+"decoder", the layernorm "dec_norm" after it and the output head as the
+linear "head" (models/transformer/decoder_block.spec.json,
+decoder_block.{calib,reference}.npz: x = target embedding + position of the
+teacher-forced decoder input, the memory = the PyTorch encoder's output, the
+head's input = dec_norm's output).
 
 Also writes the bundled transformer's encoder as block kinds, from its
 trained weights (models/transformer/weights.safetensors, no training):
@@ -296,7 +297,7 @@ def transformer_encoder():
 
 
 def transformer_decoder():
-    """The trained transformer's decoder layer as a decoder_block + layernorm."""
+    """The trained transformer's decoder layer as a decoder_block + layernorm, its head as a linear."""
     out = os.path.join(ROOT, "models", "transformer")
     model = tm.load_transformer().double()
     rng = np.random.default_rng(tm.SEED)   # the draws of train_models.main()
@@ -323,11 +324,13 @@ def transformer_decoder():
             y = y + dec.ff2(F.gelu(dec.ff1(dec.norm3(y))))
             z = dec.norm_out(y)
             assert torch.allclose(z, dec(x, mem, kpm), atol=1e-9)
+            logits = model.out(z)
         f32 = lambda t: t.numpy().astype(np.float32)
         d = {"decoder.query": f32(x), "decoder.key": f32(mem), "decoder.kv_valid_len": np.asarray(lens, np.int32),
-             "dec_norm.query": f32(y)}
+             "dec_norm.query": f32(y), "head.query": f32(z)}
         if with_ref:
-            d.update({"decoder.output": f32(y), "decoder.attn_weights": f32(w), "dec_norm.output": f32(z)})
+            d.update({"decoder.output": f32(y), "decoder.attn_weights": f32(w), "dec_norm.output": f32(z),
+                      "head.output": f32(logits)})
         save_npz(os.path.join(out, fname), d)
     p = "decoder."
     spec = {"model": "transformer_decoder", "layers": [
@@ -344,7 +347,9 @@ def transformer_decoder():
                      "fc1_w": p + "ff1.weight", "fc1_b": p + "ff1.bias",
                      "fc2_w": p + "ff2.weight", "fc2_b": p + "ff2.bias"}},
         {"name": "dec_norm", "kind": "layernorm", "prefix": "decoder.norm_out.", "dim": tm.D_MODEL,
-         "max_q_len": tm.TGT_LEN}]}
+         "max_q_len": tm.TGT_LEN},
+        {"name": "head", "kind": "linear", "prefix": "out.", "in_features": tm.D_MODEL,
+         "out_features": tm.VOCAB, "max_q_len": tm.TGT_LEN}]}
     with open(os.path.join(out, "decoder_block.spec.json"), "w") as f:
         json.dump(spec, f, indent=2)
         f.write("\n")

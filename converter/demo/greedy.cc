@@ -10,14 +10,15 @@ namespace demo {
 
 namespace {
 
-// The decoder layer as a decoder_block in the runtime over the memory [src_len][d].
+// The decoder layer and head in the runtime over the memory [src_len][d]:
+// the host embeds each token and takes the argmax of the logits.
 Decoded DecodeInRuntime(const TransformerFloat& m, RuntimeDecoder& decoder, const double* memory, int len,
                         SelfMode mode) {
   using Clock = std::chrono::steady_clock;
   const size_t d = static_cast<size_t>(m.d_model);
   decoder.CacheMemory(memory, m.src_len, len);
   const int max_len = std::min(m.tgt_len, decoder.max_target_len());
-  std::vector<double> rows(static_cast<size_t>(max_len) * d), t(d);
+  std::vector<double> rows(static_cast<size_t>(max_len) * d), logits(static_cast<size_t>(m.vocab));
   Decoded out;
   decoder.BeginSequence();
   int token = kBos;
@@ -26,12 +27,14 @@ Decoded DecodeInRuntime(const TransformerFloat& m, RuntimeDecoder& decoder, cons
     double* row = &rows[s * d];
     m.EmbedTarget(token, s, row);
     if (mode == SelfMode::kCached) {
-      decoder.Step(row, t.data());
+      decoder.Step(row, logits.data());
     } else {
-      decoder.Rerun(rows.data(), s + 1, t.data());
+      decoder.Rerun(rows.data(), s + 1, logits.data());
     }
-    token = m.Predict(t.data());
+    bool tied = false;
+    token = Argmax(logits.data(), m.vocab, &tied);
     const Clock::time_point t1 = Clock::now();
+    out.tied_steps += tied;
     out.tokens.push_back(token);
     out.self_us.push_back(decoder.last_block_us());
     out.step_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());

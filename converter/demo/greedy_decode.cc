@@ -1,6 +1,8 @@
 // edgeattn-greedy-decode: the bundled digit-reversal transformer
 // (models/transformer) decoding greedily, token by token, with its attention
-// layers in the edgeattn runtime and everything else in float64.
+// layers in the edgeattn runtime and everything else in float64, or (with
+// --encoder-model / --decoder-model) the whole transformer in the runtime but
+// the embedding lookup and the argmax over the logits.
 //
 //   edgeattn-greedy-decode --model out/transformer_int8.eatn
 //       --float-model out/transformer_f32.eatn
@@ -136,6 +138,23 @@ void PrintAccuracy(const char* label, const edgeattn::demo::RuntimeAttention& rt
   std::printf("\n");
 }
 
+// How often the largest logit was shared (int8 logits are 256 levels), and
+// what the tie-break (the lower token id) cost.
+void PrintTies(const char* label, const Run& r, const std::vector<Sequence>& seqs, size_t first) {
+  int steps = 0, tied = 0, seq_tied = 0, seq_tied_wrong = 0;
+  for (size_t i = first; i < seqs.size(); ++i) {
+    const Decoded& c = r.cached[i];
+    steps += static_cast<int>(c.tokens.size());
+    tied += c.tied_steps;
+    if (c.tied_steps == 0) continue;
+    ++seq_tied;
+    seq_tied_wrong += c.tokens != Reversal(seqs[i].digits);
+  }
+  std::printf("%-5s head: largest logit tied at %d of %d steps (argmax takes the lower token id, as "
+              "torch.argmax), in %d sequences, %d of them not reversed\n",
+              label, tied, steps, seq_tied, seq_tied_wrong);
+}
+
 // Median latency per prefix length (tokens in dec_self after the step);
 // `positions` empty: every length.
 void PrintLatency(const char* label, const Run& r, const std::vector<int>& positions) {
@@ -184,7 +203,8 @@ int main(int argc, char** argv) {
   app.add_option("--float-encoder-model", float_encoder_model, "the same for --float-model");
   app.add_option("--decoder-model", decoder_model,
                  "the decoder as block kinds (.eatn of models/transformer/decoder_block.spec.json, the dtype of "
-                 "--model): the whole decoder layer runs in the runtime (embedding, head and argmax in float64)");
+                 "--model): the whole decoder layer, its final LayerNorm and the output head run in the runtime "
+                 "(the embedding and the argmax in host code)");
   app.add_option("--float-decoder-model", float_decoder_model, "the same for --float-model");
   app.add_option("--weights", weights, "models/transformer/weights.safetensors (non-attention weights)")->required();
   app.add_option("--data", data, "held-out sources: .npz with src [N, L], src_len [N] (+ torch_greedy [N, T])");
@@ -220,7 +240,8 @@ int main(int argc, char** argv) {
     if (encoders[1] != nullptr && rts.size() < 2) fail("--float-encoder-model needs --float-model");
     std::vector<std::unique_ptr<edgeattn::demo::RuntimeDecoder>> decoders;
     for (const std::string* path : {&decoder_model, &float_decoder_model}) {
-      decoders.push_back(path->empty() ? nullptr : std::make_unique<edgeattn::demo::RuntimeDecoder>(*path, m.d_model));
+      decoders.push_back(path->empty() ? nullptr
+                                       : std::make_unique<edgeattn::demo::RuntimeDecoder>(*path, m.d_model, m.vocab));
     }
     if (decoders[1] != nullptr && rts.size() < 2) fail("--float-decoder-model needs --float-model");
     std::vector<Run> runs;
@@ -236,8 +257,8 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < rts.size(); ++k) {
       std::printf("%s decoder: %s\n", rts[k]->int8() ? "int8" : "f32",
                   decoders[k] != nullptr
-                      ? ("decoder_block + layernorm in the runtime (" + decoders[k]->path() + ")").c_str()
-                      : "dec_self and dec_cross in the runtime, its LayerNorms and FFN in float64");
+                      ? ("decoder_block + layernorm + linear head in the runtime (" + decoders[k]->path() + ")").c_str()
+                      : "dec_self and dec_cross in the runtime, its LayerNorms, FFN and head in float64");
     }
     const char* label0 = rts[0]->int8() ? "int8" : "f32";
 
@@ -256,6 +277,9 @@ int main(int argc, char** argv) {
     if (n > 0) {
       for (size_t k = 0; k < rts.size(); ++k) {
         PrintAccuracy(rts[k]->int8() ? "int8" : "f32", *rts[k], runs[k], seqs, n_cli);
+      }
+      for (size_t k = 0; k < rts.size(); ++k) {
+        if (decoders[k] != nullptr) PrintTies(rts[k]->int8() ? "int8" : "f32", runs[k], seqs, n_cli);
       }
       int torch_reversed = 0, torch_known = 0;
       for (size_t i = n_cli; i < seqs.size(); ++i) {
@@ -277,7 +301,7 @@ int main(int argc, char** argv) {
     if (decoders[0] != nullptr) {
       std::printf("(dec_self column = the decoder_block call alone: Interpreter::Step with the prefix in its KV\n"
                   " cache vs Interpreter::Run over all tokens so far, both on the cached memory keys; decoder\n"
-                  " step = embedding, the block, dec_norm, head and argmax, head in float64)\n");
+                  " step = embedding, the block, dec_norm and head in the runtime, argmax)\n");
     } else {
       std::printf("(dec_self = the runtime call alone: Interpreter::Step with the prefix in the KV cache vs\n"
                   " Interpreter::Run over all tokens so far; decoder step = embedding, LayerNorms, dec_self,\n"

@@ -126,9 +126,20 @@ void TransformerFloat::EmbedTarget(int token, int pos, double* x) const {
 int TransformerFloat::Predict(const double* y) const {
   std::vector<double> logits(static_cast<size_t>(vocab));
   head.Apply(y, logits.data());
+  bool tied = false;
+  return Argmax(logits.data(), vocab, &tied);
+}
+
+int Argmax(const double* logits, int n, bool* tied) {
   int best = 0;
-  for (int c = 1; c < vocab; ++c) {
-    if (logits[static_cast<size_t>(c)] > logits[static_cast<size_t>(best)]) best = c;
+  *tied = false;
+  for (int c = 1; c < n; ++c) {
+    if (logits[c] > logits[best]) {
+      best = c;
+      *tied = false;
+    } else if (logits[c] == logits[best]) {
+      *tied = true;
+    }
   }
   return best;
 }

@@ -1,7 +1,8 @@
 // The non-attention parts of the bundled transformer (models/transformer,
 // scripts/train_models.py TinyTransformer) in float64, read from its PyTorch
 // state dict: embeddings, pre-LN LayerNorms, GELU FFNs and the output head.
-// The attention layers run in the edgeattn runtime (runtime_attention.h).
+// The attention layers run in the edgeattn runtime (runtime_attention.h);
+// with the block models, everything but the embeddings and the argmax does.
 #ifndef EDGEATTN_CONVERTER_DEMO_TRANSFORMER_FLOAT_H_
 #define EDGEATTN_CONVERTER_DEMO_TRANSFORMER_FLOAT_H_
 
@@ -54,6 +55,10 @@ struct TransformerFloat {
   // argmax of the head's logits (first maximum, like torch.argmax).
   int Predict(const double* y) const;
 };
+
+// The first index of the largest of logits[0..n) (torch.argmax's choice);
+// *tied: another index holds the same value.
+int Argmax(const double* logits, int n, bool* tied);
 
 }  // namespace demo
 }  // namespace edgeattn

@@ -14,8 +14,9 @@
 # converted) the whole encoder layer runs in the runtime as block kinds, and
 # the program must say so. With DECODER_INT8 / DECODER_F32
 # (models/transformer/decoder_block.spec.json converted) so does the whole
-# decoder layer (decoder_block + layernorm; embedding, head and argmax stay
-# in host code), its KV-cached steps against re-runs of the block.
+# decoder layer and the output head (decoder_block + layernorm + linear; the
+# embedding and the argmax stay in host code), its KV-cached steps against
+# re-runs of the block, and it must report how often the int8 logits tied.
 set(encoder_args "")
 if(ENCODER_INT8)
   set(encoder_args --encoder-model ${ENCODER_INT8} --float-encoder-model ${ENCODER_F32})
@@ -46,8 +47,11 @@ set(n_re "([0-9]+) of ([0-9]+)")
 if(ENCODER_INT8 AND NOT out MATCHES "int8 encoder: encoder_block \\+ layernorm in the runtime[^\n]*\nf32 encoder: encoder_block \\+ layernorm in the runtime")
   message(FATAL_ERROR "the encoder did not run as block kinds in the runtime")
 endif()
-if(DECODER_INT8 AND NOT out MATCHES "int8 decoder: decoder_block \\+ layernorm in the runtime[^\n]*\nf32 decoder: decoder_block \\+ layernorm in the runtime")
-  message(FATAL_ERROR "the decoder did not run as block kinds in the runtime")
+if(DECODER_INT8 AND NOT out MATCHES "int8 decoder: decoder_block \\+ layernorm \\+ linear head in the runtime[^\n]*\nf32 decoder: decoder_block \\+ layernorm \\+ linear head in the runtime")
+  message(FATAL_ERROR "the decoder and its head did not run as layers of the runtime")
+endif()
+if(DECODER_INT8 AND NOT out MATCHES "\nint8  head: largest logit tied at [0-9]+ of [0-9]+ steps")
+  message(FATAL_ERROR "no line on ties of the int8 head's logits")
 endif()
 ea_count("int8" "\nint8  [^\n]*: ([0-9]+) of ([0-9]+) reversed exactly[^\n]*full re-run tokens on ([0-9]+) of" i8)
 ea_count("f32" "\nf32   [^\n]*: ([0-9]+) of ([0-9]+) reversed exactly[^\n]*full re-run tokens on ([0-9]+) of" f32)
