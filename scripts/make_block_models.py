@@ -16,10 +16,11 @@ converter's presets know, with PyTorch's own modules as the reference:
     mlp     nn.Sequential(Linear, SiLU, Linear)                                           (kind ffn, preset sequential)
     dec_pre   nn.TransformerDecoderLayer(norm_first=True, activation="gelu"), memory padding (kind decoder_block)
     dec_post  nn.TransformerDecoderLayer() (post-norm, ReLU), memory padding                 (kind decoder_block)
+    head      nn.Linear(64, 20), an output head (20 channels: a ragged 16-channel block)     (kind linear)
 
 The decoder layers (12 target rows over 16 memory rows; .key is the memory,
-.attn_weights the cross-attention's per head) draw from a generator of their
-own, so the encoder layers' data do not depend on them.
+.attn_weights the cross-attention's per head) and the head draw from
+generators of their own, so the earlier layers' data do not depend on them.
 
 Writes weights.safetensors, spec.json, calib.npz (16 samples) and
 reference.npz (16 held-out samples with PyTorch's float64 outputs and the
@@ -137,6 +138,17 @@ def make_decoders():
     return {"dec_pre": pre, "dec_post": post}
 
 
+N_HEAD_OUT = 20  # the linear layer's outputs: one full 16-channel block and a ragged one
+
+
+def make_heads():
+    """The standalone linear layer, from its own seed (added after the others, which stay as they were)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(2029)
+        head = nn.Linear(D, N_HEAD_OUT)
+    return {"head": head}
+
+
 def decoder_reference(m, x, mem, kpm):
     """nn.TransformerDecoderLayer's output and its cross-attention weights per head."""
     causal = torch.triu(torch.ones(x.shape[1], x.shape[1], dtype=torch.bool), 1)
@@ -160,8 +172,10 @@ def main():
     modules = {"pre": pre, "post": post, "vit": vit, "custom": custom, "final_norm": norm, "mlp": mlp}
     decoders = make_decoders()
     modules.update(decoders)
+    heads = make_heads()
+    modules.update(heads)
     for name, m in modules.items():
-        if name not in decoders:  # perturbed from their own seed
+        if name not in decoders and name not in heads:  # perturbed from their own seed (a head has no norm)
             perturb_norms(m)
         m.double()
         # train() with dropout 0: the same maths, and nn.TransformerEncoderLayer
@@ -201,6 +215,7 @@ def main():
          "max_kv_len": L},
         {"name": "dec_post", "kind": "decoder_block", "preset": "torch", "prefix": "dec_post.", "embed_dim": D,
          "num_heads": H, "mask": "key_padding", "max_q_len": LQ_DEC, "max_kv_len": L},
+        {"name": "head", "kind": "linear", "prefix": "head.", "max_q_len": L},  # widths from head.weight
     ]}
     with open(os.path.join(OUT, "spec.json"), "w") as f:
         json.dump(spec, f, indent=2)
@@ -208,12 +223,13 @@ def main():
 
     dec_gen = torch.Generator().manual_seed(2028)
     dec_rng = np.random.default_rng(2028)
+    head_gen = torch.Generator().manual_seed(2029)
 
     def export(n, with_ref):
         d = {}
         with torch.no_grad():
             for name, m in modules.items():
-                if name in decoders:
+                if name in decoders or name in heads:
                     continue
                 x = torch.randn(n, L, D, dtype=torch.float64) * 1.5 + 0.3 * torch.randn(1, 1, D, dtype=torch.float64)
                 d[f"{name}.query"] = x.numpy().astype(np.float32)
@@ -246,6 +262,12 @@ def main():
                 if with_ref:
                     d[f"{name}.output"] = y.numpy().astype(np.float32)
                     d[f"{name}.attn_weights"] = a.numpy().astype(np.float32)
+            for name, m in heads.items():
+                x = torch.randn(n, L, D, dtype=torch.float64, generator=head_gen) * 1.5
+                d[f"{name}.query"] = x.numpy().astype(np.float32)
+                if with_ref:
+                    y = m(torch.from_numpy(d[f"{name}.query"].astype(np.float64)))
+                    d[f"{name}.output"] = y.numpy().astype(np.float32)
         return d
 
     save_npz(os.path.join(OUT, "calib.npz"), export(N_CALIB, False))

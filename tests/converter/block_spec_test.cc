@@ -1,4 +1,5 @@
-// Spec resolution of the block kinds (encoder_block, decoder_block, layernorm, ffn) on the
+// Spec resolution of the block kinds (encoder_block, decoder_block, layernorm, ffn) and of
+// the linear kind (the "head" of models/encoder_block, nn.Linear(64, 20)) on the
 // PyTorch state dict of models/encoder_block: what a preset reads, and an
 // error naming the tensor or field for every state dict or spec that does
 // not fit (never a silently wrong model).
@@ -149,6 +150,62 @@ TEST(BlockSpec, DecoderSpecErrorsNameTheField) {
       "\"cross_o_w\": \"dec_pre.multihead_attn.out_proj.weight\", \"norm3_w\": \"dec_pre.norm3.weight\", "
       "\"fc1_w\": \"dec_pre.linear1.weight\", \"fc2_w\": \"dec_pre.linear2.weight\"}"));
   EXPECT_NE(e.find("tensors.cross_qkv_w is required"), std::string::npos) << e;
+}
+
+// The linear kind: widths from the weight's shape or the spec, the bias
+// optional unless the spec names it, and every mismatch an error naming the
+// tensor or field.
+std::string Head(const std::string& fields) {
+  return "{\"layers\": [{\"name\": \"head\", \"kind\": \"linear\", \"max_q_len\": 16, " + fields + "}]}";
+}
+
+TEST(BlockSpec, LinearReadsTheHead) {
+  ModelSpec s = load_spec("s.json", Head("\"prefix\": \"head.\""), Weights(), "w.safetensors", {});
+  ASSERT_EQ(s.layers.size(), 1u);
+  EXPECT_EQ(s.layers[0].query_dim, 64);  // from head.weight [20, 64]
+  EXPECT_EQ(s.layers[0].output_dim, 20);
+  EXPECT_EQ(s.layers[0].max_kv_len, 16);  // no keys: the query rows stand in
+  EXPECT_EQ(s.layers[0].heads(), 0);      // no attention weights
+  EXPECT_FALSE(s.layers[0].io().keys);     // one input: the rows
+  s = load_spec("s.json",
+                Head("\"in_features\": 64, \"out_features\": 20, \"tensors\": {\"weight\": \"head.weight\", "
+                     "\"bias\": \"head.bias\"}"),
+                Weights(), "w.safetensors", {});
+  EXPECT_EQ(s.layers[0].output_dim, 20);
+  // nn.Linear(bias=False): no bias tensor under the default name is fine.
+  ArrayMap w = Weights();
+  w.erase("head.bias");
+  EXPECT_EQ(ErrorOf(Head("\"prefix\": \"head.\""), w), "");
+}
+
+TEST(BlockSpec, LinearMissingTensorIsNamed) {
+  ArrayMap w = Weights();
+  w.erase("head.weight");
+  std::string e = ErrorOf(Head("\"prefix\": \"head.\""), w);
+  EXPECT_NE(e.find("layer 'head': missing tensor 'head.weight'"), std::string::npos) << e;
+  e = ErrorOf(Head("\"prefix\": \"out.\""));
+  EXPECT_NE(e.find("missing tensor 'out.weight' (no tensor starts with prefix 'out.'"), std::string::npos) << e;
+  // A bias the spec names must be there.
+  e = ErrorOf(Head("\"prefix\": \"head.\", \"tensors\": {\"bias\": \"head.b\"}"));
+  EXPECT_NE(e.find("missing tensor 'head.b'"), std::string::npos) << e;
+}
+
+TEST(BlockSpec, LinearWrongShapeIsNamed) {
+  std::string e = ErrorOf(Head("\"prefix\": \"head.\", \"in_features\": 60"));
+  EXPECT_NE(e.find("tensor 'head.weight' has shape [20, 64], expected [20, 60]"), std::string::npos) << e;
+  e = ErrorOf(Head("\"prefix\": \"head.\", \"out_features\": 13"));
+  EXPECT_NE(e.find("tensor 'head.weight' has shape [20, 64], expected [13, 64]"), std::string::npos) << e;
+  // A 1-D tensor as the weight, a bias of another width.
+  e = ErrorOf(Head("\"tensors\": {\"weight\": \"head.bias\"}"));
+  EXPECT_NE(e.find("tensor 'head.bias' has shape [20], expected [out_features, in_features]"), std::string::npos)
+      << e;
+  e = ErrorOf(Head("\"tensors\": {\"weight\": \"head.weight\", \"bias\": \"final_norm.bias\"}"));
+  EXPECT_NE(e.find("tensor 'final_norm.bias' has shape [64], expected [20]"), std::string::npos) << e;
+  e = ErrorOf(Head("\"prefix\": \"head.\", \"in_features\": 0"));
+  EXPECT_NE(e.find("field 'in_features' must be a positive integer, got 0"), std::string::npos) << e;
+  // Fields of other kinds are named as such.
+  e = ErrorOf(Head("\"prefix\": \"head.\", \"dim\": 64"));
+  EXPECT_NE(e.find("field 'dim' is not used by linear layers"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -404,6 +404,31 @@ LayerCase pooling_case(unsigned seed) {
   return c;
 }
 
+LayerCase linear_case(unsigned seed) {
+  Rng rng(seed);
+  const int in = 30, out = 21, lq = 7;  // in not a multiple of 4, out a ragged 16-channel block
+  LayerCase c;
+  c.name = "linear";
+  const Array w = random_weight(rng, {size_t(out), size_t(in)}, 2.0);
+  const Array b = random_weight(rng, {size_t(out)}, 1.0);
+  c.weights = {{"head.weight", w}, {"head.bias", b}};
+  c.spec_json = R"({"model": "test_linear", "layers": [{"name": "head", "kind": "linear", "prefix": "head.",
+    "max_q_len": 7}]})";
+  c.calib = make_inputs(rng, "head", 64, lq, in, 0, 0, 0, false, 1.0);
+  c.test = first_samples(c.calib, 8);
+  c.reference = [=](const ArrayMap& inputs, std::vector<double>* y, std::vector<double>* wts) {
+    const Array& q = inputs.at("head.query");
+    const int n = static_cast<int>(q.shape[0]);
+    y->clear();
+    wts->clear();  // no attention weights
+    for (int i = 0; i < n; ++i) {
+      const Mat r = linear(q.data.data() + static_cast<size_t>(i) * lq * in, lq, in, w.data, b.data, out);
+      y->insert(y->end(), r.begin(), r.end());
+    }
+  };
+  return c;
+}
+
 namespace {
 // Removes every directory temp_dir() made when the test process exits.
 struct TempDirs {

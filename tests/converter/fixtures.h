@@ -58,6 +58,8 @@ LayerCase additive_tutorial_case(unsigned seed);
 std::string spec_without(const std::string& spec_json, const std::string& field);
 LayerCase luong_case(const std::string& score, unsigned seed);
 LayerCase pooling_case(unsigned seed);
+// A linear layer (nn.Linear(30, 21), an output head) over 7 rows.
+LayerCase linear_case(unsigned seed);
 
 // A fresh empty directory under the test's working directory or $TMPDIR.
 std::string temp_dir(const std::string& tag);

@@ -41,11 +41,11 @@ TEST(ConverterKinds, TableIsComplete) {
   // Every kind the runtime's public enum names has a converter module.
   for (ea_layer_kind k : {EA_LAYER_MULTI_HEAD_ATTENTION, EA_LAYER_ADDITIVE, EA_LAYER_LUONG, EA_LAYER_POOLING,
                           EA_LAYER_LAYERNORM, EA_LAYER_FEED_FORWARD, EA_LAYER_ENCODER_BLOCK,
-                          EA_LAYER_DECODER_BLOCK}) {
+                          EA_LAYER_DECODER_BLOCK, EA_LAYER_LINEAR}) {
     EXPECT_NE(find_kind(k), nullptr) << k;
   }
   EXPECT_EQ(find_kind(std::string("transformer")), nullptr);
-  EXPECT_EQ(kind_names(), "mha, additive, luong, pooling, layernorm, ffn, encoder_block or decoder_block");
+  EXPECT_EQ(kind_names(), "mha, additive, luong, pooling, layernorm, ffn, encoder_block, decoder_block or linear");
 }
 
 // FloatLayer's parameters are per kind and copied with the layer.

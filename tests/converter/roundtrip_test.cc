@@ -145,5 +145,6 @@ TEST(ConverterRoundTrip, LuongDot) { check_case(fixtures::luong_case("dot", 15))
 TEST(ConverterRoundTrip, LuongGeneral) { check_case(fixtures::luong_case("general", 16)); }
 TEST(ConverterRoundTrip, LuongScaledDot) { check_case(fixtures::luong_case("scaled_dot", 17)); }
 TEST(ConverterRoundTrip, Pooling) { check_case(fixtures::pooling_case(18)); }
+TEST(ConverterRoundTrip, Linear) { check_case(fixtures::linear_case(21)); }
 
 }  // namespace

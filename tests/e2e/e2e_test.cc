@@ -12,8 +12,9 @@
 //   int8: relative L2 error <= 2% and cosine similarity >= 0.9995 per
 //         attention layer; a transformer block (LayerNorms, attention, FFN and
 //         residual adds, issue 24) may add 1 percentage point to that
-//         (<= 3%, cosine >= 0.999), a LayerNorm or FFN alone is held to 2%.
-//         Kinds without attention weights (layernorm, ffn) compare outputs only.
+//         (<= 3%, cosine >= 0.999), a LayerNorm, FFN or linear layer alone is
+//         held to 2%. Kinds without attention weights (layernorm, ffn, linear)
+//         compare outputs only.
 // For self-attention with key padding only query rows < kv_valid_len are
 // compared (padded query rows are meaningless, see models/README.md).
 #include <gtest/gtest.h>
@@ -254,6 +255,7 @@ TEST_P(E2E, LayerKindsAndMasksRoundTrip) {
       {"encoder_block", "mlp", EA_LAYER_FEED_FORWARD, 0, 0},
       {"encoder_block", "dec_pre", EA_LAYER_DECODER_BLOCK, 1, 0},  // key = the memory; causal inside
       {"encoder_block", "dec_post", EA_LAYER_DECODER_BLOCK, 1, 0},
+      {"encoder_block", "head", EA_LAYER_LINEAR, 0, 0},
   };
   int found = 0;
   for (const Want& w : wants) {

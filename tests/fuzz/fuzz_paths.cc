@@ -88,8 +88,8 @@ bool Verbose() {
 }
 
 const char* KindName(ea_layer_kind kind) {
-  static const char* const kNames[] = {"mha",       "additive", "luong",         "pooling",
-                                       "layernorm", "ffn",      "encoder_block", "decoder_block"};  // ea_layer_kind order
+  static const char* const kNames[] = {"mha", "additive", "luong", "pooling", "layernorm",
+                                       "ffn", "encoder_block", "decoder_block", "linear"};  // ea_layer_kind order
   return static_cast<unsigned>(kind) < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "?";
 }
 

@@ -10,7 +10,7 @@
 // self-attention with a KV cache and grouped-/multi-query heads, additive
 // (Bahdanau, separate value dims; with coverage too: the cached-keys run of
 // fuzz_paths is then a decoding sequence of q_len steps), Luong dot / general
-// / scaled_dot, pooling;
+// / scaled_dot, pooling, the block kinds and their parts, linear;
 // every max length is 70. Some models use extreme weight or input scales
 // (saturation, one-hot softmax, tiny scales). Deterministic: the same bytes
 // on every run, so cross builds can replay the host's files.
@@ -165,6 +165,16 @@ struct Builder {
     std::string j = "\"kind\": \"layernorm\", \"dim\": " + std::to_string(d);
     Lengths(&j, true);
     Input(l + ".query", d);
+    Layer(j, l, "none");
+  }
+  // nn.Linear(in, out) as a layer of its own (an output head).
+  void Linear(const std::string& l, int in, int out) {
+    Weight(l + ".weight", static_cast<size_t>(out), static_cast<size_t>(in));
+    Bias(l + ".bias", static_cast<size_t>(out));
+    std::string j = "\"kind\": \"linear\", \"in_features\": " + std::to_string(in) +
+                    ", \"out_features\": " + std::to_string(out);
+    Lengths(&j, true);
+    Input(l + ".query", in);
     Layer(j, l, "none");
   }
   void Ffn(const std::string& l, int d, int h, const char* act) {
@@ -386,6 +396,16 @@ int main(int argc, char** argv) {
     c.Additive("tiny_add", 16, 16, 32, 16, "none");
     c.Luong("tiny_gen", "general", 16, 8, 8, "none");
     c.Pooling("tiny_pool", 32, "none");
+  }
+  {  // linear layers (output heads): widths 1, ragged 16-channel blocks and
+     // inputs not a multiple of 4; last, so the models above keep their bytes
+    Builder& b = add("linear_a");
+    b.Linear("lin1", 1, 1);
+    b.Linear("lin13", 60, 13);
+    b.Linear("lin33", 33, 17);
+    b.Linear("lin65", 64, 65);
+    Builder& c = add("linear_extreme", 6.0, 20.0);  // saturating outputs
+    c.Linear("big_lin", 31, 20);
   }
   int files = 0;
   try {

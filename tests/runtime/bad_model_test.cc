@@ -493,6 +493,38 @@ TEST(BadModel, BlockKindsFields) {
                                                     fb::MultiHeadAttention::VT_HEAD_DIM, 8);
        },
        "num_heads 4 x head_dim 8 != embed_dim 64"},
+      // The linear layer ("head", 64 -> 20): widths its weight does not have.
+      {"linear: in_features the weight does not have",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::Linear);
+         return l != nullptr && SetScalar<uint32_t>(l->options_as_Linear(), fb::Linear::VT_IN_FEATURES, 63);
+       },
+       "tensor 'head.weight' has shape that does not match 20 x 63"},
+      {"linear: out_features the weight does not have",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::Linear);
+         return l != nullptr && SetScalar<uint32_t>(l->options_as_Linear(), fb::Linear::VT_OUT_FEATURES, 16);
+       },
+       "tensor 'head.weight' has shape that does not match 16 x 64"},
+      {"linear: in_features 0",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::Linear);
+         return l != nullptr && SetScalar<uint32_t>(l->options_as_Linear(), fb::Linear::VT_IN_FEATURES, 0);
+       },
+       "in_features = 0 is outside"},
+      {"linear: float weight in an int8 layer",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::Linear);
+         return l != nullptr && SetScalar<int8_t>(l->options_as_Linear()->weight(), fb::Tensor::VT_DTYPE,
+                                                  static_cast<int8_t>(fb::DType::F32));
+       },
+       "tensor 'head.weight' is F32, expected S8"},
+      {"linear: negative output scale",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::Linear);
+         return l != nullptr && SetScalar<float>(l->options_as_Linear()->output(), fb::ActQuant::VT_SCALE, -1.0f);
+       },
+       "linear must be finite and > 0"},
   };
   for (const Case& c : cases) {
     std::string msg;

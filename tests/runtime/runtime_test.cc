@@ -56,11 +56,14 @@ TEST_P(EveryModel, LayerInfoIsConsistent) {
     EXPECT_EQ(m.model.FindLayer(info.name), l) << info.name;
     EXPECT_GE(info.max_q_len, 1) << info.name;
     EXPECT_GE(info.max_kv_len, 1) << info.name;
-    // LayerNorm and FFN layers have no attention weights; a LayerNorm no buffers.
-    const bool per_row = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_FEED_FORWARD;
-    EXPECT_GE(info.num_heads, per_row ? 0 : 1) << info.name;
+    // LayerNorm, FFN and linear layers have no attention weights; a LayerNorm
+    // or a linear layer no buffers.
+    const bool per_row = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_FEED_FORWARD ||
+                         info.kind == EA_LAYER_LINEAR;
+    const bool no_buffers = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_LINEAR;
+    EXPECT_EQ(info.num_heads == 0, per_row) << info.name;
     EXPECT_GT(info.output_dim, 0) << info.name;
-    if (info.kind != EA_LAYER_LAYERNORM) EXPECT_GT(info.arena_bytes, 0u) << info.name;
+    EXPECT_EQ(info.arena_bytes == 0, no_buffers) << info.name;
     EXPECT_EQ(info.arena_bytes % EA_ALIGNMENT, 0u) << info.name;
     max_layer = std::max(max_layer, info.arena_bytes);
     const bool s8 = GetParam().find("int8") != std::string::npos;
