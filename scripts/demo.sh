@@ -250,7 +250,8 @@ evaluate() {
 # Greedy decoding of the bundled transformer, token by token
 # (edgeattn-greedy-decode, converter/demo/): its three attention layers run in
 # the runtime (int8, and f32 for comparison), embeddings, LayerNorms, FFNs and
-# the head in float64. dec_self decodes with its KV cache ("kv_cache": true in
+# the head in float64; then with the encoder, and the decoder and its head,
+# as layers of the runtime too. dec_self decodes with its KV cache ("kv_cache": true in
 # models/transformer/spec.json: one Step per token) and, timed in the same run,
 # by re-running dec_self over the whole prefix at every step; both must give
 # the same tokens (the program exits non-zero otherwise). Sources: the 1000
@@ -279,6 +280,22 @@ decode() {
       --encoder-model "$OUT/transformer_encoder_int8.eatn" --float-encoder-model "$OUT/transformer_encoder_f32.eatn" \
       --data models/transformer/heldout.npz --source 31415 --show 2 --positions 1,13
   sed 's/^/  /' "$LOGS/greedy_decode_encoder_block.log"
+  # And the decoder layer, its final LayerNorm and the output head too
+  # (decoder_block + layernorm + linear, models/transformer/decoder_block.spec.json):
+  # the whole transformer in the runtime but the embedding lookup and the argmax.
+  for dt in int8 f32; do
+    logged "$LOGS/convert_transformer_decoder_$dt.log" \
+      "$CONVERT" convert --weights models/transformer/weights.safetensors \
+        --spec models/transformer/decoder_block.spec.json --calib models/transformer/decoder_block.calib.npz \
+        --dtype "$dt" -o "$OUT/transformer_decoder_$dt.eatn" || return 1
+  done
+  section "Greedy decoding with the whole transformer in the runtime (block kinds, LayerNorms, linear head)"
+  logged "$LOGS/greedy_decode_blocks.log" \
+    "$DECODE" --model "$int8" --float-model "$f32" --weights models/transformer/weights.safetensors \
+      --encoder-model "$OUT/transformer_encoder_int8.eatn" --float-encoder-model "$OUT/transformer_encoder_f32.eatn" \
+      --decoder-model "$OUT/transformer_decoder_int8.eatn" --float-decoder-model "$OUT/transformer_decoder_f32.eatn" \
+      --data models/transformer/heldout.npz --source 31415 --show 2 --positions 1,7,13
+  sed 's/^/  /' "$LOGS/greedy_decode_blocks.log"
 }
 
 # Coverage attention (models/coverage, issue 11 item 4): the same copy model
