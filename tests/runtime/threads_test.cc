@@ -84,6 +84,13 @@ std::vector<uint8_t> Outputs(Interpreter& interp, const Model& model, int layer,
     EXPECT_EQ(interp.Run(layer, io.Args(valid)), Status::kOk) << interp.error();
     append(io.output);
     append(io.weights);
+    // Range mode (int8 attention kinds): biases divided by R once, then split.
+    const bool attention_kind = info.kind == EA_LAYER_MULTI_HEAD_ATTENTION || info.kind == EA_LAYER_ADDITIVE ||
+                                info.kind == EA_LAYER_LUONG || info.kind == EA_LAYER_POOLING;
+    if (attention_kind && info.dtype == EA_S8) {
+      EXPECT_EQ(interp.RunScaled(layer, io.Args(valid), 3 * Interpreter::kRangeOne / 2), Status::kOk) << interp.error();
+      append(io.output);
+    }
     if (info.cross && info.kind != EA_LAYER_POOLING && info.kind != EA_LAYER_LUONG) {
       EXPECT_EQ(interp.CacheKeys(layer, io.key.data(), io.value.empty() ? nullptr : io.value.data(), kv, valid),
                 Status::kOk)
@@ -125,7 +132,7 @@ struct PooledModel {
   ::testing::AssertionResult Load(const std::string& name, int workers) {
     if (!eatest::ReadFile(eatest::ModelPath(name), &file)) return ::testing::AssertionFailure() << name;
     if (model.Load(file.data(), file.size()) != Status::kOk) return ::testing::AssertionFailure() << model.error();
-    const size_t bytes = model.ArenaBytesForWorkers(workers);
+    const size_t bytes = model.ArenaBytesForWorkers(workers) + model.RangeBytes(0, 0);
     arena.Reset(bytes);
     if (interp.Init(&model, arena.data(), bytes) != Status::kOk) return ::testing::AssertionFailure() << interp.error();
     interp.SetMinTaskWork(0);
