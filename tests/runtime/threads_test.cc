@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -145,8 +146,18 @@ struct PooledModel {
   }
 };
 
+// The path the runtime picked for this CPU (before any test forced one).
+const char* const kInitialPath = edgeattn::KernelPath();
+
+// Every kernel path here; EA_THREADS_TEST_PATHS=best: only the runtime's own
+// choice (the sanitizer builds, where every path would take minutes).
 std::vector<const char*> Paths() {
   std::vector<const char*> paths;
+  const char* only = std::getenv("EA_THREADS_TEST_PATHS");
+  if (only != nullptr && std::strcmp(only, "best") == 0) {
+    paths.push_back(kInitialPath);
+    return paths;
+  }
   for (const char* p : {"ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "dsp", "helium"}) {
     if (edgeattn::SetKernelPath(p) == Status::kOk) paths.push_back(p);
   }
@@ -205,7 +216,7 @@ TEST_P(Threads, SameBytesForAnyPoolAndWorkerCount) {
 #endif
     }
   }
-  edgeattn::SetKernelPath(nullptr);
+  edgeattn::SetKernelPath(kInitialPath);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Threads, ::testing::ValuesIn(eatest::AllModels()),
