@@ -130,10 +130,11 @@ struct PooledModel {
   AlignedBuffer file, arena;
   Model model;
   Interpreter interp;
-  ::testing::AssertionResult Load(const std::string& name, int workers) {
+  // The arena for `workers` (plus range mode's bytes unless exact).
+  ::testing::AssertionResult Load(const std::string& name, int workers, bool exact = false) {
     if (!eatest::ReadFile(eatest::ModelPath(name), &file)) return ::testing::AssertionFailure() << name;
     if (model.Load(file.data(), file.size()) != Status::kOk) return ::testing::AssertionFailure() << model.error();
-    const size_t bytes = model.ArenaBytesForWorkers(workers) + model.RangeBytes(0, 0);
+    const size_t bytes = model.ArenaBytesForWorkers(workers) + (exact ? 0 : model.RangeBytes(0, 0));
     arena.Reset(bytes);
     if (interp.Init(&model, arena.data(), bytes) != Status::kOk) return ::testing::AssertionFailure() << interp.error();
     interp.SetMinTaskWork(0);
@@ -222,12 +223,19 @@ TEST_P(Threads, SameBytesForAnyPoolAndWorkerCount) {
 INSTANTIATE_TEST_SUITE_P(Models, Threads, ::testing::ValuesIn(eatest::AllModels()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
+// A converted model with int8 multi-head attention: the random fixture, or
+// (builds without the converter library) the bundled transformer.
+std::string AttentionModel() {
+  const std::vector<std::string> all = eatest::AllModels();
+  return std::find(all.begin(), all.end(), "fixture_int8") != all.end() ? "fixture_int8" : "transformer_int8";
+}
+
 // The arena is planned for a number of workers: a pool reporting more is
 // refused at UseExecutor with the size to use, and the interpreter stays
 // usable on the caller's thread.
 TEST(ThreadsArena, MoreWorkersThanPlannedIsRefusedWithTheSize) {
   PooledModel s;
-  ASSERT_TRUE(s.Load("fixture_int8", 2));
+  ASSERT_TRUE(s.Load(AttentionModel(), 2, true));
   ASSERT_GT(s.model.worker_bytes(), 0u);
   EXPECT_EQ(s.model.ArenaBytesForWorkers(4), s.model.arena_bytes() + 3 * s.model.worker_bytes());
   OrderPool pool{4, OrderPool::kForward};
@@ -255,7 +263,7 @@ TEST(ThreadsArena, MoreWorkersThanPlannedIsRefusedWithTheSize) {
 // The C API: the arena for T workers and ea_interpreter_use_executor.
 TEST(ThreadsArena, CApi) {
   AlignedBuffer file;
-  ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath("fixture_int8"), &file));
+  ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath(AttentionModel()), &file));
   ea_model model;
   ASSERT_EQ(ea_model_load(&model, file.data(), file.size()), EA_OK);
   const size_t one = ea_model_arena_bytes(&model), per = ea_model_worker_bytes(&model);
