@@ -72,11 +72,14 @@ struct Pool {
 
 // How many tasks `work` (multiply-adds, or element operations) is worth on
 // this pool (kernels/include/edgeattn/kernels/task_split.h): 1 without one.
+#ifndef EA_THREAD_POOL
+#define EA_THREAD_POOL 1
+#endif
 inline int task_count(const Pool* pool, uint64_t work, int max_tasks) {
-  if (pool == nullptr || max_tasks <= 1) return 1;
+  if (!EA_THREAD_POOL || pool == nullptr || max_tasks <= 1) return 1;
   return kernels::task_count(work, pool->min_task_work, pool->workers, max_tasks);
 }
-inline int pool_workers(const Pool* pool) { return pool != nullptr ? pool->workers : 1; }
+inline int pool_workers(const Pool* pool) { return EA_THREAD_POOL && pool != nullptr ? pool->workers : 1; }
 inline uint64_t pool_min_work(const Pool* pool) { return pool != nullptr ? pool->min_task_work : 0; }
 
 // body(begin, end, worker) over `tasks` contiguous ranges of [0, n)
@@ -87,10 +90,11 @@ inline uint64_t pool_min_work(const Pool* pool) { return pool != nullptr ? pool-
 template <typename Body>
 void parallel_ranges(const Pool* pool, int n, int tasks, const Body& body) {
   if (tasks > n) tasks = n;
-  if (pool == nullptr || tasks <= 1) {
+  if (!EA_THREAD_POOL || pool == nullptr || tasks <= 1) {
     if (n > 0) body(0, n, 0);
     return;
   }
+#if EA_THREAD_POOL
   struct Job {
     const Body* body;
     int n, tasks;
@@ -103,6 +107,7 @@ void parallel_ranges(const Pool* pool, int n, int tasks, const Body& body) {
     if (r.begin < r.end) (*j.body)(r.begin, r.end, static_cast<int>(t));
   };
   pool->executor.parallel_for(pool->executor.context, run_task, &job, tasks);
+#endif
 }
 
 // Everything one layer call needs, after argument checks.
