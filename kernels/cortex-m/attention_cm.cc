@@ -179,9 +179,9 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
 // accumulation loops are out of line with few arguments, so their values stay
 // in registers (inline, at -Os, they were spilled per key).
 namespace {
-// acc[0..3] += channels 0-3 of rows vp + j stride weighted by probs[j], j < pairs * 2.
+// acc[0..3] = channels 0-3 of rows vp + j stride weighted by probs[j], j < pairs * 2.
 __attribute__((noinline)) void pv_x4(int pairs, const uint16_t* pj, const int8_t* vp, int stride, int32_t* acc) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
   for (; pairs > 0; --pairs, pj += 2, vp += 2 * stride) {
     uint32_t pp;
     std::memcpy(&pp, pj, 4);
@@ -199,9 +199,9 @@ __attribute__((noinline)) void pv_x4(int pairs, const uint16_t* pj, const int8_t
   acc[3] = a3;
 }
 
-// acc[0..1] += channels 0-1, as pv_x4.
+// acc[0..1] = channels 0-1, as pv_x4.
 __attribute__((noinline)) void pv_x2(int pairs, const uint16_t* pj, const int8_t* vp, int stride, int32_t* acc) {
-  int32_t a0 = acc[0], a1 = acc[1];
+  int32_t a0 = 0, a1 = 0;
   for (; pairs > 0; --pairs, pj += 2, vp += 2 * stride) {
     uint32_t pp;
     uint16_t h0, h1;
@@ -235,7 +235,7 @@ void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, i
   int c = 0;
   while (c < v_dim) {
     const int width = v_dim - c >= 4 ? 4 : (v_dim - c >= 2 ? 2 : 1);
-    int32_t acc[4] = {0, 0, 0, 0};
+    int32_t acc[4];  // set by the pass (no zeroing: at -Os that is a memset call)
     if (width == 4) {
       pv_x4(n / 2, probs, v + c, v_stride, acc);
     } else if (width == 2) {
