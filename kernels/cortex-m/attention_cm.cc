@@ -168,30 +168,52 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
 // P.V of one row, 4 channels x 2 keys per step. The probabilities of two
 // keys are one word, (p_j, p_j+1) as int16 (p <= 32767). SXTB16 splits the
 // value words of keys j and j+1 into channels (c, c+2) and, rotated by 8,
-// (c+1, c+3); PKHBT / PKHTB pair up one channel's values of the two keys, so
-// one SMLAD adds p_j v_j + p_j+1 v_j+1 per channel. A last 2-3 channels take
-// two keys' halfwords as one word (v_j[c], v_j[c+1], v_j+1[c], v_j+1[c+1]):
-// SXTB16 gives channel c of both keys, rotated by 8 channel c+1. The zero
-// point comes out once per row: sum_j p_j (v_j - zv) = sum_j p_j v_j - zv
-// sum_j p_j, in wrapping 32-bit arithmetic (SMLAD does not saturate), which
-// gives the reference's int32 sum whenever that sum fits, as it does for
-// probabilities from the softmax (|sum| <= 255 (32768 + n/2)). The
-// accumulation loops are out of line with few arguments, so their values stay
-// in registers (inline, at -Os, they were spilled per key).
+// (c+1, c+3); SMLABB / SMLATB / SMLABT / SMLATT multiply the halves as they
+// are (one product each). A last 2-3 channels take two keys' halfwords as
+// one word (v_j[c], v_j[c+1], v_j+1[c], v_j+1[c+1]): SXTB16 gives channel c
+// of both keys, rotated by 8 channel c+1, and one SMLAD adds p_j v_j +
+// p_j+1 v_j+1. The zero point comes out once per row: sum_j p_j (v_j - zv) =
+// sum_j p_j v_j - zv sum_j p_j, in wrapping 32-bit arithmetic (the
+// accumulating multiplies do not saturate), which gives the reference's
+// int32 sum whenever that sum fits, as it does for probabilities from the
+// softmax (|sum| <= 255 (32768 + n/2)). The accumulation loops are out of
+// line with few arguments, so their values stay in registers (inline, at
+// -Os, they were spilled per key).
 namespace {
 // acc[0..3] = channels 0-3 of rows vp + j stride weighted by probs[j], j < pairs * 2.
 __attribute__((noinline)) void pv_x4(int pairs, const uint16_t* pj, const int8_t* vp, int stride, int32_t* acc) {
   int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  for (; pairs > 0; --pairs, pj += 2, vp += 2 * stride) {
-    uint32_t pp;
-    std::memcpy(&pp, pj, 4);
-    const uint32_t w0 = load4(vp), w1 = load4(vp + stride);
-    const uint32_t e0 = __sxtb16(w0), e1 = __sxtb16(w1);  // (c, c+2) of keys j, j+1
-    a0 = __smlad(pp, pkhbt(e0, e1), a0);
-    a2 = __smlad(pp, pkhtb(e1, e0), a2);
-    const uint32_t o0 = sxtb16_ror8(w0), o1 = sxtb16_ror8(w1);  // (c+1, c+3)
-    a1 = __smlad(pp, pkhbt(o0, o1), a1);
-    a3 = __smlad(pp, pkhtb(o1, o0), a3);
+  if (pairs > 0) {
+    // Written out: GCC -Os kept the probability pointer and the stride in
+    // memory (23 instructions per two keys instead of 18). Each product is
+    // one SMLAxy on the halves as they are (p_j from the bottom of pp,
+    // p_j+1 from the top): as many instructions as PKHBT/PKHTB + SMLAD,
+    // one register fewer.
+    uint32_t pp, w0, w1, e0, e1;
+    __asm__(
+        "1:\n\t"
+        "ldr %[pp], [%[pj]], #4\n\t"
+        "ldr %[w1], [%[vp], %[stride]]\n\t"
+        "ldr %[w0], [%[vp]]\n\t"
+        "add %[vp], %[vp], %[stride], lsl #1\n\t"
+        "sxtb16 %[e0], %[w0]\n\t"  // (c, c+2) of keys j, j+1
+        "sxtb16 %[e1], %[w1]\n\t"
+        "sxtb16 %[w0], %[w0], ror #8\n\t"  // (c+1, c+3)
+        "sxtb16 %[w1], %[w1], ror #8\n\t"
+        "smlabb %[a0], %[pp], %[e0], %[a0]\n\t"
+        "smlatb %[a0], %[pp], %[e1], %[a0]\n\t"
+        "smlabt %[a2], %[pp], %[e0], %[a2]\n\t"
+        "smlatt %[a2], %[pp], %[e1], %[a2]\n\t"
+        "smlabb %[a1], %[pp], %[w0], %[a1]\n\t"
+        "smlatb %[a1], %[pp], %[w1], %[a1]\n\t"
+        "smlabt %[a3], %[pp], %[w0], %[a3]\n\t"
+        "smlatt %[a3], %[pp], %[w1], %[a3]\n\t"
+        "subs %[pairs], %[pairs], #1\n\t"
+        "bne 1b"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [pj] "+r"(pj), [vp] "+r"(vp),
+          [pairs] "+r"(pairs), [pp] "=&r"(pp), [w0] "=&r"(w0), [w1] "=&r"(w1), [e0] "=&r"(e0), [e1] "=&r"(e1)
+        : [stride] "r"(stride)
+        : "cc", "memory");
   }
   acc[0] = a0;
   acc[1] = a1;
