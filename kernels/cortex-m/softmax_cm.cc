@@ -128,8 +128,9 @@ uint32_t exp_row_dsp(int n, const int32_t* s, int32_t row_max, const SoftmaxExpP
   const int32_t* end = s + n;
   const int32_t* tab = kExpTable + 4;
   uint32_t sum = 0, z, u, h, c1, c2;
+  // volatile: the stores to e are effects the outputs do not show.
   if (kPre) {
-    __asm__(
+    __asm__ volatile(
         "1:\n\t"
         "ldr %[x], [%[s]], #4\n\t"
         "cmp %[x], %[lo]\n\t"
@@ -143,7 +144,7 @@ uint32_t exp_row_dsp(int n, const int32_t* s, int32_t row_max, const SoftmaxExpP
         : [end] "r"(end), [lo] "r"(lo), [top] "r"(top), [m] "r"(m), [shift] "r"(shift), [tab] "r"(tab)
         : "cc", "memory");
   } else {
-    __asm__(
+    __asm__ volatile(
         "1:\n\t"
         "ldr %[x], [%[s]], #4\n\t"
         "cmp %[x], %[lo]\n\t"
