@@ -94,19 +94,15 @@ __attribute__((noinline, unused)) void qk_groups_x2(int pairs, const uint32_t* q
   }
 }
 
-// Head dims 1-3: the query values (minus their zero point) in registers,
-// one MLA per dimension and key, two keys per step.
-template <int kDim>
-__attribute__((noinline, unused)) void qk_small_x2(int n, const int32_t* qt, int32_t init, const int8_t* k,
-                                                   int k_stride, int32_t* scores) {
-  const int32_t q0 = qt[0], q1 = kDim > 1 ? qt[1] : 0, q2 = kDim > 2 ? qt[2] : 0;
+// Head dim 2: the query values (minus their zero point) in registers, one
+// MLA per dimension and key, two keys per step.
+__attribute__((noinline, unused)) void qk_dim2_x2(int n, const int32_t* qt, int32_t init, const int8_t* k,
+                                                  int k_stride, int32_t* scores) {
+  const int32_t q0 = qt[0], q1 = qt[1];
   for (; n > 0; n -= 2, k += 2 * k_stride, scores += 2) {
     const int8_t* k1 = n > 1 ? k + k_stride : k;  // the last odd key: itself twice
-    int32_t a0 = init + q0 * k[0], a1 = init + q0 * k1[0];
-    if (kDim > 1) a0 += q1 * k[1], a1 += q1 * k1[1];
-    if (kDim > 2) a0 += q2 * k[2], a1 += q2 * k1[2];
-    scores[0] = a0;
-    if (n > 1) scores[1] = a1;
+    scores[0] = init + q0 * k[0] + q1 * k[1];
+    if (n > 1) scores[1] = init + q0 * k1[0] + q1 * k1[1];
   }
 }
 }  // namespace
@@ -128,14 +124,16 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
     for (int i = 4 * groups; i < dim; ++i) qt[i - 4 * groups] = q[i] - q_zp;
     const int32_t corr = static_cast<int32_t>(qsum * static_cast<uint32_t>(k_zp));
     const int tail = dim - 4 * groups;
-    if (groups == 0) {  // dim 1-3: the query values in registers, one MLA per dimension
-      if (dim == 1) qk_small_x2<1>(n, qt, -corr, k, k_stride, scores);
-      if (dim == 2) qk_small_x2<2>(n, qt, -corr, k, k_stride, scores);
-      if (dim == 3) qk_small_x2<3>(n, qt, -corr, k, k_stride, scores);
+    if (dim == 2) {  // the harness's smallest head dim: its own loop
+      qk_dim2_x2(n, qt, -corr, k, k_stride, scores);
       return;
     }
-    qk_groups_x2(n / 2, qp, qp + 2 * groups, -corr, k, k_stride, scores);
-    if (n & 1) {  // the last key alone: as a pair with itself
+    if (groups == 0) {  // dims 1, 3: the tail loop below from -corr
+      for (int j = 0; j < n; ++j) scores[j] = -corr;
+    } else {
+      qk_groups_x2(n / 2, qp, qp + 2 * groups, -corr, k, k_stride, scores);
+    }
+    if (groups != 0 && (n & 1)) {  // the last key alone: as a pair with itself
       int32_t last[2];
       qk_groups_x2(1, qp, qp + 2 * groups, -corr, k + static_cast<ptrdiff_t>(n - 1) * k_stride, 0, last);
       scores[n - 1] = last[0];

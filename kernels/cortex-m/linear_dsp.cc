@@ -88,30 +88,13 @@ inline void mac_tail_2x2(uint32_t t0, uint32_t t1, const int8_t* wq, Acc2x2& a) 
   a.a11 = __smlad(wo, xo1, __smlad(we, xe1, a.a11));
 }
 
-// One channel's outputs of both rows: requantize_s8(acc + bias) in 32 bits
-// when shift <= -2 (n = 31 - shift >= 33: requant_cm.h's SMMLA form; the
-// projections of real models), the clamp to [-512, 512] before the zero
-// point as SSAT #10 ([-512, 511]: 511 + zp and 512 + zp saturate to the same
-// int8, as zp >= -128), else requant_cm.h's requantize_s8.
-__attribute__((always_inline)) inline void store_channel(int32_t a0, int32_t a1, bool two, int32_t bias,
-                                                         int32_t mult, int32_t shift, int32_t zp, int8_t* y0,
-                                                         int8_t* y1) {
-  if (shift > -2) {
-    *y0 = cm::requantize_s8(a0 + bias, mult, shift, zp);
-    if (two) *y1 = cm::requantize_s8(a1 + bias, mult, shift, zp);
-    return;
-  }
-  const int32_t round = int32_t{1} << (-shift - 2), sh = -shift - 1;
-  int32_t r0, r1;
-  __asm__("smmla %0, %1, %2, %3" : "=r"(r0) : "r"(a0 + bias), "r"(mult), "r"(round));
-  __asm__("smmla %0, %1, %2, %3" : "=r"(r1) : "r"(a1 + bias), "r"(mult), "r"(round));
-  *y0 = static_cast<int8_t>(__ssat(__ssat(r0 >> sh, 10) + zp, 8));
-  if (two) *y1 = static_cast<int8_t>(__ssat(__ssat(r1 >> sh, 10) + zp, 8));
-}
-
-// A whole pass in one asm block for the common case (two rows, two
-// channels, whole groups only, both channels' shift <= -2): mac_2x2's loop,
-// then store_channel's fast form for the four outputs, with the pass's
+// A whole pass in one asm block for the common case (two channels, whole
+// groups only, both channels' shift <= -2): mac_2x2's loop, then
+// requantize_s8 of acc + bias in 32 bits for the four outputs (n = 31 -
+// shift >= 33: requant_cm.h's SMMLA form, then the arithmetic shift by
+// n - 32; the clamp to [-512, 512] before the zero point as SSAT #10,
+// [-512, 511]: 511 + zp and 512 + zp saturate to the same int8, as
+// zp >= -128), with the pass's
 // values read from a PassCtx (LDRD) once the loop's registers are free
 // (the loop needs all 14; the context pointer waits on the stack). In C
 // around mac_2x2, GCC -Os spent about 110 instructions per pass on reloads.
@@ -120,8 +103,8 @@ struct ChannelRequant {
 };
 struct PassCtx {
   const int8_t* x0_end;
-  int8_t* y0;  // the outputs y0[0], y0[1], y0[ys], y0[ys + 1]
-  int32_t ys, zp;
+  int8_t *y0, *y1;  // the outputs y0[0], y0[1], y1[0], y1[1]
+  int32_t zp;
   ChannelRequant c0, c1;
 };
 static_assert(offsetof(PassCtx, y0) == 4 && offsetof(PassCtx, zp) == 12 && offsetof(PassCtx, c0) == 16 &&
@@ -173,7 +156,7 @@ __attribute__((always_inline)) inline void pass_2x2_fast(const int8_t* x0, const
       "pop {%[ctx]}\n\t"
       EA_REQUANT_PAIR("a00", "a10", "16")
       EA_REQUANT_PAIR("a01", "a11", "32")
-      "ldrd %[x0], %[x1], [%[ctx], #4]\n\t"  // y0, ys
+      "ldrd %[x0], %[x1], [%[ctx], #4]\n\t"  // y0, y1
       "ldr %[wq], [%[ctx], #12]\n\t"         // zp
       "add %[a00], %[a00], %[wq]\n\t"
       "ssat %[a00], #8, %[a00]\n\t"
@@ -183,11 +166,10 @@ __attribute__((always_inline)) inline void pass_2x2_fast(const int8_t* x0, const
       "strb %[a01], [%[x0], #1]\n\t"
       "add %[a10], %[a10], %[wq]\n\t"
       "ssat %[a10], #8, %[a10]\n\t"
-      "strb %[a10], [%[x0], %[x1]]\n\t"
-      "add %[x0], %[x0], %[x1]\n\t"
+      "strb %[a10], [%[x1]]\n\t"
       "add %[a11], %[a11], %[wq]\n\t"
       "ssat %[a11], #8, %[a11]\n\t"
-      "strb %[a11], [%[x0], #1]"
+      "strb %[a11], [%[x1], #1]"
       : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [x0] "+r"(x0), [x1] "+r"(x1),
         [wq] "+r"(wq), [ctx] "+r"(ctx), [xe0] "=&r"(xe0), [xo0] "=&r"(xo0), [xe1] "=&r"(xe1), [xo1] "=&r"(xo1),
         [w] "=&r"(w), [t] "=&r"(t)
@@ -199,9 +181,10 @@ __attribute__((always_inline)) inline void pass_2x2_fast(const int8_t* x0, const
 }  // namespace
 
 // Channel pairs outer, row pairs inner: a channel pair's requantization
-// constants are set up once, and most passes are pass_2x2_fast; the rest
-// (an odd last row or channel, a partial last group of inputs, a shift
-// above -2) take mac_2x2 and store_channel.
+// constants are set up once, and most passes are pass_2x2_fast (an odd last
+// row computed twice, its copy stored to a scratch pair); the rest (an odd
+// last channel, a partial last group of inputs, a shift above -2) take
+// mac_2x2 and requant_cm.h's requantize_s8.
 void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                      const int8_t* w, const int32_t* bias, const int32_t* mult,
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
@@ -210,26 +193,26 @@ void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* 
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
   const ptrdiff_t xs = x_stride, ys = y_stride;
   PassCtx ctx;
-  ctx.ys = y_stride;
   ctx.zp = y_zp;
+  int8_t scratch[2];
   for (int n0 = 0; n0 < out_features; n0 += 2) {
     const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
-    const bool pair = n0 + 1 < out_features;
-    const int n1 = pair ? n0 + 1 : n0;
-    const int q0 = per_channel ? n0 : 0, q1 = per_channel ? n1 : 0;
-    const bool fast = pair && rem == 0 && shift[q0] <= -2 && shift[q1] <= -2;
+    const int cnt = out_features - n0 < 2 ? 1 : 2;
+    const int q0 = per_channel ? n0 : 0, q1 = per_channel ? n0 + cnt - 1 : 0;
+    const bool fast = cnt == 2 && rem == 0 && shift[q0] <= -2 && shift[q1] <= -2;
     if (fast) {
       ctx.c0 = ChannelRequant{bias[n0], mult[q0], int32_t{1} << (-shift[q0] - 2), -shift[q0] - 1};
-      ctx.c1 = ChannelRequant{bias[n1], mult[q1], int32_t{1} << (-shift[q1] - 2), -shift[q1] - 1};
+      ctx.c1 = ChannelRequant{bias[n0 + 1], mult[q1], int32_t{1} << (-shift[q1] - 2), -shift[q1] - 1};
     }
     const int8_t* x0 = x;
     int8_t* y0 = y + n0;
     for (int m = 0; m < rows; m += 2, x0 += 2 * xs, y0 += 2 * ys) {
       const bool two = rows - m >= 2;
       const int8_t* x1 = two ? x0 + xs : x0;
-      if (fast && two) {
+      if (fast) {
         ctx.x0_end = x0 + groups * kPackK;
         ctx.y0 = y0;
+        ctx.y1 = two ? y0 + ys : scratch;
         pass_2x2_fast(x0, x1, wq, &ctx);
         continue;
       }
@@ -241,8 +224,13 @@ void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* 
         std::memcpy(&t1, x1 + groups * kPackK, static_cast<size_t>(rem));
         mac_tail_2x2(t0, t1, wq + groups * kPackN * kPackK, a);
       }
-      store_channel(a.a00, a.a10, two, bias[n0], mult[q0], shift[q0], y_zp, y0, y0 + ys);
-      if (pair) store_channel(a.a01, a.a11, two, bias[n1], mult[q1], shift[q1], y_zp, y0 + 1, y0 + ys + 1);
+      const int32_t acc[4] = {a.a00, a.a01, a.a10, a.a11};
+      for (int r = 0; r < (two ? 2 : 1); ++r) {
+        for (int c = 0; c < cnt; ++c) {
+          const int q = per_channel ? n0 + c : 0;
+          y0[r * ys + c] = cm::requantize_s8(acc[2 * r + c] + bias[n0 + c], mult[q], shift[q], y_zp);
+        }
+      }
     }
   }
 }
