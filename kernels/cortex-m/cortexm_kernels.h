@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "edgeattn/kernels/ref.h"
+#include "edgeattn/kernels/requant.h"
 
 // EA_CM_DSP_ONLY: the DSP extension without Helium (M4, M7, M33), where the
 // cmsis-dsp path is the firmware's path. Only there does it get its own
@@ -22,6 +23,9 @@ namespace edgeattn {
 namespace kernels {
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+// requant.h's prob_normalizer(sum), sum >= 1, with 32-bit divisions
+// (softmax_cm.cc; the DSP and Helium softmax rows use it).
+ProbNormalizer prob_normalizer_cm(uint32_t sum);
 // w: packed K4N16 (packed_weights.h). SMLAD: two 16-bit MACs per instruction
 // on sign-extended int8 pairs; one weight word = one channel's 4 inputs.
 void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,

@@ -48,6 +48,25 @@
 namespace edgeattn {
 namespace kernels {
 
+// requant.h's prob_normalizer with 32-bit divisions: m = floor((2^(b+15) -
+// 1) / sum). For b <= 16 the numerator fits 32 bits. Else, scaled by
+// 2^(32-b) (the same quotient), m = floor((2^47 - 2^(32-b)) / s) with
+// s = sum 2^(32-b) in [2^31, 2^32): an estimate from one UDIV by the top 16
+// bits of s (within a few units of m), then corrected until the remainder
+// lies in [0, s), with 64-bit products (UMULL) and no 64-bit division
+// (libgcc's took about 120 instructions per row).
+ProbNormalizer prob_normalizer_cm(uint32_t sum) {
+  const int b = bit_length_u32(sum);
+  if (b <= 16) return ProbNormalizer{((1u << (b + 15)) - 1) / sum, b};
+  const uint32_t s = sum << (32 - b);
+  const int64_t num = (int64_t{1} << 47) - (int64_t{1} << (32 - b));
+  uint32_t m = (1u << 31) / ((s >> 16) + 1);
+  int64_t r = num - static_cast<int64_t>(uint64_t{m} * s);
+  while (r < 0) --m, r += s;
+  while (r >= static_cast<int64_t>(s)) ++m, r -= s;
+  return ProbNormalizer{m, b};
+}
+
 #if EA_CM_DSP_ONLY
 namespace {
 // Largest of s[0, n), n >= 1: two scores per load (LDM), so the loop's own
@@ -169,7 +188,7 @@ uint32_t qs8_softmax_exp_row__dsp(int n, const int32_t* scores, int32_t mult, in
 
 void qs8_softmax_row__dsp(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
   if (n <= 0) return;
-  const ProbNormalizer norm = prob_normalizer(qs8_softmax_exp_row__dsp(n, scores, mult, shift, probs));
+  const ProbNormalizer norm = prob_normalizer_cm(qs8_softmax_exp_row__dsp(n, scores, mult, shift, probs));
   int j = 0;
   if (norm.shift >= 17) {
     const int32_t m = static_cast<int32_t>(norm.multiplier << (32 - norm.shift));
@@ -274,7 +293,7 @@ __attribute__((always_inline)) inline uint16x8_t normalize_x8(uint16x8_t e, uint
 
 void qs8_softmax_row__helium(int n, const int32_t* scores, int32_t mult, int32_t shift, uint16_t* probs) {
   if (n <= 0) return;
-  const ProbNormalizer norm = prob_normalizer(qs8_softmax_exp_row__helium(n, scores, mult, shift, probs));
+  const ProbNormalizer norm = prob_normalizer_cm(qs8_softmax_exp_row__helium(n, scores, mult, shift, probs));
   const uint16x8_t m = vdupq_n_u16(static_cast<uint16_t>(norm.multiplier));
   int j = 0;
   for (; j + 8 <= n; j += 8) vst1q_u16(probs + j, normalize_x8(vld1q_u16(probs + j), m, norm.shift));

@@ -212,6 +212,34 @@ int main() {
       ea_cm::write_line("");
     }
   }
+  // The softmax rows' 32-bit normalizer against requant.h's 64-bit one:
+  // every bit length, powers of two and their neighbours, random sums.
+  {
+    int bad = 0;
+    for (int b = 1; b <= 32; ++b) {
+      const uint32_t p2 = 1u << (b - 1);
+      const uint32_t top = b == 32 ? 0xFFFFFFFFu : (p2 << 1) - 1;
+      const uint32_t cases[6] = {p2, p2 + 1, top, top - 1, p2 + (next() & (p2 - 1)), p2 + (next() & (p2 - 1))};
+      for (uint32_t sum : cases) {
+        if (sum == 0) continue;
+        const ProbNormalizer want = prob_normalizer(sum), got = prob_normalizer_cm(sum);
+        if (want.multiplier != got.multiplier || want.shift != got.shift) ++bad;
+      }
+    }
+    for (int i = 0; i < 3000; ++i) {
+      const uint32_t sum = (next() >> (next() % 32)) | 1u;
+      const ProbNormalizer want = prob_normalizer(sum), got = prob_normalizer_cm(sum);
+      if (want.multiplier != got.multiplier || want.shift != got.shift) ++bad;
+    }
+    if (bad == 0) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL prob_normalizer_cm: ");
+      ea_cm::write_int(bad);
+      ea_cm::write_line(" sums");
+    }
+  }
   // The weighted sum of the selected path (the table's qs8_pv_row: cmsis-dsp's
   // on M4) vs the reference: odd and even key counts, channel counts of every
   // length mod 4, value rows at any byte offset, probabilities up to 32767.
