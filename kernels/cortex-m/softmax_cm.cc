@@ -4,10 +4,10 @@
 //
 // DSP (M4, M7, M33; on Helium builds the cmsis-dsp table keeps the
 // reference softmax, cortexm_kernels.h):
-//  - steps 1-4 one score at a time in 32-bit registers: the exponent
-//    d' M >> r needs 32 bits, and the Horner steps of exp2 are one SMLABB
-//    (h u + 2^14) and one ADD with ASR #15 each; no 16-bit pair form is
-//    shorter (two products, two shifts and a repack per pair).
+//  - steps 1-4 one score at a time in 32-bit registers (exp_row_dsp below):
+//    the exponent d' M >> r needs 32 bits, and each Horner step of exp2 is
+//    one SMLABB and one shift; no 16-bit pair form is shorter (two
+//    products, two shifts and a repack per pair).
 //  - step 5 on pairs of probabilities (one word): when the row sum has
 //    b >= 17 bits, with m' = m 2^(32-b) (< 2^31, as m < 2^16),
 //    SMLAWB(m', e, 2^15) = floor((e m' + 2^31) / 2^16), and its top half is
