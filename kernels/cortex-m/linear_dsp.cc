@@ -5,7 +5,7 @@
 // 8, bytes 1,3) into two halfwords, and SMLAD adds both 16x16 products to the
 // channel's accumulator. A pass computes two rows x two channels: each
 // extended activation word serves two channels and each extended weight word
-// two rows (22 instructions per 16 multiply-accumulates; one row x four
+// two rows (21 instructions per 16 multiply-accumulates; one row x four
 // channels took 27). The sum is the reference's exact int32 dot product
 // (|acc| < 2^31, see ref/linear.cc) in another order, so the result is
 // bit-identical.
@@ -42,37 +42,43 @@ using dsp::sxtb16_ror8;
 struct Acc2x2 {
   int32_t a00, a01, a10, a11;
 };
+
+// The group loop of a pass (operands a00..a11, x0, x1, wq, w0, w1, wo0,
+// wo1, xe, xo; END: the operand holding x0's end): both channels' weight
+// words by one LDRD and extended once, then per row the activation word
+// extended and four SMLAD: 21 instructions per group of 16 products.
+#define EA_MAC_2X2_LOOP(END)                        \
+  "1:\n\t"                                          \
+  "ldrd %[w0], %[w1], [%[wq]], #64\n\t"             \
+  "sxtb16 %[wo0], %[w0], ror #8\n\t"                \
+  "sxtb16 %[w0], %[w0]\n\t"                         \
+  "sxtb16 %[wo1], %[w1], ror #8\n\t"                \
+  "sxtb16 %[w1], %[w1]\n\t"                         \
+  "ldr %[xo], [%[x0]], #4\n\t"                      \
+  "sxtb16 %[xe], %[xo]\n\t"                         \
+  "sxtb16 %[xo], %[xo], ror #8\n\t"                 \
+  "smlad %[a00], %[xe], %[w0], %[a00]\n\t"          \
+  "smlad %[a00], %[xo], %[wo0], %[a00]\n\t"         \
+  "smlad %[a01], %[xe], %[w1], %[a01]\n\t"          \
+  "smlad %[a01], %[xo], %[wo1], %[a01]\n\t"         \
+  "ldr %[xo], [%[x1]], #4\n\t"                      \
+  "sxtb16 %[xe], %[xo]\n\t"                         \
+  "sxtb16 %[xo], %[xo], ror #8\n\t"                 \
+  "smlad %[a10], %[xe], %[w0], %[a10]\n\t"          \
+  "smlad %[a10], %[xo], %[wo0], %[a10]\n\t"         \
+  "smlad %[a11], %[xe], %[w1], %[a11]\n\t"          \
+  "smlad %[a11], %[xo], %[wo1], %[a11]\n\t"         \
+  "cmp %[x0], %[" END "]\n\t"                       \
+  "bne 1b"
 __attribute__((always_inline)) inline void mac_2x2(const int8_t* x0, const int8_t* x1, const int8_t* x0_end,
                                                    const int8_t* wq, Acc2x2& a) {
   if (x0 == x0_end) return;
-  uint32_t xe0, xo0, xe1, xo1, w, t;
+  uint32_t w0, w1, wo0, wo1, xe, xo;
   __asm__(
-      "1:\n\t"
-      "ldr %[xo0], [%[x0]], #4\n\t"
-      "ldr %[xo1], [%[x1]], #4\n\t"
-      "sxtb16 %[xe0], %[xo0]\n\t"
-      "sxtb16 %[xo0], %[xo0], ror #8\n\t"
-      "sxtb16 %[xe1], %[xo1]\n\t"
-      "sxtb16 %[xo1], %[xo1], ror #8\n\t"
-      "ldr %[w], [%[wq]], #64\n\t"  // channel 0
-      "sxtb16 %[t], %[w]\n\t"
-      "smlad %[a00], %[xe0], %[t], %[a00]\n\t"
-      "smlad %[a10], %[xe1], %[t], %[a10]\n\t"
-      "sxtb16 %[t], %[w], ror #8\n\t"
-      "smlad %[a00], %[xo0], %[t], %[a00]\n\t"
-      "smlad %[a10], %[xo1], %[t], %[a10]\n\t"
-      "ldr %[w], [%[wq], #-60]\n\t"  // channel 1
-      "sxtb16 %[t], %[w]\n\t"
-      "smlad %[a01], %[xe0], %[t], %[a01]\n\t"
-      "smlad %[a11], %[xe1], %[t], %[a11]\n\t"
-      "sxtb16 %[t], %[w], ror #8\n\t"
-      "smlad %[a01], %[xo0], %[t], %[a01]\n\t"
-      "smlad %[a11], %[xo1], %[t], %[a11]\n\t"
-      "cmp %[x0], %[end]\n\t"
-      "bne 1b"
+      EA_MAC_2X2_LOOP("end")
       : [a00] "+r"(a.a00), [a01] "+r"(a.a01), [a10] "+r"(a.a10), [a11] "+r"(a.a11), [x0] "+r"(x0), [x1] "+r"(x1),
-        [wq] "+r"(wq), [xe0] "=&r"(xe0), [xo0] "=&r"(xo0), [xe1] "=&r"(xe1), [xo1] "=&r"(xo1), [w] "=&r"(w),
-        [t] "=&r"(t)
+        [wq] "+r"(wq), [w0] "=&r"(w0), [w1] "=&r"(w1), [wo0] "=&r"(wo0), [wo1] "=&r"(wo1), [xe] "=&r"(xe),
+        [xo] "=&r"(xo)
       : [end] "r"(x0_end)
       : "cc", "memory");
 }
@@ -113,46 +119,24 @@ static_assert(offsetof(PassCtx, y0) == 4 && offsetof(PassCtx, zp) == 12 && offse
 
 #define EA_REQUANT_PAIR(A0, A1, OFF)                      \
   "ldrd %[x0], %[x1], [%[ctx], #" OFF "]\n\t"              \
-  "ldrd %[wq], %[w], [%[ctx], #" OFF "+8]\n\t"             \
+  "ldrd %[wq], %[w0], [%[ctx], #" OFF "+8]\n\t"            \
   "add %[" A0 "], %[" A0 "], %[x0]\n\t"                    \
   "smmla %[" A0 "], %[" A0 "], %[x1], %[wq]\n\t"           \
-  "asr %[" A0 "], %[" A0 "], %[w]\n\t"                     \
+  "asr %[" A0 "], %[" A0 "], %[w0]\n\t"                    \
   "ssat %[" A0 "], #10, %[" A0 "]\n\t"                     \
   "add %[" A1 "], %[" A1 "], %[x0]\n\t"                    \
   "smmla %[" A1 "], %[" A1 "], %[x1], %[wq]\n\t"           \
-  "asr %[" A1 "], %[" A1 "], %[w]\n\t"                     \
+  "asr %[" A1 "], %[" A1 "], %[w0]\n\t"                    \
   "ssat %[" A1 "], #10, %[" A1 "]\n\t"
 
 __attribute__((always_inline)) inline void pass_2x2_fast(const int8_t* x0, const int8_t* x1, const int8_t* wq,
                                                          PassCtx* ctx) {
   int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
-  uint32_t xe0, xo0, xe1, xo1, w, t;
+  uint32_t w0, w1, wo0, wo1, xe, xo;
   __asm__ volatile(  // volatile: its only effect is the stores
       "push {%[ctx]}\n\t"
       "ldr %[ctx], [%[ctx]]\n\t"  // x0_end
-      "1:\n\t"
-      "ldr %[xo0], [%[x0]], #4\n\t"
-      "ldr %[xo1], [%[x1]], #4\n\t"
-      "sxtb16 %[xe0], %[xo0]\n\t"
-      "sxtb16 %[xo0], %[xo0], ror #8\n\t"
-      "sxtb16 %[xe1], %[xo1]\n\t"
-      "sxtb16 %[xo1], %[xo1], ror #8\n\t"
-      "ldr %[w], [%[wq]], #64\n\t"
-      "sxtb16 %[t], %[w]\n\t"
-      "smlad %[a00], %[xe0], %[t], %[a00]\n\t"
-      "smlad %[a10], %[xe1], %[t], %[a10]\n\t"
-      "sxtb16 %[t], %[w], ror #8\n\t"
-      "smlad %[a00], %[xo0], %[t], %[a00]\n\t"
-      "smlad %[a10], %[xo1], %[t], %[a10]\n\t"
-      "ldr %[w], [%[wq], #-60]\n\t"
-      "sxtb16 %[t], %[w]\n\t"
-      "smlad %[a01], %[xe0], %[t], %[a01]\n\t"
-      "smlad %[a11], %[xe1], %[t], %[a11]\n\t"
-      "sxtb16 %[t], %[w], ror #8\n\t"
-      "smlad %[a01], %[xo0], %[t], %[a01]\n\t"
-      "smlad %[a11], %[xo1], %[t], %[a11]\n\t"
-      "cmp %[x0], %[ctx]\n\t"
-      "bne 1b\n\t"
+      EA_MAC_2X2_LOOP("ctx") "\n\t"
       "pop {%[ctx]}\n\t"
       EA_REQUANT_PAIR("a00", "a10", "16")
       EA_REQUANT_PAIR("a01", "a11", "32")
@@ -171,12 +155,13 @@ __attribute__((always_inline)) inline void pass_2x2_fast(const int8_t* x0, const
       "ssat %[a11], #8, %[a11]\n\t"
       "strb %[a11], [%[x1], #1]"
       : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [x0] "+r"(x0), [x1] "+r"(x1),
-        [wq] "+r"(wq), [ctx] "+r"(ctx), [xe0] "=&r"(xe0), [xo0] "=&r"(xo0), [xe1] "=&r"(xe1), [xo1] "=&r"(xo1),
-        [w] "=&r"(w), [t] "=&r"(t)
+        [wq] "+r"(wq), [ctx] "+r"(ctx), [w0] "=&r"(w0), [w1] "=&r"(w1), [wo0] "=&r"(wo0), [wo1] "=&r"(wo1),
+        [xe] "=&r"(xe), [xo] "=&r"(xo)
       :
       : "cc", "memory");
 }
 #undef EA_REQUANT_PAIR
+#undef EA_MAC_2X2_LOOP
 
 }  // namespace
 
