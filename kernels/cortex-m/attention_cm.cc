@@ -52,13 +52,31 @@ constexpr int kQkUnpackedMaxDim = 64;
 // stride were reloaded from the stack per key).
 __attribute__((noinline, unused)) void qk_groups_x2(int pairs, const uint32_t* qp, const uint32_t* qp_end, int32_t init,
                                                     const int8_t* k, int k_stride, int32_t* scores) {
-  if (qp_end - qp == 2) {  // head dim 4 (5-7): the query pair in registers
+  if (qp_end - qp == 2) {  // head dim 4 (5-7): the query pair in registers, 15 instructions per two keys
+    if (pairs <= 0) return;
     const uint32_t qe = qp[0], qo = qp[1];
-    for (; pairs > 0; --pairs, k += 2 * k_stride, scores += 2) {
-      const uint32_t v0 = load4(k), v1 = load4(k + k_stride);
-      scores[0] = __smlad(qo, sxtb16_ror8(v0), __smlad(qe, __sxtb16(v0), init));
-      scores[1] = __smlad(qo, sxtb16_ror8(v1), __smlad(qe, __sxtb16(v1), init));
-    }
+    uint32_t v0, v1, t;
+    int32_t a0, a1;
+    __asm__ volatile(  // volatile: its effect is the stores
+        "1:\n\t"
+        "ldr %[v1], [%[k], %[ks]]\n\t"
+        "ldr %[v0], [%[k]]\n\t"
+        "add %[k], %[k], %[ks], lsl #1\n\t"
+        "sxtb16 %[t], %[v0]\n\t"
+        "smlad %[a0], %[qe], %[t], %[init]\n\t"
+        "sxtb16 %[v0], %[v0], ror #8\n\t"
+        "smlad %[a0], %[qo], %[v0], %[a0]\n\t"
+        "sxtb16 %[t], %[v1]\n\t"
+        "smlad %[a1], %[qe], %[t], %[init]\n\t"
+        "sxtb16 %[v1], %[v1], ror #8\n\t"
+        "smlad %[a1], %[qo], %[v1], %[a1]\n\t"
+        "strd %[a0], %[a1], [%[s]], #8\n\t"
+        "subs %[pairs], %[pairs], #1\n\t"
+        "bne 1b"
+        : [k] "+r"(k), [s] "+r"(scores), [pairs] "+r"(pairs), [v0] "=&r"(v0), [v1] "=&r"(v1), [t] "=&r"(t),
+          [a0] "=&r"(a0), [a1] "=&r"(a1)
+        : [qe] "r"(qe), [qo] "r"(qo), [init] "r"(init), [ks] "r"(k_stride)
+        : "cc", "memory");
     return;
   }
   for (; pairs > 0; --pairs, k += 2 * k_stride, scores += 2) {
