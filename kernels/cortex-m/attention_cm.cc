@@ -171,17 +171,19 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
       for (int j = 0; j < n; ++j) scores[j] = -corr;
     } else {
       qk_groups_x2(n / 2, qp, qp + 2 * groups, -corr, k, k_stride, scores);
+      if (n & 1) {  // the last key alone: as a pair with itself
+        int32_t last[2];
+        qk_groups_x2(1, qp, qp + 2 * groups, -corr, k + static_cast<ptrdiff_t>(n - 1) * k_stride, 0, last);
+        scores[n - 1] = last[0];
+      }
     }
-    if (groups != 0 && (n & 1)) {  // the last key alone: as a pair with itself
-      int32_t last[2];
-      qk_groups_x2(1, qp, qp + 2 * groups, -corr, k + static_cast<ptrdiff_t>(n - 1) * k_stride, 0, last);
-      scores[n - 1] = last[0];
-    }
-    if (tail != 0) {  // dims 4 groups + 1..3: the rest of each key
+    if (tail != 0) {  // dims 4 groups + 1..3: the rest of each key, the query values in registers
       const int8_t* kt = k + 4 * groups;
+      const int32_t t0 = qt[0], t1 = tail > 1 ? qt[1] : 0, t2 = tail > 2 ? qt[2] : 0;
       for (int j = 0; j < n; ++j, kt += k_stride) {
-        int32_t acc = scores[j];
-        for (int i = 0; i < tail; ++i) acc += qt[i] * kt[i];
+        int32_t acc = scores[j] + t0 * kt[0];
+        if (tail > 1) acc += t1 * kt[1];
+        if (tail > 2) acc += t2 * kt[2];
         scores[j] = acc;
       }
     }

@@ -35,16 +35,13 @@ namespace {
 using dsp::load4;
 using dsp::sxtb16_ror8;
 
-// a0c += row 0's whole groups . channel c's weights, a1c for row 1; rows x0
-// and x1 (x0 + 4 groups = x0_end), channels wq and wq + 4. Written out: GCC
-// -Os kept neither the four extended activations nor the pointers in
-// registers.
+// Row r, channel c's accumulator of a pass.
 struct Acc2x2 {
   int32_t a00, a01, a10, a11;
 };
 
-// The group loop of a pass (operands a00..a11, x0, x1, wq, w0, w1, wo0,
-// wo1, xe, xo; END: the operand holding x0's end): both channels' weight
+// The group loop of pass_2x2_fast (operands a00..a11, x0, x1, wq, w0, w1,
+// wo0, wo1, xe, xo; END: the operand holding x0's end): both channels' weight
 // words by one LDRD and extended once, then per row the activation word
 // extended and four SMLAD: 21 instructions per group of 16 products.
 #define EA_MAC_2X2_LOOP(END)                        \
@@ -70,21 +67,10 @@ struct Acc2x2 {
   "smlad %[a11], %[xo], %[wo1], %[a11]\n\t"         \
   "cmp %[x0], %[" END "]\n\t"                       \
   "bne 1b"
-__attribute__((always_inline)) inline void mac_2x2(const int8_t* x0, const int8_t* x1, const int8_t* x0_end,
-                                                   const int8_t* wq, Acc2x2& a) {
-  if (x0 == x0_end) return;
-  uint32_t w0, w1, wo0, wo1, xe, xo;
-  __asm__(
-      EA_MAC_2X2_LOOP("end")
-      : [a00] "+r"(a.a00), [a01] "+r"(a.a01), [a10] "+r"(a.a10), [a11] "+r"(a.a11), [x0] "+r"(x0), [x1] "+r"(x1),
-        [wq] "+r"(wq), [w0] "=&r"(w0), [w1] "=&r"(w1), [wo0] "=&r"(wo0), [wo1] "=&r"(wo1), [xe] "=&r"(xe),
-        [xo] "=&r"(xo)
-      : [end] "r"(x0_end)
-      : "cc", "memory");
-}
-
-// a += the partial group: the rows' tail words t0, t1 (zero-padded), channels wq, wq + 4.
-inline void mac_tail_2x2(uint32_t t0, uint32_t t1, const int8_t* wq, Acc2x2& a) {
+// a += one group: the rows' words t0, t1 (a partial group zero-padded),
+// channels wq, wq + 4. Out of line: the partial group's and the slow passes'
+// one copy.
+__attribute__((noinline)) void mac_tail_2x2(uint32_t t0, uint32_t t1, const int8_t* wq, Acc2x2& a) {
   const uint32_t xe0 = __sxtb16(t0), xo0 = sxtb16_ror8(t0), xe1 = __sxtb16(t1), xo1 = sxtb16_ror8(t1);
   uint32_t w = load4(wq), we = __sxtb16(w), wo = sxtb16_ror8(w);
   a.a00 = __smlad(wo, xo0, __smlad(we, xe0, a.a00));
@@ -95,7 +81,7 @@ inline void mac_tail_2x2(uint32_t t0, uint32_t t1, const int8_t* wq, Acc2x2& a) 
 }
 
 // A whole pass in one asm block for the common case (two channels, whole
-// groups only, both channels' shift <= -2): mac_2x2's loop, then
+// groups only, both channels' shift <= -2): EA_MAC_2X2_LOOP, then
 // requantize_s8 of acc + bias in 32 bits for the four outputs (n = 31 -
 // shift >= 33: requant_cm.h's SMMLA form, then the arithmetic shift by
 // n - 32; the clamp to [-512, 512] before the zero point as SSAT #10,
@@ -103,7 +89,7 @@ inline void mac_tail_2x2(uint32_t t0, uint32_t t1, const int8_t* wq, Acc2x2& a) 
 // zp >= -128), with the pass's
 // values read from a PassCtx (LDRD) once the loop's registers are free
 // (the loop needs all 14; the context pointer waits on the stack). In C
-// around mac_2x2, GCC -Os spent about 110 instructions per pass on reloads.
+// around the loop, GCC -Os spent about 110 instructions per pass on reloads.
 struct ChannelRequant {
   int32_t bias, mult, round, sh;  // round = 2^(-shift-2), sh = -shift-1
 };
@@ -169,7 +155,7 @@ __attribute__((always_inline)) inline void pass_2x2_fast(const int8_t* x0, const
 // constants are set up once, and most passes are pass_2x2_fast (an odd last
 // row computed twice, its copy stored to a scratch pair); the rest (an odd
 // last channel, a partial last group of inputs, a shift above -2) take
-// mac_2x2 and requant_cm.h's requantize_s8.
+// mac_tail_2x2 per group and requant_cm.h's requantize_s8.
 void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                      const int8_t* w, const int32_t* bias, const int32_t* mult,
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
@@ -202,7 +188,7 @@ void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* 
         continue;
       }
       Acc2x2 a{0, 0, 0, 0};  // rows 0, 1 x channels n0, n0 + 1
-      mac_2x2(x0, x1, x0 + groups * kPackK, wq, a);
+      for (int g = 0; g < groups; ++g) mac_tail_2x2(load4(x0 + 4 * g), load4(x1 + 4 * g), wq + g * kPackN * kPackK, a);
       if (rem != 0) {  // the partial group, zero-padded (no load past the row)
         uint32_t t0 = 0, t1 = 0;
         std::memcpy(&t0, x0 + groups * kPackK, static_cast<size_t>(rem));
