@@ -1,6 +1,7 @@
 // Firmware unit test: the build's selected qs8_linear (cmsis-dsp on M4,
 // helium on M55), its attention score row, its integer softmax (both list
-// entries, on rows of 1..70 keys), its weighted sum (qs8_pv_row), its
+// entries, on rows of 1..70 keys; the rows' 32-bit normalizer on sums of
+// every bit length), its weighted sum (qs8_pv_row), its
 // additive layer and requant_cm.h's requantization against the reference
 // kernels, bit for bit. The linear on random shapes:
 // in_features 1..80 (ragged tails of every length mod 4 and mod 16), packed
