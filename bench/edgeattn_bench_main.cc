@@ -5,6 +5,10 @@
 //
 //   edgeattn-bench MODEL.eatn [--q-len N] [--kv-len N] [--warmup N] [--iters N]
 //                  [--layer NAME] [--path NAME|best] [--cached] [--json] [--xnnpack]
+//                  [--threads N]
+// --threads N runs the layers on a pool of N workers (the std::thread pool of
+// targets/linux/thread_pool.hpp, created before anything is timed); the
+// output hashes are the one-thread hashes.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -18,6 +22,7 @@
 #include "bench_core.h"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/kernels/dispatch.h"
+#include "thread_pool.hpp"
 
 namespace {
 
@@ -94,7 +99,9 @@ void Usage(int fd) {
            "  --json                 print JSON instead of a table\n"
            "  --xnnpack              run int8 projections with in_features % 16 == 0 through\n"
            "                         XNNPACK (builds with the backend only); the rest stays on\n"
-           "                         the kernel path\n");
+           "                         the kernel path\n"
+           "  --threads N            run on a pool of N workers (N - 1 threads + this one); the\n"
+           "                         output hashes do not change with N\n");
   Print(fd, "kernel paths available here: %s\n", AvailablePaths());
 }
 
@@ -147,6 +154,7 @@ int main(int argc, char** argv) {
   const char* path_name = nullptr;
   bool json = false;
   bool use_xnnpack = false;
+  int threads = 1;
   edgeattn::bench::Options options;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -160,13 +168,15 @@ int main(int argc, char** argv) {
       return 0;
     } else if (std::strcmp(a, "--q-len") == 0 || std::strcmp(a, "--kv-len") == 0 ||
                std::strcmp(a, "--warmup") == 0 || std::strcmp(a, "--iters") == 0 ||
-               std::strcmp(a, "--layer") == 0 || std::strcmp(a, "--path") == 0) {
+               std::strcmp(a, "--layer") == 0 || std::strcmp(a, "--path") == 0 ||
+               std::strcmp(a, "--threads") == 0) {
       if (!has_value) return UsageError("option %s needs a value", a);
       const char* v = argv[++i];
       int* target = std::strcmp(a, "--q-len") == 0    ? &options.q_len
                     : std::strcmp(a, "--kv-len") == 0 ? &options.kv_len
                     : std::strcmp(a, "--warmup") == 0 ? &options.warmup
                     : std::strcmp(a, "--iters") == 0  ? &options.iters
+                    : std::strcmp(a, "--threads") == 0 ? &threads
                                                       : nullptr;
       if (target != nullptr && !ParseInt(v, target)) {
         char what[160];
@@ -189,6 +199,7 @@ int main(int argc, char** argv) {
     Usage(2);
     return 2;
   }
+  if (threads < 1 || threads > 1024) return UsageError("%s: expected 1 to 1024 threads", "--threads");
   // XNNPACK's one-time CPU detection allocates; it happens before anything is timed.
   if (use_xnnpack && edgeattn::XnnpackInitialize() != Status::kOk) {
     Print(2, "edgeattn-bench: --xnnpack: this build has no XNNPACK backend\n");
@@ -219,7 +230,14 @@ int main(int argc, char** argv) {
     Print(2, "edgeattn-bench: %s: %s\n", model_path, interp.error());
     return 1;
   }
-  // The arena is far larger than the plan; XNNPACK takes what it needs after it.
+  // The arena is far larger than the plan: the workers' scratch and XNNPACK's
+  // operators go after it.
+  edgeattn_linux::ThreadPool pool(threads);
+  const ea_executor executor = pool.executor();
+  if (threads > 1 && interp.UseExecutor(&executor) != Status::kOk) {
+    Print(2, "edgeattn-bench: --threads %d: %s\n", threads, interp.error());
+    return 1;
+  }
   if (use_xnnpack && interp.UseXnnpack() != Status::kOk) {
     Print(2, "edgeattn-bench: %s: %s\n", model_path, interp.error());
     return 1;
@@ -237,13 +255,15 @@ int main(int argc, char** argv) {
   const edgeattn::bench::Workspace ws = {g_io, sizeof(g_io), g_samples, kMaxSamples};
 
   if (json) {
-    Print(1, "{\"model\": \"%s\", \"kernel_path\": \"%s%s\", \"arena_bytes\": %zu, "
+    Print(1, "{\"model\": \"%s\", \"kernel_path\": \"%s%s\", \"threads\": %d, \"arena_bytes\": %zu, "
           "\"xnnpack_bytes\": %zu, \"unit\": \"us\", \"layers\": [",
-          model_path, edgeattn::KernelPath(), backend, model.arena_bytes(), interp.xnnpack_bytes());
+          model_path, edgeattn::KernelPath(), backend, threads, model.ArenaBytesForWorkers(threads),
+          interp.xnnpack_bytes());
   } else {
-    Print(1, "edgeattn-bench: %s\n  kernel path %s%s, arena %zu bytes, %d warm-up + %d timed calls per layer%s\n",
-          model_path, edgeattn::KernelPath(), backend, model.arena_bytes(), options.warmup,
-          options.iters, options.cached ? ", keys cached" : "");
+    Print(1, "edgeattn-bench: %s\n  kernel path %s%s, %d thread%s, arena %zu bytes, %d warm-up + %d timed calls "
+          "per layer%s\n",
+          model_path, edgeattn::KernelPath(), backend, threads, threads == 1 ? "" : "s",
+          model.ArenaBytesForWorkers(threads), options.warmup, options.iters, options.cached ? ", keys cached" : "");
     if (use_xnnpack) {
       Print(1, "  XNNPACK: %d int8 projections, %zu arena bytes after the plan\n",
             interp.xnnpack_ops(), interp.xnnpack_bytes());

@@ -82,6 +82,8 @@
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
 #include "edgeattn/kernels/requant.h"
+#include "edgeattn/kernels/task_split.h"
+#include "thread_pool.hpp"
 
 #if EA_HAVE_XNNPACK
 #include <xnnpack.h>
@@ -237,6 +239,94 @@ ek::QS8AttentionArgs Qs8Head(int q_len, int kv, int hd, int stride) {
   Mult(1.0 / 32768.0, &a.pv_mult, &a.pv_shift);
   a.kv_valid_len = kv;
   return a;
+}
+
+// workers:N — a layer on N workers the way the runtime splits it
+// (kernels/include/edgeattn/kernels/task_split.h: projections in row or
+// 16-channel tiles, the attention core in (head, row range) items, row-wise
+// steps by rows), on the std::thread pool of targets/linux (N - 1 threads
+// plus the benchmark's own). Not Google Benchmark's threads:N, which runs N
+// copies side by side. workers = 1: everything on the calling thread.
+class Workers {
+ public:
+  explicit Workers(int n) : n_(n), pool_(n) {}
+  int count() const { return n_; }
+  // body(begin, end, worker) over `tasks` contiguous ranges of [0, n).
+  template <typename Body>
+  void For(int n, int tasks, const Body& body) {
+    if (tasks > n) tasks = n;
+    if (tasks <= 1) {
+      if (n > 0) body(0, n, 0);
+      return;
+    }
+    struct Job {
+      const Body* body;
+      int n, tasks;
+    } job = {&body, n, tasks};
+    pool_.ParallelFor(
+        [](void* arg, int32_t t) {
+          const Job& j = *static_cast<const Job*>(arg);
+          const ek::TaskRange r = ek::task_range(j.n, j.tasks, t);
+          if (r.begin < r.end) (*j.body)(r.begin, r.end, static_cast<int>(t));
+        },
+        &job, tasks);
+  }
+  int Tasks(uint64_t work, int max_tasks) const {
+    return ek::task_count(work, ek::kDefaultMinTaskWork, n_, max_tasks);
+  }
+
+ private:
+  int n_;
+  edgeattn_linux::ThreadPool pool_;
+};
+
+void RunLinear(const ek::KernelTable& t, Workers& w, const Qs8Linear& l, int rows, const int8_t* x, int8_t* y) {
+  const ek::LinearSplit split = ek::linear_split(rows, l.in, l.out, w.count(), ek::kDefaultMinTaskWork);
+  const size_t block_bytes = static_cast<size_t>(ek::kLinearChannelBlock) * static_cast<size_t>((l.in + 3) / 4 * 4);
+  w.For(split.units, split.tasks, [&](int begin, int end, int) {
+    if (split.by_rows) {
+      const ek::TaskRange r = ek::linear_rows({begin, end}, rows);
+      l.Run(t, r.end - r.begin, x + static_cast<size_t>(r.begin) * l.in, l.in,
+            y + static_cast<size_t>(r.begin) * l.out, l.out);
+    } else {
+      const ek::TaskRange c = ek::linear_channels({begin, end}, l.out);
+      t.qs8_linear(rows, c.end - c.begin, l.in, x, l.in, l.w_packed.data() + static_cast<size_t>(begin) * block_bytes,
+                   l.bias.data() + c.begin, l.mult.data(), l.shift.data(), 0, -3, y + c.begin, l.out);
+    }
+  });
+}
+
+// Row scratch of each worker for the attention core.
+struct HeadScratch {
+  std::vector<int32_t> scores;
+  std::vector<uint16_t> probs;
+  std::vector<uint8_t> tile;
+  HeadScratch(int kv, int hd) : scores(kv), probs(kv), tile(ek::qs8_attention_tile_bytes(kv, hd, hd)) {}
+};
+
+// Every head of q, kp, vp [L][d] into ctx, self-attention without masks.
+void RunHeads(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>& scratch, int L, int kv, int d,
+              int heads, const int8_t* q, const int8_t* kp, const int8_t* vp, int8_t* ctx) {
+  const int hd = d / heads;
+  const ek::HeadSplit split = ek::head_split(heads, L, w.count());
+  const int n = split.items();
+  w.For(n, w.Tasks(ek::attention_work(L, kv, d), n), [&](int begin, int end, int worker) {
+    HeadScratch& s = scratch[static_cast<size_t>(worker)];
+    for (int i = begin; i < end;) {
+      const int h = i / split.chunks;
+      int j = i + 1;
+      while (j < end && j / split.chunks == h) ++j;
+      const int r0 = split.rows(L, i % split.chunks).begin, r1 = split.rows(L, (j - 1) % split.chunks).end;
+      ek::QS8AttentionArgs a = Qs8Head(r1 - r0, kv, hd, d);
+      a.causal_offset = kv - L + r0;
+      a.q = q + static_cast<size_t>(r0) * d + h * hd; a.k = kp + h * hd; a.v = vp + h * hd;
+      a.out = ctx + static_cast<size_t>(r0) * d + h * hd;
+      a.scratch = s.scores.data(); a.prob_scratch = s.probs.data();
+      a.tile_scratch = s.tile.data();  // as the runtime plans it (used when >= 4 rows)
+      t.qs8_attention(a);
+      i = j;
+    }
+  });
 }
 
 void BM_Qs8Attention(benchmark::State& state, const ek::KernelTable& t, int q_len, int kv, int hd) {
@@ -433,8 +523,27 @@ void BM_Qs8MhaTileStage(benchmark::State& state, const ek::Qs8AttnTileStages& st
 
 // Multi-head attention, int8. decoder: q_len = 1 against kv cached keys (K/V
 // projections not timed, like a cached decoder step); else self-attention.
-void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int d, int heads, bool decoder) {
+void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int d, int heads, bool decoder,
+               int workers = 1) {
   const ek::KernelTable& t = *ek::kernel_table(path);
+  if (workers > 1) {  // the runtime's split (Workers), self-attention
+    Workers w(workers);
+    Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13), wo(d, d, 14);
+    const auto x = RandS8(static_cast<size_t>(L) * d, 15);
+    std::vector<int8_t> q(x.size()), kp(x.size()), vp(x.size()), ctx(x.size()), y(x.size());
+    std::vector<HeadScratch> scratch(static_cast<size_t>(workers), HeadScratch(L, d / heads));
+    for (auto _ : state) {
+      RunLinear(t, w, wq, L, x.data(), q.data());
+      RunLinear(t, w, wk, L, x.data(), kp.data());
+      RunLinear(t, w, wv, L, x.data(), vp.data());
+      RunHeads(t, w, scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
+      RunLinear(t, w, wo, L, ctx.data(), y.data());
+      benchmark::DoNotOptimize(y.data());
+    }
+    SetFlops(state, 8.0 * L * d * static_cast<double>(d) + 4.0 * L * static_cast<double>(L) * d);
+    SetBytes(state, MhaBytes(L, kv, d, false, 1));
+    return;
+  }
   const int hd = d / heads;
   Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13), wo(d, d, 14);
   const auto x = RandS8(static_cast<size_t>(std::max(L, kv)) * d, 15);
@@ -703,8 +812,10 @@ struct Qs8Norm {
   }
 };
 
-void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int d, int heads, BlockStage stage) {
+void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int d, int heads, BlockStage stage,
+                        int workers = 1) {
   const ek::KernelTable& t = *ek::kernel_table(path);
+  Workers w(workers);
   const int hd = d / heads, f = 4 * d;
   Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13), wo(d, d, 14), fc1(d, f, 16), fc2(f, d, 17);
   Qs8Norm n1(d), n2(d);
@@ -719,38 +830,51 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
   std::vector<int32_t> scratch(L);
   std::vector<uint16_t> probs(L);
   std::vector<uint8_t> tile(ek::qs8_attention_tile_bytes(L, hd, hd));
+  std::vector<HeadScratch> heads_scratch(static_cast<size_t>(workers), HeadScratch(L, hd));
   ek::QS8AddArgs add = {L, d, x.data(), d, 0, 1 << 19, o.data(), d, -3, 1 << 19, 20, 0, a.data(), d};
   const bool all = stage == BlockStage::kAll;
+  // Row-wise steps (LayerNorm, residual adds, the activation) by rows.
+  auto by_rows = [&](uint64_t work_per_row, auto step) {
+    w.For(L, w.Tasks(work_per_row * static_cast<uint64_t>(L), L), [&](int r0, int r1, int) { step(r0, r1 - r0); });
+  };
+  auto norm = [&](Qs8Norm& n, const int8_t* in, int8_t* out) {
+    by_rows(8 * static_cast<uint64_t>(d), [&](int r0, int rows) {
+      ek::QS8LayerNormArgs part = n.args;  // the same parameters, a row range
+      part.rows = rows;
+      part.x = in + static_cast<size_t>(r0) * d; part.x_stride = d;
+      part.y = out + static_cast<size_t>(r0) * d; part.y_stride = d;
+      t.qs8_layernorm(part);
+    });
+  };
+  auto residual = [&](const int8_t* ra, const int8_t* rb, int8_t* ry) {
+    by_rows(2 * static_cast<uint64_t>(d), [&](int r0, int rows) {
+      ek::QS8AddArgs part = add;
+      part.rows = rows;
+      part.a = ra + static_cast<size_t>(r0) * d; part.b = rb + static_cast<size_t>(r0) * d;
+      part.y = ry + static_cast<size_t>(r0) * d;
+      t.qs8_add(part);
+    });
+  };
   for (auto _ : state) {
-    if (all || stage == BlockStage::kNorm) n1.Run(t, L, x.data(), a.data());
+    if (all || stage == BlockStage::kNorm) norm(n1, x.data(), a.data());
     if (all || stage == BlockStage::kAttn) {
-      wq.Run(t, L, a.data(), d, q.data(), d);
-      wk.Run(t, L, a.data(), d, kp.data(), d);
-      wv.Run(t, L, a.data(), d, vp.data(), d);
-      for (int h = 0; h < heads; ++h) {
-        ek::QS8AttentionArgs at = Qs8Head(L, L, hd, d);
-        at.q = q.data() + h * hd; at.k = kp.data() + h * hd; at.v = vp.data() + h * hd;
-        at.out = ctx.data() + h * hd;
-        at.scratch = scratch.data(); at.prob_scratch = probs.data();
-        at.tile_scratch = tile.data();
-        t.qs8_attention(at);
-      }
-      wo.Run(t, L, ctx.data(), d, o.data(), d);
+      RunLinear(t, w, wq, L, a.data(), q.data());
+      RunLinear(t, w, wk, L, a.data(), kp.data());
+      RunLinear(t, w, wv, L, a.data(), vp.data());
+      RunHeads(t, w, heads_scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
+      RunLinear(t, w, wo, L, ctx.data(), o.data());
     }
-    if (all || stage == BlockStage::kResidual) {
-      add.a = x.data(); add.b = o.data(); add.y = a.data();
-      t.qs8_add(add);  // h = x + o, into a
-    }
-    if (all || stage == BlockStage::kNorm) n2.Run(t, L, a.data(), q.data());
+    if (all || stage == BlockStage::kResidual) residual(x.data(), o.data(), a.data());  // h = x + o, into a
+    if (all || stage == BlockStage::kNorm) norm(n2, a.data(), q.data());
     if (all || stage == BlockStage::kFfn) {
-      fc1.Run(t, L, q.data(), d, hidden.data(), f);
-      t.qs8_lut(L, f, hidden.data(), f, gelu.data(), hidden.data(), f);
-      fc2.Run(t, L, hidden.data(), f, o.data(), d);
+      RunLinear(t, w, fc1, L, q.data(), hidden.data());
+      by_rows(static_cast<uint64_t>(f), [&](int r0, int rows) {
+        int8_t* h = hidden.data() + static_cast<size_t>(r0) * f;
+        t.qs8_lut(rows, f, h, f, gelu.data(), h, f);
+      });
+      RunLinear(t, w, fc2, L, hidden.data(), o.data());
     }
-    if (all || stage == BlockStage::kResidual) {
-      add.a = a.data(); add.b = o.data(); add.y = y.data();
-      t.qs8_add(add);  // y = h + ffn
-    }
+    if (all || stage == BlockStage::kResidual) residual(a.data(), o.data(), y.data());  // y = h + ffn
     benchmark::DoNotOptimize(y.data());
   }
   // The peers' convention (../shared/peers/common.hpp): 24 L d^2 + 4 L^2 d.
@@ -876,6 +1000,10 @@ void RegisterAll() {
         for (int h : {1, 4, 8}) {
           const std::string s = "/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:" + std::to_string(h);
           reg("mha_qs8" + s, [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false); });
+          for (int n : {2, 4}) {
+            benchmark::RegisterBenchmark(("mha_qs8" + s + "/" + pn + "/workers:" + std::to_string(n)).c_str(),
+                                         [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false, n); });
+          }
           reg("mha_f32" + s, [=](benchmark::State& st) { BM_F32Mha(st, p, L, L, d, h, false); });
         }
       }
@@ -917,6 +1045,12 @@ void RegisterAll() {
       for (int d : {64, 128, 256}) {
         const std::string s = "/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:4";
         reg("encoder_block_qs8" + s, [=](benchmark::State& st) { BM_Qs8EncoderBlock(st, p, L, d, 4, BlockStage::kAll); });
+        for (int n : {2, 4}) {
+          benchmark::RegisterBenchmark(("encoder_block_qs8" + s + "/" + pn + "/workers:" + std::to_string(n)).c_str(),
+                                       [=](benchmark::State& st) {
+                                         BM_Qs8EncoderBlock(st, p, L, d, 4, BlockStage::kAll, n);
+                                       });
+        }
       }
     }
     for (const auto& shape : {std::array<int, 2>{64, 128}, std::array<int, 2>{128, 128}, std::array<int, 2>{256, 256}}) {

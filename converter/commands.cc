@@ -262,7 +262,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   std::string json_text;
   if (!o.report_json.empty()) json_text = report_json(r).dump(2) + "\n";
   EmittedC emitted;
-  if (!o.emit_c.empty()) emitted = emit_c(bytes, lm.model(), o.emit_c, base_name(o.output));
+  if (!o.emit_c.empty()) emitted = emit_c(bytes, lm.model(), o.emit_c, base_name(o.output), o.workers);
   write_file_atomic(o.output, bytes.data(), bytes.size());
   if (!o.emit_c.empty()) {
     try {

@@ -15,6 +15,7 @@ namespace convert {
 struct ConvertOptions {
   std::string weights, spec, calib, dtype = "int8", output, report_json;
   std::string emit_c;  // --emit-c PREFIX: also write PREFIX.h / PREFIX.c (converter/emit_c.h)
+  int workers = 1;     // --workers T: PREFIX.h's _POOL_ARENA_BYTES is the arena for T pool workers
   int max_q_len = 0, max_kv_len = 0;
   // int8 activation ranges (calib_method.h): --calib-method, --calib-percentile.
   std::string calib_method = calib_method_name(CalibOptions().method);

@@ -29,7 +29,7 @@ struct EmittedC {
 
 // `model` is the verified view of `bytes`; `origin` is named in a comment.
 EmittedC emit_c(const std::vector<uint8_t>& bytes, const Model& model, const std::string& prefix,
-                const std::string& origin);
+                const std::string& origin, int workers = 1);
 // Writes PREFIX.h and PREFIX.c (atomically). Throws ConvertError.
 void write_emitted_c(const EmittedC& c, const std::string& prefix);
 

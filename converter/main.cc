@@ -34,6 +34,11 @@ int main(int argc, char** argv) {
   conv->add_option("--max-q-len", c.max_q_len, "override every layer's max_q_len")->check(CLI::PositiveNumber);
   conv->add_option("--emit-c", c.emit_c,
                    "also write the model as C: PREFIX.h (arena bytes, size) + PREFIX.c (16-byte aligned const array)");
+  conv->add_option("--workers", c.workers,
+                   "with --emit-c: PREFIX_POOL_ARENA_BYTES is the arena for this many thread-pool workers "
+                   "(ea_interpreter_use_executor)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   conv->add_option("--max-kv-len", c.max_kv_len, "override every layer's max_kv_len")->check(CLI::PositiveNumber);
   conv->add_option("--calib-method", c.calib_method,
                    "how int8 activation ranges are chosen from the calibration values: minmax (observed min/max), "

@@ -46,22 +46,103 @@ constexpr int kQkUnpackedMaxDim = 64;
 // zero point comes out once per key: sum_i (q_i - zq)(k_i - zk) =
 // sum_i (q_i - zq) k_i - zk sum_i (q_i - zq), in wrapping 32-bit arithmetic
 // (SMLAD does not saturate), which is the reference's exact sum (it fits
-// int32). kGroups > 0: that many groups, unrolled; 0: dim / 4 in a loop.
-template <int kGroups>
-void qk_row_unpacked(int n, int dim, const uint32_t* qp, const int32_t* qt, int32_t corr, const int8_t* k,
-                     int k_stride, int32_t* scores) {
-  const int groups = kGroups > 0 ? kGroups : dim / 4;
-  const int tail = dim - 4 * groups;
-  for (int j = 0; j < n; ++j, k += k_stride) {
-    int32_t acc = -corr;
-    for (int g = 0; g < groups; ++g) {
-      const uint32_t vk = load4(k + 4 * g);
-      acc = __smlad(qp[2 * g], __sxtb16(vk), acc);
-      acc = __smlad(qp[2 * g + 1], sxtb16_ror8(vk), acc);
-    }
-    for (int i = 0; i < tail; ++i) acc += qt[i] * k[4 * groups + i];
-    scores[j] = acc;
+// int32); init = -zk sum_i (q_i - zq). Two keys per step share the query
+// pairs' loads and the loop. Out of line with few arguments, so the loops
+// keep their values in registers (inline, at -Os, the query pairs and the
+// stride were reloaded from the stack per key).
+__attribute__((noinline, unused)) void qk_groups_x2(int pairs, const uint32_t* qp, const uint32_t* qp_end, int32_t init,
+                                                    const int8_t* k, int k_stride, int32_t* scores) {
+  if (qp_end - qp == 2) {  // head dim 4 (5-7): the query pair in registers, 15 instructions per two keys
+    if (pairs <= 0) return;
+    const uint32_t qe = qp[0], qo = qp[1];
+    uint32_t v0, v1, t;
+    int32_t a0, a1;
+    __asm__ volatile(  // volatile: its effect is the stores
+        "1:\n\t"
+        "ldr %[v1], [%[k], %[ks]]\n\t"
+        "ldr %[v0], [%[k]]\n\t"
+        "add %[k], %[k], %[ks], lsl #1\n\t"
+        "sxtb16 %[t], %[v0]\n\t"
+        "smlad %[a0], %[qe], %[t], %[init]\n\t"
+        "sxtb16 %[v0], %[v0], ror #8\n\t"
+        "smlad %[a0], %[qo], %[v0], %[a0]\n\t"
+        "sxtb16 %[t], %[v1]\n\t"
+        "smlad %[a1], %[qe], %[t], %[init]\n\t"
+        "sxtb16 %[v1], %[v1], ror #8\n\t"
+        "smlad %[a1], %[qo], %[v1], %[a1]\n\t"
+        "strd %[a0], %[a1], [%[s]], #8\n\t"
+        "subs %[pairs], %[pairs], #1\n\t"
+        "bne 1b"
+        : [k] "+r"(k), [s] "+r"(scores), [pairs] "+r"(pairs), [v0] "=&r"(v0), [v1] "=&r"(v1), [t] "=&r"(t),
+          [a0] "=&r"(a0), [a1] "=&r"(a1)
+        : [qe] "r"(qe), [qo] "r"(qo), [init] "r"(init), [ks] "r"(k_stride)
+        : "cc", "memory");
+    return;
   }
+  for (; pairs > 0; --pairs, k += 2 * k_stride, scores += 2) {
+    int32_t a0 = init, a1 = init;
+    const int8_t* k0 = k;
+    const int8_t* k1 = k + k_stride;
+    const uint32_t* q = qp;
+    // Per group: the query pair (one LDRD), the two keys' words, 4 SXTB16 and
+    // 4 SMLAD; written out because GCC -Os reloaded the pair and the loop end
+    // from memory in every step (20 instructions instead of 13).
+    uint32_t v0, v1, qe, qo, t;
+    __asm__(
+        "1:\n\t"
+        "ldrd %[qe], %[qo], [%[q]], #8\n\t"
+        "ldr %[v0], [%[k0]], #4\n\t"
+        "ldr %[v1], [%[k1]], #4\n\t"
+        "sxtb16 %[t], %[v0]\n\t"
+        "smlad %[a0], %[qe], %[t], %[a0]\n\t"
+        "sxtb16 %[t], %[v0], ror #8\n\t"
+        "smlad %[a0], %[qo], %[t], %[a0]\n\t"
+        "sxtb16 %[t], %[v1]\n\t"
+        "smlad %[a1], %[qe], %[t], %[a1]\n\t"
+        "sxtb16 %[t], %[v1], ror #8\n\t"
+        "smlad %[a1], %[qo], %[t], %[a1]\n\t"
+        "cmp %[q], %[qend]\n\t"
+        "bne 1b"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [k0] "+r"(k0), [k1] "+r"(k1), [q] "+r"(q), [v0] "=&r"(v0),
+          [v1] "=&r"(v1), [qe] "=&r"(qe), [qo] "=&r"(qo), [t] "=&r"(t)
+        : [qend] "r"(qp_end)
+        : "cc", "memory");
+    scores[0] = a0;
+    scores[1] = a1;
+  }
+}
+
+// Head dim 2: the query values (minus their zero point) in registers, one
+// MLA per dimension and key, two keys per step (written out: GCC -Os took
+// 26 instructions per two keys, this 13).
+__attribute__((noinline, unused)) void qk_dim2_x2(int n, const int32_t* qt, int32_t init, const int8_t* k,
+                                                  int k_stride, int32_t* scores) {
+  const int32_t q0 = qt[0], q1 = qt[1];
+  if (n >= 2) {
+    int pairs = n / 2;
+    int32_t a, b, c, d;
+    const int8_t* t;
+    __asm__ volatile(  // volatile: its effect is the stores
+        "1:\n\t"
+        "add %[t], %[k], %[ks]\n\t"
+        "ldrsb %[a], [%[k]]\n\t"
+        "ldrsb %[b], [%[k], #1]\n\t"
+        "ldrsb %[c], [%[t]]\n\t"
+        "ldrsb %[d], [%[t], #1]\n\t"
+        "mla %[a], %[q0], %[a], %[init]\n\t"
+        "mla %[a], %[q1], %[b], %[a]\n\t"
+        "mla %[c], %[q0], %[c], %[init]\n\t"
+        "mla %[c], %[q1], %[d], %[c]\n\t"
+        "strd %[a], %[c], [%[s]], #8\n\t"
+        "add %[k], %[t], %[ks]\n\t"
+        "subs %[pairs], %[pairs], #1\n\t"
+        "bne 1b"
+        : [k] "+r"(k), [s] "+r"(scores), [pairs] "+r"(pairs), [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c),
+          [d] "=&r"(d), [t] "=&r"(t)
+        : [q0] "r"(q0), [q1] "r"(q1), [init] "r"(init), [ks] "r"(k_stride)
+        : "cc", "memory");
+  }
+  if (n & 1) scores[0] = init + q0 * k[0] + q1 * k[1];
 }
 }  // namespace
 
@@ -81,20 +162,30 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
     }
     for (int i = 4 * groups; i < dim; ++i) qt[i - 4 * groups] = q[i] - q_zp;
     const int32_t corr = static_cast<int32_t>(qsum * static_cast<uint32_t>(k_zp));
-    switch (groups) {
-      case 0: {  // dim 1-3: the query values in registers, one MLA per dimension
-        const int32_t q0 = qt[0], q1 = dim > 1 ? qt[1] : 0, q2 = dim > 2 ? qt[2] : 0;
-        for (int j = 0; j < n; ++j, k += k_stride) {
-          int32_t acc = q0 * k[0] - corr;
-          if (dim > 1) acc += q1 * k[1];
-          if (dim > 2) acc += q2 * k[2];
-          scores[j] = acc;
-        }
-        break;
+    const int tail = dim - 4 * groups;
+    if (dim == 2) {  // the harness's smallest head dim: its own loop
+      qk_dim2_x2(n, qt, -corr, k, k_stride, scores);
+      return;
+    }
+    if (groups == 0) {  // dims 1, 3: the tail loop below from -corr
+      for (int j = 0; j < n; ++j) scores[j] = -corr;
+    } else {
+      qk_groups_x2(n / 2, qp, qp + 2 * groups, -corr, k, k_stride, scores);
+      if (n & 1) {  // the last key alone: as a pair with itself
+        int32_t last[2];
+        qk_groups_x2(1, qp, qp + 2 * groups, -corr, k + static_cast<ptrdiff_t>(n - 1) * k_stride, 0, last);
+        scores[n - 1] = last[0];
       }
-      case 1: qk_row_unpacked<1>(n, dim, qp, qt, corr, k, k_stride, scores); break;
-      case 2: qk_row_unpacked<2>(n, dim, qp, qt, corr, k, k_stride, scores); break;
-      default: qk_row_unpacked<0>(n, dim, qp, qt, corr, k, k_stride, scores); break;
+    }
+    if (tail != 0) {  // dims 4 groups + 1..3: the rest of each key, the query values in registers
+      const int8_t* kt = k + 4 * groups;
+      const int32_t t0 = qt[0], t1 = tail > 1 ? qt[1] : 0, t2 = tail > 2 ? qt[2] : 0;
+      for (int j = 0; j < n; ++j, kt += k_stride) {
+        int32_t acc = scores[j] + t0 * kt[0];
+        if (tail > 1) acc += t1 * kt[1];
+        if (tail > 2) acc += t2 * kt[2];
+        scores[j] = acc;
+      }
     }
     return;
   }
@@ -116,12 +207,77 @@ void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t
 // P.V of one row, 4 channels x 2 keys per step. The probabilities of two
 // keys are one word, (p_j, p_j+1) as int16 (p <= 32767). SXTB16 splits the
 // value words of keys j and j+1 into channels (c, c+2) and, rotated by 8,
-// (c+1, c+3); PKHBT / PKHTB pair up one channel's values of the two keys, so
-// one SMLAD adds p_j v_j + p_j+1 v_j+1 per channel. The zero point comes out
-// once per row: sum_j p_j (v_j - zv) = sum_j p_j v_j - zv sum_j p_j, in
-// wrapping 32-bit arithmetic (SMLAD does not saturate), which gives the
-// reference's int32 sum whenever that sum fits, as it does for probabilities
-// from the softmax (|sum| <= 255 (32768 + n/2)).
+// (c+1, c+3); SMLABB / SMLATB / SMLABT / SMLATT multiply the halves as they
+// are (one product each). A last 2-3 channels take two keys' halfwords as
+// one word (v_j[c], v_j[c+1], v_j+1[c], v_j+1[c+1]): SXTB16 gives channel c
+// of both keys, rotated by 8 channel c+1, and one SMLAD adds p_j v_j +
+// p_j+1 v_j+1. The zero point comes out once per row: sum_j p_j (v_j - zv) =
+// sum_j p_j v_j - zv sum_j p_j, in wrapping 32-bit arithmetic (the
+// accumulating multiplies do not saturate), which gives the reference's
+// int32 sum whenever that sum fits, as it does for probabilities from the
+// softmax (|sum| <= 255 (32768 + n/2)). The accumulation loops are out of
+// line with few arguments, so their values stay in registers (inline, at
+// -Os, they were spilled per key).
+namespace {
+// acc[0..3] = channels 0-3 of rows vp + j stride weighted by probs[j], j < pairs * 2.
+__attribute__((noinline)) void pv_x4(int pairs, const uint16_t* pj, const int8_t* vp, int stride, int32_t* acc) {
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  if (pairs > 0) {
+    // Written out: GCC -Os kept the probability pointer and the stride in
+    // memory (23 instructions per two keys instead of 18). Each product is
+    // one SMLAxy on the halves as they are (p_j from the bottom of pp,
+    // p_j+1 from the top): as many instructions as PKHBT/PKHTB + SMLAD,
+    // one register fewer.
+    uint32_t pp, w0, w1, e0, e1;
+    __asm__(
+        "1:\n\t"
+        "ldr %[pp], [%[pj]], #4\n\t"
+        "ldr %[w1], [%[vp], %[stride]]\n\t"
+        "ldr %[w0], [%[vp]]\n\t"
+        "add %[vp], %[vp], %[stride], lsl #1\n\t"
+        "sxtb16 %[e0], %[w0]\n\t"  // (c, c+2) of keys j, j+1
+        "sxtb16 %[e1], %[w1]\n\t"
+        "sxtb16 %[w0], %[w0], ror #8\n\t"  // (c+1, c+3)
+        "sxtb16 %[w1], %[w1], ror #8\n\t"
+        "smlabb %[a0], %[pp], %[e0], %[a0]\n\t"
+        "smlatb %[a0], %[pp], %[e1], %[a0]\n\t"
+        "smlabt %[a2], %[pp], %[e0], %[a2]\n\t"
+        "smlatt %[a2], %[pp], %[e1], %[a2]\n\t"
+        "smlabb %[a1], %[pp], %[w0], %[a1]\n\t"
+        "smlatb %[a1], %[pp], %[w1], %[a1]\n\t"
+        "smlabt %[a3], %[pp], %[w0], %[a3]\n\t"
+        "smlatt %[a3], %[pp], %[w1], %[a3]\n\t"
+        "subs %[pairs], %[pairs], #1\n\t"
+        "bne 1b"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [pj] "+r"(pj), [vp] "+r"(vp),
+          [pairs] "+r"(pairs), [pp] "=&r"(pp), [w0] "=&r"(w0), [w1] "=&r"(w1), [e0] "=&r"(e0), [e1] "=&r"(e1)
+        : [stride] "r"(stride)
+        : "cc", "memory");
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+// acc[0..1] = channels 0-1, as pv_x4.
+__attribute__((noinline)) void pv_x2(int pairs, const uint16_t* pj, const int8_t* vp, int stride, int32_t* acc) {
+  int32_t a0 = 0, a1 = 0;
+  for (; pairs > 0; --pairs, pj += 2, vp += 2 * stride) {
+    uint32_t pp;
+    uint16_t h0, h1;
+    std::memcpy(&pp, pj, 4);
+    std::memcpy(&h0, vp, 2);
+    std::memcpy(&h1, vp + stride, 2);
+    const uint32_t w = h0 | (static_cast<uint32_t>(h1) << 16);
+    a0 = __smlad(pp, __sxtb16(w), a0);
+    a1 = __smlad(pp, sxtb16_ror8(w), a1);
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+}
+}  // namespace
+
 void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                      int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
   // sum_j p_j two keys per SMLAD (p <= 32767: the halves are non-negative int16).
@@ -134,38 +290,28 @@ void qs8_pv_row__dsp(int n, int v_dim, const uint16_t* probs, const int8_t* v, i
   if (n & 1) psum += probs[n - 1];
   const uint32_t corr = static_cast<uint32_t>(v_zp) * psum;
   const ptrdiff_t stride = v_stride;
+  const bool odd = (n & 1) != 0;
+  const int8_t* v_last = odd ? v + (n - 1) * stride : v;  // the odd key's row
+  const int32_t p_last = odd ? probs[n - 1] : 0;
   int c = 0;
-  for (; c + 4 <= v_dim; c += 4) {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;  // channels c, c+1, c+2, c+3
-    const int8_t* vp = v + c;
-    const uint16_t* pj = probs;
-    for (const uint16_t* end = probs + (n & ~1); pj != end; pj += 2, vp += 2 * stride) {
-      uint32_t pp;
-      std::memcpy(&pp, pj, 4);
-      const uint32_t w0 = load4(vp), w1 = load4(vp + stride);
-      const uint32_t e0 = __sxtb16(w0), e1 = __sxtb16(w1);  // (c, c+2) of keys j, j+1
-      a0 = __smlad(pp, pkhbt(e0, e1), a0);
-      a2 = __smlad(pp, pkhtb(e1, e0), a2);
-      const uint32_t o0 = sxtb16_ror8(w0), o1 = sxtb16_ror8(w1);  // (c+1, c+3)
-      a1 = __smlad(pp, pkhbt(o0, o1), a1);
-      a3 = __smlad(pp, pkhtb(o1, o0), a3);
+  while (c < v_dim) {
+    const int width = v_dim - c >= 4 ? 4 : (v_dim - c >= 2 ? 2 : 1);
+    int32_t acc[4];  // set by the pass (no zeroing: at -Os that is a memset call)
+    if (width == 4) {
+      pv_x4(n / 2, probs, v + c, v_stride, acc);
+    } else if (width == 2) {
+      pv_x2(n / 2, probs, v + c, v_stride, acc);
+    } else {
+      uint32_t a = 0;  // wrapping, as SMLAD
+      for (int j = 0; j < (n & ~1); ++j) a += static_cast<uint32_t>(probs[j] * v[j * stride + c]);
+      acc[0] = static_cast<int32_t>(a);
     }
-    if (n & 1) {
-      const int32_t p = *pj;
-      a0 = static_cast<int32_t>(static_cast<uint32_t>(a0) + static_cast<uint32_t>(p * vp[0]));
-      a1 = static_cast<int32_t>(static_cast<uint32_t>(a1) + static_cast<uint32_t>(p * vp[1]));
-      a2 = static_cast<int32_t>(static_cast<uint32_t>(a2) + static_cast<uint32_t>(p * vp[2]));
-      a3 = static_cast<int32_t>(static_cast<uint32_t>(a3) + static_cast<uint32_t>(p * vp[3]));
+    for (int i = 0; i < width; ++i) {
+      uint32_t a = static_cast<uint32_t>(acc[i]);
+      if (odd) a += static_cast<uint32_t>(p_last * v_last[c + i]);
+      out[c + i] = cm::requantize_s8(static_cast<int32_t>(a - corr), pv_mult, pv_shift, out_zp);
     }
-    out[c] = cm::requantize_s8(static_cast<int32_t>(static_cast<uint32_t>(a0) - corr), pv_mult, pv_shift, out_zp);
-    out[c + 1] = cm::requantize_s8(static_cast<int32_t>(static_cast<uint32_t>(a1) - corr), pv_mult, pv_shift, out_zp);
-    out[c + 2] = cm::requantize_s8(static_cast<int32_t>(static_cast<uint32_t>(a2) - corr), pv_mult, pv_shift, out_zp);
-    out[c + 3] = cm::requantize_s8(static_cast<int32_t>(static_cast<uint32_t>(a3) - corr), pv_mult, pv_shift, out_zp);
-  }
-  for (; c < v_dim; ++c) {
-    uint32_t acc = 0;
-    for (int j = 0; j < n; ++j) acc += static_cast<uint32_t>(probs[j] * v[j * stride + c]);
-    out[c] = cm::requantize_s8(static_cast<int32_t>(acc - corr), pv_mult, pv_shift, out_zp);
+    c += width;
   }
 }
 

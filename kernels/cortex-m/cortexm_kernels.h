@@ -6,12 +6,14 @@
 #include <cstdint>
 
 #include "edgeattn/kernels/ref.h"
+#include "edgeattn/kernels/requant.h"
 
 // EA_CM_DSP_ONLY: the DSP extension without Helium (M4, M7, M33), where the
 // cmsis-dsp path is the firmware's path. Only there does it get its own
 // softmax and the score row with the query unpacked once; on Helium builds
-// (M55) the cmsis-dsp table is a fallback and keeps the reference softmax
-// and the plain score row, 1 KB less flash.
+// (M55) the cmsis-dsp table is a fallback and keeps the reference softmax,
+// the plain score row and the reference projection (kernels/lists/
+// qs8_linear.inc), for flash.
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && !(defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1))
 #define EA_CM_DSP_ONLY 1
 #else
@@ -22,8 +24,12 @@ namespace edgeattn {
 namespace kernels {
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+// requant.h's prob_normalizer(sum), sum >= 1, with 32-bit divisions
+// (softmax_cm.cc; the DSP and Helium softmax rows use it).
+ProbNormalizer prob_normalizer_cm(uint32_t sum);
 // w: packed K4N16 (packed_weights.h). SMLAD: two 16-bit MACs per instruction
-// on sign-extended int8 pairs; one weight word = one channel's 4 inputs.
+// on sign-extended int8 pairs; one weight word = one channel's 4 inputs. Two
+// rows x two channels per pass (linear_dsp.cc).
 void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                      const int8_t* w, const int32_t* bias, const int32_t* mult,
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);

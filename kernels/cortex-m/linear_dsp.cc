@@ -3,15 +3,18 @@
 // word at (n % 16) * 4, so a word of weights and a word of the activation row
 // line up byte for byte: SXTB16 sign-extends bytes 0,2 (and, with a rotate by
 // 8, bytes 1,3) into two halfwords, and SMLAD adds both 16x16 products to the
-// channel's accumulator. Four channels per pass share one activation word
-// (loaded and extended once for all four). The sum is the reference's exact
-// int32 dot product (|acc| < 2^31, see ref/linear.cc) in another order, so the
-// result is bit-identical.
+// channel's accumulator. A pass computes two rows x two channels: each
+// extended activation word serves two channels and each extended weight word
+// two rows (21 instructions per 16 multiply-accumulates; one row x four
+// channels took 27). The sum is the reference's exact int32 dot product
+// (|acc| < 2^31, see ref/linear.cc) in another order, so the result is
+// bit-identical.
 //
 // A partial last group of inputs is copied into a zeroed word, so no load
-// reads the row past in_features and the padding weights it meets are
-// multiplied by zero. A pass computes 4 channels even past out_features
-// (their weights are padding inside the block) but stores only real ones.
+// reads a row past in_features and the padding weights it meets are
+// multiplied by zero. A pass computes 2 channels even past out_features
+// (their weights are padding inside the block) but stores only real ones; an
+// odd last row is computed twice (as both rows of a pass) and stored once.
 #include "cortex-m/cortexm_kernels.h"
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
@@ -32,56 +35,172 @@ namespace {
 using dsp::load4;
 using dsp::sxtb16_ror8;
 
-// acc + one channel's 4 weights (the word at wp) . the row's 4 inputs, given
-// as xe = inputs 0,2 and xo = inputs 1,3 (sign-extended halfwords).
-__attribute__((always_inline)) inline int32_t mac4(const int8_t* wp, uint32_t xe, uint32_t xo,
-                                                   int32_t acc) {
-  const uint32_t wv = load4(wp);
-  return __smlad(sxtb16_ror8(wv), xo, __smlad(__sxtb16(wv), xe, acc));
+// Row r, channel c's accumulator of a pass.
+struct Acc2x2 {
+  int32_t a00, a01, a10, a11;
+};
+
+// The group loop of pass_2x2_fast (operands a00..a11, x0, x1, wq, w0, w1,
+// wo0, wo1, xe, xo; END: the operand holding x0's end): both channels' weight
+// words by one LDRD and extended once, then per row the activation word
+// extended and four SMLAD: 21 instructions per group of 16 products.
+#define EA_MAC_2X2_LOOP(END)                        \
+  "1:\n\t"                                          \
+  "ldrd %[w0], %[w1], [%[wq]], #64\n\t"             \
+  "sxtb16 %[wo0], %[w0], ror #8\n\t"                \
+  "sxtb16 %[w0], %[w0]\n\t"                         \
+  "sxtb16 %[wo1], %[w1], ror #8\n\t"                \
+  "sxtb16 %[w1], %[w1]\n\t"                         \
+  "ldr %[xo], [%[x0]], #4\n\t"                      \
+  "sxtb16 %[xe], %[xo]\n\t"                         \
+  "sxtb16 %[xo], %[xo], ror #8\n\t"                 \
+  "smlad %[a00], %[xe], %[w0], %[a00]\n\t"          \
+  "smlad %[a00], %[xo], %[wo0], %[a00]\n\t"         \
+  "smlad %[a01], %[xe], %[w1], %[a01]\n\t"          \
+  "smlad %[a01], %[xo], %[wo1], %[a01]\n\t"         \
+  "ldr %[xo], [%[x1]], #4\n\t"                      \
+  "sxtb16 %[xe], %[xo]\n\t"                         \
+  "sxtb16 %[xo], %[xo], ror #8\n\t"                 \
+  "smlad %[a10], %[xe], %[w0], %[a10]\n\t"          \
+  "smlad %[a10], %[xo], %[wo0], %[a10]\n\t"         \
+  "smlad %[a11], %[xe], %[w1], %[a11]\n\t"          \
+  "smlad %[a11], %[xo], %[wo1], %[a11]\n\t"         \
+  "cmp %[x0], %[" END "]\n\t"                       \
+  "bne 1b"
+// a += one group: the rows' words t0, t1 (a partial group zero-padded),
+// channels wq, wq + 4. Out of line: the partial group's and the slow passes'
+// one copy.
+__attribute__((noinline)) void mac_tail_2x2(uint32_t t0, uint32_t t1, const int8_t* wq, Acc2x2& a) {
+  const uint32_t xe0 = __sxtb16(t0), xo0 = sxtb16_ror8(t0), xe1 = __sxtb16(t1), xo1 = sxtb16_ror8(t1);
+  uint32_t w = load4(wq), we = __sxtb16(w), wo = sxtb16_ror8(w);
+  a.a00 = __smlad(wo, xo0, __smlad(we, xe0, a.a00));
+  a.a10 = __smlad(wo, xo1, __smlad(we, xe1, a.a10));
+  w = load4(wq + 4), we = __sxtb16(w), wo = sxtb16_ror8(w);
+  a.a01 = __smlad(wo, xo0, __smlad(we, xe0, a.a01));
+  a.a11 = __smlad(wo, xo1, __smlad(we, xe1, a.a11));
 }
+
+// A whole pass in one asm block for the common case (two channels, whole
+// groups only, both channels' shift <= -2): EA_MAC_2X2_LOOP, then
+// requantize_s8 of acc + bias in 32 bits for the four outputs (n = 31 -
+// shift >= 33: requant_cm.h's SMMLA form, then the arithmetic shift by
+// n - 32; the clamp to [-512, 512] before the zero point as SSAT #10,
+// [-512, 511]: 511 + zp and 512 + zp saturate to the same int8, as
+// zp >= -128), with the pass's
+// values read from a PassCtx (LDRD) once the loop's registers are free
+// (the loop needs all 14; the context pointer waits on the stack). In C
+// around the loop, GCC -Os spent about 110 instructions per pass on reloads.
+struct ChannelRequant {
+  int32_t bias, mult, round, sh;  // round = 2^(-shift-2), sh = -shift-1
+};
+struct PassCtx {
+  const int8_t* x0_end;
+  int8_t *y0, *y1;  // the outputs y0[0], y0[1], y1[0], y1[1]
+  int32_t zp;
+  ChannelRequant c0, c1;
+};
+static_assert(offsetof(PassCtx, y0) == 4 && offsetof(PassCtx, zp) == 12 && offsetof(PassCtx, c0) == 16 &&
+                  offsetof(PassCtx, c1) == 32,
+              "the asm below reads PassCtx at these offsets");
+
+#define EA_REQUANT_PAIR(A0, A1, OFF)                      \
+  "ldrd %[x0], %[x1], [%[ctx], #" OFF "]\n\t"              \
+  "ldrd %[wq], %[w0], [%[ctx], #" OFF "+8]\n\t"            \
+  "add %[" A0 "], %[" A0 "], %[x0]\n\t"                    \
+  "smmla %[" A0 "], %[" A0 "], %[x1], %[wq]\n\t"           \
+  "asr %[" A0 "], %[" A0 "], %[w0]\n\t"                    \
+  "ssat %[" A0 "], #10, %[" A0 "]\n\t"                     \
+  "add %[" A1 "], %[" A1 "], %[x0]\n\t"                    \
+  "smmla %[" A1 "], %[" A1 "], %[x1], %[wq]\n\t"           \
+  "asr %[" A1 "], %[" A1 "], %[w0]\n\t"                    \
+  "ssat %[" A1 "], #10, %[" A1 "]\n\t"
+
+__attribute__((always_inline)) inline void pass_2x2_fast(const int8_t* x0, const int8_t* x1, const int8_t* wq,
+                                                         PassCtx* ctx) {
+  int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+  uint32_t w0, w1, wo0, wo1, xe, xo;
+  __asm__ volatile(  // volatile: its only effect is the stores
+      "push {%[ctx]}\n\t"
+      "ldr %[ctx], [%[ctx]]\n\t"  // x0_end
+      EA_MAC_2X2_LOOP("ctx") "\n\t"
+      "pop {%[ctx]}\n\t"
+      EA_REQUANT_PAIR("a00", "a10", "16")
+      EA_REQUANT_PAIR("a01", "a11", "32")
+      "ldrd %[x0], %[x1], [%[ctx], #4]\n\t"  // y0, y1
+      "ldr %[wq], [%[ctx], #12]\n\t"         // zp
+      "add %[a00], %[a00], %[wq]\n\t"
+      "ssat %[a00], #8, %[a00]\n\t"
+      "strb %[a00], [%[x0]]\n\t"
+      "add %[a01], %[a01], %[wq]\n\t"
+      "ssat %[a01], #8, %[a01]\n\t"
+      "strb %[a01], [%[x0], #1]\n\t"
+      "add %[a10], %[a10], %[wq]\n\t"
+      "ssat %[a10], #8, %[a10]\n\t"
+      "strb %[a10], [%[x1]]\n\t"
+      "add %[a11], %[a11], %[wq]\n\t"
+      "ssat %[a11], #8, %[a11]\n\t"
+      "strb %[a11], [%[x1], #1]"
+      : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [x0] "+r"(x0), [x1] "+r"(x1),
+        [wq] "+r"(wq), [ctx] "+r"(ctx), [w0] "=&r"(w0), [w1] "=&r"(w1), [wo0] "=&r"(wo0), [wo1] "=&r"(wo1),
+        [xe] "=&r"(xe), [xo] "=&r"(xo)
+      :
+      : "cc", "memory");
+}
+#undef EA_REQUANT_PAIR
+#undef EA_MAC_2X2_LOOP
 
 }  // namespace
 
+// Channel pairs outer, row pairs inner: a channel pair's requantization
+// constants are set up once, and most passes are pass_2x2_fast (an odd last
+// row computed twice, its copy stored to a scratch pair); the rest (an odd
+// last channel, a partial last group of inputs, a shift above -2) take
+// mac_tail_2x2 per group and requant_cm.h's requantize_s8.
 void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                      const int8_t* w, const int32_t* bias, const int32_t* mult,
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
   const int groups = in_features / kPackK;
   const int rem = in_features - groups * kPackK;
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
-  for (int m = 0; m < rows; ++m) {
-    const int8_t* xr = x + static_cast<ptrdiff_t>(m) * x_stride;
-    int8_t* yr = y + static_cast<ptrdiff_t>(m) * y_stride;
-    uint32_t tail = 0;
-    std::memcpy(&tail, xr + groups * kPackK, static_cast<size_t>(rem));
-    for (int n0 = 0; n0 < out_features; n0 += 4) {
-      const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
-      // Named accumulators: at -Os an array would live on the stack.
-      int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-      // The whole groups, then the partial one: as a select inside the loop
-      // (with its bounds check and a stack reload) it made each step of 16
-      // multiply-accumulates 34 instructions instead of 27.
-      const int8_t* xg = xr;
-      for (const int8_t* xend = xr + groups * kPackK; xg != xend; xg += kPackK, wq += kPackN * kPackK) {
-        const uint32_t xw = load4(xg);
-        const uint32_t xe = __sxtb16(xw), xo = sxtb16_ror8(xw);
-        a0 = mac4(wq, xe, xo, a0);
-        a1 = mac4(wq + 4, xe, xo, a1);
-        a2 = mac4(wq + 8, xe, xo, a2);
-        a3 = mac4(wq + 12, xe, xo, a3);
+  const ptrdiff_t xs = x_stride, ys = y_stride;
+  PassCtx ctx;
+  ctx.zp = y_zp;
+  int8_t scratch[2];
+  for (int n0 = 0; n0 < out_features; n0 += 2) {
+    const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
+    const int cnt = out_features - n0 < 2 ? 1 : 2;
+    const int q0 = per_channel ? n0 : 0, q1 = per_channel ? n0 + cnt - 1 : 0;
+    const bool fast = cnt == 2 && rem == 0 && shift[q0] <= -2 && shift[q1] <= -2;
+    if (fast) {
+      ctx.c0 = ChannelRequant{bias[n0], mult[q0], int32_t{1} << (-shift[q0] - 2), -shift[q0] - 1};
+      ctx.c1 = ChannelRequant{bias[n0 + 1], mult[q1], int32_t{1} << (-shift[q1] - 2), -shift[q1] - 1};
+    }
+    const int8_t* x0 = x;
+    int8_t* y0 = y + n0;
+    for (int m = 0; m < rows; m += 2, x0 += 2 * xs, y0 += 2 * ys) {
+      const bool two = rows - m >= 2;
+      const int8_t* x1 = two ? x0 + xs : x0;
+      if (fast) {
+        ctx.x0_end = x0 + groups * kPackK;
+        ctx.y0 = y0;
+        ctx.y1 = two ? y0 + ys : scratch;
+        pass_2x2_fast(x0, x1, wq, &ctx);
+        continue;
       }
-      if (rem != 0) {
-        const uint32_t xe = __sxtb16(tail), xo = sxtb16_ror8(tail);
-        a0 = mac4(wq, xe, xo, a0);
-        a1 = mac4(wq + 4, xe, xo, a1);
-        a2 = mac4(wq + 8, xe, xo, a2);
-        a3 = mac4(wq + 12, xe, xo, a3);
+      Acc2x2 a{0, 0, 0, 0};  // rows 0, 1 x channels n0, n0 + 1
+      for (int g = 0; g < groups; ++g) mac_tail_2x2(load4(x0 + 4 * g), load4(x1 + 4 * g), wq + g * kPackN * kPackK, a);
+      if (rem != 0) {  // the partial group, zero-padded (no load past the row)
+        uint32_t t0 = 0, t1 = 0;
+        std::memcpy(&t0, x0 + groups * kPackK, static_cast<size_t>(rem));
+        std::memcpy(&t1, x1 + groups * kPackK, static_cast<size_t>(rem));
+        mac_tail_2x2(t0, t1, wq + groups * kPackN * kPackK, a);
       }
-      const int32_t acc[4] = {a0, a1, a2, a3};
-      const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
-      for (int c = 0; c < cnt; ++c) {
-        const int n = n0 + c;
-        const int q = per_channel ? n : 0;
-        yr[n] = cm::requantize_s8(acc[c] + bias[n], mult[q], shift[q], y_zp);
+      const int32_t acc[4] = {a.a00, a.a01, a.a10, a.a11};
+      for (int r = 0; r < (two ? 2 : 1); ++r) {
+        for (int c = 0; c < cnt; ++c) {
+          const int q = per_channel ? n0 + c : 0;
+          y0[r * ys + c] = cm::requantize_s8(acc[2 * r + c] + bias[n0 + c], mult[q], shift[q], y_zp);
+        }
       }
     }
   }

@@ -22,6 +22,8 @@
 #ifndef EDGEATTN_KERNELS_CORTEX_M_REQUANT_CM_H_
 #define EDGEATTN_KERNELS_CORTEX_M_REQUANT_CM_H_
 
+#include <arm_acle.h>
+
 #include <cstdint>
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
@@ -61,8 +63,10 @@ __attribute__((always_inline)) inline int32_t requantize(int32_t acc, int32_t mu
 }
 
 // The end of requant.h's requantize_s8 for a requantized y: clamp to
-// [-512, 512], add the zero point, saturate to int8.
-inline int8_t to_s8(int32_t y, int32_t zp) { return saturate_s8((y < -512 ? -512 : (y > 512 ? 512 : y)) + zp); }
+// [-512, 512], add the zero point (an int8 value, as the format requires),
+// saturate to int8. The clamp is SSAT #10, [-512, 511]: 511 + zp and
+// 512 + zp saturate to the same int8 for every zp >= -128 (both >= 383).
+inline int8_t to_s8(int32_t y, int32_t zp) { return static_cast<int8_t>(__ssat(__ssat(y, 10) + zp, 8)); }
 
 // requantize_s8() of requant.h on top of requantize() above.
 __attribute__((noinline)) inline int8_t requantize_s8(int32_t acc, int32_t multiplier, int32_t shift,

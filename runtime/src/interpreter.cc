@@ -171,6 +171,10 @@ Status Interpreter::UseExecutor(const ea_executor* executor) {
   worker_bytes_ = 0;
   worker_scratch_ = nullptr;
   if (executor == nullptr) return Status::kOk;  // back to the caller's thread
+#if !EA_THREAD_POOL
+  error_ << "this build runs on the caller's thread only (CMake EA_THREAD_POOL=OFF)";
+  return Status::kUnsupported;
+#endif
   if (executor->num_threads == nullptr || executor->parallel_for == nullptr) {
     error_ << "executor needs num_threads and parallel_for";
     return Status::kInvalidArgument;

@@ -1,8 +1,10 @@
 # shellcheck shell=bash
 # Stage "sanitize": the whole host test suite under AddressSanitizer +
-# UndefinedBehaviorSanitizer (RelWithDebInfo, build/asan). Any report fails
-# the stage (-fno-sanitize-recover=all makes UBSan fatal, ASan always is).
-# Sourced by scripts/test.sh.
+# UndefinedBehaviorSanitizer (RelWithDebInfo, build/asan), then the thread
+# pool tests (threads_test: the std::thread pool and pthreadpool running the
+# layers) under ThreadSanitizer (build/tsan, models converted by the host
+# stage's converter). Any report fails the stage (-fno-sanitize-recover=all
+# makes UBSan fatal, ASan and TSan always are). Sourced by scripts/test.sh.
 
 stage_sanitize() {
   header "sanitize: Debian packages"
@@ -21,6 +23,20 @@ stage_sanitize() {
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     ctest --test-dir "$dir" --output-on-failure --no-tests=error -j"$JOBS"
+
+  local tsan="$ROOT/build/tsan" convert="$ROOT/build/host/converter/edgeattn-convert"
+  if [[ ! -x $convert ]]; then
+    echo "sanitize: ThreadSanitizer needs the host stage's $convert (scripts/test.sh host first)" >&2
+    return 1
+  fi
+  header "sanitize: configure $tsan (RelWithDebInfo, -fsanitize=thread, host converter)"
+  cmake -S "$ROOT" -B "$tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEA_BUILD_TESTS=ON -DEA_BUILD_BENCH=OFF \
+        -DEA_BUILD_CONVERTER=OFF -DEA_HOST_CONVERTER="$convert" -DEA_SANITIZE=thread
+  header "sanitize: build threads_test (-j$JOBS)"
+  cmake --build "$tsan" -j"$JOBS" --target threads_test
+  header "sanitize: threads_test under ThreadSanitizer"
+  TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
+    ctest --test-dir "$tsan" --output-on-failure --no-tests=error -j"$JOBS" -L threads
 }
 
 EA_STAGES+=(sanitize)

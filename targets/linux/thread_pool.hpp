@@ -1,7 +1,7 @@
 // A plain std::thread pool for Linux boards (Raspberry Pi, RK3588, x86
 // gateways) as an edgeattn executor: the shape to copy when a program has no
 // pool of its own. Threads are created in the constructor; ParallelFor
-// allocates nothing (a mutex, two condition variables and an atomic counter).
+// allocates nothing (atomics, a mutex and two condition variables).
 //
 //   edgeattn_linux::ThreadPool pool(4);          // 3 threads + the caller
 //   const ea_executor ex = pool.executor();
@@ -30,7 +30,7 @@ class ThreadPool {
   ~ThreadPool() {
     {
       const std::lock_guard<std::mutex> hold(lock_);
-      stop_ = true;
+      stop_.store(true);
     }
     start_.notify_all();
     for (std::thread& t : others_) t.join();
@@ -50,61 +50,72 @@ class ThreadPool {
 
   // Runs task(arg, i) for i in 0..n-1 on the pool and the calling thread;
   // returns when all are done. One call at a time (one interpreter per pool,
-  // or callers that take turns).
+  // or callers that take turns). Every thread checks in for every call, so
+  // none can still be in the previous one when the next is published; idle
+  // threads spin briefly before they sleep, because a call is often only
+  // tens of microseconds of work.
   void ParallelFor(ea_task_fn task, void* arg, int32_t n) {
+    if (threads_ == 1 || n <= 1) {
+      for (int32_t i = 0; i < n; ++i) task(arg, i);
+      return;
+    }
+    task_ = task;
+    arg_ = arg;
+    n_ = n;
+    next_.store(0, std::memory_order_relaxed);
+    pending_.store(threads_ - 1, std::memory_order_relaxed);
     {
-      // A worker still inside the previous call's RunTasks would take this
-      // call's indices with the previous task: wait until none is.
-      std::unique_lock<std::mutex> hold(lock_);
-      done_.wait(hold, [&] { return active_ == 0; });
-      task_ = task;
-      arg_ = arg;
-      n_ = n;
-      next_.store(0);
-      finished_ = 0;
-      ++generation_;
+      const std::lock_guard<std::mutex> hold(lock_);
+      generation_.store(generation_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     }
     start_.notify_all();
-    const int32_t mine = RunTasks(task, arg, n);
+    RunTasks(task, arg, n);
+    for (int spin = 0; spin < kSpins; ++spin) {
+      if (pending_.load(std::memory_order_acquire) == 0) return;
+      Relax();
+    }
     std::unique_lock<std::mutex> hold(lock_);
-    finished_ += mine;
-    done_.wait(hold, [&] { return finished_ == n_ && active_ == 0; });
+    done_.wait(hold, [&] { return pending_.load(std::memory_order_acquire) == 0; });
   }
 
  private:
-  // Takes task indices until none are left; returns how many it ran.
-  int32_t RunTasks(ea_task_fn task, void* arg, int32_t n) {
-    int32_t ran = 0;
-    for (int32_t i = next_.fetch_add(1); i < n; i = next_.fetch_add(1)) {
-      task(arg, i);
-      ++ran;
-    }
-    return ran;
+  static constexpr int kSpins = 1000;  // about 10-100 us, by the CPU's pause
+
+  static void Relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
+#endif
+  }
+
+  // Takes task indices until none are left.
+  void RunTasks(ea_task_fn task, void* arg, int32_t n) {
+    for (int32_t i = next_.fetch_add(1); i < n; i = next_.fetch_add(1)) task(arg, i);
   }
 
   void Work() {
     uint64_t seen = 0;
     for (;;) {
-      ea_task_fn task;
-      void* arg;
-      int32_t n;
-      {
+      uint64_t g = generation_.load(std::memory_order_acquire);
+      for (int spin = 0; g == seen && spin < kSpins && !stop_.load(); ++spin) {
+        Relax();
+        g = generation_.load(std::memory_order_acquire);
+      }
+      if (g == seen) {
         std::unique_lock<std::mutex> hold(lock_);
-        start_.wait(hold, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        task = task_;
-        arg = arg_;
-        n = n_;
-        ++active_;
+        start_.wait(hold, [&] { return stop_.load() || generation_.load(std::memory_order_acquire) != seen; });
+        g = generation_.load(std::memory_order_acquire);
       }
-      const int32_t ran = RunTasks(task, arg, n);
-      {
-        const std::lock_guard<std::mutex> hold(lock_);
-        finished_ += ran;
-        --active_;
+      if (stop_.load()) return;
+      seen = g;
+      // The call's fields were written before generation_ (release/acquire),
+      // and stay until every thread has checked in below.
+      RunTasks(task_, arg_, n_);
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        { const std::lock_guard<std::mutex> hold(lock_); }
+        done_.notify_one();
       }
-      done_.notify_all();
     }
   }
 
@@ -115,11 +126,10 @@ class ThreadPool {
   ea_task_fn task_ = nullptr;
   void* arg_ = nullptr;
   int32_t n_ = 0;
-  std::atomic<int32_t> next_{0};  // the next task index of the current call
-  int32_t finished_ = 0;          // tasks of the current call done
-  int active_ = 0;                // workers inside RunTasks
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<int32_t> next_{0};         // the next task index of the current call
+  std::atomic<int> pending_{0};          // threads that have not checked in for the current call
+  std::atomic<uint64_t> generation_{0};  // calls published so far
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace edgeattn_linux

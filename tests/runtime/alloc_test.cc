@@ -18,6 +18,10 @@
 #include "edgeattn/edgeattn.h"
 #include "edgeattn/edgeattn.hpp"
 #include "test_models.h"
+#include "thread_pool.hpp"
+#ifdef EA_TEST_PTHREADPOOL
+#include "edgeattn/pthreadpool_executor.h"
+#endif
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -172,8 +176,12 @@ class EveryModelAlloc : public ::testing::TestWithParam<std::string> {};
 // after the plan's bytes.
 constexpr size_t kXnnpackArenaBytes = size_t{4} << 20;
 
-// The whole Load -> Init [-> UseXnnpack] -> Run sequence of one model, armed.
-void CheckZeroAllocations(const std::string& name, bool xnnpack) {
+// The whole Load -> Init [-> UseExecutor] [-> UseXnnpack] -> Run sequence of
+// one model, armed. With `pool` (created before arming: its threads are
+// allocated then) every part is split over its workers (SetMinTaskWork(0)),
+// and allocations on the pool's threads count too.
+constexpr int kPoolWorkers = 3;
+void CheckZeroAllocations(const std::string& name, bool xnnpack, const ea_executor* pool = nullptr) {
   static Model model;  // storage outside the armed section; Load only fills it
   static Interpreter interp;
   Prepared p;
@@ -182,7 +190,8 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack) {
     // Dry load (unarmed) to size the arena and the layer buffers.
     Model dry;
     ASSERT_EQ(dry.Load(p.file.data(), p.file.size()), Status::kOk) << dry.error();
-    p.arena.Reset(dry.arena_bytes() + dry.RangeBytes(0, 0) + (xnnpack ? kXnnpackArenaBytes : 0));
+    p.arena.Reset(dry.ArenaBytesForWorkers(pool != nullptr ? kPoolWorkers : 1) + dry.RangeBytes(0, 0) +
+                  (xnnpack ? kXnnpackArenaBytes : 0));
     eatest::Rng rng(42);
     for (int l = 0; l < dry.num_layers(); ++l) {
       LayerInfo info;
@@ -237,6 +246,10 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack) {
   Arm();
   record(model.Load(p.file.data(), p.file.size()));
   record(interp.Init(&model, p.arena.data(), p.arena.size()));
+  if (pool != nullptr) {
+    interp.SetMinTaskWork(0);
+    record(interp.UseExecutor(pool));
+  }
   if (xnnpack) record(interp.UseXnnpack());
   for (size_t l = 0; l < p.io.size() && n_status + 4 < kMaxRuns; ++l) {
     const int layer = static_cast<int>(l);
@@ -283,6 +296,8 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack) {
   }
   EXPECT_EQ(bad_status, Status::kInvalidArgument);
   EXPECT_EQ(bad_load, Status::kInvalidModel);
+  if (pool != nullptr) EXPECT_EQ(interp.workers(), kPoolWorkers);
+  interp.SetMinTaskWork(Interpreter::kMinTaskWork);
   // The bundled Bahdanau model's projections (64 -> 32) are XNNPACK-eligible:
   // this proves the XNNPACK path really ran inside the armed section.
   if (xnnpack && name == "bahdanau_int8") {
@@ -300,6 +315,24 @@ TEST_P(EveryModelAlloc, XnnpackZeroAllocationsFromLoadToLastRun) {
   ASSERT_EQ(edgeattn::XnnpackInitialize(), Status::kOk);
   CheckZeroAllocations(GetParam(), true);
 }
+
+// With the caller's thread pool: the std::thread pool of targets/linux and
+// pthreadpool (when the build has it), each created before arming.
+TEST_P(EveryModelAlloc, ThreadPoolZeroAllocationsFromLoadToLastRun) {
+  edgeattn_linux::ThreadPool threads(kPoolWorkers);
+  const ea_executor ex = threads.executor();
+  CheckZeroAllocations(GetParam(), false, &ex);
+}
+
+#ifdef EA_TEST_PTHREADPOOL
+TEST_P(EveryModelAlloc, PthreadpoolZeroAllocationsFromLoadToLastRun) {
+  pthreadpool_t pp = pthreadpool_create(kPoolWorkers);
+  ASSERT_NE(pp, nullptr);
+  const ea_executor ex = ea_pthreadpool_executor(pp);
+  CheckZeroAllocations(GetParam(), false, &ex);
+  pthreadpool_destroy(pp);
+}
+#endif
 
 TEST_P(EveryModelAlloc, CApiZeroAllocations) {
   eatest::AlignedBuffer file;

@@ -1,8 +1,10 @@
 # Runs edgeattn-bench on MODEL with the reference path and with every other
 # kernel path; each path either is unavailable here (exit 1 with "not
-# available") or prints exactly the reference's output hashes.
+# available") or prints exactly the reference's output hashes. Then
+# --threads 3 on the runtime's own path prints its one-thread hashes (int8
+# and f32 alike).
 function(run_bench path out_var rc_var)
-  set(args ${MODEL} --warmup 0 --iters 2 --json)
+  set(args ${MODEL} --warmup 0 --iters 2 --json ${ARGN})
   if(path)
     list(APPEND args --path ${path})
   endif()
@@ -27,6 +29,18 @@ if(n EQUAL 0)
   message(FATAL_ERROR "no output hashes in:\n${ref_out}")
 endif()
 message(STATUS "ref: ${ref_hashes}")
+
+run_bench("" one_out one_rc)
+run_bench("" three_out three_rc --threads 3)
+if(NOT one_rc EQUAL 0 OR NOT three_rc EQUAL 0 OR NOT three_out MATCHES "\"threads\": 3")
+  message(FATAL_ERROR "edgeattn-bench --threads 1 / 3 failed:\n${one_out}\n${three_out}")
+endif()
+hashes("${one_out}" one_hashes)
+hashes("${three_out}" three_hashes)
+if(NOT one_hashes STREQUAL three_hashes)
+  message(FATAL_ERROR "--threads 3 outputs differ from one thread:\n  1: ${one_hashes}\n  3: ${three_hashes}")
+endif()
+message(STATUS "--threads 3: the one-thread hashes")
 
 if(NOT EXACT)
   return()

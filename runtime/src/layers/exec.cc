@@ -8,16 +8,6 @@ namespace edgeattn {
 
 namespace k = kernels;
 
-namespace {
-
-// Output channels per packed block (the K4N16 layout, schema/edgeattn.fbs):
-// a task's channel range starts at a block boundary.
-constexpr int kChannelBlock = 16;
-// Rows per task unit, so row tiles keep the kernels' 4-row blocking.
-constexpr int kRowUnit = 4;
-
-}  // namespace
-
 void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int rows, const void* x,
                 void* y) {
   if (c.s8 && c.range == nullptr && xnnpack::run_linear(c.xnn, l, rows, static_cast<const int8_t*>(x),
@@ -26,15 +16,9 @@ void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int 
   }
   const int in = static_cast<int>(l->in_features());
   const int out = static_cast<int>(l->out_features());
-  // Tiles: row blocks when there are enough rows for every task, else blocks
-  // of output channels (a decoding step's single row). Each output element is
-  // one dot product whatever the tile, so any split gives the same bytes.
-  const int row_units = (rows + kRowUnit - 1) / kRowUnit;
-  const int channel_blocks = (out + kChannelBlock - 1) / kChannelBlock;
-  const uint64_t macs = static_cast<uint64_t>(rows) * static_cast<uint64_t>(in) * static_cast<uint64_t>(out);
-  const int tasks = task_count(c.pool, macs, row_units > channel_blocks ? row_units : channel_blocks);
-  const bool by_rows = row_units >= tasks;
-  const int units = by_rows ? row_units : channel_blocks;
+  // Row tiles, or 16-channel blocks for few rows (k::linear_split). Each
+  // output element is one dot product whatever the tile: any split, same bytes.
+  const k::LinearSplit split = k::linear_split(rows, in, out, pool_workers(c.pool), pool_min_work(c.pool));
   if (c.s8) {  // weights in the packed K4N16 layout (schema/edgeattn.fbs)
     const auto* r = l->requant();
     const int8_t* w = tensor_data<int8_t>(model, l->weight());
@@ -45,17 +29,18 @@ void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int 
     const int32_t* shift = r->shift()->data();
     const int per_channel = r->multiplier()->size() > 1 ? 1 : 0;
     const int32_t zp = l->output()->zero_point();
-    const size_t block_bytes = static_cast<size_t>(kChannelBlock) * static_cast<size_t>((in + 3) / 4 * 4);
+    const size_t block_bytes = static_cast<size_t>(k::kLinearChannelBlock) * static_cast<size_t>((in + 3) / 4 * 4);
     const auto* xs = static_cast<const int8_t*>(x);
     auto* ys = static_cast<int8_t*>(y);
-    parallel_ranges(c.pool, units, tasks, [&](int begin, int end, int) {
-      if (by_rows) {
-        const int r0 = begin * kRowUnit, r1 = end * kRowUnit < rows ? end * kRowUnit : rows;
-        k::kernels().qs8_linear(r1 - r0, out, in, xs + static_cast<size_t>(r0) * in, in, w, bias, mult, shift,
-                                per_channel, zp, ys + static_cast<size_t>(r0) * out, out);
+    parallel_ranges(c.pool, split.units, split.tasks, [&](int begin, int end, int) {
+      if (split.by_rows) {
+        const k::TaskRange r = k::linear_rows({begin, end}, rows);
+        k::kernels().qs8_linear(r.end - r.begin, out, in, xs + static_cast<size_t>(r.begin) * in, in, w, bias,
+                                mult, shift, per_channel, zp, ys + static_cast<size_t>(r.begin) * out, out);
       } else {
-        const int c0 = begin * kChannelBlock, c1 = end * kChannelBlock < out ? end * kChannelBlock : out;
-        k::kernels().qs8_linear(rows, c1 - c0, in, xs, in, w + static_cast<size_t>(begin) * block_bytes,
+        const k::TaskRange ch = k::linear_channels({begin, end}, out);
+        const int c0 = ch.begin;
+        k::kernels().qs8_linear(rows, ch.end - c0, in, xs, in, w + static_cast<size_t>(begin) * block_bytes,
                                 bias != nullptr ? bias + c0 : nullptr, per_channel ? mult + c0 : mult,
                                 per_channel ? shift + c0 : shift, per_channel, zp, ys + c0, out);
       }
@@ -66,15 +51,15 @@ void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int 
     const float* bias = tensor_data<float>(model, l->bias());
     const auto* xs = static_cast<const float*>(x);
     auto* ys = static_cast<float*>(y);
-    parallel_ranges(c.pool, units, tasks, [&](int begin, int end, int) {
-      if (by_rows) {
-        const int r0 = begin * kRowUnit, r1 = end * kRowUnit < rows ? end * kRowUnit : rows;
-        k::kernels().f32_linear(r1 - r0, out, in, xs + static_cast<size_t>(r0) * in, in, w, w_stride, bias,
-                                ys + static_cast<size_t>(r0) * out, out);
+    parallel_ranges(c.pool, split.units, split.tasks, [&](int begin, int end, int) {
+      if (split.by_rows) {
+        const k::TaskRange r = k::linear_rows({begin, end}, rows);
+        k::kernels().f32_linear(r.end - r.begin, out, in, xs + static_cast<size_t>(r.begin) * in, in, w, w_stride,
+                                bias, ys + static_cast<size_t>(r.begin) * out, out);
       } else {
-        const int c0 = begin * kChannelBlock, c1 = end * kChannelBlock < out ? end * kChannelBlock : out;
-        k::kernels().f32_linear(rows, c1 - c0, in, xs, in, w + static_cast<size_t>(c0) * w_stride, w_stride,
-                                bias != nullptr ? bias + c0 : nullptr, ys + c0, out);
+        const k::TaskRange ch = k::linear_channels({begin, end}, out);
+        k::kernels().f32_linear(rows, ch.end - ch.begin, in, xs, in, w + static_cast<size_t>(ch.begin) * w_stride,
+                                w_stride, bias != nullptr ? bias + ch.begin : nullptr, ys + ch.begin, out);
       }
     });
   }

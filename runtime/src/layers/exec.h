@@ -10,6 +10,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
+#include "edgeattn/kernels/task_split.h"
 #include "edgeattn/plan.h"
 
 namespace edgeattn {
@@ -70,28 +71,30 @@ struct Pool {
 };
 
 // How many tasks `work` (multiply-adds, or element operations) is worth on
-// this pool: 1 without one, else at most its workers and max_tasks, and at
-// least min_task_work each (waking a worker costs microseconds).
+// this pool (kernels/include/edgeattn/kernels/task_split.h): 1 without one.
+#ifndef EA_THREAD_POOL
+#define EA_THREAD_POOL 1
+#endif
 inline int task_count(const Pool* pool, uint64_t work, int max_tasks) {
-  if (pool == nullptr || max_tasks <= 1) return 1;
-  uint64_t t = pool->min_task_work > 0 ? work / pool->min_task_work : UINT64_MAX;
-  if (t > static_cast<uint64_t>(pool->workers)) t = static_cast<uint64_t>(pool->workers);
-  if (t > static_cast<uint64_t>(max_tasks)) t = static_cast<uint64_t>(max_tasks);
-  return t < 1 ? 1 : static_cast<int>(t);
+  if (!EA_THREAD_POOL || pool == nullptr || max_tasks <= 1) return 1;
+  return kernels::task_count(work, pool->min_task_work, pool->workers, max_tasks);
 }
+inline int pool_workers(const Pool* pool) { return EA_THREAD_POOL && pool != nullptr ? pool->workers : 1; }
+inline uint64_t pool_min_work(const Pool* pool) { return pool != nullptr ? pool->min_task_work : 0; }
 
-// body(begin, end, worker) over `tasks` contiguous ranges of [0, n), task t
-// on worker slot t (its scratch), through the pool's parallel_for. Which
-// items a task gets depends only on n and tasks, and every output byte is
-// written by exactly one task, so results do not depend on the pool, its
-// thread count or the order it runs tasks in.
+// body(begin, end, worker) over `tasks` contiguous ranges of [0, n)
+// (kernels::task_range), task t on worker slot t (its scratch), through the
+// pool's parallel_for. Every output byte is written by exactly one task, so
+// results do not depend on the pool, its thread count or the order it runs
+// tasks in.
 template <typename Body>
 void parallel_ranges(const Pool* pool, int n, int tasks, const Body& body) {
   if (tasks > n) tasks = n;
-  if (pool == nullptr || tasks <= 1) {
+  if (!EA_THREAD_POOL || pool == nullptr || tasks <= 1) {
     if (n > 0) body(0, n, 0);
     return;
   }
+#if EA_THREAD_POOL
   struct Job {
     const Body* body;
     int n, tasks;
@@ -100,11 +103,11 @@ void parallel_ranges(const Pool* pool, int n, int tasks, const Body& body) {
   const ea_task_fn run_task = [](void* arg, int32_t t) {
     const Job& j = *static_cast<const Job*>(arg);
     if (t < 0 || t >= j.tasks) return;  // a pool that invents task indices
-    const int begin = static_cast<int>(int64_t{j.n} * t / j.tasks);
-    const int end = static_cast<int>(int64_t{j.n} * (t + 1) / j.tasks);
-    if (begin < end) (*j.body)(begin, end, static_cast<int>(t));
+    const kernels::TaskRange r = kernels::task_range(j.n, j.tasks, static_cast<int>(t));
+    if (r.begin < r.end) (*j.body)(r.begin, r.end, static_cast<int>(t));
   };
   pool->executor.parallel_for(pool->executor.context, run_task, &job, tasks);
+#endif
 }
 
 // Everything one layer call needs, after argument checks.

@@ -140,20 +140,6 @@ LayerPlan plan_mha(const LayerShape& s, int q_len, int kv_len) { return plan(s, 
 
 namespace {
 
-// Work items of the attention core on a pool: (head, query-row range)
-// pairs, head-major, each head's rows cut into `chunks` ranges of 8-row
-// tiles. Enough chunks that every worker gets about two items, so a worker
-// mostly runs whole heads (each head's keys are packed once per task).
-struct HeadItems {
-  int heads, chunks, tiles;  // tiles: 8-row tiles per head
-  int Rows(int q_len, int chunk, int* row0) const {
-    const int t0 = static_cast<int>(int64_t{tiles} * chunk / chunks);
-    const int t1 = static_cast<int>(int64_t{tiles} * (chunk + 1) / chunks);
-    *row0 = t0 * 8;
-    return (t1 * 8 < q_len ? t1 * 8 : q_len) - *row0;
-  }
-};
-
 // Every head of q [c.q_len][E] against kp, vp [c.kv_len][E] into ctx.
 void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t* q,
                   const uint8_t* kp, const uint8_t* vp, uint8_t* ctx, uint8_t* row_scratch) {
@@ -178,27 +164,19 @@ void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t*
     }
     return v;
   };
-  // Scores and weighted values: about 2 * q * kv * head_dim MACs per head.
-  const uint64_t work = 2 * static_cast<uint64_t>(c.q_len) * static_cast<uint64_t>(c.kv_len) *
-                        static_cast<uint64_t>(e);
-  HeadItems items = {heads, 1, (c.q_len + 7) / 8};
-  const int workers = c.pool != nullptr ? c.pool->workers : 1;
-  if (workers > 1) {
-    const int want = (2 * workers + heads - 1) / heads;
-    items.chunks = want < items.tiles ? want : items.tiles;
-  }
-  const int n = heads * items.chunks;
-  parallel_ranges(c.pool, n, task_count(c.pool, work, n), [&](int begin, int end, int worker) {
+  // (head, query-row range) items (kernels::head_split), head-major.
+  const kernels::HeadSplit split = kernels::head_split(heads, c.q_len, pool_workers(c.pool));
+  const int n = split.items();
+  const int tasks = task_count(c.pool, kernels::attention_work(c.q_len, c.kv_len, e), n);
+  parallel_ranges(c.pool, n, tasks, [&](int begin, int end, int worker) {
     uint8_t* scratch = worker_row_scratch(c, row_scratch, worker);
     for (int i = begin; i < end;) {  // consecutive chunks of one head in one call
-      const int h = i / items.chunks;
+      const int h = i / split.chunks;
       int j = i + 1;
-      while (j < end && j / items.chunks == h) ++j;
-      int row0 = 0, last0 = 0;
-      items.Rows(c.q_len, i % items.chunks, &row0);
-      const int last_rows = items.Rows(c.q_len, (j - 1) % items.chunks, &last0);
-      const int rows = last0 + last_rows - row0;
-      run_head(c, view(h), row0, rows, m->scale(), m->softmax(), m->causal(), scratch);
+      while (j < end && j / split.chunks == h) ++j;
+      const int row0 = split.rows(c.q_len, i % split.chunks).begin;
+      const int row1 = split.rows(c.q_len, (j - 1) % split.chunks).end;
+      run_head(c, view(h), row0, row1 - row0, m->scale(), m->softmax(), m->causal(), scratch);
       i = j;
     }
   });

@@ -1,6 +1,7 @@
 // Firmware unit test: the build's selected qs8_linear (cmsis-dsp on M4,
 // helium on M55), its attention score row, its integer softmax (both list
-// entries, on rows of 1..70 keys), its weighted sum (qs8_pv_row), its
+// entries, on rows of 1..70 keys; the rows' 32-bit normalizer on sums of
+// every bit length), its weighted sum (qs8_pv_row), its
 // additive layer and requant_cm.h's requantization against the reference
 // kernels, bit for bit. The linear on random shapes:
 // in_features 1..80 (ragged tails of every length mod 4 and mod 16), packed
@@ -210,6 +211,34 @@ int main() {
       ea_cm::write(" shift ");
       ea_cm::write_int(shift);
       ea_cm::write_line("");
+    }
+  }
+  // The softmax rows' 32-bit normalizer against requant.h's 64-bit one:
+  // every bit length, powers of two and their neighbours, random sums.
+  {
+    int bad = 0;
+    for (int b = 1; b <= 32; ++b) {
+      const uint32_t p2 = 1u << (b - 1);
+      const uint32_t top = b == 32 ? 0xFFFFFFFFu : (p2 << 1) - 1;
+      const uint32_t cases[6] = {p2, p2 + 1, top, top - 1, p2 + (next() & (p2 - 1)), p2 + (next() & (p2 - 1))};
+      for (uint32_t sum : cases) {
+        if (sum == 0) continue;
+        const ProbNormalizer want = prob_normalizer(sum), got = prob_normalizer_cm(sum);
+        if (want.multiplier != got.multiplier || want.shift != got.shift) ++bad;
+      }
+    }
+    for (int i = 0; i < 3000; ++i) {
+      const uint32_t sum = (next() >> (next() % 32)) | 1u;
+      const ProbNormalizer want = prob_normalizer(sum), got = prob_normalizer_cm(sum);
+      if (want.multiplier != got.multiplier || want.shift != got.shift) ++bad;
+    }
+    if (bad == 0) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL prob_normalizer_cm: ");
+      ea_cm::write_int(bad);
+      ea_cm::write_line(" sums");
     }
   }
   // The weighted sum of the selected path (the table's qs8_pv_row: cmsis-dsp's

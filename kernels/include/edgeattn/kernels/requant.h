@@ -118,8 +118,10 @@ inline SoftmaxExpParams softmax_exp_params(int32_t mult, int32_t shift) {
     x.pre_shift = static_cast<uint32_t>(t - 16 > 31 ? 31 : (t > 16 ? t - 16 : 0));
   }
   // smallest D with (D M) >> r >= 0xFFFF: D M < 0xFFFF 2^r + M <= 2^32.
-  const uint64_t need = uint64_t{kExpZeroQ12} << x.post_shift;
-  x.limit = static_cast<uint32_t>((need + x.multiplier - 1) / x.multiplier);
+  // 32 bits suffice (one division instruction on 32-bit cores): r <= 16, so
+  // 0xFFFF 2^r + M - 1 <= 0xFFFF0000 + 0xFFFE < 2^32.
+  const uint32_t need = kExpZeroQ12 << x.post_shift;
+  x.limit = (need + x.multiplier - 1) / x.multiplier;
   return x;
 }
 

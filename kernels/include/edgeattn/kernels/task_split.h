@@ -1,0 +1,100 @@
+// How a run's parts are split into tasks for a thread pool: the arithmetic
+// only (no threads), shared by the runtime (runtime/src/layers/exec.h, mha.cc)
+// and kernels_bench's workers:N benchmarks, so both split the same way.
+//
+// Every split hands out independent outputs: a task owns whole rows, whole
+// 16-channel blocks of a projection's outputs, or whole (head, query-row
+// range) pieces of the attention core, and computes them exactly as one
+// thread would (each output element is one integer dot product or one row
+// operation). So the bytes never depend on the number of tasks, the thread
+// count or the order tasks run in. Task t of n always gets the same range.
+#ifndef EDGEATTN_KERNELS_TASK_SPLIT_H_
+#define EDGEATTN_KERNELS_TASK_SPLIT_H_
+
+#include <cstdint>
+
+namespace edgeattn {
+namespace kernels {
+
+// Work below this many multiply-adds (or element operations) per task is not
+// split further by default: waking a worker costs microseconds.
+constexpr uint64_t kDefaultMinTaskWork = uint64_t{1} << 17;
+
+// Items [begin, end) of task t when n items go to `tasks` contiguous ranges
+// (sizes differ by at most one).
+struct TaskRange {
+  int begin, end;
+};
+inline TaskRange task_range(int n, int tasks, int t) {
+  return TaskRange{static_cast<int>(int64_t{n} * t / tasks), static_cast<int>(int64_t{n} * (t + 1) / tasks)};
+}
+
+// Tasks worth running for `work` on `workers`: at most workers and
+// max_tasks, at least min_work per task (0: no minimum), at least 1.
+inline int task_count(uint64_t work, uint64_t min_work, int workers, int max_tasks) {
+  uint64_t t = min_work > 0 ? work / min_work : UINT64_MAX;
+  if (t > static_cast<uint64_t>(workers)) t = static_cast<uint64_t>(workers);
+  if (t > static_cast<uint64_t>(max_tasks)) t = static_cast<uint64_t>(max_tasks);
+  return t < 1 ? 1 : static_cast<int>(t);
+}
+
+// A projection y[rows][out] = x[rows][in] W: tiles of 4 rows when there are
+// enough for every task, else blocks of 16 output channels (the packed K4N16
+// block; a decoding step's single row).
+constexpr int kLinearRowUnit = 4;
+constexpr int kLinearChannelBlock = 16;
+struct LinearSplit {
+  bool by_rows;
+  int units;  // row tiles or channel blocks
+  int tasks;
+};
+inline LinearSplit linear_split(int rows, int in, int out, int workers, uint64_t min_work) {
+  const int row_units = (rows + kLinearRowUnit - 1) / kLinearRowUnit;
+  const int blocks = (out + kLinearChannelBlock - 1) / kLinearChannelBlock;
+  const uint64_t macs = static_cast<uint64_t>(rows) * static_cast<uint64_t>(in) * static_cast<uint64_t>(out);
+  const int tasks = task_count(macs, min_work, workers, row_units > blocks ? row_units : blocks);
+  const bool by_rows = row_units >= tasks;
+  return LinearSplit{by_rows, by_rows ? row_units : blocks, tasks};
+}
+// Rows [r0, r1) or output channels [c0, c1) of a unit range.
+inline TaskRange linear_rows(const TaskRange& units, int rows) {
+  const int r1 = units.end * kLinearRowUnit;
+  return TaskRange{units.begin * kLinearRowUnit, r1 < rows ? r1 : rows};
+}
+inline TaskRange linear_channels(const TaskRange& units, int out) {
+  const int c1 = units.end * kLinearChannelBlock;
+  return TaskRange{units.begin * kLinearChannelBlock, c1 < out ? c1 : out};
+}
+
+// The attention core: items are (head, query-row range) pairs, head-major,
+// each head's q_len rows cut into `chunks` ranges of whole 8-row tiles.
+// Enough chunks that each worker gets about two items, so a worker mostly
+// runs whole heads (each head's keys and values are packed once per task).
+struct HeadSplit {
+  int heads, chunks, tiles;  // tiles: 8-row tiles per head
+  int items() const { return heads * chunks; }
+  // Query rows of chunk c of a head.
+  TaskRange rows(int q_len, int c) const {
+    const TaskRange t = task_range(tiles, chunks, c);
+    return TaskRange{t.begin * 8, t.end * 8 < q_len ? t.end * 8 : q_len};
+  }
+};
+inline HeadSplit head_split(int heads, int q_len, int workers) {
+  HeadSplit s = {heads, 1, (q_len + 7) / 8};
+  if (workers > 1) {
+    const int want = (2 * workers + heads - 1) / heads;
+    s.chunks = want < s.tiles ? want : s.tiles;
+  }
+  if (s.chunks < 1) s.chunks = 1;
+  return s;
+}
+// Attention work (scores and weighted values) of q_len rows against kv_len
+// keys over all heads of width `width` = heads x head_dim.
+inline uint64_t attention_work(int q_len, int kv_len, int width) {
+  return 2 * static_cast<uint64_t>(q_len) * static_cast<uint64_t>(kv_len) * static_cast<uint64_t>(width);
+}
+
+}  // namespace kernels
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_KERNELS_TASK_SPLIT_H_
