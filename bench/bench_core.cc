@@ -89,6 +89,7 @@ const char* KindName(ea_layer_kind kind) {
     case EA_LAYER_FEED_FORWARD: return "ffn";
     case EA_LAYER_ENCODER_BLOCK: return "encoder_block";
     case EA_LAYER_DECODER_BLOCK: return "decoder_block";
+    case EA_LAYER_LINEAR: return "linear";
   }
   return "?";
 }

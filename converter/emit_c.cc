@@ -48,9 +48,6 @@ EmittedC emit_c(const std::vector<uint8_t>& bytes, const Model& model, const std
     << "#include <stdint.h>\n\n"
     << "#define " << macro << "_SIZE " << bytes.size() << "u\n"
     << "#define " << macro << "_ARENA_BYTES " << model.arena_bytes() << "u\n"
-    << "#define " << macro << "_WORKER_BYTES " << model.worker_bytes() << "u\n"
-    << "#define " << macro << "_WORKERS " << workers << "\n"
-    << "#define " << macro << "_POOL_ARENA_BYTES " << model.ArenaBytesForWorkers(workers) << "u\n"
     << "#define " << macro << "_NUM_LAYERS " << model.num_layers() << "\n";
   for (int i = 0; i < model.num_layers(); ++i) {
     LayerInfo info;
@@ -65,6 +62,9 @@ EmittedC emit_c(const std::vector<uint8_t>& bytes, const Model& model, const std
         << info.coverage_bytes << "u\n";
     }
   }
+  h << "#define " << macro << "_WORKER_BYTES " << model.worker_bytes() << "u\n"
+    << "#define " << macro << "_WORKERS " << workers << "\n"
+    << "#define " << macro << "_POOL_ARENA_BYTES " << model.ArenaBytesForWorkers(workers) << "u\n";
   h << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
     << "extern const uint8_t " << name << "[" << macro << "_SIZE];\n\n"
     << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";

@@ -204,13 +204,9 @@ TEST_P(Threads, SameBytesForAnyPoolAndWorkerCount) {
       check(pool.executor(), workers, "order " + std::to_string(pool.order));
       EXPECT_LE(pool.most_tasks, workers);  // never more tasks than workers
       if (splits) EXPECT_GE(pool.most_tasks, 2) << "nothing was split";
-      // Real threads at 2 and 4 workers (under qemu-user at 2): more would
-      // only oversubscribe the 2-core CI machines (idle workers spin a while).
-#ifdef EA_THREADS_TEST_UNDER_QEMU
-      if (workers != 2) continue;
-#else
+      // Real threads at 2 and 4 workers (also under qemu-user, as guest
+      // threads): more would only oversubscribe the 2-core CI machines.
       if (workers == 3 || workers == 8) continue;
-#endif
       edgeattn_linux::ThreadPool threads(workers);
       check(threads.executor(), workers, "std::thread");
 #ifdef EA_TEST_PTHREADPOOL
