@@ -296,6 +296,24 @@ void RunLinear(const ek::KernelTable& t, Workers& w, const Qs8Linear& l, int row
   });
 }
 
+// Q, K and V of the same rows in one pool call (as the runtime's
+// run_linears_same_input for self-attention): row tiles that run all three.
+void RunQkv(const ek::KernelTable& t, Workers& w, const Qs8Linear* const ls[3], int rows, const int8_t* x,
+            int8_t* const ys[3]) {
+  const ek::LinearSplit split = ek::linear_split(rows, ls[0]->in, 3 * ls[0]->out, w.count(), ek::kDefaultMinTaskWork);
+  if (!split.by_rows || split.tasks < 2) {
+    for (int i = 0; i < 3; ++i) RunLinear(t, w, *ls[i], rows, x, ys[i]);
+    return;
+  }
+  w.For(split.units, split.tasks, [&](int begin, int end, int) {
+    const ek::TaskRange r = ek::linear_rows({begin, end}, rows);
+    for (int i = 0; i < 3; ++i) {
+      ls[i]->Run(t, r.end - r.begin, x + static_cast<size_t>(r.begin) * ls[i]->in, ls[i]->in,
+                 ys[i] + static_cast<size_t>(r.begin) * ls[i]->out, ls[i]->out);
+    }
+  });
+}
+
 // Row scratch of each worker for the attention core.
 struct HeadScratch {
   std::vector<int32_t> scores;
@@ -532,10 +550,10 @@ void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int 
     const auto x = RandS8(static_cast<size_t>(L) * d, 15);
     std::vector<int8_t> q(x.size()), kp(x.size()), vp(x.size()), ctx(x.size()), y(x.size());
     std::vector<HeadScratch> scratch(static_cast<size_t>(workers), HeadScratch(L, d / heads));
+    const Qs8Linear* qkv[3] = {&wq, &wk, &wv};
+    int8_t* const out3[3] = {q.data(), kp.data(), vp.data()};
     for (auto _ : state) {
-      RunLinear(t, w, wq, L, x.data(), q.data());
-      RunLinear(t, w, wk, L, x.data(), kp.data());
-      RunLinear(t, w, wv, L, x.data(), vp.data());
+      RunQkv(t, w, qkv, L, x.data(), out3);
       RunHeads(t, w, scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
       RunLinear(t, w, wo, L, ctx.data(), y.data());
       benchmark::DoNotOptimize(y.data());
@@ -838,7 +856,7 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
     w.For(L, w.Tasks(work_per_row * static_cast<uint64_t>(L), L), [&](int r0, int r1, int) { step(r0, r1 - r0); });
   };
   auto norm = [&](Qs8Norm& n, const int8_t* in, int8_t* out) {
-    by_rows(8 * static_cast<uint64_t>(d), [&](int r0, int rows) {
+    by_rows(ek::kLayerNormWorkPerElement * static_cast<uint64_t>(d), [&](int r0, int rows) {
       ek::QS8LayerNormArgs part = n.args;  // the same parameters, a row range
       part.rows = rows;
       part.x = in + static_cast<size_t>(r0) * d; part.x_stride = d;
@@ -847,7 +865,7 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
     });
   };
   auto residual = [&](const int8_t* ra, const int8_t* rb, int8_t* ry) {
-    by_rows(2 * static_cast<uint64_t>(d), [&](int r0, int rows) {
+    by_rows(ek::kAddWorkPerElement * static_cast<uint64_t>(d), [&](int r0, int rows) {
       ek::QS8AddArgs part = add;
       part.rows = rows;
       part.a = ra + static_cast<size_t>(r0) * d; part.b = rb + static_cast<size_t>(r0) * d;
@@ -858,9 +876,9 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
   for (auto _ : state) {
     if (all || stage == BlockStage::kNorm) norm(n1, x.data(), a.data());
     if (all || stage == BlockStage::kAttn) {
-      RunLinear(t, w, wq, L, a.data(), q.data());
-      RunLinear(t, w, wk, L, a.data(), kp.data());
-      RunLinear(t, w, wv, L, a.data(), vp.data());
+      const Qs8Linear* qkv[3] = {&wq, &wk, &wv};
+      int8_t* const out3[3] = {q.data(), kp.data(), vp.data()};
+      RunQkv(t, w, qkv, L, a.data(), out3);
       RunHeads(t, w, heads_scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
       RunLinear(t, w, wo, L, ctx.data(), o.data());
     }
@@ -868,7 +886,7 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
     if (all || stage == BlockStage::kNorm) norm(n2, a.data(), q.data());
     if (all || stage == BlockStage::kFfn) {
       RunLinear(t, w, fc1, L, q.data(), hidden.data());
-      by_rows(static_cast<uint64_t>(f), [&](int r0, int rows) {
+      by_rows(ek::kTableWorkPerElement * static_cast<uint64_t>(f), [&](int r0, int rows) {
         int8_t* h = hidden.data() + static_cast<size_t>(r0) * f;
         t.qs8_lut(rows, f, h, f, gelu.data(), h, f);
       });

@@ -60,9 +60,10 @@ void Attention(Tally* t, int L, int d, int heads, int workers) {
   t->tasks += tasks;
 }
 
-// LayerNorm (8 operations per element), residual add (2), activation (1).
-void Rows(Tally* t, int L, int width, int ops, int workers) {
-  const uint64_t work = uint64_t(ops) * L * width;
+// A row-wise step of `ops` multiply-add equivalents per element
+// (kLayerNormWorkPerElement, ...).
+void Rows(Tally* t, int L, int width, uint64_t ops, int workers) {
+  const uint64_t work = ops * L * width;
   const int tasks = ek::task_count(work, ek::kDefaultMinTaskWork, workers, L);
   int most = 0;
   for (int i = 0; i < tasks; ++i) {
@@ -70,7 +71,7 @@ void Rows(Tally* t, int L, int width, int ops, int workers) {
     if (r.end - r.begin > most) most = r.end - r.begin;
   }
   t->work += double(work);
-  t->span += double(most) * ops * width;
+  t->span += double(most) * double(ops) * width;
   t->parts += 1;
   t->tasks += tasks;
 }
@@ -85,12 +86,12 @@ Tally Mha(int L, int d, int heads, int workers) {
 
 Tally Block(int L, int d, int heads, int workers) {
   Tally t = Mha(L, d, heads, workers);
-  Rows(&t, L, d, 8, workers);      // two LayerNorms
-  Rows(&t, L, d, 8, workers);
-  Rows(&t, L, d, 2, workers);      // two residual adds
-  Rows(&t, L, d, 2, workers);
+  Rows(&t, L, d, ek::kLayerNormWorkPerElement, workers);  // two LayerNorms
+  Rows(&t, L, d, ek::kLayerNormWorkPerElement, workers);
+  Rows(&t, L, d, ek::kAddWorkPerElement, workers);  // two residual adds
+  Rows(&t, L, d, ek::kAddWorkPerElement, workers);
   Linear(&t, L, d, 4 * d, workers);  // fc1, GELU, fc2
-  Rows(&t, L, 4 * d, 1, workers);
+  Rows(&t, L, 4 * d, ek::kTableWorkPerElement, workers);
   Linear(&t, L, 4 * d, d, workers);
   return t;
 }

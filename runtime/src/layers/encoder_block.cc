@@ -40,7 +40,7 @@ bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a,
 
 void run_add(const Call& c, const fb::ResidualAdd* a, int rows, int n, const void* x, const void* b, void* y) {
   const size_t row_bytes = static_cast<size_t>(n) * elem_size(c.s8);
-  const uint64_t work = 2 * static_cast<uint64_t>(rows) * static_cast<uint64_t>(n);
+  const uint64_t work = kernels::kAddWorkPerElement * static_cast<uint64_t>(rows) * static_cast<uint64_t>(n);
   parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int) {
     const size_t at = static_cast<size_t>(r0) * row_bytes;
     if (c.s8) {

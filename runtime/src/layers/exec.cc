@@ -8,61 +8,113 @@ namespace edgeattn {
 
 namespace k = kernels;
 
+namespace {
+
+// One projection with its tensors resolved, run over a row range or an
+// output-channel range (the tiles of k::linear_split).
+struct Projection {
+  bool s8 = false;
+  int in = 0, out = 0;
+  // int8: weights in the packed K4N16 layout (schema/edgeattn.fbs)
+  const int8_t* w8;
+  const int32_t* bias32;
+  const int32_t* mult;
+  const int32_t* shift;
+  int per_channel;
+  int32_t zp;
+  // f32
+  const float* wf;
+  int w_stride;
+  const float* biasf;
+
+  void Set(const fb::Model& model, const Call& c, const fb::Linear* l) {
+    s8 = c.s8;
+    in = static_cast<int>(l->in_features());
+    out = static_cast<int>(l->out_features());
+    if (s8) {
+      const auto* r = l->requant();
+      w8 = tensor_data<int8_t>(model, l->weight());
+      // Range mode: the biases divided by R, computed once before any split.
+      bias32 = c.range != nullptr ? c.range->adjust_bias(model, l, *c.range) : tensor_data<int32_t>(model, l->bias());
+      mult = r->multiplier()->data();
+      shift = r->shift()->data();
+      per_channel = r->multiplier()->size() > 1 ? 1 : 0;
+      zp = l->output()->zero_point();
+    } else {
+      wf = tensor_data<float>(model, l->weight());
+      w_stride = static_cast<int>(l->weight()->row_stride());
+      biasf = tensor_data<float>(model, l->bias());
+    }
+  }
+  void Rows(int r0, int r1, const void* x, void* y) const {
+    if (s8) {
+      k::kernels().qs8_linear(r1 - r0, out, in, static_cast<const int8_t*>(x) + static_cast<size_t>(r0) * in, in, w8,
+                              bias32, mult, shift, per_channel, zp,
+                              static_cast<int8_t*>(y) + static_cast<size_t>(r0) * out, out);
+    } else {
+      k::kernels().f32_linear(r1 - r0, out, in, static_cast<const float*>(x) + static_cast<size_t>(r0) * in, in, wf,
+                              w_stride, biasf, static_cast<float*>(y) + static_cast<size_t>(r0) * out, out);
+    }
+  }
+  // Channels c0..c1 (c0 a multiple of k::kLinearChannelBlock) of every row.
+  void Channels(int c0, int c1, int rows, const void* x, void* y) const {
+    if (s8) {
+      const size_t block_bytes = static_cast<size_t>(k::kLinearChannelBlock) * static_cast<size_t>((in + 3) / 4 * 4);
+      k::kernels().qs8_linear(rows, c1 - c0, in, static_cast<const int8_t*>(x), in,
+                              w8 + static_cast<size_t>(c0 / k::kLinearChannelBlock) * block_bytes,
+                              bias32 != nullptr ? bias32 + c0 : nullptr, per_channel ? mult + c0 : mult,
+                              per_channel ? shift + c0 : shift, per_channel, zp, static_cast<int8_t*>(y) + c0, out);
+    } else {
+      k::kernels().f32_linear(rows, c1 - c0, in, static_cast<const float*>(x), in,
+                              wf + static_cast<size_t>(c0) * w_stride, w_stride,
+                              biasf != nullptr ? biasf + c0 : nullptr, static_cast<float*>(y) + c0, out);
+    }
+  }
+};
+
+}  // namespace
+
 void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int rows, const void* x,
                 void* y) {
   if (c.s8 && c.range == nullptr && xnnpack::run_linear(c.xnn, l, rows, static_cast<const int8_t*>(x),
                                     static_cast<int8_t*>(y))) {
     return;
   }
-  const int in = static_cast<int>(l->in_features());
-  const int out = static_cast<int>(l->out_features());
+  Projection p;
+  p.Set(model, c, l);
   // Row tiles, or 16-channel blocks for few rows (k::linear_split). Each
   // output element is one dot product whatever the tile: any split, same bytes.
-  const k::LinearSplit split = k::linear_split(rows, in, out, pool_workers(c.pool), pool_min_work(c.pool));
-  if (c.s8) {  // weights in the packed K4N16 layout (schema/edgeattn.fbs)
-    const auto* r = l->requant();
-    const int8_t* w = tensor_data<int8_t>(model, l->weight());
-    // Range mode: the biases divided by R, computed once before the split.
-    const int32_t* bias = c.range != nullptr ? c.range->adjust_bias(model, l, *c.range)
-                                             : tensor_data<int32_t>(model, l->bias());
-    const int32_t* mult = r->multiplier()->data();
-    const int32_t* shift = r->shift()->data();
-    const int per_channel = r->multiplier()->size() > 1 ? 1 : 0;
-    const int32_t zp = l->output()->zero_point();
-    const size_t block_bytes = static_cast<size_t>(k::kLinearChannelBlock) * static_cast<size_t>((in + 3) / 4 * 4);
-    const auto* xs = static_cast<const int8_t*>(x);
-    auto* ys = static_cast<int8_t*>(y);
-    parallel_ranges(c.pool, split.units, split.tasks, [&](int begin, int end, int) {
-      if (split.by_rows) {
-        const k::TaskRange r = k::linear_rows({begin, end}, rows);
-        k::kernels().qs8_linear(r.end - r.begin, out, in, xs + static_cast<size_t>(r.begin) * in, in, w, bias,
-                                mult, shift, per_channel, zp, ys + static_cast<size_t>(r.begin) * out, out);
-      } else {
-        const k::TaskRange ch = k::linear_channels({begin, end}, out);
-        const int c0 = ch.begin;
-        k::kernels().qs8_linear(rows, ch.end - c0, in, xs, in, w + static_cast<size_t>(begin) * block_bytes,
-                                bias != nullptr ? bias + c0 : nullptr, per_channel ? mult + c0 : mult,
-                                per_channel ? shift + c0 : shift, per_channel, zp, ys + c0, out);
-      }
-    });
-  } else {
-    const int w_stride = static_cast<int>(l->weight()->row_stride());
-    const float* w = tensor_data<float>(model, l->weight());
-    const float* bias = tensor_data<float>(model, l->bias());
-    const auto* xs = static_cast<const float*>(x);
-    auto* ys = static_cast<float*>(y);
-    parallel_ranges(c.pool, split.units, split.tasks, [&](int begin, int end, int) {
-      if (split.by_rows) {
-        const k::TaskRange r = k::linear_rows({begin, end}, rows);
-        k::kernels().f32_linear(r.end - r.begin, out, in, xs + static_cast<size_t>(r.begin) * in, in, w, w_stride,
-                                bias, ys + static_cast<size_t>(r.begin) * out, out);
-      } else {
-        const k::TaskRange ch = k::linear_channels({begin, end}, out);
-        k::kernels().f32_linear(rows, ch.end - ch.begin, in, xs, in, w + static_cast<size_t>(ch.begin) * w_stride,
-                                w_stride, bias != nullptr ? bias + ch.begin : nullptr, ys + ch.begin, out);
-      }
-    });
+  const k::LinearSplit split = k::linear_split(rows, p.in, p.out, pool_workers(c.pool), pool_min_work(c.pool));
+  parallel_ranges(c.pool, split.units, split.tasks, [&](int begin, int end, int) {
+    if (split.by_rows) {
+      const k::TaskRange r = k::linear_rows({begin, end}, rows);
+      p.Rows(r.begin, r.end, x, y);
+    } else {
+      const k::TaskRange ch = k::linear_channels({begin, end}, p.out);
+      p.Channels(ch.begin, ch.end, rows, x, y);
+    }
+  });
+}
+
+void run_linears_same_input(const fb::Model& model, const Call& c, const fb::Linear* const* ls, int n, int rows,
+                            const void* x, void* const* ys) {
+  // Separately when XNNPACK may take them, in range mode (one bias workspace)
+  // or when the rows are too few for row tiles.
+  int out = 0;
+  for (int i = 0; i < n; ++i) out += static_cast<int>(ls[i]->out_features());
+  const k::LinearSplit split =
+      k::linear_split(rows, static_cast<int>(ls[0]->in_features()), out, pool_workers(c.pool), pool_min_work(c.pool));
+  if (c.pool == nullptr || c.xnn != nullptr || c.range != nullptr || !split.by_rows || split.tasks < 2 ||
+      n > kMaxLayerProjections) {
+    for (int i = 0; i < n; ++i) run_linear(model, c, ls[i], rows, x, ys[i]);
+    return;
   }
+  Projection ps[kMaxLayerProjections];
+  for (int i = 0; i < n; ++i) ps[i].Set(model, c, ls[i]);
+  parallel_ranges(c.pool, split.units, split.tasks, [&](int begin, int end, int) {
+    const k::TaskRange r = k::linear_rows({begin, end}, rows);
+    for (int i = 0; i < n; ++i) ps[i].Rows(r.begin, r.end, x, ys[i]);
+  });
 }
 
 RowScratch row_scratch(bool s8, bool tile, int kv_len, int head_dim, int v_dim) {

@@ -141,6 +141,12 @@ const T* tensor_data(const fb::Model& model, const fb::Tensor* t) {
 // biases divided by R; on c.pool in row or output-channel tiles.
 void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int rows, const void* x,
                 void* y);
+// ls[0..n) over the same rows x (self-attention's Q, K and V projections)
+// into ys[i]: on a pool, one call whose row tiles run every projection (one
+// hand-over instead of n); else as n run_linear calls. Same bytes either way.
+constexpr int kMaxLayerProjections = 4;
+void run_linears_same_input(const fb::Model& model, const Call& c, const fb::Linear* const* ls, int n, int rows,
+                            const void* x, void* const* ys);
 
 inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
 

@@ -44,7 +44,7 @@ void run_ffn(const fb::Model& model, const Call& c, const fb::FeedForward* f, in
   const int h = static_cast<int>(f->hidden_dim());
   run_linear(model, c, f->fc1(), rows, x, hidden);
   const size_t row_bytes = static_cast<size_t>(h) * elem_size(c.s8);
-  const uint64_t work = static_cast<uint64_t>(rows) * static_cast<uint64_t>(h);
+  const uint64_t work = kernels::kTableWorkPerElement * static_cast<uint64_t>(rows) * static_cast<uint64_t>(h);
   parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int) {
     uint8_t* hr = static_cast<uint8_t*>(hidden) + static_cast<size_t>(r0) * row_bytes;
     if (c.s8) {

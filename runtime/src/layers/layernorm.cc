@@ -37,7 +37,7 @@ void run_layernorm(const fb::Model& model, const Call& c, const fb::LayerNorm* n
   const int dim = static_cast<int>(n->dim());
   const size_t row_bytes = static_cast<size_t>(dim) * elem_size(c.s8);
   // Rows on the pool (a row's statistics and output belong to one task).
-  const uint64_t work = 8 * static_cast<uint64_t>(rows) * static_cast<uint64_t>(dim);
+  const uint64_t work = kernels::kLayerNormWorkPerElement * static_cast<uint64_t>(rows) * static_cast<uint64_t>(dim);
   parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int) {
     const void* xr = static_cast<const uint8_t*>(x) + static_cast<size_t>(r0) * row_bytes;
     void* yr = static_cast<uint8_t*>(y) + static_cast<size_t>(r0) * row_bytes;

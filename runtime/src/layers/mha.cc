@@ -204,10 +204,17 @@ void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call
     kp = c.scratch + at.k;
     vp = c.scratch + at.v;
   }
-  run_linear(model, c, m->q_proj(), c.q_len, c.query, q);
-  if (!c.keys_cached) {
-    run_linear(model, c, m->k_proj(), c.kv_len, c.key, kp);
-    run_linear(model, c, m->v_proj(), c.kv_len, c.value, vp);
+  if (!c.keys_cached && c.key == c.query && c.value == c.query && c.kv_len == c.q_len) {
+    // Self-attention: Q, K and V of the same rows in one pool call.
+    const fb::Linear* ls[3] = {m->q_proj(), m->k_proj(), m->v_proj()};
+    void* ys[3] = {q, kp, vp};
+    run_linears_same_input(model, c, ls, 3, c.q_len, c.query, ys);
+  } else {
+    run_linear(model, c, m->q_proj(), c.q_len, c.query, q);
+    if (!c.keys_cached) {
+      run_linear(model, c, m->k_proj(), c.kv_len, c.key, kp);
+      run_linear(model, c, m->v_proj(), c.kv_len, c.value, vp);
+    }
   }
   attend_heads(c, m, q, kp, vp, ctx, c.scratch + at.row);
   run_linear(model, c, m->out_proj(), c.q_len, ctx, c.output);
