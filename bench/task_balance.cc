@@ -78,7 +78,7 @@ void Rows(Tally* t, int L, int width, uint64_t ops, int workers) {
 
 Tally Mha(int L, int d, int heads, int workers) {
   Tally t;
-  for (int p = 0; p < 3; ++p) Linear(&t, L, d, d, workers);
+  Linear(&t, L, d, 3 * d, workers);  // Q, K and V in one pool call (run_linears_same_input)
   Attention(&t, L, d, heads, workers);
   Linear(&t, L, d, d, workers);
   return t;
