@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Stage "sanitize": the whole host test suite under AddressSanitizer +
 # UndefinedBehaviorSanitizer (RelWithDebInfo, build/asan), then the thread
-# pool tests (threads_test: the std::thread pool and pthreadpool running the
-# layers) under ThreadSanitizer (build/tsan, models converted by the host
+# pool tests (threads_test: the std::thread pool running the layers; Debian's
+# pthreadpool is not instrumented) under ThreadSanitizer (build/tsan, models converted by the host
 # stage's converter). Any report fails the stage (-fno-sanitize-recover=all
 # makes UBSan fatal, ASan and TSan always are). Sourced by scripts/test.sh.
 

@@ -18,7 +18,9 @@
 #include "edgeattn/edgeattn.h"
 #include "edgeattn/edgeattn.hpp"
 #include "test_models.h"
+#ifndef EA_ALLOC_TEST_NO_THREADS
 #include "thread_pool.hpp"
+#endif
 #ifdef EA_TEST_PTHREADPOOL
 #include "edgeattn/pthreadpool_executor.h"
 #endif
@@ -318,11 +320,13 @@ TEST_P(EveryModelAlloc, XnnpackZeroAllocationsFromLoadToLastRun) {
 
 // With the caller's thread pool: the std::thread pool of targets/linux and
 // pthreadpool (when the build has it), each created before arming.
+#ifndef EA_ALLOC_TEST_NO_THREADS
 TEST_P(EveryModelAlloc, ThreadPoolZeroAllocationsFromLoadToLastRun) {
   edgeattn_linux::ThreadPool threads(kPoolWorkers);
   const ea_executor ex = threads.executor();
   CheckZeroAllocations(GetParam(), false, &ex);
 }
+#endif
 
 #ifdef EA_TEST_PTHREADPOOL
 TEST_P(EveryModelAlloc, PthreadpoolZeroAllocationsFromLoadToLastRun) {
