@@ -330,11 +330,7 @@ void RunHeads(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>& sc
   const int n = split.items();
   w.For(n, w.Tasks(ek::attention_work(L, kv, d), n), [&](int begin, int end, int worker) {
     HeadScratch& s = scratch[static_cast<size_t>(worker)];
-    for (int i = begin; i < end;) {
-      const int h = i / split.chunks;
-      int j = i + 1;
-      while (j < end && j / split.chunks == h) ++j;
-      const int r0 = split.rows(L, i % split.chunks).begin, r1 = split.rows(L, (j - 1) % split.chunks).end;
+    ek::for_each_head_range(split, L, begin, end, [&](int h, int r0, int r1) {
       ek::QS8AttentionArgs a = Qs8Head(r1 - r0, kv, hd, d);
       a.causal_offset = kv - L + r0;
       a.q = q + static_cast<size_t>(r0) * d + h * hd; a.k = kp + h * hd; a.v = vp + h * hd;
@@ -342,8 +338,7 @@ void RunHeads(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>& sc
       a.scratch = s.scores.data(); a.prob_scratch = s.probs.data();
       a.tile_scratch = s.tile.data();  // as the runtime plans it (used when >= 4 rows)
       t.qs8_attention(a);
-      i = j;
-    }
+    });
   });
 }
 

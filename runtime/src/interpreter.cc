@@ -201,6 +201,9 @@ Status Interpreter::UseExecutor(const ea_executor* executor) {
   return Status::kOk;
 }
 
+// The public default is the split arithmetic's own (task_split.h).
+static_assert(Interpreter::kMinTaskWork == kernels::kDefaultMinTaskWork, "one default task size");
+
 const Pool* Interpreter::MakePool(Pool* storage) const {
   if (workers_ < 2) return nullptr;
   *storage = Pool{executor_, workers_, worker_scratch_, worker_bytes_, min_task_work_};

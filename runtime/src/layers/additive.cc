@@ -90,10 +90,6 @@ Layout layout(const LayerShape& s, int q_len, int kv_len) {
   return l;
 }
 
-ea_quant quant_of(const fb::ActQuant* q) {
-  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
-}
-
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* a = l.options_as_AdditiveAttention();
   info->query_dim = static_cast<int32_t>(a->query_dim());

@@ -155,10 +155,6 @@ void shape(const fb::Layer& l, LayerShape* s) {
   s->hidden_dim = static_cast<int>(b->ffn()->hidden_dim());
 }
 
-ea_quant quant_of(const fb::ActQuant* q) {
-  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
-}
-
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   const DecoderLayout d = decoder_layout(s, q_len, kv_len, q_len, kv_len);
   const uint64_t self_worker = plan_mha(self_shape(s), q_len, q_len).worker_bytes;

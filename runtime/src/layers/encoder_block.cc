@@ -149,10 +149,6 @@ void shape(const fb::Layer& l, LayerShape* s) {
   s->hidden_dim = static_cast<int>(b->ffn()->hidden_dim());
 }
 
-ea_quant quant_of(const fb::ActQuant* q) {
-  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
-}
-
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* b = l.options_as_EncoderBlock();
   info->query_dim = static_cast<int32_t>(b->dim());

@@ -151,6 +151,10 @@ void run_linears_same_input(const fb::Model& model, const Call& c, const fb::Lin
 inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
 
 inline int32_t zp_of(const fb::ActQuant* q) { return q != nullptr ? q->zero_point() : 0; }
+// The public form of a quantization (ea_layer_info), {0, 0} when absent.
+inline ea_quant quant_of(const fb::ActQuant* q) {
+  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
+}
 
 // A layer's LayerShape from its kind's shape() (what its plan was made
 // from: Model::ShapeOf without the kind lookup), for a run's layout().

@@ -73,10 +73,6 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
 
 void shape(const fb::Layer& l, LayerShape* s) { s->embed_dim = static_cast<int>(l.options_as_LayerNorm()->dim()); }
 
-ea_quant quant_of(const fb::ActQuant* q) {
-  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
-}
-
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* n = l.options_as_LayerNorm();
   info->query_dim = static_cast<int32_t>(n->dim());

@@ -18,10 +18,6 @@ void shape(const fb::Layer& l, LayerShape* s) {
   s->embed_dim = static_cast<int>(l.options_as_Linear()->in_features());
 }
 
-ea_quant quant_of(const fb::ActQuant* q) {
-  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
-}
-
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* p = l.options_as_Linear();
   info->query_dim = static_cast<int32_t>(p->in_features());

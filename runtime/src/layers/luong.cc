@@ -36,10 +36,6 @@ void shape(const fb::Layer& l, LayerShape* s) {
   s->v_dim = static_cast<int>(g->value_dim());
 }
 
-ea_quant quant_of(const fb::ActQuant* q) {
-  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
-}
-
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* g = l.options_as_LuongAttention();
   info->query_dim = static_cast<int32_t>(g->query_dim());

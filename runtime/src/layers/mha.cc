@@ -70,10 +70,6 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
 
 void shape(const fb::Layer& l, LayerShape* s) { mha_shape(*l.options_as_MultiHeadAttention(), s); }
 
-ea_quant quant_of(const fb::ActQuant* q) {
-  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
-}
-
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len);
 
 void info(const fb::Layer& l, LayerInfo* info) {
@@ -170,15 +166,9 @@ void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t*
   const int tasks = task_count(c.pool, kernels::attention_work(c.q_len, c.kv_len, e), n);
   parallel_ranges(c.pool, n, tasks, [&](int begin, int end, int worker) {
     uint8_t* scratch = worker_row_scratch(c, row_scratch, worker);
-    for (int i = begin; i < end;) {  // consecutive chunks of one head in one call
-      const int h = i / split.chunks;
-      int j = i + 1;
-      while (j < end && j / split.chunks == h) ++j;
-      const int row0 = split.rows(c.q_len, i % split.chunks).begin;
-      const int row1 = split.rows(c.q_len, (j - 1) % split.chunks).end;
+    kernels::for_each_head_range(split, c.q_len, begin, end, [&](int h, int row0, int row1) {
       run_head(c, view(h), row0, row1 - row0, m->scale(), m->softmax(), m->causal(), scratch);
-      i = j;
-    }
+    });
   });
 }
 

@@ -20,10 +20,6 @@ void shape(const fb::Layer& l, LayerShape* s) {
   s->v_dim = s->head_dim;
 }
 
-ea_quant quant_of(const fb::ActQuant* q) {
-  return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
-}
-
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* p = l.options_as_AttentionPooling();
   info->key_dim = static_cast<int32_t>(p->dim());

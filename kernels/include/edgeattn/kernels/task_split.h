@@ -87,6 +87,19 @@ struct HeadSplit {
     return TaskRange{t.begin * 8, t.end * 8 < q_len ? t.end * 8 : q_len};
   }
 };
+// Calls run(head, row0, row1) for the items [begin, end) of one task,
+// consecutive chunks of one head merged into one row range (one call per
+// head, so its keys are packed once).
+template <typename Run>
+void for_each_head_range(const HeadSplit& s, int q_len, int begin, int end, const Run& run) {
+  for (int i = begin; i < end;) {
+    const int h = i / s.chunks;
+    int j = i + 1;
+    while (j < end && j / s.chunks == h) ++j;
+    run(h, s.rows(q_len, i % s.chunks).begin, s.rows(q_len, (j - 1) % s.chunks).end);
+    i = j;
+  }
+}
 inline HeadSplit head_split(int heads, int q_len, int workers) {
   HeadSplit s = {heads, 1, (q_len + 7) / 8};
   if (workers > 1) {
