@@ -408,6 +408,59 @@ void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int
   }
 }
 
+// Scores for head dims 9-16, one key per vector: the query's zero-point-
+// corrected values qd_i = q_i - zq (in [-255, 254] here) split into two int8
+// vectors, A = floor(qd / 2) (VHSUB) and B = qd - A, so each key is one byte
+// load and two VMLADAVA.S8 of its raw bytes: sum_i (A_i + B_i) k_i. The key
+// zero point comes out once per row as in qk_row_keys_across (the
+// accumulator starts at -zk sum_i qd_i), so the wrapping 32-bit sum is the
+// reference's exact one. Lanes past dim are 0 in A and B and not loaded. A
+// row with qd_i = 255 (q_i = 127, zq = -128: B would be 128) returns false.
+// The key loop is written out (two keys per step, 7 instructions per key):
+// GCC 12 at -Os moved every accumulator through r0 and kept the loop's
+// values on the stack.
+bool qk_row_one_vector(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                       int32_t k_zp, int32_t* scores) {
+  const mve_pred16_t p = vctp8q(static_cast<uint32_t>(dim));
+  const int8x16_t qv = vldrbq_z_s8(q, p);
+  if (q_zp == -128 && vmaxvq_p_s8(-128, qv, p) == 127) return false;
+  const int8x16_t zero = vdupq_n_s8(0);
+  const int8x16_t qa = vhsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p);
+  const int8x16_t qb = vsubq_m_s8(zero, vsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p), qa, p);
+  const uint32_t qsum = static_cast<uint32_t>(vaddvq_p_s8(qv, p)) - static_cast<uint32_t>(dim * q_zp);
+  const int32_t init = static_cast<int32_t>(0u - qsum * static_cast<uint32_t>(k_zp));
+  int pairs = n / 2;
+  if (pairs > 0) {
+    const int8_t* k2 = k + k_stride;
+    int32_t a0, a1;
+    __asm__ volatile(  // volatile: its effect is the stores
+        "vmsr p0, %[p]\n"
+        "1:\n"
+        "vpstt\n"
+        "vldrbt.u8 q0, [%[k]]\n"
+        "vldrbt.u8 q1, [%[k2]]\n"
+        "add %[k], %[k], %[s2]\n"
+        "add %[k2], %[k2], %[s2]\n"
+        "mov %[a0], %[c]\n"
+        "mov %[a1], %[c]\n"
+        "vmladava.s8 %[a0], %q[A], q0\n"
+        "vmladava.s8 %[a0], %q[B], q0\n"
+        "vmladava.s8 %[a1], %q[A], q1\n"
+        "vmladava.s8 %[a1], %q[B], q1\n"
+        "strd %[a0], %[a1], [%[o]], #8\n"
+        "subs %[n], #1\n"
+        "bne 1b\n"
+        : [k] "+r"(k), [k2] "+r"(k2), [o] "+r"(scores), [n] "+r"(pairs), [a0] "=&Te"(a0), [a1] "=&Te"(a1)
+        : [A] "w"(qa), [B] "w"(qb), [s2] "r"(2 * k_stride), [c] "r"(init), [p] "r"(static_cast<uint32_t>(p))
+        : "q0", "q1", "memory", "cc");
+  }
+  if ((n & 1) != 0) {
+    const int8x16_t kv = vldrbq_z_s8(k, p);
+    *scores = vmladavaq_s8(vmladavaq_s8(init, qa, kv), qb, kv);
+  }
+  return true;
+}
+
 // The accumulation of one pass of qs8_pv_row__helium: the channels
 // [0, min(left, 16)) of the rows vp + j v_stride, weighted by probs[j], into
 // acc[0..3] (4 channels each; channels past left are 0). A pass over up to 4
@@ -440,6 +493,7 @@ __attribute__((noinline)) void pv_accumulate(int n, const uint16_t* probs, const
 
 void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                         int32_t k_zp, int32_t* scores) {
+  if (dim > 8 && dim <= 16 && qk_row_one_vector(n, dim, q, q_zp, k, k_stride, k_zp, scores)) return;
   if (dim <= kQkKeysAcrossMaxDim) {
     qk_row_keys_across(n, dim, q, q_zp, k, k_stride, k_zp, scores);
     return;
