@@ -38,15 +38,6 @@ namespace edgeattn {
 namespace kernels {
 namespace {
 
-inline int8x16_t gather4(const int8_t* p, uint32x4_t offs) {
-  return vreinterpretq_s8_s32(vldrwq_gather_offset_s32(reinterpret_cast<const int32_t*>(p), offs));
-}
-
-inline int8x16_t gather4_z(const int8_t* p, uint32x4_t offs, mve_pred16_t pw) {
-  return vreinterpretq_s8_s32(
-      vldrwq_gather_offset_z_s32(reinterpret_cast<const int32_t*>(p), offs, pw));
-}
-
 // The outputs one by one (a shift requant_cm.h's vector form does not take).
 __attribute__((noinline)) void store_scalar(int32x4_t acc, int n0, int cnt, const int32_t* mult,
                                             const int32_t* shift, int per_channel, int32_t y_zp, int8_t* yr) {
@@ -58,38 +49,88 @@ __attribute__((noinline)) void store_scalar(int32x4_t acc, int n0, int cnt, cons
   }
 }
 
-// Requantizes and stores the pass's cnt (1-4) outputs of channels n0.. for
-// one row (acc_b null) or two (the same channels, the same constants): bias
-// added as a vector, the four outputs as one vector when their shifts allow
-// (requant_cm.h), else one by one (out of line, so this stays a leaf that
-// saves few registers).
-__attribute__((noinline)) void store_pass(int32x4_t acc_a, const int32x4_t* acc_b, int n0, int cnt,
-                                          const int32_t* bias, const int32_t* mult, const int32_t* shift,
-                                          int per_channel, int32_t y_zp, int8_t* ya, int8_t* yb) {
-  const mve_pred16_t pc = vctp32q(static_cast<uint32_t>(cnt));
-  const int32x4_t bv = vldrwq_z_s32(bias + n0, pc);
-  acc_a = vaddq_s32(acc_a, bv);
-  const int32x4_t mv = per_channel ? vldrwq_z_s32(mult + n0, pc) : vdupq_n_s32(mult[0]);
-  const int32x4_t sv = per_channel ? vldrwq_z_s32(shift + n0, pc) : vdupq_n_s32(shift[0]);
-  cm::RequantX4 r;
-  if (cm::requant_x4_setup(mv, sv, pc, &r)) {
-    cm::requant_x4_store(acc_a, r, y_zp, ya + n0, pc);
-    if (acc_b != nullptr) cm::requant_x4_store(vaddq_s32(*acc_b, bv), r, y_zp, yb + n0, pc);
-    return;
-  }
-  store_scalar(acc_a, n0, cnt, mult, shift, per_channel, y_zp, ya);
-  if (acc_b != nullptr) store_scalar(vaddq_s32(*acc_b, bv), n0, cnt, mult, shift, per_channel, y_zp, yb);
+// One pass: channels n..n+3 of the packed block (their words of group g at
+// wq + 64 g + 4c) for two activation rows xa and xb (the same row when only
+// one is left), all inputs, into acc_a / acc_b (lane c: channel n + c).
+// Written out (16 instructions per 16 inputs: two row loads, four word
+// gathers, eight VMLADAVA.S8): GCC 12 at -Os moved the accumulators through
+// one register and kept the loop's values on the stack (about 50 per 16
+// inputs). The gathers use a vector of the 4 groups' addresses, advanced by
+// 256 bytes (4 groups) with writeback; the tail loads the activations under
+// VCTP8 (inactive lanes read nothing and load as 0) and the groups that
+// exist under VCTP32.
+__attribute__((always_inline)) inline void pass_x2(const int8_t* xa, const int8_t* xb, const int8_t* wq, int chunks,
+                                                  int rem, uint32x4_t group_offs, int32x4_t* acc_a,
+                                                  int32x4_t* acc_b) {
+  // Addresses of groups 0..3 minus 256: the first gather pre-increments.
+  uint32x4_t addr = vaddq_n_u32(group_offs, reinterpret_cast<uint32_t>(wq) - 256u);
+  int32_t a0, a1, a2, a3, b0, b1, b2, b3;
+  int32x4_t oa, ob;
+  __asm__ volatile(  // reads memory the operands do not name
+      "movs %[a0], #0\n movs %[a1], #0\n movs %[a2], #0\n movs %[a3], #0\n"
+      "movs %[b0], #0\n movs %[b1], #0\n movs %[b2], #0\n movs %[b3], #0\n"
+      "cmp %[c], #0\n"
+      "beq 2f\n"
+      "1:\n"
+      "vldrb.u8 q0, [%[xa]], #16\n"
+      "vldrb.u8 q1, [%[xb]], #16\n"
+      "vldrw.u32 q2, [%q[ad], #256]!\n"
+      "vmladava.s8 %[a0], q0, q2\n"
+      "vmladava.s8 %[b0], q1, q2\n"
+      "vldrw.u32 q2, [%q[ad], #4]\n"
+      "vmladava.s8 %[a1], q0, q2\n"
+      "vmladava.s8 %[b1], q1, q2\n"
+      "vldrw.u32 q2, [%q[ad], #8]\n"
+      "vmladava.s8 %[a2], q0, q2\n"
+      "vmladava.s8 %[b2], q1, q2\n"
+      "vldrw.u32 q2, [%q[ad], #12]\n"
+      "vmladava.s8 %[a3], q0, q2\n"
+      "vmladava.s8 %[b3], q1, q2\n"
+      "subs %[c], #1\n"
+      "bne 1b\n"
+      "2:\n"
+      "cmp %[r], #0\n"
+      "beq 3f\n"
+      "vctp.8 %[r]\n"
+      "vpstt\n"
+      "vldrbt.u8 q0, [%[xa]]\n"
+      "vldrbt.u8 q1, [%[xb]]\n"
+      "adds %[r], #3\n"
+      "lsrs %[r], %[r], #2\n"
+      "vctp.32 %[r]\n"
+      "vpst\n"
+      "vldrwt.u32 q2, [%q[ad], #256]\n"
+      "vmladava.s8 %[a0], q0, q2\n"
+      "vmladava.s8 %[b0], q1, q2\n"
+      "vpst\n"
+      "vldrwt.u32 q2, [%q[ad], #260]\n"
+      "vmladava.s8 %[a1], q0, q2\n"
+      "vmladava.s8 %[b1], q1, q2\n"
+      "vpst\n"
+      "vldrwt.u32 q2, [%q[ad], #264]\n"
+      "vmladava.s8 %[a2], q0, q2\n"
+      "vmladava.s8 %[b2], q1, q2\n"
+      "vpst\n"
+      "vldrwt.u32 q2, [%q[ad], #268]\n"
+      "vmladava.s8 %[a3], q0, q2\n"
+      "vmladava.s8 %[b3], q1, q2\n"
+      "3:\n"
+      "vmov %q[oa][2], %q[oa][0], %[a0], %[a2]\n"
+      "vmov %q[oa][3], %q[oa][1], %[a1], %[a3]\n"
+      "vmov %q[ob][2], %q[ob][0], %[b0], %[b2]\n"
+      "vmov %q[ob][3], %q[ob][1], %[b1], %[b3]\n"
+      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0), [b1] "=&Te"(b1),
+        [b2] "=&Te"(b2), [b3] "=&Te"(b3), [xa] "+r"(xa), [xb] "+r"(xb), [c] "+r"(chunks), [r] "+r"(rem),
+        [ad] "+w"(addr), [oa] "=&w"(oa), [ob] "=&w"(ob)
+      :
+      : "q0", "q1", "q2", "memory", "cc");
+  *acc_a = oa;
+  *acc_b = ob;
 }
 
-__attribute__((always_inline)) inline int32x4_t lanes4(int32_t a0, int32_t a1, int32_t a2, int32_t a3) {
-  int32x4_t v = vdupq_n_s32(a0);
-  v = vsetq_lane_s32(a1, v, 1);
-  v = vsetq_lane_s32(a2, v, 2);
-  return vsetq_lane_s32(a3, v, 3);
-}
-
-// The kernel proper; w is 4-byte aligned. Two activation rows per pass when
-// there are two left: each weight gather then feeds two VMLADAVA.
+// The kernel proper; w is 4-byte aligned. Channel groups of 4 outer, so a
+// group's bias and requantization constants are set up once; two activation
+// rows per pass (an odd last row runs as a pair with itself and stores one).
 __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in_features,
                                               const int8_t* x, int x_stride, const int8_t* w,
                                               const int32_t* bias, const int32_t* mult,
@@ -98,77 +139,32 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
   constexpr int kGroupBytes = kPackN * kPackK;
   const int chunks = in_features / 16;
   const int rem = in_features - chunks * 16;
-  const mve_pred16_t px = vctp8q(static_cast<uint32_t>(rem));
-  const mve_pred16_t pw = vctp32q(static_cast<uint32_t>((rem + kPackK - 1) / kPackK));
   const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kGroupBytes);  // 0 64 128 192
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
-  int m = 0;
-  for (; m + 2 <= rows; m += 2) {
-    const int8_t* xr = x + static_cast<ptrdiff_t>(m) * x_stride;
-    int8_t* yr = y + static_cast<ptrdiff_t>(m) * y_stride;
-    for (int n0 = 0; n0 < out_features; n0 += 4) {
-      const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
-      // Named accumulators: at -Os an array would live on the stack.
-      int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
-      const int8_t* xp = xr;
-      for (int j = 0; j < chunks; ++j, wq += 4 * kGroupBytes, xp += 16) {
-        const int8x16_t xa = vldrbq_s8(xp), xb = vldrbq_s8(xp + x_stride);
-        int8x16_t g = gather4(wq, offs);
-        a0 = vmladavaq_s8(a0, xa, g);
-        b0 = vmladavaq_s8(b0, xb, g);
-        g = gather4(wq + 4, offs);
-        a1 = vmladavaq_s8(a1, xa, g);
-        b1 = vmladavaq_s8(b1, xb, g);
-        g = gather4(wq + 8, offs);
-        a2 = vmladavaq_s8(a2, xa, g);
-        b2 = vmladavaq_s8(b2, xb, g);
-        g = gather4(wq + 12, offs);
-        a3 = vmladavaq_s8(a3, xa, g);
-        b3 = vmladavaq_s8(b3, xb, g);
+  for (int n0 = 0; n0 < out_features; n0 += 4) {
+    const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
+    const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
+    const mve_pred16_t pc = vctp32q(static_cast<uint32_t>(cnt));
+    const int32x4_t bv = vldrwq_z_s32(bias + n0, pc);
+    const int32x4_t mv = per_channel ? vldrwq_z_s32(mult + n0, pc) : vdupq_n_s32(mult[0]);
+    const int32x4_t sv = per_channel ? vldrwq_z_s32(shift + n0, pc) : vdupq_n_s32(shift[0]);
+    cm::RequantX4 r;
+    const bool vec = cm::requant_x4_setup(mv, sv, pc, &r);
+    for (int m = 0; m < rows; m += 2) {
+      const int8_t* xa = x + static_cast<ptrdiff_t>(m) * x_stride;
+      const bool two = m + 1 < rows;
+      int8_t* ya = y + static_cast<ptrdiff_t>(m) * y_stride;
+      int32x4_t acc_a, acc_b;
+      pass_x2(xa, two ? xa + x_stride : xa, wq, chunks, rem, offs, &acc_a, &acc_b);
+      acc_a = vaddq_s32(acc_a, bv);
+      acc_b = vaddq_s32(acc_b, bv);
+      if (vec) {
+        cm::requant_x4_store(acc_a, r, y_zp, ya + n0, pc);
+        if (two) cm::requant_x4_store(acc_b, r, y_zp, ya + y_stride + n0, pc);
+      } else {
+        store_scalar(acc_a, n0, cnt, mult, shift, per_channel, y_zp, ya);
+        if (two) store_scalar(acc_b, n0, cnt, mult, shift, per_channel, y_zp, ya + y_stride);
       }
-      if (rem != 0) {
-        const int8x16_t xa = vldrbq_z_s8(xp, px), xb = vldrbq_z_s8(xp + x_stride, px);
-        int8x16_t g = gather4_z(wq, offs, pw);
-        a0 = vmladavaq_s8(a0, xa, g);
-        b0 = vmladavaq_s8(b0, xb, g);
-        g = gather4_z(wq + 4, offs, pw);
-        a1 = vmladavaq_s8(a1, xa, g);
-        b1 = vmladavaq_s8(b1, xb, g);
-        g = gather4_z(wq + 8, offs, pw);
-        a2 = vmladavaq_s8(a2, xa, g);
-        b2 = vmladavaq_s8(b2, xb, g);
-        g = gather4_z(wq + 12, offs, pw);
-        a3 = vmladavaq_s8(a3, xa, g);
-        b3 = vmladavaq_s8(b3, xb, g);
-      }
-      const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
-      const int32x4_t acc_b = lanes4(b0, b1, b2, b3);
-      store_pass(lanes4(a0, a1, a2, a3), &acc_b, n0, cnt, bias, mult, shift, per_channel, y_zp, yr, yr + y_stride);
-    }
-  }
-  for (; m < rows; ++m) {
-    const int8_t* xr = x + static_cast<ptrdiff_t>(m) * x_stride;
-    int8_t* yr = y + static_cast<ptrdiff_t>(m) * y_stride;
-    for (int n0 = 0; n0 < out_features; n0 += 4) {
-      const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
-      int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-      const int8_t* xp = xr;
-      for (int j = 0; j < chunks; ++j, wq += 4 * kGroupBytes, xp += 16) {
-        const int8x16_t xv = vldrbq_s8(xp);
-        a0 = vmladavaq_s8(a0, xv, gather4(wq, offs));
-        a1 = vmladavaq_s8(a1, xv, gather4(wq + 4, offs));
-        a2 = vmladavaq_s8(a2, xv, gather4(wq + 8, offs));
-        a3 = vmladavaq_s8(a3, xv, gather4(wq + 12, offs));
-      }
-      if (rem != 0) {
-        const int8x16_t xv = vldrbq_z_s8(xp, px);
-        a0 = vmladavaq_s8(a0, xv, gather4_z(wq, offs, pw));
-        a1 = vmladavaq_s8(a1, xv, gather4_z(wq + 4, offs, pw));
-        a2 = vmladavaq_s8(a2, xv, gather4_z(wq + 8, offs, pw));
-        a3 = vmladavaq_s8(a3, xv, gather4_z(wq + 12, offs, pw));
-      }
-      const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
-      store_pass(lanes4(a0, a1, a2, a3), nullptr, n0, cnt, bias, mult, shift, per_channel, y_zp, yr, nullptr);
     }
   }
 }
