@@ -461,33 +461,78 @@ bool qk_row_one_vector(int n, int dim, const int8_t* q, int32_t q_zp, const int8
   return true;
 }
 
-// The accumulation of one pass of qs8_pv_row__helium: the channels
-// [0, min(left, 16)) of the rows vp + j v_stride, weighted by probs[j], into
-// acc[0..3] (4 channels each; channels past left are 0). A pass over up to 4
-// channels runs 1 load and VMLA per key, not 4. Out of line, so the loops have the
-// registers to themselves (inside the caller, with the requantization's
-// values live, the probability pointer and stride were reloaded per key).
-__attribute__((noinline)) void pv_accumulate(int n, const uint16_t* probs, const int8_t* vp, int v_stride, int left,
-                                             int32x4_t* acc) {
-  auto lanes = [](int k) { return vctp32q(static_cast<uint32_t>(k > 0 ? k : 0)); };
-  const mve_pred16_t m0 = lanes(left), m1 = lanes(left - 4), m2 = lanes(left - 8), m3 = lanes(left - 12);
-  int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
-  const uint16_t* end = probs + n;
-  if (left > 4) {
-    for (; probs != end; ++probs, vp += v_stride) {
-      const int32_t p = *probs;
-      a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), p);
-      a1 = vmlaq_n_s32(a1, vldrbq_z_s32(vp + 4, m1), p);
-      a2 = vmlaq_n_s32(a2, vldrbq_z_s32(vp + 8, m2), p);
-      a3 = vmlaq_n_s32(a3, vldrbq_z_s32(vp + 12, m3), p);
-    }
-  } else {
-    for (; probs != end; ++probs, vp += v_stride) a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), *probs);
+// The sums sum_j p_j v[j][c] of 4 channels over the keys of one segment,
+// added to a[0..3]: 8 keys per step, each channel's values of the 8 keys one
+// byte gather (VLDRB.S16 at 16-bit offsets j * v_stride from that channel's
+// base) and one VMLADAVA.S16 with the 8 probabilities (p_j <= 32767, so
+// int16). 11 instructions per 32 products, written out (GCC 12 at -Os kept
+// the pointers on the stack). The last 1-7 keys load under VCTP16 (inactive
+// lanes read nothing and load as 0). The caller keeps every active offset
+// below 2^16.
+__attribute__((always_inline)) inline int32x4_t pv_keys_x4(int n, const uint16_t* probs, const int8_t* b0,
+                                                          const int8_t* b1, const int8_t* b2, const int8_t* b3,
+                                                          uint16x8_t offs, uint32_t step8, int32x4_t a) {
+  int32_t a0 = vgetq_lane_s32(a, 0), a1 = vgetq_lane_s32(a, 1), a2 = vgetq_lane_s32(a, 2), a3 = vgetq_lane_s32(a, 3);
+  int chunks = n >> 3, rem = n & 7;
+  __asm__ volatile(  // reads memory the operands do not name
+      "cmp %[c], #0\n"
+      "beq 2f\n"
+      "1:\n"
+      "vldrh.u16 q0, [%[pp]], #16\n"
+      "vldrb.s16 q1, [%[b0], %q[of]]\n"
+      "vmladava.s16 %[a0], q0, q1\n"
+      "vldrb.s16 q1, [%[b1], %q[of]]\n"
+      "vmladava.s16 %[a1], q0, q1\n"
+      "vldrb.s16 q1, [%[b2], %q[of]]\n"
+      "vmladava.s16 %[a2], q0, q1\n"
+      "vldrb.s16 q1, [%[b3], %q[of]]\n"
+      "vmladava.s16 %[a3], q0, q1\n"
+      "vadd.i16 %q[of], %q[of], %[st]\n"
+      "subs %[c], #1\n"
+      "bne 1b\n"
+      "2:\n"
+      "cmp %[r], #0\n"
+      "beq 3f\n"
+      "vctp.16 %[r]\n"
+      "vpst\n"
+      "vldrht.u16 q0, [%[pp]]\n"
+      "vpst\n"
+      "vldrbt.s16 q1, [%[b0], %q[of]]\n"
+      "vmladava.s16 %[a0], q0, q1\n"
+      "vpst\n"
+      "vldrbt.s16 q1, [%[b1], %q[of]]\n"
+      "vmladava.s16 %[a1], q0, q1\n"
+      "vpst\n"
+      "vldrbt.s16 q1, [%[b2], %q[of]]\n"
+      "vmladava.s16 %[a2], q0, q1\n"
+      "vpst\n"
+      "vldrbt.s16 q1, [%[b3], %q[of]]\n"
+      "vmladava.s16 %[a3], q0, q1\n"
+      "3:\n"
+      : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [c] "+r"(chunks), [pp] "+r"(probs),
+        [of] "+w"(offs)
+      : [b0] "r"(b0), [b1] "r"(b1), [b2] "r"(b2), [b3] "r"(b3), [r] "r"(rem), [st] "r"(step8)
+      : "q0", "q1", "memory", "cc");
+  int32x4_t out;
+  __asm__("vmov %q[o][2], %q[o][0], %[a0], %[a2]\n"
+          "vmov %q[o][3], %q[o][1], %[a1], %[a3]\n"
+          : [o] "=w"(out)
+          : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
+  return out;
+}
+
+// pv_keys_x4 over n keys in segments of seg (rows far apart: long rows of
+// wide values), out of line: the loop around the written-out block leaves
+// the inline form no registers.
+__attribute__((noinline)) int32x4_t pv_keys_x4_segments(int n, int seg, const uint16_t* probs, const int8_t* b,
+                                                        int cnt, int v_stride, uint16x8_t offs, uint32_t step8) {
+  int32x4_t acc = vdupq_n_s32(0);
+  for (int j0 = 0; j0 < n; j0 += seg) {
+    const int8_t* bj = b + static_cast<ptrdiff_t>(j0) * v_stride;
+    acc = pv_keys_x4(n - j0 < seg ? n - j0 : seg, probs + j0, bj, bj + (cnt > 1 ? 1 : 0), bj + (cnt > 2 ? 2 : 0),
+                     bj + (cnt > 3 ? 3 : 0), offs, step8, acc);
   }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
+  return acc;
 }
 }  // namespace
 
@@ -515,15 +560,19 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
   }
 }
 
-// P.V of one row, up to 16 channels per pass over the keys: per key, each
-// block of 4 channels is one widening byte load (VLDRB.S32, predicated past
-// v_dim: inactive lanes read nothing and stay 0) and one VMLA by the key's
-// probability; a pass over up to 4 channels runs only the first (pv_accumulate). The
-// zero point comes out once per row as on the DSP path
-// (sum_j p_j v_j - zv sum_j p_j, wrapping, exact for softmax probabilities);
-// each output is then the reference's scalar requantization.
+// P.V of one row along the keys, 4 channels per pass (pv_keys_x4; a last
+// pass of 1-3 channels repeats its first channel in the missing ones, so
+// nothing outside the rows is read, and stores only the real ones), the keys
+// in segments whose byte offsets fit 16 bits. The zero point comes out once
+// per row as on the DSP path (sum_j p_j v_j - zv sum_j p_j, wrapping, exact
+// for softmax probabilities); each output is then the reference's
+// requantization, four at once when the multiplier allows (requant_cm.h).
 void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                         int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
+  if (n <= 0) {
+    for (int c = 0; c < v_dim; ++c) out[c] = cm::requantize_s8(0, pv_mult, pv_shift, out_zp);
+    return;
+  }
   // sum_j p_j, 8 keys per VADDVA.U16.
   uint32_t psum = 0;
   int j = 0;
@@ -532,27 +581,32 @@ void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v
     const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n - j));
     psum = vaddvaq_p_u16(psum, vldrhq_z_u16(probs + j, p), p);
   }
-  const uint32_t corr = static_cast<uint32_t>(v_zp) * psum;
-  auto lanes = [](int left) { return vctp32q(static_cast<uint32_t>(left > 0 ? left : 0)); };
-  for (int c = 0; c < v_dim; c += 16) {
-    const int left = v_dim - c;
-    const mve_pred16_t m0 = lanes(left), m1 = lanes(left - 4), m2 = lanes(left - 8), m3 = lanes(left - 12);
-    int32x4_t acc4[4];
-    pv_accumulate(n, probs, v + c, v_stride, left, acc4);
-    const int32x4_t a0 = acc4[0], a1 = acc4[1], a2 = acc4[2], a3 = acc4[3];
-    // sum_j p_j v_j - zv sum_j p_j (wrapping), then the four lanes' outputs
-    // at once when the multiplier allows (requant_cm.h), else one by one.
-    const int32x4_t zc = vdupq_n_s32(static_cast<int32_t>(corr));
-    const int32x4_t s[4] = {vsubq_s32(a0, zc), vsubq_s32(a1, zc), vsubq_s32(a2, zc), vsubq_s32(a3, zc)};
-    const mve_pred16_t m[4] = {m0, m1, m2, m3};
-    for (int b = 0; b < 4 && 4 * b < left; ++b) {
-      if (!cm::requantize_s8_x4(s[b], vdupq_n_s32(pv_mult), vdupq_n_s32(pv_shift), out_zp, out + c + 4 * b, m[b])) {
-        int32_t acc[4];
-        vst1q_s32(acc, s[b]);
-        for (int i = 0; i < 4 && 4 * b + i < left; ++i) {
-          out[c + 4 * b + i] = cm::requantize_s8(acc[i], pv_mult, pv_shift, out_zp);
-        }
-      }
+  const int32x4_t zc = vdupq_n_s32(static_cast<int32_t>(static_cast<uint32_t>(v_zp) * psum));
+  const uint16x8_t offs = vmulq_n_u16(vidupq_n_u16(0u, 1), static_cast<uint16_t>(v_stride));
+  const uint32_t step8 = static_cast<uint32_t>(8 * v_stride);
+  // Keys per segment: offsets (seg - 1) * v_stride <= 65535.
+  const int seg = v_stride > 0 && 65535 / v_stride + 1 < n ? 65535 / v_stride + 1 : n;
+  const int32x4_t mv = vdupq_n_s32(pv_mult);
+  cm::RequantX4 r;
+  const bool vec = cm::requant_x4_setup(mv, vdupq_n_s32(pv_shift), vctp32q(4), &r);
+  for (int c = 0; c < v_dim; c += 4) {
+    const int cnt = v_dim - c < 4 ? v_dim - c : 4;
+    const int8_t* b = v + c;
+    const int8_t *b1 = b + (cnt > 1 ? 1 : 0), *b2 = b + (cnt > 2 ? 2 : 0), *b3 = b + (cnt > 3 ? 3 : 0);
+    int32x4_t acc = vdupq_n_s32(0);
+    if (seg == n) {
+      acc = pv_keys_x4(n, probs, b, b1, b2, b3, offs, step8, acc);
+    } else {
+      acc = pv_keys_x4_segments(n, seg, probs, b, cnt, v_stride, offs, step8);
+    }
+    const mve_pred16_t pc = vctp32q(static_cast<uint32_t>(cnt));
+    const int32x4_t sv = vsubq_s32(acc, zc);
+    if (vec) {
+      cm::requant_x4_store(sv, r, out_zp, out + c, pc);
+    } else {
+      int32_t t[4];
+      vst1q_s32(t, sv);
+      for (int i = 0; i < cnt; ++i) out[c + i] = cm::requantize_s8(t[i], pv_mult, pv_shift, out_zp);
     }
   }
 }
