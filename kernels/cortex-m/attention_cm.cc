@@ -461,78 +461,86 @@ bool qk_row_one_vector(int n, int dim, const int8_t* q, int32_t q_zp, const int8
   return true;
 }
 
-// The sums sum_j p_j v[j][c] of 4 channels over the keys of one segment,
-// added to a[0..3]: 8 keys per step, each channel's values of the 8 keys one
-// byte gather (VLDRB.S16 at 16-bit offsets j * v_stride from that channel's
-// base) and one VMLADAVA.S16 with the 8 probabilities (p_j <= 32767, so
-// int16). 11 instructions per 32 products, written out (GCC 12 at -Os kept
-// the pointers on the stack). The last 1-7 keys load under VCTP16 (inactive
-// lanes read nothing and load as 0). The caller keeps every active offset
-// below 2^16.
-__attribute__((always_inline)) inline int32x4_t pv_keys_x4(int n, const uint16_t* probs, const int8_t* b0,
-                                                          const int8_t* b1, const int8_t* b2, const int8_t* b3,
-                                                          uint16x8_t offs, uint32_t step8, int32x4_t a) {
-  int32_t a0 = vgetq_lane_s32(a, 0), a1 = vgetq_lane_s32(a, 1), a2 = vgetq_lane_s32(a, 2), a3 = vgetq_lane_s32(a, 3);
-  int chunks = n >> 3, rem = n & 7;
-  __asm__ volatile(  // reads memory the operands do not name
+// P.V along the keys: what pv_quads reads (its offsets are fixed below).
+struct PvParams {
+  uint16x8_t offs[4];     // channel i of a quad: 16-bit offsets j * v_stride + i, keys j = 0..7
+  const uint16_t* probs;  // the segment's first probability
+  int32_t chunks;         // keys / 8
+  int32_t rem;            // keys % 8
+  int32_t step8;          // 8 * v_stride
+};
+static_assert(offsetof(PvParams, probs) == 64 && offsetof(PvParams, chunks) == 68 &&
+                  offsetof(PvParams, rem) == 72 && offsetof(PvParams, step8) == 76,
+              "pv_quads' offsets");
+
+// dst[4q + i] += sum_j p_j v[j][c_q + i] over the segment's keys, for
+// quads q = 0..quads-1 of channels at bq + 4q (each channel's offsets in
+// p->offs). 8 keys per step: each channel's values of the 8 keys one byte
+// gather (VLDRB.S16, 16-bit offsets from the quad's base) and one
+// VMLADAVA.S16 with the 8 probabilities (p_j <= 32767, so int16): 12
+// instructions per 32 products. The last 1-7 keys load under VCTP16
+// (inactive lanes read nothing and load as 0). Written out: GCC 12 at -Os
+// kept the pointers and counters of the C form on the stack.
+__attribute__((noinline)) void pv_quads(const PvParams* p, const int8_t* bq, int32_t* dst, int quads) {
+  int32_t a0, a1, a2, a3, c, st;
+  const int8_t* b;
+  const uint16_t* pp;
+  __asm__ volatile(  // reads and writes memory the operands do not name
+      "vldrw.u32 q4, [%[P]]\n"
+      "vldrw.u32 q5, [%[P], #16]\n"
+      "vldrw.u32 q6, [%[P], #32]\n"
+      "vldrw.u32 q7, [%[P], #48]\n"
+      "ldr %[st], [%[P], #76]\n"
+      "4:\n"
+      "ldrd %[a0], %[a1], [%[d]]\n"
+      "ldrd %[a2], %[a3], [%[d], #8]\n"
+      "mov %[b], %[bq]\n"
+      "ldr %[pp], [%[P], #64]\n"
+      "ldr %[c], [%[P], #68]\n"
       "cmp %[c], #0\n"
       "beq 2f\n"
       "1:\n"
       "vldrh.u16 q0, [%[pp]], #16\n"
-      "vldrb.s16 q1, [%[b0], %q[of]]\n"
+      "vldrb.s16 q1, [%[b], q4]\n"
       "vmladava.s16 %[a0], q0, q1\n"
-      "vldrb.s16 q1, [%[b1], %q[of]]\n"
+      "vldrb.s16 q1, [%[b], q5]\n"
       "vmladava.s16 %[a1], q0, q1\n"
-      "vldrb.s16 q1, [%[b2], %q[of]]\n"
+      "vldrb.s16 q1, [%[b], q6]\n"
       "vmladava.s16 %[a2], q0, q1\n"
-      "vldrb.s16 q1, [%[b3], %q[of]]\n"
+      "vldrb.s16 q1, [%[b], q7]\n"
       "vmladava.s16 %[a3], q0, q1\n"
-      "vadd.i16 %q[of], %q[of], %[st]\n"
+      "add %[b], %[st]\n"
       "subs %[c], #1\n"
       "bne 1b\n"
       "2:\n"
-      "cmp %[r], #0\n"
+      "ldr %[c], [%[P], #72]\n"
+      "cmp %[c], #0\n"
       "beq 3f\n"
-      "vctp.16 %[r]\n"
+      "vctp.16 %[c]\n"
       "vpst\n"
       "vldrht.u16 q0, [%[pp]]\n"
       "vpst\n"
-      "vldrbt.s16 q1, [%[b0], %q[of]]\n"
+      "vldrbt.s16 q1, [%[b], q4]\n"
       "vmladava.s16 %[a0], q0, q1\n"
       "vpst\n"
-      "vldrbt.s16 q1, [%[b1], %q[of]]\n"
+      "vldrbt.s16 q1, [%[b], q5]\n"
       "vmladava.s16 %[a1], q0, q1\n"
       "vpst\n"
-      "vldrbt.s16 q1, [%[b2], %q[of]]\n"
+      "vldrbt.s16 q1, [%[b], q6]\n"
       "vmladava.s16 %[a2], q0, q1\n"
       "vpst\n"
-      "vldrbt.s16 q1, [%[b3], %q[of]]\n"
+      "vldrbt.s16 q1, [%[b], q7]\n"
       "vmladava.s16 %[a3], q0, q1\n"
       "3:\n"
-      : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [c] "+r"(chunks), [pp] "+r"(probs),
-        [of] "+w"(offs)
-      : [b0] "r"(b0), [b1] "r"(b1), [b2] "r"(b2), [b3] "r"(b3), [r] "r"(rem), [st] "r"(step8)
-      : "q0", "q1", "memory", "cc");
-  int32x4_t out;
-  __asm__("vmov %q[o][2], %q[o][0], %[a0], %[a2]\n"
-          "vmov %q[o][3], %q[o][1], %[a1], %[a3]\n"
-          : [o] "=w"(out)
-          : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
-  return out;
-}
-
-// pv_keys_x4 over n keys in segments of seg (rows far apart: long rows of
-// wide values), out of line: the loop around the written-out block leaves
-// the inline form no registers.
-__attribute__((noinline)) int32x4_t pv_keys_x4_segments(int n, int seg, const uint16_t* probs, const int8_t* b,
-                                                        int cnt, int v_stride, uint16x8_t offs, uint32_t step8) {
-  int32x4_t acc = vdupq_n_s32(0);
-  for (int j0 = 0; j0 < n; j0 += seg) {
-    const int8_t* bj = b + static_cast<ptrdiff_t>(j0) * v_stride;
-    acc = pv_keys_x4(n - j0 < seg ? n - j0 : seg, probs + j0, bj, bj + (cnt > 1 ? 1 : 0), bj + (cnt > 2 ? 2 : 0),
-                     bj + (cnt > 3 ? 3 : 0), offs, step8, acc);
-  }
-  return acc;
+      "strd %[a0], %[a1], [%[d]], #8\n"
+      "strd %[a2], %[a3], [%[d]], #8\n"
+      "adds %[bq], #4\n"
+      "subs %[q], #1\n"
+      "bne 4b\n"
+      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [c] "=&r"(c), [b] "=&r"(b),
+        [pp] "=&r"(pp), [st] "=&r"(st), [bq] "+r"(bq), [d] "+r"(dst), [q] "+r"(quads)
+      : [P] "r"(p)
+      : "q0", "q1", "q4", "q5", "q6", "q7", "memory", "cc");
 }
 }  // namespace
 
@@ -560,19 +568,17 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
   }
 }
 
-// P.V of one row along the keys, 4 channels per pass (pv_keys_x4; a last
-// pass of 1-3 channels repeats its first channel in the missing ones, so
-// nothing outside the rows is read, and stores only the real ones), the keys
-// in segments whose byte offsets fit 16 bits. The zero point comes out once
-// per row as on the DSP path (sum_j p_j v_j - zv sum_j p_j, wrapping, exact
-// for softmax probabilities); each output is then the reference's
-// requantization, four at once when the multiplier allows (requant_cm.h).
+// P.V of one row along the keys (pv_quads), up to 16 channels per block:
+// the block's sums start at -zv sum_j p_j (the zero point comes out once per
+// row as on the DSP path: sum_j p_j v_j - zv sum_j p_j, wrapping, exact for
+// softmax probabilities) and take the keys in segments whose byte offsets
+// fit 16 bits. The row's last 1-3 channels run as a quad whose missing lanes
+// repeat the last channel's offsets, so nothing outside the value rows is
+// read. Each output is then the
+// reference's requantization, four at once when the multiplier allows
+// (requant_cm.h).
 void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                         int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
-  if (n <= 0) {
-    for (int c = 0; c < v_dim; ++c) out[c] = cm::requantize_s8(0, pv_mult, pv_shift, out_zp);
-    return;
-  }
   // sum_j p_j, 8 keys per VADDVA.U16.
   uint32_t psum = 0;
   int j = 0;
@@ -581,32 +587,44 @@ void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v
     const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n - j));
     psum = vaddvaq_p_u16(psum, vldrhq_z_u16(probs + j, p), p);
   }
-  const int32x4_t zc = vdupq_n_s32(static_cast<int32_t>(static_cast<uint32_t>(v_zp) * psum));
-  const uint16x8_t offs = vmulq_n_u16(vidupq_n_u16(0u, 1), static_cast<uint16_t>(v_stride));
-  const uint32_t step8 = static_cast<uint32_t>(8 * v_stride);
+  const int32x4_t init = vdupq_n_s32(static_cast<int32_t>(0u - static_cast<uint32_t>(v_zp) * psum));
   // Keys per segment: offsets (seg - 1) * v_stride <= 65535.
   const int seg = v_stride > 0 && 65535 / v_stride + 1 < n ? 65535 / v_stride + 1 : n;
-  const int32x4_t mv = vdupq_n_s32(pv_mult);
+  // prm[1]: a last quad of t = v_dim % 4 channels, lanes past t repeating channel t - 1.
+  PvParams prm[2];
+  const int t = v_dim & 3;
+  const uint16x8_t offs = vmulq_n_u16(vidupq_n_u16(0u, 1), static_cast<uint16_t>(v_stride));
+  for (int i = 0; i < 4; ++i) {
+    prm[0].offs[i] = vaddq_n_u16(offs, static_cast<uint16_t>(i));
+    prm[1].offs[i] = vaddq_n_u16(offs, static_cast<uint16_t>(i < t ? i : t - 1));
+  }
   cm::RequantX4 r;
-  const bool vec = cm::requant_x4_setup(mv, vdupq_n_s32(pv_shift), vctp32q(4), &r);
-  for (int c = 0; c < v_dim; c += 4) {
-    const int cnt = v_dim - c < 4 ? v_dim - c : 4;
-    const int8_t* b = v + c;
-    const int8_t *b1 = b + (cnt > 1 ? 1 : 0), *b2 = b + (cnt > 2 ? 2 : 0), *b3 = b + (cnt > 3 ? 3 : 0);
-    int32x4_t acc = vdupq_n_s32(0);
-    if (seg == n) {
-      acc = pv_keys_x4(n, probs, b, b1, b2, b3, offs, step8, acc);
-    } else {
-      acc = pv_keys_x4_segments(n, seg, probs, b, cnt, v_stride, offs, step8);
+  const bool vec = cm::requant_x4_setup(vdupq_n_s32(pv_mult), vdupq_n_s32(pv_shift), vctp32q(4), &r);
+  for (int c0 = 0; c0 < v_dim; c0 += 16) {
+    const int w = v_dim - c0 < 16 ? v_dim - c0 : 16;
+    int32_t sums[16];
+    for (int i = 0; i < 16; i += 4) vst1q_s32(sums + i, init);
+    for (int j0 = 0; j0 < n; j0 += seg) {
+      const int keys = n - j0 < seg ? n - j0 : seg;
+      for (PvParams& pr : prm) {
+        pr.probs = probs + j0;
+        pr.chunks = keys >> 3;
+        pr.rem = keys & 7;
+        pr.step8 = 8 * v_stride;
+      }
+      const int8_t* b = v + static_cast<ptrdiff_t>(j0) * v_stride + c0;
+      const int full = w >> 2;
+      if (full > 0) pv_quads(&prm[0], b, sums, full);
+      if ((w & 3) != 0) pv_quads(&prm[1], b + 4 * full, sums + 4 * full, 1);
     }
-    const mve_pred16_t pc = vctp32q(static_cast<uint32_t>(cnt));
-    const int32x4_t sv = vsubq_s32(acc, zc);
-    if (vec) {
-      cm::requant_x4_store(sv, r, out_zp, out + c, pc);
-    } else {
-      int32_t t[4];
-      vst1q_s32(t, sv);
-      for (int i = 0; i < cnt; ++i) out[c + i] = cm::requantize_s8(t[i], pv_mult, pv_shift, out_zp);
+    for (int i = 0; i < w; i += 4) {
+      const int cnt = w - i < 4 ? w - i : 4;
+      const int32x4_t sv = vld1q_s32(sums + i);
+      if (vec) {
+        cm::requant_x4_store(sv, r, out_zp, out + c0 + i, vctp32q(static_cast<uint32_t>(cnt)));
+      } else {
+        for (int k = 0; k < cnt; ++k) out[c0 + i + k] = cm::requantize_s8(sums[i + k], pv_mult, pv_shift, out_zp);
+      }
     }
   }
 }
