@@ -128,6 +128,124 @@ __attribute__((always_inline)) inline void pass_x2(const int8_t* xa, const int8_
   *acc_b = ob;
 }
 
+// What quad_rows reads (its offsets are fixed below).
+struct QuadRows {
+  uint32x4_t addr0;  // the channel group's 4 group addresses minus 256 (pass_x2)
+  int32x4_t mult, round, shl;  // cm::RequantX4
+  int32x4_t bias;
+  int32_t chunks, rem, groups;  // in_features / 16, % 16, ceil(rem / 4)
+  int32_t x_adv;                // 2 x_stride - 16 chunks: after a pass, to the next pair
+  int32_t x_stride, y_stride, y_adv, zp;
+  uint32_t pred;  // VCTP32 of the group's channels
+};
+static_assert(offsetof(QuadRows, chunks) == 80 && offsetof(QuadRows, x_adv) == 92 &&
+                  offsetof(QuadRows, zp) == 108 && offsetof(QuadRows, pred) == 112,
+              "quad_rows' offsets");
+
+// pass_x2 for `pairs` row pairs from xa (the pair's second row x_stride on)
+// with each pass's outputs, bias added, requantized (requant_x4_store's
+// steps) and stored to ya and ya + y_stride, all in one written-out block:
+// the C form kept its constants and pointers on the stack.
+__attribute__((noinline)) void quad_rows(const QuadRows* p, const int8_t* xa, int8_t* ya, int pairs) {
+  int32_t a0, a1, a2, a3, b0, b1, b2, b3, c;
+  const int8_t* xb;
+  __asm__ volatile(  // reads and writes memory the operands do not name
+      "vldrw.u32 q4, [%[P], #16]\n"
+      "vldrw.u32 q5, [%[P], #32]\n"
+      "vldrw.u32 q6, [%[P], #48]\n"
+      "vldrw.u32 q7, [%[P], #64]\n"
+      "5:\n"
+      "ldr %[c], [%[P], #96]\n"
+      "add %[xb], %[xa], %[c]\n"
+      "vldrw.u32 q3, [%[P]]\n"
+      "movs %[a0], #0\n movs %[a1], #0\n movs %[a2], #0\n movs %[a3], #0\n"
+      "movs %[b0], #0\n movs %[b1], #0\n movs %[b2], #0\n movs %[b3], #0\n"
+      "ldr %[c], [%[P], #80]\n"
+      "cmp %[c], #0\n"
+      "beq 2f\n"
+      "1:\n"
+      "vldrb.u8 q0, [%[xa]], #16\n"
+      "vldrb.u8 q1, [%[xb]], #16\n"
+      "vldrw.u32 q2, [q3, #256]!\n"
+      "vmladava.s8 %[a0], q0, q2\n"
+      "vmladava.s8 %[b0], q1, q2\n"
+      "vldrw.u32 q2, [q3, #4]\n"
+      "vmladava.s8 %[a1], q0, q2\n"
+      "vmladava.s8 %[b1], q1, q2\n"
+      "vldrw.u32 q2, [q3, #8]\n"
+      "vmladava.s8 %[a2], q0, q2\n"
+      "vmladava.s8 %[b2], q1, q2\n"
+      "vldrw.u32 q2, [q3, #12]\n"
+      "vmladava.s8 %[a3], q0, q2\n"
+      "vmladava.s8 %[b3], q1, q2\n"
+      "subs %[c], #1\n"
+      "bne 1b\n"
+      "2:\n"
+      "ldr %[c], [%[P], #84]\n"
+      "cmp %[c], #0\n"
+      "beq 3f\n"
+      "vctp.8 %[c]\n"
+      "vpstt\n"
+      "vldrbt.u8 q0, [%[xa]]\n"
+      "vldrbt.u8 q1, [%[xb]]\n"
+      "ldr %[c], [%[P], #88]\n"
+      "vctp.32 %[c]\n"
+      "vpst\n"
+      "vldrwt.u32 q2, [q3, #256]\n"
+      "vmladava.s8 %[a0], q0, q2\n"
+      "vmladava.s8 %[b0], q1, q2\n"
+      "vpst\n"
+      "vldrwt.u32 q2, [q3, #260]\n"
+      "vmladava.s8 %[a1], q0, q2\n"
+      "vmladava.s8 %[b1], q1, q2\n"
+      "vpst\n"
+      "vldrwt.u32 q2, [q3, #264]\n"
+      "vmladava.s8 %[a2], q0, q2\n"
+      "vmladava.s8 %[b2], q1, q2\n"
+      "vpst\n"
+      "vldrwt.u32 q2, [q3, #268]\n"
+      "vmladava.s8 %[a3], q0, q2\n"
+      "vmladava.s8 %[b3], q1, q2\n"
+      "3:\n"
+      "vmov q0[2], q0[0], %[a0], %[a2]\n"
+      "vmov q0[3], q0[1], %[a1], %[a3]\n"
+      "vmov q1[2], q1[0], %[b0], %[b2]\n"
+      "vmov q1[3], q1[1], %[b1], %[b3]\n"
+      "ldr %[c], [%[P], #92]\n"
+      "add %[xa], %[c]\n"
+      "vadd.i32 q0, q0, q7\n"
+      "vadd.i32 q1, q1, q7\n"
+      "vmulh.s32 q0, q0, q4\n"
+      "vmulh.s32 q1, q1, q4\n"
+      "vadd.i32 q0, q0, q5\n"
+      "vadd.i32 q1, q1, q5\n"
+      "vshl.s32 q0, q0, q6\n"
+      "vshl.s32 q1, q1, q6\n"
+      "ldr %[c], [%[P], #108]\n"
+      "vadd.i32 q0, q0, %[c]\n"
+      "vadd.i32 q1, q1, %[c]\n"
+      "vqmovnb.s32 q2, q0\n"
+      "vqmovnb.s16 q0, q2\n"
+      "vqmovnb.s32 q2, q1\n"
+      "vqmovnb.s16 q1, q2\n"
+      "ldr %[c], [%[P], #112]\n"
+      "vmsr p0, %[c]\n"
+      "ldr %[c], [%[P], #100]\n"
+      "add %[c], %[ya]\n"
+      "vpstt\n"
+      "vstrbt.32 q0, [%[ya]]\n"
+      "vstrbt.32 q1, [%[c]]\n"
+      "ldr %[c], [%[P], #104]\n"
+      "add %[ya], %[c]\n"
+      "subs %[n], #1\n"
+      "bne 5b\n"
+      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0), [b1] "=&Te"(b1),
+        [b2] "=&Te"(b2), [b3] "=&Te"(b3), [c] "=&l"(c), [xb] "=&r"(xb), [xa] "+r"(xa), [ya] "+l"(ya),
+        [n] "+r"(pairs)
+      : [P] "r"(p)
+      : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
+}
+
 // The kernel proper; w is 4-byte aligned. Channel groups of 4 outer, so a
 // group's bias and requantization constants are set up once; two activation
 // rows per pass (an odd last row runs as a pair with itself and stores one).
@@ -150,7 +268,27 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
     const int32x4_t sv = per_channel ? vldrwq_z_s32(shift + n0, pc) : vdupq_n_s32(shift[0]);
     cm::RequantX4 r;
     const bool vec = cm::requant_x4_setup(mv, sv, pc, &r);
-    for (int m = 0; m < rows; m += 2) {
+    int m = 0;
+    if (vec && rows >= 2) {
+      QuadRows q;
+      q.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(wq) - 256u);
+      q.mult = r.multiplier;
+      q.round = r.round;
+      q.shl = r.shl;
+      q.bias = bv;
+      q.chunks = chunks;
+      q.rem = rem;
+      q.groups = (rem + kPackK - 1) / kPackK;
+      q.x_adv = 2 * x_stride - 16 * chunks;
+      q.x_stride = x_stride;
+      q.y_stride = y_stride;
+      q.y_adv = 2 * y_stride;
+      q.zp = y_zp;
+      q.pred = pc;
+      quad_rows(&q, x, y + n0, rows / 2);
+      m = rows & ~1;
+    }
+    for (; m < rows; m += 2) {
       const int8_t* xa = x + static_cast<ptrdiff_t>(m) * x_stride;
       const bool two = m + 1 < rows;
       int8_t* ya = y + static_cast<ptrdiff_t>(m) * y_stride;
