@@ -463,25 +463,30 @@ bool qk_row_one_vector(int n, int dim, const int8_t* q, int32_t q_zp, const int8
 
 // P.V along the keys: what pv_quads reads (its offsets are fixed below).
 struct PvParams {
-  uint16x8_t offs[4];     // channel i of a quad: 16-bit offsets j * v_stride + i, keys j = 0..7
-  const uint16_t* probs;  // the segment's first probability
+  uint16x8_t offs[4];     // lane i of a quad: 16-bit offsets j * v_stride + i, keys j = 0..7
+  const uint16_t* probs;
   int32_t chunks;         // keys / 8
   int32_t rem;            // keys % 8
   int32_t step8;          // 8 * v_stride
+  int32_t init;           // -zv sum_j p_j
+  int32_t mult, round, shl, zp;  // cm::RequantX4's, one multiplier and shift
+  uint32_t pred;          // VCTP32 of the channels a quad stores
 };
-static_assert(offsetof(PvParams, probs) == 64 && offsetof(PvParams, chunks) == 68 &&
-                  offsetof(PvParams, rem) == 72 && offsetof(PvParams, step8) == 76,
+static_assert(offsetof(PvParams, probs) == 64 && offsetof(PvParams, step8) == 76 &&
+                  offsetof(PvParams, init) == 80 && offsetof(PvParams, zp) == 96 && offsetof(PvParams, pred) == 100,
               "pv_quads' offsets");
 
-// dst[4q + i] += sum_j p_j v[j][c_q + i] over the segment's keys, for
-// quads q = 0..quads-1 of channels at bq + 4q (each channel's offsets in
-// p->offs). 8 keys per step: each channel's values of the 8 keys one byte
-// gather (VLDRB.S16, 16-bit offsets from the quad's base) and one
-// VMLADAVA.S16 with the 8 probabilities (p_j <= 32767, so int16): 12
-// instructions per 32 products. The last 1-7 keys load under VCTP16
-// (inactive lanes read nothing and load as 0). Written out: GCC 12 at -Os
-// kept the pointers and counters of the C form on the stack.
-__attribute__((noinline)) void pv_quads(const PvParams* p, const int8_t* bq, int32_t* dst, int quads) {
+// out[4q + i] = requantized sum_j p_j (v[j][c_q + i] - zv) for quads q =
+// 0..quads-1 of channels at bq + 4q (lane i's offsets in p->offs). 8 keys
+// per step: each channel's values of the 8 keys one byte gather (VLDRB.S16,
+// 16-bit offsets from the quad's base) and one VMLADAVA.S16 with the 8
+// probabilities (p_j <= 32767, so int16): 12 instructions per 32 products.
+// The last 1-7 keys load under VCTP16 (inactive lanes read nothing and load
+// as 0). The sums start at p->init, so the zero point's term comes out
+// (wrapping, exact for softmax probabilities), then requant_x4_store's
+// steps. Written out: GCC 12 at -Os kept the C form's pointers and
+// counters on the stack.
+__attribute__((noinline)) void pv_quads(const PvParams* p, const int8_t* bq, int8_t* out, int quads) {
   int32_t a0, a1, a2, a3, c, st;
   const int8_t* b;
   const uint16_t* pp;
@@ -490,10 +495,14 @@ __attribute__((noinline)) void pv_quads(const PvParams* p, const int8_t* bq, int
       "vldrw.u32 q5, [%[P], #16]\n"
       "vldrw.u32 q6, [%[P], #32]\n"
       "vldrw.u32 q7, [%[P], #48]\n"
+      "ldr %[c], [%[P], #84]\n"
+      "vdup.32 q2, %[c]\n"
       "ldr %[st], [%[P], #76]\n"
       "4:\n"
-      "ldrd %[a0], %[a1], [%[d]]\n"
-      "ldrd %[a2], %[a3], [%[d], #8]\n"
+      "ldr %[a0], [%[P], #80]\n"
+      "mov %[a1], %[a0]\n"
+      "mov %[a2], %[a0]\n"
+      "mov %[a3], %[a0]\n"
       "mov %[b], %[bq]\n"
       "ldr %[pp], [%[P], #64]\n"
       "ldr %[c], [%[P], #68]\n"
@@ -532,15 +541,29 @@ __attribute__((noinline)) void pv_quads(const PvParams* p, const int8_t* bq, int
       "vldrbt.s16 q1, [%[b], q7]\n"
       "vmladava.s16 %[a3], q0, q1\n"
       "3:\n"
-      "strd %[a0], %[a1], [%[d]], #8\n"
-      "strd %[a2], %[a3], [%[d]], #8\n"
+      "vmov q0[2], q0[0], %[a0], %[a2]\n"
+      "vmov q0[3], q0[1], %[a1], %[a3]\n"
+      "vmulh.s32 q0, q0, q2\n"
+      "ldr %[c], [%[P], #88]\n"
+      "vadd.i32 q0, q0, %[c]\n"
+      "ldr %[c], [%[P], #92]\n"
+      "vshl.s32 q0, %[c]\n"
+      "ldr %[c], [%[P], #96]\n"
+      "vadd.i32 q0, q0, %[c]\n"
+      "vqmovnb.s32 q3, q0\n"
+      "vqmovnb.s16 q0, q3\n"
+      "ldr %[c], [%[P], #100]\n"
+      "vmsr p0, %[c]\n"
+      "vpst\n"
+      "vstrbt.32 q0, [%[o]]\n"
+      "adds %[o], #4\n"
       "adds %[bq], #4\n"
       "subs %[q], #1\n"
       "bne 4b\n"
       : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [c] "=&r"(c), [b] "=&r"(b),
-        [pp] "=&r"(pp), [st] "=&r"(st), [bq] "+r"(bq), [d] "+r"(dst), [q] "+r"(quads)
+        [pp] "=&r"(pp), [st] "=&r"(st), [bq] "+r"(bq), [o] "+l"(out), [q] "+r"(quads)
       : [P] "r"(p)
-      : "q0", "q1", "q4", "q5", "q6", "q7", "memory", "cc");
+      : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
 }
 }  // namespace
 
@@ -568,17 +591,19 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
   }
 }
 
-// P.V of one row along the keys (pv_quads), up to 16 channels per block:
-// the block's sums start at -zv sum_j p_j (the zero point comes out once per
-// row as on the DSP path: sum_j p_j v_j - zv sum_j p_j, wrapping, exact for
-// softmax probabilities) and take the keys in segments whose byte offsets
-// fit 16 bits. The row's last 1-3 channels run as a quad whose missing lanes
-// repeat the last channel's offsets, so nothing outside the value rows is
-// read. Each output is then the
-// reference's requantization, four at once when the multiplier allows
-// (requant_cm.h).
+// P.V of one row along the keys (pv_quads). The row's last 1-3 channels run
+// as the quad ending at its last channel (the overlap recomputes and stores
+// the same outputs), so nothing outside the value rows is read; a row of
+// under 4 channels repeats its last channel in the missing lanes and stores
+// only its own. Rows whose key offsets pass 16 bits (long rows of wide
+// values) or whose multiplier is 1/4 or more (requant_cm.h's vector form
+// does not take it) run the DSP row.
 void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                         int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
+  if (n <= 0 || pv_shift > -2 || (n - 1) * v_stride > 65535) {
+    qs8_pv_row__dsp(n, v_dim, probs, v, v_stride, v_zp, pv_mult, pv_shift, out_zp, out);
+    return;
+  }
   // sum_j p_j, 8 keys per VADDVA.U16.
   uint32_t psum = 0;
   int j = 0;
@@ -587,45 +612,24 @@ void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v
     const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n - j));
     psum = vaddvaq_p_u16(psum, vldrhq_z_u16(probs + j, p), p);
   }
-  const int32x4_t init = vdupq_n_s32(static_cast<int32_t>(0u - static_cast<uint32_t>(v_zp) * psum));
-  // Keys per segment: offsets (seg - 1) * v_stride <= 65535.
-  const int seg = v_stride > 0 && 65535 / v_stride + 1 < n ? 65535 / v_stride + 1 : n;
-  // prm[1]: a last quad of t = v_dim % 4 channels, lanes past t repeating channel t - 1.
-  PvParams prm[2];
-  const int t = v_dim & 3;
+  PvParams prm;
   const uint16x8_t offs = vmulq_n_u16(vidupq_n_u16(0u, 1), static_cast<uint16_t>(v_stride));
-  for (int i = 0; i < 4; ++i) {
-    prm[0].offs[i] = vaddq_n_u16(offs, static_cast<uint16_t>(i));
-    prm[1].offs[i] = vaddq_n_u16(offs, static_cast<uint16_t>(i < t ? i : t - 1));
-  }
-  cm::RequantX4 r;
-  const bool vec = cm::requant_x4_setup(vdupq_n_s32(pv_mult), vdupq_n_s32(pv_shift), vctp32q(4), &r);
-  for (int c0 = 0; c0 < v_dim; c0 += 16) {
-    const int w = v_dim - c0 < 16 ? v_dim - c0 : 16;
-    int32_t sums[16];
-    for (int i = 0; i < 16; i += 4) vst1q_s32(sums + i, init);
-    for (int j0 = 0; j0 < n; j0 += seg) {
-      const int keys = n - j0 < seg ? n - j0 : seg;
-      for (PvParams& pr : prm) {
-        pr.probs = probs + j0;
-        pr.chunks = keys >> 3;
-        pr.rem = keys & 7;
-        pr.step8 = 8 * v_stride;
-      }
-      const int8_t* b = v + static_cast<ptrdiff_t>(j0) * v_stride + c0;
-      const int full = w >> 2;
-      if (full > 0) pv_quads(&prm[0], b, sums, full);
-      if ((w & 3) != 0) pv_quads(&prm[1], b + 4 * full, sums + 4 * full, 1);
-    }
-    for (int i = 0; i < w; i += 4) {
-      const int cnt = w - i < 4 ? w - i : 4;
-      const int32x4_t sv = vld1q_s32(sums + i);
-      if (vec) {
-        cm::requant_x4_store(sv, r, out_zp, out + c0 + i, vctp32q(static_cast<uint32_t>(cnt)));
-      } else {
-        for (int k = 0; k < cnt; ++k) out[c0 + i + k] = cm::requantize_s8(sums[i + k], pv_mult, pv_shift, out_zp);
-      }
-    }
+  for (int i = 0; i < 4; ++i) prm.offs[i] = vaddq_n_u16(offs, static_cast<uint16_t>(i < v_dim ? i : v_dim - 1));
+  prm.probs = probs;
+  prm.chunks = n >> 3;
+  prm.rem = n & 7;
+  prm.step8 = 8 * v_stride;
+  prm.init = static_cast<int32_t>(0u - static_cast<uint32_t>(v_zp) * psum);
+  prm.mult = pv_mult;
+  prm.round = int32_t{1} << (-2 - pv_shift);  // requant_x4_setup's 2^(n-33)
+  prm.shl = pv_shift + 1;
+  prm.zp = out_zp;
+  prm.pred = vctp32q(static_cast<uint32_t>(v_dim < 4 ? v_dim : 4));
+  const int full = v_dim >> 2;
+  if (full > 0) pv_quads(&prm, v, out, full);
+  if ((v_dim & 3) != 0) {
+    const int c = v_dim < 4 ? 0 : v_dim - 4;
+    pv_quads(&prm, v + c, out + c, 1);
   }
 }
 
