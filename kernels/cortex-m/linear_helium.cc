@@ -143,7 +143,7 @@ static_assert(offsetof(QuadRows, chunks) == 80 && offsetof(QuadRows, x_adv) == 9
               "quad_rows' offsets");
 
 // pass_x2 for `pairs` row pairs from xa (the pair's second row x_stride on)
-// with each pass's outputs, bias added, requantized (requant_x4_store's
+// with each pass's outputs, sums started at the bias, requantized (requant_x4_store's
 // steps) and stored to ya and ya + y_stride, all in one written-out block:
 // the C form kept its constants and pointers on the stack.
 __attribute__((noinline)) void quad_rows(const QuadRows* p, const int8_t* xa, int8_t* ya, int pairs) {
@@ -153,13 +153,14 @@ __attribute__((noinline)) void quad_rows(const QuadRows* p, const int8_t* xa, in
       "vldrw.u32 q4, [%[P], #16]\n"
       "vldrw.u32 q5, [%[P], #32]\n"
       "vldrw.u32 q6, [%[P], #48]\n"
-      "vldrw.u32 q7, [%[P], #64]\n"
       "5:\n"
       "ldr %[c], [%[P], #96]\n"
       "add %[xb], %[xa], %[c]\n"
       "vldrw.u32 q3, [%[P]]\n"
-      "movs %[a0], #0\n movs %[a1], #0\n movs %[a2], #0\n movs %[a3], #0\n"
-      "movs %[b0], #0\n movs %[b1], #0\n movs %[b2], #0\n movs %[b3], #0\n"
+      "ldrd %[a0], %[a1], [%[P], #64]\n"  // the sums start at the bias
+      "ldrd %[a2], %[a3], [%[P], #72]\n"
+      "ldrd %[b0], %[b1], [%[P], #64]\n"
+      "ldrd %[b2], %[b3], [%[P], #72]\n"
       "ldr %[c], [%[P], #80]\n"
       "cmp %[c], #0\n"
       "beq 2f\n"
@@ -213,8 +214,6 @@ __attribute__((noinline)) void quad_rows(const QuadRows* p, const int8_t* xa, in
       "vmov q1[3], q1[1], %[b1], %[b3]\n"
       "ldr %[c], [%[P], #92]\n"
       "add %[xa], %[c]\n"
-      "vadd.i32 q0, q0, q7\n"
-      "vadd.i32 q1, q1, q7\n"
       "vmulh.s32 q0, q0, q4\n"
       "vmulh.s32 q1, q1, q4\n"
       "vadd.i32 q0, q0, q5\n"
@@ -243,7 +242,7 @@ __attribute__((noinline)) void quad_rows(const QuadRows* p, const int8_t* xa, in
         [b2] "=&Te"(b2), [b3] "=&Te"(b3), [c] "=&l"(c), [xb] "=&r"(xb), [xa] "+r"(xa), [ya] "+l"(ya),
         [n] "+r"(pairs)
       : [P] "r"(p)
-      : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
+      : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "memory", "cc");
 }
 
 // The kernel proper; w is 4-byte aligned. Channel groups of 4 outer, so a
@@ -259,6 +258,15 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
   const int rem = in_features - chunks * 16;
   const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kGroupBytes);  // 0 64 128 192
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
+  QuadRows q;
+  q.chunks = chunks;
+  q.rem = rem;
+  q.groups = (rem + kPackK - 1) / kPackK;
+  q.x_adv = 2 * x_stride - 16 * chunks;
+  q.x_stride = x_stride;
+  q.y_stride = y_stride;
+  q.y_adv = 2 * y_stride;
+  q.zp = y_zp;
   for (int n0 = 0; n0 < out_features; n0 += 4) {
     const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
     const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
@@ -270,20 +278,11 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
     const bool vec = cm::requant_x4_setup(mv, sv, pc, &r);
     int m = 0;
     if (vec && rows >= 2) {
-      QuadRows q;
       q.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(wq) - 256u);
       q.mult = r.multiplier;
       q.round = r.round;
       q.shl = r.shl;
       q.bias = bv;
-      q.chunks = chunks;
-      q.rem = rem;
-      q.groups = (rem + kPackK - 1) / kPackK;
-      q.x_adv = 2 * x_stride - 16 * chunks;
-      q.x_stride = x_stride;
-      q.y_stride = y_stride;
-      q.y_adv = 2 * y_stride;
-      q.zp = y_zp;
       q.pred = pc;
       quad_rows(&q, x, y + n0, rows / 2);
       m = rows & ~1;
