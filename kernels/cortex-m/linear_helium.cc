@@ -128,32 +128,90 @@ __attribute__((always_inline)) inline void pass_x2(const int8_t* xa, const int8_
   *acc_b = ob;
 }
 
-// What quad_rows reads (its offsets are fixed below).
-struct QuadRows {
-  uint32x4_t addr0;  // the channel group's 4 group addresses minus 256 (pass_x2)
-  int32x4_t mult, round, shl;  // cm::RequantX4
-  int32x4_t bias;
-  int32_t chunks, rem, groups;  // in_features / 16, % 16, ceil(rem / 4)
-  int32_t x_adv;                // 2 x_stride - 16 chunks: after a pass, to the next pair
-  int32_t x_stride, y_stride, y_adv, zp;
-  uint32_t pred;  // VCTP32 of the group's channels
-};
-static_assert(offsetof(QuadRows, chunks) == 80 && offsetof(QuadRows, x_adv) == 92 &&
-                  offsetof(QuadRows, zp) == 108 && offsetof(QuadRows, pred) == 112,
-              "quad_rows' offsets");
+// True when every channel's shift is <= -2 (requant_cm.h's vector form).
+bool shifts_vector_ready(int out_features, const int32_t* shift, int per_channel) {
+  const int n = per_channel ? out_features : 1;
+  int32_t top = INT32_MIN;
+  for (int i = 0; i < n; i += 4) {
+    const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - i));
+    top = vmaxvq_p_s32(top, vldrwq_z_s32(shift + i, p), p);
+  }
+  return top <= -2;
+}
 
-// pass_x2 for `pairs` row pairs from xa (the pair's second row x_stride on)
-// with each pass's outputs, sums started at the bias, requantized (requant_x4_store's
-// steps) and stored to ya and ya + y_stride, all in one written-out block:
-// the C form kept its constants and pointers on the stack.
-__attribute__((noinline)) void quad_rows(const QuadRows* p, const int8_t* xa, int8_t* ya, int pairs) {
-  int32_t a0, a1, a2, a3, b0, b1, b2, b3, c;
-  const int8_t* xb;
+// What linear_pairs reads and updates (its offsets are fixed below).
+struct PairsJob {
+  uint32x4_t addr0;       // 0: the group's 4 group addresses minus 256 (pass_x2)
+  int32x4_t unused_;      // 16
+  int32x4_t unused2_;     // 32
+  int32x4_t unused3_;     // 48
+  int32x4_t bias;         // 64: the group's bias (0 past out_features)
+  int32_t chunks, rem, groups;  // 80, 84, 88: in_features / 16, % 16, ceil(rem / 4)
+  int32_t x_adv;                // 92: 2 x_stride - 16 chunks, after a pass to the next pair
+  int32_t x_stride, y_stride, y_adv, zp;  // 96, 100, 104, 108
+  uint32_t pred;                // 112: VCTP32 of the group's channels
+  const int32_t* bias_p;        // 116: the next group's bias
+  const int32_t* mult_p;        // 120: its multipliers (4 copies of one when per tensor)
+  const int32_t* shift_p;       // 124: its shifts
+  int32_t rq_step;              // 128: 16 per channel, 0 per tensor
+  int32_t left;                 // 132: channels from the group on
+  int32_t n0;                   // 136: the group's first channel
+  int32_t block_adv;            // 140: from a block's fourth group to the next block's first
+  const int8_t* x;              // 144: the first row
+  int8_t* y;                    // 148: the group's outputs of the first row
+  int32_t pairs;                // 152
+};
+static_assert(offsetof(PairsJob, chunks) == 80 && offsetof(PairsJob, x_adv) == 92 &&
+                  offsetof(PairsJob, zp) == 108 && offsetof(PairsJob, pred) == 112 &&
+                  offsetof(PairsJob, rq_step) == 128 && offsetof(PairsJob, block_adv) == 140 &&
+                  offsetof(PairsJob, pairs) == 152,
+              "linear_pairs' offsets");
+
+// The row pairs of every channel group, in one written-out block: per group
+// its bias, multipliers and shifts (requant_x4_setup's round and shl), then
+// per pair pass_x2 with the sums started at the bias, the two rows'
+// outputs requantized (requant_x4_store's steps) and stored under the
+// group's channel predicate. Every shift must be <= -2 (the caller checks).
+// The C form kept its constants and pointers on the stack (about 120
+// instructions per group and 110 per pass; now about 45 and 105).
+__attribute__((noinline)) void linear_pairs(PairsJob* p) {
+  int32_t a0, a1, a2, a3, b0, b1, b2, b3, c, n;
+  const int8_t *xa, *xb;
+  int8_t* ya;
   __asm__ volatile(  // reads and writes memory the operands do not name
-      "vldrw.u32 q4, [%[P], #16]\n"
-      "vldrw.u32 q5, [%[P], #32]\n"
-      "vldrw.u32 q6, [%[P], #48]\n"
-      "5:\n"
+      "6:\n"  // a channel group
+      "ldr %[c], [%[P], #132]\n"
+      "vctp.32 %[c]\n"
+      "vmrs %[c], p0\n"
+      "str %[c], [%[P], #112]\n"
+      "ldr %[c], [%[P], #116]\n"
+      "vpst\n"
+      "vldrwt.u32 q0, [%[c]]\n"
+      "adds %[c], #16\n"
+      "str %[c], [%[P], #116]\n"
+      "vstrw.32 q0, [%[P], #64]\n"
+      "ldr %[xa], [%[P], #128]\n"
+      "ldr %[c], [%[P], #120]\n"
+      "vpst\n"
+      "vldrwt.u32 q4, [%[c]]\n"
+      "add %[c], %[xa]\n"
+      "str %[c], [%[P], #120]\n"
+      "ldr %[c], [%[P], #124]\n"
+      "vpst\n"
+      "vldrwt.u32 q6, [%[c]]\n"
+      "add %[c], %[xa]\n"
+      "str %[c], [%[P], #124]\n"
+      "movs %[c], #2\n"  // round = 1 << (-2 - shift), shl = shift + 1
+      "vneg.s32 q0, q6\n"
+      "vsub.i32 q0, q0, %[c]\n"
+      "movs %[c], #1\n"
+      "vdup.32 q5, %[c]\n"
+      "vshl.s32 q5, q5, q0\n"
+      "vadd.i32 q6, q6, %[c]\n"
+      "ldr %[xa], [%[P], #144]\n"
+      "ldr %[ya], [%[P], #148]\n"
+      "ldr %[n], [%[P], #152]\n"
+      "5:\n"  // a row pair
       "ldr %[c], [%[P], #96]\n"
       "add %[xb], %[xa], %[c]\n"
       "vldrw.u32 q3, [%[P]]\n"
@@ -238,9 +296,28 @@ __attribute__((noinline)) void quad_rows(const QuadRows* p, const int8_t* xa, in
       "add %[ya], %[c]\n"
       "subs %[n], #1\n"
       "bne 5b\n"
+      "ldr %[c], [%[P], #148]\n"  // the next group
+      "adds %[c], #4\n"
+      "str %[c], [%[P], #148]\n"
+      "ldr %[c], [%[P], #132]\n"
+      "subs %[c], #4\n"
+      "str %[c], [%[P], #132]\n"
+      "ble 7f\n"
+      "ldr %[c], [%[P], #136]\n"
+      "adds %[c], #4\n"
+      "str %[c], [%[P], #136]\n"
+      "tst %[c], #15\n"
+      "ite ne\n"
+      "movne %[c], #16\n"
+      "ldreq %[c], [%[P], #140]\n"
+      "vldrw.u32 q0, [%[P]]\n"
+      "vadd.i32 q0, q0, %[c]\n"
+      "vstrw.32 q0, [%[P]]\n"
+      "b 6b\n"
+      "7:\n"
       : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0), [b1] "=&Te"(b1),
-        [b2] "=&Te"(b2), [b3] "=&Te"(b3), [c] "=&l"(c), [xb] "=&r"(xb), [xa] "+r"(xa), [ya] "+l"(ya),
-        [n] "+r"(pairs)
+        [b2] "=&Te"(b2), [b3] "=&Te"(b3), [c] "=&l"(c), [xb] "=&r"(xb), [xa] "=&r"(xa), [ya] "=&l"(ya),
+        [n] "=&r"(n)
       : [P] "r"(p)
       : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "memory", "cc");
 }
@@ -253,20 +330,47 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
                                               const int32_t* bias, const int32_t* mult,
                                               const int32_t* shift, int per_channel,
                                               int32_t y_zp, int8_t* y, int y_stride) {
+  if (rows <= 0 || out_features <= 0) return;
   constexpr int kGroupBytes = kPackN * kPackK;
   const int chunks = in_features / 16;
   const int rem = in_features - chunks * 16;
   const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kGroupBytes);  // 0 64 128 192
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
-  QuadRows q;
-  q.chunks = chunks;
-  q.rem = rem;
-  q.groups = (rem + kPackK - 1) / kPackK;
-  q.x_adv = 2 * x_stride - 16 * chunks;
-  q.x_stride = x_stride;
-  q.y_stride = y_stride;
-  q.y_adv = 2 * y_stride;
-  q.zp = y_zp;
+  if (shifts_vector_ready(out_features, shift, per_channel)) {
+    // Every group's row pairs in one call; an odd last row as a pair of
+    // itself (x_stride and y_stride 0: the second row's outputs are the same
+    // bytes stored again).
+    const int32_t mult4[4] = {mult[0], mult[0], mult[0], mult[0]};
+    const int32_t shift4[4] = {shift[0], shift[0], shift[0], shift[0]};
+    PairsJob job;
+    job.chunks = chunks;
+    job.rem = rem;
+    job.groups = (rem + kPackK - 1) / kPackK;
+    job.zp = y_zp;
+    job.rq_step = per_channel ? 16 : 0;
+    job.block_adv = static_cast<int32_t>(block_bytes) - 3 * 16;
+    for (int m = 0; m < rows;) {
+      const int pairs = rows - m >= 2 ? (rows - m) / 2 : 1;
+      const int xs = rows - m >= 2 ? x_stride : 0, ys = rows - m >= 2 ? y_stride : 0;
+      job.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(w) - 256u);
+      job.x_adv = 2 * xs - 16 * chunks;
+      job.x_stride = xs;
+      job.y_stride = ys;
+      job.y_adv = 2 * ys;
+      job.bias_p = bias;
+      job.mult_p = per_channel ? mult : mult4;
+      job.shift_p = per_channel ? shift : shift4;
+      job.left = out_features;
+      job.n0 = 0;
+      job.x = x + static_cast<ptrdiff_t>(m) * x_stride;
+      job.y = y + static_cast<ptrdiff_t>(m) * y_stride;
+      job.pairs = pairs;
+      linear_pairs(&job);
+      m += rows - m >= 2 ? 2 * pairs : 1;
+    }
+    return;
+  }
+  const int m = 0;
   for (int n0 = 0; n0 < out_features; n0 += 4) {
     const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
     const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
@@ -276,21 +380,10 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
     const int32x4_t sv = per_channel ? vldrwq_z_s32(shift + n0, pc) : vdupq_n_s32(shift[0]);
     cm::RequantX4 r;
     const bool vec = cm::requant_x4_setup(mv, sv, pc, &r);
-    int m = 0;
-    if (vec && rows >= 2) {
-      q.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(wq) - 256u);
-      q.mult = r.multiplier;
-      q.round = r.round;
-      q.shl = r.shl;
-      q.bias = bv;
-      q.pred = pc;
-      quad_rows(&q, x, y + n0, rows / 2);
-      m = rows & ~1;
-    }
-    for (; m < rows; m += 2) {
-      const int8_t* xa = x + static_cast<ptrdiff_t>(m) * x_stride;
-      const bool two = m + 1 < rows;
-      int8_t* ya = y + static_cast<ptrdiff_t>(m) * y_stride;
+    for (int mm = m; mm < rows; mm += 2) {
+      const int8_t* xa = x + static_cast<ptrdiff_t>(mm) * x_stride;
+      const bool two = mm + 1 < rows;
+      int8_t* ya = y + static_cast<ptrdiff_t>(mm) * y_stride;
       int32x4_t acc_a, acc_b;
       pass_x2(xa, two ? xa + x_stride : xa, wq, chunks, rem, offs, &acc_a, &acc_b);
       acc_a = vaddq_s32(acc_a, bv);
