@@ -373,7 +373,8 @@ void qs8_additive__dsp(const QS8AdditiveArgs& a) {
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 namespace {
-// Head dims up to this take the score row with keys across the lanes.
+// Head dims up to this take the score row with keys across the lanes (9-16
+// first try qk_row_one_vector).
 constexpr int kQkKeysAcrossMaxDim = 16;
 
 // Scores of 4 keys per vector for small head dims (dim <= 8 would leave most

@@ -6,18 +6,20 @@
 // VMLADAVA.S8 against 16 contiguous activations adds all 16 exact products to
 // the channel's 32-bit scalar accumulator. Four channels per pass share one
 // activation vector, and two activation rows share each gathered weight
-// vector (a last odd row runs alone). The sum is the reference's exact int32
-// dot product in another order, so the result is bit-identical.
+// vector (a last odd row runs as a pair of itself). The sum is the
+// reference's exact int32 dot product in another order, so the result is
+// bit-identical.
 //
 // Tail (in_features % 16 inputs): the activations load under a VCTP8
 // predicate (inactive lanes are not read and load as zero, so the padding
 // weights of a partial group are multiplied by zero) and the gather under a
 // VCTP32 predicate over the groups that exist, so no load leaves the row or
 // the packed block. A pass computes 4 channels even past out_features (their
-// weights are padding inside the block) but stores only real ones. The pass's
-// four outputs get their bias as a vector and are requantized as one vector
-// (requant_cm.h's requantize_s8_x4) when every channel's shift allows, else
-// one by one (store_pass).
+// weights are padding inside the block) but stores only real ones. When
+// every channel's shift allows requant_cm.h's vector form, linear_pairs does
+// all of it in one written-out block (sums started at the bias, each pass's
+// outputs requantized as vectors); otherwise pass_x2 and the outputs one by
+// one (store_scalar).
 //
 // MVE word loads (gathers included) raise an unaligned UsageFault on
 // addresses that are not 4-byte aligned, whatever CCR.UNALIGN_TRP says (qemu

@@ -82,8 +82,9 @@ __attribute__((noinline)) inline int8_t requantize_s8(int32_t acc, int32_t multi
 // floor by 2^32 adds it outside: floor((acc M + 2^(n-1)) / 2^32) =
 // floor(acc M / 2^32) + 2^(n-33), and floor(acc M / 2^32) is VMULH's high
 // word. A VSHL by 32 - n = shift + 1 (negative) then shifts right
-// arithmetically (floor) by n - 32, the clamps and the zero point follow
-// requant.h, and VSTRB stores each lane's low byte.
+// arithmetically (floor) by n - 32, the zero point and the int8 saturation
+// follow requant.h (its clamp to [-512, 512] cannot change the byte, below),
+// and VSTRB stores each lane's low byte.
 struct RequantX4 {
   int32x4_t multiplier, round, shl;
 };
