@@ -384,8 +384,10 @@ constexpr int kQkKeysAcrossMaxDim = 16;
 // - zk sum_i (q_i - zq), in wrapping 32-bit arithmetic, which is the exact
 // sum the reference computes (it fits int32). The last 1-3 keys are
 // predicated (inactive lanes read nothing and store nothing).
-void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
-                        int32_t k_zp, int32_t* scores) {
+// Out of line: its written-out loop's registers would otherwise be saved on
+// every call of qs8_qk_row__helium, the one-vector rows' too.
+__attribute__((noinline)) void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                                                  int k_stride, int32_t k_zp, int32_t* scores) {
   int32_t qd[kQkKeysAcrossMaxDim];
   uint32_t qsum = 0;
   for (int i = 0; i < dim; ++i) {
@@ -396,6 +398,46 @@ void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int
   const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k_stride));
   const ptrdiff_t step = static_cast<ptrdiff_t>(4) * k_stride;
   int j = 0;
+  if (n >= 8 && dim > 0) {
+    // 8 keys per step, written out (GCC 12 at -Os reloaded qd and the
+    // pointers per dimension: about 13 instructions per score at dim 4,
+    // here 8 per dimension and 8 keys plus 9): per dimension the byte
+    // gathers of two 4-key vectors and their VMLA by qd_i.
+    const uint32x4_t offs_hi = vaddq_n_u32(offs, static_cast<uint32_t>(4 * k_stride));
+    const int32x4_t init = vnegq_s32(corr);
+    int groups = n >> 3;
+    const int32_t* qp;
+    const int8_t* kk;
+    int32_t i, r;
+    __asm__ volatile(  // reads memory the operands do not name
+        "1:\n"
+        "vmov q0, %q[init]\n"
+        "vmov q1, %q[init]\n"
+        "mov %[qp], %[qd]\n"
+        "mov %[i], %[dim]\n"
+        "mov %[kk], %[k]\n"
+        "2:\n"
+        "ldr %[r], [%[qp]], #4\n"
+        "vldrb.s32 q2, [%[kk], %q[lo]]\n"
+        "vldrb.s32 q3, [%[kk], %q[hi]]\n"
+        "adds %[kk], #1\n"
+        "vmla.s32 q0, q2, %[r]\n"
+        "vmla.s32 q1, q3, %[r]\n"
+        "subs %[i], #1\n"
+        "bne 2b\n"
+        "vstrw.32 q0, [%[o]], #16\n"
+        "vstrw.32 q1, [%[o]], #16\n"
+        "add %[k], %[st8]\n"
+        "subs %[g], #1\n"
+        "bne 1b\n"
+        : [qp] "=&r"(qp), [i] "=&r"(i), [kk] "=&r"(kk), [r] "=&r"(r), [k] "+r"(k), [o] "+r"(scores),
+          [g] "+r"(groups)
+        : [init] "w"(init), [lo] "w"(offs), [hi] "w"(offs_hi), [qd] "r"(qd), [dim] "r"(dim),
+          [st8] "r"(2 * step)
+        : "q0", "q1", "q2", "q3", "memory", "cc");
+    j = n & ~7;
+    scores -= j;  // the loops below index from the row's start
+  }
   for (; j + 4 <= n; j += 4, k += step) {
     int32x4_t acc = vnegq_s32(corr);
     for (int i = 0; i < dim; ++i) acc = vmlaq_n_s32(acc, vldrbq_gather_offset_s32(k + i, offs), qd[i]);
