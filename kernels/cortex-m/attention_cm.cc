@@ -643,6 +643,7 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
 // does not take it) run the DSP row.
 void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                         int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
+  // (n - 1) v_stride is a byte offset inside the value rows, so it fits int32.
   if (n <= 0 || pv_shift > -2 || (n - 1) * v_stride > 65535) {
     qs8_pv_row__dsp(n, v_dim, probs, v, v_stride, v_zp, pv_mult, pv_shift, out_zp, out);
     return;
