@@ -373,7 +373,8 @@ void qs8_additive__dsp(const QS8AdditiveArgs& a) {
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 namespace {
-// Head dims up to this take the score row with keys across the lanes.
+// Head dims up to this take the score row with keys across the lanes (9-16
+// first try qk_row_one_vector).
 constexpr int kQkKeysAcrossMaxDim = 16;
 
 // Scores of 4 keys per vector for small head dims (dim <= 8 would leave most
@@ -383,8 +384,10 @@ constexpr int kQkKeysAcrossMaxDim = 16;
 // - zk sum_i (q_i - zq), in wrapping 32-bit arithmetic, which is the exact
 // sum the reference computes (it fits int32). The last 1-3 keys are
 // predicated (inactive lanes read nothing and store nothing).
-void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
-                        int32_t k_zp, int32_t* scores) {
+// Out of line: its written-out loop's registers would otherwise be saved on
+// every call of qs8_qk_row__helium, the one-vector rows' too.
+__attribute__((noinline)) void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                                                  int k_stride, int32_t k_zp, int32_t* scores) {
   int32_t qd[kQkKeysAcrossMaxDim];
   uint32_t qsum = 0;
   for (int i = 0; i < dim; ++i) {
@@ -395,6 +398,46 @@ void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int
   const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k_stride));
   const ptrdiff_t step = static_cast<ptrdiff_t>(4) * k_stride;
   int j = 0;
+  if (n >= 8 && dim > 0) {
+    // 8 keys per step, written out (GCC 12 at -Os reloaded qd and the
+    // pointers per dimension: about 13 instructions per score at dim 4,
+    // here 8 per dimension and 8 keys plus 9): per dimension the byte
+    // gathers of two 4-key vectors and their VMLA by qd_i.
+    const uint32x4_t offs_hi = vaddq_n_u32(offs, static_cast<uint32_t>(4 * k_stride));
+    const int32x4_t init = vnegq_s32(corr);
+    int groups = n >> 3;
+    const int32_t* qp;
+    const int8_t* kk;
+    int32_t i, r;
+    __asm__ volatile(  // reads memory the operands do not name
+        "1:\n"
+        "vmov q0, %q[init]\n"
+        "vmov q1, %q[init]\n"
+        "mov %[qp], %[qd]\n"
+        "mov %[i], %[dim]\n"
+        "mov %[kk], %[k]\n"
+        "2:\n"
+        "ldr %[r], [%[qp]], #4\n"
+        "vldrb.s32 q2, [%[kk], %q[lo]]\n"
+        "vldrb.s32 q3, [%[kk], %q[hi]]\n"
+        "adds %[kk], #1\n"
+        "vmla.s32 q0, q2, %[r]\n"
+        "vmla.s32 q1, q3, %[r]\n"
+        "subs %[i], #1\n"
+        "bne 2b\n"
+        "vstrw.32 q0, [%[o]], #16\n"
+        "vstrw.32 q1, [%[o]], #16\n"
+        "add %[k], %[st8]\n"
+        "subs %[g], #1\n"
+        "bne 1b\n"
+        : [qp] "=&r"(qp), [i] "=&r"(i), [kk] "=&r"(kk), [r] "=&r"(r), [k] "+r"(k), [o] "+r"(scores),
+          [g] "+r"(groups)
+        : [init] "w"(init), [lo] "w"(offs), [hi] "w"(offs_hi), [qd] "r"(qd), [dim] "r"(dim),
+          [st8] "r"(2 * step)
+        : "q0", "q1", "q2", "q3", "memory", "cc");
+    j = n & ~7;
+    scores -= j;  // the loops below index from the row's start
+  }
   for (; j + 4 <= n; j += 4, k += step) {
     int32x4_t acc = vnegq_s32(corr);
     for (int i = 0; i < dim; ++i) acc = vmlaq_n_s32(acc, vldrbq_gather_offset_s32(k + i, offs), qd[i]);
@@ -408,38 +451,168 @@ void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int
   }
 }
 
-// The accumulation of one pass of qs8_pv_row__helium: the channels
-// [0, min(left, 16)) of the rows vp + j v_stride, weighted by probs[j], into
-// acc[0..3] (4 channels each; channels past left are 0). A pass over up to 4
-// channels runs 1 load and VMLA per key, not 4. Out of line, so the loops have the
-// registers to themselves (inside the caller, with the requantization's
-// values live, the probability pointer and stride were reloaded per key).
-__attribute__((noinline)) void pv_accumulate(int n, const uint16_t* probs, const int8_t* vp, int v_stride, int left,
-                                             int32x4_t* acc) {
-  auto lanes = [](int k) { return vctp32q(static_cast<uint32_t>(k > 0 ? k : 0)); };
-  const mve_pred16_t m0 = lanes(left), m1 = lanes(left - 4), m2 = lanes(left - 8), m3 = lanes(left - 12);
-  int32x4_t a0 = vdupq_n_s32(0), a1 = a0, a2 = a0, a3 = a0;
-  const uint16_t* end = probs + n;
-  if (left > 4) {
-    for (; probs != end; ++probs, vp += v_stride) {
-      const int32_t p = *probs;
-      a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), p);
-      a1 = vmlaq_n_s32(a1, vldrbq_z_s32(vp + 4, m1), p);
-      a2 = vmlaq_n_s32(a2, vldrbq_z_s32(vp + 8, m2), p);
-      a3 = vmlaq_n_s32(a3, vldrbq_z_s32(vp + 12, m3), p);
-    }
-  } else {
-    for (; probs != end; ++probs, vp += v_stride) a0 = vmlaq_n_s32(a0, vldrbq_z_s32(vp, m0), *probs);
+// Scores for head dims 9-16, one key per vector: the query's zero-point-
+// corrected values qd_i = q_i - zq (in [-255, 254] here) split into two int8
+// vectors, A = floor(qd / 2) (VHSUB) and B = qd - A, so each key is one byte
+// load and two VMLADAVA.S8 of its raw bytes: sum_i (A_i + B_i) k_i. The key
+// zero point comes out once per row as in qk_row_keys_across (the
+// accumulator starts at -zk sum_i qd_i), so the wrapping 32-bit sum is the
+// reference's exact one. Lanes past dim are 0 in A and B and not loaded. A
+// row with qd_i = 255 (q_i = 127, zq = -128: B would be 128) returns false.
+// The key loop is written out (two keys per step, 7 instructions per key):
+// GCC 12 at -Os moved every accumulator through r0 and kept the loop's
+// values on the stack.
+bool qk_row_one_vector(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                       int32_t k_zp, int32_t* scores) {
+  const mve_pred16_t p = vctp8q(static_cast<uint32_t>(dim));
+  const int8x16_t qv = vldrbq_z_s8(q, p);
+  if (q_zp == -128 && vmaxvq_p_s8(-128, qv, p) == 127) return false;
+  const int8x16_t zero = vdupq_n_s8(0);
+  const int8x16_t qa = vhsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p);
+  const int8x16_t qb = vsubq_m_s8(zero, vsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p), qa, p);
+  const uint32_t qsum = static_cast<uint32_t>(vaddvq_p_s8(qv, p)) - static_cast<uint32_t>(dim * q_zp);
+  const int32_t init = static_cast<int32_t>(0u - qsum * static_cast<uint32_t>(k_zp));
+  int pairs = n / 2;
+  if (pairs > 0) {
+    const int8_t* k2 = k + k_stride;
+    int32_t a0, a1;
+    __asm__ volatile(  // volatile: its effect is the stores
+        "vmsr p0, %[p]\n"
+        "1:\n"
+        "vpstt\n"
+        "vldrbt.u8 q0, [%[k]]\n"
+        "vldrbt.u8 q1, [%[k2]]\n"
+        "add %[k], %[k], %[s2]\n"
+        "add %[k2], %[k2], %[s2]\n"
+        "mov %[a0], %[c]\n"
+        "mov %[a1], %[c]\n"
+        "vmladava.s8 %[a0], %q[A], q0\n"
+        "vmladava.s8 %[a0], %q[B], q0\n"
+        "vmladava.s8 %[a1], %q[A], q1\n"
+        "vmladava.s8 %[a1], %q[B], q1\n"
+        "strd %[a0], %[a1], [%[o]], #8\n"
+        "subs %[n], #1\n"
+        "bne 1b\n"
+        : [k] "+r"(k), [k2] "+r"(k2), [o] "+r"(scores), [n] "+r"(pairs), [a0] "=&Te"(a0), [a1] "=&Te"(a1)
+        : [A] "w"(qa), [B] "w"(qb), [s2] "r"(2 * k_stride), [c] "r"(init), [p] "r"(static_cast<uint32_t>(p))
+        : "q0", "q1", "memory", "cc");
   }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
+  if ((n & 1) != 0) {
+    const int8x16_t kv = vldrbq_z_s8(k, p);
+    *scores = vmladavaq_s8(vmladavaq_s8(init, qa, kv), qb, kv);
+  }
+  return true;
+}
+
+// P.V along the keys: what pv_quads reads (its offsets are fixed below).
+struct PvParams {
+  uint16x8_t offs[4];     // lane i of a quad: 16-bit offsets j * v_stride + i, keys j = 0..7
+  const uint16_t* probs;
+  int32_t chunks;         // keys / 8
+  int32_t rem;            // keys % 8
+  int32_t step8;          // 8 * v_stride
+  int32_t init;           // -zv sum_j p_j
+  int32_t mult, round, shl, zp;  // cm::RequantX4's, one multiplier and shift
+  uint32_t pred;          // VCTP32 of the channels a quad stores
+};
+static_assert(offsetof(PvParams, probs) == 64 && offsetof(PvParams, step8) == 76 &&
+                  offsetof(PvParams, init) == 80 && offsetof(PvParams, zp) == 96 && offsetof(PvParams, pred) == 100,
+              "pv_quads' offsets");
+
+// out[4q + i] = requantized sum_j p_j (v[j][c_q + i] - zv) for quads q =
+// 0..quads-1 of channels at bq + 4q (lane i's offsets in p->offs). 8 keys
+// per step: each channel's values of the 8 keys one byte gather (VLDRB.S16,
+// 16-bit offsets from the quad's base) and one VMLADAVA.S16 with the 8
+// probabilities (p_j <= 32767, so int16): 12 instructions per 32 products.
+// The last 1-7 keys load under VCTP16 (inactive lanes read nothing and load
+// as 0). The sums start at p->init, so the zero point's term comes out
+// (wrapping, exact for softmax probabilities), then requant_x4_store's
+// steps. Written out: GCC 12 at -Os kept the C form's pointers and
+// counters on the stack.
+__attribute__((noinline)) void pv_quads(const PvParams* p, const int8_t* bq, int8_t* out, int quads) {
+  int32_t a0, a1, a2, a3, c, st;
+  const int8_t* b;
+  const uint16_t* pp;
+  __asm__ volatile(  // reads and writes memory the operands do not name
+      "vldrw.u32 q4, [%[P]]\n"
+      "vldrw.u32 q5, [%[P], #16]\n"
+      "vldrw.u32 q6, [%[P], #32]\n"
+      "vldrw.u32 q7, [%[P], #48]\n"
+      "ldr %[c], [%[P], #84]\n"
+      "vdup.32 q2, %[c]\n"
+      "ldr %[st], [%[P], #76]\n"
+      "4:\n"
+      "ldr %[a0], [%[P], #80]\n"
+      "mov %[a1], %[a0]\n"
+      "mov %[a2], %[a0]\n"
+      "mov %[a3], %[a0]\n"
+      "mov %[b], %[bq]\n"
+      "ldr %[pp], [%[P], #64]\n"
+      "ldr %[c], [%[P], #68]\n"
+      "cmp %[c], #0\n"
+      "beq 2f\n"
+      "1:\n"
+      "vldrh.u16 q0, [%[pp]], #16\n"
+      "vldrb.s16 q1, [%[b], q4]\n"
+      "vmladava.s16 %[a0], q0, q1\n"
+      "vldrb.s16 q1, [%[b], q5]\n"
+      "vmladava.s16 %[a1], q0, q1\n"
+      "vldrb.s16 q1, [%[b], q6]\n"
+      "vmladava.s16 %[a2], q0, q1\n"
+      "vldrb.s16 q1, [%[b], q7]\n"
+      "vmladava.s16 %[a3], q0, q1\n"
+      "add %[b], %[st]\n"
+      "subs %[c], #1\n"
+      "bne 1b\n"
+      "2:\n"
+      "ldr %[c], [%[P], #72]\n"
+      "cmp %[c], #0\n"
+      "beq 3f\n"
+      "vctp.16 %[c]\n"
+      "vpst\n"
+      "vldrht.u16 q0, [%[pp]]\n"
+      "vpst\n"
+      "vldrbt.s16 q1, [%[b], q4]\n"
+      "vmladava.s16 %[a0], q0, q1\n"
+      "vpst\n"
+      "vldrbt.s16 q1, [%[b], q5]\n"
+      "vmladava.s16 %[a1], q0, q1\n"
+      "vpst\n"
+      "vldrbt.s16 q1, [%[b], q6]\n"
+      "vmladava.s16 %[a2], q0, q1\n"
+      "vpst\n"
+      "vldrbt.s16 q1, [%[b], q7]\n"
+      "vmladava.s16 %[a3], q0, q1\n"
+      "3:\n"
+      "vmov q0[2], q0[0], %[a0], %[a2]\n"
+      "vmov q0[3], q0[1], %[a1], %[a3]\n"
+      "vmulh.s32 q0, q0, q2\n"
+      "ldr %[c], [%[P], #88]\n"
+      "vadd.i32 q0, q0, %[c]\n"
+      "ldr %[c], [%[P], #92]\n"
+      "vshl.s32 q0, %[c]\n"
+      "ldr %[c], [%[P], #96]\n"
+      "vadd.i32 q0, q0, %[c]\n"
+      "vqmovnb.s32 q3, q0\n"
+      "vqmovnb.s16 q0, q3\n"
+      "ldr %[c], [%[P], #100]\n"
+      "vmsr p0, %[c]\n"
+      "vpst\n"
+      "vstrbt.32 q0, [%[o]]\n"
+      "adds %[o], #4\n"
+      "adds %[bq], #4\n"
+      "subs %[q], #1\n"
+      "bne 4b\n"
+      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [c] "=&r"(c), [b] "=&r"(b),
+        [pp] "=&r"(pp), [st] "=&r"(st), [bq] "+r"(bq), [o] "+l"(out), [q] "+r"(quads)
+      : [P] "r"(p)
+      : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
 }
 }  // namespace
 
 void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                         int32_t k_zp, int32_t* scores) {
+  if (dim > 8 && dim <= 16 && qk_row_one_vector(n, dim, q, q_zp, k, k_stride, k_zp, scores)) return;
   if (dim <= kQkKeysAcrossMaxDim) {
     qk_row_keys_across(n, dim, q, q_zp, k, k_stride, k_zp, scores);
     return;
@@ -461,15 +634,20 @@ void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int
   }
 }
 
-// P.V of one row, up to 16 channels per pass over the keys: per key, each
-// block of 4 channels is one widening byte load (VLDRB.S32, predicated past
-// v_dim: inactive lanes read nothing and stay 0) and one VMLA by the key's
-// probability; a pass over up to 4 channels runs only the first (pv_accumulate). The
-// zero point comes out once per row as on the DSP path
-// (sum_j p_j v_j - zv sum_j p_j, wrapping, exact for softmax probabilities);
-// each output is then the reference's scalar requantization.
+// P.V of one row along the keys (pv_quads). The row's last 1-3 channels run
+// as the quad ending at its last channel (the overlap recomputes and stores
+// the same outputs), so nothing outside the value rows is read; a row of
+// under 4 channels repeats its last channel in the missing lanes and stores
+// only its own. Rows whose key offsets pass 16 bits (long rows of wide
+// values) or whose multiplier is 1/4 or more (requant_cm.h's vector form
+// does not take it) run the DSP row.
 void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v, int v_stride, int32_t v_zp,
                         int32_t pv_mult, int32_t pv_shift, int32_t out_zp, int8_t* out) {
+  // (n - 1) v_stride is a byte offset inside the value rows, so it fits int32.
+  if (n <= 0 || pv_shift > -2 || (n - 1) * v_stride > 65535) {
+    qs8_pv_row__dsp(n, v_dim, probs, v, v_stride, v_zp, pv_mult, pv_shift, out_zp, out);
+    return;
+  }
   // sum_j p_j, 8 keys per VADDVA.U16.
   uint32_t psum = 0;
   int j = 0;
@@ -478,28 +656,24 @@ void qs8_pv_row__helium(int n, int v_dim, const uint16_t* probs, const int8_t* v
     const mve_pred16_t p = vctp16q(static_cast<uint32_t>(n - j));
     psum = vaddvaq_p_u16(psum, vldrhq_z_u16(probs + j, p), p);
   }
-  const uint32_t corr = static_cast<uint32_t>(v_zp) * psum;
-  auto lanes = [](int left) { return vctp32q(static_cast<uint32_t>(left > 0 ? left : 0)); };
-  for (int c = 0; c < v_dim; c += 16) {
-    const int left = v_dim - c;
-    const mve_pred16_t m0 = lanes(left), m1 = lanes(left - 4), m2 = lanes(left - 8), m3 = lanes(left - 12);
-    int32x4_t acc4[4];
-    pv_accumulate(n, probs, v + c, v_stride, left, acc4);
-    const int32x4_t a0 = acc4[0], a1 = acc4[1], a2 = acc4[2], a3 = acc4[3];
-    // sum_j p_j v_j - zv sum_j p_j (wrapping), then the four lanes' outputs
-    // at once when the multiplier allows (requant_cm.h), else one by one.
-    const int32x4_t zc = vdupq_n_s32(static_cast<int32_t>(corr));
-    const int32x4_t s[4] = {vsubq_s32(a0, zc), vsubq_s32(a1, zc), vsubq_s32(a2, zc), vsubq_s32(a3, zc)};
-    const mve_pred16_t m[4] = {m0, m1, m2, m3};
-    for (int b = 0; b < 4 && 4 * b < left; ++b) {
-      if (!cm::requantize_s8_x4(s[b], vdupq_n_s32(pv_mult), vdupq_n_s32(pv_shift), out_zp, out + c + 4 * b, m[b])) {
-        int32_t acc[4];
-        vst1q_s32(acc, s[b]);
-        for (int i = 0; i < 4 && 4 * b + i < left; ++i) {
-          out[c + 4 * b + i] = cm::requantize_s8(acc[i], pv_mult, pv_shift, out_zp);
-        }
-      }
-    }
+  PvParams prm;
+  const uint16x8_t offs = vmulq_n_u16(vidupq_n_u16(0u, 1), static_cast<uint16_t>(v_stride));
+  for (int i = 0; i < 4; ++i) prm.offs[i] = vaddq_n_u16(offs, static_cast<uint16_t>(i < v_dim ? i : v_dim - 1));
+  prm.probs = probs;
+  prm.chunks = n >> 3;
+  prm.rem = n & 7;
+  prm.step8 = 8 * v_stride;
+  prm.init = static_cast<int32_t>(0u - static_cast<uint32_t>(v_zp) * psum);
+  prm.mult = pv_mult;
+  prm.round = int32_t{1} << (-2 - pv_shift);  // requant_x4_setup's 2^(n-33)
+  prm.shl = pv_shift + 1;
+  prm.zp = out_zp;
+  prm.pred = vctp32q(static_cast<uint32_t>(v_dim < 4 ? v_dim : 4));
+  const int full = v_dim >> 2;
+  if (full > 0) pv_quads(&prm, v, out, full);
+  if ((v_dim & 3) != 0) {
+    const int c = v_dim < 4 ? 0 : v_dim - 4;
+    pv_quads(&prm, v + c, out + c, 1);
   }
 }
 

@@ -82,8 +82,9 @@ __attribute__((noinline)) inline int8_t requantize_s8(int32_t acc, int32_t multi
 // floor by 2^32 adds it outside: floor((acc M + 2^(n-1)) / 2^32) =
 // floor(acc M / 2^32) + 2^(n-33), and floor(acc M / 2^32) is VMULH's high
 // word. A VSHL by 32 - n = shift + 1 (negative) then shifts right
-// arithmetically (floor) by n - 32, the clamps and the zero point follow
-// requant.h, and VSTRB stores each lane's low byte.
+// arithmetically (floor) by n - 32, the zero point and the int8 saturation
+// follow requant.h (its clamp to [-512, 512] cannot change the byte, below),
+// and VSTRB stores each lane's low byte.
 struct RequantX4 {
   int32x4_t multiplier, round, shl;
 };
@@ -100,8 +101,10 @@ __attribute__((always_inline)) inline bool requant_x4_setup(int32x4_t multiplier
 
 __attribute__((always_inline)) inline void requant_x4_store(int32x4_t acc, const RequantX4& r, int32_t zp, int8_t* out,
                                                             mve_pred16_t p) {
-  int32x4_t y = vshlq_s32(vaddq_s32(vmulhq_s32(acc, r.multiplier), r.round), r.shl);
-  y = vaddq_n_s32(vmaxq_s32(vminq_s32(y, vdupq_n_s32(512)), vdupq_n_s32(-512)), zp);
+  // requant.h's clamp to [-512, 512] before the zero point is left out: |y|
+  // < 2^30 (above), so y + zp cannot wrap, and for an int8 zp both
+  // sat8(clamp(y) + zp) and sat8(y + zp) are 127 above 512 and -128 below -512.
+  const int32x4_t y = vaddq_n_s32(vshlq_s32(vaddq_s32(vmulhq_s32(acc, r.multiplier), r.round), r.shl), zp);
   // The int8 saturation as two saturating narrows (int32 -> int16 -> int8,
   // each into the bottom half of its lane; the top halves are don't-care):
   // the low byte of each 32-bit lane, which VSTRB.32 stores, is then
