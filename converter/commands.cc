@@ -188,7 +188,6 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   if (o.smooth_alpha >= 0.0 || !o.smooth_layers.empty()) {
     if (o.smooth_alpha < 0.0) fail("--smooth-layers needs --smooth-alpha A");
     if (calib.empty()) fail("--smooth-alpha needs calibration data (--calib FILE.npz): the factors come from its per-channel maxima");
-    progress("smooth", 0, spec.layers.empty() ? "" : spec.layers[0].name, "per-channel maxima");
     smoothing = smooth_model(&spec, calib, o.smooth_alpha, o.smooth_layers);
   }
   // The file records how its int8 ranges were made (inspect shows it).
