@@ -125,6 +125,39 @@ std::vector<int8_t> activation_table(Activation act, const ActQuantParams& in, c
   return t;
 }
 
+namespace {
+
+// The largest x left of the activation's minimum with |act(x)| <= limit for
+// every input below it (act rises towards 0 to the left of its minimum).
+double flat_below(Activation act, double limit) {
+  if (act == Activation::kRelu) return 0.0;
+  double lo = -64.0, hi = act == Activation::kSilu ? -1.2785 : -0.7518;  // the minima
+  if (std::fabs(activate(act, hi)) <= limit) return hi;
+  for (int i = 0; i < 100; ++i) {  // bisection: |act| falls monotonically to the left of hi
+    const double mid = 0.5 * (lo + hi);
+    (std::fabs(activate(act, mid)) <= limit ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+}  // namespace
+
+ActQuantParams activation_input_quant(Activation act, const ActQuantParams& in, const ActQuantParams& out) {
+  const double flat = flat_below(act, 0.25 * out.scale);
+  const double lo = in.scale * (-128 - in.zero_point), hi = in.scale * (127 - in.zero_point);
+  if (!(flat > lo) || !(hi > 0.0)) return in;
+  // act_quant rounds the zero point: the grid's lowest value must stay at or
+  // below `flat` (inputs under it saturate there and must give 0's code).
+  double target = flat;
+  for (int i = 0; i < 8; ++i) {
+    const ActQuantParams q = act_quant(target, hi);
+    const double q_lo = q.scale * (-128 - q.zero_point);
+    if (q_lo <= flat) return q_lo > lo ? q : in;
+    target -= q_lo - flat + 0.5 * q.scale;  // at most about a step below `flat`
+  }
+  return in;
+}
+
 QuantAdd quantize_add(const ActQuantParams& a, const ActQuantParams& b, const ActQuantParams& out,
                       const std::string& what) {
   QuantAdd q;

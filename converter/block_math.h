@@ -63,6 +63,13 @@ QuantNorm quantize_layernorm(const FloatNorm& n, const ActQuantParams& in, const
 // Contract 6: table[i] = the output quantization of act(s_in (i - 128 - zp_in)).
 std::vector<int8_t> activation_table(Activation act, const ActQuantParams& in, const ActQuantParams& out);
 
+// The activation's input quantization with its low end cut to where the
+// table's output stops changing: every input below it gives the code of 0
+// (ReLU: at 0; GELU, SiLU: where |act| <= out's step / 4, left of its
+// minimum), so the cut loses nothing and the remaining range gets a finer
+// step. `in` unchanged when its low end is already above that point.
+ActQuantParams activation_input_quant(Activation act, const ActQuantParams& in, const ActQuantParams& out);
+
 // Contract 5: A = round(s_a / s_y 2^n), B likewise, the largest n <= 24 with
 // both below 2^22.
 struct QuantAdd {

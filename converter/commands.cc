@@ -20,6 +20,7 @@
 #include "converter/metrics.h"
 #include "converter/report.h"
 #include "converter/runner.h"
+#include "converter/smooth.h"
 #include "converter/svg.h"
 #include "converter/tokens.h"
 
@@ -183,11 +184,22 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     if (!want_heldout) fail("--range-mode needs held-out data (--heldout or --heldout-split)");
     heldout_what += std::string(", runtime range mode ") + range_mode_name(range_policy) + " (--range-mode)";
   }
+  std::vector<SmoothedPair> smoothing;
+  if (o.smooth_alpha >= 0.0 || !o.smooth_layers.empty()) {
+    if (o.smooth_alpha < 0.0) fail("--smooth-layers needs --smooth-alpha A");
+    if (calib.empty()) fail("--smooth-alpha needs calibration data (--calib FILE.npz): the factors come from its per-channel maxima");
+    smoothing = smooth_model(&spec, calib, o.smooth_alpha, o.smooth_layers);
+  }
   // The file records how its int8 ranges were made (inspect shows it).
   std::string source = base_name(o.weights);
   if (type == OutputType::kInt8 && !calib.empty()) {
     source += "; int8 calibration: " + describe(calib_options) + " on " + std::to_string(calib[0].n) +
               " samples of " + base_name(o.calib);
+  }
+  if (o.smooth_alpha >= 0.0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "; SmoothQuant alpha %.10g", o.smooth_alpha);
+    source += buf;
   }
   std::vector<FloatOutputs> float_outputs;
   std::vector<LayerCalibration> calibration;
@@ -205,6 +217,8 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   r.reference = "float64 reference on the calibration inputs";
   if (type == OutputType::kInt8) r.calib_method = describe(calib_options);
   r.heldout = heldout_what;
+  r.smooth_alpha = o.smooth_alpha;
+  r.smoothing = smoothing;
   r.file_bytes = bytes.size();
   const fb::Model& fm = *lm.model().flatbuffer();
   r.data_bytes = fm.data() != nullptr ? fm.data()->size() : 0;

@@ -6,6 +6,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "converter/calib_method.h"
 
@@ -44,6 +45,11 @@ struct ConvertOptions {
   // A weights tensor no layer uses, next to a used one (spec.h, UnusedTensor):
   // a warning instead of an error.
   bool allow_unused = false;
+  // --smooth-alpha A (< 0: off): SmoothQuant factors folded into the pre-norm
+  // blocks' LayerNorms and the projections after them (smooth.h), from the
+  // calibration data; --smooth-layers: only these layers.
+  double smooth_alpha = -1.0;
+  std::vector<std::string> smooth_layers;
 };
 // Converts, verifies with the runtime, checks accuracy on the calibration
 // inputs (and held-out inputs, if any), then writes the file atomically and

@@ -222,6 +222,15 @@ void record(RangeMap* ranges, const char* key, const double* x, int rows, int co
   for (int i = 0; i < n; ++i) {
     for (int c = 0; c < cols; ++c) r.add(x[static_cast<size_t>(i) * stride + c]);
   }
+  if (r.keep_columns) {
+    if (r.column_absmax.size() < static_cast<size_t>(cols)) r.column_absmax.resize(static_cast<size_t>(cols), 0.0);
+    for (int i = 0; i < n; ++i) {
+      for (int c = 0; c < cols; ++c) {
+        const double a = std::fabs(x[static_cast<size_t>(i) * stride + c]);
+        if (a > r.column_absmax[c]) r.column_absmax[c] = a;  // NaN never compares greater
+      }
+    }
+  }
 }
 
 // out[c] = sum over j = 0..n-1, in order, of coeff[j] * rows[j * stride + c]

@@ -130,6 +130,10 @@ struct Range {
   // (calibrate() fills them; samples where the tensor had no value are left
   // out): what --calib-headroom auto estimates the range's ends from.
   std::vector<double> sample_lo, sample_hi;
+  // With keep_columns, record() also keeps each column's largest |value|
+  // (--smooth-alpha's per-channel maxima, converter/smooth.h).
+  bool keep_columns = false;
+  std::vector<double> column_absmax;
   void add(double x) {
     if (x != x) return;  // NaN
     if (x < lo) lo = x;

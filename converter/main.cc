@@ -83,6 +83,14 @@ int main(int argc, char** argv) {
   conv->add_flag("--allow-unused", c.allow_unused,
                  "convert even when a weights tensor next to a used one (e.g. attn.Wa.bias beside a used "
                  "attn.Wa.weight) is used by no layer: a warning instead of an error");
+  conv->add_option("--smooth-alpha", c.smooth_alpha,
+                   "SmoothQuant: fold per-channel factors max|x_j|^A / max|w_j|^(1-A) (from --calib) into each "
+                   "pre-norm block's LayerNorm gain and bias and the projections it feeds (same float function, "
+                   "no run-time cost); A in [0, 1], 0.5 typical; post-norm blocks are refused")
+      ->check(CLI::Range(0.0, 1.0));
+  conv->add_option("--smooth-layers", c.smooth_layers,
+                   "with --smooth-alpha: only these layers (comma-separated names; default: every block layer)")
+      ->delimiter(',');
   conv->add_flag("-q,--quiet", c.quiet, "no progress lines (they are shown only when stderr is a terminal)");
   conv->add_flag("--no-tile-scratch", c.no_tile_scratch,
                  "smaller arena for targets that never tile (Cortex-M): leave the tiled int8 attention's "

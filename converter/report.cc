@@ -142,6 +142,15 @@ void print_report(const ConvertReport& r, std::ostream& os) {
     if (!t.beside.empty()) os << "  next to '" << t.beside << "' of layer '" << t.layer << "' (--allow-unused)";
     os << "\n";
   }
+  if (r.smooth_alpha >= 0.0) {
+    os << "smoothing (--smooth-alpha " << r.smooth_alpha << "): factors folded into LayerNorm gain/bias and the "
+       << "next projections; channel spread = largest / median per-channel max|x| of the LayerNorm output\n";
+    for (const SmoothedPair& p : r.smoothing) {
+      os << "  " << std::setw(12) << p.layer << " " << std::setw(26) << p.what << std::right << " factors "
+         << std::setprecision(4) << p.s_min << " .. " << p.s_max << ", channel spread " << p.spread_before
+         << " -> " << p.spread_after << std::setprecision(6) << std::left << "\n";
+    }
+  }
   bool any = false;
   for (const LayerResult& l : r.layers) any = any || l.has_metrics;
   if (any) {
@@ -210,6 +219,14 @@ nlohmann::json report_json(const ConvertReport& r) {
   }
   if (!r.calib_method.empty()) j["calibration_method"] = r.calib_method;
   if (!r.heldout.empty()) j["heldout"] = r.heldout;
+  if (r.smooth_alpha >= 0.0) {
+    j["smoothing"] = {{"alpha", r.smooth_alpha}, {"folds", nlohmann::json::array()}};
+    for (const SmoothedPair& p : r.smoothing) {
+      j["smoothing"]["folds"].push_back({{"layer", p.layer}, {"pair", p.what}, {"factor_min", p.s_min},
+                                         {"factor_max", p.s_max}, {"channel_spread_before", p.spread_before},
+                                         {"channel_spread_after", p.spread_after}});
+    }
+  }
   j["warnings"] = r.warnings;
   return j;
 }

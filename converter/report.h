@@ -12,6 +12,7 @@
 #include "converter/heldout.h"
 #include "converter/inspect.h"
 #include "converter/metrics.h"
+#include "converter/smooth.h"
 #include "converter/spec.h"
 
 namespace edgeattn {
@@ -56,6 +57,9 @@ struct ConvertReport {
   std::vector<LayerResult> layers;
   std::string calib_method;  // int8: e.g. "mse", "percentile 99.99"
   std::string heldout;       // where held-out data came from ("" = none)
+  // --smooth-alpha (smooth.h): the alpha (< 0: off) and each fold.
+  double smooth_alpha = -1.0;
+  std::vector<SmoothedPair> smoothing;
   std::vector<std::string> warnings;  // unused tensors (--allow-unused), held-out inputs beyond a calibrated range
 };
 

@@ -306,7 +306,8 @@ const KindModule kAdditive = {
     /*learned_query=*/false, /*causal_mask=*/false,
     {"query_dim", "key_dim", "attn_dim", "value_dim", "coverage"},
     {"w_q", "b_q", "w_k", "b_k", "b", "v", "b_v", "w_c"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant};
+    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant,
+    /*smooth_pairs=*/nullptr};
 }  // namespace kinds
 
 }  // namespace convert

@@ -75,9 +75,12 @@ flatbuffers::Offset<fb::LayerNorm> norm_table_s8(ModelWriter& w, const FloatNorm
 flatbuffers::Offset<fb::FeedForward> ffn_table_s8(ModelWriter& w, const FloatFfn& f, const ActQuantParams& in,
                                                   const ActQuantParams& hidden, const ActQuantParams& act,
                                                   const ActQuantParams& out, const std::string& what) {
-  const QuantLinear q1 = quantize_linear(f.fc1, in, hidden, what + ": " + f.fc1.w_name);
+  // fc1's output feeds only the activation table: its range below where the
+  // activation is flat is cut (no code changes, a finer step above it).
+  const ActQuantParams h = activation_input_quant(f.act, hidden, act);
+  const QuantLinear q1 = quantize_linear(f.fc1, in, h, what + ": " + f.fc1.w_name);
   const QuantLinear q2 = quantize_linear(f.fc2, act, out, what + ": " + f.fc2.w_name);
-  const std::vector<int8_t> table = activation_table(f.act, hidden, act);
+  const std::vector<int8_t> table = activation_table(f.act, h, act);
   const auto l1 = w.LinearS8(q1, f.fc1), l2 = w.LinearS8(q2, f.fc2);
   const auto t = w.fbb().CreateVector(table);
   return fb::CreateFeedForward(w.fbb(), static_cast<uint32_t>(f.dim), static_cast<uint32_t>(f.hidden),

@@ -318,6 +318,21 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   print_add(os, "add3", b->add3());
 }
 
+// Pre-norm: norm1 feeds only the self-attention's q/k/v projections, norm2
+// only the cross-attention's q_proj (its k/v read the memory), norm3 only fc1.
+std::vector<SmoothPair> smooth_pairs(FloatLayer* L) {
+  DecoderParams& P = L->as<DecoderParams>();
+  if (!P.norm_first) {
+    fail("layer '", L->name, "': --smooth-alpha needs a pre-norm block (norm_first); in this post-norm block each "
+         "LayerNorm's output is also the next residual add's input, so no smoothing factor can be folded");
+  }
+  MhaParams& S = P.self_attn.as<MhaParams>();
+  MhaParams& X = P.cross_attn.as<MhaParams>();
+  return {SmoothPair{"self.query", "norm1 -> self q/k/v_proj", &P.norm1, {&S.q_proj, &S.k_proj, &S.v_proj}},
+          SmoothPair{"cross.query", "norm2 -> cross q_proj", &P.norm2, {&X.q_proj}},
+          SmoothPair{"norm3", "norm3 -> fc1", &P.norm3, {&P.ffn.fc1}}};
+}
+
 }  // namespace
 
 namespace kinds {
@@ -329,7 +344,7 @@ const KindModule kDecoderBlock = {
      "norm2_b", "cross_qkv_w", "cross_qkv_b", "cross_q_w", "cross_q_b", "cross_k_w", "cross_k_b", "cross_v_w",
      "cross_v_b", "cross_o_w", "cross_o_b", "norm3_w", "norm3_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"},
     resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect,
-    inspect_quant};
+    inspect_quant, smooth_pairs};
 }  // namespace kinds
 
 }  // namespace convert

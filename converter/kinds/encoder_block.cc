@@ -246,6 +246,19 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   print_add(os, "add2", b->add2());
 }
 
+// Pre-norm: norm1 feeds only the attention's q/k/v projections, norm2 only
+// fc1. Post-norm LayerNorm outputs are also the residual stream.
+std::vector<SmoothPair> smooth_pairs(FloatLayer* L) {
+  BlockParams& P = L->as<BlockParams>();
+  if (!P.norm_first) {
+    fail("layer '", L->name, "': --smooth-alpha needs a pre-norm block (norm_first); in this post-norm block each "
+         "LayerNorm's output is also the next residual add's input, so no smoothing factor can be folded");
+  }
+  MhaParams& M = P.attn.as<MhaParams>();
+  return {SmoothPair{"attn.query", "norm1 -> q/k/v_proj", &P.norm1, {&M.q_proj, &M.k_proj, &M.v_proj}},
+          SmoothPair{"norm2", "norm2 -> fc1", &P.norm2, {&P.ffn.fc1}}};
+}
+
 }  // namespace
 
 namespace kinds {
@@ -256,7 +269,7 @@ const KindModule kEncoderBlock = {
     {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b", "norm2_w",
      "norm2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"},
     resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect,
-    inspect_quant};
+    inspect_quant, smooth_pairs};
 }  // namespace kinds
 
 }  // namespace convert

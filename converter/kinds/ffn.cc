@@ -86,7 +86,8 @@ const KindModule kFfn = {
     {"dim", "ffn_dim", "activation", "preset"},
     {"fc1_w", "fc1_b", "fc2_w", "fc2_b"},
     resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, nullptr,
-    inspect_quant};
+    inspect_quant,
+    /*smooth_pairs=*/nullptr};
 }  // namespace kinds
 
 }  // namespace convert

@@ -32,6 +32,17 @@ namespace convert {
 
 class ModelWriter;
 struct TensorEntry;  // inspect.h
+struct FloatNorm;    // block_math.h
+
+// A LayerNorm whose output feeds only the projections `next` (SmoothQuant,
+// converter/smooth.h): per-channel factors divide its gain and bias and
+// multiply the projections' input columns, the same float function.
+struct SmoothPair {
+  std::string point;  // the calibration key of the LayerNorm's output ("attn.query", "norm2", ...)
+  std::string what;   // for reports: "norm1 -> q/k/v_proj"
+  FloatNorm* norm;
+  std::vector<FloatLinear*> next;
+};
 
 // The calibrated range of a layer's tensor as int8 parameters, with errors
 // naming the layer. `prefix` is put before every key (a composite's sub-layer).
@@ -99,6 +110,12 @@ struct KindModule {
   // quantization section of an int8 layer; null: none.
   void (*inspect)(const fb::Layer& layer, const LayerInfo& info, std::ostream& os);
   void (*inspect_quant)(const fb::Layer& layer, std::ostream& os);
+
+  // ---- SmoothQuant (--smooth-alpha, converter/smooth.h) -----------------------
+  // The layer's LayerNorm -> projection pairs; an error naming the layer when
+  // a LayerNorm's output feeds more than projections (post-norm: the residual
+  // adds). null: the kind has no LayerNorm.
+  std::vector<SmoothPair> (*smooth_pairs)(FloatLayer* L);
 };
 
 // The table (registry.cc), in its order.

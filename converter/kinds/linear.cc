@@ -86,7 +86,8 @@ const KindModule kLinear = {
     {"in_features", "out_features"},
     {"weight", "bias"},
     resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, nullptr,
-    inspect_quant};
+    inspect_quant,
+    /*smooth_pairs=*/nullptr};
 }  // namespace kinds
 
 }  // namespace convert

@@ -155,7 +155,8 @@ const KindModule kLuong = {
     /*learned_query=*/false, /*causal_mask=*/false,
     {"score", "query_dim", "key_dim", "value_dim", "scale"},
     {"w"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant};
+    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant,
+    /*smooth_pairs=*/nullptr};
 }  // namespace kinds
 
 }  // namespace convert

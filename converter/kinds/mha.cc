@@ -255,7 +255,8 @@ const KindModule kMha = {
     /*learned_query=*/false, /*causal_mask=*/true,
     {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset", "kv_cache", "num_kv_heads"},
     {"q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant};
+    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant,
+    /*smooth_pairs=*/nullptr};
 }  // namespace kinds
 
 }  // namespace convert

@@ -86,7 +86,8 @@ const KindModule kPooling = {
     /*learned_query=*/true, /*causal_mask=*/false,
     {"dim"},
     {"query"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, nullptr, inspect_quant};
+    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, nullptr, inspect_quant,
+    /*smooth_pairs=*/nullptr};
 }  // namespace kinds
 
 }  // namespace convert

@@ -66,7 +66,11 @@ std::string kind_names() {
 RangeMap sub_ranges(const RangeMap& ranges, const std::string& prefix) {
   RangeMap sub;
   for (const auto& [key, r] : ranges) {
-    if (r.keep_values && key.compare(0, prefix.size(), prefix) == 0) sub[key.substr(prefix.size())].keep_values = true;
+    if ((r.keep_values || r.keep_columns) && key.compare(0, prefix.size(), prefix) == 0) {
+      Range& s = sub[key.substr(prefix.size())];
+      s.keep_values = r.keep_values;
+      s.keep_columns = r.keep_columns;
+    }
   }
   return sub;
 }
@@ -79,6 +83,10 @@ void merge_ranges(const RangeMap& from, const std::string& prefix, RangeMap* int
     t.hi = std::max(t.hi, r.hi);
     t.count += r.count;
     if (t.keep_values) t.values.insert(t.values.end(), r.values.begin(), r.values.end());
+    if (t.keep_columns) {
+      if (t.column_absmax.size() < r.column_absmax.size()) t.column_absmax.resize(r.column_absmax.size(), 0.0);
+      for (size_t c = 0; c < r.column_absmax.size(); ++c) t.column_absmax[c] = std::max(t.column_absmax[c], r.column_absmax[c]);
+    }
   }
 }
 

@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
+#include "converter/block_math.h"
 #include "converter/calibrate.h"
 #include "converter/commands.h"
 #include "converter/error.h"
@@ -96,6 +98,33 @@ TEST(ConverterQuantize, TanhTable) {
   EXPECT_EQ(t.table[static_cast<size_t>(t.index.zero_point + 128)], 0);
   for (size_t i = 1; i < 256; ++i) EXPECT_GE(t.table[i], t.table[i - 1]);
   EXPECT_EQ(t.table[0], -127);
+}
+
+// An FFN's hidden range cut where the activation is flat: every fc1 output
+// between the calibrated low end and the cut gives the activation's exact
+// int8 code (that of 0), through the cut grid and its table; the step above
+// it is finer; a range already above the cut is left as it was.
+TEST(ConverterQuantize, ActivationInputCutLosesNothing) {
+  for (Activation a : {Activation::kRelu, Activation::kGeluErf, Activation::kGeluTanh, Activation::kSilu}) {
+    SCOPED_TRACE(activation_name(a));
+    const ActQuantParams in = act_quant(-8.3, 9.5);
+    const ActQuantParams out = act_quant(a == Activation::kRelu ? 0.0 : -0.28, 9.5);
+    const ActQuantParams cut = activation_input_quant(a, in, out);
+    EXPECT_LT(cut.scale, (a == Activation::kSilu ? 0.95 : 0.75) * in.scale);  // SiLU flattens later (about -6.6)
+    const std::vector<int8_t> table = activation_table(a, cut, out);
+    const double cut_lo = cut.scale * (-128 - cut.zero_point);
+    for (double x = -8.3; x <= cut_lo; x += 0.001) {
+      // The cut grid saturates x to its lowest code, index 0 of the table.
+      const double code = std::clamp(std::round(x / cut.scale) + cut.zero_point, -128.0, 127.0);
+      ASSERT_EQ(code, -128.0) << x;
+      const double exact = std::clamp(std::round(activate(a, x) / out.scale) + out.zero_point, -128.0, 127.0);
+      ASSERT_EQ(table[0], exact) << x;
+    }
+    // Inputs above the cut: the table is the activation of the finer grid.
+    const ActQuantParams high = act_quant(cut_lo + 0.5, 9.5);
+    EXPECT_EQ(activation_input_quant(a, high, out).scale, high.scale);
+    EXPECT_EQ(activation_input_quant(a, high, out).zero_point, high.zero_point);
+  }
 }
 
 TEST(ConverterQuantize, RequantRejectsUnrepresentable) {
