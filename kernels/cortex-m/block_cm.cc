@@ -223,8 +223,9 @@ inline uint32_t isqrt_top_newton(uint32_t a) {
   return (g + a / g) >> 1;
 }
 
-// inv = floor((2^60 + (r >> 1)) / r) for r in [2^30, 2^31) without libgcc's
-// 64-bit division (about 165 instructions): Knuth's algorithm D in 16-bit
+// inv = floor((2^60 + (r >> 1)) / r) for r in [2^30, 2^31) without the call
+// into libgcc's 64-bit division (about 60 instructions on these operands,
+// this about 30): Knuth's algorithm D in 16-bit
 // digits (Hacker's Delight's divlu) on u = 2^61 + (r & ~1) and v = 2r, the
 // same quotient with v's top bit set. u's high word is 2^29 < v, so the
 // quotient fits 32 bits; each digit's estimate from v's high half is at most
