@@ -205,6 +205,10 @@ void qs8_lut__dsp(int rows, int n, const int8_t* x, int x_stride, const int8_t* 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 namespace {
 
+// Byte offsets of an 8-element step's outputs in 16-bit lanes: elements
+// 0-3 narrowed into the even lanes, 4-7 into the odd ones.
+alignas(16) constexpr uint16_t kOdd4[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+
 // The square root's top for the finish below, a = x >> 32 in [2^28, 2^30):
 // three Newton steps g' = floor((g + floor(a / g)) / 2) from c = 23170
 // (about 2^14.5), 10 instructions with UDIV where isqrt_u32_top's 15 select
@@ -252,10 +256,7 @@ inline uint32_t recip_2p60(uint32_t r) {
   return (q1 << 16) + q0;
 }
 
-// Step 4 and the output for one row, 4 elements per step in a
-// tail-predicated loop (WLSTP.32 / LETP: in the last step the lanes past d
-// are off for every vector instruction, so no load or store leaves the row),
-// 13 instructions and the LETP per 4 elements (GCC's intrinsics: about 32):
+// Step 4 and the output for one row, 4 elements per vector:
 //   c' = x d' - S'      VMLAS, d' = d 2^L, S' = S 2^L (wrapping; equal,
 //                       since |c'| = |c| 2^L < 2^18, block comment at the top)
 //   y_q, s <= 32:       VRMULH(c', inv) with L = 32 - s:
@@ -267,10 +268,28 @@ inline uint32_t recip_2p60(uint32_t r) {
 //                       the same nested floors)
 //   output              VQMOVNB.S32, VQADD.S16 zp, VQMOVNB.S16: sat8(sat16(y)
 //                       + zp) = sat8(clamp(y, +-512) + zp) for |zp| <= 128
-//                       (beyond +-512 both saturate to y's sign), VSTRB.32
-// Registers: q0 and q1 temporaries; d', inv, M in three more Q registers;
-// pointers with writeback in r0-r7 (the widening loads and stores encode
-// only low registers).
+//                       (beyond +-512 both saturate to y's sign)
+// For s <= 32 (every row of d <= 64 unless eps is large; wider rows with a
+// large spread have s >= 33), 8 elements per step, 25 instructions: two
+// vectors of 4, the second narrowed into the odd halfwords (VQMOVNT) and the
+// 8 bytes stored by one byte scatter at offsets kOdd4. The rest (and the
+// rows with s >= 33: an 8-element form for them cost the row loop more
+// registers than it saved at d = 64) take a tail-predicated loop of 4 per
+// step (WLSTP.32 / LETP: in its last step the lanes past d are off for every
+// vector instruction, so no load or store leaves the row), 14 instructions
+// (GCC's intrinsics: about 32 per 4). Registers: q0-q2; d', inv, M and the
+// offsets in four more Q registers; pointers with writeback in r0-r7 (the
+// widening loads and stores encode only low registers).
+#define EA_LN_LOW_X4(Q)                        \
+  "vldrb.s32 " Q ", [%[x]], #4\n"              \
+  "vldrh.s32 q1, [%[g]], #8\n"                 \
+  "vmlas.s32 " Q ", %q[dl], %[nsl]\n"          \
+  "vrmulh.s32 " Q ", " Q ", %q[inv]\n"         \
+  "vmul.i32 " Q ", " Q ", q1\n"                \
+  "vldrw.u32 q1, [%[b]], #16\n"                \
+  "vadd.i32 " Q ", " Q ", q1\n"                \
+  "vmulh.s32 " Q ", " Q ", %q[m]\n"            \
+  "vrshl.s32 " Q ", %[rq]\n"
 #define EA_LN_LOAD_CENTER                      \
   "wlstp.32 lr, %[n], 2f\n"                    \
   "1:\n"                                       \
@@ -292,13 +311,24 @@ inline uint32_t recip_2p60(uint32_t r) {
 template <bool kLow>
 __attribute__((always_inline)) inline void ln_row(const int8_t* x, int8_t* y, int d, const int16_t* g,
                                                   const int32_t* b, int32x4_t dl, int32_t nsl, int32x4_t inv,
-                                                  int32_t right, int32x4_t m, int32_t rq, int32_t zp) {
+                                                  int32_t right, int32x4_t m, int32_t rq, int32_t zp,
+                                                  uint16x8_t odd4) {
   if (kLow) {
     __asm__ volatile(  // reads and writes memory the operands do not name
-        EA_LN_LOAD_CENTER "vrmulh.s32 q0, q0, %q[inv]\n" EA_LN_AFFINE_OUTPUT
+        "wls lr, %[n8], 3f\n"
+        "4:\n" EA_LN_LOW_X4("q0") EA_LN_LOW_X4("q2")
+        "vqmovnb.s32 q0, q0\n"
+        "vqmovnt.s32 q0, q2\n"
+        "vqadd.s16 q0, q0, %[zp]\n"
+        "vqmovnb.s16 q0, q0\n"
+        "vstrb.16 q0, [%[y], %q[odd4]]\n"
+        "adds %[y], #8\n"
+        "le lr, 4b\n"
+        "3:\n" EA_LN_LOAD_CENTER "vrmulh.s32 q0, q0, %q[inv]\n" EA_LN_AFFINE_OUTPUT
         : [x] "+l"(x), [g] "+l"(g), [b] "+r"(b), [y] "+l"(y)
-        : [n] "r"(d), [dl] "w"(dl), [nsl] "r"(nsl), [inv] "w"(inv), [m] "w"(m), [rq] "r"(rq), [zp] "r"(zp)
-        : "q0", "q1", "lr", "memory");
+        : [n8] "r"(d >> 3), [n] "r"(d & 7), [dl] "w"(dl), [nsl] "r"(nsl), [inv] "w"(inv), [m] "w"(m), [rq] "r"(rq),
+          [zp] "r"(zp), [odd4] "w"(odd4)
+        : "q0", "q1", "q2", "lr", "memory");
   } else {
     __asm__ volatile(  // reads and writes memory the operands do not name
         EA_LN_LOAD_CENTER "vmulh.s32 q0, q0, %q[inv]\n"
@@ -309,6 +339,7 @@ __attribute__((always_inline)) inline void ln_row(const int8_t* x, int8_t* y, in
         : "q0", "q1", "lr", "memory");
   }
 }
+#undef EA_LN_LOW_X4
 #undef EA_LN_LOAD_CENTER
 #undef EA_LN_AFFINE_OUTPUT
 
@@ -343,6 +374,7 @@ void qs8_layernorm__helium(const QS8LayerNormArgs& a) {
   const int32_t rq = a.shift + 1;  // -(n - 32)
   const int d = a.dim;
   const int32x4_t m = vdupq_n_s32(a.mult);
+  const uint16x8_t odd4 = vldrhq_u16(kOdd4);
   for (int r = 0; r < a.rows; ++r) {
     const int8_t* x = a.x + static_cast<ptrdiff_t>(r) * a.x_stride;
     const int8_t* xs = x;
@@ -364,19 +396,25 @@ void qs8_layernorm__helium(const QS8LayerNormArgs& a) {
     if (rs.shift <= 32) {
       const int left = 32 - rs.shift;
       ln_row<true>(x, y, d, a.gain, a.bias, vdupq_n_s32(static_cast<int32_t>(static_cast<uint32_t>(d) << left)),
-                   static_cast<int32_t>(0u - (static_cast<uint32_t>(sum) << left)), inv, 0, m, rq, a.y_zp);
+                   static_cast<int32_t>(0u - (static_cast<uint32_t>(sum) << left)), inv, 0, m, rq, a.y_zp, odd4);
     } else {
-      ln_row<false>(x, y, d, a.gain, a.bias, vdupq_n_s32(d), -sum, inv, 32 - rs.shift, m, rq, a.y_zp);
+      ln_row<false>(x, y, d, a.gain, a.bias, vdupq_n_s32(d), -sum, inv, 32 - rs.shift, m, rq, a.y_zp, odd4);
     }
   }
 }
 
-// 4 lanes of 32 bits (A, B < 2^22 need them) per step, tail-predicated,
-// 9 instructions per 4 elements: VMLAS (a A + C) and VMLA (+ b B) in
-// wrapping 32 bits (block comment at the top), VSHL by -n (the arithmetic
-// shift), ln_row's saturating output. Rows that follow each other without
-// a gap in a, b and y run as one. A zero point outside int8 takes the
-// reference.
+// 32-bit lanes (A, B < 2^22 need them): VMLAS (a A + C) and VMLA (+ b B)
+// in wrapping 32 bits (block comment at the top), VSHL by -n (the
+// arithmetic shift), ln_row's saturating output; 8 elements per step (17
+// instructions, two vectors of 4 stored as in ln_row), the rest 4 per step
+// tail-predicated (10). Rows that follow each other without a gap in a, b
+// and y run as one. A zero point outside int8 takes the reference.
+#define EA_ADD_X4(Q)                           \
+  "vldrb.s32 " Q ", [%[a]], #4\n"              \
+  "vldrb.s32 q1, [%[b]], #4\n"                 \
+  "vmlas.s32 " Q ", %q[ma], %[c]\n"            \
+  "vmla.s32 " Q ", q1, %[mb]\n"                \
+  "vshl.s32 " Q ", %[nn]\n"
 void qs8_add__helium(const QS8AddArgs& a) {
   if (a.y_zp < -128 || a.y_zp > 127) {
     qs8_add__ref(a);
@@ -384,6 +422,7 @@ void qs8_add__helium(const QS8AddArgs& a) {
   }
   const int32_t c = add_offset(a), neg_n = -a.shift, mb = a.b_mult, zp = a.y_zp;
   const int32x4_t ma = vdupq_n_s32(a.a_mult);
+  const uint16x8_t odd4 = vldrhq_u16(kOdd4);
   int rows = a.rows, len = a.n;
   if (a.a_stride == len && a.b_stride == len && a.y_stride == len) {
     len *= rows;
@@ -394,13 +433,18 @@ void qs8_add__helium(const QS8AddArgs& a) {
     const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
     int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
     __asm__ volatile(  // reads and writes memory the operands do not name
+        "wls lr, %[n8], 3f\n"
+        "4:\n" EA_ADD_X4("q0") EA_ADD_X4("q2")
+        "vqmovnb.s32 q0, q0\n"
+        "vqmovnt.s32 q0, q2\n"
+        "vqadd.s16 q0, q0, %[zp]\n"
+        "vqmovnb.s16 q0, q0\n"
+        "vstrb.16 q0, [%[y], %q[odd4]]\n"
+        "adds %[y], #8\n"
+        "le lr, 4b\n"
+        "3:\n"
         "wlstp.32 lr, %[n], 2f\n"
-        "1:\n"
-        "vldrb.s32 q0, [%[a]], #4\n"
-        "vldrb.s32 q1, [%[b]], #4\n"
-        "vmlas.s32 q0, %q[ma], %[c]\n"
-        "vmla.s32 q0, q1, %[mb]\n"
-        "vshl.s32 q0, %[nn]\n"
+        "1:\n" EA_ADD_X4("q0")
         "vqmovnb.s32 q0, q0\n"
         "vqadd.s16 q0, q0, %[zp]\n"
         "vqmovnb.s16 q0, q0\n"
@@ -408,10 +452,12 @@ void qs8_add__helium(const QS8AddArgs& a) {
         "letp lr, 1b\n"
         "2:\n"
         : [a] "+l"(ar), [b] "+l"(br), [y] "+l"(yr)
-        : [n] "r"(len), [ma] "w"(ma), [c] "r"(c), [mb] "r"(mb), [nn] "r"(neg_n), [zp] "r"(zp)
-        : "q0", "q1", "lr", "memory");
+        : [n8] "r"(len >> 3), [n] "r"(len & 7), [ma] "w"(ma), [c] "r"(c), [mb] "r"(mb), [nn] "r"(neg_n),
+          [zp] "r"(zp), [odd4] "w"(odd4)
+        : "q0", "q1", "q2", "lr", "memory");
   }
 }
+#undef EA_ADD_X4
 
 // 16 bytes per step, tail-predicated: x + 128 (VADD.I8, as a byte offset
 // the same as x XOR 0x80), one byte gather from the table, the store; 5
