@@ -93,6 +93,10 @@ void qs8_add__dsp(const QS8AddArgs& a);
 void qs8_lut__dsp(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y, int y_stride);
 #endif
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+// layernorm_row_scale(d, sum, sum_sq, eps_term) in 32-bit steps: the square
+// root's top by Newton steps with UDIV, inv by long division in 16-bit
+// digits (no libgcc 64-bit division).
+LayerNormRowScale layernorm_row_scale_helium(int d, int32_t sum, int32_t sum_sq, int64_t eps_term);
 void qs8_layernorm__helium(const QS8LayerNormArgs& a);
 void qs8_add__helium(const QS8AddArgs& a);
 void qs8_lut__helium(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,

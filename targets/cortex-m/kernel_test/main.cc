@@ -10,7 +10,8 @@
 // per-channel requantization with shifts on both sides of requant_cm.h's
 // fast form (n = 31 - shift >= 32), and the extreme int8 values. The
 // transformer blocks' LayerNorm, residual add and activation table on ragged
-// widths, zero-variance and extreme rows, every add shift.
+// widths, zero-variance and extreme rows, every add shift; on Helium the
+// LayerNorm's row scale alone, at the ends of its square root and division.
 #include <cstring>
 
 #include "edgeattn/kernels/dispatch.h"
@@ -357,6 +358,47 @@ int main() {
   if (t.qs8_layernorm == qs8_layernorm__ref || t.qs8_add == qs8_add__ref || t.qs8_lut == qs8_lut__ref) {
     ++failed;
     ea_cm::write_line("FAIL blocks: the table holds a reference LayerNorm, add or activation table");
+  }
+#endif
+#if EA_CM_SIMD && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+  // The Helium LayerNorm's row scale against requant.h's (bit-by-bit square
+  // root, 64-bit division). Zero-variance rows, where D is the eps term:
+  // every bit length, D 4^k at both ends of [2^60, 2^62) (r = 2^30 and
+  // 2^31 - 1), perfect squares 4 t^2 and their neighbours (where the square
+  // root's corrections decide); then rows of two values over widths up to
+  // 16384 with random eps terms.
+  {
+    int bad = 0;
+    auto check = [&](int d, int32_t sum, int32_t sum_sq, int64_t eps) {
+      const LayerNormRowScale want = layernorm_row_scale(d, sum, sum_sq, eps),
+                              got = layernorm_row_scale_helium(d, sum, sum_sq, eps);
+      if (want.inv != got.inv || want.shift != got.shift) ++bad;
+    };
+    constexpr int64_t kMaxEps = edgeattn::kernels::kLayerNormMaxEpsTerm;
+    for (int b = 1; b <= 61; ++b) {
+      const int64_t p2 = int64_t{1} << (b - 1), top = b == 61 ? kMaxEps : 2 * p2 - 1;
+      const int64_t mid = p2 + static_cast<int64_t>(((uint64_t{next()} << 32) | next()) & static_cast<uint64_t>(p2 - 1));
+      const int64_t cases[5] = {p2, p2 + 1, top, top - 1, mid};
+      for (int64_t e : cases) check(range(1, 1040), 0, 0, e > 0 ? e : 1);
+    }
+    for (int i = 0; i < 500; ++i) {
+      const int64_t t = (int64_t{1} << 29) + (next() & ((1u << 29) - 1));
+      const int64_t squares[3] = {t * t, t * t - 1, t * t + 1};
+      for (int64_t e : squares) check(1, 0, 0, e);
+      const int d = range(1, 16384), n1 = range(0, d);
+      const int32_t u = range(-128, 127), v = range(-128, 127);
+      const int32_t sum = n1 * u + (d - n1) * v, sum_sq = n1 * u * u + (d - n1) * v * v;
+      const int64_t eps = (static_cast<int64_t>(next()) << range(0, 28)) % kMaxEps + 1;
+      check(d, sum, sum_sq, eps);
+    }
+    if (bad == 0) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL layernorm_row_scale_helium: ");
+      ea_cm::write_int(bad);
+      ea_cm::write_line(" rows");
+    }
   }
 #endif
   // LayerNorm: widths 1..100 (every tail mod 4 and mod 16) on up to 4 rows,
