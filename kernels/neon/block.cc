@@ -1,6 +1,7 @@
 // NEON kernels of the transformer blocks (Armv7-A and AArch64): the integer
-// LayerNorm (requant.h contract 4) and the residual add (contract 5),
-// bit-identical to kernels/ref/layernorm.cc and elementwise.cc.
+// LayerNorm (requant.h contract 4), the residual add (contract 5) and the
+// activation table (contract 6), bit-identical to kernels/ref/layernorm.cc
+// and elementwise.cc.
 #include <arm_neon.h>
 
 #include <cstring>
@@ -46,8 +47,9 @@ void row_sums(const int8_t* x, int d, int32_t* sum, int32_t* sum_sq) {
 // and y_q fits int16 for the gain product (VMLAL). SQ(R)DMULH saturates only
 // for INT32_MIN x INT32_MIN; inv > 0.
 // a is x (d 2^l) - S 2^l (l = 31 - s or 0) in wrapping int32: equal to
-// a modulo 2^32, and a fits int32, so equal. When d 2^l fits int16 that is
-// one VMLAL of x's int16 lanes (no widening to int32 first).
+// a modulo 2^32, and a fits int32, so equal. When d 2^l fits int16 (always
+// for s > 31: l = 0 and d <= 16384) that is one VMLAL of x's int16 lanes (no
+// widening to int32 first).
 struct LnRow {
   int32_t d_l;          // d 2^l mod 2^32
   int32x4_t neg_sum_l;  // -S 2^l mod 2^32
