@@ -40,6 +40,13 @@
 //   pooling_{qs8,f32}      attention pooling: learned query (1 row) over L
 //                          {16,64,128,256} hidden states of d 128 (keys = values
 //                          = the hidden states, 1 head, head_dim 128)
+//   encoder_block_qs8      the pre-norm encoder block (see BM_Qs8EncoderBlock),
+//                          L {16,64,128,256} x d {64,128,256} x heads 4;
+//                          encoder_block_stage_qs8 its stages alone at a few
+//                          shapes: stage:norm, attn, ffn, residual, table
+//   qs8_{layernorm,add,lut} the block's row-wise primitives alone, every listed
+//                          variant by function name: 128 rows of d 128 (the
+//                          table: 128 rows of 512)
 //
 // Counter GFLOPS = useful floating-point-equivalent operations per second
 // (one multiply-add = 2), with these conventions:
@@ -72,6 +79,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <utility>
@@ -797,8 +805,8 @@ void BM_F32Pooling(benchmark::State& state, ek::KernelPath path, int L, int d) {
 // n = LN2(h); y = h + fc2(GELU(fc1(n))), FFN width 4 d. `stage` times one
 // kind of step alone on the same buffers (stage split: norm = both
 // LayerNorms, attn = the MHA layer, ffn = fc1 + activation + fc2,
-// residual = both adds).
-enum class BlockStage { kAll, kNorm, kAttn, kFfn, kResidual };
+// residual = both adds; table = the activation table alone, a part of ffn).
+enum class BlockStage { kAll, kNorm, kAttn, kFfn, kResidual, kTable };
 
 struct Qs8Norm {
   std::vector<int16_t> gain;
@@ -879,20 +887,62 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
     }
     if (all || stage == BlockStage::kResidual) residual(x.data(), o.data(), a.data());  // h = x + o, into a
     if (all || stage == BlockStage::kNorm) norm(n2, a.data(), q.data());
-    if (all || stage == BlockStage::kFfn) {
-      RunLinear(t, w, fc1, L, q.data(), hidden.data());
+    if (all || stage == BlockStage::kFfn) RunLinear(t, w, fc1, L, q.data(), hidden.data());
+    if (all || stage == BlockStage::kFfn || stage == BlockStage::kTable) {
       by_rows(ek::kTableWorkPerElement * static_cast<uint64_t>(f), [&](int r0, int rows) {
         int8_t* h = hidden.data() + static_cast<size_t>(r0) * f;
         t.qs8_lut(rows, f, h, f, gelu.data(), h, f);
       });
-      RunLinear(t, w, fc2, L, hidden.data(), o.data());
     }
+    if (all || stage == BlockStage::kFfn) RunLinear(t, w, fc2, L, hidden.data(), o.data());
     if (all || stage == BlockStage::kResidual) residual(a.data(), o.data(), y.data());  // y = h + ffn
     benchmark::DoNotOptimize(y.data());
   }
   // The peers' convention (../shared/peers/common.hpp): 24 L d^2 + 4 L^2 d.
   SetFlops(state, 24.0 * L * d * static_cast<double>(d) + 4.0 * L * static_cast<double>(L) * d);
   SetBytes(state, 4 * LinearBytes(d, d, 1) + LinearBytes(d, f, 1) + LinearBytes(f, d, 1) + 2 * static_cast<int64_t>(L) * d);
+}
+
+// The block's row-wise primitives alone, each listed variant by name
+// (kernels/lists/qs8_{layernorm,add,lut}.inc): rows x width as the block at
+// L 128, d 128 runs them (LayerNorm and add over d, the table over 4 d).
+template <class Fn>
+void ForEachListed(const ek::Microkernel<Fn>* list, const std::function<void(const char*, Fn)>& reg) {
+  for (; list->fn != nullptr; ++list) {
+    if (ek::kernel_path_supported(list->path)) reg(list->name, list->fn);
+  }
+}
+
+void BM_Qs8LayerNorm(benchmark::State& state, ek::Qs8LayerNormFn fn, int rows, int d) {
+  Qs8Norm n(d);
+  const auto x = RandS8(static_cast<size_t>(rows) * d, 21);
+  std::vector<int8_t> y(x.size());
+  n.args.rows = rows;
+  n.args.x = x.data(); n.args.x_stride = d;
+  n.args.y = y.data(); n.args.y_stride = d;
+  for (auto _ : state) {
+    fn(n.args);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+
+void BM_Qs8Add(benchmark::State& state, ek::Qs8AddFn fn, int rows, int n) {
+  const auto a = RandS8(static_cast<size_t>(rows) * n, 22), b = RandS8(static_cast<size_t>(rows) * n, 23);
+  std::vector<int8_t> y(a.size());
+  const ek::QS8AddArgs args = {rows, n, a.data(), n, 0, 1 << 19, b.data(), n, -3, 1 << 19, 20, 0, y.data(), n};
+  for (auto _ : state) {
+    fn(args);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+
+void BM_Qs8Lut(benchmark::State& state, ek::Qs8LutFn fn, int rows, int n) {
+  const auto x = RandS8(static_cast<size_t>(rows) * n, 24), table = RandS8(256, 25);
+  std::vector<int8_t> y(x.size());
+  for (auto _ : state) {
+    fn(rows, n, x.data(), n, table.data(), y.data(), n);
+    benchmark::DoNotOptimize(y.data());
+  }
 }
 
 void RegisterXnnpack() {
@@ -960,6 +1010,15 @@ void RegisterKernels() {
       });
     }
   }
+  ForEachListed<ek::Qs8LayerNormFn>(l.qs8_layernorm, [&](const char* name, ek::Qs8LayerNormFn fn) {
+    reg(std::string("qs8_layernorm/rows:128/d:128/") + name, [=](benchmark::State& st) { BM_Qs8LayerNorm(st, fn, 128, 128); });
+  });
+  ForEachListed<ek::Qs8AddFn>(l.qs8_add, [&](const char* name, ek::Qs8AddFn fn) {
+    reg(std::string("qs8_add/rows:128/n:128/") + name, [=](benchmark::State& st) { BM_Qs8Add(st, fn, 128, 128); });
+  });
+  ForEachListed<ek::Qs8LutFn>(l.qs8_lut, [&](const char* name, ek::Qs8LutFn fn) {
+    reg(std::string("qs8_lut/rows:128/n:512/") + name, [=](benchmark::State& st) { BM_Qs8Lut(st, fn, 128, 512); });
+  });
   auto attention = [&](int q, int kv, int hd) {
     const std::string s = "/q:" + std::to_string(q) + "/kv:" + std::to_string(kv) + "/hd:" + std::to_string(hd);
     ForEachVariant(l.qs8_attention, &ek::KernelTable::qs8_attention, [&](const std::string& v, ek::KernelTable t) {
@@ -1070,7 +1129,8 @@ void RegisterAll() {
       const std::pair<const char*, BlockStage> stages[] = {{"norm", BlockStage::kNorm},
                                                            {"attn", BlockStage::kAttn},
                                                            {"ffn", BlockStage::kFfn},
-                                                           {"residual", BlockStage::kResidual}};
+                                                           {"residual", BlockStage::kResidual},
+                                                           {"table", BlockStage::kTable}};
       for (const auto& stage : stages) {
         const int L = shape[0], d = shape[1];
         const BlockStage which = stage.second;

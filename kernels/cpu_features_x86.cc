@@ -22,6 +22,7 @@ struct X86Features {
   bool avx2_fma = false;
   bool avxvnni = false;
   bool avx512vnni = false;
+  bool avx512vbmi = false;  // with avx512vnni only
 };
 
 uint64_t read_xcr0() {
@@ -48,6 +49,7 @@ X86Features detect() {
   const bool vnni512 = (ecx >> 11) & 1;
   const bool zmm_state = (read_xcr0() & 0xE6) == 0xE6;  // XMM, YMM, opmask, ZMM_Hi256, Hi16_ZMM
   f.avx512vnni = avx2 && avx512f && avx512bw && avx512vl && vnni512 && zmm_state;
+  f.avx512vbmi = f.avx512vnni && ((ecx >> 1) & 1);  // CPUID.(7,0):ECX[1] AVX512_VBMI
   if (avx2 && max_sub >= 1) {
     __cpuid_count(7, 1, eax, ebx, ecx, edx);
     f.avxvnni = (eax >> 4) & 1;
@@ -71,6 +73,8 @@ bool cpu_supports(KernelPath path) {
     default: return false;
   }
 }
+
+bool cpu_has_avx512vbmi() { return detect().avx512vbmi; }
 
 }  // namespace kernels
 }  // namespace edgeattn

@@ -128,6 +128,14 @@ const Qs8AttnTileStages& qs8_attention_tile_stages__avx512vnni();
 // The transformer-block primitives on zmm (block_avx512.cc, AVX-512 F/BW/VL).
 void qs8_layernorm__avx512vnni(const QS8LayerNormArgs& a);
 void qs8_add__avx512vnni(const QS8AddArgs& a);
+// The table: qs8_lut__avx512bw by VPSHUFB (AVX-512 BW), qs8_lut__avx512vbmi by
+// VPERMI2B (lut_avx512vbmi.cc, AVX512_VBMI), and qs8_lut__avx512vnni, the
+// path's entry, runs the VBMI one where cpu_has_avx512vbmi() and the BW one
+// elsewhere (AVX512-VNNI CPUs without VBMI exist: Cascade Lake).
+void qs8_lut__avx512bw(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                       int y_stride);
+void qs8_lut__avx512vbmi(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                         int y_stride);
 void qs8_lut__avx512vnni(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
                          int y_stride);
 

@@ -4,9 +4,12 @@
 // the row tails. block.cc (AVX2) explains the arithmetic.
 #include <immintrin.h>
 
+#include <atomic>
+
 #include "avx2/avx2_kernels.h"
 #include "avx2/avx512_common.h"
 #include "avx2/block_common.h"
+#include "cpu_features.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -124,8 +127,8 @@ void qs8_add__avx512vnni(const QS8AddArgs& a) {
 // T_2k and T_2k+1 (a masked shuffle), bits 5-7 between the pairs' results
 // (masked blends). Four bit tests make all the masks; the tree's levels are
 // independent chains.
-void qs8_lut__avx512vnni(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
-                         int y_stride) {
+void qs8_lut__avx512bw(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                       int y_stride) {
   __m512i t[16];
   for (int j = 0; j < 16; ++j) t[j] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * j)));
   auto lut64 = [&](__m512i xv) {
@@ -151,6 +154,26 @@ void qs8_lut__avx512vnni(int rows, int n, const int8_t* x, int x_stride, const i
       const __mmask64 k = m >= 64 ? ~__mmask64{0} : (__mmask64{1} << m) - 1;
       _mm512_mask_storeu_epi8(yr + i, k, lut64(_mm512_maskz_loadu_epi8(k, xr + i)));
     }
+  }
+}
+
+namespace {
+// cpu_has_avx512vbmi() once: -1 not asked yet, then 0 or 1. Threads that ask
+// at the same time store the same value (relaxed, as dispatch.cc's table).
+std::atomic<int> g_vbmi{-1};
+}  // namespace
+
+void qs8_lut__avx512vnni(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                         int y_stride) {
+  int vbmi = g_vbmi.load(std::memory_order_relaxed);
+  if (vbmi < 0) {
+    vbmi = cpu_has_avx512vbmi() ? 1 : 0;
+    g_vbmi.store(vbmi, std::memory_order_relaxed);
+  }
+  if (vbmi != 0) {
+    qs8_lut__avx512vbmi(rows, n, x, x_stride, table, y, y_stride);
+  } else {
+    qs8_lut__avx512bw(rows, n, x, x_stride, table, y, y_stride);
   }
 }
 

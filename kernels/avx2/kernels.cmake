@@ -30,11 +30,16 @@ set_source_files_properties(${_ea_avx2_dir}/attention_tile_avx512vnni.cc PROPERT
 # table); same check (they need F, BW and VL only).
 set_source_files_properties(${_ea_avx2_dir}/block_avx512.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
+# The activation table with VPERMI2B: reached from the AVX512-VNNI path only
+# after its own cpuid check for AVX512_VBMI (cpu_has_avx512vbmi()).
+set_source_files_properties(${_ea_avx2_dir}/lut_avx512vbmi.cc PROPERTIES
+  COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni;-mavx512vbmi")
 list(APPEND EA_KERNEL_SOURCES ${_ea_avx2_sources} ${_ea_avx2_dir}/avxvnni.cc
      ${_ea_avx2_dir}/attention_tile_avxvnni.cc
      ${_ea_avx2_dir}/linear_avx512vnni.cc
      ${_ea_avx2_dir}/attention_avx512vnni.cc
      ${_ea_avx2_dir}/attention_tile_avx512vnni.cc
-     ${_ea_avx2_dir}/block_avx512.cc)
+     ${_ea_avx2_dir}/block_avx512.cc
+     ${_ea_avx2_dir}/lut_avx512vbmi.cc)
 set(EA_CPU_FEATURES_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/cpu_features_x86.cc)
 list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_X86=1)

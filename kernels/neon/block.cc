@@ -1,6 +1,7 @@
 // NEON kernels of the transformer blocks (Armv7-A and AArch64): the integer
-// LayerNorm (requant.h contract 4) and the residual add (contract 5),
-// bit-identical to kernels/ref/layernorm.cc and elementwise.cc.
+// LayerNorm (requant.h contract 4), the residual add (contract 5) and the
+// activation table (contract 6), bit-identical to kernels/ref/layernorm.cc
+// and elementwise.cc.
 #include <arm_neon.h>
 
 #include <cstring>
@@ -34,47 +35,178 @@ void row_sums(const int8_t* x, int d, int32_t* sum, int32_t* sum_sq) {
   *sum_sq = q;
 }
 
-// Step 4 of contract 4 in 32-bit lanes: y_q = floor((c inv + 2^(s-1)) / 2^s)
-// as SQDMULH (floor(a inv / 2^31)) of a = c 2^L, then a rounding shift right
-// by R (VRSHL: round half up, exact), with L - R = 31 - s, R >= 1:
-// s <= 31: L = 32 - s, R = 1; s > 31: L = 0, R = s - 31 (nested floors).
-// c 2^L fits int32: |y_q| <= 2^14 for every int8 row and E >= 1 (the proof
-// is in kernels/avx2/block.cc), so |c| <= (2^14 + 1) 2^s / inv < 2^(s - 14),
-// and |c 2^L| < 2^18. For the same reason the clamp to +-32767 never binds,
-// and y_q fits int16 for the gain product (VMLAL). SQDMULH saturates only
+// Step 4 of contract 4 in 32-bit lanes, y_q = floor((c inv + 2^(s-1)) / 2^s),
+// in one of two forms chosen per row:
+//  - s <= 31: SQRDMULH of a = c 2^(31-s) by inv, floor((2 a inv + 2^31) / 2^32)
+//    = floor((c inv 2^(32-s) + 2^31) / 2^32), which is y_q exactly;
+//  - s > 31: SQDMULH of c by inv (floor(c inv / 2^31)), then a rounding shift
+//    right by R = s - 31 (VRSHL: round half up), nested floors: y_q again.
+// a fits int32: |y_q| <= 2^14 for every int8 row and E >= 1 (the proof is in
+// kernels/avx2/block.cc), so |c| <= (2^14 + 1) 2^s / inv < 2^(s - 14) and
+// |c 2^(31-s)| < 2^17. For the same reason the clamp to +-32767 never binds,
+// and y_q fits int16 for the gain product (VMLAL). SQ(R)DMULH saturates only
 // for INT32_MIN x INT32_MIN; inv > 0.
-// c 2^L itself is computed as x (d 2^L) - S 2^L in wrapping int32: equal to
-// c 2^L modulo 2^32, and c 2^L fits int32, so equal (one VMLA per 4 lanes).
+// a is x (d 2^l) - S 2^l (l = 31 - s or 0) in wrapping int32: equal to
+// a modulo 2^32, and a fits int32, so equal. When d 2^l fits int16 (always
+// for s > 31: l = 0 and d <= 16384) that is one VMLAL of x's int16 lanes (no
+// widening to int32 first).
 struct LnRow {
-  int32_t d_l;           // d 2^L mod 2^32
-  int32x4_t neg_sum_l;   // -S 2^L mod 2^32
+  int32_t d_l;          // d 2^l mod 2^32
+  int32x4_t neg_sum_l;  // -S 2^l mod 2^32
   int32_t inv;
-  int32x4_t neg_right;
+  int32x4_t neg_right;  // -(s - 31), s > 31 only
 };
 
-inline LnRow ln_row(int d, int32_t sum, const LayerNormRowScale& rs) {
-  const int left = rs.shift <= 31 ? 32 - rs.shift : 0;
-  LnRow r;
-  r.d_l = static_cast<int32_t>(static_cast<uint32_t>(d) << left);
-  r.neg_sum_l = vdupq_n_s32(static_cast<int32_t>(0u - (static_cast<uint32_t>(sum) << left)));
-  r.inv = rs.inv;
-  r.neg_right = vdupq_n_s32(rs.shift <= 31 ? -1 : 31 - rs.shift);
-  return r;
+enum class LnForm { kRoundNarrow, kRoundWide, kShift };
+
+inline LnForm ln_row(int d, int32_t sum, const LayerNormRowScale& rs, LnRow* r) {
+  const int left = rs.shift <= 31 ? 31 - rs.shift : 0;
+  r->d_l = static_cast<int32_t>(static_cast<uint32_t>(d) << left);
+  r->neg_sum_l = vdupq_n_s32(static_cast<int32_t>(0u - (static_cast<uint32_t>(sum) << left)));
+  r->inv = rs.inv;
+  r->neg_right = vdupq_n_s32(rs.shift <= 31 ? 0 : 31 - rs.shift);
+  if (rs.shift > 31) return LnForm::kShift;
+  return (static_cast<uint64_t>(d) << left) <= 32767u ? LnForm::kRoundNarrow : LnForm::kRoundWide;
 }
 
-inline int16x4_t ln_yq4(const LnRow& r, int16x4_t x) {
-  const int32x4_t c_l = vmlaq_n_s32(r.neg_sum_l, vmovl_s16(x), r.d_l);
-  return vmovn_s32(vrshlq_s32(vqdmulhq_n_s32(c_l, r.inv), r.neg_right));
+// y_q of 8 elements (x as int16) as int16: a from x's int16 lanes by VMLAL
+// with d 2^l, or from x widened to int32 by VMLA.
+template <LnForm F>
+inline int32x4_t ln_yq4(const LnRow& r, int32x4_t a) {
+  if (F == LnForm::kShift) return vrshlq_s32(vqdmulhq_n_s32(a, r.inv), r.neg_right);
+  return vqrdmulhq_n_s32(a, r.inv);
+}
+
+template <LnForm F>
+inline int16x8_t ln_yq8(const LnRow& r, int16x8_t x) {
+  int32x4_t lo, hi;
+  if (F == LnForm::kRoundWide) {
+    lo = vmlaq_n_s32(r.neg_sum_l, vmovl_s16(vget_low_s16(x)), r.d_l);
+#if defined(__aarch64__)
+    hi = vmlaq_n_s32(r.neg_sum_l, vmovl_high_s16(x), r.d_l);
+#else
+    hi = vmlaq_n_s32(r.neg_sum_l, vmovl_s16(vget_high_s16(x)), r.d_l);
+#endif
+  } else {
+    const int16_t dl = static_cast<int16_t>(r.d_l);
+    lo = vmlal_n_s16(r.neg_sum_l, vget_low_s16(x), dl);
+#if defined(__aarch64__)
+    hi = vmlal_high_n_s16(r.neg_sum_l, x, dl);
+#else
+    hi = vmlal_n_s16(r.neg_sum_l, vget_high_s16(x), dl);
+#endif
+  }
+  lo = ln_yq4<F>(r, lo);
+  hi = ln_yq4<F>(r, hi);
+#if defined(__aarch64__)  // the low int16 halves (exact: y_q fits int16)
+  return vuzp1q_s16(vreinterpretq_s16_s32(lo), vreinterpretq_s16_s32(hi));
+#else
+  return vcombine_s16(vmovn_s32(lo), vmovn_s32(hi));
+#endif
+}
+
+inline int32x4_t mlal_high(int32x4_t acc, int16x8_t a, int16x8_t b) {
+#if defined(__aarch64__)
+  return vmlal_high_s16(acc, a, b);
+#else
+  return vmlal_s16(acc, vget_high_s16(a), vget_high_s16(b));
+#endif
+}
+
+// requantize(acc) (contract 1) in two instructions per 4 lanes, with
+// n = 31 - shift:
+//  - shift >= 0: SQRDMULH of acc 2^shift (SQSHL) by M is floor((acc M 2^shift
+//    + 2^30) / 2^31) = floor((acc M + 2^(n-1)) / 2^n);
+//  - shift < 0: SQDMULH by M, then VRSHL by shift (round half up), nested floors.
+// A saturating SQSHL means |requantize(acc)| >= 2^30: the vector keeps the
+// sign and |y| >= 2^30 - 1, and both clamp to the same int8.
+struct LnRq {
+  int32x4_t mult, shift;
+};
+
+template <bool kLeft>
+inline int32x4_t ln_requant4(const LnRq& q, int32x4_t acc) {
+  if (kLeft) return vqrdmulhq_s32(vqshlq_s32(acc, q.shift), q.mult);
+  return vrshlq_s32(vqdmulhq_s32(acc, q.mult), q.shift);
 }
 
 // 8 elements: y_q gain + bias, requantized, + zp, saturated to int8.
-inline int8x8_t ln_x8(const LnRow& r, const neon::Rq32& rq, int16x8_t zp, int8x8_t x,
-                      const int16_t* gain, const int32_t* bias) {
-  const int16x8_t x16 = vmovl_s8(x);
-  const int16x8_t g = vld1q_s16(gain);
-  const int32x4_t a0 = vmlal_s16(vld1q_s32(bias), ln_yq4(r, vget_low_s16(x16)), vget_low_s16(g));
-  const int32x4_t a1 = vmlal_s16(vld1q_s32(bias + 4), ln_yq4(r, vget_high_s16(x16)), vget_high_s16(g));
-  return neon::add_zp_sat8(neon::requantize32_x4(a0, rq), neon::requantize32_x4(a1, rq), zp);
+template <LnForm F, bool kLeft>
+inline int16x8_t ln_x8(const LnRow& r, const LnRq& q, int16x8_t x16, int16x8_t g, int32x4_t b0, int32x4_t b1) {
+  const int16x8_t yq = ln_yq8<F>(r, x16);
+  const int32x4_t a0 = vmlal_s16(b0, vget_low_s16(yq), vget_low_s16(g));
+  const int32x4_t a1 = mlal_high(b1, yq, g);
+  return vcombine_s16(vqmovn_s32(ln_requant4<kLeft>(q, a0)), vqmovn_s32(ln_requant4<kLeft>(q, a1)));
+}
+
+inline int16x8_t vmovl_high_s8_(int8x16_t v) {
+#if defined(__aarch64__)
+  return vmovl_high_s8(v);
+#else
+  return vmovl_s8(vget_high_s8(v));
+#endif
+}
+
+// One row's elements; the last 1-15 through zero-padded copies.
+template <LnForm F, bool kLeft>
+void ln_row_elements(const LnRow& r, const LnRq& q, int16x8_t zp, int d, const int8_t* x, const int16_t* gain,
+                     const int32_t* bias, int8_t* y) {
+  auto x16_ = [&](const int8_t* xp, const int16_t* gp, const int32_t* bp) {
+    const int8x16_t xv = vld1q_s8(xp);
+    const int16x8_t lo = ln_x8<F, kLeft>(r, q, vmovl_s8(vget_low_s8(xv)), vld1q_s16(gp), vld1q_s32(bp), vld1q_s32(bp + 4));
+    const int16x8_t hi = ln_x8<F, kLeft>(r, q, vmovl_high_s8_(xv), vld1q_s16(gp + 8), vld1q_s32(bp + 8),
+                                         vld1q_s32(bp + 12));
+    return vcombine_s8(vqmovn_s16(vqaddq_s16(lo, zp)), vqmovn_s16(vqaddq_s16(hi, zp)));
+  };
+  int i = 0;
+  for (; i + 16 <= d; i += 16) vst1q_s8(y + i, x16_(x + i, gain + i, bias + i));
+  if (i < d) {
+    const int n = d - i;
+    int8_t xb[16] = {}, yb[16];
+    int16_t gb[16] = {};
+    int32_t bb[16] = {};
+    std::memcpy(xb, x + i, n);
+    std::memcpy(gb, gain + i, n * sizeof(int16_t));
+    std::memcpy(bb, bias + i, n * sizeof(int32_t));
+    vst1q_s8(yb, x16_(xb, gb, bb));
+    std::memcpy(y + i, yb, n);
+  }
+}
+
+template <bool kLeft>
+void ln_row_any(LnForm f, const LnRow& r, const LnRq& q, int16x8_t zp, int d, const int8_t* x,
+                const int16_t* gain, const int32_t* bias, int8_t* y) {
+  switch (f) {
+    case LnForm::kRoundNarrow: ln_row_elements<LnForm::kRoundNarrow, kLeft>(r, q, zp, d, x, gain, bias, y); break;
+    case LnForm::kRoundWide: ln_row_elements<LnForm::kRoundWide, kLeft>(r, q, zp, d, x, gain, bias, y); break;
+    case LnForm::kShift: ln_row_elements<LnForm::kShift, kLeft>(r, q, zp, d, x, gain, bias, y); break;
+  }
+}
+
+// The row scales of n <= 8 rows (layernorm_row.h): isqrt_u32_top's 15 steps
+// on two vectors of 4 uint32 lanes (a >= t by VCGE), the rest per row.
+void row_scales_x8(int n, int d, const int32_t* sum, const int32_t* sum_sq, int64_t eps_term, LayerNormRowScale* out) {
+  LayerNormScaledVar v[8];
+  uint32_t a[8] = {};
+  for (int b = 0; b < n; ++b) {
+    v[b] = layernorm_scaled_var(d, sum[b], sum_sq[b], eps_term);
+    a[b] = static_cast<uint32_t>(v[b].x >> 32);
+  }
+  uint32x4_t va[2] = {vld1q_u32(a), vld1q_u32(a + 4)};
+  uint32x4_t root[2] = {vdupq_n_u32(0), vdupq_n_u32(0)};
+  for (uint32_t bit = uint32_t{1} << 28; bit != 0; bit >>= 2) {
+    const uint32x4_t vb = vdupq_n_u32(bit);
+    for (int h = 0; h < 2; ++h) {
+      const uint32x4_t t = vaddq_u32(root[h], vb);
+      const uint32x4_t take = vcgeq_u32(va[h], t);
+      va[h] = vsubq_u32(va[h], vandq_u32(t, take));
+      root[h] = vsraq_n_u32(vandq_u32(vb, take), root[h], 1);
+    }
+  }
+  uint32_t roots[8];
+  vst1q_u32(roots, root[0]);
+  vst1q_u32(roots + 4, root[1]);
+  for (int b = 0; b < n; ++b) out[b] = layernorm_row_scale_finish(d, v[b], roots[b]);
 }
 
 }  // namespace
@@ -84,98 +216,123 @@ inline int8x8_t ln_x8(const LnRow& r, const neon::Rq32& rq, int16x8_t zp, int8x8
 void qs8_layernorm__neon(const QS8LayerNormArgs& a) {
   constexpr int kBatch = 8;
   const int d = a.dim;
-  const neon::Rq32 rq = neon::rq32_of(a.mult, a.shift);
+  const LnRq q = {vdupq_n_s32(a.mult), vdupq_n_s32(a.shift)};
+  const bool left = a.shift >= 0;
   const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(a.y_zp));
+  const int16_t* const gain = a.gain;
+  const int32_t* const bias = a.bias;
   for (int row0 = 0; row0 < a.rows; row0 += kBatch) {
     const int nb = a.rows - row0 < kBatch ? a.rows - row0 : kBatch;
     int32_t sum[kBatch], sum_sq[kBatch];
     LayerNormRowScale rs[kBatch];
     for (int b = 0; b < nb; ++b) row_sums(a.x + static_cast<ptrdiff_t>(row0 + b) * a.x_stride, d, &sum[b], &sum_sq[b]);
-    for (int b = 0; b < nb; ++b) rs[b] = layernorm_row_scale_fast(d, sum[b], sum_sq[b], a.eps_term);
+    row_scales_x8(nb, d, sum, sum_sq, a.eps_term, rs);
     for (int b = 0; b < nb; ++b) {
       const int8_t* x = a.x + static_cast<ptrdiff_t>(row0 + b) * a.x_stride;
       int8_t* y = a.y + static_cast<ptrdiff_t>(row0 + b) * a.y_stride;
-      const LnRow r = ln_row(d, sum[b], rs[b]);
-      int i = 0;
-      for (; i + 16 <= d; i += 16) {
-        const int8x16_t xv = vld1q_s8(x + i);
-        const int8x8_t lo = ln_x8(r, rq, zp, vget_low_s8(xv), a.gain + i, a.bias + i);
-        const int8x8_t hi = ln_x8(r, rq, zp, vget_high_s8(xv), a.gain + i + 8, a.bias + i + 8);
-        vst1q_s8(y + i, vcombine_s8(lo, hi));
-      }
-      for (; i + 8 <= d; i += 8) vst1_s8(y + i, ln_x8(r, rq, zp, vld1_s8(x + i), a.gain + i, a.bias + i));
-      if (i < d) {  // the last 1-7 elements through zero-padded copies
-        const int n = d - i;
-        int8_t xb[8] = {}, yb[8];
-        int16_t gb[8] = {};
-        int32_t bb[8] = {};
-        std::memcpy(xb, x + i, n);
-        std::memcpy(gb, a.gain + i, n * sizeof(int16_t));
-        std::memcpy(bb, a.bias + i, n * sizeof(int32_t));
-        vst1_s8(yb, ln_x8(r, rq, zp, vld1_s8(xb), gb, bb));
-        std::memcpy(y + i, yb, n);
+      LnRow r;
+      const LnForm f = ln_row(d, sum[b], rs[b], &r);
+      if (left) {
+        ln_row_any<true>(f, r, q, zp, d, x, gain, bias, y);
+      } else {
+        ln_row_any<false>(f, r, q, zp, d, x, gain, bias, y);
       }
     }
   }
 }
 
-// Contract 5 in wrapping int32: a A + b B + (-zp_a A - zp_b B) is the
-// reference's (a - zp_a) A + (b - zp_b) B modulo 2^32, and that sum fits
-// int32 (A, B < 2^22, |a - zp_a| <= 255), so the two agree; VRSHL by -n then
-// adds 2^(n-1) and shifts without overflow, as the reference does.
-void qs8_add__neon(const QS8AddArgs& a) {
+// Contract 5. Zero points in [-128, 127] (contract 5's |a - zp_a| <= 255):
+// a - zp_a as int16 by one VSUBL per 8 lanes, then (a - zp_a) A + (b - zp_b) B
+// by VMUL and VMLA (the reference's int32 sum) and VRSHL by -n, which adds
+// 2^(n-1) and shifts without overflow, as the reference does. Other zero
+// points: a A + b B + (-zp_a A - zp_b B) in wrapping int32, equal to the same
+// sum modulo 2^32, and that sum fits int32, so the two agree.
+namespace {
+
+template <bool kZp8>
+void add_rows(const QS8AddArgs& a) {
   const int32_t ma = a.a_mult, mb = a.b_mult;
-  const int32x4_t c = vdupq_n_s32(static_cast<int32_t>(
-      0u - static_cast<uint32_t>(a.a_zp) * static_cast<uint32_t>(ma) - static_cast<uint32_t>(a.b_zp) * static_cast<uint32_t>(mb)));
   const int32x4_t neg_n = vdupq_n_s32(-a.shift);
   const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(a.y_zp));
+  const int8x8_t zpa8 = vdup_n_s8(static_cast<int8_t>(kZp8 ? a.a_zp : 0));
+  const int8x8_t zpb8 = vdup_n_s8(static_cast<int8_t>(kZp8 ? a.b_zp : 0));
+  const int32x4_t c = vdupq_n_s32(kZp8 ? 0 : static_cast<int32_t>(
+      0u - static_cast<uint32_t>(a.a_zp) * static_cast<uint32_t>(ma) - static_cast<uint32_t>(a.b_zp) * static_cast<uint32_t>(mb)));
   auto sum4 = [&](int16x4_t av, int16x4_t bv) {
+    if (kZp8) return vrshlq_s32(vmlaq_n_s32(vmulq_n_s32(vmovl_s16(av), ma), vmovl_s16(bv), mb), neg_n);
     return vrshlq_s32(vmlaq_n_s32(vmlaq_n_s32(c, vmovl_s16(av), ma), vmovl_s16(bv), mb), neg_n);
   };
-  auto add8 = [&](int8x8_t av, int8x8_t bv) {
-    const int16x8_t a16 = vmovl_s8(av), b16 = vmovl_s8(bv);
-    return neon::add_zp_sat8(sum4(vget_low_s16(a16), vget_low_s16(b16)), sum4(vget_high_s16(a16), vget_high_s16(b16)), zp);
+  auto add16 = [&](int8x16_t av, int8x16_t bv) {
+    int16x8_t alo, ahi, blo, bhi;
+    if (kZp8) {
+      alo = vsubl_s8(vget_low_s8(av), zpa8);
+      blo = vsubl_s8(vget_low_s8(bv), zpb8);
+#if defined(__aarch64__)
+      ahi = vsubl_high_s8(av, vcombine_s8(zpa8, zpa8));
+      bhi = vsubl_high_s8(bv, vcombine_s8(zpb8, zpb8));
+#else
+      ahi = vsubl_s8(vget_high_s8(av), zpa8);
+      bhi = vsubl_s8(vget_high_s8(bv), zpb8);
+#endif
+    } else {
+      alo = vmovl_s8(vget_low_s8(av));
+      blo = vmovl_s8(vget_low_s8(bv));
+      ahi = vmovl_s8(vget_high_s8(av));
+      bhi = vmovl_s8(vget_high_s8(bv));
+    }
+    const int8x8_t lo = neon::add_zp_sat8(sum4(vget_low_s16(alo), vget_low_s16(blo)), sum4(vget_high_s16(alo), vget_high_s16(blo)), zp);
+    const int8x8_t hi = neon::add_zp_sat8(sum4(vget_low_s16(ahi), vget_low_s16(bhi)), sum4(vget_high_s16(ahi), vget_high_s16(bhi)), zp);
+    return vcombine_s8(lo, hi);
   };
+  const int n = a.n;
   for (int r = 0; r < a.rows; ++r) {
     const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
     const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
     int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
     int i = 0;
-    for (; i + 16 <= a.n; i += 16) {
-      const int8x16_t av = vld1q_s8(ar + i), bv = vld1q_s8(br + i);
-      vst1q_s8(yr + i, vcombine_s8(add8(vget_low_s8(av), vget_low_s8(bv)), add8(vget_high_s8(av), vget_high_s8(bv))));
+    for (; i + 16 <= n; i += 16) vst1q_s8(yr + i, add16(vld1q_s8(ar + i), vld1q_s8(br + i)));
+    if (i < n) {  // the last 1-15 elements through zero-padded copies
+      const int m = n - i;
+      int8_t ab[16] = {}, bb[16] = {}, yb[16];
+      std::memcpy(ab, ar + i, m);
+      std::memcpy(bb, br + i, m);
+      vst1q_s8(yb, add16(vld1q_s8(ab), vld1q_s8(bb)));
+      std::memcpy(yr + i, yb, m);
     }
-    for (; i + 8 <= a.n; i += 8) vst1_s8(yr + i, add8(vld1_s8(ar + i), vld1_s8(br + i)));
-    if (i < a.n) {
-      const int n = a.n - i;
-      int8_t ab[8] = {}, bb[8] = {}, yb[8];
-      std::memcpy(ab, ar + i, n);
-      std::memcpy(bb, br + i, n);
-      vst1_s8(yb, add8(vld1_s8(ab), vld1_s8(bb)));
-      std::memcpy(yr + i, yb, n);
-    }
+  }
+}
+
+}  // namespace
+
+void qs8_add__neon(const QS8AddArgs& a) {
+  if (a.a_zp >= -128 && a.a_zp <= 127 && a.b_zp >= -128 && a.b_zp <= 127) {
+    add_rows<true>(a);
+  } else {
+    add_rows<false>(a);
   }
 }
 
 // y = table[x + 128] with TBL/VTBL over the 256-byte table in 64-byte (AArch64: 4
 // registers) or 32-byte (Armv7: VTBL's 4 d registers) slices: an index past a
 // slice gives 0 (TBL) or leaves the lane (TBX), so each slice adds its bytes.
+// AArch64 indexes by x's byte read as unsigned, u = x + 128 mod 256: slice s
+// covers u in [64 s, 64 s + 64), i.e. table[(64 s) ^ 128 ...], so no EOR;
+// 64 bytes a step (one LD1 and one ST1 of four registers): 7 instructions
+// per 16 bytes.
 void qs8_lut__neon(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
                    int y_stride) {
 #if defined(__aarch64__)
   uint8x16x4_t t[4];
-  for (int s = 0; s < 4; ++s) {
-    for (int k = 0; k < 4; ++k) t[s].val[k] = vld1q_u8(reinterpret_cast<const uint8_t*>(table) + 64 * s + 16 * k);
-  }
-  const uint8x16_t step = vdupq_n_u8(64), bias = vdupq_n_u8(128);
-  auto lut16 = [&](uint8x16_t v) {
-    uint8x16_t idx = veorq_u8(v, bias);  // x + 128
-    uint8x16_t out = vqtbl4q_u8(t[0], idx);
-    for (int s = 1; s < 4; ++s) {
-      idx = vsubq_u8(idx, step);
-      out = vqtbx4q_u8(out, t[s], idx);
-    }
-    return out;
+  for (int s = 0; s < 4; ++s) t[s] = vld1q_u8_x4(reinterpret_cast<const uint8_t*>(table) + 64 * (s ^ 2));
+  const uint8x16_t step = vdupq_n_u8(64);
+  auto lut16 = [&](uint8x16_t u) {
+    uint8x16_t out = vqtbl4q_u8(t[0], u);
+    uint8x16_t idx = vsubq_u8(u, step);
+    out = vqtbx4q_u8(out, t[1], idx);
+    idx = vsubq_u8(idx, step);
+    out = vqtbx4q_u8(out, t[2], idx);
+    idx = vsubq_u8(idx, step);
+    return vqtbx4q_u8(out, t[3], idx);
   };
 #else
   uint8x8x4_t t[8];
@@ -198,6 +355,13 @@ void qs8_lut__neon(int rows, int n, const int8_t* x, int x_stride, const int8_t*
     const uint8_t* xr = reinterpret_cast<const uint8_t*>(x) + static_cast<ptrdiff_t>(r) * x_stride;
     uint8_t* yr = reinterpret_cast<uint8_t*>(y) + static_cast<ptrdiff_t>(r) * y_stride;
     int i = 0;
+#if defined(__aarch64__)
+    for (; i + 64 <= n; i += 64) {
+      uint8x16x4_t v = vld1q_u8_x4(xr + i);
+      for (int k = 0; k < 4; ++k) v.val[k] = lut16(v.val[k]);
+      vst1q_u8_x4(yr + i, v);
+    }
+#endif
     for (; i + 16 <= n; i += 16) vst1q_u8(yr + i, lut16(vld1q_u8(xr + i)));
     if (i < n) {
       uint8_t xb[16] = {}, yb[16];

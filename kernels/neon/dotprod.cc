@@ -113,6 +113,7 @@ __attribute__((always_inline)) inline void tile_k_loop(int32x4_t (&a)[R][4], int
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) xp[r] = x + static_cast<ptrdiff_t>(r) * x_stride;
   const int8_t* wg = wb;
+#pragma GCC unroll 2
   for (int s = 0; s < steps; ++s) {
     int8x16_t xv[R];
 #pragma GCC unroll 8

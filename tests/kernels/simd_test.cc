@@ -1378,6 +1378,24 @@ TEST(SimdTest, Qs8LayerNormEveryRowShift) {
   for (int s = 8; s <= 45; ++s) EXPECT_TRUE(seen[s]) << "no row had shift " << s;
 }
 
+// Every requantization shift of the output (-31..30): MakeLnCase's
+// multipliers are those of real models (below 2^-9); the SIMD kernels have
+// other forms for shift >= 0 (NEON: SQSHL, then SQRDMULH; AVX-512: the 64-bit
+// lanes), where the large ones saturate.
+TEST(SimdTest, Qs8LayerNormEveryOutputShift) {
+  REQUIRE_VARIANTS(variants, qs8_layernorm);
+  Rng rng(9600);
+  for (int shift = ek::kMinShift; shift <= ek::kMaxShift; ++shift) {
+    for (int rep = 0; rep < 3; ++rep) {
+      const int dim = static_cast<int>(rep == 0 ? rng.uniform_int(1, 40) : rng.uniform_int(1, 300));
+      LnCase c = MakeLnCase(rng, static_cast<int>(rng.uniform_int(1, 20)), dim, -1, SampleEpsTerm(rng));
+      Multiplier(std::ldexp(rng.uniform(0.5, 0.999), shift), &c.args.mult, &c.args.shift);
+      ASSERT_EQ(c.args.shift, shift);
+      ExpectLnMatchesRef(variants, c, "shift " + std::to_string(shift) + " rep " + std::to_string(rep));
+    }
+  }
+}
+
 TEST(SimdTest, Qs8AddMatchesRefExactly) {
   REQUIRE_VARIANTS(variants, qs8_add);
   for (uint64_t seed = 0; seed < 400; ++seed) {

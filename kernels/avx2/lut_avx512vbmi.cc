@@ -1,0 +1,39 @@
+// The activation table (requant.h contract 6) with AVX512_VBMI's VPERMI2B:
+// y = table[x + 128], two 128-byte lookups and one blend per 64 bytes.
+// Compiled with -mavx512vbmi; called only by qs8_lut__avx512vnni
+// (block_avx512.cc) after cpu_has_avx512vbmi() (cpu_features_x86.cc).
+#include <immintrin.h>
+
+#include "avx2/avx2_kernels.h"
+
+namespace edgeattn {
+namespace kernels {
+
+// VPERMI2B indexes 128 bytes by the low 7 bits of each index byte, which x's
+// byte and x + 128 share: lo = table[0, 128)[x & 127] is the answer for
+// x < 0 (x + 128 < 128), hi = table[128, 256)[x & 127] for x >= 0; x's sign
+// bit (VPMOVB2M) picks between them.
+void qs8_lut__avx512vbmi(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
+                         int y_stride) {
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  auto lut64 = [&](__m512i xv) {
+    const __m512i lo = _mm512_permutex2var_epi8(t0, xv, t1);
+    const __m512i hi = _mm512_permutex2var_epi8(t2, xv, t3);
+    return _mm512_mask_blend_epi8(_mm512_movepi8_mask(xv), hi, lo);
+  };
+  for (int r = 0; r < rows; ++r) {
+    const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
+    int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
+    int i = 0;
+    for (; i + 64 <= n; i += 64) _mm512_storeu_si512(yr + i, lut64(_mm512_loadu_si512(xr + i)));
+    if (i < n) {
+      const int m = n - i;
+      const __mmask64 k = m >= 64 ? ~__mmask64{0} : (__mmask64{1} << m) - 1;
+      _mm512_mask_storeu_epi8(yr + i, k, lut64(_mm512_maskz_loadu_epi8(k, xr + i)));
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn
