@@ -188,26 +188,54 @@ __attribute__((always_inline)) inline void requant_col(int32x4_t (&a)[R][4], int
   }
 }
 
-// Row r's 16 requantized lanes + zp, saturated to int8, stored to
-// y + r * y_stride (the first cnt of them: channels past the layer's are
-// computed from padding and never stored).
+// The first cnt (1..15) bytes of b to y, without a library call (a call in
+// the tile's block loop makes GCC keep its pointers on the stack).
+__attribute__((always_inline)) inline void store_partial(int8_t* y, int8x16_t b, int cnt) {
+  if (cnt & 8) {
+    vst1_s8(y, vget_low_s8(b));
+    y += 8;
+    b = vextq_s8(b, b, 8);
+  }
+  if (cnt & 4) {
+    vst1q_lane_s32(reinterpret_cast<int32_t*>(y), vreinterpretq_s32_s8(b), 0);  // ST1 lane: any alignment
+    y += 4;
+    b = vextq_s8(b, b, 4);
+  }
+  if (cnt & 2) {
+    vst1q_lane_s16(reinterpret_cast<int16_t*>(y), vreinterpretq_s16_s8(b), 0);
+    y += 2;
+    b = vextq_s8(b, b, 2);
+  }
+  if (cnt & 1) vst1q_lane_s8(y, b, 0);
+}
+
+// Row r's 16 requantized lanes + zp, saturated to int8, stored to yr[r] + n
+// (the first cnt of them: channels past the layer's are computed from
+// padding and never stored).
 template <int R>
 __attribute__((always_inline)) inline void narrow_store(const int32x4_t (&a)[R][4], int16x8_t zp, int cnt,
-                                                        int8_t* y, int y_stride) {
+                                                        int8_t* const (&yr)[R], ptrdiff_t n) {
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a[r][0]), a[r][1]), zp);
     const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a[r][2]), a[r][3]), zp);
     const int8x16_t b = vqmovn_high_s16(vqmovn_s16(h0), h1);
-    int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
     if (cnt == 16) {
-      vst1q_s8(yr, b);
+      vst1q_s8(yr[r] + n, b);
     } else {
-      int8_t tmp[16];
-      vst1q_s8(tmp, b);
-      std::memcpy(yr, tmp, static_cast<size_t>(cnt));
+      store_partial(yr[r] + n, b, cnt);
     }
   }
+}
+
+// The same for rows y + r * y_stride.
+template <int R>
+__attribute__((always_inline)) inline void narrow_store(const int32x4_t (&a)[R][4], int16x8_t zp, int cnt,
+                                                        int8_t* y, int y_stride) {
+  int8_t* yr[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) yr[r] = y + static_cast<ptrdiff_t>(r) * y_stride;
+  narrow_store<R>(a, zp, cnt, yr, 0);
 }
 
 // Channels in chunks of 4 blocks: the chunk's biases (0 past out_features)
@@ -234,16 +262,23 @@ __attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs
                                                                 const int8_t* tail, const int8_t* wb,
                                                                 const int32_t* cb, const RqBlock* cq,
                                                                 int16x8_t zp, int cnt, int8_t* ym) {
-  for (int n = 0; n < cnt; n += 16, wb += p.block_bytes, cb += 16, ++cq) {
+  // Everything the block loop needs in registers, computed once.
+  const int in_features = p.in_features;
+  const int x_stride = p.x_stride;
+  const ptrdiff_t block_bytes = p.block_bytes;
+  int8_t* yr[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) yr[r] = ym + static_cast<ptrdiff_t>(r) * p.y_stride;
+  for (int n = 0; n < cnt; n += 16, wb += block_bytes, cb += 16, ++cq) {
     int32x4_t a[R][4];
     load_init<R>(a, cb);  // the bias is the accumulators' start
-    tile_k_loop<R>(a, p.in_features, xm, p.x_stride, tail, wb);
+    tile_k_loop<R>(a, in_features, xm, x_stride, tail, wb);
 #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
       const int32x4x3_t q = vld1q_s32_x3(cq->v[c][0]);
       requant_col<R, kLeft>(a, c, q.val[0], q.val[1], q.val[2]);
     }
-    narrow_store<R>(a, zp, cnt - n < 16 ? cnt - n : 16, ym + n, p.y_stride);
+    narrow_store<R>(a, zp, cnt - n < 16 ? cnt - n : 16, yr, n);
   }
 }
 
