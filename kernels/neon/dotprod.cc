@@ -100,6 +100,27 @@ __attribute__((always_inline)) inline void store_acc(const int32x4_t (&a)[R][4],
   }
 }
 
+// 16 bytes at p into a register, p advanced past them (LDR post-index).
+__attribute__((always_inline)) inline int8x16_t ld1_post(const int8_t*& p) {
+  int8x16_t v;
+  __asm__("ldr %q0, [%1], #16" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const int8_t(*)[16]>(p)));
+  return v;
+}
+
+// One 16-input step of a register tile: R input vectors (each row pointer
+// advanced by 16) against the four 64-byte weight groups at wg.
+template <int R>
+__attribute__((always_inline)) inline void k_step(int32x4_t (&a)[R][4], const int8_t* (&xp)[R],
+                                                  const int8_t*& wg) {
+  int8x16_t xv[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) xv[r] = ld1_post(xp[r]);
+  dot_group<0, R>(a, xv, wg);
+  dot_group<1, R>(a, xv, wg);
+  dot_group<2, R>(a, xv, wg);
+  dot_group<3, R>(a, xv, wg);
+}
+
 // The K loop of one register tile: a += the products of R rows (x, rows
 // x_stride apart) with one 16-channel block wb. tail[16 r ..] holds row r's
 // inputs past 16 * (in_features / 16), zero padded; only the groups that
@@ -113,19 +134,14 @@ __attribute__((always_inline)) inline void tile_k_loop(int32x4_t (&a)[R][4], int
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) xp[r] = x + static_cast<ptrdiff_t>(r) * x_stride;
   const int8_t* wg = wb;
-#pragma GCC unroll 2
-  for (int s = 0; s < steps; ++s) {
-    int8x16_t xv[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      xv[r] = vld1q_s8(xp[r]);
-      xp[r] += 16;
-    }
-    dot_group<0, R>(a, xv, wg);
-    dot_group<1, R>(a, xv, wg);
-    dot_group<2, R>(a, xv, wg);
-    dot_group<3, R>(a, xv, wg);
+  // Two steps per iteration, the loop ended by the weight pointer and the
+  // inputs loaded with post-increment: no index or counter updates.
+  const int8_t* const pairs_end = wb + static_cast<ptrdiff_t>(steps & ~1) * 256;
+  while (wg != pairs_end) {
+    k_step<R>(a, xp, wg);
+    k_step<R>(a, xp, wg);
   }
+  if (steps & 1) k_step<R>(a, xp, wg);
   const int rem = in_features - 16 * steps;
   if (rem != 0) {
     int8x16_t xv[R];
