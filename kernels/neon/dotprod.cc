@@ -154,6 +154,101 @@ __attribute__((always_inline)) inline void tile_k_loop(int32x4_t (&a)[R][4], int
   }
 }
 
+// The K loop on packed inputs (pack_rows): step s of the R rows is 16 R
+// bytes at x + 16 R s, row r's 16 inputs at +16 r. Two steps (32 R bytes)
+// come in R LDP of two registers (no register-tuple constraint, unlike LD1
+// of four), 2.5 loads a step for 5 rows instead of 5. The last partial step
+// is packed zero padded like the full ones.
+__attribute__((always_inline)) inline void ldp_post(int8x16_t& v0, int8x16_t& v1, const int8_t*& p) {
+  __asm__("ldp %q0, %q1, [%2], #32"
+          : "=w"(v0), "=w"(v1), "+r"(p)
+          : "m"(*reinterpret_cast<const int8_t(*)[32]>(p)));
+}
+
+template <int R>
+__attribute__((always_inline)) inline void dot_step(int32x4_t (&a)[R][4], const int8x16_t (&xv)[R],
+                                                    const int8_t*& wg) {
+  dot_group<0, R>(a, xv, wg);
+  dot_group<1, R>(a, xv, wg);
+  dot_group<2, R>(a, xv, wg);
+  dot_group<3, R>(a, xv, wg);
+}
+
+// Two steps; the vectors of the second are loaded after the first's dots
+// where a pair allows (odd R: one pair straddles the two steps).
+template <int R>
+__attribute__((always_inline)) inline void k_pair_packed(int32x4_t (&a)[R][4], const int8_t*& xq,
+                                                         const int8_t*& wg) {
+  int8x16_t x0[R], x1[R];
+  int r = 0;
+#pragma GCC unroll 4
+  for (; r + 2 <= R; r += 2) ldp_post(x0[r], x0[r + 1], xq);
+  if (R % 2 != 0) ldp_post(x0[R - 1], x1[0], xq);
+  dot_step<R>(a, x0, wg);
+#pragma GCC unroll 4
+  for (r = R % 2; r + 2 <= R; r += 2) ldp_post(x1[r], x1[r + 1], xq);
+  dot_step<R>(a, x1, wg);
+}
+
+template <int R>
+__attribute__((always_inline)) inline void k_step_packed(int32x4_t (&a)[R][4], const int8_t*& xq,
+                                                         const int8_t*& wg) {
+  int8x16_t xv[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) xv[r] = ld1_post(xq);
+  dot_step<R>(a, xv, wg);
+}
+
+template <int R>
+__attribute__((always_inline)) inline void tile_k_loop_packed(int32x4_t (&a)[R][4], int in_features,
+                                                              const int8_t* xq, const int8_t* wb) {
+  const int steps = in_features / 16;
+  const int8_t* wg = wb;
+  const int8_t* const pairs_end = wb + static_cast<ptrdiff_t>(steps & ~1) * 256;
+  while (wg != pairs_end) k_pair_packed<R>(a, xq, wg);
+  if (steps & 1) k_step_packed<R>(a, xq, wg);
+  const int rem = in_features - 16 * steps;
+  if (rem != 0) {
+    int8x16_t xv[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) xv[r] = ld1_post(xq);
+    dot_group<0, R>(a, xv, wg);
+    if (rem > 4) dot_group<1, R>(a, xv, wg);
+    if (rem > 8) dot_group<2, R>(a, xv, wg);
+    if (rem > 12) dot_group<3, R>(a, xv, wg);
+  }
+}
+
+// Rows x[0, R) (x_stride apart) into xq in the layout of tile_k_loop_packed.
+template <int R>
+__attribute__((noinline)) void pack_rows(const int8_t* x, int x_stride, int in_features, int8_t* xq) {
+  const int k16 = in_features & ~15;
+  int k = 0;
+  for (; k + 32 <= k16; k += 32, xq += 32 * R) {  // two steps: 32 bytes of each row (LDP, STP)
+    int8x16_t v0[R], v1[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      v0[r] = vld1q_s8(x + static_cast<ptrdiff_t>(r) * x_stride + k);
+      v1[r] = vld1q_s8(x + static_cast<ptrdiff_t>(r) * x_stride + k + 16);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) vst1q_s8(xq + 16 * r, v0[r]);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) vst1q_s8(xq + 16 * (R + r), v1[r]);
+  }
+  if (k < k16) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) vst1q_s8(xq + 16 * r, vld1q_s8(x + static_cast<ptrdiff_t>(r) * x_stride + k));
+    xq += 16 * R;
+  }
+  if (k16 < in_features) {
+    std::memset(xq, 0, 16 * R);
+    for (int r = 0; r < R; ++r) {
+      std::memcpy(xq + 16 * r, x + static_cast<ptrdiff_t>(r) * x_stride + k16, static_cast<size_t>(in_features - k16));
+    }
+  }
+}
+
 // acc = init + products, stored (qs8_linear_acc_init__neondot). (The pre-RA
 // scheduler would hoist all 16 weight loads of a step and spill
 // accumulators; keep the source order.)
@@ -254,10 +349,14 @@ __attribute__((always_inline)) inline void narrow_store(const int32x4_t (&a)[R][
   narrow_store<R>(a, zp, cnt, yr, 0);
 }
 
-// Channels in chunks of 4 blocks: the chunk's biases (0 past out_features)
+// Channels in chunks of 16 blocks: the chunk's biases (0 past out_features)
 // and requantization vectors are laid out once, then every row tile runs
-// over the chunk's blocks, its tails copied once.
-constexpr int kChunkBlocks = 4;
+// over the chunk's blocks, its inputs packed (or its tails copied) once.
+constexpr int kChunkBlocks = 16;
+// Tiles of 4 or 5 rows with in_features up to this pack their inputs
+// (tile_k_loop_packed; 5 x 528 bytes on the stack); longer rows load each
+// row's 16 bytes separately.
+constexpr int kPackMaxK = 528;
 
 struct LinearArgs {
   int in_features;
@@ -273,7 +372,7 @@ struct LinearArgs {
 // the K loop, requantization, int8 stores. The block loop is inside, so the
 // tile's register saves and set-up are paid once per chunk. kLeft: some
 // channel has s >= 0 (L > 0); without one the SQSHL by 0 is left out.
-template <int R, bool kLeft>
+template <int R, bool kLeft, bool kPacked>
 __attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs& p, const int8_t* xm,
                                                                 const int8_t* tail, const int8_t* wb,
                                                                 const int32_t* cb, const RqBlock* cq,
@@ -288,7 +387,11 @@ __attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs
   for (int n = 0; n < cnt; n += 16, wb += block_bytes, cb += 16, ++cq) {
     int32x4_t a[R][4];
     load_init<R>(a, cb);  // the bias is the accumulators' start
-    tile_k_loop<R>(a, in_features, xm, x_stride, tail, wb);
+    if constexpr (kPacked) {
+      tile_k_loop_packed<R>(a, in_features, xm, wb);  // xm: the packed rows
+    } else {
+      tile_k_loop<R>(a, in_features, xm, x_stride, tail, wb);
+    }
 #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
       const int32x4x3_t q = vld1q_s32_x3(cq->v[c][0]);
@@ -298,24 +401,38 @@ __attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs
   }
 }
 
+template <int R, bool kPacked>
+void linear_rows_as(const LinearArgs& p, const int8_t* xm, int n0, int cnt, const int32_t* cb, const RqBlock* cq,
+                    bool left, int16x8_t zp, const int8_t* tail, int8_t* ym) {
+  const int8_t* wb = p.w + static_cast<ptrdiff_t>(n0 / 16) * p.block_bytes;
+  if (left) {
+    linear_tile<R, true, kPacked>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
+  } else {
+    linear_tile<R, false, kPacked>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
+  }
+}
+
+// xpack: 16 * R * ceil(kPackMaxK / 16) bytes.
 template <int R>
 void linear_rows(const LinearArgs& p, int m, int n0, int cnt, const int32_t* cb, const RqBlock* cq,
-                 bool left, int16x8_t zp, int8_t* tail) {
-  const int k16 = p.in_features & ~15;
+                 bool left, int16x8_t zp, int8_t* tail, int8_t* xpack) {
   const int8_t* xm = p.x + static_cast<ptrdiff_t>(m) * p.x_stride;
+  int8_t* ym = p.y + static_cast<ptrdiff_t>(m) * p.y_stride + n0;
+  if constexpr (R >= 4) {
+    if (p.in_features <= kPackMaxK) {
+      pack_rows<R>(xm, p.x_stride, p.in_features, xpack);
+      linear_rows_as<R, true>(p, xpack, n0, cnt, cb, cq, left, zp, tail, ym);
+      return;
+    }
+  }
+  const int k16 = p.in_features & ~15;
   if (k16 < p.in_features) {
     for (int r = 0; r < R; ++r) {
       std::memcpy(tail + 16 * r, xm + static_cast<ptrdiff_t>(r) * p.x_stride + k16,
                   static_cast<size_t>(p.in_features - k16));
     }
   }
-  int8_t* ym = p.y + static_cast<ptrdiff_t>(m) * p.y_stride + n0;
-  const int8_t* wb = p.w + static_cast<ptrdiff_t>(n0 / 16) * p.block_bytes;
-  if (left) {
-    linear_tile<R, true>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
-  } else {
-    linear_tile<R, false>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
-  }
+  linear_rows_as<R, false>(p, xm, n0, cnt, cb, cq, left, zp, tail, ym);
 }
 
 }  // namespace
@@ -332,6 +449,7 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
   alignas(16) int32_t cb[16 * kChunkBlocks];
   RqBlock cq[kChunkBlocks];
   int8_t tail[16 * kDotTileRows] = {};
+  alignas(16) int8_t xpack[16 * kDotTileRows * ((kPackMaxK + 15) / 16)];
   const int32x4_t one = vdupq_n_s32(1), minus1 = vdupq_n_s32(-1), zero = vdupq_n_s32(0);
   for (int n0 = 0; n0 < out_features; n0 += 16 * kChunkBlocks) {
     int32x4_t any_left = minus1;
@@ -364,13 +482,13 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
     const bool left = vmaxvq_s32(any_left) >= 0;  // some L > 0 in the chunk
     int m = 0;
     for (; m + kDotTileRows <= rows; m += kDotTileRows) {
-      linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, left, zp, tail);
+      linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack);
     }
     switch (rows - m) {
-      case 4: linear_rows<4>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
-      case 3: linear_rows<3>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
-      case 2: linear_rows<2>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
-      case 1: linear_rows<1>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
+      case 4: linear_rows<4>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
+      case 3: linear_rows<3>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
+      case 2: linear_rows<2>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
+      case 1: linear_rows<1>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
       default: break;
     }
   }
