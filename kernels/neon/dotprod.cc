@@ -155,10 +155,11 @@ __attribute__((always_inline)) inline void tile_k_loop(int32x4_t (&a)[R][4], int
 }
 
 // The K loop on packed inputs (pack_rows): step s of the R rows is 16 R
-// bytes at x + 16 R s, row r's 16 inputs at +16 r. Two steps (32 R bytes)
-// come in R LDP of two registers (no register-tuple constraint, unlike LD1
-// of four), 2.5 loads a step for 5 rows instead of 5. The last partial step
-// is packed zero padded like the full ones.
+// bytes at x + 16 R s, row r's 16 inputs at +16 r, so a step's rows come in
+// LDP pairs: 3 loads a step for 5 rows instead of 5. (LD1 of four registers
+// would need four consecutive ones and makes GCC spill accumulators; a pair
+// straddling two steps costs register moves.) The last partial step is
+// packed zero padded like the full ones.
 __attribute__((always_inline)) inline void ldp_post(int8x16_t& v0, int8x16_t& v1, const int8_t*& p) {
   __asm__("ldp %q0, %q1, [%2], #32"
           : "=w"(v0), "=w"(v1), "+r"(p)
@@ -174,28 +175,14 @@ __attribute__((always_inline)) inline void dot_step(int32x4_t (&a)[R][4], const 
   dot_group<3, R>(a, xv, wg);
 }
 
-// Two steps; the vectors of the second are loaded after the first's dots
-// where a pair allows (odd R: one pair straddles the two steps).
-template <int R>
-__attribute__((always_inline)) inline void k_pair_packed(int32x4_t (&a)[R][4], const int8_t*& xq,
-                                                         const int8_t*& wg) {
-  int8x16_t x0[R], x1[R];
-  int r = 0;
-#pragma GCC unroll 4
-  for (; r + 2 <= R; r += 2) ldp_post(x0[r], x0[r + 1], xq);
-  if (R % 2 != 0) ldp_post(x0[R - 1], x1[0], xq);
-  dot_step<R>(a, x0, wg);
-#pragma GCC unroll 4
-  for (r = R % 2; r + 2 <= R; r += 2) ldp_post(x1[r], x1[r + 1], xq);
-  dot_step<R>(a, x1, wg);
-}
-
+// One step: the R rows' vectors by LDP pairs (and an LDR for odd R).
 template <int R>
 __attribute__((always_inline)) inline void k_step_packed(int32x4_t (&a)[R][4], const int8_t*& xq,
                                                          const int8_t*& wg) {
   int8x16_t xv[R];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) xv[r] = ld1_post(xq);
+#pragma GCC unroll 4
+  for (int r = 0; r + 2 <= R; r += 2) ldp_post(xv[r], xv[r + 1], xq);
+  if (R % 2 != 0) xv[R - 1] = ld1_post(xq);
   dot_step<R>(a, xv, wg);
 }
 
@@ -205,7 +192,10 @@ __attribute__((always_inline)) inline void tile_k_loop_packed(int32x4_t (&a)[R][
   const int steps = in_features / 16;
   const int8_t* wg = wb;
   const int8_t* const pairs_end = wb + static_cast<ptrdiff_t>(steps & ~1) * 256;
-  while (wg != pairs_end) k_pair_packed<R>(a, xq, wg);
+  while (wg != pairs_end) {
+    k_step_packed<R>(a, xq, wg);
+    k_step_packed<R>(a, xq, wg);
+  }
   if (steps & 1) k_step_packed<R>(a, xq, wg);
   const int rem = in_features - 16 * steps;
   if (rem != 0) {
