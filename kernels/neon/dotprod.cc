@@ -735,27 +735,39 @@ __attribute__((always_inline)) inline void udot_group(uint32x4_t (&a)[R][4], con
   }
 }
 
+__attribute__((always_inline)) inline uint8x16_t ld1_post(const uint8_t*& p) {
+  uint8x16_t v;
+  __asm__("ldr %q0, [%1], #16" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const uint8_t(*)[16]>(p)));
+  return v;
+}
+
+// The loop ended by the value pointer, the planes' rows loaded with
+// post-increment (as tile_k_loop).
 template <int R>
 __attribute__((always_inline)) inline void udot_plane(uint32x4_t (&a)[R][4], int groups, const uint8_t* x,
                                                       int stride, const uint8_t* vb) {
   const uint8_t* wg = vb;
-  int g = 0;
-  for (; g + 4 <= groups; g += 4) {
+  const uint8_t* xp[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) xp[r] = x + static_cast<ptrdiff_t>(r) * stride;
+  const uint8_t* const steps_end = vb + static_cast<ptrdiff_t>(groups / 4) * 256;
+  while (wg != steps_end) {
     uint8x16_t xv[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) xv[r] = vld1q_u8(x + static_cast<ptrdiff_t>(r) * stride + 4 * g);
+    for (int r = 0; r < R; ++r) xv[r] = ld1_post(xp[r]);
     udot_group<0, R>(a, xv, wg);
     udot_group<1, R>(a, xv, wg);
     udot_group<2, R>(a, xv, wg);
     udot_group<3, R>(a, xv, wg);
   }
-  if (g < groups) {  // the planes are zero up to the next 16 keys; the values stop at `groups`
+  const int rest = groups % 4;
+  if (rest != 0) {  // the planes are zero up to the next 16 keys; the values stop at `groups`
     uint8x16_t xv[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) xv[r] = vld1q_u8(x + static_cast<ptrdiff_t>(r) * stride + 4 * g);
+    for (int r = 0; r < R; ++r) xv[r] = vld1q_u8(xp[r]);
     udot_group<0, R>(a, xv, wg);
-    if (groups - g > 1) udot_group<1, R>(a, xv, wg);
-    if (groups - g > 2) udot_group<2, R>(a, xv, wg);
+    if (rest > 1) udot_group<1, R>(a, xv, wg);
+    if (rest > 2) udot_group<2, R>(a, xv, wg);
   }
 }
 
