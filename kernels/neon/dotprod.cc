@@ -634,6 +634,19 @@ __attribute__((always_inline)) inline void qk_steps(int32x4_t (&a)[R][4], const 
   }
 }
 
+// Row r's 16 scores to sr[r], sr[r] advanced by 16: two STP, the second
+// post-indexed (GCC would address rows 1.. with register offsets, one STR
+// per vector and no pairs).
+template <int R>
+__attribute__((always_inline)) inline void store_rows_post(const int32x4_t (&a)[R][4], int32_t* (&sr)[R]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    __asm__("stp %q2, %q3, [%1, #32]\n\tstp %q4, %q5, [%1], #64"
+            : "=m"(*reinterpret_cast<int32_t(*)[16]>(sr[r])), "+r"(sr[r])
+            : "w"(a[r][2]), "w"(a[r][3]), "w"(a[r][0]), "w"(a[r][1]));
+  }
+}
+
 // R rows (q, 16 * S readable bytes each, zero past head_dim) against every
 // block; init advances by init_step (16, or 0 for the zero block).
 template <int R, int S, bool kRagged>
@@ -649,11 +662,14 @@ __attribute__((optimize("no-schedule-insns"))) void qk_rows(int blocks, int grou
   }
   const int last = groups - 4 * (S - 1);
   const int8_t* kg = keys;  // the blocks are consecutive: the groups run on
-  for (int b = 0; b < blocks; ++b, init += init_step, scores += 16) {
+  int32_t* sr[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) sr[r] = scores + static_cast<ptrdiff_t>(r) * stride;
+  for (int b = 0; b < blocks; ++b, init += init_step) {
     int32x4_t a[R][4];
     load_init<R>(a, init);
     qk_steps<R, S, 0, kRagged>(a, xv, kg, last);
-    store_acc<R>(a, scores, stride);
+    store_rows_post<R>(a, sr);
   }
 }
 
