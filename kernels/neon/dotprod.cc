@@ -358,6 +358,16 @@ struct LinearArgs {
   int y_stride;
 };
 
+// The 48 bytes at p into three registers, p advanced past them (as
+// ld1x4_post; GCC 12 addresses each vld1q_s32_x3 of a block with an ADD).
+__attribute__((always_inline)) inline int32x4x3_t ld1x3_post(const int32_t*& p) {
+  int32x4x3_t v;
+  __asm__("ld1 {%S0.4s - %U0.4s}, [%1], #48"
+          : "=w"(v), "+r"(p)
+          : "m"(*reinterpret_cast<const int32_t(*)[12]>(p)));
+  return v;
+}
+
 // One row tile (R rows) over the chunk's blocks: accumulators from the bias,
 // the K loop, requantization, int8 stores. The block loop is inside, so the
 // tile's register saves and set-up are paid once per chunk. kLeft: some
@@ -374,7 +384,8 @@ __attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs
   int8_t* yr[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) yr[r] = ym + static_cast<ptrdiff_t>(r) * p.y_stride;
-  for (int n = 0; n < cnt; n += 16, wb += block_bytes, cb += 16, ++cq) {
+  const int32_t* qp = cq->v[0][0];  // the blocks' {L, M, -R} vectors, consecutive
+  for (int n = 0; n < cnt; n += 16, wb += block_bytes, cb += 16) {
     int32x4_t a[R][4];
     load_init<R>(a, cb);  // the bias is the accumulators' start
     if constexpr (kPacked) {
@@ -384,7 +395,7 @@ __attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs
     }
 #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
-      const int32x4x3_t q = vld1q_s32_x3(cq->v[c][0]);
+      const int32x4x3_t q = ld1x3_post(qp);
       requant_col<R, kLeft>(a, c, q.val[0], q.val[1], q.val[2]);
     }
     narrow_store<R>(a, zp, cnt - n < 16 ? cnt - n : 16, yr, n);
