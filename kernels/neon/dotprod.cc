@@ -298,12 +298,14 @@ __attribute__((always_inline)) inline void store_partial(int8_t* y, int8x16_t b,
     b = vextq_s8(b, b, 8);
   }
   if (cnt & 4) {
-    vst1q_lane_s32(reinterpret_cast<int32_t*>(y), vreinterpretq_s32_s8(b), 0);  // ST1 lane: any alignment
+    const uint32_t w = vgetq_lane_u32(vreinterpretq_u32_s8(b), 0);
+    std::memcpy(y, &w, 4);  // constant size: one STR, no call, any alignment
     y += 4;
     b = vextq_s8(b, b, 4);
   }
   if (cnt & 2) {
-    vst1q_lane_s16(reinterpret_cast<int16_t*>(y), vreinterpretq_s16_s8(b), 0);
+    const uint16_t h = vgetq_lane_u16(vreinterpretq_u16_s8(b), 0);
+    std::memcpy(y, &h, 2);
     y += 2;
     b = vextq_s8(b, b, 2);
   }
@@ -645,7 +647,7 @@ __attribute__((always_inline)) inline void qk_steps(int32x4_t (&a)[R][4], const 
   }
 }
 
-// Row r's 16 scores to sr[r], sr[r] advanced by 16: two STP, the second
+// Row r's 16 scores to sr[r], sr[r] advanced past them: two STP, the second
 // post-indexed (GCC would address rows 1.. with register offsets, one STR
 // per vector and no pairs).
 template <int R>
