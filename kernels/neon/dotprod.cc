@@ -100,6 +100,27 @@ __attribute__((always_inline)) inline void store_acc(const int32x4_t (&a)[R][4],
   }
 }
 
+// 16 bytes at p into a register, p advanced past them (LDR post-index).
+__attribute__((always_inline)) inline int8x16_t ld1_post(const int8_t*& p) {
+  int8x16_t v;
+  __asm__("ldr %q0, [%1], #16" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const int8_t(*)[16]>(p)));
+  return v;
+}
+
+// One 16-input step of a register tile: R input vectors (each row pointer
+// advanced by 16) against the four 64-byte weight groups at wg.
+template <int R>
+__attribute__((always_inline)) inline void k_step(int32x4_t (&a)[R][4], const int8_t* (&xp)[R],
+                                                  const int8_t*& wg) {
+  int8x16_t xv[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) xv[r] = ld1_post(xp[r]);
+  dot_group<0, R>(a, xv, wg);
+  dot_group<1, R>(a, xv, wg);
+  dot_group<2, R>(a, xv, wg);
+  dot_group<3, R>(a, xv, wg);
+}
+
 // The K loop of one register tile: a += the products of R rows (x, rows
 // x_stride apart) with one 16-channel block wb. tail[16 r ..] holds row r's
 // inputs past 16 * (in_features / 16), zero padded; only the groups that
@@ -113,19 +134,14 @@ __attribute__((always_inline)) inline void tile_k_loop(int32x4_t (&a)[R][4], int
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) xp[r] = x + static_cast<ptrdiff_t>(r) * x_stride;
   const int8_t* wg = wb;
-#pragma GCC unroll 2
-  for (int s = 0; s < steps; ++s) {
-    int8x16_t xv[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      xv[r] = vld1q_s8(xp[r]);
-      xp[r] += 16;
-    }
-    dot_group<0, R>(a, xv, wg);
-    dot_group<1, R>(a, xv, wg);
-    dot_group<2, R>(a, xv, wg);
-    dot_group<3, R>(a, xv, wg);
+  // Two steps per iteration, the loop ended by the weight pointer and the
+  // inputs loaded with post-increment: no index or counter updates.
+  const int8_t* const pairs_end = wb + static_cast<ptrdiff_t>(steps & ~1) * 256;
+  while (wg != pairs_end) {
+    k_step<R>(a, xp, wg);
+    k_step<R>(a, xp, wg);
   }
+  if (steps & 1) k_step<R>(a, xp, wg);
   const int rem = in_features - 16 * steps;
   if (rem != 0) {
     int8x16_t xv[R];
@@ -135,6 +151,91 @@ __attribute__((always_inline)) inline void tile_k_loop(int32x4_t (&a)[R][4], int
     if (rem > 4) dot_group<1, R>(a, xv, wg);
     if (rem > 8) dot_group<2, R>(a, xv, wg);
     if (rem > 12) dot_group<3, R>(a, xv, wg);
+  }
+}
+
+// The K loop on packed inputs (pack_rows): step s of the R rows is 16 R
+// bytes at x + 16 R s, row r's 16 inputs at +16 r, so a step's rows come in
+// LDP pairs: 3 loads a step for 5 rows instead of 5. (LD1 of four registers
+// would need four consecutive ones and makes GCC spill accumulators; a pair
+// straddling two steps costs register moves.) The last partial step is
+// packed zero padded like the full ones.
+__attribute__((always_inline)) inline void ldp_post(int8x16_t& v0, int8x16_t& v1, const int8_t*& p) {
+  __asm__("ldp %q0, %q1, [%2], #32"
+          : "=w"(v0), "=w"(v1), "+r"(p)
+          : "m"(*reinterpret_cast<const int8_t(*)[32]>(p)));
+}
+
+template <int R>
+__attribute__((always_inline)) inline void dot_step(int32x4_t (&a)[R][4], const int8x16_t (&xv)[R],
+                                                    const int8_t*& wg) {
+  dot_group<0, R>(a, xv, wg);
+  dot_group<1, R>(a, xv, wg);
+  dot_group<2, R>(a, xv, wg);
+  dot_group<3, R>(a, xv, wg);
+}
+
+// One step: the R rows' vectors by LDP pairs (and an LDR for odd R).
+template <int R>
+__attribute__((always_inline)) inline void k_step_packed(int32x4_t (&a)[R][4], const int8_t*& xq,
+                                                         const int8_t*& wg) {
+  int8x16_t xv[R];
+#pragma GCC unroll 4
+  for (int r = 0; r + 2 <= R; r += 2) ldp_post(xv[r], xv[r + 1], xq);
+  if (R % 2 != 0) xv[R - 1] = ld1_post(xq);
+  dot_step<R>(a, xv, wg);
+}
+
+template <int R>
+__attribute__((always_inline)) inline void tile_k_loop_packed(int32x4_t (&a)[R][4], int in_features,
+                                                              const int8_t* xq, const int8_t* wb) {
+  const int steps = in_features / 16;
+  const int8_t* wg = wb;
+  const int8_t* const pairs_end = wb + static_cast<ptrdiff_t>(steps & ~1) * 256;
+  while (wg != pairs_end) {
+    k_step_packed<R>(a, xq, wg);
+    k_step_packed<R>(a, xq, wg);
+  }
+  if (steps & 1) k_step_packed<R>(a, xq, wg);
+  const int rem = in_features - 16 * steps;
+  if (rem != 0) {
+    int8x16_t xv[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) xv[r] = ld1_post(xq);
+    dot_group<0, R>(a, xv, wg);
+    if (rem > 4) dot_group<1, R>(a, xv, wg);
+    if (rem > 8) dot_group<2, R>(a, xv, wg);
+    if (rem > 12) dot_group<3, R>(a, xv, wg);
+  }
+}
+
+// Rows x[0, R) (x_stride apart) into xq in the layout of tile_k_loop_packed.
+template <int R>
+__attribute__((noinline)) void pack_rows(const int8_t* x, int x_stride, int in_features, int8_t* xq) {
+  const int k16 = in_features & ~15;
+  int k = 0;
+  for (; k + 32 <= k16; k += 32, xq += 32 * R) {  // two steps: 32 bytes of each row (LDP, STP)
+    int8x16_t v0[R], v1[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      v0[r] = vld1q_s8(x + static_cast<ptrdiff_t>(r) * x_stride + k);
+      v1[r] = vld1q_s8(x + static_cast<ptrdiff_t>(r) * x_stride + k + 16);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) vst1q_s8(xq + 16 * r, v0[r]);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) vst1q_s8(xq + 16 * (R + r), v1[r]);
+  }
+  if (k < k16) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) vst1q_s8(xq + 16 * r, vld1q_s8(x + static_cast<ptrdiff_t>(r) * x_stride + k));
+    xq += 16 * R;
+  }
+  if (k16 < in_features) {
+    std::memset(xq, 0, 16 * R);
+    for (int r = 0; r < R; ++r) {
+      std::memcpy(xq + 16 * r, x + static_cast<ptrdiff_t>(r) * x_stride + k16, static_cast<size_t>(in_features - k16));
+    }
   }
 }
 
@@ -188,32 +289,66 @@ __attribute__((always_inline)) inline void requant_col(int32x4_t (&a)[R][4], int
   }
 }
 
-// Row r's 16 requantized lanes + zp, saturated to int8, stored to
-// y + r * y_stride (the first cnt of them: channels past the layer's are
-// computed from padding and never stored).
+// The first cnt (1..15) bytes of b to y, without a library call (a call in
+// the tile's block loop makes GCC keep its pointers on the stack).
+__attribute__((always_inline)) inline void store_partial(int8_t* y, int8x16_t b, int cnt) {
+  if (cnt & 8) {
+    vst1_s8(y, vget_low_s8(b));
+    y += 8;
+    b = vextq_s8(b, b, 8);
+  }
+  if (cnt & 4) {
+    const uint32_t w = vgetq_lane_u32(vreinterpretq_u32_s8(b), 0);
+    std::memcpy(y, &w, 4);  // constant size: one STR, no call, any alignment
+    y += 4;
+    b = vextq_s8(b, b, 4);
+  }
+  if (cnt & 2) {
+    const uint16_t h = vgetq_lane_u16(vreinterpretq_u16_s8(b), 0);
+    std::memcpy(y, &h, 2);
+    y += 2;
+    b = vextq_s8(b, b, 2);
+  }
+  if (cnt & 1) vst1q_lane_s8(y, b, 0);
+}
+
+// Row r's 16 requantized lanes + zp, saturated to int8, stored to yr[r] + n
+// (the first cnt of them: channels past the layer's are computed from
+// padding and never stored).
 template <int R>
 __attribute__((always_inline)) inline void narrow_store(const int32x4_t (&a)[R][4], int16x8_t zp, int cnt,
-                                                        int8_t* y, int y_stride) {
+                                                        int8_t* const (&yr)[R], ptrdiff_t n) {
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a[r][0]), a[r][1]), zp);
     const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(a[r][2]), a[r][3]), zp);
     const int8x16_t b = vqmovn_high_s16(vqmovn_s16(h0), h1);
-    int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
     if (cnt == 16) {
-      vst1q_s8(yr, b);
+      vst1q_s8(yr[r] + n, b);
     } else {
-      int8_t tmp[16];
-      vst1q_s8(tmp, b);
-      std::memcpy(yr, tmp, static_cast<size_t>(cnt));
+      store_partial(yr[r] + n, b, cnt);
     }
   }
 }
 
-// Channels in chunks of 4 blocks: the chunk's biases (0 past out_features)
+// The same for rows y + r * y_stride.
+template <int R>
+__attribute__((always_inline)) inline void narrow_store(const int32x4_t (&a)[R][4], int16x8_t zp, int cnt,
+                                                        int8_t* y, int y_stride) {
+  int8_t* yr[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) yr[r] = y + static_cast<ptrdiff_t>(r) * y_stride;
+  narrow_store<R>(a, zp, cnt, yr, 0);
+}
+
+// Channels in chunks of 16 blocks: the chunk's biases (0 past out_features)
 // and requantization vectors are laid out once, then every row tile runs
-// over the chunk's blocks, its tails copied once.
-constexpr int kChunkBlocks = 4;
+// over the chunk's blocks, its inputs packed (or its tails copied) once.
+constexpr int kChunkBlocks = 16;
+// Tiles of 4 or 5 rows with in_features up to this pack their inputs
+// (tile_k_loop_packed; 5 x 528 bytes on the stack); longer rows load each
+// row's 16 bytes separately.
+constexpr int kPackMaxK = 528;
 
 struct LinearArgs {
   int in_features;
@@ -225,46 +360,82 @@ struct LinearArgs {
   int y_stride;
 };
 
+// The 48 bytes at p into three registers, p advanced past them (as
+// ld1x4_post; GCC 12 addresses each vld1q_s32_x3 of a block with an ADD).
+__attribute__((always_inline)) inline int32x4x3_t ld1x3_post(const int32_t*& p) {
+  int32x4x3_t v;
+  __asm__("ld1 {%S0.4s - %U0.4s}, [%1], #48"
+          : "=w"(v), "+r"(p)
+          : "m"(*reinterpret_cast<const int32_t(*)[12]>(p)));
+  return v;
+}
+
 // One row tile (R rows) over the chunk's blocks: accumulators from the bias,
 // the K loop, requantization, int8 stores. The block loop is inside, so the
 // tile's register saves and set-up are paid once per chunk. kLeft: some
 // channel has s >= 0 (L > 0); without one the SQSHL by 0 is left out.
-template <int R, bool kLeft>
+template <int R, bool kLeft, bool kPacked>
 __attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs& p, const int8_t* xm,
                                                                 const int8_t* tail, const int8_t* wb,
                                                                 const int32_t* cb, const RqBlock* cq,
                                                                 int16x8_t zp, int cnt, int8_t* ym) {
-  for (int n = 0; n < cnt; n += 16, wb += p.block_bytes, cb += 16, ++cq) {
+  // Everything the block loop needs in registers, computed once.
+  const int in_features = p.in_features;
+  const int x_stride = p.x_stride;
+  const ptrdiff_t block_bytes = p.block_bytes;
+  int8_t* yr[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) yr[r] = ym + static_cast<ptrdiff_t>(r) * p.y_stride;
+  const int32_t* qp = cq->v[0][0];  // the blocks' {L, M, -R} vectors, consecutive
+  for (int n = 0; n < cnt; n += 16, wb += block_bytes, cb += 16) {
     int32x4_t a[R][4];
     load_init<R>(a, cb);  // the bias is the accumulators' start
-    tile_k_loop<R>(a, p.in_features, xm, p.x_stride, tail, wb);
+    if constexpr (kPacked) {
+      tile_k_loop_packed<R>(a, in_features, xm, wb);  // xm: the packed rows
+    } else {
+      tile_k_loop<R>(a, in_features, xm, x_stride, tail, wb);
+    }
 #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) {
-      const int32x4x3_t q = vld1q_s32_x3(cq->v[c][0]);
+      const int32x4x3_t q = ld1x3_post(qp);
       requant_col<R, kLeft>(a, c, q.val[0], q.val[1], q.val[2]);
     }
-    narrow_store<R>(a, zp, cnt - n < 16 ? cnt - n : 16, ym + n, p.y_stride);
+    narrow_store<R>(a, zp, cnt - n < 16 ? cnt - n : 16, yr, n);
   }
 }
 
+template <int R, bool kPacked>
+void linear_rows_as(const LinearArgs& p, const int8_t* xm, int n0, int cnt, const int32_t* cb, const RqBlock* cq,
+                    bool left, int16x8_t zp, const int8_t* tail, int8_t* ym) {
+  const int8_t* wb = p.w + static_cast<ptrdiff_t>(n0 / 16) * p.block_bytes;
+  if (left) {
+    linear_tile<R, true, kPacked>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
+  } else {
+    linear_tile<R, false, kPacked>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
+  }
+}
+
+// xpack: 16 * R * ceil(kPackMaxK / 16) bytes.
 template <int R>
 void linear_rows(const LinearArgs& p, int m, int n0, int cnt, const int32_t* cb, const RqBlock* cq,
-                 bool left, int16x8_t zp, int8_t* tail) {
-  const int k16 = p.in_features & ~15;
+                 bool left, int16x8_t zp, int8_t* tail, int8_t* xpack) {
   const int8_t* xm = p.x + static_cast<ptrdiff_t>(m) * p.x_stride;
+  int8_t* ym = p.y + static_cast<ptrdiff_t>(m) * p.y_stride + n0;
+  if constexpr (R >= 4) {
+    if (p.in_features <= kPackMaxK) {
+      pack_rows<R>(xm, p.x_stride, p.in_features, xpack);
+      linear_rows_as<R, true>(p, xpack, n0, cnt, cb, cq, left, zp, tail, ym);
+      return;
+    }
+  }
+  const int k16 = p.in_features & ~15;
   if (k16 < p.in_features) {
     for (int r = 0; r < R; ++r) {
       std::memcpy(tail + 16 * r, xm + static_cast<ptrdiff_t>(r) * p.x_stride + k16,
                   static_cast<size_t>(p.in_features - k16));
     }
   }
-  int8_t* ym = p.y + static_cast<ptrdiff_t>(m) * p.y_stride + n0;
-  const int8_t* wb = p.w + static_cast<ptrdiff_t>(n0 / 16) * p.block_bytes;
-  if (left) {
-    linear_tile<R, true>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
-  } else {
-    linear_tile<R, false>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
-  }
+  linear_rows_as<R, false>(p, xm, n0, cnt, cb, cq, left, zp, tail, ym);
 }
 
 }  // namespace
@@ -281,6 +452,7 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
   alignas(16) int32_t cb[16 * kChunkBlocks];
   RqBlock cq[kChunkBlocks];
   int8_t tail[16 * kDotTileRows] = {};
+  alignas(16) int8_t xpack[16 * kDotTileRows * ((kPackMaxK + 15) / 16)];
   const int32x4_t one = vdupq_n_s32(1), minus1 = vdupq_n_s32(-1), zero = vdupq_n_s32(0);
   for (int n0 = 0; n0 < out_features; n0 += 16 * kChunkBlocks) {
     int32x4_t any_left = minus1;
@@ -313,13 +485,13 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
     const bool left = vmaxvq_s32(any_left) >= 0;  // some L > 0 in the chunk
     int m = 0;
     for (; m + kDotTileRows <= rows; m += kDotTileRows) {
-      linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, left, zp, tail);
+      linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack);
     }
     switch (rows - m) {
-      case 4: linear_rows<4>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
-      case 3: linear_rows<3>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
-      case 2: linear_rows<2>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
-      case 1: linear_rows<1>(p, m, n0, cnt, cb, cq, left, zp, tail); break;
+      case 4: linear_rows<4>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
+      case 3: linear_rows<3>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
+      case 2: linear_rows<2>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
+      case 1: linear_rows<1>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
       default: break;
     }
   }
@@ -475,6 +647,19 @@ __attribute__((always_inline)) inline void qk_steps(int32x4_t (&a)[R][4], const 
   }
 }
 
+// Row r's 16 scores to sr[r], sr[r] advanced past them: two STP, the second
+// post-indexed (GCC would address rows 1.. with register offsets, one STR
+// per vector and no pairs).
+template <int R>
+__attribute__((always_inline)) inline void store_rows_post(const int32x4_t (&a)[R][4], int32_t* (&sr)[R]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    __asm__("stp %q2, %q3, [%1, #32]\n\tstp %q4, %q5, [%1], #64"
+            : "=m"(*reinterpret_cast<int32_t(*)[16]>(sr[r])), "+r"(sr[r])
+            : "w"(a[r][2]), "w"(a[r][3]), "w"(a[r][0]), "w"(a[r][1]));
+  }
+}
+
 // R rows (q, 16 * S readable bytes each, zero past head_dim) against every
 // block; init advances by init_step (16, or 0 for the zero block).
 template <int R, int S, bool kRagged>
@@ -490,11 +675,14 @@ __attribute__((optimize("no-schedule-insns"))) void qk_rows(int blocks, int grou
   }
   const int last = groups - 4 * (S - 1);
   const int8_t* kg = keys;  // the blocks are consecutive: the groups run on
-  for (int b = 0; b < blocks; ++b, init += init_step, scores += 16) {
+  int32_t* sr[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) sr[r] = scores + static_cast<ptrdiff_t>(r) * stride;
+  for (int b = 0; b < blocks; ++b, init += init_step) {
     int32x4_t a[R][4];
     load_init<R>(a, init);
     qk_steps<R, S, 0, kRagged>(a, xv, kg, last);
-    store_acc<R>(a, scores, stride);
+    store_rows_post<R>(a, sr);
   }
 }
 
@@ -576,27 +764,39 @@ __attribute__((always_inline)) inline void udot_group(uint32x4_t (&a)[R][4], con
   }
 }
 
+__attribute__((always_inline)) inline uint8x16_t ld1_post(const uint8_t*& p) {
+  uint8x16_t v;
+  __asm__("ldr %q0, [%1], #16" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const uint8_t(*)[16]>(p)));
+  return v;
+}
+
+// The loop ended by the value pointer, the planes' rows loaded with
+// post-increment (as tile_k_loop).
 template <int R>
 __attribute__((always_inline)) inline void udot_plane(uint32x4_t (&a)[R][4], int groups, const uint8_t* x,
                                                       int stride, const uint8_t* vb) {
   const uint8_t* wg = vb;
-  int g = 0;
-  for (; g + 4 <= groups; g += 4) {
+  const uint8_t* xp[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) xp[r] = x + static_cast<ptrdiff_t>(r) * stride;
+  const uint8_t* const steps_end = vb + static_cast<ptrdiff_t>(groups / 4) * 256;
+  while (wg != steps_end) {
     uint8x16_t xv[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) xv[r] = vld1q_u8(x + static_cast<ptrdiff_t>(r) * stride + 4 * g);
+    for (int r = 0; r < R; ++r) xv[r] = ld1_post(xp[r]);
     udot_group<0, R>(a, xv, wg);
     udot_group<1, R>(a, xv, wg);
     udot_group<2, R>(a, xv, wg);
     udot_group<3, R>(a, xv, wg);
   }
-  if (g < groups) {  // the planes are zero up to the next 16 keys; the values stop at `groups`
+  const int rest = groups % 4;
+  if (rest != 0) {  // the planes are zero up to the next 16 keys; the values stop at `groups`
     uint8x16_t xv[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) xv[r] = vld1q_u8(x + static_cast<ptrdiff_t>(r) * stride + 4 * g);
+    for (int r = 0; r < R; ++r) xv[r] = vld1q_u8(xp[r]);
     udot_group<0, R>(a, xv, wg);
-    if (groups - g > 1) udot_group<1, R>(a, xv, wg);
-    if (groups - g > 2) udot_group<2, R>(a, xv, wg);
+    if (rest > 1) udot_group<1, R>(a, xv, wg);
+    if (rest > 2) udot_group<2, R>(a, xv, wg);
   }
 }
 

@@ -243,6 +243,43 @@ TEST(SimdTest, Qs8LinearMatchesRefExactly) {
   }
 }
 
+// Outputs past 256 channels: the dot-product kernel lays out its biases and
+// requantization vectors in chunks of 16 blocks (256 channels) and packs the
+// inputs of each row tile once per chunk (in_features <= 528), so several
+// chunks, a ragged last one, and inputs on both sides of 528 are needed.
+TEST(SimdTest, Qs8LinearWideOutputsMatchRefExactly) {
+  REQUIRE_VARIANTS(variants, qs8_linear);
+  const int kOuts[] = {256, 257, 300, 512, 529};
+  const int kIns[] = {16, 100, 128, 527, 528, 529, 544};
+  for (uint64_t seed = 0; seed < 14; ++seed) {
+    Rng rng(5000 + seed);
+    const int rows = static_cast<int>(rng.uniform_int(1, 13));
+    const int out = kOuts[seed % 5];
+    const int in = kIns[seed % 7];
+    const int x_stride = in + static_cast<int>(rng.uniform_int(0, 3));
+    const int y_stride = out + static_cast<int>(rng.uniform_int(0, 3));
+    const auto x = RandS8(rng, static_cast<size_t>(rows - 1) * x_stride + in);
+    const auto w = PackedWithGarbagePadding(rng, out, in, RandS8(rng, static_cast<size_t>(out) * in));
+    std::vector<int32_t> bias(out), mult(out), shift(out);
+    for (auto& b : bias) b = static_cast<int32_t>(rng.uniform_int(-(1 << 20), 1 << 20));
+    const int per_channel = static_cast<int>(rng.uniform_int(0, 1));
+    for (int n = 0; n < out; ++n) Multiplier(rng.log_uniform(1e-6, 1e-1), &mult[n], &shift[n]);
+    const int32_t y_zp = SampleZp(rng);
+    std::vector<int8_t> want(static_cast<size_t>(rows) * y_stride, 0x5A);
+    Ref().qs8_linear(rows, out, in, x.data(), x_stride, w.data(), bias.data(), mult.data(), shift.data(),
+                     per_channel, y_zp, want.data(), y_stride);
+    for (const auto& uk : variants) {
+      std::vector<int8_t> got(want.size(), 0x5A);
+      uk.fn(rows, out, in, x.data(), x_stride, w.data(), bias.data(), mult.data(), shift.data(), per_channel, y_zp,
+            got.data(), y_stride);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << uk.name << " index " << i << " seed " << seed << " rows " << rows
+                                   << " out " << out << " in " << in;
+      }
+    }
+  }
+}
+
 // Every requantization shift s in -31..30 (per tensor, or per channel around
 // s), with biases that put the results near and across the int8 range: the
 // Arm kernels requantize in 32-bit lanes with separate forms for s >= 0 and
