@@ -174,40 +174,62 @@ void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t*
 
 }  // namespace
 
-// One run of the MHA table m with the buffers of its own layout (a block's
-// attention passes its sub-table and the block's Call).
-void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
+MhaBuffers mha_buffers(const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
   LayerShape s = {};
   s.dtype = c.s8 ? EA_S8 : EA_F32;
   s.tile_scratch = c.layer->tile_scratch();
   mha_shape(*m, &s);
   const Layout at = layout(s, c.q_len, c.kv_len);
-  uint8_t* q = c.scratch + at.q;
-  uint8_t* ctx = c.scratch + at.ctx;
-  uint8_t* kp;
-  uint8_t* vp;
+  MhaBuffers b = {c.scratch + at.q, c.scratch + at.ctx, c.scratch + at.k, c.scratch + at.v, c.scratch + at.row};
   if (at.kv_in_cache) {  // K, V live in the persistent cache, laid out for max_kv_len
     const Layout cached = layout(s, c.q_len, max_kv_len);
-    kp = c.cache + cached.k;
-    vp = c.cache + cached.v;
-  } else {
-    kp = c.scratch + at.k;
-    vp = c.scratch + at.v;
+    b.k = c.cache + cached.k;
+    b.v = c.cache + cached.v;
   }
+  return b;
+}
+
+void mha_project_keys(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, const MhaBuffers& b) {
+  if (c.keys_cached) return;
+  if (c.key == c.value) {  // one pool call for both
+    const fb::Linear* ls[2] = {m->k_proj(), m->v_proj()};
+    void* ys[2] = {b.k, b.v};
+    run_linears_same_input(model, c, ls, 2, c.kv_len, c.key, ys);
+  } else {
+    run_linear(model, c, m->k_proj(), c.kv_len, c.key, b.k);
+    run_linear(model, c, m->v_proj(), c.kv_len, c.value, b.v);
+  }
+}
+
+LinearStep mha_qkv_step(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, const void* x,
+                        const MhaBuffers& b) {
+  const fb::Linear* ls[3] = {m->q_proj(), m->k_proj(), m->v_proj()};
+  void* ys[3] = {b.q, b.k, b.v};
+  return LinearStep(model, c, ls, 3, x, ys);
+}
+
+void mha_attend(const fb::MultiHeadAttention* m, const Call& c, const MhaBuffers& b) {
+  attend_heads(c, m, b.q, b.k, b.v, b.ctx, b.row);
+}
+
+// One run of the MHA table m with the buffers of its own layout (a block's
+// attention passes its sub-table and the block's Call).
+void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
+  const MhaBuffers b = mha_buffers(m, c, max_kv_len);
   if (!c.keys_cached && c.key == c.query && c.value == c.query && c.kv_len == c.q_len) {
     // Self-attention: Q, K and V of the same rows in one pool call.
     const fb::Linear* ls[3] = {m->q_proj(), m->k_proj(), m->v_proj()};
-    void* ys[3] = {q, kp, vp};
+    void* ys[3] = {b.q, b.k, b.v};
     run_linears_same_input(model, c, ls, 3, c.q_len, c.query, ys);
   } else {
-    run_linear(model, c, m->q_proj(), c.q_len, c.query, q);
+    run_linear(model, c, m->q_proj(), c.q_len, c.query, b.q);
     if (!c.keys_cached) {
-      run_linear(model, c, m->k_proj(), c.kv_len, c.key, kp);
-      run_linear(model, c, m->v_proj(), c.kv_len, c.value, vp);
+      run_linear(model, c, m->k_proj(), c.kv_len, c.key, b.k);
+      run_linear(model, c, m->v_proj(), c.kv_len, c.value, b.v);
     }
   }
-  attend_heads(c, m, q, kp, vp, ctx, c.scratch + at.row);
-  run_linear(model, c, m->out_proj(), c.q_len, ctx, c.output);
+  mha_attend(m, c, b);
+  run_linear(model, c, m->out_proj(), c.q_len, b.ctx, c.output);
 }
 
 // The K and V projections of c.key / c.value (c.kv_len rows) into the cache,

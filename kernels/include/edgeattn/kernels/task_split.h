@@ -74,6 +74,29 @@ inline TaskRange linear_channels(const TaskRange& units, int out) {
   return TaskRange{units.begin * kLinearChannelBlock, c1 < out ? c1 : out};
 }
 
+// Row-wise steps chained in one pool call (runtime/src/layers/exec.h,
+// run_chain): a LayerNorm, projections, residual adds and activation tables
+// of the same rows, each step's row r computed from row r of the steps
+// before it. Tiles of `unit` rows, the task count from the chain's summed
+// work; chained only when there are at least as many tiles as that count
+// (else each step runs on its own, split its own way, as for a decoding
+// step's single row). One hand-over instead of one per step.
+struct ChainSplit {
+  bool chained;
+  int units;  // row tiles
+  int tasks;
+};
+inline ChainSplit chain_split(int rows, int unit, uint64_t work, int workers, uint64_t min_work) {
+  const int units = (rows + unit - 1) / unit;
+  const int tasks = task_count(work, min_work, workers, workers);
+  return ChainSplit{units >= tasks, units, tasks < units ? tasks : (units > 0 ? units : 1)};
+}
+// Rows [r0, r1) of a chain's unit range.
+inline TaskRange chain_rows(const TaskRange& units, int unit, int rows) {
+  const int r1 = units.end * unit;
+  return TaskRange{units.begin * unit, r1 < rows ? r1 : rows};
+}
+
 // The attention core: items are (head, query-row range) pairs, head-major,
 // each head's q_len rows cut into `chunks` ranges of whole 8-row tiles.
 // Enough chunks that each worker gets about two items, so a worker mostly
