@@ -342,6 +342,38 @@ void RunHeads(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>& sc
   });
 }
 
+// The attention core by query-row ranges (every head of a range in one
+// task) chained with the out projection of those rows, in one pool call (as
+// the runtime's run_mha for non-causal attention: AttendRowsStep); too few
+// row tiles for the tasks: the head split, then the out projection.
+void RunHeadsOut(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>& scratch, int L, int kv, int d,
+                 int heads, const int8_t* q, const int8_t* kp, const int8_t* vp, int8_t* ctx, const Qs8Linear& wo,
+                 int8_t* y) {
+  const int hd = d / heads;
+  const int unit = 8;
+  const uint64_t work = ek::attention_work(L, kv, d) + static_cast<uint64_t>(L) * d * d;
+  const ek::ChainSplit cs = ek::chain_split(L, unit, work, w.count(), ek::kDefaultMinTaskWork);
+  if (!cs.chained) {
+    RunHeads(t, w, scratch, L, kv, d, heads, q, kp, vp, ctx);
+    RunLinear(t, w, wo, L, ctx, y);
+    return;
+  }
+  w.For(cs.units, cs.tasks, [&](int begin, int end, int worker) {
+    HeadScratch& s = scratch[static_cast<size_t>(worker)];
+    const ek::TaskRange r = ek::chain_rows({begin, end}, unit, L);
+    for (int h = 0; h < heads; ++h) {
+      ek::QS8AttentionArgs a = Qs8Head(r.end - r.begin, kv, hd, d);
+      a.causal_offset = kv - L + r.begin;
+      a.q = q + static_cast<size_t>(r.begin) * d + h * hd; a.k = kp + h * hd; a.v = vp + h * hd;
+      a.out = ctx + static_cast<size_t>(r.begin) * d + h * hd;
+      a.scratch = s.scores.data(); a.prob_scratch = s.probs.data();
+      a.tile_scratch = s.tile.data();
+      t.qs8_attention(a);
+    }
+    wo.Run(t, r.end - r.begin, ctx + static_cast<size_t>(r.begin) * d, d, y + static_cast<size_t>(r.begin) * d, d);
+  });
+}
+
 void BM_Qs8Attention(benchmark::State& state, const ek::KernelTable& t, int q_len, int kv, int hd) {
   const auto q = RandS8(static_cast<size_t>(q_len) * hd, 1);
   const auto k = RandS8(static_cast<size_t>(kv) * hd, 2);
@@ -537,7 +569,7 @@ void BM_Qs8MhaTileStage(benchmark::State& state, const ek::Qs8AttnTileStages& st
 // Multi-head attention, int8. decoder: q_len = 1 against kv cached keys (K/V
 // projections not timed, like a cached decoder step); else self-attention.
 void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int d, int heads, bool decoder,
-               int workers = 1) {
+               int workers = 1, bool chained = true) {
   const ek::KernelTable& t = *ek::kernel_table(path);
   if (workers > 1) {  // the runtime's split (Workers), self-attention
     Workers w(workers);
@@ -549,8 +581,12 @@ void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int 
     int8_t* const out3[3] = {q.data(), kp.data(), vp.data()};
     for (auto _ : state) {
       RunQkv(t, w, qkv, L, x.data(), out3);
-      RunHeads(t, w, scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
-      RunLinear(t, w, wo, L, ctx.data(), y.data());
+      if (chained) {
+        RunHeadsOut(t, w, scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data(), wo, y.data());
+      } else {
+        RunHeads(t, w, scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
+        RunLinear(t, w, wo, L, ctx.data(), y.data());
+      }
       benchmark::DoNotOptimize(y.data());
     }
     SetFlops(state, 8.0 * L * d * static_cast<double>(d) + 4.0 * L * static_cast<double>(L) * d);
@@ -829,7 +865,8 @@ struct Qs8Norm {
 // runtime/src/layers/exec.h): norm1 with the Q, K and V projections of row
 // tiles in one pool call, the attention core (its context into `a`), and
 // every later step of a row tile in one more; sub_rows > 0 runs a task's
-// chain over sub-tiles of that many rows (EA_CHAIN_SUB_ROWS). chained =
+// chain over sub-tiles of that many rows (the runtime does not: on one
+// thread that measured no faster, docs/performance.md). chained =
 // false: every step in its own pool call (the runtime before chaining).
 void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int d, int heads, BlockStage stage,
                         int workers = 1, bool chained = true, int sub_rows = 0) {
@@ -1098,6 +1135,9 @@ void RegisterAll() {
           for (int n : {2, 4}) {
             benchmark::RegisterBenchmark(("mha_qs8" + s + "/" + pn + "/workers:" + std::to_string(n)).c_str(),
                                          [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false, n); });
+            // The head split and the out projection in separate pool calls (before run_chain).
+            benchmark::RegisterBenchmark(("mha_qs8" + s + "/" + pn + "/workers:" + std::to_string(n) + "/steps").c_str(),
+                                         [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false, n, false); });
           }
           reg("mha_f32" + s, [=](benchmark::State& st) { BM_F32Mha(st, p, L, L, d, h, false); });
         }
@@ -1150,8 +1190,8 @@ void RegisterAll() {
             BM_Qs8EncoderBlock(st, p, L, d, 4, BlockStage::kAll, n, false);
           });
         }
-        // One thread, the chain over sub-tiles of 8, 16 or 32 rows (EA_CHAIN_SUB_ROWS): does a
-        // tile's data staying in L1 from step to step pay?
+        // One thread, the chain over sub-tiles of 8, 16 or 32 rows: does a tile's data
+        // staying in L1 from step to step pay? (Issue 24's fusion measurement.)
         for (int sub : {8, 16, 32}) {
           if (sub >= L) continue;
           reg("encoder_block_qs8" + s + "/chain_rows:" + std::to_string(sub),

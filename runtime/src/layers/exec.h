@@ -191,15 +191,10 @@ inline ea_quant quant_of(const fb::ActQuant* q) {
 // after another: the same bytes, one hand-over instead of one per step.
 // Steps run alone when the rows are too few for the chain's tasks, and with
 // XNNPACK (whole matrices on the caller's thread) or range mode (one bias
-// workspace per projection).
-//
-// EA_CHAIN_SUB_ROWS > 0: a task runs the chain over sub-tiles of that many
-// rows, so that a tile's rows stay in L1 from one step to the next (the
-// fusion measurement of docs/performance.md; 0, the default: every step over
-// the task's whole row range).
-#ifndef EA_CHAIN_SUB_ROWS
-#define EA_CHAIN_SUB_ROWS 0
-#endif
+// workspace per projection). A task runs each step over all of its rows
+// before the next: sub-tiles of 8 to 32 rows, which would keep a tile's
+// rows in L1 from step to step, measured 0-4 % slower on one thread
+// (kernels_bench's encoder_block_qs8/.../chain_rows:N; docs/performance.md).
 template <typename... Steps>
 void run_chain(const Call& c, int rows, int unit, Steps&&... steps) {
   const uint64_t work = (uint64_t{0} + ... + steps.work_per_row) * static_cast<uint64_t>(rows);
@@ -212,11 +207,7 @@ void run_chain(const Call& c, int rows, int unit, Steps&&... steps) {
   (steps.Prepare(), ...);
   parallel_ranges(c.pool, split.units, split.tasks, [&](int begin, int end, int worker) {
     const kernels::TaskRange r = kernels::chain_rows({begin, end}, unit, rows);
-    const int sub = EA_CHAIN_SUB_ROWS > 0 ? EA_CHAIN_SUB_ROWS : r.end - r.begin;
-    for (int r0 = r.begin; r0 < r.end; r0 += sub) {
-      const int r1 = r.end - r0 > sub ? r0 + sub : r.end;
-      (steps.Rows(r0, r1, worker), ...);
-    }
+    (steps.Rows(r.begin, r.end, worker), ...);
   });
 }
 

@@ -6,6 +6,7 @@
 // step: the new row's K and V are appended to the cache and its query attends
 // over every cached position (the same integers as the last row of a full
 // causal run over that prefix: a row of a causal run never sees later keys).
+#include "edgeattn/kernels/attention_tile.h"
 #include "layer_kind.h"
 #include "parts.h"
 
@@ -136,30 +137,34 @@ LayerPlan plan_mha(const LayerShape& s, int q_len, int kv_len) { return plan(s, 
 
 namespace {
 
+// Head h's view of q [c.q_len][E], kp, vp [c.kv_len][KV] and ctx.
+HeadView head_view(const Call& c, const fb::MultiHeadAttention* m, const uint8_t* q, const uint8_t* kp,
+                   const uint8_t* vp, uint8_t* ctx, int h) {
+  const int e = static_cast<int>(m->embed_dim());
+  const int hd = static_cast<int>(m->head_dim());
+  const int kv_width = static_cast<int>(kv_heads(*m)) * hd;
+  const int group = static_cast<int>(m->num_heads() / kv_heads(*m));  // query heads per K/V head
+  const size_t es = elem_size(c.s8);
+  const size_t col = static_cast<size_t>(h) * hd * es;
+  const size_t kv_col = static_cast<size_t>(h / group) * hd * es;
+  HeadView v = {};
+  v.q = q + col; v.q_stride = e; v.q_zp = zp_of(m->q_proj()->output());
+  v.k = kp + kv_col; v.k_stride = kv_width; v.k_zp = zp_of(m->k_proj()->output());
+  v.v = vp + kv_col; v.v_stride = kv_width; v.v_zp = zp_of(m->v_proj()->output());
+  v.out = ctx + col; v.out_stride = e; v.out_zp = zp_of(m->out_proj()->input());
+  v.head_dim = hd; v.v_dim = hd;
+  if (c.weights != nullptr) {
+    const size_t per_head = static_cast<size_t>(c.q_len) * c.kv_len * (c.s8 ? 2 : 4);
+    v.weights = static_cast<uint8_t*>(c.weights) + static_cast<size_t>(h) * per_head;
+  }
+  return v;
+}
+
 // Every head of q [c.q_len][E] against kp, vp [c.kv_len][E] into ctx.
 void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t* q,
                   const uint8_t* kp, const uint8_t* vp, uint8_t* ctx, uint8_t* row_scratch) {
   const int e = static_cast<int>(m->embed_dim());
-  const int hd = static_cast<int>(m->head_dim());
   const int heads = static_cast<int>(m->num_heads());
-  const int kv_width = static_cast<int>(kv_heads(*m)) * hd;
-  const int group = static_cast<int>(m->num_heads() / kv_heads(*m));  // query heads per K/V head
-  const size_t es = elem_size(c.s8);
-  auto view = [&](int h) {
-    const size_t col = static_cast<size_t>(h) * hd * es;
-    const size_t kv_col = static_cast<size_t>(h / group) * hd * es;
-    HeadView v = {};
-    v.q = q + col; v.q_stride = e; v.q_zp = zp_of(m->q_proj()->output());
-    v.k = kp + kv_col; v.k_stride = kv_width; v.k_zp = zp_of(m->k_proj()->output());
-    v.v = vp + kv_col; v.v_stride = kv_width; v.v_zp = zp_of(m->v_proj()->output());
-    v.out = ctx + col; v.out_stride = e; v.out_zp = zp_of(m->out_proj()->input());
-    v.head_dim = hd; v.v_dim = hd;
-    if (c.weights != nullptr) {
-      const size_t per_head = static_cast<size_t>(c.q_len) * c.kv_len * (c.s8 ? 2 : 4);
-      v.weights = static_cast<uint8_t*>(c.weights) + static_cast<size_t>(h) * per_head;
-    }
-    return v;
-  };
   // (head, query-row range) items (kernels::head_split), head-major.
   const kernels::HeadSplit split = kernels::head_split(heads, c.q_len, pool_workers(c.pool));
   const int n = split.items();
@@ -167,10 +172,37 @@ void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t*
   parallel_ranges(c.pool, n, tasks, [&](int begin, int end, int worker) {
     uint8_t* scratch = worker_row_scratch(c, row_scratch, worker);
     kernels::for_each_head_range(split, c.q_len, begin, end, [&](int h, int row0, int row1) {
-      run_head(c, view(h), row0, row1 - row0, m->scale(), m->softmax(), m->causal(), scratch);
+      run_head(c, head_view(c, m, q, kp, vp, ctx, h), row0, row1 - row0, m->scale(), m->softmax(), m->causal(),
+               scratch);
     });
   });
 }
+
+// The attention core as a chain step (run_chain) ahead of the out
+// projection: a task runs every head over its query rows (the out
+// projection of a row needs all of its heads), in row tiles of
+// kernels::kQs8AttnTileRows. Each task packs every head's keys and values
+// (a head split packs each once); alone, the head split.
+class AttendRowsStep {
+ public:
+  AttendRowsStep(const Call& c, const fb::MultiHeadAttention* m, const MhaBuffers& b)
+      : work_per_row(kernels::attention_work(1, c.kv_len, static_cast<int>(m->embed_dim()))), c_(c), m_(m), b_(b) {}
+  uint64_t work_per_row;
+  void Prepare() {}
+  void Rows(int r0, int r1, int worker) const {
+    uint8_t* scratch = worker_row_scratch(c_, b_.row, worker);
+    for (int h = 0; h < static_cast<int>(m_->num_heads()); ++h) {
+      run_head(c_, head_view(c_, m_, b_.q, b_.k, b_.v, b_.ctx, h), r0, r1 - r0, m_->scale(), m_->softmax(),
+               m_->causal(), scratch);
+    }
+  }
+  void Alone(int) const { attend_heads(c_, m_, b_.q, b_.k, b_.v, b_.ctx, b_.row); }
+
+ private:
+  const Call& c_;
+  const fb::MultiHeadAttention* m_;
+  const MhaBuffers& b_;
+};
 
 }  // namespace
 
@@ -228,8 +260,18 @@ void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call
       run_linear(model, c, m->v_proj(), c.kv_len, c.value, b.v);
     }
   }
-  mha_attend(m, c, b);
-  run_linear(model, c, m->out_proj(), c.q_len, b.ctx, c.output);
+#ifndef EA_MHA_ROWS_OUT
+#define EA_MHA_ROWS_OUT 1
+#endif
+  if (EA_MHA_ROWS_OUT && !m->causal()) {
+    // The core by query rows and the out projection of those rows in one
+    // pool call (causal rows differ in work: there the head split balances).
+    run_chain(c, c.q_len, kernels::kQs8AttnTileRows, AttendRowsStep(c, m, b),
+              LinearStep(model, c, m->out_proj(), b.ctx, c.output));
+  } else {
+    mha_attend(m, c, b);
+    run_linear(model, c, m->out_proj(), c.q_len, b.ctx, c.output);
+  }
 }
 
 // The K and V projections of c.key / c.value (c.kv_len rows) into the cache,
