@@ -260,10 +260,7 @@ void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call
       run_linear(model, c, m->v_proj(), c.kv_len, c.value, b.v);
     }
   }
-#ifndef EA_MHA_ROWS_OUT
-#define EA_MHA_ROWS_OUT 1
-#endif
-  if (EA_MHA_ROWS_OUT && !m->causal()) {
+  if (!m->causal()) {
     // The core by query rows and the out projection of those rows in one
     // pool call (causal rows differ in work: there the head split balances).
     run_chain(c, c.q_len, kernels::kQs8AttnTileRows, AttendRowsStep(c, m, b),
