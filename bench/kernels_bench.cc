@@ -345,7 +345,8 @@ void RunHeads(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>& sc
 // The attention core by query-row ranges (every head of a range in one
 // task) chained with the out projection of those rows, in one pool call (as
 // the runtime's run_mha for non-causal attention: AttendRowsStep); too few
-// row tiles for the tasks: the head split, then the out projection.
+// row tiles for the tasks or more than kMaxChainedCoreWork: the head split,
+// then the out projection.
 void RunHeadsOut(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>& scratch, int L, int kv, int d,
                  int heads, const int8_t* q, const int8_t* kp, const int8_t* vp, int8_t* ctx, const Qs8Linear& wo,
                  int8_t* y) {
@@ -353,7 +354,7 @@ void RunHeadsOut(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>&
   const int unit = 8;
   const uint64_t work = ek::attention_work(L, kv, d) + static_cast<uint64_t>(L) * d * d;
   const ek::ChainSplit cs = ek::chain_split(L, unit, work, w.count(), ek::kDefaultMinTaskWork);
-  if (!cs.chained) {
+  if (!cs.chained || work > ek::kMaxChainedCoreWork) {
     RunHeads(t, w, scratch, L, kv, d, heads, q, kp, vp, ctx);
     RunLinear(t, w, wo, L, ctx, y);
     return;

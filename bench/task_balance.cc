@@ -119,14 +119,15 @@ void Chain(Tally* t, int L, const std::vector<Step>& steps, int workers) {
 // The MHA layer as run_mha runs it (non-causal): Q, K and V in one pool
 // call (run_linears_same_input), then the attention core by rows of 8-row
 // tiles with every head, chained with the out projection of those rows;
-// with too few tiles, the head split and the out projection on their own.
+// with too few tiles or above kMaxChainedCoreWork, the head split and the
+// out projection on their own.
 Tally Mha(int L, int d, int heads, int workers) {
   Tally t;
   Linear(&t, L, d, 3 * d, workers);
   const int unit = 8;  // kQs8AttnTileRows
   const uint64_t per_row = ek::attention_work(1, L, d) + uint64_t(d) * d;
   const ek::ChainSplit c = ek::chain_split(L, unit, per_row * L, workers, ek::kDefaultMinTaskWork);
-  if (!c.chained) {
+  if (!c.chained || per_row * L > ek::kMaxChainedCoreWork) {
     Attention(&t, L, d, heads, workers);
     Linear(&t, L, d, d, workers);
     return t;

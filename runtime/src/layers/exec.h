@@ -193,8 +193,9 @@ inline ea_quant quant_of(const fb::ActQuant* q) {
 // XNNPACK (whole matrices on the caller's thread) or range mode (one bias
 // workspace per projection). A task runs each step over all of its rows
 // before the next: sub-tiles of 8 to 32 rows, which would keep a tile's
-// rows in L1 from step to step, measured 0-4 % slower on one thread
-// (kernels_bench's encoder_block_qs8/.../chain_rows:N; docs/performance.md).
+// rows in L1 from step to step, measured no faster on one thread (8 rows:
+// 1-4 % slower; kernels_bench's encoder_block_qs8/.../chain_rows:N,
+// docs/performance.md).
 template <typename... Steps>
 void run_chain(const Call& c, int rows, int unit, Steps&&... steps) {
   const uint64_t work = (uint64_t{0} + ... + steps.work_per_row) * static_cast<uint64_t>(rows);

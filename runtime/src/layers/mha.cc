@@ -182,7 +182,8 @@ void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t*
 // projection: a task runs every head over its query rows (the out
 // projection of a row needs all of its heads), in row tiles of
 // kernels::kQs8AttnTileRows. Each task packs every head's keys and values
-// (a head split packs each once); alone, the head split.
+// (a head split packs each once), so run_mha chains it only up to
+// kernels::kMaxChainedCoreWork; alone, the head split.
 class AttendRowsStep {
  public:
   AttendRowsStep(const Call& c, const fb::MultiHeadAttention* m, const MhaBuffers& b)
@@ -260,9 +261,12 @@ void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call
       run_linear(model, c, m->v_proj(), c.kv_len, c.value, b.v);
     }
   }
-  if (!m->causal()) {
+  const uint64_t e = m->embed_dim();
+  const uint64_t core_out = kernels::attention_work(c.q_len, c.kv_len, static_cast<int>(e)) + static_cast<uint64_t>(c.q_len) * e * e;
+  if (!m->causal() && core_out <= kernels::kMaxChainedCoreWork) {
     // The core by query rows and the out projection of those rows in one
-    // pool call (causal rows differ in work: there the head split balances).
+    // pool call (causal rows differ in work: there the head split balances;
+    // larger layers: kMaxChainedCoreWork).
     run_chain(c, c.q_len, kernels::kQs8AttnTileRows, AttendRowsStep(c, m, b),
               LinearStep(model, c, m->out_proj(), b.ctx, c.output));
   } else {
