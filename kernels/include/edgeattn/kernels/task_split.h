@@ -136,9 +136,9 @@ inline HeadSplit head_split(int heads, int q_len, int workers) {
 // (run_mha; each task runs every head of its query rows): each task packs
 // every head's keys and values, where the head split packs each head's once.
 // On two Zen 5 cores that cost more than the hand-over it saves from about
-// 2^22 multiply-adds of core and out projection on (L 64, d 256: 2 % slower;
-// L 128, d 128: even; L 64, d 128: 2 % faster; L 16, d 128: 19 %), so larger
-// layers keep the head split (docs/performance.md).
+// 2^22 multiply-adds of core and out projection on (L 64, d 256 and L 256:
+// 1-2 % slower; L 64, d 128 and L 128, d 128: even; L 16, d 128: 19 %
+// faster), so larger layers keep the head split (docs/performance.md).
 constexpr uint64_t kMaxChainedCoreWork = uint64_t{1} << 22;
 
 // Attention work (scores and weighted values) of q_len rows against kv_len
