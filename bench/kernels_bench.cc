@@ -350,6 +350,39 @@ void RunHeads(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>& sc
   });
 }
 
+// The attention core by query-row ranges (every head of a range in one
+// task) chained with the out projection of those rows, in one pool call (as
+// the runtime's run_mha for non-causal attention: AttendRowsStep); too few
+// row tiles for the tasks or more than kMaxChainedCoreWork: the head split,
+// then the out projection.
+void RunHeadsOut(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>& scratch, int L, int kv, int d,
+                 int heads, const int8_t* q, const int8_t* kp, const int8_t* vp, int8_t* ctx, const Qs8Linear& wo,
+                 int8_t* y) {
+  const int hd = d / heads;
+  const int unit = 8;
+  const uint64_t work = ek::attention_work(L, kv, d) + static_cast<uint64_t>(L) * d * d;
+  const ek::ChainSplit cs = ek::chain_split(L, unit, work, w.count(), ek::kDefaultMinTaskWork);
+  if (!cs.chained || work > ek::kMaxChainedCoreWork) {
+    RunHeads(t, w, scratch, L, kv, d, heads, q, kp, vp, ctx);
+    RunLinear(t, w, wo, L, ctx, y);
+    return;
+  }
+  w.For(cs.units, cs.tasks, [&](int begin, int end, int worker) {
+    HeadScratch& s = scratch[static_cast<size_t>(worker)];
+    const ek::TaskRange r = ek::chain_rows({begin, end}, unit, L);
+    for (int h = 0; h < heads; ++h) {
+      ek::QS8AttentionArgs a = Qs8Head(r.end - r.begin, kv, hd, d);
+      a.causal_offset = kv - L + r.begin;
+      a.q = q + static_cast<size_t>(r.begin) * d + h * hd; a.k = kp + h * hd; a.v = vp + h * hd;
+      a.out = ctx + static_cast<size_t>(r.begin) * d + h * hd;
+      a.scratch = s.scores.data(); a.prob_scratch = s.probs.data();
+      a.tile_scratch = s.tile.data();
+      t.qs8_attention(a);
+    }
+    wo.Run(t, r.end - r.begin, ctx + static_cast<size_t>(r.begin) * d, d, y + static_cast<size_t>(r.begin) * d, d);
+  });
+}
+
 void BM_Qs8Attention(benchmark::State& state, const ek::KernelTable& t, int q_len, int kv, int hd) {
   const auto q = RandS8(static_cast<size_t>(q_len) * hd, 1);
   const auto k = RandS8(static_cast<size_t>(kv) * hd, 2);
@@ -545,7 +578,7 @@ void BM_Qs8MhaTileStage(benchmark::State& state, const ek::Qs8AttnTileStages& st
 // Multi-head attention, int8. decoder: q_len = 1 against kv cached keys (K/V
 // projections not timed, like a cached decoder step); else self-attention.
 void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int d, int heads, bool decoder,
-               int workers = 1) {
+               int workers = 1, bool chained = true) {
   const ek::KernelTable& t = *ek::kernel_table(path);
   if (workers > 1) {  // the runtime's split (Workers), self-attention
     Workers w(workers);
@@ -557,8 +590,12 @@ void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int 
     int8_t* const out3[3] = {q.data(), kp.data(), vp.data()};
     for (auto _ : state) {
       RunQkv(t, w, qkv, L, x.data(), out3);
-      RunHeads(t, w, scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
-      RunLinear(t, w, wo, L, ctx.data(), y.data());
+      if (chained) {
+        RunHeadsOut(t, w, scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data(), wo, y.data());
+      } else {
+        RunHeads(t, w, scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
+        RunLinear(t, w, wo, L, ctx.data(), y.data());
+      }
       benchmark::DoNotOptimize(y.data());
     }
     SetFlops(state, 8.0 * L * d * static_cast<double>(d) + 4.0 * L * static_cast<double>(L) * d);
@@ -833,8 +870,15 @@ struct Qs8Norm {
   }
 };
 
+// kAll runs the block as the runtime does (run_chain in
+// runtime/src/layers/exec.h): norm1 with the Q, K and V projections of row
+// tiles in one pool call, the attention core (its context into `a`), and
+// every later step of a row tile in one more; sub_rows > 0 runs a task's
+// chain over sub-tiles of that many rows (the runtime does not: on one
+// thread that measured no faster, docs/performance.md). chained =
+// false: every step in its own pool call (the runtime before chaining).
 void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int d, int heads, BlockStage stage,
-                        int workers = 1) {
+                        int workers = 1, bool chained = true, int sub_rows = 0) {
   const ek::KernelTable& t = *ek::kernel_table(path);
   Workers w(workers);
   const int hd = d / heads, f = 4 * d;
@@ -876,10 +920,86 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
       t.qs8_add(part);
     });
   };
+  std::vector<int8_t> fo(x.size());
+  const Qs8Linear* qkv[3] = {&wq, &wk, &wv};
+  // Steps of rows [r0, r1) on a copy of the kernels' arguments.
+  auto norm_rows = [&](const Qs8Norm& n, const int8_t* in, int8_t* out, int r0, int r1) {
+    ek::QS8LayerNormArgs part = n.args;
+    part.rows = r1 - r0;
+    part.x = in + static_cast<size_t>(r0) * d; part.x_stride = d;
+    part.y = out + static_cast<size_t>(r0) * d; part.y_stride = d;
+    t.qs8_layernorm(part);
+  };
+  auto add_rows = [&](const int8_t* ra, const int8_t* rb, int8_t* ry, int r0, int r1) {
+    ek::QS8AddArgs part = add;
+    part.rows = r1 - r0;
+    part.a = ra + static_cast<size_t>(r0) * d; part.b = rb + static_cast<size_t>(r0) * d;
+    part.y = ry + static_cast<size_t>(r0) * d;
+    t.qs8_add(part);
+  };
+  auto linear_rows = [&](const Qs8Linear& l, const int8_t* in, int8_t* out, int r0, int r1) {
+    l.Run(t, r1 - r0, in + static_cast<size_t>(r0) * l.in, l.in, out + static_cast<size_t>(r0) * l.out, l.out);
+  };
+  // One pool call over row tiles (ek::chain_split), or `alone` (each step its own).
+  auto chain = [&](uint64_t work_per_row, auto alone, auto rows) {
+    const int unit = ek::kLinearRowUnit;
+    const ek::ChainSplit cs =
+        ek::chain_split(L, unit, work_per_row * static_cast<uint64_t>(L), w.count(), ek::kDefaultMinTaskWork);
+    if (!cs.chained) {
+      alone();
+      return;
+    }
+    w.For(cs.units, cs.tasks, [&](int begin, int end, int) {
+      const ek::TaskRange r = ek::chain_rows({begin, end}, unit, L);
+      const int sub = sub_rows > 0 ? sub_rows : r.end - r.begin;
+      for (int r0 = r.begin; r0 < r.end; r0 += sub) rows(r0, std::min(r0 + sub, r.end));
+    });
+  };
+  const uint64_t ud = static_cast<uint64_t>(d);
   for (auto _ : state) {
+    if (all && chained) {
+      chain(ek::kLayerNormWorkPerElement * ud + 3 * ud * ud,
+            [&] {
+              norm(n1, x.data(), a.data());
+              int8_t* const out3[3] = {q.data(), kp.data(), vp.data()};
+              RunQkv(t, w, qkv, L, a.data(), out3);
+            },
+            [&](int r0, int r1) {
+              norm_rows(n1, x.data(), a.data(), r0, r1);
+              linear_rows(wq, a.data(), q.data(), r0, r1);
+              linear_rows(wk, a.data(), kp.data(), r0, r1);
+              linear_rows(wv, a.data(), vp.data(), r0, r1);
+            });
+      RunHeads(t, w, heads_scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), a.data());
+      chain(ud * ud + 2 * ek::kAddWorkPerElement * ud + ek::kLayerNormWorkPerElement * ud + 8 * ud * ud +
+                ek::kTableWorkPerElement * 4 * ud,
+            [&] {
+              RunLinear(t, w, wo, L, a.data(), o.data());
+              residual(x.data(), o.data(), a.data());
+              norm(n2, a.data(), o.data());
+              RunLinear(t, w, fc1, L, o.data(), hidden.data());
+              by_rows(ek::kTableWorkPerElement * static_cast<uint64_t>(f), [&](int r0, int rows) {
+                int8_t* h = hidden.data() + static_cast<size_t>(r0) * f;
+                t.qs8_lut(rows, f, h, f, gelu.data(), h, f);
+              });
+              RunLinear(t, w, fc2, L, hidden.data(), fo.data());
+              residual(a.data(), fo.data(), y.data());
+            },
+            [&](int r0, int r1) {
+              linear_rows(wo, a.data(), o.data(), r0, r1);
+              add_rows(x.data(), o.data(), a.data(), r0, r1);
+              norm_rows(n2, a.data(), o.data(), r0, r1);
+              linear_rows(fc1, o.data(), hidden.data(), r0, r1);
+              int8_t* h = hidden.data() + static_cast<size_t>(r0) * f;
+              t.qs8_lut(r1 - r0, f, h, f, gelu.data(), h, f);
+              linear_rows(fc2, hidden.data(), fo.data(), r0, r1);
+              add_rows(a.data(), fo.data(), y.data(), r0, r1);
+            });
+      benchmark::DoNotOptimize(y.data());
+      continue;
+    }
     if (all || stage == BlockStage::kNorm) norm(n1, x.data(), a.data());
     if (all || stage == BlockStage::kAttn) {
-      const Qs8Linear* qkv[3] = {&wq, &wk, &wv};
       int8_t* const out3[3] = {q.data(), kp.data(), vp.data()};
       RunQkv(t, w, qkv, L, a.data(), out3);
       RunHeads(t, w, heads_scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
@@ -1075,6 +1195,9 @@ void RegisterAll() {
           for (int n : {2, 4}) {
             benchmark::RegisterBenchmark(("mha_qs8" + s + "/" + pn + "/workers:" + std::to_string(n)).c_str(),
                                          [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false, n); });
+            // The head split and the out projection in separate pool calls (before run_chain).
+            benchmark::RegisterBenchmark(("mha_qs8" + s + "/" + pn + "/workers:" + std::to_string(n) + "/steps").c_str(),
+                                         [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false, n, false); });
           }
           reg("mha_f32" + s, [=](benchmark::State& st) { BM_F32Mha(st, p, L, L, d, h, false); });
         }
@@ -1118,10 +1241,21 @@ void RegisterAll() {
         const std::string s = "/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:4";
         reg("encoder_block_qs8" + s, [=](benchmark::State& st) { BM_Qs8EncoderBlock(st, p, L, d, 4, BlockStage::kAll); });
         for (int n : {2, 4}) {
-          benchmark::RegisterBenchmark(("encoder_block_qs8" + s + "/" + pn + "/workers:" + std::to_string(n)).c_str(),
-                                       [=](benchmark::State& st) {
-                                         BM_Qs8EncoderBlock(st, p, L, d, 4, BlockStage::kAll, n);
-                                       });
+          const std::string wn = s + "/" + pn + "/workers:" + std::to_string(n);
+          benchmark::RegisterBenchmark(("encoder_block_qs8" + wn).c_str(), [=](benchmark::State& st) {
+            BM_Qs8EncoderBlock(st, p, L, d, 4, BlockStage::kAll, n);
+          });
+          // Every step in its own pool call (before run_chain), to compare in one run.
+          benchmark::RegisterBenchmark(("encoder_block_qs8" + wn + "/steps").c_str(), [=](benchmark::State& st) {
+            BM_Qs8EncoderBlock(st, p, L, d, 4, BlockStage::kAll, n, false);
+          });
+        }
+        // One thread, the chain over sub-tiles of 8, 16 or 32 rows: does a tile's data
+        // staying in L1 from step to step pay? (Issue 24's fusion measurement.)
+        for (int sub : {8, 16, 32}) {
+          if (sub >= L) continue;
+          reg("encoder_block_qs8" + s + "/chain_rows:" + std::to_string(sub),
+              [=](benchmark::State& st) { BM_Qs8EncoderBlock(st, p, L, d, 4, BlockStage::kAll, 1, true, sub); });
         }
       }
     }

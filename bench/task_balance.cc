@@ -2,8 +2,9 @@
 // kernels/task_split.h) spreads the MHA layer and the encoder block of the
 // ONNX Runtime grid over T workers, so the scaling on a 4- or 8-core board can
 // be predicted without one. Pure arithmetic, no timing: for each part
-// (projection, attention core, row-wise step) the tasks it gets and the work
-// of its largest task; a part takes as long as its largest task, so
+// (projection, attention core, row-wise step, or a chain of them in one
+// pool call) the tasks it gets and the work of its largest task; a part
+// takes as long as its largest task, so
 //   predicted speed-up = total work / sum over parts of the largest task's work
 // (perfect cores, no wake-up cost, memory bandwidth not shared).
 //
@@ -22,6 +23,7 @@ namespace {
 struct Tally {
   double work = 0, span = 0;  // all tasks; the largest task of each part, summed
   int parts = 0, tasks = 0;
+  int calls = 0;  // parts of more than one task: pool calls (hand-overs)
 };
 
 void Linear(Tally* t, int rows, int in, int out, int workers) {
@@ -37,6 +39,7 @@ void Linear(Tally* t, int rows, int in, int out, int workers) {
   t->span += largest;
   t->parts += 1;
   t->tasks += s.tasks;
+  t->calls += s.tasks > 1;
 }
 
 void Attention(Tally* t, int L, int d, int heads, int workers) {
@@ -58,6 +61,7 @@ void Attention(Tally* t, int L, int d, int heads, int workers) {
   t->span += largest;
   t->parts += 1;
   t->tasks += tasks;
+  t->calls += tasks > 1;
 }
 
 // A row-wise step of `ops` multiply-add equivalents per element
@@ -74,25 +78,88 @@ void Rows(Tally* t, int L, int width, uint64_t ops, int workers) {
   t->span += double(most) * double(ops) * width;
   t->parts += 1;
   t->tasks += tasks;
+  t->calls += tasks > 1;
 }
 
+// Row-wise steps chained in one pool call (ek::chain_split, as run_chain in
+// runtime/src/layers/exec.h): steps are projections (in x out per row) or
+// row-wise steps (ops per element over `in` elements, out = 0). Not chained
+// (too few row tiles): each step on its own, as Linear and Rows.
+struct Step {
+  int in, out;
+  uint64_t ops;
+};
+void Chain(Tally* t, int L, const std::vector<Step>& steps, int workers) {
+  uint64_t per_row = 0;
+  for (const Step& s : steps) per_row += s.out > 0 ? uint64_t(s.in) * s.out : s.ops * s.in;
+  const ek::ChainSplit c =
+      ek::chain_split(L, ek::kLinearRowUnit, per_row * L, workers, ek::kDefaultMinTaskWork);
+  if (!c.chained) {
+    for (const Step& s : steps) {
+      if (s.out > 0) {
+        Linear(t, L, s.in, s.out, workers);
+      } else {
+        Rows(t, L, s.in, s.ops, workers);
+      }
+    }
+    return;
+  }
+  int most = 0;
+  for (int i = 0; i < c.tasks; ++i) {
+    const ek::TaskRange r = ek::chain_rows(ek::task_range(c.units, c.tasks, i), ek::kLinearRowUnit, L);
+    if (r.end - r.begin > most) most = r.end - r.begin;
+  }
+  t->work += double(per_row) * L;
+  t->span += double(per_row) * most;
+  t->parts += 1;
+  t->tasks += c.tasks;
+  t->calls += c.tasks > 1;
+}
+
+// The MHA layer as run_mha runs it (non-causal): Q, K and V in one pool
+// call (run_linears_same_input), then the attention core by rows of 8-row
+// tiles with every head, chained with the out projection of those rows;
+// with too few tiles or above kMaxChainedCoreWork, the head split and the
+// out projection on their own.
 Tally Mha(int L, int d, int heads, int workers) {
   Tally t;
-  Linear(&t, L, d, 3 * d, workers);  // Q, K and V in one pool call (run_linears_same_input)
-  Attention(&t, L, d, heads, workers);
-  Linear(&t, L, d, d, workers);
+  Linear(&t, L, d, 3 * d, workers);
+  const int unit = 8;  // kQs8AttnTileRows
+  const uint64_t per_row = ek::attention_work(1, L, d) + uint64_t(d) * d;
+  const ek::ChainSplit c = ek::chain_split(L, unit, per_row * L, workers, ek::kDefaultMinTaskWork);
+  if (!c.chained || per_row * L > ek::kMaxChainedCoreWork) {
+    Attention(&t, L, d, heads, workers);
+    Linear(&t, L, d, d, workers);
+    return t;
+  }
+  int most = 0;
+  for (int i = 0; i < c.tasks; ++i) {
+    const ek::TaskRange r = ek::chain_rows(ek::task_range(c.units, c.tasks, i), unit, L);
+    if (r.end - r.begin > most) most = r.end - r.begin;
+  }
+  t.work += double(per_row) * L;
+  t.span += double(per_row) * most;
+  t.parts += 1;
+  t.tasks += c.tasks;
+  t.calls += c.tasks > 1;
   return t;
 }
 
+// The pre-norm block as the runtime runs it (encoder_block.cc): norm1 with
+// Q, K and V in one chain, the attention core, every later step in another.
 Tally Block(int L, int d, int heads, int workers) {
-  Tally t = Mha(L, d, heads, workers);
-  Rows(&t, L, d, ek::kLayerNormWorkPerElement, workers);  // two LayerNorms
-  Rows(&t, L, d, ek::kLayerNormWorkPerElement, workers);
-  Rows(&t, L, d, ek::kAddWorkPerElement, workers);  // two residual adds
-  Rows(&t, L, d, ek::kAddWorkPerElement, workers);
-  Linear(&t, L, d, 4 * d, workers);  // fc1, GELU, fc2
-  Rows(&t, L, 4 * d, ek::kTableWorkPerElement, workers);
-  Linear(&t, L, 4 * d, d, workers);
+  Tally t;
+  Chain(&t, L, {{d, 0, ek::kLayerNormWorkPerElement}, {d, 3 * d, 0}}, workers);
+  Attention(&t, L, d, heads, workers);
+  Chain(&t, L,
+        {{d, d, 0},
+         {d, 0, ek::kAddWorkPerElement},
+         {d, 0, ek::kLayerNormWorkPerElement},
+         {d, 4 * d, 0},
+         {4 * d, 0, ek::kTableWorkPerElement},
+         {4 * d, d, 0},
+         {d, 0, ek::kAddWorkPerElement}},
+        workers);
   return t;
 }
 
@@ -103,9 +170,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) workers.push_back(std::atoi(argv[i]));
   if (workers.empty()) workers = {2, 4, 8};
   std::printf("| layer | L | d | heads |");
-  for (int w : workers) std::printf(" T=%d: tasks per part | largest tasks' share | predicted speed-up |", w);
+  for (int w : workers) std::printf(" T=%d: pool calls | tasks per part | largest tasks' share | predicted speed-up |", w);
   std::printf("\n|---|---:|---:|---:|");
-  for (size_t i = 0; i < workers.size(); ++i) std::printf("---:|---:|---:|");
+  for (size_t i = 0; i < workers.size(); ++i) std::printf("---:|---:|---:|---:|");
   std::printf("\n");
   const int Ls[] = {16, 64, 128, 256}, ds[] = {64, 128, 256};
   for (int kind = 0; kind < 2; ++kind) {
@@ -117,7 +184,7 @@ int main(int argc, char** argv) {
           const Tally t = kind == 0 ? Mha(L, d, heads, w) : Block(L, d, heads, w);
           // The largest tasks' share of the layer's work (each part's
           // largest task, summed; 1/T is perfect balance), and its inverse.
-          std::printf(" %.1f | %.1f %% | %.2f |", double(t.tasks) / t.parts, 100.0 * t.span / t.work,
+          std::printf(" %d | %.1f | %.1f %% | %.2f |", t.calls, double(t.tasks) / t.parts, 100.0 * t.span / t.work,
                       t.work / t.span);
         }
         std::printf("\n");

@@ -236,25 +236,63 @@ Call cross_call(const Call& c, const DecoderLayout& lay, int rows, const void* q
   return x;
 }
 
+// A full run (prefill) in five pool calls besides the memory's K and V
+// projections (run_chain): norm1 (pre-norm) with the self-attention's Q, K
+// and V of row tiles; its attention core; every step up to the
+// cross-attention's Q projection, row tile by row tile; the cross-attention
+// core; every step after it. The cross-attention's context goes to `o`,
+// free while it runs (the FFN's rows in `region` would overwrite the MHA's
+// own context rows that other tasks still read).
 void run(const fb::Model& model, const Call& c, int max_kv_len) {
   const auto* b = c.layer->options_as_DecoderBlock();
   const LayerShape s = shape_with(*c.layer, shape);
   const DecoderLayout lay = decoder_layout(s, c.q_len, c.kv_len, c.max_q_len, max_kv_len);
-  auto self_attn = [&](const void* x, void* out) {
-    Call m = c;  // causal self-attention over the query rows, K and V into the self cache (prefill)
-    m.query = m.key = m.value = x;
-    m.kv_len = m.kv_valid_len = c.q_len;
-    m.keys_cached = false;
-    m.weights = nullptr;
-    m.output = out;
-    m.cache = c.cache + lay.self_cache;
-    m.scratch = c.scratch + lay.region;
-    run_mha(model, b->self_attn(), m, c.max_q_len);
-  };
-  auto cross_attn = [&](const void* q, void* out) {
-    run_mha(model, b->cross_attn(), cross_call(c, lay, c.q_len, q, out), max_kv_len);
-  };
-  run_steps(model, c, lay, c.q_len, self_attn, cross_attn);
+  uint8_t* a = c.scratch + lay.a;
+  uint8_t* o = c.scratch + lay.o;
+  uint8_t* t = c.scratch + lay.t;
+  uint8_t* hidden = c.scratch + lay.hidden;
+  uint8_t* f = c.scratch + lay.f;
+  const int rows = c.q_len, d = static_cast<int>(b->dim());
+  const bool pre = b->norm_first();
+  const auto* sa = b->self_attn();
+  const auto* ca = b->cross_attn();
+  Call self = c;  // causal self-attention over the query rows, K and V into the self cache (prefill)
+  self.query = self.key = self.value = pre ? a : c.query;
+  self.kv_len = self.kv_valid_len = c.q_len;
+  self.keys_cached = false;
+  self.weights = nullptr;
+  self.cache = c.cache + lay.self_cache;
+  self.scratch = c.scratch + lay.region;
+  const MhaBuffers sb = mha_buffers(sa, self, c.max_q_len);
+  const Call cross = cross_call(c, lay, rows, pre ? o : a, t);
+  MhaBuffers xb = mha_buffers(ca, cross, max_kv_len);
+  xb.ctx = o;
+  const int unit = kernels::kLinearRowUnit;
+  const fb::FeedForward* ffn = b->ffn();
+  if (pre) {
+    run_chain(c, rows, unit, NormStep(model, c, b->norm1(), c.query, a), mha_qkv_step(model, sa, c, a, sb));
+  } else {
+    run_chain(c, rows, unit, mha_qkv_step(model, sa, c, c.query, sb));
+  }
+  mha_attend(sa, self, sb);
+  mha_project_keys(model, ca, cross, xb);
+  if (pre) {
+    run_chain(c, rows, unit, LinearStep(model, c, sa->out_proj(), sb.ctx, o), AddStep(c, b->add1(), d, c.query, o, a),
+              NormStep(model, c, b->norm2(), a, o), LinearStep(model, c, ca->q_proj(), o, xb.q));
+    mha_attend(ca, cross, xb);
+    run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), o, t), AddStep(c, b->add2(), d, a, t, a),
+              NormStep(model, c, b->norm3(), a, o), LinearStep(model, c, ffn->fc1(), o, hidden),
+              TableStep(c, ffn, hidden), LinearStep(model, c, ffn->fc2(), hidden, f),
+              AddStep(c, b->add3(), d, a, f, c.output));
+  } else {
+    run_chain(c, rows, unit, LinearStep(model, c, sa->out_proj(), sb.ctx, o), AddStep(c, b->add1(), d, c.query, o, a),
+              NormStep(model, c, b->norm1(), a, a), LinearStep(model, c, ca->q_proj(), a, xb.q));
+    mha_attend(ca, cross, xb);
+    run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), o, t), AddStep(c, b->add2(), d, a, t, a),
+              NormStep(model, c, b->norm2(), a, a), LinearStep(model, c, ffn->fc1(), a, hidden),
+              TableStep(c, ffn, hidden), LinearStep(model, c, ffn->fc2(), hidden, f),
+              AddStep(c, b->add3(), d, a, f, o), NormStep(model, c, b->norm3(), o, c.output));
+  }
 }
 
 void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {

@@ -38,34 +38,36 @@ bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a,
   return true;
 }
 
+void AddStep::Rows(int r0, int r1, int) const {
+  const size_t at = static_cast<size_t>(r0) * static_cast<size_t>(n_) * elem_size(c_.s8);
+  if (c_.s8) {
+    kernels::QS8AddArgs args = {};
+    args.rows = r1 - r0;
+    args.n = n_;
+    args.a = static_cast<const int8_t*>(x_) + at;
+    args.a_stride = n_;
+    args.a_zp = a_->a()->zero_point();
+    args.a_mult = a_->a_multiplier();
+    args.b = static_cast<const int8_t*>(b_) + at;
+    args.b_stride = n_;
+    args.b_zp = a_->b()->zero_point();
+    args.b_mult = a_->b_multiplier();
+    args.shift = a_->shift();
+    args.y_zp = a_->output()->zero_point();
+    args.y = static_cast<int8_t*>(y_) + at;
+    args.y_stride = n_;
+    kernels::kernels().qs8_add(args);
+  } else {
+    kernels::kernels().f32_add(r1 - r0, n_, reinterpret_cast<const float*>(static_cast<const uint8_t*>(x_) + at), n_,
+                               reinterpret_cast<const float*>(static_cast<const uint8_t*>(b_) + at), n_,
+                               reinterpret_cast<float*>(static_cast<uint8_t*>(y_) + at), n_);
+  }
+}
+
 void run_add(const Call& c, const fb::ResidualAdd* a, int rows, int n, const void* x, const void* b, void* y) {
-  const size_t row_bytes = static_cast<size_t>(n) * elem_size(c.s8);
-  const uint64_t work = kernels::kAddWorkPerElement * static_cast<uint64_t>(rows) * static_cast<uint64_t>(n);
-  parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int) {
-    const size_t at = static_cast<size_t>(r0) * row_bytes;
-    if (c.s8) {
-      kernels::QS8AddArgs args = {};
-      args.rows = r1 - r0;
-      args.n = n;
-      args.a = static_cast<const int8_t*>(x) + at;
-      args.a_stride = n;
-      args.a_zp = a->a()->zero_point();
-      args.a_mult = a->a_multiplier();
-      args.b = static_cast<const int8_t*>(b) + at;
-      args.b_stride = n;
-      args.b_zp = a->b()->zero_point();
-      args.b_mult = a->b_multiplier();
-      args.shift = a->shift();
-      args.y_zp = a->output()->zero_point();
-      args.y = static_cast<int8_t*>(y) + at;
-      args.y_stride = n;
-      kernels::kernels().qs8_add(args);
-    } else {
-      kernels::kernels().f32_add(r1 - r0, n, reinterpret_cast<const float*>(static_cast<const uint8_t*>(x) + at), n,
-                                 reinterpret_cast<const float*>(static_cast<const uint8_t*>(b) + at), n,
-                                 reinterpret_cast<float*>(static_cast<uint8_t*>(y) + at), n);
-    }
-  });
+  const AddStep step(c, a, n, x, b, y);
+  const uint64_t work = step.work_per_row * static_cast<uint64_t>(rows);
+  parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int w) { step.Rows(r0, r1, w); });
 }
 
 namespace {
@@ -173,7 +175,7 @@ LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   return LayerPlan{0, block_layout(s, q_len, kv_len).total, plan_mha(s, q_len, kv_len).worker_bytes};
 }
 
-void run(const fb::Model& model, const Call& c, int max_kv_len) {
+void run(const fb::Model& model, const Call& c, int) {
   const auto* b = c.layer->options_as_EncoderBlock();
   LayerShape s = {};
   s.dtype = c.s8 ? EA_S8 : EA_F32;
@@ -189,21 +191,30 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   Call attn = c;  // the same masks and attention-weights output, the block's own buffers
   attn.scratch = c.scratch + lay.region;
   attn.output = o;
+  attn.query = attn.key = attn.value = b->norm_first() ? a : c.query;
+  const auto* m = b->self_attn();
+  // Three pool calls (run_chain): the Q, K and V projections (after norm1
+  // in pre-norm) of row tiles; the attention core (heads x row ranges); and
+  // every step after it, row tile by row tile. The context goes to `a`,
+  // free while the attention runs (the FFN's rows in `region` would
+  // overwrite the MHA's own context rows that other tasks still read).
+  MhaBuffers mb = mha_buffers(m, attn, c.kv_len);
+  mb.ctx = a;
+  const int unit = kernels::kLinearRowUnit;
   if (b->norm_first()) {
-    run_layernorm(model, c, b->norm1(), rows, c.query, a);
-    attn.query = attn.key = attn.value = a;
-    run_mha(model, b->self_attn(), attn, max_kv_len);
-    run_add(c, b->add1(), rows, d, c.query, o, a);
-    run_layernorm(model, c, b->norm2(), rows, a, o);
-    run_ffn(model, c, b->ffn(), rows, o, hidden, f);
-    run_add(c, b->add2(), rows, d, a, f, c.output);
+    run_chain(c, rows, unit, NormStep(model, c, b->norm1(), c.query, a), mha_qkv_step(model, m, c, a, mb));
+    mha_attend(m, attn, mb);
+    run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o), AddStep(c, b->add1(), d, c.query, o, a),
+              NormStep(model, c, b->norm2(), a, o), LinearStep(model, c, b->ffn()->fc1(), o, hidden),
+              TableStep(c, b->ffn(), hidden), LinearStep(model, c, b->ffn()->fc2(), hidden, f),
+              AddStep(c, b->add2(), d, a, f, c.output));
   } else {
-    run_mha(model, b->self_attn(), attn, max_kv_len);
-    run_add(c, b->add1(), rows, d, c.query, o, a);
-    run_layernorm(model, c, b->norm1(), rows, a, a);
-    run_ffn(model, c, b->ffn(), rows, a, hidden, f);
-    run_add(c, b->add2(), rows, d, a, f, o);
-    run_layernorm(model, c, b->norm2(), rows, o, c.output);
+    run_chain(c, rows, unit, mha_qkv_step(model, m, c, c.query, mb));
+    mha_attend(m, attn, mb);
+    run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o), AddStep(c, b->add1(), d, c.query, o, a),
+              NormStep(model, c, b->norm1(), a, a), LinearStep(model, c, b->ffn()->fc1(), a, hidden),
+              TableStep(c, b->ffn(), hidden), LinearStep(model, c, b->ffn()->fc2(), hidden, f),
+              AddStep(c, b->add2(), d, a, f, o), NormStep(model, c, b->norm2(), o, c.output));
   }
 }
 

@@ -8,71 +8,72 @@ namespace edgeattn {
 
 namespace k = kernels;
 
-namespace {
-
-// One projection with its tensors resolved, run over a row range or an
-// output-channel range (the tiles of k::linear_split).
-struct Projection {
-  bool s8 = false;
-  int in = 0, out = 0;
-  // int8: weights in the packed K4N16 layout (schema/edgeattn.fbs)
-  const int8_t* w8;
-  const int32_t* bias32;
-  const int32_t* mult;
-  const int32_t* shift;
-  int per_channel;
-  int32_t zp;
-  // f32
-  const float* wf;
-  int w_stride;
-  const float* biasf;
-
-  void Set(const fb::Model& model, const Call& c, const fb::Linear* l) {
-    s8 = c.s8;
-    in = static_cast<int>(l->in_features());
-    out = static_cast<int>(l->out_features());
-    if (s8) {
-      const auto* r = l->requant();
-      w8 = tensor_data<int8_t>(model, l->weight());
-      // Range mode: the biases divided by R, computed once before any split.
-      bias32 = c.range != nullptr ? c.range->adjust_bias(model, l, *c.range) : tensor_data<int32_t>(model, l->bias());
-      mult = r->multiplier()->data();
-      shift = r->shift()->data();
-      per_channel = r->multiplier()->size() > 1 ? 1 : 0;
-      zp = l->output()->zero_point();
-    } else {
-      wf = tensor_data<float>(model, l->weight());
-      w_stride = static_cast<int>(l->weight()->row_stride());
-      biasf = tensor_data<float>(model, l->bias());
-    }
+void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l) {
+  s8 = c.s8;
+  in = static_cast<int>(l->in_features());
+  out = static_cast<int>(l->out_features());
+  if (s8) {
+    const auto* r = l->requant();
+    w8 = tensor_data<int8_t>(model, l->weight());
+    // Range mode: the biases divided by R, computed once before any split.
+    bias32 = c.range != nullptr ? c.range->adjust_bias(model, l, *c.range) : tensor_data<int32_t>(model, l->bias());
+    mult = r->multiplier()->data();
+    shift = r->shift()->data();
+    per_channel = r->multiplier()->size() > 1 ? 1 : 0;
+    zp = l->output()->zero_point();
+  } else {
+    wf = tensor_data<float>(model, l->weight());
+    w_stride = static_cast<int>(l->weight()->row_stride());
+    biasf = tensor_data<float>(model, l->bias());
   }
-  void Rows(int r0, int r1, const void* x, void* y) const {
-    if (s8) {
-      k::kernels().qs8_linear(r1 - r0, out, in, static_cast<const int8_t*>(x) + static_cast<size_t>(r0) * in, in, w8,
-                              bias32, mult, shift, per_channel, zp,
-                              static_cast<int8_t*>(y) + static_cast<size_t>(r0) * out, out);
-    } else {
-      k::kernels().f32_linear(r1 - r0, out, in, static_cast<const float*>(x) + static_cast<size_t>(r0) * in, in, wf,
-                              w_stride, biasf, static_cast<float*>(y) + static_cast<size_t>(r0) * out, out);
-    }
-  }
-  // Channels c0..c1 (c0 a multiple of k::kLinearChannelBlock) of every row.
-  void Channels(int c0, int c1, int rows, const void* x, void* y) const {
-    if (s8) {
-      const size_t block_bytes = static_cast<size_t>(k::kLinearChannelBlock) * static_cast<size_t>((in + 3) / 4 * 4);
-      k::kernels().qs8_linear(rows, c1 - c0, in, static_cast<const int8_t*>(x), in,
-                              w8 + static_cast<size_t>(c0 / k::kLinearChannelBlock) * block_bytes,
-                              bias32 != nullptr ? bias32 + c0 : nullptr, per_channel ? mult + c0 : mult,
-                              per_channel ? shift + c0 : shift, per_channel, zp, static_cast<int8_t*>(y) + c0, out);
-    } else {
-      k::kernels().f32_linear(rows, c1 - c0, in, static_cast<const float*>(x), in,
-                              wf + static_cast<size_t>(c0) * w_stride, w_stride,
-                              biasf != nullptr ? biasf + c0 : nullptr, static_cast<float*>(y) + c0, out);
-    }
-  }
-};
+}
 
-}  // namespace
+void Projection::Rows(int r0, int r1, const void* x, void* y) const {
+  if (s8) {
+    k::kernels().qs8_linear(r1 - r0, out, in, static_cast<const int8_t*>(x) + static_cast<size_t>(r0) * in, in, w8,
+                            bias32, mult, shift, per_channel, zp,
+                            static_cast<int8_t*>(y) + static_cast<size_t>(r0) * out, out);
+  } else {
+    k::kernels().f32_linear(r1 - r0, out, in, static_cast<const float*>(x) + static_cast<size_t>(r0) * in, in, wf,
+                            w_stride, biasf, static_cast<float*>(y) + static_cast<size_t>(r0) * out, out);
+  }
+}
+
+void Projection::Channels(int c0, int c1, int rows, const void* x, void* y) const {
+  if (s8) {
+    const size_t block_bytes = static_cast<size_t>(k::kLinearChannelBlock) * static_cast<size_t>((in + 3) / 4 * 4);
+    k::kernels().qs8_linear(rows, c1 - c0, in, static_cast<const int8_t*>(x), in,
+                            w8 + static_cast<size_t>(c0 / k::kLinearChannelBlock) * block_bytes,
+                            bias32 != nullptr ? bias32 + c0 : nullptr, per_channel ? mult + c0 : mult,
+                            per_channel ? shift + c0 : shift, per_channel, zp, static_cast<int8_t*>(y) + c0, out);
+  } else {
+    k::kernels().f32_linear(rows, c1 - c0, in, static_cast<const float*>(x), in,
+                            wf + static_cast<size_t>(c0) * w_stride, w_stride,
+                            biasf != nullptr ? biasf + c0 : nullptr, static_cast<float*>(y) + c0, out);
+  }
+}
+
+LinearStep::LinearStep(const fb::Model& model, const Call& c, const fb::Linear* const* ls, int n, const void* x,
+                       void* const* ys)
+    : work_per_row(0), model_(model), c_(c), ls_(), ys_(), n_(n), x_(x) {
+  for (int i = 0; i < n; ++i) {
+    ls_[i] = ls[i];
+    ys_[i] = ys[i];
+    work_per_row += static_cast<uint64_t>(ls[i]->in_features()) * ls[i]->out_features();
+  }
+}
+
+void LinearStep::Prepare() {
+  for (int i = 0; i < n_; ++i) ps_[i].Set(model_, c_, ls_[i]);
+}
+
+void LinearStep::Alone(int rows) const {
+  if (n_ == 1) {
+    run_linear(model_, c_, ls_[0], rows, x_, ys_[0]);
+  } else {
+    run_linears_same_input(model_, c_, ls_, n_, rows, x_, ys_);
+  }
+}
 
 void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int rows, const void* x,
                 void* y) {

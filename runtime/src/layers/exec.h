@@ -135,6 +135,32 @@ const T* tensor_data(const fb::Model& model, const fb::Tensor* t) {
   return reinterpret_cast<const T*>(model.data()->data() + t->offset());
 }
 
+inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
+
+// One projection with its tensors resolved, run over a row range or an
+// output-channel range (the tiles of kernels::linear_split).
+struct Projection {
+  bool s8 = false;
+  int in = 0, out = 0;
+  // int8: weights in the packed K4N16 layout (schema/edgeattn.fbs)
+  const int8_t* w8 = nullptr;
+  const int32_t* bias32 = nullptr;
+  const int32_t* mult = nullptr;
+  const int32_t* shift = nullptr;
+  int per_channel = 0;
+  int32_t zp = 0;
+  // f32
+  const float* wf = nullptr;
+  int w_stride = 0;
+  const float* biasf = nullptr;
+
+  void Set(const fb::Model& model, const Call& c, const fb::Linear* l);
+  // Rows r0..r1 of y from the same rows of x (dense rows).
+  void Rows(int r0, int r1, const void* x, void* y) const;
+  // Channels c0..c1 (c0 a multiple of kernels::kLinearChannelBlock) of every row.
+  void Channels(int c0, int c1, int rows, const void* x, void* y) const;
+};
+
 // y = linear(x) over `rows` dense rows of l->in_features() elements; int8
 // through XNNPACK when c.xnn holds an operator for this projection (on the
 // caller's thread); in range mode (c.range) through the kernels with the
@@ -148,13 +174,69 @@ constexpr int kMaxLayerProjections = 4;
 void run_linears_same_input(const fb::Model& model, const Call& c, const fb::Linear* const* ls, int n, int rows,
                             const void* x, void* const* ys);
 
-inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
 
 inline int32_t zp_of(const fb::ActQuant* q) { return q != nullptr ? q->zero_point() : 0; }
 // The public form of a quantization (ea_layer_info), {0, 0} when absent.
 inline ea_quant quant_of(const fb::ActQuant* q) {
   return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
 }
+
+// Row-wise steps chained in one pool call (kernels::chain_split): every
+// step S has S.work_per_row (multiply-adds or their equivalents), S.Prepare()
+// (resolves what the tasks share, before the pool call), S.Rows(r0, r1,
+// worker) (rows r0..r1 of its output from the same rows of its inputs, which
+// the steps before it in the chain wrote) and S.Alone(rows) (the step on its
+// own pool call, split its own way). Each task runs every step over its row
+// tiles in chain order, so a row's steps see the same inputs as when run one
+// after another: the same bytes, one hand-over instead of one per step.
+// Steps run alone when the rows are too few for the chain's tasks, and with
+// XNNPACK (whole matrices on the caller's thread) or range mode (one bias
+// workspace per projection). A task runs each step over all of its rows
+// before the next: sub-tiles of 8 to 32 rows, which would keep a tile's
+// rows in L1 from step to step, measured no faster on one thread (8 rows:
+// 1-4 % slower; kernels_bench's encoder_block_qs8/.../chain_rows:N,
+// docs/performance.md).
+template <typename... Steps>
+void run_chain(const Call& c, int rows, int unit, Steps&&... steps) {
+  const uint64_t work = (uint64_t{0} + ... + steps.work_per_row) * static_cast<uint64_t>(rows);
+  const kernels::ChainSplit split =
+      kernels::chain_split(rows, unit, work, pool_workers(c.pool), pool_min_work(c.pool));
+  if (!split.chained || c.xnn != nullptr || c.range != nullptr) {
+    (steps.Alone(rows), ...);
+    return;
+  }
+  (steps.Prepare(), ...);
+  parallel_ranges(c.pool, split.units, split.tasks, [&](int begin, int end, int worker) {
+    const kernels::TaskRange r = kernels::chain_rows({begin, end}, unit, rows);
+    (steps.Rows(r.begin, r.end, worker), ...);
+  });
+}
+
+// A chain step: projections of the same input rows x into ys (one, or
+// self-attention's Q, K and V); alone through run_linear or
+// run_linears_same_input.
+class LinearStep {
+ public:
+  LinearStep(const fb::Model& model, const Call& c, const fb::Linear* l, const void* x, void* y)
+      : LinearStep(model, c, &l, 1, x, &y) {}
+  LinearStep(const fb::Model& model, const Call& c, const fb::Linear* const* ls, int n, const void* x,
+             void* const* ys);
+  uint64_t work_per_row;
+  void Prepare();
+  void Rows(int r0, int r1, int) const {
+    for (int i = 0; i < n_; ++i) ps_[i].Rows(r0, r1, x_, ys_[i]);
+  }
+  void Alone(int rows) const;
+
+ private:
+  const fb::Model& model_;
+  const Call& c_;
+  const fb::Linear* ls_[kMaxLayerProjections];
+  void* ys_[kMaxLayerProjections];
+  Projection ps_[kMaxLayerProjections];
+  int n_;
+  const void* x_;
+};
 
 // A layer's LayerShape from its kind's shape() (what its plan was made
 // from: Model::ShapeOf without the kind lookup), for a run's layout().

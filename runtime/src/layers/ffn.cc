@@ -39,23 +39,31 @@ uint64_t ffn_hidden_bytes(int hidden_dim, bool s8, int rows) {
   return align_up(static_cast<uint64_t>(rows) * static_cast<uint64_t>(hidden_dim) * (s8 ? 1 : 4));
 }
 
+TableStep::TableStep(const Call& c, const fb::FeedForward* f, void* hidden)
+    : work_per_row(kernels::kTableWorkPerElement * f->hidden_dim()), c_(c), f_(f), hidden_(hidden) {}
+
+void TableStep::Rows(int r0, int r1, int) const {
+  const int h = static_cast<int>(f_->hidden_dim());
+  uint8_t* hr = static_cast<uint8_t*>(hidden_) + static_cast<size_t>(r0) * static_cast<size_t>(h) * elem_size(c_.s8);
+  if (c_.s8) {
+    auto* hq = reinterpret_cast<int8_t*>(hr);
+    kernels::kernels().qs8_lut(r1 - r0, h, hq, h, f_->act_table()->data(), hq, h);
+  } else {
+    kernels::kernels().f32_activation(r1 - r0, h, reinterpret_cast<float*>(hr), h,
+                                      static_cast<int32_t>(f_->activation()));
+  }
+}
+
+void TableStep::Alone(int rows) const {
+  const uint64_t work = work_per_row * static_cast<uint64_t>(rows);
+  parallel_ranges(c_.pool, rows, task_count(c_.pool, work, rows), [&](int r0, int r1, int w) { Rows(r0, r1, w); });
+}
+
 void run_ffn(const fb::Model& model, const Call& c, const fb::FeedForward* f, int rows, const void* x,
              void* hidden, void* y) {
-  const int h = static_cast<int>(f->hidden_dim());
-  run_linear(model, c, f->fc1(), rows, x, hidden);
-  const size_t row_bytes = static_cast<size_t>(h) * elem_size(c.s8);
-  const uint64_t work = kernels::kTableWorkPerElement * static_cast<uint64_t>(rows) * static_cast<uint64_t>(h);
-  parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int) {
-    uint8_t* hr = static_cast<uint8_t*>(hidden) + static_cast<size_t>(r0) * row_bytes;
-    if (c.s8) {
-      auto* hq = reinterpret_cast<int8_t*>(hr);
-      kernels::kernels().qs8_lut(r1 - r0, h, hq, h, f->act_table()->data(), hq, h);
-    } else {
-      kernels::kernels().f32_activation(r1 - r0, h, reinterpret_cast<float*>(hr), h,
-                                        static_cast<int32_t>(f->activation()));
-    }
-  });
-  run_linear(model, c, f->fc2(), rows, hidden, y);
+  // fc1, the activation and fc2 of a row tile in one task (run_chain).
+  run_chain(c, rows, kernels::kLinearRowUnit, LinearStep(model, c, f->fc1(), x, hidden), TableStep(c, f, hidden),
+            LinearStep(model, c, f->fc2(), hidden, y));
 }
 
 namespace {

@@ -32,36 +32,43 @@ bool verify_layernorm(Checker& c, const fb::LayerNorm* n, bool s8, uint32_t dim,
          c.Quant(n->input(), what) && c.Quant(n->output(), what) && c.Requant(n->requant(), 1, what);
 }
 
+NormStep::NormStep(const fb::Model& model, const Call& c, const fb::LayerNorm* n, const void* x, void* y)
+    : work_per_row(kernels::kLayerNormWorkPerElement * n->dim()), model_(model), c_(c), n_(n), x_(x), y_(y) {}
+
+void NormStep::Rows(int r0, int r1, int) const {
+  const int dim = static_cast<int>(n_->dim());
+  const size_t row_bytes = static_cast<size_t>(dim) * elem_size(c_.s8);
+  const void* xr = static_cast<const uint8_t*>(x_) + static_cast<size_t>(r0) * row_bytes;
+  void* yr = static_cast<uint8_t*>(y_) + static_cast<size_t>(r0) * row_bytes;
+  if (c_.s8) {
+    kernels::QS8LayerNormArgs a = {};
+    a.rows = r1 - r0;
+    a.dim = dim;
+    a.x = static_cast<const int8_t*>(xr);
+    a.x_stride = dim;
+    a.eps_term = n_->eps_term();
+    a.gain = tensor_data<int16_t>(model_, n_->gain());
+    a.bias = tensor_data<int32_t>(model_, n_->bias());
+    a.mult = n_->requant()->multiplier()->Get(0);
+    a.shift = n_->requant()->shift()->Get(0);
+    a.y_zp = n_->output()->zero_point();
+    a.y = static_cast<int8_t*>(yr);
+    a.y_stride = dim;
+    kernels::kernels().qs8_layernorm(a);
+  } else {
+    kernels::kernels().f32_layernorm(r1 - r0, dim, static_cast<const float*>(xr), dim, n_->eps(),
+                                     tensor_data<float>(model_, n_->gain()),
+                                     tensor_data<float>(model_, n_->bias()), static_cast<float*>(yr), dim);
+  }
+}
+
 void run_layernorm(const fb::Model& model, const Call& c, const fb::LayerNorm* n, int rows, const void* x,
                    void* y) {
-  const int dim = static_cast<int>(n->dim());
-  const size_t row_bytes = static_cast<size_t>(dim) * elem_size(c.s8);
   // Rows on the pool (a row's statistics and output belong to one task).
-  const uint64_t work = kernels::kLayerNormWorkPerElement * static_cast<uint64_t>(rows) * static_cast<uint64_t>(dim);
-  parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int) {
-    const void* xr = static_cast<const uint8_t*>(x) + static_cast<size_t>(r0) * row_bytes;
-    void* yr = static_cast<uint8_t*>(y) + static_cast<size_t>(r0) * row_bytes;
-    if (c.s8) {
-      kernels::QS8LayerNormArgs a = {};
-      a.rows = r1 - r0;
-      a.dim = dim;
-      a.x = static_cast<const int8_t*>(xr);
-      a.x_stride = dim;
-      a.eps_term = n->eps_term();
-      a.gain = tensor_data<int16_t>(model, n->gain());
-      a.bias = tensor_data<int32_t>(model, n->bias());
-      a.mult = n->requant()->multiplier()->Get(0);
-      a.shift = n->requant()->shift()->Get(0);
-      a.y_zp = n->output()->zero_point();
-      a.y = static_cast<int8_t*>(yr);
-      a.y_stride = dim;
-      kernels::kernels().qs8_layernorm(a);
-    } else {
-      kernels::kernels().f32_layernorm(r1 - r0, dim, static_cast<const float*>(xr), dim, n->eps(),
-                                       tensor_data<float>(model, n->gain()),
-                                       tensor_data<float>(model, n->bias()), static_cast<float*>(yr), dim);
-    }
-  });
+  const NormStep step(model, c, n, x, y);
+  const uint64_t work = step.work_per_row * static_cast<uint64_t>(rows);
+  parallel_ranges(c.pool, rows, task_count(c.pool, work, rows),
+                  [&](int r0, int r1, int w) { step.Rows(r0, r1, w); });
 }
 
 namespace {

@@ -6,6 +6,7 @@
 // step: the new row's K and V are appended to the cache and its query attends
 // over every cached position (the same integers as the last row of a full
 // causal run over that prefix: a row of a causal run never sees later keys).
+#include "edgeattn/kernels/attention_tile.h"
 #include "layer_kind.h"
 #include "parts.h"
 
@@ -136,30 +137,34 @@ LayerPlan plan_mha(const LayerShape& s, int q_len, int kv_len) { return plan(s, 
 
 namespace {
 
+// Head h's view of q [c.q_len][E], kp, vp [c.kv_len][KV] and ctx.
+HeadView head_view(const Call& c, const fb::MultiHeadAttention* m, const uint8_t* q, const uint8_t* kp,
+                   const uint8_t* vp, uint8_t* ctx, int h) {
+  const int e = static_cast<int>(m->embed_dim());
+  const int hd = static_cast<int>(m->head_dim());
+  const int kv_width = static_cast<int>(kv_heads(*m)) * hd;
+  const int group = static_cast<int>(m->num_heads() / kv_heads(*m));  // query heads per K/V head
+  const size_t es = elem_size(c.s8);
+  const size_t col = static_cast<size_t>(h) * hd * es;
+  const size_t kv_col = static_cast<size_t>(h / group) * hd * es;
+  HeadView v = {};
+  v.q = q + col; v.q_stride = e; v.q_zp = zp_of(m->q_proj()->output());
+  v.k = kp + kv_col; v.k_stride = kv_width; v.k_zp = zp_of(m->k_proj()->output());
+  v.v = vp + kv_col; v.v_stride = kv_width; v.v_zp = zp_of(m->v_proj()->output());
+  v.out = ctx + col; v.out_stride = e; v.out_zp = zp_of(m->out_proj()->input());
+  v.head_dim = hd; v.v_dim = hd;
+  if (c.weights != nullptr) {
+    const size_t per_head = static_cast<size_t>(c.q_len) * c.kv_len * (c.s8 ? 2 : 4);
+    v.weights = static_cast<uint8_t*>(c.weights) + static_cast<size_t>(h) * per_head;
+  }
+  return v;
+}
+
 // Every head of q [c.q_len][E] against kp, vp [c.kv_len][E] into ctx.
 void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t* q,
                   const uint8_t* kp, const uint8_t* vp, uint8_t* ctx, uint8_t* row_scratch) {
   const int e = static_cast<int>(m->embed_dim());
-  const int hd = static_cast<int>(m->head_dim());
   const int heads = static_cast<int>(m->num_heads());
-  const int kv_width = static_cast<int>(kv_heads(*m)) * hd;
-  const int group = static_cast<int>(m->num_heads() / kv_heads(*m));  // query heads per K/V head
-  const size_t es = elem_size(c.s8);
-  auto view = [&](int h) {
-    const size_t col = static_cast<size_t>(h) * hd * es;
-    const size_t kv_col = static_cast<size_t>(h / group) * hd * es;
-    HeadView v = {};
-    v.q = q + col; v.q_stride = e; v.q_zp = zp_of(m->q_proj()->output());
-    v.k = kp + kv_col; v.k_stride = kv_width; v.k_zp = zp_of(m->k_proj()->output());
-    v.v = vp + kv_col; v.v_stride = kv_width; v.v_zp = zp_of(m->v_proj()->output());
-    v.out = ctx + col; v.out_stride = e; v.out_zp = zp_of(m->out_proj()->input());
-    v.head_dim = hd; v.v_dim = hd;
-    if (c.weights != nullptr) {
-      const size_t per_head = static_cast<size_t>(c.q_len) * c.kv_len * (c.s8 ? 2 : 4);
-      v.weights = static_cast<uint8_t*>(c.weights) + static_cast<size_t>(h) * per_head;
-    }
-    return v;
-  };
   // (head, query-row range) items (kernels::head_split), head-major.
   const kernels::HeadSplit split = kernels::head_split(heads, c.q_len, pool_workers(c.pool));
   const int n = split.items();
@@ -167,47 +172,107 @@ void attend_heads(const Call& c, const fb::MultiHeadAttention* m, const uint8_t*
   parallel_ranges(c.pool, n, tasks, [&](int begin, int end, int worker) {
     uint8_t* scratch = worker_row_scratch(c, row_scratch, worker);
     kernels::for_each_head_range(split, c.q_len, begin, end, [&](int h, int row0, int row1) {
-      run_head(c, view(h), row0, row1 - row0, m->scale(), m->softmax(), m->causal(), scratch);
+      run_head(c, head_view(c, m, q, kp, vp, ctx, h), row0, row1 - row0, m->scale(), m->softmax(), m->causal(),
+               scratch);
     });
   });
 }
 
+// The attention core as a chain step (run_chain) ahead of the out
+// projection: a task runs every head over its query rows (the out
+// projection of a row needs all of its heads), in row tiles of
+// kernels::kQs8AttnTileRows. Each task packs every head's keys and values
+// (a head split packs each once), so run_mha chains it only up to
+// kernels::kMaxChainedCoreWork; alone, the head split.
+class AttendRowsStep {
+ public:
+  AttendRowsStep(const Call& c, const fb::MultiHeadAttention* m, const MhaBuffers& b)
+      : work_per_row(kernels::attention_work(1, c.kv_len, static_cast<int>(m->embed_dim()))), c_(c), m_(m), b_(b) {}
+  uint64_t work_per_row;
+  void Prepare() {}
+  void Rows(int r0, int r1, int worker) const {
+    uint8_t* scratch = worker_row_scratch(c_, b_.row, worker);
+    for (int h = 0; h < static_cast<int>(m_->num_heads()); ++h) {
+      run_head(c_, head_view(c_, m_, b_.q, b_.k, b_.v, b_.ctx, h), r0, r1 - r0, m_->scale(), m_->softmax(),
+               m_->causal(), scratch);
+    }
+  }
+  void Alone(int) const { attend_heads(c_, m_, b_.q, b_.k, b_.v, b_.ctx, b_.row); }
+
+ private:
+  const Call& c_;
+  const fb::MultiHeadAttention* m_;
+  const MhaBuffers& b_;
+};
+
 }  // namespace
 
-// One run of the MHA table m with the buffers of its own layout (a block's
-// attention passes its sub-table and the block's Call).
-void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
+MhaBuffers mha_buffers(const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
   LayerShape s = {};
   s.dtype = c.s8 ? EA_S8 : EA_F32;
   s.tile_scratch = c.layer->tile_scratch();
   mha_shape(*m, &s);
   const Layout at = layout(s, c.q_len, c.kv_len);
-  uint8_t* q = c.scratch + at.q;
-  uint8_t* ctx = c.scratch + at.ctx;
-  uint8_t* kp;
-  uint8_t* vp;
+  MhaBuffers b = {c.scratch + at.q, c.scratch + at.ctx, c.scratch + at.k, c.scratch + at.v, c.scratch + at.row};
   if (at.kv_in_cache) {  // K, V live in the persistent cache, laid out for max_kv_len
     const Layout cached = layout(s, c.q_len, max_kv_len);
-    kp = c.cache + cached.k;
-    vp = c.cache + cached.v;
-  } else {
-    kp = c.scratch + at.k;
-    vp = c.scratch + at.v;
+    b.k = c.cache + cached.k;
+    b.v = c.cache + cached.v;
   }
+  return b;
+}
+
+void mha_project_keys(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, const MhaBuffers& b) {
+  if (c.keys_cached) return;
+  if (c.key == c.value) {  // one pool call for both
+    const fb::Linear* ls[2] = {m->k_proj(), m->v_proj()};
+    void* ys[2] = {b.k, b.v};
+    run_linears_same_input(model, c, ls, 2, c.kv_len, c.key, ys);
+  } else {
+    run_linear(model, c, m->k_proj(), c.kv_len, c.key, b.k);
+    run_linear(model, c, m->v_proj(), c.kv_len, c.value, b.v);
+  }
+}
+
+LinearStep mha_qkv_step(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, const void* x,
+                        const MhaBuffers& b) {
+  const fb::Linear* ls[3] = {m->q_proj(), m->k_proj(), m->v_proj()};
+  void* ys[3] = {b.q, b.k, b.v};
+  return LinearStep(model, c, ls, 3, x, ys);
+}
+
+void mha_attend(const fb::MultiHeadAttention* m, const Call& c, const MhaBuffers& b) {
+  attend_heads(c, m, b.q, b.k, b.v, b.ctx, b.row);
+}
+
+// One run of the MHA table m with the buffers of its own layout (a block's
+// attention passes its sub-table and the block's Call).
+void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
+  const MhaBuffers b = mha_buffers(m, c, max_kv_len);
   if (!c.keys_cached && c.key == c.query && c.value == c.query && c.kv_len == c.q_len) {
     // Self-attention: Q, K and V of the same rows in one pool call.
     const fb::Linear* ls[3] = {m->q_proj(), m->k_proj(), m->v_proj()};
-    void* ys[3] = {q, kp, vp};
+    void* ys[3] = {b.q, b.k, b.v};
     run_linears_same_input(model, c, ls, 3, c.q_len, c.query, ys);
   } else {
-    run_linear(model, c, m->q_proj(), c.q_len, c.query, q);
+    run_linear(model, c, m->q_proj(), c.q_len, c.query, b.q);
     if (!c.keys_cached) {
-      run_linear(model, c, m->k_proj(), c.kv_len, c.key, kp);
-      run_linear(model, c, m->v_proj(), c.kv_len, c.value, vp);
+      run_linear(model, c, m->k_proj(), c.kv_len, c.key, b.k);
+      run_linear(model, c, m->v_proj(), c.kv_len, c.value, b.v);
     }
   }
-  attend_heads(c, m, q, kp, vp, ctx, c.scratch + at.row);
-  run_linear(model, c, m->out_proj(), c.q_len, ctx, c.output);
+  const uint64_t e = m->embed_dim();
+  const uint64_t core_out = kernels::attention_work(c.q_len, c.kv_len, static_cast<int>(e)) + static_cast<uint64_t>(c.q_len) * e * e;
+  if (!m->causal() && core_out <= kernels::kMaxChainedCoreWork) {
+    // The core by query rows and the out projection of those rows in one
+    // pool call (causal rows differ in work: there the head split balances;
+    // larger layers: kMaxChainedCoreWork).
+    run_chain(c, c.q_len, kernels::kQs8AttnTileRows, AttendRowsStep(c, m, b),
+              LinearStep(model, c, m->out_proj(), b.ctx, c.output));
+  } else {
+    mha_attend(m, c, b);
+    run_linear(model, c, m->out_proj(), c.q_len, b.ctx, c.output);
+  }
 }
 
 // The K and V projections of c.key / c.value (c.kv_len rows) into the cache,

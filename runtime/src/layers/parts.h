@@ -24,11 +24,50 @@ void cache_keys_mha(const fb::Model& model, const fb::MultiHeadAttention* m, con
 void step_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len,
               int position);
 
+// The phases of run_mha, for a block that chains its own row-wise steps
+// around them (run_chain): the buffers of run_mha's layout (K and V in the
+// cache, laid out for max_kv_len, when the table caches them), the Q, K and
+// V projections of x as one chain step (self-attention), the K and V
+// projections of c.key / c.value (c.kv_len rows; none when c.keys_cached),
+// and the attention core (heads x row ranges on the pool) into b.ctx, which
+// a block may point at a row buffer of its own. The out projection is then
+// LinearStep(out_proj, b.ctx, ...), and a cross-attention's Q projection
+// LinearStep(q_proj, ..., b.q).
+struct MhaBuffers {
+  uint8_t* q;
+  uint8_t* ctx;
+  uint8_t* k;
+  uint8_t* v;
+  uint8_t* row;  // row scratch
+};
+MhaBuffers mha_buffers(const fb::MultiHeadAttention* m, const Call& c, int max_kv_len);
+LinearStep mha_qkv_step(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, const void* x,
+                        const MhaBuffers& b);
+void mha_project_keys(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, const MhaBuffers& b);
+void mha_attend(const fb::MultiHeadAttention* m, const Call& c, const MhaBuffers& b);
+
 // Each runs c.s8's dtype on c.pool (rows, or the linears' tiles).
 // LayerNorm (layernorm.cc): `rows` rows of `dim`, y may be x.
 bool verify_layernorm(Checker& c, const fb::LayerNorm* n, bool s8, uint32_t dim, const char* what);
 void run_layernorm(const fb::Model& model, const Call& c, const fb::LayerNorm* n, int rows, const void* x,
                    void* y);
+
+// A LayerNorm as a chain step (run_chain).
+class NormStep {
+ public:
+  NormStep(const fb::Model& model, const Call& c, const fb::LayerNorm* n, const void* x, void* y);
+  uint64_t work_per_row;
+  void Prepare() {}
+  void Rows(int r0, int r1, int) const;
+  void Alone(int rows) const { run_layernorm(model_, c_, n_, rows, x_, y_); }
+
+ private:
+  const fb::Model& model_;
+  const Call& c_;
+  const fb::LayerNorm* n_;
+  const void* x_;
+  void* y_;
+};
 
 // Feed-forward (ffn.cc): y = fc2(act(fc1(x))) with the hidden rows in
 // `hidden` (ffn_hidden_bytes); y must not overlap x or hidden.
@@ -37,10 +76,45 @@ uint64_t ffn_hidden_bytes(int hidden_dim, bool s8, int rows);
 void run_ffn(const fb::Model& model, const Call& c, const fb::FeedForward* f, int rows, const void* x,
              void* hidden, void* y);
 
+// The FFN's activation (in place on the hidden rows) as a chain step:
+// fc1, this, fc2 (LinearStep) are run_ffn's chain.
+class TableStep {
+ public:
+  TableStep(const Call& c, const fb::FeedForward* f, void* hidden);
+  uint64_t work_per_row;
+  void Prepare() {}
+  void Rows(int r0, int r1, int) const;
+  void Alone(int rows) const;
+
+ private:
+  const Call& c_;
+  const fb::FeedForward* f_;
+  void* hidden_;
+};
+
 // Residual add (encoder_block.cc): y = a + b, y may be a or b.
 bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a,
                 const fb::ActQuant* in_b, const char* what);
 void run_add(const Call& c, const fb::ResidualAdd* a, int rows, int n, const void* x, const void* b, void* y);
+// The add as a chain step.
+class AddStep {
+ public:
+  AddStep(const Call& c, const fb::ResidualAdd* a, int n, const void* x, const void* b, void* y)
+      : work_per_row(kernels::kAddWorkPerElement * static_cast<uint64_t>(n)), c_(c), a_(a), n_(n), x_(x), b_(b),
+        y_(y) {}
+  uint64_t work_per_row;
+  void Prepare() {}
+  void Rows(int r0, int r1, int) const;
+  void Alone(int rows) const { run_add(c_, a_, rows, n_, x_, b_, y_); }
+
+ private:
+  const Call& c_;
+  const fb::ResidualAdd* a_;
+  int n_;
+  const void* x_;
+  const void* b_;
+  void* y_;
+};
 
 }  // namespace edgeattn
 

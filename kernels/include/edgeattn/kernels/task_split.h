@@ -74,6 +74,29 @@ inline TaskRange linear_channels(const TaskRange& units, int out) {
   return TaskRange{units.begin * kLinearChannelBlock, c1 < out ? c1 : out};
 }
 
+// Row-wise steps chained in one pool call (runtime/src/layers/exec.h,
+// run_chain): a LayerNorm, projections, residual adds and activation tables
+// of the same rows, each step's row r computed from row r of the steps
+// before it. Tiles of `unit` rows, the task count from the chain's summed
+// work; chained only when there are at least as many tiles as that count
+// (else each step runs on its own, split its own way, as for a decoding
+// step's single row). One hand-over instead of one per step.
+struct ChainSplit {
+  bool chained;
+  int units;  // row tiles
+  int tasks;
+};
+inline ChainSplit chain_split(int rows, int unit, uint64_t work, int workers, uint64_t min_work) {
+  const int units = (rows + unit - 1) / unit;
+  const int tasks = task_count(work, min_work, workers, workers);
+  return ChainSplit{units >= tasks, units, tasks < units ? tasks : (units > 0 ? units : 1)};
+}
+// Rows [r0, r1) of a chain's unit range.
+inline TaskRange chain_rows(const TaskRange& units, int unit, int rows) {
+  const int r1 = units.end * unit;
+  return TaskRange{units.begin * unit, r1 < rows ? r1 : rows};
+}
+
 // The attention core: items are (head, query-row range) pairs, head-major,
 // each head's q_len rows cut into `chunks` ranges of whole 8-row tiles.
 // Enough chunks that each worker gets about two items, so a worker mostly
@@ -109,6 +132,15 @@ inline HeadSplit head_split(int heads, int q_len, int workers) {
   if (s.chunks < 1) s.chunks = 1;
   return s;
 }
+// The MHA layer's non-causal attention core chained with its out projection
+// (run_mha; each task runs every head of its query rows): each task packs
+// every head's keys and values, where the head split packs each head's once.
+// On two Zen 5 cores that cost more than the hand-over it saves from about
+// 2^22 multiply-adds of core and out projection on (L 64, d 256 and L 256:
+// 1-2 % slower; L 64, d 128 and L 128, d 128: even; L 16, d 128: 19 %
+// faster), so larger layers keep the head split (docs/performance.md).
+constexpr uint64_t kMaxChainedCoreWork = uint64_t{1} << 22;
+
 // Attention work (scores and weighted values) of q_len rows against kv_len
 // keys over all heads of width `width` = heads x head_dim.
 inline uint64_t attention_work(int q_len, int kv_len, int width) {
