@@ -9,6 +9,7 @@
 #include "avx2/avx2_kernels.h"
 #include "avx2/avx512_common.h"
 #include "avx2/block_common.h"
+#include "avx2/lut_rows_avx512.h"
 #include "cpu_features.h"
 
 namespace edgeattn {
@@ -144,17 +145,7 @@ void qs8_lut__avx512bw(int rows, int n, const int8_t* x, int x_stride, const int
     for (int k = 0; k < 2; ++k) q[k] = _mm512_mask_blend_epi8(b6, q[2 * k], q[2 * k + 1]);
     return _mm512_mask_blend_epi8(b7, q[0], q[1]);
   };
-  for (int r = 0; r < rows; ++r) {
-    const int8_t* xr = x + static_cast<ptrdiff_t>(r) * x_stride;
-    int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
-    int i = 0;
-    for (; i + 64 <= n; i += 64) _mm512_storeu_si512(yr + i, lut64(_mm512_loadu_si512(xr + i)));
-    if (i < n) {
-      const int m = n - i;
-      const __mmask64 k = m >= 64 ? ~__mmask64{0} : (__mmask64{1} << m) - 1;
-      _mm512_mask_storeu_epi8(yr + i, k, lut64(_mm512_maskz_loadu_epi8(k, xr + i)));
-    }
-  }
+  avx512::lut_rows(rows, n, x, x_stride, y, y_stride, lut64);
 }
 
 namespace {

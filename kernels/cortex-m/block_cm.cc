@@ -280,6 +280,17 @@ inline uint32_t recip_2p60(uint32_t r) {
 // (GCC's intrinsics: about 32 per 4). Registers: q0-q2; d', inv, M and the
 // offsets in four more Q registers; pointers with writeback in r0-r7 (the
 // widening loads and stores encode only low registers).
+// The output of an 8-element step (ln_row, qs8_add__helium): q0 and q2 (4
+// int32 each) saturated to int16 into the even and odd halfwords, the zero
+// point added with saturation, saturated to int8, and the 8 bytes stored by
+// one scatter at kOdd4's offsets.
+#define EA_STORE_X8_ODD4                       \
+  "vqmovnb.s32 q0, q0\n"                       \
+  "vqmovnt.s32 q0, q2\n"                       \
+  "vqadd.s16 q0, q0, %[zp]\n"                  \
+  "vqmovnb.s16 q0, q0\n"                       \
+  "vstrb.16 q0, [%[y], %q[odd4]]\n"            \
+  "adds %[y], #8\n"
 #define EA_LN_LOW_X4(Q)                        \
   "vldrb.s32 " Q ", [%[x]], #4\n"              \
   "vldrh.s32 q1, [%[g]], #8\n"                 \
@@ -317,12 +328,7 @@ __attribute__((always_inline)) inline void ln_row(const int8_t* x, int8_t* y, in
     __asm__ volatile(  // reads and writes memory the operands do not name
         "wls lr, %[n8], 3f\n"
         "4:\n" EA_LN_LOW_X4("q0") EA_LN_LOW_X4("q2")
-        "vqmovnb.s32 q0, q0\n"
-        "vqmovnt.s32 q0, q2\n"
-        "vqadd.s16 q0, q0, %[zp]\n"
-        "vqmovnb.s16 q0, q0\n"
-        "vstrb.16 q0, [%[y], %q[odd4]]\n"
-        "adds %[y], #8\n"
+        EA_STORE_X8_ODD4
         "le lr, 4b\n"
         "3:\n" EA_LN_LOAD_CENTER "vrmulh.s32 q0, q0, %q[inv]\n" EA_LN_AFFINE_OUTPUT
         : [x] "+l"(x), [g] "+l"(g), [b] "+r"(b), [y] "+l"(y)
@@ -435,12 +441,7 @@ void qs8_add__helium(const QS8AddArgs& a) {
     __asm__ volatile(  // reads and writes memory the operands do not name
         "wls lr, %[n8], 3f\n"
         "4:\n" EA_ADD_X4("q0") EA_ADD_X4("q2")
-        "vqmovnb.s32 q0, q0\n"
-        "vqmovnt.s32 q0, q2\n"
-        "vqadd.s16 q0, q0, %[zp]\n"
-        "vqmovnb.s16 q0, q0\n"
-        "vstrb.16 q0, [%[y], %q[odd4]]\n"
-        "adds %[y], #8\n"
+        EA_STORE_X8_ODD4
         "le lr, 4b\n"
         "3:\n"
         "wlstp.32 lr, %[n], 2f\n"
@@ -458,6 +459,7 @@ void qs8_add__helium(const QS8AddArgs& a) {
   }
 }
 #undef EA_ADD_X4
+#undef EA_STORE_X8_ODD4
 
 // 16 bytes per step, tail-predicated: x + 128 (VADD.I8, as a byte offset
 // the same as x XOR 0x80), one byte gather from the table, the store; 5
