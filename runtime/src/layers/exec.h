@@ -181,6 +181,22 @@ inline ea_quant quant_of(const fb::ActQuant* q) {
   return q != nullptr ? ea_quant{q->scale(), q->zero_point()} : ea_quant{0.0f, 0};
 }
 
+// ea_layer_info of a row-wise layer (layernorm, ffn, linear): rows of in_dim
+// in, rows of out_dim out, no attention weights; it has no keys or values, so
+// the query rows stand in for them (as for self-attention).
+inline void row_layer_info(int in_dim, int out_dim, const fb::ActQuant* in, const fb::ActQuant* out,
+                           LayerInfo* info) {
+  info->query_dim = in_dim;
+  info->key_dim = in_dim;
+  info->value_dim = in_dim;
+  info->output_dim = out_dim;
+  info->num_heads = 0;
+  info->query_quant = quant_of(in);
+  info->key_quant = info->query_quant;
+  info->value_quant = info->query_quant;
+  info->output_quant = quant_of(out);
+}
+
 // Row-wise steps chained in one pool call (kernels::chain_split): every
 // step S has S.work_per_row (multiply-adds or their equivalents), S.Prepare()
 // (resolves what the tasks share, before the pool call), S.Rows(r0, r1,

@@ -81,15 +81,8 @@ void shape(const fb::Layer& l, LayerShape* s) {
 
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* f = l.options_as_FeedForward();
-  info->query_dim = static_cast<int32_t>(f->dim());
-  info->key_dim = info->query_dim;
-  info->value_dim = info->query_dim;
-  info->output_dim = info->query_dim;
-  info->num_heads = 0;  // no attention weights
-  info->query_quant = quant_of(f->fc1()->input());
-  info->key_quant = info->query_quant;  // no keys: the query rows stand in (as for self-attention)
-  info->value_quant = info->query_quant;
-  info->output_quant = quant_of(f->fc2()->output());
+  const int d = static_cast<int>(f->dim());
+  row_layer_info(d, d, f->fc1()->input(), f->fc2()->output(), info);
 }
 
 // Scratch: the hidden rows [q][hidden_dim].

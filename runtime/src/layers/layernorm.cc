@@ -82,15 +82,8 @@ void shape(const fb::Layer& l, LayerShape* s) { s->embed_dim = static_cast<int>(
 
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* n = l.options_as_LayerNorm();
-  info->query_dim = static_cast<int32_t>(n->dim());
-  info->key_dim = info->query_dim;
-  info->value_dim = info->query_dim;
-  info->output_dim = info->query_dim;
-  info->num_heads = 0;  // no attention weights
-  info->query_quant = quant_of(n->input());
-  info->key_quant = info->query_quant;  // no keys: the query rows stand in (as for self-attention)
-  info->value_quant = info->query_quant;
-  info->output_quant = quant_of(n->output());
+  const int d = static_cast<int>(n->dim());
+  row_layer_info(d, d, n->input(), n->output(), info);
 }
 
 // No buffers: each row is normalized from the caller's input to its output.

@@ -20,15 +20,8 @@ void shape(const fb::Layer& l, LayerShape* s) {
 
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* p = l.options_as_Linear();
-  info->query_dim = static_cast<int32_t>(p->in_features());
-  info->key_dim = info->query_dim;
-  info->value_dim = info->query_dim;
-  info->output_dim = static_cast<int32_t>(p->out_features());
-  info->num_heads = 0;  // no attention weights
-  info->query_quant = quant_of(p->input());
-  info->key_quant = info->query_quant;  // no keys: the query rows stand in (as for self-attention)
-  info->value_quant = info->query_quant;
-  info->output_quant = quant_of(p->output());
+  row_layer_info(static_cast<int>(p->in_features()), static_cast<int>(p->out_features()), p->input(), p->output(),
+                 info);
 }
 
 // No buffers: each row is projected from the caller's input to its output.
