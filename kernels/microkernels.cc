@@ -60,6 +60,9 @@ namespace {
 constexpr Microkernel<Qs8LinearFn> kQs8Linear[] = {
 #include "lists/qs8_linear.inc"
     EA_LIST_END};
+constexpr Microkernel<Qs8LinearResFn> kQs8LinearRes[] = {
+#include "lists/qs8_linear_res.inc"
+    EA_LIST_END};
 constexpr Microkernel<F32LinearFn> kF32Linear[] = {
 #include "lists/f32_linear.inc"
     EA_LIST_END};
@@ -157,6 +160,7 @@ constexpr KernelTable make_table(KernelPath p) {
   return KernelTable{p,
                      kNames[static_cast<int>(p)],
                      pick(kQs8Linear, p),
+                     pick(kQs8LinearRes, p),
                      pick(kF32Linear, p),
                      pick(kQs8Attention, p),
                      pick(kF32Attention, p),
@@ -197,7 +201,7 @@ constexpr Tables make_tables() {
 
 constexpr Tables kTables = make_tables();
 
-constexpr MicrokernelLists kLists = {kQs8Linear,   kF32Linear,     kQs8Attention,     kF32Attention,
+constexpr MicrokernelLists kLists = {kQs8Linear,   kQs8LinearRes, kF32Linear,     kQs8Attention,     kF32Attention,
                                      kQs8Additive, kF32Additive,   kQs8QkRow,         kQs8SoftmaxRow,
                                      kQs8SoftmaxExpRow, kQs8PvRow,   kQs8AttentionTile,
                                      kQs8LayerNorm, kF32LayerNorm, kQs8Add, kF32Add, kQs8Lut,

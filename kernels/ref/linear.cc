@@ -31,9 +31,12 @@ void f32_linear__ref(int rows, int out_features, int in_features, const float* x
 // this kernel 4-10x slower). Channels past out_features are not accumulated;
 // the last partial group of inputs comes from a zero-padded copy of the row's
 // tail, so no input is read past in_features.
-void qs8_linear__ref(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                     const int8_t* w, const int32_t* bias, const int32_t* mult,
-                     const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
+namespace {
+
+// The sums of qs8_linear__ref; `store(m, n, acc)` writes output (m, n).
+template <class Store>
+void qs8_linear_sums(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                     const int8_t* w, const int32_t* bias, const Store& store) {
   const int full_groups = in_features / kPackK;
   const int groups = packed_k(in_features) / kPackK;
   const size_t block_bytes = packed_block_bytes(in_features);
@@ -58,12 +61,31 @@ void qs8_linear__ref(int rows, int out_features, int in_features, const int8_t* 
           acc[c] += wc[0] * x0 + wc[1] * x1 + wc[2] * x2 + wc[3] * x3;
         }
       }
-      for (int c = 0; c < count; ++c) {
-        const int ch = per_channel ? n0 + c : 0;
-        y[static_cast<ptrdiff_t>(m) * y_stride + n0 + c] = requantize_s8(acc[c], mult[ch], shift[ch], y_zp);
-      }
+      for (int c = 0; c < count; ++c) store(m, n0 + c, acc[c]);
     }
   }
+}
+
+}  // namespace
+
+void qs8_linear__ref(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                     const int8_t* w, const int32_t* bias, const int32_t* mult,
+                     const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
+  qs8_linear_sums(rows, out_features, in_features, x, x_stride, w, bias, [&](int m, int n, int32_t acc) {
+    const int ch = per_channel ? n : 0;
+    y[static_cast<ptrdiff_t>(m) * y_stride + n] = requantize_s8(acc, mult[ch], shift[ch], y_zp);
+  });
+}
+
+void qs8_linear_res__ref(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                         const int8_t* w, const int32_t* bias, const int32_t* mult,
+                         const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                         int y_stride) {
+  qs8_linear_sums(rows, out_features, in_features, x, x_stride, w, bias, [&](int m, int n, int32_t acc) {
+    const int ch = per_channel ? n : 0;
+    const int32_t a = res.res[static_cast<ptrdiff_t>(m) * res.res_stride + n];
+    y[static_cast<ptrdiff_t>(m) * y_stride + n] = residual_epilogue_s8(acc, mult[ch], shift[ch], a, res.term);
+  });
 }
 
 }  // namespace kernels

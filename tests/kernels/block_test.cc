@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
 #include "edgeattn/kernels/ref.h"
 #include "edgeattn/kernels/requant.h"
@@ -215,6 +216,74 @@ TEST(QS8Add, SaturatesAtTheInt8Ends) {
   const int32_t one = 1 << 20;  // r = 1 at shift 20
   ek::QS8AddArgs args = {1, 2, a.data(), 2, 0, one, b.data(), 2, 0, one, 20, 0, y.data(), 2};
   ek::qs8_add__ref(args);
+  EXPECT_EQ(y[0], 127);
+  EXPECT_EQ(y[1], -128);
+}
+
+// Contract 5b against the real sum it stands for: y = (s_x s_w acc + s_a (a -
+// zp_a)) / s_y + zp_y, with every scale drawn here, its multipliers rounded
+// as the converter rounds them, and the bound of one rounding plus the
+// multipliers' own (M_c to 31 bits, A to 2^-(n+1) per unit of |a - zp_a|).
+TEST(QS8LinearRes, WithinHalfAStepOfTheRealSum) {
+  Rng rng(41);
+  for (int rep = 0; rep < 150; ++rep) {
+    const int rows = static_cast<int>(rng.uniform_int(1, 5));
+    const int out = static_cast<int>(rng.uniform_int(1, 40));
+    const int in = static_cast<int>(rng.uniform_int(1, 70));
+    const double sx = 0.005 + rng.uniform01() * 0.05, sa = 0.01 + rng.uniform01() * 0.1;
+    const double sy = 0.01 + rng.uniform01() * 0.1;
+    const int32_t za = static_cast<int32_t>(rng.uniform_int(-128, 127));
+    const int32_t zy = static_cast<int32_t>(rng.uniform_int(-128, 127));
+    int n = ek::kResidualMaxShift;
+    while (std::lround(sa / sy * std::ldexp(1.0, n)) > ek::kResidualMaxMultiplier) --n;
+    ek::ResidualTerm term = {static_cast<int32_t>(std::lround(sa / sy * std::ldexp(1.0, n))), n, 0};
+    term.offset = (int32_t{1} << (n - 1)) + zy * (int32_t{1} << n) - term.mult * za;
+    std::vector<int8_t> x(static_cast<size_t>(rows) * in), w(static_cast<size_t>(out) * in);
+    std::vector<int8_t> a(static_cast<size_t>(rows) * out), y(a.size());
+    for (auto& v : x) v = rng.s8();
+    for (auto& v : w) v = rng.s8();
+    for (auto& v : a) v = rng.s8();
+    std::vector<double> sw(out);
+    std::vector<int32_t> bias(out), mult(out), shift(out);
+    for (int c = 0; c < out; ++c) {
+      sw[c] = 0.001 + rng.uniform01() * 0.01;
+      bias[c] = static_cast<int32_t>(rng.uniform_int(-20000, 20000));
+      ASSERT_TRUE(ek::quantize_multiplier(sx * sw[c] / sy * std::ldexp(1.0, n), &mult[c], &shift[c]));
+    }
+    std::vector<int8_t> packed(ek::packed_weight_bytes(out, in));
+    ek::pack_weights_k4n16(out, in, w.data(), in, packed.data());
+    const ek::QS8Residual res = {a.data(), out, term};
+    ek::qs8_linear_res__ref(rows, out, in, x.data(), in, packed.data(), bias.data(), mult.data(), shift.data(), 1,
+                            res, y.data(), out);
+    for (int m = 0; m < rows; ++m) {
+      for (int c = 0; c < out; ++c) {
+        double acc = bias[c];
+        for (int k = 0; k < in; ++k) acc += double{w[c * in + k]} * x[m * in + k];
+        const int32_t ai = a[m * out + c] - za;
+        const double real = (sx * sw[c] * acc + sa * ai) / sy + zy;
+        const double want = std::fmin(127, std::fmax(-128, real));
+        const double bound = 0.5 + std::fabs(ai) * std::ldexp(1.0, -n - 1) + std::fabs(real - zy) * 1e-8 + 1e-9;
+        ASSERT_LE(std::fabs(y[m * out + c] - want), bound) << "rep " << rep << " m " << m << " c " << c;
+      }
+    }
+  }
+}
+
+// Sums past the clamp: a projection far beyond the int8 range saturates
+// even against the largest residual of the other sign.
+TEST(QS8LinearRes, ClampedSumsStillSaturate) {
+  const int n = 16;
+  const ek::ResidualTerm term = {int32_t{1} << n, n, int32_t{1} << (n - 1)};  // zp 0
+  std::vector<int8_t> x = {1}, w = {1}, a = {-128, 127};
+  std::vector<int8_t> packed(ek::packed_weight_bytes(2, 1));
+  std::vector<int8_t> w2 = {1, 1};
+  ek::pack_weights_k4n16(2, 1, w2.data(), 1, packed.data());
+  std::vector<int32_t> bias = {INT32_MAX - 1, INT32_MIN + 1}, mult = {1 << 30, 1 << 30}, shift = {30, 30};
+  std::vector<int8_t> y(2);
+  const ek::QS8Residual res = {a.data(), 2, term};
+  // Residual -128 against a huge positive sum, +127 against a huge negative one.
+  ek::qs8_linear_res__ref(1, 2, 1, x.data(), 1, packed.data(), bias.data(), mult.data(), shift.data(), 1, res,
+                          y.data(), 2);
   EXPECT_EQ(y[0], 127);
   EXPECT_EQ(y[1], -128);
 }

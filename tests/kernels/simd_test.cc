@@ -171,6 +171,7 @@ void ExpectTableEntries(const char* family, const ek::Microkernel<Fn>* list, Fn 
 TEST(SimdTest, TablesRunTheirListedVariants) {
   const ek::MicrokernelLists& l = ek::microkernel_lists();
   ExpectTableEntries("qs8_linear", l.qs8_linear, &ek::KernelTable::qs8_linear);
+  ExpectTableEntries("qs8_linear_res", l.qs8_linear_res, &ek::KernelTable::qs8_linear_res);
   ExpectTableEntries("qs8_attention", l.qs8_attention, &ek::KernelTable::qs8_attention);
   ExpectTableEntries("qs8_additive", l.qs8_additive, &ek::KernelTable::qs8_additive);
   ExpectTableEntries("qs8_qk_row", l.qs8_qk_row, &ek::KernelTable::qs8_qk_row);
@@ -333,6 +334,63 @@ TEST(SimdTest, Qs8LinearEveryShift) {
 // Float tolerance: both results are float32 sums of the same in+1 terms in
 // different orders, each within gamma_(in+1) * sum|terms| of the exact value
 // (Higham 3.1), so they differ by at most 2 gamma_(in+1) sum|terms|.
+// qs8_linear_res (contract 5b): the same sums as qs8_linear, with the
+// residual term added before the one rounding. Shapes as in
+// Qs8LinearMatchesRefExactly and past 256 outputs; n over 1..16, A over its
+// whole range, residual rows with their own stride, and biases that drive
+// some sums into the +-2^26 clamp and the int8 ends.
+TEST(SimdTest, Qs8LinearResMatchesRefExactly) {
+  REQUIRE_VARIANTS(variants, qs8_linear_res);
+  const int kWideOuts[] = {256, 257, 300, 529};
+  for (uint64_t seed = 0; seed < 160; ++seed) {
+    Rng rng(13000 + seed);
+    const bool wide = seed % 8 == 7;
+    const int rows = static_cast<int>(rng.uniform_int(1, wide ? 9 : 20));
+    const int out = wide ? kWideOuts[seed / 8 % 4]
+                         : (rng.uniform_int(0, 2) ? static_cast<int>(rng.uniform_int(1, 150)) : kDims[rng.uniform_int(0, 10)]);
+    const int in = rng.uniform_int(0, 2) ? SampleDim(rng) : static_cast<int>(rng.uniform_int(1, 600));
+    const int x_stride = in + static_cast<int>(rng.uniform_int(0, 3));
+    const int y_stride = out + static_cast<int>(rng.uniform_int(0, 3));
+    const int r_stride = out + static_cast<int>(rng.uniform_int(0, 5));
+    const auto x = RandS8(rng, static_cast<size_t>(rows - 1) * x_stride + in);
+    const auto res = RandS8(rng, static_cast<size_t>(rows - 1) * r_stride + out);
+    const auto w = PackedWithGarbagePadding(rng, out, in, RandS8(rng, static_cast<size_t>(out) * in));
+    ek::ResidualTerm term = {};
+    term.shift = static_cast<int32_t>(rng.uniform_int(1, ek::kResidualMaxShift));
+    term.mult = rng.uniform_int(0, 9) == 0 ? static_cast<int32_t>(rng.uniform_int(0, ek::kResidualMaxMultiplier))
+                                           : static_cast<int32_t>(std::min<double>(
+                                                 ek::kResidualMaxMultiplier,
+                                                 std::lround(rng.uniform(0.3, 3.0) * std::ldexp(1.0, term.shift))));
+    const int32_t a_zp = SampleZp(rng), y_zp = SampleZp(rng);
+    term.offset = (int32_t{1} << (term.shift - 1)) + y_zp * (int32_t{1} << term.shift) - term.mult * a_zp;
+    std::vector<int32_t> bias(out), mult(out), shift(out);
+    const int per_channel = static_cast<int>(rng.uniform_int(0, 1));
+    const int32_t bias_mag = rng.uniform_int(0, 3) == 0 ? (1 << 28) : (1 << 20);
+    for (auto& b : bias) b = static_cast<int32_t>(rng.uniform_int(-bias_mag, bias_mag));
+    for (int n = 0; n < out; ++n) {
+      if (rng.uniform_int(0, 19) == 0) {
+        mult[n] = static_cast<int32_t>(rng.uniform_int(1 << 30, INT32_MAX));
+        shift[n] = rng.uniform_int(0, 1) ? ek::kMinShift : ek::kMaxShift;
+      } else {  // the projection's r_c 2^n
+        Multiplier(rng.log_uniform(1e-6, 1e-1) * std::ldexp(1.0, term.shift), &mult[n], &shift[n]);
+      }
+    }
+    const ek::QS8Residual r = {res.data(), r_stride, term};
+    std::vector<int8_t> want(static_cast<size_t>(rows) * y_stride, 0x5A);
+    Ref().qs8_linear_res(rows, out, in, x.data(), x_stride, w.data(), bias.data(), mult.data(), shift.data(),
+                         per_channel, r, want.data(), y_stride);
+    for (const auto& uk : variants) {
+      std::vector<int8_t> got(want.size(), 0x5A);
+      uk.fn(rows, out, in, x.data(), x_stride, w.data(), bias.data(), mult.data(), shift.data(), per_channel, r,
+            got.data(), y_stride);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << uk.name << " index " << i << " seed " << seed << " rows " << rows
+                                   << " out " << out << " in " << in << " n " << term.shift;
+      }
+    }
+  }
+}
+
 TEST(SimdTest, F32LinearWithinBound) {
   REQUIRE_VARIANTS(variants, f32_linear);
   for (uint64_t seed = 0; seed < 60; ++seed) {

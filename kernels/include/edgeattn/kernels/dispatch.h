@@ -31,6 +31,11 @@ using Qs8LinearFn = void (*)(int rows, int out_features, int in_features, const 
                              int x_stride, const int8_t* w_packed, const int32_t* bias,
                              const int32_t* mult, const int32_t* shift, int per_channel,
                              int32_t y_zp, int8_t* y, int y_stride);
+// qs8_linear with the residual in its epilogue (contract 5b, ref.h).
+using Qs8LinearResFn = void (*)(int rows, int out_features, int in_features, const int8_t* x,
+                                int x_stride, const int8_t* w_packed, const int32_t* bias,
+                                const int32_t* mult, const int32_t* shift, int per_channel,
+                                const QS8Residual& res, int8_t* y, int y_stride);
 using F32LinearFn = void (*)(int rows, int out_features, int in_features, const float* x,
                              int x_stride, const float* w, int w_stride, const float* bias,
                              float* y, int y_stride);
@@ -85,6 +90,7 @@ struct KernelTable {
   KernelPath path;
   const char* name;
   Qs8LinearFn qs8_linear;
+  Qs8LinearResFn qs8_linear_res;
   F32LinearFn f32_linear;
   Qs8AttentionFn qs8_attention;
   F32AttentionFn f32_attention;
@@ -117,6 +123,7 @@ struct Microkernel {
 // or of a path it extends (avx2 under the VNNI paths, neon under neondot).
 struct MicrokernelLists {
   const Microkernel<Qs8LinearFn>* qs8_linear;
+  const Microkernel<Qs8LinearResFn>* qs8_linear_res;
   const Microkernel<F32LinearFn>* f32_linear;  // only the end entry when EA_INT8_ONLY
   const Microkernel<Qs8AttentionFn>* qs8_attention;
   const Microkernel<F32AttentionFn>* f32_attention;

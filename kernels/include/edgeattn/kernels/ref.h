@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "edgeattn/kernels/requant.h"
+
 namespace edgeattn {
 namespace kernels {
 
@@ -31,6 +33,20 @@ void f32_linear__ref(int rows, int out_features, int in_features, const float* x
 void qs8_linear__ref(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                      const int8_t* w, const int32_t* bias, const int32_t* mult,
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+
+// qs8_linear with a residual added in its epilogue (requant.h contract 5b):
+// y[m][n] = residual_epilogue_s8(bias[n] + sum_k w[n][k] x[m][k], mult[n],
+// shift[n], res[m][n], term). The block kinds' output projections and second
+// FFN linears. res overlaps neither x nor y.
+struct QS8Residual {
+  const int8_t* res;
+  int res_stride;
+  ResidualTerm term;
+};
+void qs8_linear_res__ref(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                         const int8_t* w, const int32_t* bias, const int32_t* mult,
+                         const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                         int y_stride);
 
 // ------------------------------------------------------- attention core ----
 

@@ -279,6 +279,39 @@ inline int8_t residual_add_s8(int32_t a, int32_t b, int32_t zp_a, int32_t zp_b, 
 }
 
 // ---------------------------------------------------------------------------
+// Residual add in a projection's epilogue (numerics contract 5b): a block's
+// output projection and second FFN linear add the residual stream a from
+// their int32 sums, so the sub-layer output is never rounded to int8 on its
+// own (docs/quantization.md, "Residual in the epilogue"):
+//   y = sat8((clamp(requantize(acc, M_c, s_c), -2^29, 2^29) + A a + C) >> n)
+// (M_c, s_c) maps the projection's sum to the output's int8 step times 2^n
+// (r_c = s_x s_w,c 2^n / s_y), A = round(s_a 2^n / s_y) in [0, 2^20), and
+// C = 2^(n-1) + zp_y 2^n - A zp_a folds both zero points and the rounding
+// into one constant, n in [1, 16]. Bounds: A a + C = A (a - zp_a) + 2^(n-1)
+// + zp_y 2^n is below 2^28 + 2^24 in magnitude and the clamped term at most
+// 2^29, so the sum stays inside int32. The clamp never changes a result: a
+// sum that does not saturate has |requantize(...)| <= 2^n 256 + |A (a -
+// zp_a)| < 2^24 + 2^28. One rounding of the whole sum (the projection's
+// 2^-n step is 1/65536 of an output step at n = 16).
+// ---------------------------------------------------------------------------
+constexpr int32_t kResidualMaxShift = 16;
+constexpr int32_t kResidualMaxMultiplier = (int32_t{1} << 20) - 1;
+constexpr int32_t kResidualClamp = int32_t{1} << 29;
+
+struct ResidualTerm {
+  int32_t mult;    // A
+  int32_t shift;   // n
+  int32_t offset;  // C
+};
+
+inline int8_t residual_epilogue_s8(int32_t acc, int32_t multiplier, int32_t shift, int32_t a,
+                                   const ResidualTerm& r) {
+  int32_t y = requantize(acc, multiplier, shift);
+  y = y < -kResidualClamp ? -kResidualClamp : (y > kResidualClamp ? kResidualClamp : y);
+  return saturate_s8((y + r.mult * a + r.offset) >> r.shift);
+}
+
+// ---------------------------------------------------------------------------
 // Activations (numerics contract 6): every element-wise int8 function (ReLU,
 // GELU in its erf and tanh forms, SiLU) is a 256-entry table the converter
 // builds from the input's and output's scales: y = table[x + 128]. Exact
