@@ -158,24 +158,20 @@ ActQuantParams activation_input_quant(Activation act, const ActQuantParams& in, 
   return in;
 }
 
-QuantAdd quantize_add(const ActQuantParams& a, const ActQuantParams& b, const ActQuantParams& out,
-                      const std::string& what) {
+QuantAdd quantize_add(const ActQuantParams& a, const ActQuantParams& out, const std::string& what) {
   QuantAdd q;
   q.a = a;
-  q.b = b;
   q.output = out;
-  const double ra = a.scale / out.scale, rb = b.scale / out.scale;
-  for (int n = kernels::kAddMaxShift; n >= 1; --n) {
-    const double ma = std::round(std::ldexp(ra, n)), mb = std::round(std::ldexp(rb, n));
-    if (ma <= kernels::kAddMaxMultiplier && mb <= kernels::kAddMaxMultiplier) {
+  const double ra = a.scale / out.scale;
+  for (int n = kernels::kResidualMaxShift; n >= 1; --n) {
+    const double ma = std::round(std::ldexp(ra, n));
+    if (ma <= kernels::kResidualMaxMultiplier) {
       q.a_multiplier = static_cast<int32_t>(ma);
-      q.b_multiplier = static_cast<int32_t>(mb);
       q.shift = n;
       return q;
     }
   }
-  fail(what, ": residual add input scales ", a.scale, " and ", b.scale, " are more than 2^21 times the output's ",
-       out.scale);
+  fail(what, ": residual add input scale ", a.scale, " is more than 2^19 times the output's ", out.scale);
 }
 
 void layernorm_s8(const QuantNorm& q, int dim, int rows, const int8_t* x, int8_t* y) {
@@ -193,13 +189,6 @@ void layernorm_s8(const QuantNorm& q, int dim, int rows, const int8_t* x, int8_t
   a.y = y;
   a.y_stride = dim;
   kernels::qs8_layernorm__ref(a);
-}
-
-void add_s8(const QuantAdd& q, size_t n, const int8_t* a, const int8_t* b, int8_t* y) {
-  for (size_t i = 0; i < n; ++i) {
-    y[i] = kernels::residual_add_s8(a[i], b[i], q.a.zero_point, q.b.zero_point, q.a_multiplier, q.b_multiplier,
-                                    q.shift, q.output.zero_point);
-  }
 }
 
 flatbuffers::Offset<fb::LayerNorm> write_layernorm_s8(ModelWriter& w, const FloatNorm& f, const QuantNorm& q) {
@@ -220,9 +209,8 @@ flatbuffers::Offset<fb::LayerNorm> write_layernorm_f32(ModelWriter& w, const Flo
 
 flatbuffers::Offset<fb::ResidualAdd> write_add_s8(ModelWriter& w, const QuantAdd& q) {
   const auto a = w.Act(q.a);
-  const auto b = w.Act(q.b);
   const auto out = w.Act(q.output);
-  return fb::CreateResidualAdd(w.fbb(), a, b, out, q.a_multiplier, q.b_multiplier, q.shift);
+  return fb::CreateResidualAdd(w.fbb(), a, out, q.a_multiplier, q.shift);
 }
 
 }  // namespace convert

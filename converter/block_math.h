@@ -70,19 +70,19 @@ std::vector<int8_t> activation_table(Activation act, const ActQuantParams& in, c
 // step. `in` unchanged when its low end is already above that point.
 ActQuantParams activation_input_quant(Activation act, const ActQuantParams& in, const ActQuantParams& out);
 
-// Contract 5: A = round(s_a / s_y 2^n), B likewise, the largest n <= 24 with
-// both below 2^22.
+// Contract 5b, the residual a added in the epilogue of the projection that
+// computes the other term: A = round(s_a / s_y 2^n), the largest n <= 16
+// with A below 2^20 (the projection's requant then carries 2^n:
+// quantize_linear_res).
 struct QuantAdd {
-  ActQuantParams a, b, output;
-  int32_t a_multiplier = 0, b_multiplier = 0, shift = 0;
+  ActQuantParams a, output;
+  int32_t a_multiplier = 0, shift = 0;
 };
-QuantAdd quantize_add(const ActQuantParams& a, const ActQuantParams& b, const ActQuantParams& out,
-                      const std::string& what);
+QuantAdd quantize_add(const ActQuantParams& a, const ActQuantParams& out, const std::string& what);
 
 // What the int8 runtime computes for these steps, for the converter's own
 // checks (the same integers as requant.h, on host vectors).
 void layernorm_s8(const QuantNorm& q, int dim, int rows, const int8_t* x, int8_t* y);
-void add_s8(const QuantAdd& q, size_t n, const int8_t* a, const int8_t* b, int8_t* y);
 
 // ---------------------------------------------------------- FlatBuffers ----
 flatbuffers::Offset<fb::LayerNorm> write_layernorm_s8(ModelWriter& w, const FloatNorm& f, const QuantNorm& q);

@@ -58,6 +58,17 @@ QuantLinear quantize_linear(const FloatLinear& l, const ActQuantParams& input,
   return q;
 }
 
+QuantLinear quantize_linear_res(const FloatLinear& l, const ActQuantParams& input, const ActQuantParams& output,
+                                int32_t shift, const std::string& what) {
+  QuantLinear q = quantize_linear(l, input, output, what);
+  for (int n = 0; n < l.out; ++n) {
+    const double s_acc = input.scale * static_cast<double>(q.w_scale[static_cast<size_t>(n)]);
+    q.requant[static_cast<size_t>(n)] =
+        requant(std::ldexp(s_acc / output.scale, shift), what + " channel " + std::to_string(n));
+  }
+  return q;
+}
+
 QuantVector quantize_symmetric(const std::vector<double>& x) {
   QuantVector v;
   double amax = 0.0;

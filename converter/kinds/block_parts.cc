@@ -74,12 +74,15 @@ flatbuffers::Offset<fb::LayerNorm> norm_table_s8(ModelWriter& w, const FloatNorm
 
 flatbuffers::Offset<fb::FeedForward> ffn_table_s8(ModelWriter& w, const FloatFfn& f, const ActQuantParams& in,
                                                   const ActQuantParams& hidden, const ActQuantParams& act,
-                                                  const ActQuantParams& out, const std::string& what) {
+                                                  const ActQuantParams& out, const std::string& what,
+                                                  const QuantAdd* residual) {
   // fc1's output feeds only the activation table: its range below where the
   // activation is flat is cut (no code changes, a finer step above it).
   const ActQuantParams h = activation_input_quant(f.act, hidden, act);
   const QuantLinear q1 = quantize_linear(f.fc1, in, h, what + ": " + f.fc1.w_name);
-  const QuantLinear q2 = quantize_linear(f.fc2, act, out, what + ": " + f.fc2.w_name);
+  const std::string w2 = what + ": " + f.fc2.w_name;
+  const QuantLinear q2 = residual != nullptr ? quantize_linear_res(f.fc2, act, residual->output, residual->shift, w2)
+                                             : quantize_linear(f.fc2, act, out, w2);
   const std::vector<int8_t> table = activation_table(f.act, h, act);
   const auto l1 = w.LinearS8(q1, f.fc1), l2 = w.LinearS8(q2, f.fc2);
   const auto t = w.fbb().CreateVector(table);
@@ -116,6 +119,13 @@ void print_ffn(std::ostream& os, const char* role, const fb::FeedForward* f) {
      << fb::EnumNameActivation(f->activation()) << ") -> " << f->dim() << "\n";
   print_linear(os, "fc1", f->fc1());
   print_linear(os, "fc2", f->fc2());
+}
+
+void print_add(std::ostream& os, const char* role, const char* in, const fb::ResidualAdd* a) {
+  os << "  " << role << ": residual add in " << in << "'s epilogue, residual multiplier " << a->a_multiplier()
+     << " >> " << a->shift() << "\n";
+  print_act(os, "    residual", a->a());
+  print_act(os, "    output", a->output());
 }
 
 }  // namespace convert

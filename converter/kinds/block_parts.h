@@ -29,9 +29,12 @@ Activation read_activation(const SpecFields& f, const char* def);
 // <prefix>hidden (fc1's output) and <prefix>act (the activation's output).
 flatbuffers::Offset<fb::LayerNorm> norm_table_s8(ModelWriter& w, const FloatNorm& n, const ActQuantParams& in,
                                                  const ActQuantParams& out, const std::string& what);
+// With a block's residual add, fc2 computes it in its epilogue (output at
+// the add's output, quantize_linear_res) and `out` is not used.
 flatbuffers::Offset<fb::FeedForward> ffn_table_s8(ModelWriter& w, const FloatFfn& f, const ActQuantParams& in,
                                                   const ActQuantParams& hidden, const ActQuantParams& act,
-                                                  const ActQuantParams& out, const std::string& what);
+                                                  const ActQuantParams& out, const std::string& what,
+                                                  const QuantAdd* residual = nullptr);
 flatbuffers::Offset<fb::FeedForward> ffn_table_f32(ModelWriter& w, const FloatFfn& f);
 
 // inspect: a LayerNorm's and an FFN's tensors and quantization lines.
@@ -41,6 +44,8 @@ void add_ffn_tensors(std::vector<TensorEntry>* out, const std::string& layer, co
                      const fb::FeedForward* f);
 void print_norm(std::ostream& os, const char* role, const fb::LayerNorm* n);
 void print_ffn(std::ostream& os, const char* role, const fb::FeedForward* f);
+// A block's residual add, computed in the epilogue of `in` (out_proj, fc2).
+void print_add(std::ostream& os, const char* role, const char* in, const fb::ResidualAdd* a);
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -218,29 +218,31 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
   const ActQuantParams h1 = c("add1"), h2 = c("add2");
   const ActQuantParams hid = c("ffn.hidden"), act = c("ffn.act"), fo = c("ffn.output"), y = c("output");
   flatbuffers::Offset<fb::LayerNorm> n1, n2, n3;
-  flatbuffers::Offset<fb::ResidualAdd> add1, add2, add3;
   flatbuffers::Offset<fb::FeedForward> ffn;
+  // The adds run in the out_projs' and fc2's epilogues (contract 5b).
+  QuantAdd q1, q2, q3;
   if (P.norm_first) {
     const ActQuantParams in = c("query"), n3q = c("norm3");
     n1 = norm_table_s8(w, P.norm1, in, s("query"), at + ": norm1");
-    add1 = write_add_s8(w, quantize_add(in, s("output"), h1, at + ": add1"));
+    q1 = quantize_add(in, h1, at + ": add1");
     n2 = norm_table_s8(w, P.norm2, h1, x("query"), at + ": norm2");
-    add2 = write_add_s8(w, quantize_add(h1, x("output"), h2, at + ": add2"));
+    q2 = quantize_add(h1, h2, at + ": add2");
     n3 = norm_table_s8(w, P.norm3, h2, n3q, at + ": norm3");
-    ffn = ffn_table_s8(w, P.ffn, n3q, hid, act, fo, at + ": ffn");
-    add3 = write_add_s8(w, quantize_add(h2, fo, y, at + ": add3"));
+    q3 = quantize_add(h2, y, at + ": add3");
+    ffn = ffn_table_s8(w, P.ffn, n3q, hid, act, fo, at + ": ffn", &q3);
   } else {
     const ActQuantParams in = s("query"), n2q = c("norm2"), h3 = c("add3");
-    add1 = write_add_s8(w, quantize_add(in, s("output"), h1, at + ": add1"));
+    q1 = quantize_add(in, h1, at + ": add1");
     n1 = norm_table_s8(w, P.norm1, h1, x("query"), at + ": norm1");
-    add2 = write_add_s8(w, quantize_add(x("query"), x("output"), h2, at + ": add2"));
+    q2 = quantize_add(x("query"), h2, at + ": add2");
     n2 = norm_table_s8(w, P.norm2, h2, n2q, at + ": norm2");
-    ffn = ffn_table_s8(w, P.ffn, n2q, hid, act, fo, at + ": ffn");
-    add3 = write_add_s8(w, quantize_add(n2q, fo, h3, at + ": add3"));
+    q3 = quantize_add(n2q, h3, at + ": add3");
+    ffn = ffn_table_s8(w, P.ffn, n2q, hid, act, fo, at + ": ffn", &q3);
     n3 = norm_table_s8(w, P.norm3, h3, y, at + ": norm3");
   }
-  const auto sa = mha_table_s8(w, with_lengths(P.self_attn, L), s);
-  const auto ca = mha_table_s8(w, with_lengths(P.cross_attn, L), x);
+  const auto add1 = write_add_s8(w, q1), add2 = write_add_s8(w, q2), add3 = write_add_s8(w, q3);
+  const auto sa = mha_table_s8(w, with_lengths(P.self_attn, L), s, &q1);
+  const auto ca = mha_table_s8(w, with_lengths(P.cross_attn, L), x, &q2);
   return fb::CreateDecoderBlock(w.fbb(), static_cast<uint32_t>(L.query_dim), P.norm_first, n1, sa, add1, n2, ca,
                                 add2, n3, ffn, add3)
       .Union();
@@ -289,12 +291,6 @@ void inspect(const fb::Layer& l, const LayerInfo& info, std::ostream& os) {
      << " arena bytes (K and V); memory: " << info.max_kv_len << " rows\n";
 }
 
-void print_add(std::ostream& os, const char* role, const fb::ResidualAdd* a) {
-  os << "  " << role << ": residual add, multipliers " << a->a_multiplier() << " / " << a->b_multiplier()
-     << " >> " << a->shift() << "\n";
-  print_act(os, "    output", a->output());
-}
-
 void print_mha(std::ostream& os, const fb::MultiHeadAttention* m) {
   print_linear(os, "q_proj", m->q_proj());
   print_linear(os, "k_proj", m->k_proj());
@@ -308,14 +304,14 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   print_norm(os, "norm1", b->norm1());
   os << "  self_attn:\n";
   print_mha(os, b->self_attn());
-  print_add(os, "add1", b->add1());
+  print_add(os, "add1", "self_attn.out_proj", b->add1());
   print_norm(os, "norm2", b->norm2());
   os << "  cross_attn:\n";
   print_mha(os, b->cross_attn());
-  print_add(os, "add2", b->add2());
+  print_add(os, "add2", "cross_attn.out_proj", b->add2());
   print_norm(os, "norm3", b->norm3());
   print_ffn(os, "ffn", b->ffn());
-  print_add(os, "add3", b->add3());
+  print_add(os, "add3", "fc2", b->add3());
 }
 
 // Pre-norm: norm1 feeds only the self-attention's q/k/v projections, norm2

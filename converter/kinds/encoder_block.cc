@@ -166,27 +166,29 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
   const BlockParams& P = L.as<BlockParams>();
   const Calibrated a = c.sub("attn.");
   const std::string& at = c.where;
-  const ActQuantParams ao = a("output"), h = c("add1");
+  const ActQuantParams h = c("add1");
   const ActQuantParams hid = c("ffn.hidden"), act = c("ffn.act"), fo = c("ffn.output"), y = c("output");
   flatbuffers::Offset<fb::LayerNorm> n1, n2;
-  flatbuffers::Offset<fb::ResidualAdd> add1, add2;
   flatbuffers::Offset<fb::FeedForward> ffn;
+  // The adds run in out_proj's and fc2's epilogues (contract 5b).
+  QuantAdd q1, q2;
   if (P.norm_first) {  // h = x + attn(norm1(x)); y = h + ffn(norm2(h))
     const ActQuantParams x = c("query"), n2q = c("norm2");
     n1 = norm_table_s8(w, P.norm1, x, a("query"), at + ": norm1");
-    add1 = write_add_s8(w, quantize_add(x, ao, h, at + ": add1"));
+    q1 = quantize_add(x, h, at + ": add1");
     n2 = norm_table_s8(w, P.norm2, h, n2q, at + ": norm2");
-    ffn = ffn_table_s8(w, P.ffn, n2q, hid, act, fo, at + ": ffn");
-    add2 = write_add_s8(w, quantize_add(h, fo, y, at + ": add2"));
+    q2 = quantize_add(h, y, at + ": add2");
+    ffn = ffn_table_s8(w, P.ffn, n2q, hid, act, fo, at + ": ffn", &q2);
   } else {  // h = norm1(x + attn(x)); y = norm2(h + ffn(h))
     const ActQuantParams x = a("query"), n1q = c("norm1"), h2 = c("add2");
-    add1 = write_add_s8(w, quantize_add(x, ao, h, at + ": add1"));
+    q1 = quantize_add(x, h, at + ": add1");
     n1 = norm_table_s8(w, P.norm1, h, n1q, at + ": norm1");
-    ffn = ffn_table_s8(w, P.ffn, n1q, hid, act, fo, at + ": ffn");
-    add2 = write_add_s8(w, quantize_add(n1q, fo, h2, at + ": add2"));
+    q2 = quantize_add(n1q, h2, at + ": add2");
+    ffn = ffn_table_s8(w, P.ffn, n1q, hid, act, fo, at + ": ffn", &q2);
     n2 = norm_table_s8(w, P.norm2, h2, y, at + ": norm2");
   }
-  const auto mha = mha_table_s8(w, P.attn, a);
+  const auto add1 = write_add_s8(w, q1), add2 = write_add_s8(w, q2);
+  const auto mha = mha_table_s8(w, P.attn, a, &q1);
   return fb::CreateEncoderBlock(w.fbb(), static_cast<uint32_t>(L.query_dim), P.norm_first, n1, mha, add1, n2, ffn,
                                 add2)
       .Union();
@@ -226,12 +228,6 @@ void inspect(const fb::Layer& l, const LayerInfo&, std::ostream& os) {
      << fb::EnumNameActivation(b->ffn()->activation()) << ")\n";
 }
 
-void print_add(std::ostream& os, const char* role, const fb::ResidualAdd* a) {
-  os << "  " << role << ": residual add, multipliers " << a->a_multiplier() << " / " << a->b_multiplier()
-     << " >> " << a->shift() << "\n";
-  print_act(os, "    output", a->output());
-}
-
 void inspect_quant(const fb::Layer& l, std::ostream& os) {
   const auto* b = l.options_as_EncoderBlock();
   print_norm(os, "norm1", b->norm1());
@@ -240,10 +236,10 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   print_linear(os, "v_proj", b->self_attn()->v_proj());
   print_linear(os, "out_proj", b->self_attn()->out_proj());
   print_softmax(os, b->self_attn()->softmax());
-  print_add(os, "add1", b->add1());
+  print_add(os, "add1", "out_proj", b->add1());
   print_norm(os, "norm2", b->norm2());
   print_ffn(os, "ffn", b->ffn());
-  print_add(os, "add2", b->add2());
+  print_add(os, "add2", "fc2", b->add2());
 }
 
 // Pre-norm: norm1 feeds only the attention's q/k/v projections, norm2 only

@@ -220,7 +220,8 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
 
 }  // namespace
 
-flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c,
+                                                         const QuantAdd* residual) {
   const MhaParams& P = L.as<MhaParams>();
   const ActQuantParams qin = c("query"), kin = c("key"), vin = c("value");
   const ActQuantParams qo = c("q_proj"), ko = c("k_proj"), vo = c("v_proj");
@@ -229,7 +230,10 @@ flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const F
   const QuantLinear q = quantize_linear(P.q_proj, qin, qo, at + ": " + P.q_proj.w_name);
   const QuantLinear k = quantize_linear(P.k_proj, kin, ko, at + ": " + P.k_proj.w_name);
   const QuantLinear v = quantize_linear(P.v_proj, vin, vo, at + ": " + P.v_proj.w_name);
-  const QuantLinear o = quantize_linear(P.out_proj, ctx, out, at + ": " + P.out_proj.w_name);
+  const std::string o_what = at + ": " + P.out_proj.w_name;
+  const QuantLinear o = residual != nullptr
+                            ? quantize_linear_res(P.out_proj, ctx, residual->output, residual->shift, o_what)
+                            : quantize_linear(P.out_proj, ctx, out, o_what);
   const Requant score = requant(qo.scale * ko.scale * P.scale * kLog2e * 65536.0, at + ": softmax score");
   const Requant pv = requant(vo.scale / (32768.0 * ctx.scale), at + ": softmax output");
   const auto fq = w.LinearS8(q, P.q_proj), fk = w.LinearS8(k, P.k_proj);

@@ -5,6 +5,7 @@
 #ifndef EDGEATTN_CONVERTER_KINDS_MHA_H_
 #define EDGEATTN_CONVERTER_KINDS_MHA_H_
 
+#include "converter/block_math.h"
 #include "converter/kinds/kind.h"
 
 namespace edgeattn {
@@ -21,7 +22,10 @@ struct MhaParams : KindParamsOf<MhaParams> {
 
 // The MultiHeadAttention table of L (kinds::kMha.write_s8 / write_f32 return
 // it as the layer's options; a composite may store it as a field of its own).
-flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c);
+// With a block's residual add, out_proj computes it in its epilogue
+// (quantize_linear_res) instead of writing the attention's own output.
+flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c,
+                                                         const QuantAdd* residual = nullptr);
 flatbuffers::Offset<fb::MultiHeadAttention> mha_table_f32(ModelWriter& w, const FloatLayer& L);
 
 namespace kinds {

@@ -38,7 +38,7 @@ ea_status ea_set_kernel_path(const char* name);
 const char* ea_kernel_path(void);
 
 /* Model format version this runtime reads. */
-#define EA_FORMAT_VERSION 4u
+#define EA_FORMAT_VERSION 5u
 /* Arena and model buffers must be aligned to this many bytes. */
 #define EA_ALIGNMENT 16u
 #define EA_ERROR_MESSAGE_BYTES 160

@@ -4,12 +4,16 @@
 // three LayerNorms and three residual adds, pre-norm or post-norm, each step
 // run by its own kind's code (parts.h) over buffers of one layout
 // (DecoderLayout) that the plan, the runs, CacheKeys and Step all read:
-//   pre-norm:  a = norm1(x); o = self(a); a = x + o; o = norm2(a);
-//              t = cross(o, memory); a = a + t; o = norm3(a); f = ffn(o); y = a + f
-//   post-norm: o = self(x); a = x + o; a = norm1(a); t = cross(a, memory);
-//              a = a + t; a = norm2(a); f = ffn(a); o = a + f; y = norm3(o)
-// Scratch: rows a, o, t [q][dim], then `region`, the larger of the two
-// attentions' scratch and the FFN's hidden and output rows. Cache: the
+//   pre-norm:  a = norm1(x); o = x + self(a); a = norm2(o);
+//              t = o + cross(a, memory); o = norm3(t); y = t + ffn(o)
+//   post-norm: o = x + self(x); a = norm1(o); t = a + cross(a, memory);
+//              a = norm2(t); o = a + ffn(a); y = norm3(o)
+// (a full run keeps the prefill's cross-attention context in t and its
+// output in a: a = o + cross(...), o = norm3(a), y = a + ffn(o), and
+// post-norm o = a + cross(...), a = norm2(o)). Each residual add runs in the
+// epilogue of the projection before it (out_proj, fc2; int8: requant.h
+// contract 5b). Scratch: rows a, o, t [q][dim], then `region`, the larger of
+// the two attentions' scratch and the FFN's hidden rows. Cache: the
 // cross-attention's K, V for max_kv_len memory rows, then the
 // self-attention's K, V for max_q_len positions (a decoding step appends one).
 // A full run fills self positions 0..q_len-1 (prefill), as an MHA layer with
@@ -21,7 +25,7 @@ namespace edgeattn {
 namespace {
 
 struct DecoderLayout {
-  uint64_t a, o, t, region, hidden, f, scratch;  // in the scratch
+  uint64_t a, o, t, region, hidden, scratch;  // in the scratch
   uint64_t cross_cache, self_cache, cache;       // in the cache
 };
 
@@ -48,19 +52,16 @@ DecoderLayout decoder_layout(const LayerShape& s, int q_len, int kv_len, int max
   const uint64_t row = static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.embed_dim) * (s8 ? 1 : 4);
   const uint64_t self_attn = plan_mha(self_shape(s), q_len, q_len).scratch_bytes;
   const uint64_t cross_attn = plan_mha(cross_shape(s), q_len, kv_len).scratch_bytes;
-  Regions ffn;  // inside `region`, after the attentions are done with it
+  const uint64_t hidden = ffn_hidden_bytes(s.hidden_dim, s8, q_len);  // in `region`, after the attentions
   DecoderLayout d = {};
-  d.hidden = ffn.Add(ffn_hidden_bytes(s.hidden_dim, s8, q_len));
-  d.f = ffn.Add(row);
   uint64_t region = self_attn > cross_attn ? self_attn : cross_attn;
-  if (ffn.bytes() > region) region = ffn.bytes();
+  if (hidden > region) region = hidden;
   Regions scratch;
   d.a = scratch.Add(row);
   d.o = scratch.Add(row);
   d.t = scratch.Add(row);
   d.region = scratch.Add(region);
-  d.hidden += d.region;
-  d.f += d.region;
+  d.hidden = d.region;
   d.scratch = scratch.bytes();
   Regions cache;
   d.cross_cache = cache.Add(plan_mha(cross_shape(s), q_len, max_kv_len).cache_bytes);
@@ -116,11 +117,11 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   const bool pre = b->norm_first();
   // The residual inputs of the three adds.
   const fb::ActQuant* r1 = pre ? n1->input() : sq;
-  if (!verify_add(c, b->add1(), r1, sa->out_proj()->output(), "add1")) return false;
+  if (!verify_add(c, b->add1(), r1, sa->out_proj(), "add1")) return false;
   const fb::ActQuant* r2 = pre ? b->add1()->output() : n1->output();
-  if (!verify_add(c, b->add2(), r2, ca->out_proj()->output(), "add2")) return false;
+  if (!verify_add(c, b->add2(), r2, ca->out_proj(), "add2")) return false;
   const fb::ActQuant* r3 = pre ? b->add2()->output() : n2->output();
-  if (!verify_add(c, b->add3(), r3, b->ffn()->fc2()->output(), "add3")) return false;
+  if (!verify_add(c, b->add3(), r3, b->ffn()->fc2(), "add3")) return false;
   struct Handover {
     bool applies;  // pre-norm only, post-norm only, or both
     const fb::ActQuant* from;
@@ -190,7 +191,8 @@ void info(const fb::Layer& l, LayerInfo* info) {
   info->kv_cache_bytes = static_cast<size_t>(d.cache - d.self_cache);
 }
 
-// The block's steps for `rows` query rows, given how to run each attention.
+// The block's steps for `rows` query rows, given how to run each attention
+// (attn(x, out, residual): out = residual + the attention of x).
 template <typename SelfAttn, typename CrossAttn>
 void run_steps(const fb::Model& model, const Call& c, const DecoderLayout& lay, int rows, SelfAttn self_attn,
                CrossAttn cross_attn) {
@@ -199,27 +201,21 @@ void run_steps(const fb::Model& model, const Call& c, const DecoderLayout& lay, 
   uint8_t* o = c.scratch + lay.o;
   uint8_t* t = c.scratch + lay.t;
   uint8_t* hidden = c.scratch + lay.hidden;
-  uint8_t* f = c.scratch + lay.f;
-  const int d = static_cast<int>(b->dim());
   if (b->norm_first()) {
     run_layernorm(model, c, b->norm1(), rows, c.query, a);
-    self_attn(a, o);
-    run_add(c, b->add1(), rows, d, c.query, o, a);
-    run_layernorm(model, c, b->norm2(), rows, a, o);
-    cross_attn(o, t);
-    run_add(c, b->add2(), rows, d, a, t, a);
-    run_layernorm(model, c, b->norm3(), rows, a, o);
-    run_ffn(model, c, b->ffn(), rows, o, hidden, f);
-    run_add(c, b->add3(), rows, d, a, f, c.output);
+    const Residual r1 = {b->add1(), c.query}, r2 = {b->add2(), o}, r3 = {b->add3(), t};
+    self_attn(a, o, &r1);
+    run_layernorm(model, c, b->norm2(), rows, o, a);
+    cross_attn(a, t, &r2);
+    run_layernorm(model, c, b->norm3(), rows, t, o);
+    run_ffn(model, c, b->ffn(), rows, o, hidden, c.output, &r3);
   } else {
-    self_attn(c.query, o);
-    run_add(c, b->add1(), rows, d, c.query, o, a);
-    run_layernorm(model, c, b->norm1(), rows, a, a);
-    cross_attn(a, t);
-    run_add(c, b->add2(), rows, d, a, t, a);
-    run_layernorm(model, c, b->norm2(), rows, a, a);
-    run_ffn(model, c, b->ffn(), rows, a, hidden, f);
-    run_add(c, b->add3(), rows, d, a, f, o);
+    const Residual r1 = {b->add1(), c.query}, r2 = {b->add2(), a}, r3 = {b->add3(), a};
+    self_attn(c.query, o, &r1);
+    run_layernorm(model, c, b->norm1(), rows, o, a);
+    cross_attn(a, t, &r2);
+    run_layernorm(model, c, b->norm2(), rows, t, a);
+    run_ffn(model, c, b->ffn(), rows, a, hidden, o, &r3);
     run_layernorm(model, c, b->norm3(), rows, o, c.output);
   }
 }
@@ -240,7 +236,7 @@ Call cross_call(const Call& c, const DecoderLayout& lay, int rows, const void* q
 // projections (run_chain): norm1 (pre-norm) with the self-attention's Q, K
 // and V of row tiles; its attention core; every step up to the
 // cross-attention's Q projection, row tile by row tile; the cross-attention
-// core; every step after it. The cross-attention's context goes to `o`,
+// core; every step after it. The cross-attention's context goes to `t`,
 // free while it runs (the FFN's rows in `region` would overwrite the MHA's
 // own context rows that other tasks still read).
 void run(const fb::Model& model, const Call& c, int max_kv_len) {
@@ -251,8 +247,7 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   uint8_t* o = c.scratch + lay.o;
   uint8_t* t = c.scratch + lay.t;
   uint8_t* hidden = c.scratch + lay.hidden;
-  uint8_t* f = c.scratch + lay.f;
-  const int rows = c.q_len, d = static_cast<int>(b->dim());
+  const int rows = c.q_len;
   const bool pre = b->norm_first();
   const auto* sa = b->self_attn();
   const auto* ca = b->cross_attn();
@@ -264,9 +259,9 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   self.cache = c.cache + lay.self_cache;
   self.scratch = c.scratch + lay.region;
   const MhaBuffers sb = mha_buffers(sa, self, c.max_q_len);
-  const Call cross = cross_call(c, lay, rows, pre ? o : a, t);
+  const Call cross = cross_call(c, lay, rows, a, t);
   MhaBuffers xb = mha_buffers(ca, cross, max_kv_len);
-  xb.ctx = o;
+  xb.ctx = t;
   const int unit = kernels::kLinearRowUnit;
   const fb::FeedForward* ffn = b->ffn();
   if (pre) {
@@ -276,22 +271,23 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   }
   mha_attend(sa, self, sb);
   mha_project_keys(model, ca, cross, xb);
+  const Residual r1 = {b->add1(), c.query};
   if (pre) {
-    run_chain(c, rows, unit, LinearStep(model, c, sa->out_proj(), sb.ctx, o), AddStep(c, b->add1(), d, c.query, o, a),
-              NormStep(model, c, b->norm2(), a, o), LinearStep(model, c, ca->q_proj(), o, xb.q));
+    const Residual r2 = {b->add2(), o}, r3 = {b->add3(), a};
+    run_chain(c, rows, unit, LinearStep(model, c, sa->out_proj(), sb.ctx, o, &r1), NormStep(model, c, b->norm2(), o, a),
+              LinearStep(model, c, ca->q_proj(), a, xb.q));
     mha_attend(ca, cross, xb);
-    run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), o, t), AddStep(c, b->add2(), d, a, t, a),
-              NormStep(model, c, b->norm3(), a, o), LinearStep(model, c, ffn->fc1(), o, hidden),
-              TableStep(c, ffn, hidden), LinearStep(model, c, ffn->fc2(), hidden, f),
-              AddStep(c, b->add3(), d, a, f, c.output));
+    run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), t, a, &r2), NormStep(model, c, b->norm3(), a, o),
+              LinearStep(model, c, ffn->fc1(), o, hidden), TableStep(c, ffn, hidden),
+              LinearStep(model, c, ffn->fc2(), hidden, c.output, &r3));
   } else {
-    run_chain(c, rows, unit, LinearStep(model, c, sa->out_proj(), sb.ctx, o), AddStep(c, b->add1(), d, c.query, o, a),
-              NormStep(model, c, b->norm1(), a, a), LinearStep(model, c, ca->q_proj(), a, xb.q));
+    const Residual r2 = {b->add2(), a}, r3 = {b->add3(), a};
+    run_chain(c, rows, unit, LinearStep(model, c, sa->out_proj(), sb.ctx, o, &r1), NormStep(model, c, b->norm1(), o, a),
+              LinearStep(model, c, ca->q_proj(), a, xb.q));
     mha_attend(ca, cross, xb);
-    run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), o, t), AddStep(c, b->add2(), d, a, t, a),
-              NormStep(model, c, b->norm2(), a, a), LinearStep(model, c, ffn->fc1(), a, hidden),
-              TableStep(c, ffn, hidden), LinearStep(model, c, ffn->fc2(), hidden, f),
-              AddStep(c, b->add3(), d, a, f, o), NormStep(model, c, b->norm3(), o, c.output));
+    run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), t, o, &r2), NormStep(model, c, b->norm2(), o, a),
+              LinearStep(model, c, ffn->fc1(), a, hidden), TableStep(c, ffn, hidden),
+              LinearStep(model, c, ffn->fc2(), hidden, o, &r3), NormStep(model, c, b->norm3(), o, c.output));
   }
 }
 
@@ -309,19 +305,19 @@ void cache_keys(const fb::Model& model, const Call& c, int max_kv_len) {
 void step(const fb::Model& model, const Call& c, int max_kv_len, int position) {
   const auto* b = c.layer->options_as_DecoderBlock();
   const DecoderLayout lay = decoder_layout(shape_with(*c.layer, shape), 1, c.kv_len, c.max_q_len, max_kv_len);
-  auto self_attn = [&](const void* x, void* out) {
+  auto self_attn = [&](const void* x, void* out, const Residual* r) {
     Call m = c;
     m.query = x;
     m.output = out;
     m.weights = nullptr;
     m.cache = c.cache + lay.self_cache;
     m.scratch = c.scratch + lay.region;
-    step_mha(model, b->self_attn(), m, c.max_q_len, position);
+    step_mha(model, b->self_attn(), m, c.max_q_len, position, r);
   };
-  auto cross_attn = [&](const void* q, void* out) {
+  auto cross_attn = [&](const void* q, void* out, const Residual* r) {
     Call x = cross_call(c, lay, 1, q, out);
     x.keys_cached = true;
-    run_mha(model, b->cross_attn(), x, max_kv_len);
+    run_mha(model, b->cross_attn(), x, max_kv_len, r);
   };
   run_steps(model, c, lay, 1, self_attn, cross_attn);
 }

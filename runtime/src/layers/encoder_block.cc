@@ -3,94 +3,64 @@
 // add, in pre-norm or post-norm order, each step run by its own kind's code
 // (parts.h) over buffers of one layout (BlockLayout) that both the plan and
 // the run read:
-//   pre-norm:  a = norm1(x); o = attn(a); a = x + o; o = norm2(a);
-//              region = [hidden | f]; f = ffn(o); y = a + f
-//   post-norm: o = attn(x); a = x + o; a = norm1(a); f = ffn(a); o = a + f;
-//              y = norm2(o)
-// `region` holds the attention's own scratch first and the FFN's hidden and
-// output rows after it, so the block's scratch is 2 rows of d plus the larger
-// of the two. int8 residual adds are requant.h's contract 5.
+//   pre-norm:  a = norm1(x); a = attn's context; o = x + out_proj(a);
+//              a = norm2(o); y = o + ffn(a)
+//   post-norm: a = attn's context; o = x + out_proj(a); a = norm1(o);
+//              o = a + ffn(a); y = norm2(o)
+// `region` holds the attention's own scratch first and the FFN's hidden
+// rows after it, so the block's scratch is 2 rows of d plus the larger of
+// the two. Each residual add runs in the epilogue of the projection before
+// it (int8: requant.h contract 5b), so neither out_proj's nor fc2's output
+// is rounded to int8 on its own.
 #include "edgeattn/kernels/dispatch.h"
 #include "layer_kind.h"
 #include "parts.h"
 
 namespace edgeattn {
 
-bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a,
-                const fb::ActQuant* in_b, const char* what) {
+bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a, const fb::Linear* from,
+                const char* what) {
   if (a == nullptr) {
     c.Msg() << "missing residual add " << what;
     return false;
   }
-  if (!c.Quant(a->a(), what) || !c.Quant(a->b(), what) || !c.Quant(a->output(), what)) return false;
-  if (a->a()->scale() != in_a->scale() || a->a()->zero_point() != in_a->zero_point() ||
-      a->b()->scale() != in_b->scale() || a->b()->zero_point() != in_b->zero_point()) {
-    c.Msg() << "residual add " << what << ": input quantization differs from the tensors it adds";
+  if (!c.Quant(a->a(), what) || !c.Quant(a->output(), what)) return false;
+  if (a->a()->scale() != in_a->scale() || a->a()->zero_point() != in_a->zero_point()) {
+    c.Msg() << "residual add " << what << ": its residual input's quantization differs from the tensor it adds";
     return false;
   }
-  if (a->shift() < 1 || a->shift() > kernels::kAddMaxShift || a->a_multiplier() < 0 ||
-      a->a_multiplier() > kernels::kAddMaxMultiplier || a->b_multiplier() < 0 ||
-      a->b_multiplier() > kernels::kAddMaxMultiplier) {
-    c.Msg() << "residual add " << what << ": multipliers (" << a->a_multiplier() << ", "
-            << a->b_multiplier() << ") or shift " << a->shift() << " out of range";
+  if (a->output()->scale() != from->output()->scale() || a->output()->zero_point() != from->output()->zero_point()) {
+    c.Msg() << "residual add " << what << ": its output quantization differs from the projection computing it";
+    return false;
+  }
+  if (a->shift() < 1 || a->shift() > kernels::kResidualMaxShift || a->a_multiplier() < 0 ||
+      a->a_multiplier() > kernels::kResidualMaxMultiplier) {
+    c.Msg() << "residual add " << what << ": multiplier " << a->a_multiplier() << " or shift " << a->shift()
+            << " out of range (0.." << kernels::kResidualMaxMultiplier << ", 1.." << kernels::kResidualMaxShift
+            << ")";
     return false;
   }
   return true;
-}
-
-void AddStep::Rows(int r0, int r1, int) const {
-  const size_t at = static_cast<size_t>(r0) * static_cast<size_t>(n_) * elem_size(c_.s8);
-  if (c_.s8) {
-    kernels::QS8AddArgs args = {};
-    args.rows = r1 - r0;
-    args.n = n_;
-    args.a = static_cast<const int8_t*>(x_) + at;
-    args.a_stride = n_;
-    args.a_zp = a_->a()->zero_point();
-    args.a_mult = a_->a_multiplier();
-    args.b = static_cast<const int8_t*>(b_) + at;
-    args.b_stride = n_;
-    args.b_zp = a_->b()->zero_point();
-    args.b_mult = a_->b_multiplier();
-    args.shift = a_->shift();
-    args.y_zp = a_->output()->zero_point();
-    args.y = static_cast<int8_t*>(y_) + at;
-    args.y_stride = n_;
-    kernels::kernels().qs8_add(args);
-  } else {
-    kernels::kernels().f32_add(r1 - r0, n_, reinterpret_cast<const float*>(static_cast<const uint8_t*>(x_) + at), n_,
-                               reinterpret_cast<const float*>(static_cast<const uint8_t*>(b_) + at), n_,
-                               reinterpret_cast<float*>(static_cast<uint8_t*>(y_) + at), n_);
-  }
-}
-
-void run_add(const Call& c, const fb::ResidualAdd* a, int rows, int n, const void* x, const void* b, void* y) {
-  const AddStep step(c, a, n, x, b, y);
-  const uint64_t work = step.work_per_row * static_cast<uint64_t>(rows);
-  parallel_ranges(c.pool, rows, task_count(c.pool, work, rows), [&](int r0, int r1, int w) { step.Rows(r0, r1, w); });
 }
 
 namespace {
 
 // Offsets in the scratch (see the top of this file).
 struct BlockLayout {
-  uint64_t a, o, region, hidden, f, total;
+  uint64_t a, o, region, hidden, total;
 };
 
 BlockLayout block_layout(const LayerShape& s, int q_len, int kv_len) {
   const bool s8 = s.dtype == EA_S8;
   const uint64_t row = static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.embed_dim) * (s8 ? 1 : 4);
-  Regions ffn;  // inside `region`, after the attention is done with it
-  BlockLayout b = {};
-  b.hidden = ffn.Add(ffn_hidden_bytes(s.hidden_dim, s8, q_len));
-  b.f = ffn.Add(row);
+  const uint64_t hidden = ffn_hidden_bytes(s.hidden_dim, s8, q_len);  // in `region`, after the attention
   const uint64_t attn = plan_mha(s, q_len, kv_len).scratch_bytes;
   Regions scratch;
+  BlockLayout b = {};
   b.a = scratch.Add(row);
   b.o = scratch.Add(row);
-  b.region = scratch.Add(attn > ffn.bytes() ? attn : ffn.bytes());
-  b.hidden += b.region;
-  b.f += b.region;
+  b.region = scratch.Add(attn > hidden ? attn : hidden);
+  b.hidden = b.region;
   b.total = scratch.bytes();
   return b;
 }
@@ -116,8 +86,8 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   const fb::Linear* q = m->q_proj();
   const fb::ActQuant* add1_a = b->norm_first() ? n1->input() : q->input();
   const fb::ActQuant* add2_a = b->norm_first() ? b->add1()->output() : n1->output();
-  if (!verify_add(c, b->add1(), add1_a, m->out_proj()->output(), "add1") ||
-      !verify_add(c, b->add2(), add2_a, b->ffn()->fc2()->output(), "add2")) {
+  if (!verify_add(c, b->add1(), add1_a, m->out_proj(), "add1") ||
+      !verify_add(c, b->add2(), add2_a, b->ffn()->fc2(), "add2")) {
     return false;
   }
   struct Handover {
@@ -185,8 +155,7 @@ void run(const fb::Model& model, const Call& c, int) {
   uint8_t* a = c.scratch + lay.a;
   uint8_t* o = c.scratch + lay.o;
   uint8_t* hidden = c.scratch + lay.hidden;
-  uint8_t* f = c.scratch + lay.f;
-  const int rows = c.q_len, d = static_cast<int>(b->dim());
+  const int rows = c.q_len;
 
   Call attn = c;  // the same masks and attention-weights output, the block's own buffers
   attn.scratch = c.scratch + lay.region;
@@ -201,20 +170,21 @@ void run(const fb::Model& model, const Call& c, int) {
   MhaBuffers mb = mha_buffers(m, attn, c.kv_len);
   mb.ctx = a;
   const int unit = kernels::kLinearRowUnit;
+  const Residual res1 = {b->add1(), c.query};
   if (b->norm_first()) {
+    const Residual res2 = {b->add2(), o};
     run_chain(c, rows, unit, NormStep(model, c, b->norm1(), c.query, a), mha_qkv_step(model, m, c, a, mb));
     mha_attend(m, attn, mb);
-    run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o), AddStep(c, b->add1(), d, c.query, o, a),
-              NormStep(model, c, b->norm2(), a, o), LinearStep(model, c, b->ffn()->fc1(), o, hidden),
-              TableStep(c, b->ffn(), hidden), LinearStep(model, c, b->ffn()->fc2(), hidden, f),
-              AddStep(c, b->add2(), d, a, f, c.output));
+    run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o, &res1), NormStep(model, c, b->norm2(), o, a),
+              LinearStep(model, c, b->ffn()->fc1(), a, hidden), TableStep(c, b->ffn(), hidden),
+              LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &res2));
   } else {
+    const Residual res2 = {b->add2(), a};
     run_chain(c, rows, unit, mha_qkv_step(model, m, c, c.query, mb));
     mha_attend(m, attn, mb);
-    run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o), AddStep(c, b->add1(), d, c.query, o, a),
-              NormStep(model, c, b->norm1(), a, a), LinearStep(model, c, b->ffn()->fc1(), a, hidden),
-              TableStep(c, b->ffn(), hidden), LinearStep(model, c, b->ffn()->fc2(), hidden, f),
-              AddStep(c, b->add2(), d, a, f, o), NormStep(model, c, b->norm2(), o, c.output));
+    run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o, &res1), NormStep(model, c, b->norm1(), o, a),
+              LinearStep(model, c, b->ffn()->fc1(), a, hidden), TableStep(c, b->ffn(), hidden),
+              LinearStep(model, c, b->ffn()->fc2(), hidden, o, &res2), NormStep(model, c, b->norm2(), o, c.output));
   }
 }
 

@@ -8,19 +8,27 @@ namespace edgeattn {
 
 namespace k = kernels;
 
-void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l) {
+void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l, const Residual* r) {
   s8 = c.s8;
   in = static_cast<int>(l->in_features());
   out = static_cast<int>(l->out_features());
+  res = r != nullptr ? r->x : nullptr;
   if (s8) {
-    const auto* r = l->requant();
+    const auto* rq = l->requant();
     w8 = tensor_data<int8_t>(model, l->weight());
     // Range mode: the biases divided by R, computed once before any split.
     bias32 = c.range != nullptr ? c.range->adjust_bias(model, l, *c.range) : tensor_data<int32_t>(model, l->bias());
-    mult = r->multiplier()->data();
-    shift = r->shift()->data();
-    per_channel = r->multiplier()->size() > 1 ? 1 : 0;
+    mult = rq->multiplier()->data();
+    shift = rq->shift()->data();
+    per_channel = rq->multiplier()->size() > 1 ? 1 : 0;
     zp = l->output()->zero_point();
+    if (r != nullptr) {  // contract 5b's C = 2^(n-1) + zp_y 2^n - A zp_a (|C| < 2^30, verify_add)
+      const fb::ResidualAdd* a = r->add;
+      term.mult = a->a_multiplier();
+      term.shift = a->shift();
+      term.offset = (int32_t{1} << (term.shift - 1)) + a->output()->zero_point() * (int32_t{1} << term.shift) -
+                    term.mult * a->a()->zero_point();
+    }
   } else {
     wf = tensor_data<float>(model, l->weight());
     w_stride = static_cast<int>(l->weight()->row_stride());
@@ -29,27 +37,46 @@ void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l)
 }
 
 void Projection::Rows(int r0, int r1, const void* x, void* y) const {
+  const size_t at = static_cast<size_t>(r0) * out;
   if (s8) {
-    k::kernels().qs8_linear(r1 - r0, out, in, static_cast<const int8_t*>(x) + static_cast<size_t>(r0) * in, in, w8,
-                            bias32, mult, shift, per_channel, zp,
-                            static_cast<int8_t*>(y) + static_cast<size_t>(r0) * out, out);
+    const int8_t* xr = static_cast<const int8_t*>(x) + static_cast<size_t>(r0) * in;
+    int8_t* yr = static_cast<int8_t*>(y) + at;
+    if (res != nullptr) {
+      const k::QS8Residual rs = {static_cast<const int8_t*>(res) + at, out, term};
+      k::kernels().qs8_linear_res(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, rs, yr, out);
+    } else {
+      k::kernels().qs8_linear(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, zp, yr, out);
+    }
   } else {
+    float* yr = static_cast<float*>(y) + at;
     k::kernels().f32_linear(r1 - r0, out, in, static_cast<const float*>(x) + static_cast<size_t>(r0) * in, in, wf,
-                            w_stride, biasf, static_cast<float*>(y) + static_cast<size_t>(r0) * out, out);
+                            w_stride, biasf, yr, out);
+    if (res != nullptr) k::kernels().f32_add(r1 - r0, out, static_cast<const float*>(res) + at, out, yr, out, yr, out);
   }
 }
 
 void Projection::Channels(int c0, int c1, int rows, const void* x, void* y) const {
   if (s8) {
     const size_t block_bytes = static_cast<size_t>(k::kLinearChannelBlock) * static_cast<size_t>((in + 3) / 4 * 4);
-    k::kernels().qs8_linear(rows, c1 - c0, in, static_cast<const int8_t*>(x), in,
-                            w8 + static_cast<size_t>(c0 / k::kLinearChannelBlock) * block_bytes,
-                            bias32 != nullptr ? bias32 + c0 : nullptr, per_channel ? mult + c0 : mult,
-                            per_channel ? shift + c0 : shift, per_channel, zp, static_cast<int8_t*>(y) + c0, out);
+    const int8_t* w = w8 + static_cast<size_t>(c0 / k::kLinearChannelBlock) * block_bytes;
+    const int32_t* b = bias32 != nullptr ? bias32 + c0 : nullptr;
+    const int32_t* m = per_channel ? mult + c0 : mult;
+    const int32_t* sh = per_channel ? shift + c0 : shift;
+    int8_t* yc = static_cast<int8_t*>(y) + c0;
+    if (res != nullptr) {
+      const k::QS8Residual rs = {static_cast<const int8_t*>(res) + c0, out, term};
+      k::kernels().qs8_linear_res(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel, rs,
+                                  yc, out);
+    } else {
+      k::kernels().qs8_linear(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel, zp, yc,
+                              out);
+    }
   } else {
+    float* yc = static_cast<float*>(y) + c0;
     k::kernels().f32_linear(rows, c1 - c0, in, static_cast<const float*>(x), in,
                             wf + static_cast<size_t>(c0) * w_stride, w_stride,
-                            biasf != nullptr ? biasf + c0 : nullptr, static_cast<float*>(y) + c0, out);
+                            biasf != nullptr ? biasf + c0 : nullptr, yc, out);
+    if (res != nullptr) k::kernels().f32_add(rows, c1 - c0, static_cast<const float*>(res) + c0, out, yc, out, yc, out);
   }
 }
 
@@ -64,25 +91,25 @@ LinearStep::LinearStep(const fb::Model& model, const Call& c, const fb::Linear* 
 }
 
 void LinearStep::Prepare() {
-  for (int i = 0; i < n_; ++i) ps_[i].Set(model_, c_, ls_[i]);
+  for (int i = 0; i < n_; ++i) ps_[i].Set(model_, c_, ls_[i], has_res_ ? &res_ : nullptr);
 }
 
 void LinearStep::Alone(int rows) const {
   if (n_ == 1) {
-    run_linear(model_, c_, ls_[0], rows, x_, ys_[0]);
+    run_linear(model_, c_, ls_[0], rows, x_, ys_[0], has_res_ ? &res_ : nullptr);
   } else {
     run_linears_same_input(model_, c_, ls_, n_, rows, x_, ys_);
   }
 }
 
 void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int rows, const void* x,
-                void* y) {
-  if (c.s8 && c.range == nullptr && xnnpack::run_linear(c.xnn, l, rows, static_cast<const int8_t*>(x),
-                                    static_cast<int8_t*>(y))) {
+                void* y, const Residual* res) {
+  if (c.s8 && c.range == nullptr && res == nullptr &&
+      xnnpack::run_linear(c.xnn, l, rows, static_cast<const int8_t*>(x), static_cast<int8_t*>(y))) {
     return;
   }
   Projection p;
-  p.Set(model, c, l);
+  p.Set(model, c, l, res);
   // Row tiles, or 16-channel blocks for few rows (k::linear_split). Each
   // output element is one dot product whatever the tile: any split, same bytes.
   const k::LinearSplit split = k::linear_split(rows, p.in, p.out, pool_workers(c.pool), pool_min_work(c.pool));

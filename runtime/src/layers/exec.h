@@ -10,6 +10,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
+#include "edgeattn/kernels/requant.h"
 #include "edgeattn/kernels/task_split.h"
 #include "edgeattn/plan.h"
 
@@ -137,8 +138,18 @@ const T* tensor_data(const fb::Model& model, const fb::Tensor* t) {
 
 inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
 
+// The residual a block adds to a projection's output (its out_proj, fc2):
+// y = x + linear(...). int8 in the projection's epilogue from its int32 sums
+// (requant.h contract 5b, `add` the block's ResidualAdd); f32 (add null) as
+// the linear, then f32_add.
+struct Residual {
+  const fb::ResidualAdd* add;
+  const void* x;  // rows of the projection's out_features, dense
+};
+
 // One projection with its tensors resolved, run over a row range or an
-// output-channel range (the tiles of kernels::linear_split).
+// output-channel range (the tiles of kernels::linear_split), with the
+// residual of Set() added when there is one.
 struct Projection {
   bool s8 = false;
   int in = 0, out = 0;
@@ -153,8 +164,11 @@ struct Projection {
   const float* wf = nullptr;
   int w_stride = 0;
   const float* biasf = nullptr;
+  // The residual (null: none) and, int8, its epilogue term.
+  const void* res = nullptr;
+  kernels::ResidualTerm term = {};
 
-  void Set(const fb::Model& model, const Call& c, const fb::Linear* l);
+  void Set(const fb::Model& model, const Call& c, const fb::Linear* l, const Residual* r = nullptr);
   // Rows r0..r1 of y from the same rows of x (dense rows).
   void Rows(int r0, int r1, const void* x, void* y) const;
   // Channels c0..c1 (c0 a multiple of kernels::kLinearChannelBlock) of every row.
@@ -165,8 +179,9 @@ struct Projection {
 // through XNNPACK when c.xnn holds an operator for this projection (on the
 // caller's thread); in range mode (c.range) through the kernels with the
 // biases divided by R; on c.pool in row or output-channel tiles.
+// With a residual r: y = r->x + linear(x), never through XNNPACK.
 void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int rows, const void* x,
-                void* y);
+                void* y, const Residual* res = nullptr);
 // ls[0..n) over the same rows x (self-attention's Q, K and V projections)
 // into ys[i]: on a pool, one call whose row tiles run every projection (one
 // hand-over instead of n); else as n run_linear calls. Same bytes either way.
@@ -235,6 +250,14 @@ class LinearStep {
  public:
   LinearStep(const fb::Model& model, const Call& c, const fb::Linear* l, const void* x, void* y)
       : LinearStep(model, c, &l, 1, x, &y) {}
+  // One projection with a block's residual added, y = r->x + l(x) (r null: none).
+  LinearStep(const fb::Model& model, const Call& c, const fb::Linear* l, const void* x, void* y, const Residual* r)
+      : LinearStep(model, c, &l, 1, x, &y) {
+    if (r != nullptr) {
+      res_ = *r;
+      has_res_ = true;
+    }
+  }
   LinearStep(const fb::Model& model, const Call& c, const fb::Linear* const* ls, int n, const void* x,
              void* const* ys);
   uint64_t work_per_row;
@@ -252,6 +275,8 @@ class LinearStep {
   Projection ps_[kMaxLayerProjections];
   int n_;
   const void* x_;
+  Residual res_ = {};
+  bool has_res_ = false;
 };
 
 // A layer's LayerShape from its kind's shape() (what its plan was made

@@ -60,10 +60,10 @@ void TableStep::Alone(int rows) const {
 }
 
 void run_ffn(const fb::Model& model, const Call& c, const fb::FeedForward* f, int rows, const void* x,
-             void* hidden, void* y) {
+             void* hidden, void* y, const Residual* r) {
   // fc1, the activation and fc2 of a row tile in one task (run_chain).
   run_chain(c, rows, kernels::kLinearRowUnit, LinearStep(model, c, f->fc1(), x, hidden), TableStep(c, f, hidden),
-            LinearStep(model, c, f->fc2(), hidden, y));
+            LinearStep(model, c, f->fc2(), hidden, y, r));
 }
 
 namespace {

@@ -246,8 +246,9 @@ void mha_attend(const fb::MultiHeadAttention* m, const Call& c, const MhaBuffers
 }
 
 // One run of the MHA table m with the buffers of its own layout (a block's
-// attention passes its sub-table and the block's Call).
-void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
+// attention passes its sub-table, the block's Call and its residual).
+void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len,
+             const Residual* r) {
   const MhaBuffers b = mha_buffers(m, c, max_kv_len);
   if (!c.keys_cached && c.key == c.query && c.value == c.query && c.kv_len == c.q_len) {
     // Self-attention: Q, K and V of the same rows in one pool call.
@@ -268,10 +269,10 @@ void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call
     // pool call (causal rows differ in work: there the head split balances;
     // larger layers: kMaxChainedCoreWork).
     run_chain(c, c.q_len, kernels::kQs8AttnTileRows, AttendRowsStep(c, m, b),
-              LinearStep(model, c, m->out_proj(), b.ctx, c.output));
+              LinearStep(model, c, m->out_proj(), b.ctx, c.output, r));
   } else {
     mha_attend(m, c, b);
-    run_linear(model, c, m->out_proj(), c.q_len, b.ctx, c.output);
+    run_linear(model, c, m->out_proj(), c.q_len, b.ctx, c.output, r);
   }
 }
 
@@ -290,7 +291,7 @@ void cache_keys_mha(const fb::Model& model, const fb::MultiHeadAttention* m, con
 // One decoding step: scratch Q [1][E] and context [1][E] (the plan's rows for
 // q_len >= 1), K and V of the new row written at `position` of the cache.
 void step_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len,
-              int position) {
+              int position, const Residual* r) {
   const size_t kv_row = static_cast<size_t>(kv_heads(*m) * m->head_dim()) * elem_size(c.s8);
   LayerShape s = {};
   s.dtype = c.s8 ? EA_S8 : EA_F32;
@@ -310,7 +311,7 @@ void step_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Cal
   one.kv_len = position + 1;
   one.kv_valid_len = position + 1;
   attend_heads(one, m, q, kp, vp, ctx, row_scratch);
-  run_linear(model, c, m->out_proj(), 1, ctx, c.output);
+  run_linear(model, c, m->out_proj(), 1, ctx, c.output, r);
 }
 
 namespace {

@@ -16,13 +16,15 @@ namespace edgeattn {
 bool verify_mha(Checker& c, const fb::MultiHeadAttention* m, bool s8);
 void mha_shape(const fb::MultiHeadAttention& m, LayerShape* s);
 LayerPlan plan_mha(const LayerShape& s, int q_len, int kv_len);
-void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len);
+// With a block's residual r, c.output = r->x + the attention (out_proj's epilogue).
+void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len,
+             const Residual* r = nullptr);
 // Cross-attention: project c.key / c.value into c.cache (laid out for max_kv_len).
 void cache_keys_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len);
 // KV-cache self-attention: one query row at `position` of c.cache (laid out
 // for max_kv_len positions), attending over positions 0..position.
 void step_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len,
-              int position);
+              int position, const Residual* r = nullptr);
 
 // The phases of run_mha, for a block that chains its own row-wise steps
 // around them (run_chain): the buffers of run_mha's layout (K and V in the
@@ -73,8 +75,9 @@ class NormStep {
 // `hidden` (ffn_hidden_bytes); y must not overlap x or hidden.
 bool verify_ffn(Checker& c, const fb::FeedForward* f, bool s8, uint32_t dim, const char* what);
 uint64_t ffn_hidden_bytes(int hidden_dim, bool s8, int rows);
+// With a block's residual r: y = r->x + ffn(x) (fc2's epilogue).
 void run_ffn(const fb::Model& model, const Call& c, const fb::FeedForward* f, int rows, const void* x,
-             void* hidden, void* y);
+             void* hidden, void* y, const Residual* r = nullptr);
 
 // The FFN's activation (in place on the hidden rows) as a chain step:
 // fc1, this, fc2 (LinearStep) are run_ffn's chain.
@@ -92,29 +95,12 @@ class TableStep {
   void* hidden_;
 };
 
-// Residual add (encoder_block.cc): y = a + b, y may be a or b.
-bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a,
-                const fb::ActQuant* in_b, const char* what);
-void run_add(const Call& c, const fb::ResidualAdd* a, int rows, int n, const void* x, const void* b, void* y);
-// The add as a chain step.
-class AddStep {
- public:
-  AddStep(const Call& c, const fb::ResidualAdd* a, int n, const void* x, const void* b, void* y)
-      : work_per_row(kernels::kAddWorkPerElement * static_cast<uint64_t>(n)), c_(c), a_(a), n_(n), x_(x), b_(b),
-        y_(y) {}
-  uint64_t work_per_row;
-  void Prepare() {}
-  void Rows(int r0, int r1, int) const;
-  void Alone(int rows) const { run_add(c_, a_, rows, n_, x_, b_, y_); }
-
- private:
-  const Call& c_;
-  const fb::ResidualAdd* a_;
-  int n_;
-  const void* x_;
-  const void* b_;
-  void* y_;
-};
+// A block's residual add (encoder_block.cc), run in the epilogue of the
+// Linear `from` that computes its b (requant.h contract 5b): the add's
+// residual input quantized as `in_a`, from's output quantization the add's
+// output, the multiplier and shift in range.
+bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a, const fb::Linear* from,
+                const char* what);
 
 }  // namespace edgeattn
 
