@@ -134,9 +134,10 @@ struct PlainEpilogue {
   __m128i operator()(__m256i y, int /*m*/, int /*n*/, int /*count*/) const { return add_zp_sat8(y, zp16); }
 };
 
-// qs8_linear_res (contract 5b): sat8((clamp(y, -2^29, 2^29) + A a + C) >> s)
-// with a the residual's int8 at (m, n). The sum fits int32 (requant.h), so
-// 32-bit lanes are exact; packing through int16 with saturation gives sat8.
+// qs8_linear_res (contract 5b): sat8((clamp(y, -2^29, 2^29) + A a + C) >>
+// term.shift) with a the residual's int8 at (m, n). The sum fits int32
+// (requant.h), so 32-bit lanes are exact; packing through int16 with
+// saturation gives sat8.
 struct ResidualEpilogue {
   const int8_t* res;
   int res_stride;

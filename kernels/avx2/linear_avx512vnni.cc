@@ -64,8 +64,8 @@ struct PlainEpilogue {
 };
 
 // qs8_linear_res (contract 5b): sat8((clamp(requantize(s), -2^29, 2^29) +
-// A a + C) >> n), a = the residual's int8 at (m, n0 + lane). The sum fits
-// int32 (requant.h), VPMOVSDB saturates to int8.
+// A a + C) >> term.shift), a = the residual's int8 at (m, n0 + lane). The sum
+// fits int32 (requant.h), VPMOVSDB saturates to int8.
 struct ResidualEpilogue {
   const int8_t* res;
   int res_stride;
