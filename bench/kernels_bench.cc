@@ -240,7 +240,8 @@ void BM_Qs8LinearRes(benchmark::State& state, const ek::KernelTable& t, int rows
   constexpr int32_t kShift = 12, kAZp = 5, kYZp = -3;
   int32_t mult = 0, shift = 0;
   Mult(std::ldexp(1.0 / (8.0 * std::sqrt(static_cast<double>(in)) * 64.0), kShift), &mult, &shift);
-  const ek::QS8Residual r = {res.data(), out, {1 << kShift, kShift, (1 << (kShift - 1)) + kYZp * (1 << kShift) - (1 << kShift) * kAZp}};
+  const int32_t a = 1 << kShift;
+  const ek::QS8Residual r = {res.data(), out, {a, kShift, (1 << (kShift - 1)) + kYZp * (1 << kShift) - a * kAZp}};
   for (auto _ : state) {
     t.qs8_linear_res(rows, out, in, x.data(), in, lin.w_packed.data(), lin.bias.data(), &mult, &shift, 0, r,
                      y.data(), out);

@@ -72,7 +72,8 @@ struct ResidualEpilogue {
   __m512i mult, offset;
   __m128i shift;
   __m128i operator()(__m512i s, const Rq16& q, int m, int n0, __mmask16 mask) const {
-    const __m512i a = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, res + static_cast<ptrdiff_t>(m) * res_stride + n0));
+    const int8_t* ar = res + static_cast<ptrdiff_t>(m) * res_stride + n0;
+    const __m512i a = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, ar));
     const __m512i t = _mm512_add_epi32(requantize_clamp_x16(s, q, kResidualClamp),
                                        _mm512_add_epi32(_mm512_mullo_epi32(a, mult), offset));
     return _mm512_cvtsepi32_epi8(_mm512_sra_epi32(t, shift));
