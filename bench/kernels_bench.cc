@@ -9,6 +9,9 @@
 //
 // Grid (each for int8 "qs8" and float "f32", and for every supported path):
 //   {qs8,f32}_linear       rows {1,16,64,128} x in = out {64,128,256}
+//   qs8_linear_res         the residual in the epilogue (contract 5b), rows 64
+//                          x in 512 x out 128 (a block's second FFN linear),
+//                          with qs8_linear at the same shape
 //   {qs8,f32}_attention    core SDPA, no projections: q = kv = L {16,64,128} x
 //                          hd {16,32,64,128}, plus L 256 x hd {32,64};
 //                          q 1 x kv {64,256,1024} x hd 64
@@ -50,7 +53,7 @@
 //
 // Counter GFLOPS = useful floating-point-equivalent operations per second
 // (one multiply-add = 2), with these conventions:
-//   linear              2 * rows * out * in
+//   linear              2 * rows * out * in                (also qs8_linear_res)
 //   attention (head)    4 * q_len * kv * head_dim          (Q.K and P.V)
 //   MHA self-attn       8 * L * d^2 + 4 * L^2 * d          (4 projections + attention)
 //   MHA decoder step    4 * d^2 + 4 * kv * d               (q/out projections, cached K/V)
@@ -224,6 +227,28 @@ void BM_Qs8Linear(benchmark::State& state, const ek::KernelTable& t, int rows, i
   }
   SetFlops(state, 2.0 * rows * in * out);
   SetBytes(state, LinearBytes(in, out, 1) + static_cast<int64_t>(rows) * (in + out));
+}
+
+// qs8_linear with the residual in its epilogue (contract 5b) as a block's
+// second FFN linear uses it: the layer's multiplier times 2^n, n = 12,
+// A = 2^n (residual and output at one scale), zero points 5 and -3.
+void BM_Qs8LinearRes(benchmark::State& state, const ek::KernelTable& t, int rows, int in, int out) {
+  Qs8Linear lin(in, out, 1);
+  const auto x = RandS8(static_cast<size_t>(rows) * in, 2);
+  const auto res = RandS8(static_cast<size_t>(rows) * out, 3);
+  std::vector<int8_t> y(static_cast<size_t>(rows) * out);
+  constexpr int32_t kShift = 12, kAZp = 5, kYZp = -3;
+  int32_t mult = 0, shift = 0;
+  Mult(std::ldexp(1.0 / (8.0 * std::sqrt(static_cast<double>(in)) * 64.0), kShift), &mult, &shift);
+  const int32_t a = 1 << kShift;
+  const ek::QS8Residual r = {res.data(), out, {a, kShift, (1 << (kShift - 1)) + kYZp * (1 << kShift) - a * kAZp}};
+  for (auto _ : state) {
+    t.qs8_linear_res(rows, out, in, x.data(), in, lin.w_packed.data(), lin.bias.data(), &mult, &shift, 0, r,
+                     y.data(), out);
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetFlops(state, 2.0 * rows * in * out);
+  SetBytes(state, LinearBytes(in, out, 1) + static_cast<int64_t>(rows) * (in + 2 * out));
 }
 
 void BM_F32Linear(benchmark::State& state, const ek::KernelTable& t, int rows, int in, int out) {
@@ -1129,6 +1154,17 @@ void RegisterKernels() {
         reg("f32_linear" + s + v, [=](benchmark::State& st) { BM_F32Linear(st, t, rows, d, d); });
       });
     }
+  }
+  // The residual epilogue's cost: qs8_linear_res and qs8_linear at a block's
+  // second FFN linear (d 128, hidden 512).
+  {
+    const std::string s = "/rows:64/in:512/out:128";
+    ForEachVariant(l.qs8_linear_res, &ek::KernelTable::qs8_linear_res, [&](const std::string& v, ek::KernelTable t) {
+      reg("qs8_linear_res" + s + v, [=](benchmark::State& st) { BM_Qs8LinearRes(st, t, 64, 512, 128); });
+    });
+    ForEachVariant(l.qs8_linear, &ek::KernelTable::qs8_linear, [&](const std::string& v, ek::KernelTable t) {
+      reg("qs8_linear" + s + v, [=](benchmark::State& st) { BM_Qs8Linear(st, t, 64, 512, 128); });
+    });
   }
   ForEachListed<ek::Qs8LayerNormFn>(l.qs8_layernorm, [&](const char* name, ek::Qs8LayerNormFn fn) {
     reg(std::string("qs8_layernorm/rows:128/d:128/") + name, [=](benchmark::State& st) { BM_Qs8LayerNorm(st, fn, 128, 128); });

@@ -18,6 +18,10 @@ namespace kernels {
 void qs8_linear__avx2(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                       const int8_t* w, const int32_t* bias, const int32_t* mult,
                       const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+void qs8_linear_res__avx2(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                          const int8_t* w, const int32_t* bias, const int32_t* mult,
+                          const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                          int y_stride);
 void f32_linear__avx2(int rows, int out_features, int in_features, const float* x, int x_stride,
                       const float* w, int w_stride, const float* bias, float* y, int y_stride);
 void qs8_attention__avx2(const QS8AttentionArgs& a);
@@ -69,6 +73,11 @@ void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, in
                            const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
                            const int32_t* mult, const int32_t* shift, int per_channel,
                            int32_t y_zp, int8_t* y, int y_stride);
+// The same driver with the residual epilogue of qs8_linear_res (contract 5b).
+void qs8_linear_res_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
+                               const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
+                               const int32_t* mult, const int32_t* shift, int per_channel,
+                               const QS8Residual& res, int8_t* y, int y_stride);
 
 // The transformer-block primitives (block.cc; contracts 4-6 of requant.h).
 void qs8_layernorm__avx2(const QS8LayerNormArgs& a);
@@ -84,6 +93,10 @@ void qs8_linear__avxvnni(int rows, int out_features, int in_features, const int8
                          int x_stride, const int8_t* w, const int32_t* bias,
                          const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
                          int8_t* y, int y_stride);
+void qs8_linear_res__avxvnni(int rows, int out_features, int in_features, const int8_t* x,
+                             int x_stride, const int8_t* w, const int32_t* bias,
+                             const int32_t* mult, const int32_t* shift, int per_channel,
+                             const QS8Residual& res, int8_t* y, int y_stride);
 void qs8_qk_rows2__avxvnni(int n, int dim, const int8_t* q0, const int8_t* q1, int32_t q_zp,
                         const int8_t* k, int k_stride, int32_t k_zp, int32_t* scores0,
                         int32_t* scores1);
@@ -100,6 +113,10 @@ void qs8_linear__avx512vnni(int rows, int out_features, int in_features, const i
                          int x_stride, const int8_t* w, const int32_t* bias,
                          const int32_t* mult, const int32_t* shift, int per_channel, int32_t y_zp,
                          int8_t* y, int y_stride);
+void qs8_linear_res__avx512vnni(int rows, int out_features, int in_features, const int8_t* x,
+                                int x_stride, const int8_t* w, const int32_t* bias,
+                                const int32_t* mult, const int32_t* shift, int per_channel,
+                                const QS8Residual& res, int8_t* y, int y_stride);
 // attention_avx512vnni.cc (zmm row primitives and the attention kernel).
 void qs8_qk_row__avx512vnni(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                             int k_stride, int32_t k_zp, int32_t* scores);

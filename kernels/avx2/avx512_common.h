@@ -70,6 +70,27 @@ inline __m128i requantize_s8_x16(__m512i acc, const Rq16& q, __m512i zp) {
   return _mm512_cvtsepi32_epi8(_mm512_add_epi32(y, zp));
 }
 
+// clamp(requantize(acc), -lim, lim) as int32 for 16 lanes (0 < lim < 2^31,
+// so the same as saturating to int32 first): the steps of requantize_s8_x16
+// with the int32 result kept, for the residual epilogue (contract 5b). A
+// function of its own, so requantize_s8_x16's callers compile as before.
+inline __m512i requantize_clamp_x16(__m512i acc, const Rq16& q, int32_t lim) {
+  const __m512i pe = _mm512_mul_epi32(acc, q.mult);
+  const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), q.mult_odd);
+  if (q.high) {  // |result| < 2^30, see above
+    const __m512i he = _mm512_srli_epi64(_mm512_add_epi64(pe, q.rnd_even), 32);
+    const __m512i y = _mm512_srav_epi32(_mm512_mask_blend_epi32(0xAAAA, he, _mm512_add_epi64(po, q.rnd_odd)), q.k);
+    return _mm512_max_epi32(_mm512_min_epi32(y, _mm512_set1_epi32(lim)), _mm512_set1_epi32(-lim));
+  }
+  const __m512i hi = _mm512_set1_epi64(lim);
+  const __m512i lo = _mm512_set1_epi64(-lim);
+  __m512i re = _mm512_srav_epi64(_mm512_add_epi64(pe, q.rnd_even), q.n_even);
+  __m512i ro = _mm512_srav_epi64(_mm512_add_epi64(po, q.rnd_odd), q.n_odd);
+  re = _mm512_max_epi64(_mm512_min_epi64(re, hi), lo);
+  ro = _mm512_max_epi64(_mm512_min_epi64(ro, hi), lo);
+  return _mm512_mask_blend_epi32(0xAAAA, re, _mm512_slli_epi64(ro, 32));
+}
+
 // Four bytes from p, broadcast to every 32-bit lane.
 inline __m512i bcast_word(const void* p) {
   int32_t word;

@@ -150,14 +150,22 @@ void qs8_linear_acc__avxvnni(int rows, int blocks, int in_features, const int8_t
   }
 }
 
-// The table entry (the wrapper itself has no VNNI instruction; it only passes
-// the VNNI accumulator to the AVX2 driver).
+// The table entries (the wrappers themselves have no VNNI instruction; they
+// only pass the VNNI accumulator to the AVX2 driver).
 void qs8_linear__avxvnni(int rows, int out_features, int in_features, const int8_t* x,
                          int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
                          const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
                          int y_stride) {
   qs8_linear_with__avx2(qs8_linear_acc__avxvnni, rows, out_features, in_features, x, x_stride, w,
                         bias, mult, shift, per_channel, y_zp, y, y_stride);
+}
+
+void qs8_linear_res__avxvnni(int rows, int out_features, int in_features, const int8_t* x,
+                             int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
+                             const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                             int y_stride) {
+  qs8_linear_res_with__avx2(qs8_linear_acc__avxvnni, rows, out_features, in_features, x, x_stride, w,
+                            bias, mult, shift, per_channel, res, y, y_stride);
 }
 
 }  // namespace kernels

@@ -7,7 +7,10 @@
 // of one channel (a pair of products is at most 2 * 128 * 128 = 32768, exact).
 // The two partial sums of a channel are added once, after the whole K loop.
 // Requantization is exact and vectorised (avx2_common.h). The accumulation is
-// a parameter so the AVX-VNNI file reuses the driver, tails and requantization.
+// a parameter so the AVX-VNNI file reuses the driver, tails and requantization,
+// and the epilogue after the requantization a template parameter, so
+// qs8_linear and qs8_linear_res (the residual added, contract 5b) share the
+// loops.
 #include <cstring>
 
 #include "avx2_common.h"
@@ -120,18 +123,65 @@ void qs8_linear_acc__avx2(int rows, int blocks, int in_features, const int8_t* x
   }
 }
 
+namespace {
+
+// The driver's epilogues: what becomes of 8 requantized sums y (requantize()
+// of requant.h, int32) of output row m, channels n..n+7: the int8 results,
+// in order, in the low 8 bytes. `count` (1..8) of them are real outputs.
+// Plain qs8_linear: sat8(clamp(y, -512, 512) + zp).
+struct PlainEpilogue {
+  __m128i zp16;
+  __m128i operator()(__m256i y, int /*m*/, int /*n*/, int /*count*/) const { return add_zp_sat8(y, zp16); }
+};
+
+// qs8_linear_res (contract 5b): sat8((clamp(y, -2^29, 2^29) + A a + C) >>
+// term.shift) with a the residual's int8 at (m, n). The sum fits int32
+// (requant.h), so 32-bit lanes are exact; packing through int16 with
+// saturation gives sat8.
+struct ResidualEpilogue {
+  const int8_t* res;
+  int res_stride;
+  __m256i mult, offset, lo, hi;
+  __m128i shift;
+  explicit ResidualEpilogue(const QS8Residual& r)
+      : res(r.res),
+        res_stride(r.res_stride),
+        mult(_mm256_set1_epi32(r.term.mult)),
+        offset(_mm256_set1_epi32(r.term.offset)),
+        lo(_mm256_set1_epi32(-kResidualClamp)),
+        hi(_mm256_set1_epi32(kResidualClamp)),
+        shift(_mm_cvtsi32_si128(r.term.shift)) {}
+  __m128i operator()(__m256i y, int m, int n, int count) const {
+    const int8_t* a = res + static_cast<ptrdiff_t>(m) * res_stride + n;
+    __m128i a8;
+    if (count >= 8) {
+      a8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a));
+    } else {  // the row's last channels: read none past them
+      int64_t word = 0;
+      std::memcpy(&word, a, static_cast<size_t>(count));
+      a8 = _mm_cvtsi64_si128(word);
+    }
+    const __m256i t = _mm256_add_epi32(_mm256_max_epi32(_mm256_min_epi32(y, hi), lo),
+                                       _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvtepi8_epi32(a8), mult), offset));
+    const __m256i v = _mm256_sra_epi32(t, shift);
+    const __m128i v16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    return _mm_packs_epi16(v16, v16);
+  }
+};
+
 // Rows in blocks of 4, channels in chunks of 64 (4 packed blocks): the acc
 // function fills a 4 x 64 int32 tile, then each row is requantized 8 lanes at
-// a time. The last chunk's bias and requantization constants are copied into
-// padded arrays so no vector load reads past out_features.
-void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
-                           const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
-                           const int32_t* mult, const int32_t* shift, int per_channel,
-                           int32_t y_zp, int8_t* y, int y_stride) {
+// a time and handed to the epilogue. The last chunk's bias and
+// requantization constants are copied into padded arrays so no vector load
+// reads past out_features.
+template <class Epilogue>
+void linear_driver(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
+                   const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
+                   const int32_t* mult, const int32_t* shift, int per_channel,
+                   const Epilogue epilogue, int8_t* y, int y_stride) {
   constexpr int kChunk = 64;
   constexpr int kRowBlock = kLinearAccMaxRows;
   const size_t block_bytes = packed_block_bytes(in_features);
-  const __m128i zp16 = _mm_set1_epi16(static_cast<int16_t>(y_zp));
   const Rq8 rq0 = rq8_uniform(mult[0], shift[0]);
   alignas(32) int32_t acc[kRowBlock][kChunk];
   alignas(32) int32_t tail_bias[kChunk], tail_mult[kChunk], tail_shift[kChunk];
@@ -169,7 +219,7 @@ void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, in
               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)));
           const __m256i yq = per_channel ? requantize_x8(s, rq8_per_lane(mu + i, sh + i))
                                          : requantize_x8(s, rq0);
-          const __m128i y8 = add_zp_sat8(yq, zp16);
+          const __m128i y8 = epilogue(yq, m + r, n0 + i, cnt - i);
           if (cnt - i >= 8) {
             store8(yr + i, y8);
           } else {
@@ -183,11 +233,39 @@ void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, in
   }
 }
 
+}  // namespace
+
+void qs8_linear_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
+                           const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
+                           const int32_t* mult, const int32_t* shift, int per_channel,
+                           int32_t y_zp, int8_t* y, int y_stride) {
+  const PlainEpilogue epilogue = {_mm_set1_epi16(static_cast<int16_t>(y_zp))};
+  linear_driver(acc_fn, rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel,
+                epilogue, y, y_stride);
+}
+
+void qs8_linear_res_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
+                               const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
+                               const int32_t* mult, const int32_t* shift, int per_channel,
+                               const QS8Residual& res, int8_t* y, int y_stride) {
+  const ResidualEpilogue epilogue(res);
+  linear_driver(acc_fn, rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel,
+                epilogue, y, y_stride);
+}
+
 void qs8_linear__avx2(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                       const int8_t* w, const int32_t* bias, const int32_t* mult,
                       const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
   qs8_linear_with__avx2(qs8_linear_acc__avx2, rows, out_features, in_features, x, x_stride, w,
                         bias, mult, shift, per_channel, y_zp, y, y_stride);
+}
+
+void qs8_linear_res__avx2(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                          const int8_t* w, const int32_t* bias, const int32_t* mult,
+                          const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                          int y_stride) {
+  qs8_linear_res_with__avx2(qs8_linear_acc__avx2, rows, out_features, in_features, x, x_stride, w,
+                            bias, mult, shift, per_channel, res, y, y_stride);
 }
 
 // Float: four output channels per pass, 8-wide FMA partial sums,

@@ -14,8 +14,10 @@
 // reference's int32 sum, so the result is exact whenever that sum fits int32
 // (which Model::Load guarantees for every bias and in_features).
 //
-// Requantization is requantize_s8() of requant.h on 16 lanes
-// (avx512_common.h). Channel tails use masks.
+// Requantization is requantize() of requant.h on 16 lanes (avx512_common.h),
+// followed by an epilogue (a template parameter, so qs8_linear and
+// qs8_linear_res share the loops): requantize_s8()'s zero point, or the
+// residual of contract 5b. Channel tails use masks.
 // GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
 // don't-care operand of the set/mask intrinsics): a false positive.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -37,6 +39,7 @@ namespace {
 
 using avx512::bcast_word;
 using avx512::make_rq16;
+using avx512::requantize_clamp_x16;
 using avx512::requantize_s8_x16;
 using avx512::Rq16;
 
@@ -46,8 +49,35 @@ struct Job {
   int out_features, in_features;
   const int8_t* x; int x_stride;
   const int32_t* bias; const int32_t* mult; const int32_t* shift; int per_channel;
-  int32_t y_zp;
   int8_t* y; int y_stride;
+};
+
+// The epilogues: the int8 outputs of 16 sums s (bias added) of row m,
+// channels n0.. (lanes in `mask` are real outputs). Passed by value, so
+// their vectors stay in registers across the tile's stores.
+// Plain qs8_linear: requantize_s8() of requant.h.
+struct PlainEpilogue {
+  __m512i zp;
+  __m128i operator()(__m512i s, const Rq16& q, int /*m*/, int /*n0*/, __mmask16 /*mask*/) const {
+    return requantize_s8_x16(s, q, zp);
+  }
+};
+
+// qs8_linear_res (contract 5b): sat8((clamp(requantize(s), -2^29, 2^29) +
+// A a + C) >> term.shift), a = the residual's int8 at (m, n0 + lane). The sum
+// fits int32 (requant.h), VPMOVSDB saturates to int8.
+struct ResidualEpilogue {
+  const int8_t* res;
+  int res_stride;
+  __m512i mult, offset;
+  __m128i shift;
+  __m128i operator()(__m512i s, const Rq16& q, int m, int n0, __mmask16 mask) const {
+    const int8_t* ar = res + static_cast<ptrdiff_t>(m) * res_stride + n0;
+    const __m512i a = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, ar));
+    const __m512i t = _mm512_add_epi32(requantize_clamp_x16(s, q, kResidualClamp),
+                                       _mm512_add_epi32(_mm512_mullo_epi32(a, mult), offset));
+    return _mm512_cvtsepi32_epi8(_mm512_sra_epi32(t, shift));
+  }
 };
 
 // MR rows (from row m) x NB blocks (from block b): accumulate, correct,
@@ -112,8 +142,9 @@ __attribute__((noinline)) void acc_1x32(const int8_t* x, const int8_t* w0, const
   out[0][1] = _mm512_add_epi32(a1, b1);
 }
 
-template <int MR, int NB>
-void tile(const Job& j, int m, int b, const int8_t* w, const uint32_t* corr, const int32_t* tail) {
+template <int MR, int NB, class Epilogue>
+void tile(const Job& j, const Epilogue epilogue, int m, int b, const int8_t* w, const uint32_t* corr,
+          const int32_t* tail) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const size_t block_bytes = packed_block_bytes(j.in_features);
   const int groups = j.in_features / 4;
@@ -151,7 +182,6 @@ void tile(const Job& j, int m, int b, const int8_t* w, const uint32_t* corr, con
       for (int c = 0; c < NB; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], wv[c], xv);
     }
   }
-  const __m512i zp = _mm512_set1_epi32(j.y_zp);
   for (int c = 0; c < NB; ++c) {
     const int n0 = kPackN * (b + c);
     const int cnt = j.out_features - n0 < kPackN ? j.out_features - n0 : kPackN;
@@ -164,18 +194,19 @@ void tile(const Job& j, int m, int b, const int8_t* w, const uint32_t* corr, con
     for (int r = 0; r < MR; ++r) {
       const __m512i s = _mm512_add_epi32(
           _mm512_sub_epi32(acc[r][c], _mm512_set1_epi32(static_cast<int32_t>(corr[r]))), bias);
-      const __m128i y8 = requantize_s8_x16(s, q, zp);
+      const __m128i y8 = epilogue(s, q, m + r, n0, mask);
       _mm_mask_storeu_epi8(j.y + static_cast<ptrdiff_t>(m + r) * j.y_stride + n0, mask, y8);
     }
   }
 }
 
-template <int MR>
-void row_tile(const Job& j, int m, const int8_t* w, const uint32_t* corr, const int32_t* tail) {
+template <int MR, class Epilogue>
+void row_tile(const Job& j, const Epilogue& epilogue, int m, const int8_t* w, const uint32_t* corr,
+              const int32_t* tail) {
   const int blocks = packed_n(j.out_features) / kPackN;
   int b = 0;
-  for (; b + 2 <= blocks; b += 2) tile<MR, 2>(j, m, b, w, corr, tail);
-  if (b < blocks) tile<MR, 1>(j, m, b, w, corr, tail);
+  for (; b + 2 <= blocks; b += 2) tile<MR, 2>(j, epilogue, m, b, w, corr, tail);
+  if (b < blocks) tile<MR, 1>(j, epilogue, m, b, w, corr, tail);
 }
 
 // 128 * sum of a row's inputs (wrapping) with VPSADBW on the offset bytes:
@@ -201,35 +232,51 @@ uint32_t row_correction(const int8_t* xr, int in_features) {
   return 128u * sum;
 }
 
+// Rows in tiles of up to 8: each tile's input sums (the +128 correction) and
+// zero-padded last words once, then every channel block.
+template <class Epilogue>
+void linear(const Job& j, const Epilogue& epilogue, int rows, const int8_t* w) {
+  const int groups = j.in_features / 4;
+  for (int m = 0; m < rows; m += kMaxRows) {
+    const int mr = rows - m < kMaxRows ? rows - m : kMaxRows;
+    uint32_t corr[kMaxRows];
+    int32_t tail[kMaxRows] = {};
+    for (int r = 0; r < mr; ++r) {
+      const int8_t* xr = j.x + static_cast<ptrdiff_t>(m + r) * j.x_stride;
+      corr[r] = row_correction(xr, j.in_features);
+      std::memcpy(&tail[r], xr + 4 * groups, static_cast<size_t>(j.in_features - 4 * groups));
+    }
+    switch (mr) {
+      case 8: row_tile<8>(j, epilogue, m, w, corr, tail); break;
+      case 7: row_tile<7>(j, epilogue, m, w, corr, tail); break;
+      case 6: row_tile<6>(j, epilogue, m, w, corr, tail); break;
+      case 5: row_tile<5>(j, epilogue, m, w, corr, tail); break;
+      case 4: row_tile<4>(j, epilogue, m, w, corr, tail); break;
+      case 3: row_tile<3>(j, epilogue, m, w, corr, tail); break;
+      case 2: row_tile<2>(j, epilogue, m, w, corr, tail); break;
+      default: row_tile<1>(j, epilogue, m, w, corr, tail); break;
+    }
+  }
+}
+
 }  // namespace
 
 void qs8_linear__avx512vnni(int rows, int out_features, int in_features, const int8_t* x,
                             int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
                             const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
                             int y_stride) {
-  const Job j = {out_features, in_features, x, x_stride, bias, mult, shift, per_channel,
-                 y_zp, y, y_stride};
-  const int groups = in_features / 4;
-  for (int m = 0; m < rows; m += kMaxRows) {
-    const int mr = rows - m < kMaxRows ? rows - m : kMaxRows;
-    uint32_t corr[kMaxRows];
-    int32_t tail[kMaxRows] = {};
-    for (int r = 0; r < mr; ++r) {
-      const int8_t* xr = x + static_cast<ptrdiff_t>(m + r) * x_stride;
-      corr[r] = row_correction(xr, in_features);
-      std::memcpy(&tail[r], xr + 4 * groups, static_cast<size_t>(in_features - 4 * groups));
-    }
-    switch (mr) {
-      case 8: row_tile<8>(j, m, w, corr, tail); break;
-      case 7: row_tile<7>(j, m, w, corr, tail); break;
-      case 6: row_tile<6>(j, m, w, corr, tail); break;
-      case 5: row_tile<5>(j, m, w, corr, tail); break;
-      case 4: row_tile<4>(j, m, w, corr, tail); break;
-      case 3: row_tile<3>(j, m, w, corr, tail); break;
-      case 2: row_tile<2>(j, m, w, corr, tail); break;
-      default: row_tile<1>(j, m, w, corr, tail); break;
-    }
-  }
+  const Job j = {out_features, in_features, x, x_stride, bias, mult, shift, per_channel, y, y_stride};
+  linear(j, PlainEpilogue{_mm512_set1_epi32(y_zp)}, rows, w);
+}
+
+void qs8_linear_res__avx512vnni(int rows, int out_features, int in_features, const int8_t* x,
+                                int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
+                                const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                                int y_stride) {
+  const Job j = {out_features, in_features, x, x_stride, bias, mult, shift, per_channel, y, y_stride};
+  const ResidualEpilogue epilogue = {res.res, res.res_stride, _mm512_set1_epi32(res.term.mult),
+                                     _mm512_set1_epi32(res.term.offset), _mm_cvtsi32_si128(res.term.shift)};
+  linear(j, epilogue, rows, w);
 }
 
 }  // namespace kernels

@@ -1,4 +1,5 @@
-// Off-target check of the AVX-VNNI int8 linear and attention paths (avxvnni.cc) on CPUs
+// Off-target check of the AVX-VNNI int8 linear (with and without the residual
+// epilogue) and attention paths (avxvnni.cc) on CPUs
 // without AVX-VNNI (this x86 host, qemu-x86_64 TCG): avxvnni.cc is compiled
 // into this program with VPDPBUSD (and the tiled attention's VPDPWSSD)
 // replaced by exact AVX2 emulations, under renamed symbols, and compared bit for bit with qs8_linear__ref on random
@@ -39,6 +40,7 @@ static inline __m256i emu_dpwssd(__m256i acc, __m256i a, __m256i b) {
 #define _mm256_dpwssd_avx_epi32 emu_dpwssd
 #define qs8_linear_acc__avxvnni qs8_linear_acc__avxvnni_emu
 #define qs8_linear__avxvnni qs8_linear__avxvnni_emu
+#define qs8_linear_res__avxvnni qs8_linear_res__avxvnni_emu
 #define qs8_qk_rows2__avxvnni qs8_qk_rows2__avxvnni_emu
 #define qs8_attention__avxvnni qs8_attention__avxvnni_emu
 #define qs8_attention_tiled__avxvnni qs8_attention_tiled__avxvnni_emu
@@ -110,9 +112,43 @@ int main() {
         return 1;
       }
     }
+    // The same sums through the residual epilogue (contract 5b): a residual
+    // with its own stride, n over 1..16, A over its range, C from the zero
+    // points as the converter folds it.
+    const int r_stride = out + uni(0, 5);
+    std::vector<int8_t> res(static_cast<size_t>(rows - 1) * r_stride + out);
+    for (auto& v : res) v = static_cast<int8_t>(uni(-128, 127));
+    ek::ResidualTerm term = {};
+    term.shift = uni(1, ek::kResidualMaxShift);
+    term.mult = uni(0, 9) == 0 ? uni(0, ek::kResidualMaxMultiplier)
+                               : std::min(ek::kResidualMaxMultiplier, uni(1 << (term.shift - 1), 3 << term.shift));
+    const int32_t a_zp = uni(-128, 127);
+    term.offset = (int32_t{1} << (term.shift - 1)) + y_zp * (int32_t{1} << term.shift) - term.mult * a_zp;
+    for (int n = 0; n < out; ++n) {  // the projection's multiplier times 2^n
+      if (uni(0, 19) != 0 && !ek::quantize_multiplier(std::ldexp(std::exp(std::uniform_real_distribution<double>(
+                                                                     std::log(1e-6), std::log(1e-1))(rng)),
+                                                                 term.shift),
+                                                      &mult[n], &shift[n])) {
+        return 2;
+      }
+    }
+    const ek::QS8Residual r = {res.data(), r_stride, term};
+    std::fill(want.begin(), want.end(), 0x5A);
+    std::fill(got.begin(), got.end(), 0x5A);
+    ek::qs8_linear_res__ref(rows, out, in, x.data(), x_stride, w.data(), bias.data(), mult.data(),
+                            shift.data(), per_channel, r, want.data(), y_stride);
+    ek::qs8_linear_res__avxvnni_emu(rows, out, in, x.data(), x_stride, w.data(), bias.data(),
+                                    mult.data(), shift.data(), per_channel, r, got.data(), y_stride);
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != want[i]) {
+        std::printf("RESIDUAL MISMATCH seed %d rows %d out %d in %d n %d index %zu: %d vs %d\n", seed,
+                    rows, out, in, term.shift, i, got[i], want[i]);
+        return 1;
+      }
+    }
     ++cases;
   }
-  std::printf("avxvnni (emulated VPDPBUSD) qs8_linear == ref on %d random cases\n", cases);
+  std::printf("avxvnni (emulated VPDPBUSD) qs8_linear and qs8_linear_res == ref on %d random cases\n", cases);
 
   // Attention (the VNNI Q.K step inside the avx2 driver): head dims around
   // the 32-byte blocks, both masks, random zero points and sharpness.
