@@ -271,7 +271,8 @@ alignas(16) const int32_t kZeroInit[16] = {};
 // and L = 0, R = -s for s < 0: floor((floor(x 2^L M / 2^31) + 2^(R-1)) / 2^R)
 // = floor((x M + 2^(n-1)) / 2^n), n = 31 - s (nested floors). If x << L
 // saturates, |requantize(x)| >= 2^29 and the vector result keeps the sign
-// with |y| >= 2^29 - 1: both clamp to the same int8. The clamp to +-512
+// with |y| in [2^29, 2^30] (M >> 1 or (1 - M) >> 1, M in [2^30, 2^31)):
+// both clamp to the same int8. Every lane has |y| <= 2^30. The clamp to +-512
 // before adding zp is a saturation to int16 here: |zp| <= 128, so any |y| >
 // 512 ends at -128 or 127 either way.
 //
@@ -389,11 +390,10 @@ struct OutS8 {
 // qs8_linear_res (residual_epilogue_s8 in requant.h, which this file may not
 // include): sat8((y + A a + C) >> n) per lane, y the lane requantized as
 // above, a the residual byte. The contract's clamp of y to +-2^29 is left
-// out; it cannot change a result: y is requantize() exactly unless x << L
-// saturated, and then (M >= 2^30, which the loader checks) y and
-// requantize() have the same sign and magnitude >= 2^29 (positive end
-// (M - 1 + 1) >> 1, negative -M / 2). A lane with |y| >= 2^29 saturates to
-// the same int8 with or without the clamp, since |A a + C| < 2^28 + 2^24 (the
+// out; it changes no result: y is requantize() exactly unless x << L
+// saturated, and then both have the same sign and magnitude >= 2^29 (above;
+// the loader checks M >= 2^30). A lane with |y| >= 2^29 saturates to the
+// same int8 with or without the clamp, since |A a + C| < 2^28 + 2^24 (the
 // contract's bound) leaves a sum beyond +-(2^28 - 2^24) and n <= 16; and
 // |y| <= 2^30 keeps the sum inside int32. {A, C, -n} are loaded from the
 // struct (one LD1) when a block is stored: three more registers held across

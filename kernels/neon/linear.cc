@@ -19,8 +19,10 @@
 //    The driver checks the rows of each pass (cheap) and, only if one has
 //    such a pair, the weights (once per call); the converter's weights lie
 //    in [-127, 127], so in practice the pair kernel always runs.
-// Requantization is exact and vectorised (requantize_x4). The accumulation
-// is a parameter so the Armv8.2 SDOT kernel (dotprod.cc) reuses the driver.
+// Requantization is vectorised (requantize32_x4); an epilogue makes the
+// int8 outputs: the zero point (qs8_linear) or the residual (qs8_linear_res),
+// both on the same accumulation loops. The accumulation is a parameter of
+// the driver (qs8_linear_with__neon).
 #include <cstring>
 
 #include "edgeattn/kernels/packed_weights.h"
@@ -351,14 +353,11 @@ struct EpilogueS8 {
 };
 
 // qs8_linear_res (requant.h, residual_epilogue_s8): sat8((y + A a + C) >> n)
-// without the +-2^29 clamp. requantize32_x4 gives requantize() exactly
-// unless x << L saturates; then (M >= 2^30, which the loader checks) the
-// true value and the vector's have the same sign and magnitude >= 2^29: the
-// positive end is (M - 1 + 1) >> 1 >= 2^29, the negative one -M / 2. So any
-// lane whose clamp would act has |y| >= 2^29 on both sides, where
-// |A a + C| < 2^28 + 2^24 (the contract's bound) leaves a sum beyond
-// +-(2^28 - 2^24) that saturates to the same int8 for every n <= 16; and
-// |y| <= 2^30 keeps y + A a + C inside int32.
+// without the contract's +-2^29 clamp of y, which changes no result here: a
+// lane it would clamp has |y| >= 2^29 both in requantize() and in
+// requantize32_x4 (neon_common.h), with the same sign, and |A a + C| <
+// 2^28 + 2^24 (the contract's bound) leaves a sum beyond +-(2^28 - 2^24),
+// which saturates alike for every n <= 16; |y| <= 2^30 keeps the sum in int32.
 struct EpilogueRes {
   int32x4_t mult, offset, neg_shift;  // A, C, -n in every lane
   const int8_t* res;
