@@ -442,12 +442,13 @@ struct OutRes {
   __attribute__((always_inline)) void store(const int32x4_t (&a)[R][4], const Rows<R>& rows, int cnt,
                                             int8_t* const (&yr)[R], ptrdiff_t n) const {
     const int32x4x3_t k3 = vld1q_s32_x3(k[0]);
+    const int32x4_t mult = k3.val[0], offset = k3.val[1], neg_shift = k3.val[2];
     if (cnt == 16) {
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) store_row<true>(a[r], rows.r[r] + n, 16, k3.val[0], k3.val[1], k3.val[2], yr[r] + n);
+      for (int r = 0; r < R; ++r) store_row<true>(a[r], rows.r[r] + n, 16, mult, offset, neg_shift, yr[r] + n);
     } else {
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) store_row<false>(a[r], rows.r[r] + n, cnt, k3.val[0], k3.val[1], k3.val[2], yr[r] + n);
+      for (int r = 0; r < R; ++r) store_row<false>(a[r], rows.r[r] + n, cnt, mult, offset, neg_shift, yr[r] + n);
     }
   }
 };
