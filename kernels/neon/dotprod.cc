@@ -32,6 +32,10 @@ void qs8_attn_qk_tile__neondot(int rows, int blocks, int head_dim, const int8_t*
 void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                             const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
                             int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+void qs8_linear_res_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                                const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                                int per_channel, const int8_t* res, int res_stride, int32_t res_mult,
+                                int32_t res_shift, int32_t res_offset, int8_t* y, int y_stride);
 
 namespace {
 
@@ -267,7 +271,8 @@ alignas(16) const int32_t kZeroInit[16] = {};
 // and L = 0, R = -s for s < 0: floor((floor(x 2^L M / 2^31) + 2^(R-1)) / 2^R)
 // = floor((x M + 2^(n-1)) / 2^n), n = 31 - s (nested floors). If x << L
 // saturates, |requantize(x)| >= 2^29 and the vector result keeps the sign
-// with |y| >= 2^29 - 1: both clamp to the same int8. The clamp to +-512
+// with |y| in [2^29, 2^30] (M >> 1 or (1 - M) >> 1, M in [2^30, 2^31)):
+// both clamp to the same int8. Every lane has |y| <= 2^30. The clamp to +-512
 // before adding zp is a saturation to int16 here: |zp| <= 128, so any |y| >
 // 512 ends at -128 or 127 either way.
 //
@@ -341,6 +346,113 @@ __attribute__((always_inline)) inline void narrow_store(const int32x4_t (&a)[R][
   narrow_store<R>(a, zp, cnt, yr, 0);
 }
 
+// The 16 residual bytes at p (the first cnt of them, 1..16; the others 0).
+__attribute__((always_inline)) inline int8x16_t load_residual(const int8_t* p, int cnt) {
+  if (cnt == 16) return vld1q_s8(p);
+  alignas(16) int8_t b[16] = {};
+  int o = 0;
+  if (cnt & 8) {
+    std::memcpy(b, p, 8);  // constant sizes: loads and stores, no call
+    o = 8;
+  }
+  if (cnt & 4) {
+    std::memcpy(b + o, p + o, 4);
+    o += 4;
+  }
+  if (cnt & 2) {
+    std::memcpy(b + o, p + o, 2);
+    o += 2;
+  }
+  if (cnt & 1) b[o] = p[o];
+  return vld1q_s8(b);
+}
+
+// The epilogues of linear_tile: what becomes of a block's requantized lanes.
+// Out::at(m, n0) is the epilogue for a tile whose first row is m and first
+// channel n0, Out::Rows<R> its per-row state, set up once per tile.
+//
+// qs8_linear: + zp, saturated to int8 (narrow_store). A single vector, so it
+// is passed in a register, as the bare zp was.
+struct OutS8 {
+  int16x8_t zp;
+  OutS8 at(int, int) const { return *this; }
+  template <int R>
+  struct Rows {
+    explicit Rows(const OutS8&) {}
+  };
+  template <int R>
+  __attribute__((always_inline)) void store(const int32x4_t (&a)[R][4], const Rows<R>&, int cnt,
+                                            int8_t* const (&yr)[R], ptrdiff_t n) const {
+    narrow_store<R>(a, zp, cnt, yr, n);
+  }
+};
+
+// qs8_linear_res (residual_epilogue_s8 in requant.h, which this file may not
+// include): sat8((y + A a + C) >> n) per lane, y the lane requantized as
+// above, a the residual byte. The contract's clamp of y to +-2^29 is left
+// out; it changes no result: y is requantize() exactly unless x << L
+// saturated, and then both have the same sign and magnitude >= 2^29 (above;
+// the loader checks M >= 2^30). A lane with |y| >= 2^29 saturates to the
+// same int8 with or without the clamp, since |A a + C| < 2^28 + 2^24 (the
+// contract's bound) leaves a sum beyond +-(2^28 - 2^24) and n <= 16; and
+// |y| <= 2^30 keeps the sum inside int32. {A, C, -n} are loaded from the
+// struct (one LD1) when a block is stored: three more registers held across
+// the K loop would spill the 5-row tile's accumulators.
+struct OutRes {
+  int32_t k[3][4];  // A, C, -n in every lane
+  const int8_t* res;
+  ptrdiff_t res_stride;
+  OutRes at(int m, int n0) const {
+    OutRes o = *this;
+    o.res += static_cast<ptrdiff_t>(m) * res_stride + n0;
+    return o;
+  }
+  template <int R>
+  struct Rows {
+    const int8_t* r[R];
+    explicit Rows(const OutRes& o) {
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) r[i] = o.res + static_cast<ptrdiff_t>(i) * o.res_stride;
+    }
+  };
+  // Row r of a block: 16 lanes, or the first cnt (the layer's last block).
+  template <bool kFull>
+  __attribute__((always_inline)) static void store_row(const int32x4_t (&a)[4], const int8_t* res, int cnt,
+                                                       int32x4_t mult, int32x4_t offset, int32x4_t neg_shift,
+                                                       int8_t* y) {
+    const int8x16_t av = kFull ? vld1q_s8(res) : load_residual(res, cnt);
+    const int16x8_t lo = vmovl_s8(vget_low_s8(av)), hi = vmovl_high_s8(av);
+    int32x4_t s[4];
+    s[0] = vmlaq_s32(vaddq_s32(a[0], offset), vmovl_s16(vget_low_s16(lo)), mult);
+    s[1] = vmlaq_s32(vaddq_s32(a[1], offset), vmovl_high_s16(lo), mult);
+    s[2] = vmlaq_s32(vaddq_s32(a[2], offset), vmovl_s16(vget_low_s16(hi)), mult);
+    s[3] = vmlaq_s32(vaddq_s32(a[3], offset), vmovl_high_s16(hi), mult);
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) s[c] = vshlq_s32(s[c], neg_shift);
+    const int16x8_t h0 = vqmovn_high_s32(vqmovn_s32(s[0]), s[1]);
+    const int16x8_t h1 = vqmovn_high_s32(vqmovn_s32(s[2]), s[3]);
+    const int8x16_t b = vqmovn_high_s16(vqmovn_s16(h0), h1);
+    if (kFull) {
+      vst1q_s8(y, b);
+    } else {
+      store_partial(y, b, cnt);
+    }
+  }
+  template <int R>
+  __attribute__((always_inline)) void store(const int32x4_t (&a)[R][4], const Rows<R>& rows, int cnt,
+                                            int8_t* const (&yr)[R], ptrdiff_t n) const {
+    const int32x4x3_t k3 = vld1q_s32_x3(k[0]);
+    const int32x4_t mult = k3.val[0], offset = k3.val[1], neg_shift = k3.val[2];
+    if (cnt == 16) {
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) store_row<true>(a[r], rows.r[r] + n, 16, mult, offset, neg_shift, yr[r] + n);
+    } else {
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) store_row<false>(a[r], rows.r[r] + n, cnt, mult, offset, neg_shift, yr[r] + n);
+    }
+  }
+};
+
 // Channels in chunks of 16 blocks: the chunk's biases (0 past out_features)
 // and requantization vectors are laid out once, then every row tile runs
 // over the chunk's blocks, its inputs packed (or its tails copied) once.
@@ -373,12 +485,17 @@ __attribute__((always_inline)) inline int32x4x3_t ld1x3_post(const int32_t*& p) 
 // One row tile (R rows) over the chunk's blocks: accumulators from the bias,
 // the K loop, requantization, int8 stores. The block loop is inside, so the
 // tile's register saves and set-up are paid once per chunk. kLeft: some
-// channel has s >= 0 (L > 0); without one the SQSHL by 0 is left out.
-template <int R, bool kLeft, bool kPacked>
-__attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs& p, const int8_t* xm,
-                                                                const int8_t* tail, const int8_t* wb,
-                                                                const int32_t* cb, const RqBlock* cq,
-                                                                int16x8_t zp, int cnt, int8_t* ym) {
+// channel has s >= 0 (L > 0); without one the SQSHL by 0 is left out. Out:
+// the epilogue (OutS8, OutRes). Aligned to 16 so that the K loop's
+// alignment padding does not depend on where the function lands (at a start
+// 4 past a 16-byte boundary GCC put an executed NOP before the loop of every
+// block: 1.8 K instructions in the encoder block).
+template <int R, bool kLeft, bool kPacked, class Out>
+__attribute__((optimize("no-schedule-insns"), aligned(16))) void linear_tile(const LinearArgs& p,
+                                                                            const int8_t* xm,
+                                                                            const int8_t* tail, const int8_t* wb,
+                                                                            const int32_t* cb, const RqBlock* cq,
+                                                                            Out out, int cnt, int8_t* ym) {
   // Everything the block loop needs in registers, computed once.
   const int in_features = p.in_features;
   const int x_stride = p.x_stride;
@@ -386,6 +503,7 @@ __attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs
   int8_t* yr[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) yr[r] = ym + static_cast<ptrdiff_t>(r) * p.y_stride;
+  const typename Out::template Rows<R> out_rows(out);
   const int32_t* qp = cq->v[0][0];  // the blocks' {L, M, -R} vectors, consecutive
   for (int n = 0; n < cnt; n += 16, wb += block_bytes, cb += 16) {
     int32x4_t a[R][4];
@@ -400,31 +518,32 @@ __attribute__((optimize("no-schedule-insns"))) void linear_tile(const LinearArgs
       const int32x4x3_t q = ld1x3_post(qp);
       requant_col<R, kLeft>(a, c, q.val[0], q.val[1], q.val[2]);
     }
-    narrow_store<R>(a, zp, cnt - n < 16 ? cnt - n : 16, yr, n);
+    out.template store<R>(a, out_rows, cnt - n < 16 ? cnt - n : 16, yr, n);
   }
 }
 
-template <int R, bool kPacked>
+template <int R, bool kPacked, class Out>
 void linear_rows_as(const LinearArgs& p, const int8_t* xm, int n0, int cnt, const int32_t* cb, const RqBlock* cq,
-                    bool left, int16x8_t zp, const int8_t* tail, int8_t* ym) {
+                    bool left, Out out, const int8_t* tail, int8_t* ym) {
   const int8_t* wb = p.w + static_cast<ptrdiff_t>(n0 / 16) * p.block_bytes;
   if (left) {
-    linear_tile<R, true, kPacked>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
+    linear_tile<R, true, kPacked>(p, xm, tail, wb, cb, cq, out, cnt, ym);
   } else {
-    linear_tile<R, false, kPacked>(p, xm, tail, wb, cb, cq, zp, cnt, ym);
+    linear_tile<R, false, kPacked>(p, xm, tail, wb, cb, cq, out, cnt, ym);
   }
 }
 
 // xpack: 16 * R * ceil(kPackMaxK / 16) bytes.
-template <int R>
+template <int R, class Out>
 void linear_rows(const LinearArgs& p, int m, int n0, int cnt, const int32_t* cb, const RqBlock* cq,
-                 bool left, int16x8_t zp, int8_t* tail, int8_t* xpack) {
+                 bool left, Out out_all, int8_t* tail, int8_t* xpack) {
+  const Out out = out_all.at(m, n0);
   const int8_t* xm = p.x + static_cast<ptrdiff_t>(m) * p.x_stride;
   int8_t* ym = p.y + static_cast<ptrdiff_t>(m) * p.y_stride + n0;
   if constexpr (R >= 4) {
     if (p.in_features <= kPackMaxK) {
       pack_rows<R>(xm, p.x_stride, p.in_features, xpack);
-      linear_rows_as<R, true>(p, xpack, n0, cnt, cb, cq, left, zp, tail, ym);
+      linear_rows_as<R, true>(p, xpack, n0, cnt, cb, cq, left, out, tail, ym);
       return;
     }
   }
@@ -435,20 +554,19 @@ void linear_rows(const LinearArgs& p, int m, int n0, int cnt, const int32_t* cb,
                   static_cast<size_t>(p.in_features - k16));
     }
   }
-  linear_rows_as<R, false>(p, xm, n0, cnt, cb, cq, left, zp, tail, ym);
+  linear_rows_as<R, false>(p, xm, n0, cnt, cb, cq, left, out, tail, ym);
 }
-
-}  // namespace
 
 // The whole int8 linear of the dot-product path: register tiles of 5 rows x
 // 16 channels whose accumulators start at the bias and are requantized and
-// stored as int8 straight from the registers.
-void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                            const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
-                            int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
+// turned into int8 by the epilogue `out` straight from the registers.
+template <class Out>
+__attribute__((always_inline)) inline void linear_rq(int rows, int out_features, int in_features, const int8_t* x,
+                                                     int x_stride, const int8_t* w, const int32_t* bias,
+                                                     const int32_t* mult, const int32_t* shift, int per_channel,
+                                                     Out out, int8_t* y, int y_stride) {
   const ptrdiff_t block_bytes = 16 * static_cast<ptrdiff_t>((in_features + 3) & ~3);
   const LinearArgs p{in_features, x, x_stride, w, block_bytes, y, y_stride};
-  const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(y_zp));
   alignas(16) int32_t cb[16 * kChunkBlocks];
   RqBlock cq[kChunkBlocks];
   int8_t tail[16 * kDotTileRows] = {};
@@ -485,16 +603,40 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
     const bool left = vmaxvq_s32(any_left) >= 0;  // some L > 0 in the chunk
     int m = 0;
     for (; m + kDotTileRows <= rows; m += kDotTileRows) {
-      linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack);
+      linear_rows<kDotTileRows>(p, m, n0, cnt, cb, cq, left, out, tail, xpack);
     }
     switch (rows - m) {
-      case 4: linear_rows<4>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
-      case 3: linear_rows<3>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
-      case 2: linear_rows<2>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
-      case 1: linear_rows<1>(p, m, n0, cnt, cb, cq, left, zp, tail, xpack); break;
+      case 4: linear_rows<4>(p, m, n0, cnt, cb, cq, left, out, tail, xpack); break;
+      case 3: linear_rows<3>(p, m, n0, cnt, cb, cq, left, out, tail, xpack); break;
+      case 2: linear_rows<2>(p, m, n0, cnt, cb, cq, left, out, tail, xpack); break;
+      case 1: linear_rows<1>(p, m, n0, cnt, cb, cq, left, out, tail, xpack); break;
       default: break;
     }
   }
+}
+
+}  // namespace
+
+void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                            const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                            int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
+  const OutS8 out{vdupq_n_s16(static_cast<int16_t>(y_zp))};
+  linear_rq(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, out, y, y_stride);
+}
+
+void qs8_linear_res_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                                const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                                int per_channel, const int8_t* res, int res_stride, int32_t res_mult,
+                                int32_t res_shift, int32_t res_offset, int8_t* y, int y_stride) {
+  OutRes out;
+  for (int l = 0; l < 4; ++l) {
+    out.k[0][l] = res_mult;
+    out.k[1][l] = res_offset;
+    out.k[2][l] = -res_shift;
+  }
+  out.res = res;
+  out.res_stride = res_stride;
+  linear_rq(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, out, y, y_stride);
 }
 
 // init (may be null): per-channel starting values (16 per block). The Q.K^T

@@ -19,8 +19,10 @@
 //    The driver checks the rows of each pass (cheap) and, only if one has
 //    such a pair, the weights (once per call); the converter's weights lie
 //    in [-127, 127], so in practice the pair kernel always runs.
-// Requantization is exact and vectorised (requantize_x4). The accumulation
-// is a parameter so the Armv8.2 SDOT kernel (dotprod.cc) reuses the driver.
+// Requantization is vectorised (requantize32_x4); an epilogue makes the
+// int8 outputs: the zero point (qs8_linear) or the residual (qs8_linear_res),
+// both on the same accumulation loops. The accumulation is a parameter of
+// the driver (qs8_linear_with__neon).
 #include <cstring>
 
 #include "edgeattn/kernels/packed_weights.h"
@@ -330,25 +332,76 @@ void qs8_linear_acc_pairs_init__neon(int rows, int blocks, int in_features, cons
   linear_acc<true>(rows, blocks, in_features, x, x_stride, w, init, acc, acc_stride);
 }
 
+namespace {
+
+// The two epilogues of the driver below, per output row t and channel n:
+// store8 gets channels n..n+7 requantized (requantize32_x4), store1 one
+// tail channel's sum with its (M, s).
+//
+// qs8_linear: + zp, saturated to int8.
+struct EpilogueS8 {
+  int16x8_t zp;
+  int32_t y_zp;
+  int8_t* y;
+  int y_stride;
+  __attribute__((always_inline)) void store8(int t, int n, int32x4_t y0, int32x4_t y1) const {
+    vst1_s8(y + static_cast<ptrdiff_t>(t) * y_stride + n, add_zp_sat8(y0, y1, zp));
+  }
+  __attribute__((always_inline)) void store1(int t, int n, int32_t acc, int32_t m, int32_t s) const {
+    y[static_cast<ptrdiff_t>(t) * y_stride + n] = requantize_s8(acc, m, s, y_zp);
+  }
+};
+
+// qs8_linear_res (requant.h, residual_epilogue_s8): sat8((y + A a + C) >> n)
+// without the contract's +-2^29 clamp of y, which changes no result here: a
+// lane it would clamp has |y| >= 2^29 both in requantize() and in
+// requantize32_x4 (neon_common.h), with the same sign, and |A a + C| <
+// 2^28 + 2^24 (the contract's bound) leaves a sum beyond +-(2^28 - 2^24),
+// which saturates alike for every n <= 16; |y| <= 2^30 keeps the sum in int32.
+struct EpilogueRes {
+  int32x4_t mult, offset, neg_shift;  // A, C, -n in every lane
+  const int8_t* res;
+  int res_stride;
+  ResidualTerm term;
+  int8_t* y;
+  int y_stride;
+  __attribute__((always_inline)) static int32x4_t add(int32x4_t y, int16x4_t a, int32x4_t mult,
+                                                      int32x4_t offset, int32x4_t neg_shift) {
+    return vshlq_s32(vmlaq_s32(vaddq_s32(y, offset), vmovl_s16(a), mult), neg_shift);
+  }
+  __attribute__((always_inline)) void store8(int t, int n, int32x4_t y0, int32x4_t y1) const {
+    const int16x8_t a = vmovl_s8(vld1_s8(res + static_cast<ptrdiff_t>(t) * res_stride + n));
+    const int32x4_t s0 = add(y0, vget_low_s16(a), mult, offset, neg_shift);
+    const int32x4_t s1 = add(y1, vget_high_s16(a), mult, offset, neg_shift);
+    vst1_s8(y + static_cast<ptrdiff_t>(t) * y_stride + n,
+            vqmovn_s16(vcombine_s16(vqmovn_s32(s0), vqmovn_s32(s1))));
+  }
+  __attribute__((always_inline)) void store1(int t, int n, int32_t acc, int32_t m, int32_t s) const {
+    const int32_t a = res[static_cast<ptrdiff_t>(t) * res_stride + n];
+    y[static_cast<ptrdiff_t>(t) * y_stride + n] = residual_epilogue_s8(acc, m, s, a, term);
+  }
+};
+
 // Rows in passes of kLinearAccMaxRows, channels in chunks of 64 (4 packed
 // blocks): the accumulation fills a rows x 64 int32 tile (whole blocks:
 // channels past out_features are computed from the padding and never
 // stored), then each row is requantized 8 lanes at a time, the channel
 // parameters loaded once for the rows of the pass, and the last < 8 channels
-// in scalar code. pairs_fn (may be null) replaces acc_fn for a pass when the
-// int16 pair sums are exact (top of the file): no row of the pass has a
-// -128 pair, or the weights have none. The weights are scanned at most once
-// per call, and only for calls of 2 or more rows (for one row the scan costs
-// about what the pair kernel saves).
-void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int rows,
-                           int out_features, int in_features, const int8_t* x, int x_stride,
-                           const int8_t* w, const int32_t* bias, const int32_t* mult,
-                           const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
-                           int y_stride) {
+// in scalar code; the epilogue makes the int8 outputs. pairs_fn (may be
+// null) replaces acc_fn for a pass when the int16 pair sums are exact (top
+// of the file): no row of the pass has a -128 pair, or the weights have
+// none. The weights are scanned at most once per call, and only for calls
+// of 2 or more rows (for one row the scan costs about what the pair kernel
+// saves).
+template <class Epilogue>
+__attribute__((always_inline)) inline void linear_driver(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int rows,
+                                                         int out_features, int in_features, const int8_t* x,
+                                                         int x_stride, const int8_t* w, const int32_t* bias,
+                                                         const int32_t* mult, const int32_t* shift,
+                                                         int per_channel, const Epilogue& epi) {
   constexpr int kChunk = 64;
   constexpr int kRows = kLinearAccMaxRows;
   const size_t block_bytes = packed_block_bytes(in_features);
-  const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(y_zp));
   const Rq32 rq0 = rq32_of(mult[0], shift[0]);
   const int32x4_t one = vdupq_n_s32(1), minus1 = vdupq_n_s32(-1), zero = vdupq_n_s32(0);
   const int pair_len = 8 * (in_features / 8);  // inputs summed in int16 pairs
@@ -395,19 +448,28 @@ void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int r
         for (int t = 0; t < nr; ++t) {
           const int32x4_t y0 = requantize32_x4(vaddq_s32(vld1q_s32(acc[t] + i), b0), q0);
           const int32x4_t y1 = requantize32_x4(vaddq_s32(vld1q_s32(acc[t] + i + 4), b1), q1);
-          vst1_s8(y + static_cast<ptrdiff_t>(m + t) * y_stride + n, add_zp_sat8(y0, y1, zp));
+          epi.store8(m + t, n, y0, y1);
         }
       }
       for (; i < cnt; ++i) {
         const int n = n0 + i;
         const int c = per_channel ? n : 0;
-        for (int t = 0; t < nr; ++t) {
-          y[static_cast<ptrdiff_t>(m + t) * y_stride + n] =
-              requantize_s8(acc[t][i] + bias[n], mult[c], shift[c], y_zp);
-        }
+        for (int t = 0; t < nr; ++t) epi.store1(m + t, n, acc[t][i] + bias[n], mult[c], shift[c]);
       }
     }
   }
+}
+
+}  // namespace
+
+void qs8_linear_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int rows,
+                           int out_features, int in_features, const int8_t* x, int x_stride,
+                           const int8_t* w, const int32_t* bias, const int32_t* mult,
+                           const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                           int y_stride) {
+  const EpilogueS8 epi{vdupq_n_s16(static_cast<int16_t>(y_zp)), y_zp, y, y_stride};
+  linear_driver(acc_fn, pairs_fn, rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
+                per_channel, epi);
 }
 
 void qs8_linear__neon(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
@@ -417,6 +479,16 @@ void qs8_linear__neon(int rows, int out_features, int in_features, const int8_t*
   qs8_linear_with__neon(qs8_linear_acc__neon, qs8_linear_acc_pairs__neon, rows, out_features,
                         in_features, x, x_stride, w, bias, mult, shift, per_channel, y_zp, y,
                         y_stride);
+}
+
+void qs8_linear_res__neon(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                          const int8_t* w, const int32_t* bias, const int32_t* mult,
+                          const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                          int y_stride) {
+  const EpilogueRes epi{vdupq_n_s32(res.term.mult), vdupq_n_s32(res.term.offset),
+                        vdupq_n_s32(-res.term.shift), res.res, res.res_stride, res.term, y, y_stride};
+  linear_driver(qs8_linear_acc__neon, qs8_linear_acc_pairs__neon, rows, out_features, in_features, x,
+                x_stride, w, bias, mult, shift, per_channel, epi);
 }
 
 // Float: four output channels per pass, four partial sums per channel (FMA on

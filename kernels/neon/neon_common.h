@@ -148,9 +148,14 @@ static inline int64x2_t neg_n_of(int32_t shift) { return vdupq_n_s64(static_cast
 // s >= 0: L = s + 1, R = 1; s < 0: L = 0, R = -s. Without saturation this is
 // floor((floor(x 2^L M / 2^31) + 2^(R-1)) / 2^R) = floor((x M + 2^(n-1)) / 2^n),
 // n = 31 - s (nested floors by integer divisors), exactly requantize(). If
-// x << L saturates, |x| >= 2^(31-L) so |requantize(x)| >= 2^29, and the vector
-// result keeps the sign and |y| >= 2^29 - 1: both clamp to the same int8 (the
-// requantize_s8 clamp at +-512; add_zp_sat8 saturates the same way).
+// x << L saturates (only for s >= 0, so R = 1), |x| >= 2^(31-L) so
+// |requantize(x)| >= 2^29, and the vector result has its sign and magnitude
+// in [2^29, 2^30]: SQDMULH gives M - 1 for INT32_MAX and -M for INT32_MIN,
+// so y = M >> 1 or (1 - M) >> 1, with M in [2^30, 2^31) (the loader checks
+// M >= 2^30). Such a lane gives the same int8 as requantize() after the
+// +-512 clamp of requantize_s8 (add_zp_sat8 saturates the same way) and
+// after the +-2^29 clamp of residual_epilogue_s8. Unsaturated lanes are
+// exact, and every lane has |y| <= 2^30.
 // SQDMULH saturates only for INT32_MIN x INT32_MIN (M > 0 here).
 struct Rq32 {
   int32x4_t mult, left, neg_right;

@@ -16,6 +16,12 @@ void qs8_linear__neon(int rows, int out_features, int in_features, const int8_t*
                       const int8_t* w, const int32_t* bias, const int32_t* mult,
                       const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
                       int y_stride);
+// qs8_linear with the residual added in its epilogue (ref.h, requant.h
+// contract 5b); the accumulation and requantization are qs8_linear__neon's.
+void qs8_linear_res__neon(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                          const int8_t* w, const int32_t* bias, const int32_t* mult,
+                          const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                          int y_stride);
 void f32_linear__neon(int rows, int out_features, int in_features, const float* x, int x_stride,
                       const float* w, int w_stride, const float* bias, float* y, int y_stride);
 void qs8_attention__neon(const QS8AttentionArgs& a);
@@ -125,6 +131,13 @@ void qs8_attn_qk_tile__neondot(int rows, int blocks, int head_dim, const int8_t*
 void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                             const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
                             int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+// The same register tiles with the residual epilogue (qs8_linear_res
+// contract; QS8Residual's fields passed one by one: dotprod.cc includes no
+// project header).
+void qs8_linear_res_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                                const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                                int per_channel, const int8_t* res, int res_stride, int32_t res_mult,
+                                int32_t res_shift, int32_t res_offset, int8_t* y, int y_stride);
 bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a);
 const Qs8AttnTileStages& qs8_attention_tile_stages__neondot();
 // neondot.cc (baseline flags): the table entries built on the above.
@@ -132,6 +145,10 @@ void qs8_linear__neondot(int rows, int out_features, int in_features, const int8
                          int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
                          const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
                          int y_stride);
+void qs8_linear_res__neondot(int rows, int out_features, int in_features, const int8_t* x,
+                             int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
+                             const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                             int y_stride);
 void qs8_attention__neondot(const QS8AttentionArgs& a);
 #endif
 
