@@ -21,6 +21,10 @@
 // outputs requantized as vectors); otherwise pass_x2 and the outputs one by
 // one (store_scalar).
 //
+// qs8_linear_res (contract 5b) is linear_aligned with another epilogue
+// (EpilogueResidual): its passes are pass_x2's, the residual added to the
+// requantized sums with MVE intrinsics (linear_pairs stays qs8_linear's).
+//
 // MVE word loads (gathers included) raise an unaligned UsageFault on
 // addresses that are not 4-byte aligned, whatever CCR.UNALIGN_TRP says (qemu
 // does not model this). The runtime gives 16-byte aligned weights
@@ -324,55 +328,124 @@ __attribute__((noinline)) void linear_pairs(PairsJob* p) {
       : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "memory", "cc");
 }
 
+// qs8_linear's epilogue for linear_aligned: the zero point, requantize_s8;
+// every shift <= -2 takes linear_pairs.
+struct EpilogueS8 {
+  static constexpr bool kPairs = true;
+  using Forms = cm::RequantX4;
+  int32_t zp;
+  bool vec_setup(int32x4_t mv, int32x4_t sv, mve_pred16_t pc, cm::RequantX4* r) const {
+    return cm::requant_x4_setup(mv, sv, pc, r);
+  }
+  void vec(int32x4_t acc, const cm::RequantX4& r, mve_pred16_t pc, int, int n0, int8_t* yr) const {
+    cm::requant_x4_store(acc, r, zp, yr + n0, pc);
+  }
+  void scalar(int32x4_t acc, int n0, int cnt, const int32_t* mult, const int32_t* shift, int per_channel, int,
+              int8_t* yr) const {
+    store_scalar(acc, n0, cnt, mult, shift, per_channel, zp, yr);
+  }
+};
+
+// qs8_linear_res's (requant.h residual_epilogue_s8). Its shifts are mostly
+// >= 0 (r_c carries the 2^n of the residual's step), where requantize is
+// VQRDMULH(acc << shift, M): floor((acc 2^shift M + 2^30) / 2^31) is
+// requant.h's rounding exactly while acc << shift fits, and when VQSHL
+// saturates it, |acc M / 2^(31 - shift)| >= M >= 2^30 and the saturated
+// product is also beyond 2^29 with the same sign, so the clamp gives the
+// same value (this needs M >= 2^30, as quantize_multiplier gives). A group's
+// lanes take that form or requant_x4's (shift <= -2), picked by VPSEL; a
+// group with a shift of -1 or a smaller M goes one output at a time.
+struct EpilogueResidual {
+  static constexpr bool kPairs = false;
+  const QS8Residual* r;
+  struct Forms {
+    cm::RequantX4 right;
+    int32x4_t shift;
+    mve_pred16_t left;  // the lanes of the VQRDMULH form
+  };
+  bool vec_setup(int32x4_t mv, int32x4_t sv, mve_pred16_t pc, Forms* f) const {
+    const mve_pred16_t left = vcmpgeq_n_s32(sv, 0) & vcmpleq_n_s32(sv, 30) & vcmpgeq_n_s32(mv, 1 << 30);
+    const mve_pred16_t right = vcmpleq_n_s32(sv, -2);
+    if (((left | right) & pc) != pc) return false;
+    f->right.multiplier = mv;
+    f->right.round = vshlq_s32(vdupq_n_s32(1), vsubq_n_s32(vnegq_s32(sv), 2));  // 0 in the left lanes
+    f->right.shl = vaddq_n_s32(sv, 1);
+    f->shift = sv;
+    f->left = left;
+    return true;
+  }
+  void vec(int32x4_t acc, const Forms& f, mve_pred16_t pc, int m, int n0, int8_t* yr) const {
+    const int32x4_t yl = vqrdmulhq_s32(vqshlq_s32(acc, f.shift), f.right.multiplier);
+    int32x4_t y = vpselq_s32(yl, cm::requant_x4(acc, f.right), f.left);
+    y = vshrq_n_s32(vqshlq_n_s32(y, 2), 2);  // the clamp to [-2^29, 2^29 - 1] (requant_cm.h residual_s8)
+    const int32x4_t a = vldrbq_z_s32(r->res + static_cast<ptrdiff_t>(m) * r->res_stride + n0, pc);
+    y = vshlq_r_s32(vaddq_n_s32(vmlaq_n_s32(y, a, r->term.mult), r->term.offset), -r->term.shift);
+    cm::store_s8_x4(y, yr + n0, pc);
+  }
+  __attribute__((noinline)) void scalar(int32x4_t acc, int n0, int cnt, const int32_t* mult, const int32_t* shift,
+                                        int per_channel, int m, int8_t* yr) const {
+    int32_t s[4];
+    vst1q_s32(s, acc);
+    const int8_t* a = r->res + static_cast<ptrdiff_t>(m) * r->res_stride;
+    for (int c = 0; c < cnt; ++c) {
+      const int q = per_channel ? n0 + c : 0;
+      yr[n0 + c] = cm::requantize_residual_s8(s[c], mult[q], shift[q], a[n0 + c], r->term);
+    }
+  }
+};
+
 // The kernel proper; w is 4-byte aligned. Channel groups of 4 outer, so a
 // group's bias and requantization constants are set up once; two activation
 // rows per pass (an odd last row runs as a pair with itself and stores one).
+// Epi: the outputs' epilogue (EpilogueS8, EpilogueResidual).
+template <class Epi>
 __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in_features,
                                               const int8_t* x, int x_stride, const int8_t* w,
                                               const int32_t* bias, const int32_t* mult,
                                               const int32_t* shift, int per_channel,
-                                              int32_t y_zp, int8_t* y, int y_stride) {
+                                              Epi epi, int8_t* y, int y_stride) {
   if (rows <= 0 || out_features <= 0) return;
   constexpr int kGroupBytes = kPackN * kPackK;
   const int chunks = in_features / 16;
   const int rem = in_features - chunks * 16;
   const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kGroupBytes);  // 0 64 128 192
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
-  if (shifts_vector_ready(out_features, shift, per_channel)) {
-    // Every group's row pairs in one call; an odd last row as a pair of
-    // itself (x_stride and y_stride 0: the second row's outputs are the same
-    // bytes stored again).
-    const int32_t mult4[4] = {mult[0], mult[0], mult[0], mult[0]};
-    const int32_t shift4[4] = {shift[0], shift[0], shift[0], shift[0]};
-    PairsJob job;
-    job.chunks = chunks;
-    job.rem = rem;
-    job.groups = (rem + kPackK - 1) / kPackK;
-    job.zp = y_zp;
-    job.rq_step = per_channel ? 16 : 0;
-    job.block_adv = static_cast<int32_t>(block_bytes) - 3 * 16;
-    for (int m = 0; m < rows;) {
-      const int pairs = rows - m >= 2 ? (rows - m) / 2 : 1;
-      const int xs = rows - m >= 2 ? x_stride : 0, ys = rows - m >= 2 ? y_stride : 0;
-      job.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(w) - 256u);
-      job.x_adv = 2 * xs - 16 * chunks;
-      job.x_stride = xs;
-      job.y_stride = ys;
-      job.y_adv = 2 * ys;
-      job.bias_p = bias;
-      job.mult_p = per_channel ? mult : mult4;
-      job.shift_p = per_channel ? shift : shift4;
-      job.left = out_features;
-      job.n0 = 0;
-      job.x = x + static_cast<ptrdiff_t>(m) * x_stride;
-      job.y = y + static_cast<ptrdiff_t>(m) * y_stride;
-      job.pairs = pairs;
-      linear_pairs(&job);
-      m += rows - m >= 2 ? 2 * pairs : 1;
+  if constexpr (Epi::kPairs) {
+    if (shifts_vector_ready(out_features, shift, per_channel)) {
+      // Every group's row pairs in one call; an odd last row as a pair of
+      // itself (x_stride and y_stride 0: the second row's outputs are the same
+      // bytes stored again).
+      const int32_t mult4[4] = {mult[0], mult[0], mult[0], mult[0]};
+      const int32_t shift4[4] = {shift[0], shift[0], shift[0], shift[0]};
+      PairsJob job;
+      job.chunks = chunks;
+      job.rem = rem;
+      job.groups = (rem + kPackK - 1) / kPackK;
+      job.zp = epi.zp;
+      job.rq_step = per_channel ? 16 : 0;
+      job.block_adv = static_cast<int32_t>(block_bytes) - 3 * 16;
+      for (int m = 0; m < rows;) {
+        const int pairs = rows - m >= 2 ? (rows - m) / 2 : 1;
+        const int xs = rows - m >= 2 ? x_stride : 0, ys = rows - m >= 2 ? y_stride : 0;
+        job.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(w) - 256u);
+        job.x_adv = 2 * xs - 16 * chunks;
+        job.x_stride = xs;
+        job.y_stride = ys;
+        job.y_adv = 2 * ys;
+        job.bias_p = bias;
+        job.mult_p = per_channel ? mult : mult4;
+        job.shift_p = per_channel ? shift : shift4;
+        job.left = out_features;
+        job.n0 = 0;
+        job.x = x + static_cast<ptrdiff_t>(m) * x_stride;
+        job.y = y + static_cast<ptrdiff_t>(m) * y_stride;
+        job.pairs = pairs;
+        linear_pairs(&job);
+        m += rows - m >= 2 ? 2 * pairs : 1;
+      }
+      return;
     }
-    return;
   }
-  const int m = 0;
   for (int n0 = 0; n0 < out_features; n0 += 4) {
     const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
     const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
@@ -380,9 +453,9 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
     const int32x4_t bv = vldrwq_z_s32(bias + n0, pc);
     const int32x4_t mv = per_channel ? vldrwq_z_s32(mult + n0, pc) : vdupq_n_s32(mult[0]);
     const int32x4_t sv = per_channel ? vldrwq_z_s32(shift + n0, pc) : vdupq_n_s32(shift[0]);
-    cm::RequantX4 r;
-    const bool vec = cm::requant_x4_setup(mv, sv, pc, &r);
-    for (int mm = m; mm < rows; mm += 2) {
+    typename Epi::Forms r;
+    const bool vec = epi.vec_setup(mv, sv, pc, &r);
+    for (int mm = 0; mm < rows; mm += 2) {
       const int8_t* xa = x + static_cast<ptrdiff_t>(mm) * x_stride;
       const bool two = mm + 1 < rows;
       int8_t* ya = y + static_cast<ptrdiff_t>(mm) * y_stride;
@@ -391,11 +464,11 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
       acc_a = vaddq_s32(acc_a, bv);
       acc_b = vaddq_s32(acc_b, bv);
       if (vec) {
-        cm::requant_x4_store(acc_a, r, y_zp, ya + n0, pc);
-        if (two) cm::requant_x4_store(acc_b, r, y_zp, ya + y_stride + n0, pc);
+        epi.vec(acc_a, r, pc, mm, n0, ya);
+        if (two) epi.vec(acc_b, r, pc, mm + 1, n0, ya + y_stride);
       } else {
-        store_scalar(acc_a, n0, cnt, mult, shift, per_channel, y_zp, ya);
-        if (two) store_scalar(acc_b, n0, cnt, mult, shift, per_channel, y_zp, ya + y_stride);
+        epi.scalar(acc_a, n0, cnt, mult, shift, per_channel, mm, ya);
+        if (two) epi.scalar(acc_b, n0, cnt, mult, shift, per_channel, mm + 1, ya + y_stride);
       }
     }
   }
@@ -414,7 +487,19 @@ void qs8_linear__helium(int rows, int out_features, int in_features, const int8_
                            per_channel, y_zp, y, y_stride);
   }
   return linear_aligned(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
-                        per_channel, y_zp, y, y_stride);
+                        per_channel, EpilogueS8{y_zp}, y, y_stride);
+}
+
+void qs8_linear_res__helium(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                            const int8_t* w, const int32_t* bias, const int32_t* mult,
+                            const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                            int y_stride) {
+  if ((reinterpret_cast<uintptr_t>(w) & 3u) != 0) {
+    return qs8_linear_res__ref(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
+                               per_channel, res, y, y_stride);
+  }
+  return linear_aligned(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
+                        per_channel, EpilogueResidual{&res}, y, y_stride);
 }
 
 }  // namespace kernels
