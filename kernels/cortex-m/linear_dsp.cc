@@ -12,7 +12,7 @@
 //
 // qs8_linear_res (contract 5b) is the same kernel with another epilogue
 // (linear_dsp's Epi): its passes take the same loop's sums, and each output
-// requant_cm.h's requantize_residual_s8.
+// requant_cm.h's residual forms.
 //
 // A partial last group of inputs is copied into a zeroed word, so no load
 // reads a row past in_features and the padding weights it meets are
@@ -174,7 +174,7 @@ __attribute__((always_inline)) inline Acc2x2 pass_2x2_sums(const int8_t* x0, con
 struct StoreS8 {
   static constexpr bool kRequantInPass = true;  // ctx.c0, ctx.c1
   int32_t zp;
-  static bool fast(int32_t shift0, int32_t shift1) { return shift0 <= -2 && shift1 <= -2; }
+  static bool fast(const int32_t*, const int32_t* shift, int q0, int q1) { return shift[q0] <= -2 && shift[q1] <= -2; }
   __attribute__((always_inline)) void pass(const int8_t* x0, const int8_t* x1, const int8_t* wq, PassCtx* ctx, int,
                                            int, bool) const {
     pass_2x2_fast(x0, x1, wq, ctx);
@@ -185,16 +185,18 @@ struct StoreS8 {
   }
 };
 
-// qs8_linear_res's epilogue (requant.h residual_epilogue_s8), for every
-// shift: the residual's shifts are mostly >= 0 (r_c carries 2^n), outside
-// pass_2x2_fast's form, so its passes take the loop's sums and
-// requant_cm.h's requantize_residual_s8 per output.
+// qs8_linear_res's epilogue (requant.h residual_epilogue_s8). Its fast
+// passes (both channels in requant_cm.h's residual_rmul_form, the
+// residual's usual shifts >= -1) take the loop's sums and requantize_rmul
+// per output; the other passes requantize_residual_s8.
 struct StoreResidual {
   static constexpr bool kRequantInPass = false;
   const QS8Residual& r;
   const int32_t *bias, *mult, *shift;
   int per_channel;
-  static bool fast(int32_t, int32_t) { return true; }
+  static bool fast(const int32_t* mult, const int32_t* shift, int q0, int q1) {
+    return cm::residual_rmul_form(mult[q0], shift[q0]) && cm::residual_rmul_form(mult[q1], shift[q1]);
+  }
   int8_t one(int32_t acc, int32_t m, int32_t s, int row, int n) const {
     return cm::requantize_residual_s8(acc, m, s, r.res[static_cast<ptrdiff_t>(row) * r.res_stride + n], r.term);
   }
@@ -202,11 +204,17 @@ struct StoreResidual {
                                            int row, int n0, bool two) const {
     const Acc2x2 a = pass_2x2_sums(x0, x1, wq, ctx->x0_end);
     const int q0 = per_channel ? n0 : 0, q1 = per_channel ? n0 + 1 : 0;
-    ctx->y0[0] = one(a.a00 + bias[n0], mult[q0], shift[q0], row, n0);
-    ctx->y0[1] = one(a.a01 + bias[n0 + 1], mult[q1], shift[q1], row, n0 + 1);
+    const int32_t m0 = mult[q0], m1 = mult[q1], s0 = shift[q0] + 1, s1 = shift[q1] + 1;
+    const int32_t b0 = bias[n0], b1 = bias[n0 + 1];
+    const ResidualTerm t = r.term;  // in registers: the byte stores below may alias r
+    const int8_t* r0 = r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n0;
+    const int8_t* r1 = r0 + r.res_stride;
+    int8_t *y0 = ctx->y0, *y1 = ctx->y1;
+    y0[0] = cm::residual_s8(cm::requantize_rmul(a.a00 + b0, m0, s0), r0[0], t);
+    y0[1] = cm::residual_s8(cm::requantize_rmul(a.a01 + b1, m1, s1), r0[1], t);
     if (!two) return;
-    ctx->y1[0] = one(a.a10 + bias[n0], mult[q0], shift[q0], row + 1, n0);
-    ctx->y1[1] = one(a.a11 + bias[n0 + 1], mult[q1], shift[q1], row + 1, n0 + 1);
+    y1[0] = cm::residual_s8(cm::requantize_rmul(a.a10 + b0, m0, s0), r1[0], t);
+    y1[1] = cm::residual_s8(cm::requantize_rmul(a.a11 + b1, m1, s1), r1[1], t);
   }
 };
 
@@ -232,7 +240,7 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
     const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
     const int cnt = out_features - n0 < 2 ? 1 : 2;
     const int q0 = per_channel ? n0 : 0, q1 = per_channel ? n0 + cnt - 1 : 0;
-    const bool fast = cnt == 2 && rem == 0 && Epi::fast(shift[q0], shift[q1]);
+    const bool fast = cnt == 2 && rem == 0 && Epi::fast(mult, shift, q0, q1);
     if (fast && Epi::kRequantInPass) {
       ctx.c0 = ChannelRequant{bias[n0], mult[q0], int32_t{1} << (-shift[q0] - 2), -shift[q0] - 1};
       ctx.c1 = ChannelRequant{bias[n0 + 1], mult[q1], int32_t{1} << (-shift[q1] - 2), -shift[q1] - 1};

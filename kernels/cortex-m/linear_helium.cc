@@ -22,8 +22,9 @@
 // one (store_scalar).
 //
 // qs8_linear_res (contract 5b) is linear_aligned with another epilogue
-// (EpilogueResidual): its passes are pass_x2's, the residual added to the
-// requantized sums with MVE intrinsics (linear_pairs stays qs8_linear's).
+// (EpilogueResidual): linear_pairs_res, the written-out block from the same
+// macros with the residual between the requantization and the stores, or
+// pass_x2 and MVE intrinsics.
 //
 // MVE word loads (gathers included) raise an unaligned UsageFault on
 // addresses that are not 4-byte aligned, whatever CCR.UNALIGN_TRP says (qemu
@@ -180,164 +181,271 @@ static_assert(offsetof(PairsJob, chunks) == 80 && offsetof(PairsJob, x_adv) == 9
 // group's channel predicate. Every shift must be <= -2 (the caller checks).
 // The C form kept its constants and pointers on the stack (about 120
 // instructions per group and 110 per pass; now about 45 and 105).
+// A channel group: its predicate (saved), bias, multipliers (q4) and shifts,
+// requant_x4_setup's round (q5) and shl = shift + 1 (q6); the first pair's
+// pointers and the pair count.
+#define EA_PAIRS_GROUP \
+  "6:\n" /* a channel group */                                        \
+  "ldr %[c], [%[P], #132]\n"                                          \
+  "vctp.32 %[c]\n"                                                    \
+  "vmrs %[c], p0\n"                                                   \
+  "str %[c], [%[P], #112]\n"                                          \
+  "ldr %[c], [%[P], #116]\n"                                          \
+  "vpst\n"                                                            \
+  "vldrwt.u32 q0, [%[c]]\n"                                           \
+  "adds %[c], #16\n"                                                  \
+  "str %[c], [%[P], #116]\n"                                          \
+  "vstrw.32 q0, [%[P], #64]\n"                                        \
+  "ldr %[xa], [%[P], #128]\n"                                         \
+  "ldr %[c], [%[P], #120]\n"                                          \
+  "vpst\n"                                                            \
+  "vldrwt.u32 q4, [%[c]]\n"                                           \
+  "add %[c], %[xa]\n"                                                 \
+  "str %[c], [%[P], #120]\n"                                          \
+  "ldr %[c], [%[P], #124]\n"                                          \
+  "vpst\n"                                                            \
+  "vldrwt.u32 q6, [%[c]]\n"                                           \
+  "add %[c], %[xa]\n"                                                 \
+  "str %[c], [%[P], #124]\n"                                          \
+  "movs %[c], #2\n" /* round = 1 << (-2 - shift), shl = shift + 1 */  \
+  "vneg.s32 q0, q6\n"                                                 \
+  "vsub.i32 q0, q0, %[c]\n"                                           \
+  "movs %[c], #1\n"                                                   \
+  "vdup.32 q5, %[c]\n"                                                \
+  "vshl.s32 q5, q5, q0\n"                                             \
+  "vadd.i32 q6, q6, %[c]\n"                                           \
+  "ldr %[xa], [%[P], #144]\n"                                         \
+  "ldr %[ya], [%[P], #148]\n"                                         \
+  "ldr %[n], [%[P], #152]\n"
+// A row pair: pass_x2 with the sums started at the bias, into q0, q1.
+#define EA_PAIRS_PASS \
+  "5:\n" /* a row pair */                                              \
+  "ldr %[c], [%[P], #96]\n"                                            \
+  "add %[xb], %[xa], %[c]\n"                                           \
+  "vldrw.u32 q3, [%[P]]\n"                                             \
+  "ldrd %[a0], %[a1], [%[P], #64]\n" /* the sums start at the bias */  \
+  "ldrd %[a2], %[a3], [%[P], #72]\n"                                   \
+  "ldrd %[b0], %[b1], [%[P], #64]\n"                                   \
+  "ldrd %[b2], %[b3], [%[P], #72]\n"                                   \
+  "ldr %[c], [%[P], #80]\n"                                            \
+  "cmp %[c], #0\n"                                                     \
+  "beq 2f\n"                                                           \
+  "1:\n"                                                               \
+  "vldrb.u8 q0, [%[xa]], #16\n"                                        \
+  "vldrb.u8 q1, [%[xb]], #16\n"                                        \
+  "vldrw.u32 q2, [q3, #256]!\n"                                        \
+  "vmladava.s8 %[a0], q0, q2\n"                                        \
+  "vmladava.s8 %[b0], q1, q2\n"                                        \
+  "vldrw.u32 q2, [q3, #4]\n"                                           \
+  "vmladava.s8 %[a1], q0, q2\n"                                        \
+  "vmladava.s8 %[b1], q1, q2\n"                                        \
+  "vldrw.u32 q2, [q3, #8]\n"                                           \
+  "vmladava.s8 %[a2], q0, q2\n"                                        \
+  "vmladava.s8 %[b2], q1, q2\n"                                        \
+  "vldrw.u32 q2, [q3, #12]\n"                                          \
+  "vmladava.s8 %[a3], q0, q2\n"                                        \
+  "vmladava.s8 %[b3], q1, q2\n"                                        \
+  "subs %[c], #1\n"                                                    \
+  "bne 1b\n"                                                           \
+  "2:\n"                                                               \
+  "ldr %[c], [%[P], #84]\n"                                            \
+  "cmp %[c], #0\n"                                                     \
+  "beq 3f\n"                                                           \
+  "vctp.8 %[c]\n"                                                      \
+  "vpstt\n"                                                            \
+  "vldrbt.u8 q0, [%[xa]]\n"                                            \
+  "vldrbt.u8 q1, [%[xb]]\n"                                            \
+  "ldr %[c], [%[P], #88]\n"                                            \
+  "vctp.32 %[c]\n"                                                     \
+  "vpst\n"                                                             \
+  "vldrwt.u32 q2, [q3, #256]\n"                                        \
+  "vmladava.s8 %[a0], q0, q2\n"                                        \
+  "vmladava.s8 %[b0], q1, q2\n"                                        \
+  "vpst\n"                                                             \
+  "vldrwt.u32 q2, [q3, #260]\n"                                        \
+  "vmladava.s8 %[a1], q0, q2\n"                                        \
+  "vmladava.s8 %[b1], q1, q2\n"                                        \
+  "vpst\n"                                                             \
+  "vldrwt.u32 q2, [q3, #264]\n"                                        \
+  "vmladava.s8 %[a2], q0, q2\n"                                        \
+  "vmladava.s8 %[b2], q1, q2\n"                                        \
+  "vpst\n"                                                             \
+  "vldrwt.u32 q2, [q3, #268]\n"                                        \
+  "vmladava.s8 %[a3], q0, q2\n"                                        \
+  "vmladava.s8 %[b3], q1, q2\n"                                        \
+  "3:\n"                                                               \
+  "vmov q0[2], q0[0], %[a0], %[a2]\n"                                  \
+  "vmov q0[3], q0[1], %[a1], %[a3]\n"                                  \
+  "vmov q1[2], q1[0], %[b0], %[b2]\n"                                  \
+  "vmov q1[3], q1[1], %[b1], %[b3]\n"                                  \
+  "ldr %[c], [%[P], #92]\n"                                            \
+  "add %[xa], %[c]\n"
+// requantize() of q0, q1, requant_x4's steps (every shift <= -2).
+#define EA_PAIRS_REQUANT \
+  "vmulh.s32 q0, q0, q4\n"  \
+  "vmulh.s32 q1, q1, q4\n"  \
+  "vadd.i32 q0, q0, q5\n"   \
+  "vadd.i32 q1, q1, q5\n"   \
+  "vshl.s32 q0, q0, q6\n"   \
+  "vshl.s32 q1, q1, q6\n"
+// qs8_linear's epilogue: the zero point.
+#define EA_PAIRS_ZP \
+  "ldr %[c], [%[P], #108]\n"  \
+  "vadd.i32 q0, q0, %[c]\n"   \
+  "vadd.i32 q1, q1, %[c]\n"
+// sat8 of q0, q1 (store_s8_x4's narrows).
+#define EA_PAIRS_NARROW \
+  "vqmovnb.s32 q2, q0\n"  \
+  "vqmovnb.s16 q0, q2\n"  \
+  "vqmovnb.s32 q2, q1\n"  \
+  "vqmovnb.s16 q1, q2\n"
+// The group's channel predicate into p0.
+#define EA_PAIRS_PRED \
+  "ldr %[c], [%[P], #112]\n"  \
+  "vmsr p0, %[c]\n"
+// Both rows' bytes stored under it; the next row pair.
+#define EA_PAIRS_STORE \
+  "ldr %[c], [%[P], #100]\n"  \
+  "add %[c], %[ya]\n"         \
+  "vpstt\n"                   \
+  "vstrbt.32 q0, [%[ya]]\n"   \
+  "vstrbt.32 q1, [%[c]]\n"    \
+  "ldr %[c], [%[P], #104]\n"  \
+  "add %[ya], %[c]\n"         \
+  "subs %[n], #1\n"           \
+  "bne 5b\n"
+// The next channel group, or the end.
+#define EA_PAIRS_NEXT \
+  "ldr %[c], [%[P], #148]\n" /* the next group */  \
+  "adds %[c], #4\n"                                \
+  "str %[c], [%[P], #148]\n"                       \
+  "ldr %[c], [%[P], #132]\n"                       \
+  "subs %[c], #4\n"                                \
+  "str %[c], [%[P], #132]\n"                       \
+  "ble 7f\n"                                       \
+  "ldr %[c], [%[P], #136]\n"                       \
+  "adds %[c], #4\n"                                \
+  "str %[c], [%[P], #136]\n"                       \
+  "tst %[c], #15\n"                                \
+  "ite ne\n"                                       \
+  "movne %[c], #16\n"                              \
+  "ldreq %[c], [%[P], #140]\n"                     \
+  "vldrw.u32 q0, [%[P]]\n"                         \
+  "vadd.i32 q0, q0, %[c]\n"                        \
+  "vstrw.32 q0, [%[P]]\n"                          \
+  "b 6b\n"                                         \
+  "7:\n"
+#define EA_PAIRS_OUTPUTS                                                                                      \
+  [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0), [b1] "=&Te"(b1),     \
+      [b2] "=&Te"(b2), [b3] "=&Te"(b3), [c] "=&l"(c), [xb] "=&r"(xb), [xa] "=&r"(xa), [ya] "=&l"(ya),       \
+      [n] "=&r"(n)
+
 __attribute__((noinline)) void linear_pairs(PairsJob* p) {
   int32_t a0, a1, a2, a3, b0, b1, b2, b3, c, n;
   const int8_t *xa, *xb;
   int8_t* ya;
   __asm__ volatile(  // reads and writes memory the operands do not name
-      "6:\n"  // a channel group
-      "ldr %[c], [%[P], #132]\n"
-      "vctp.32 %[c]\n"
-      "vmrs %[c], p0\n"
-      "str %[c], [%[P], #112]\n"
-      "ldr %[c], [%[P], #116]\n"
-      "vpst\n"
-      "vldrwt.u32 q0, [%[c]]\n"
-      "adds %[c], #16\n"
-      "str %[c], [%[P], #116]\n"
-      "vstrw.32 q0, [%[P], #64]\n"
-      "ldr %[xa], [%[P], #128]\n"
-      "ldr %[c], [%[P], #120]\n"
-      "vpst\n"
-      "vldrwt.u32 q4, [%[c]]\n"
-      "add %[c], %[xa]\n"
-      "str %[c], [%[P], #120]\n"
-      "ldr %[c], [%[P], #124]\n"
-      "vpst\n"
-      "vldrwt.u32 q6, [%[c]]\n"
-      "add %[c], %[xa]\n"
-      "str %[c], [%[P], #124]\n"
-      "movs %[c], #2\n"  // round = 1 << (-2 - shift), shl = shift + 1
-      "vneg.s32 q0, q6\n"
-      "vsub.i32 q0, q0, %[c]\n"
-      "movs %[c], #1\n"
-      "vdup.32 q5, %[c]\n"
-      "vshl.s32 q5, q5, q0\n"
-      "vadd.i32 q6, q6, %[c]\n"
-      "ldr %[xa], [%[P], #144]\n"
-      "ldr %[ya], [%[P], #148]\n"
-      "ldr %[n], [%[P], #152]\n"
-      "5:\n"  // a row pair
-      "ldr %[c], [%[P], #96]\n"
-      "add %[xb], %[xa], %[c]\n"
-      "vldrw.u32 q3, [%[P]]\n"
-      "ldrd %[a0], %[a1], [%[P], #64]\n"  // the sums start at the bias
-      "ldrd %[a2], %[a3], [%[P], #72]\n"
-      "ldrd %[b0], %[b1], [%[P], #64]\n"
-      "ldrd %[b2], %[b3], [%[P], #72]\n"
-      "ldr %[c], [%[P], #80]\n"
-      "cmp %[c], #0\n"
-      "beq 2f\n"
-      "1:\n"
-      "vldrb.u8 q0, [%[xa]], #16\n"
-      "vldrb.u8 q1, [%[xb]], #16\n"
-      "vldrw.u32 q2, [q3, #256]!\n"
-      "vmladava.s8 %[a0], q0, q2\n"
-      "vmladava.s8 %[b0], q1, q2\n"
-      "vldrw.u32 q2, [q3, #4]\n"
-      "vmladava.s8 %[a1], q0, q2\n"
-      "vmladava.s8 %[b1], q1, q2\n"
-      "vldrw.u32 q2, [q3, #8]\n"
-      "vmladava.s8 %[a2], q0, q2\n"
-      "vmladava.s8 %[b2], q1, q2\n"
-      "vldrw.u32 q2, [q3, #12]\n"
-      "vmladava.s8 %[a3], q0, q2\n"
-      "vmladava.s8 %[b3], q1, q2\n"
-      "subs %[c], #1\n"
-      "bne 1b\n"
-      "2:\n"
-      "ldr %[c], [%[P], #84]\n"
-      "cmp %[c], #0\n"
-      "beq 3f\n"
-      "vctp.8 %[c]\n"
-      "vpstt\n"
-      "vldrbt.u8 q0, [%[xa]]\n"
-      "vldrbt.u8 q1, [%[xb]]\n"
-      "ldr %[c], [%[P], #88]\n"
-      "vctp.32 %[c]\n"
-      "vpst\n"
-      "vldrwt.u32 q2, [q3, #256]\n"
-      "vmladava.s8 %[a0], q0, q2\n"
-      "vmladava.s8 %[b0], q1, q2\n"
-      "vpst\n"
-      "vldrwt.u32 q2, [q3, #260]\n"
-      "vmladava.s8 %[a1], q0, q2\n"
-      "vmladava.s8 %[b1], q1, q2\n"
-      "vpst\n"
-      "vldrwt.u32 q2, [q3, #264]\n"
-      "vmladava.s8 %[a2], q0, q2\n"
-      "vmladava.s8 %[b2], q1, q2\n"
-      "vpst\n"
-      "vldrwt.u32 q2, [q3, #268]\n"
-      "vmladava.s8 %[a3], q0, q2\n"
-      "vmladava.s8 %[b3], q1, q2\n"
-      "3:\n"
-      "vmov q0[2], q0[0], %[a0], %[a2]\n"
-      "vmov q0[3], q0[1], %[a1], %[a3]\n"
-      "vmov q1[2], q1[0], %[b0], %[b2]\n"
-      "vmov q1[3], q1[1], %[b1], %[b3]\n"
-      "ldr %[c], [%[P], #92]\n"
-      "add %[xa], %[c]\n"
-      "vmulh.s32 q0, q0, q4\n"
-      "vmulh.s32 q1, q1, q4\n"
-      "vadd.i32 q0, q0, q5\n"
-      "vadd.i32 q1, q1, q5\n"
-      "vshl.s32 q0, q0, q6\n"
-      "vshl.s32 q1, q1, q6\n"
-      "ldr %[c], [%[P], #108]\n"
-      "vadd.i32 q0, q0, %[c]\n"
-      "vadd.i32 q1, q1, %[c]\n"
-      "vqmovnb.s32 q2, q0\n"
-      "vqmovnb.s16 q0, q2\n"
-      "vqmovnb.s32 q2, q1\n"
-      "vqmovnb.s16 q1, q2\n"
-      "ldr %[c], [%[P], #112]\n"
-      "vmsr p0, %[c]\n"
-      "ldr %[c], [%[P], #100]\n"
-      "add %[c], %[ya]\n"
-      "vpstt\n"
-      "vstrbt.32 q0, [%[ya]]\n"
-      "vstrbt.32 q1, [%[c]]\n"
-      "ldr %[c], [%[P], #104]\n"
-      "add %[ya], %[c]\n"
-      "subs %[n], #1\n"
-      "bne 5b\n"
-      "ldr %[c], [%[P], #148]\n"  // the next group
-      "adds %[c], #4\n"
-      "str %[c], [%[P], #148]\n"
-      "ldr %[c], [%[P], #132]\n"
-      "subs %[c], #4\n"
-      "str %[c], [%[P], #132]\n"
-      "ble 7f\n"
-      "ldr %[c], [%[P], #136]\n"
-      "adds %[c], #4\n"
-      "str %[c], [%[P], #136]\n"
-      "tst %[c], #15\n"
-      "ite ne\n"
-      "movne %[c], #16\n"
-      "ldreq %[c], [%[P], #140]\n"
-      "vldrw.u32 q0, [%[P]]\n"
-      "vadd.i32 q0, q0, %[c]\n"
-      "vstrw.32 q0, [%[P]]\n"
-      "b 6b\n"
-      "7:\n"
-      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0), [b1] "=&Te"(b1),
-        [b2] "=&Te"(b2), [b3] "=&Te"(b3), [c] "=&l"(c), [xb] "=&r"(xb), [xa] "=&r"(xa), [ya] "=&l"(ya),
-        [n] "=&r"(n)
+      EA_PAIRS_GROUP EA_PAIRS_PASS EA_PAIRS_REQUANT EA_PAIRS_ZP EA_PAIRS_NARROW EA_PAIRS_PRED EA_PAIRS_STORE
+          EA_PAIRS_NEXT
+      : EA_PAIRS_OUTPUTS
       : [P] "r"(p)
       : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "memory", "cc");
 }
 
+// What linear_pairs_res reads besides its PairsJob.
+struct PairsResJob {
+  PairsJob base;
+  const int8_t* res;       // 160: the group's residual of the first row
+  const int8_t* res_pair;  // 164: the row pair's
+  int32_t res_stride;      // 168: 0 for an odd last row (as x_stride)
+  int32_t term_offset;     // 172: C
+  int32_t term_mult;       // 176: A
+  int32_t neg_shift;       // 180: -n
+};
+static_assert(sizeof(PairsJob) == 160 && offsetof(PairsResJob, res) == 160 &&
+                  offsetof(PairsResJob, res_stride) == 168 && offsetof(PairsResJob, term_mult) == 176 &&
+                  offsetof(PairsResJob, neg_shift) == 180,
+              "linear_pairs_res' offsets");
+
+// linear_pairs for qs8_linear_res when every channel is in
+// requant_cm.h's residual_rmul_form: per pair the same pass, then
+// requantize_rmul's VQSHL by shift + 1 (q6) and VRMULH, and the residual:
+// the pair's bytes under the group's predicate (VLDRB.S32 takes a low base
+// register: c), A res + C by VMLAS (A in every lane of q7), the sum, >> n
+// as a VSHL by -n; the pair's residual pointer moves on by two rows, the
+// group's by 4 channels.
+#define EA_PAIRS_RESIDUAL               \
+  "vqshl.s32 q0, q0, q6\n"              \
+  "vqshl.s32 q1, q1, q6\n"              \
+  "vrmulh.s32 q0, q0, q4\n"             \
+  "vrmulh.s32 q1, q1, q4\n"             \
+  "ldr %[c], [%[P], #164]\n"            \
+  "ldrd %[a1], %[a2], [%[P], #168]\n"   \
+  "vpst\n"                              \
+  "vldrbt.s32 q2, [%[c]]\n"             \
+  "add %[c], %[a1]\n"                   \
+  "vpst\n"                              \
+  "vldrbt.s32 q3, [%[c]]\n"             \
+  "add %[c], %[a1]\n"                   \
+  "str %[c], [%[P], #164]\n"            \
+  "ldr %[a3], [%[P], #180]\n"           \
+  "vmlas.s32 q2, q7, %[a2]\n"           \
+  "vmlas.s32 q3, q7, %[a2]\n"           \
+  "vadd.i32 q0, q0, q2\n"               \
+  "vadd.i32 q1, q1, q3\n"               \
+  "vshl.s32 q0, %[a3]\n"                \
+  "vshl.s32 q1, %[a3]\n"
+
+__attribute__((noinline)) void linear_pairs_res(PairsResJob* j) {
+  PairsJob* p = &j->base;
+  int32_t a0, a1, a2, a3, b0, b1, b2, b3, c, n;
+  const int8_t *xa, *xb;
+  int8_t* ya;
+  __asm__ volatile(  // reads and writes memory the operands do not name
+      "ldr %[c], [%[P], #176]\n"
+      "vdup.32 q7, %[c]\n"
+      EA_PAIRS_GROUP
+      "ldr %[c], [%[P], #160]\n"
+      "str %[c], [%[P], #164]\n"
+      EA_PAIRS_PASS EA_PAIRS_PRED EA_PAIRS_RESIDUAL EA_PAIRS_NARROW EA_PAIRS_STORE
+      "ldr %[c], [%[P], #160]\n"
+      "adds %[c], #4\n"
+      "str %[c], [%[P], #160]\n"
+      EA_PAIRS_NEXT
+      : EA_PAIRS_OUTPUTS
+      : [P] "r"(p)
+      : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
+}
+#undef EA_PAIRS_RESIDUAL
+#undef EA_PAIRS_OUTPUTS
+#undef EA_PAIRS_GROUP
+#undef EA_PAIRS_PASS
+#undef EA_PAIRS_REQUANT
+#undef EA_PAIRS_ZP
+#undef EA_PAIRS_NARROW
+#undef EA_PAIRS_PRED
+#undef EA_PAIRS_STORE
+#undef EA_PAIRS_NEXT
+
+PairsJob& pairs_job(PairsJob& j) { return j; }
+PairsJob& pairs_job(PairsResJob& j) { return j.base; }
+
 // qs8_linear's epilogue for linear_aligned: the zero point, requantize_s8;
 // every shift <= -2 takes linear_pairs.
 struct EpilogueS8 {
-  static constexpr bool kPairs = true;
+  using Job = PairsJob;
   using Forms = cm::RequantX4;
   int32_t zp;
-  bool vec_setup(int32x4_t mv, int32x4_t sv, mve_pred16_t pc, cm::RequantX4* r) const {
+  static bool pairs_ready(int out_features, const int32_t*, const int32_t* shift, int per_channel) {
+    return shifts_vector_ready(out_features, shift, per_channel);
+  }
+  void init(Job* j) const { j->zp = zp; }
+  void batch(Job*, int, bool) const {}
+  static void pairs(Job* j) { linear_pairs(j); }
+  bool vec_setup(int32x4_t mv, int32x4_t sv, mve_pred16_t pc, Forms* r) const {
     return cm::requant_x4_setup(mv, sv, pc, r);
   }
-  void vec(int32x4_t acc, const cm::RequantX4& r, mve_pred16_t pc, int, int n0, int8_t* yr) const {
+  void vec(int32x4_t acc, const Forms& r, mve_pred16_t pc, int, int n0, int8_t* yr) const {
     cm::requant_x4_store(acc, r, zp, yr + n0, pc);
   }
   void scalar(int32x4_t acc, int n0, int cnt, const int32_t* mult, const int32_t* shift, int per_channel, int,
@@ -346,41 +454,53 @@ struct EpilogueS8 {
   }
 };
 
-// qs8_linear_res's (requant.h residual_epilogue_s8). Its shifts are mostly
-// >= 0 (r_c carries the 2^n of the residual's step), where requantize is
-// VQRDMULH(acc << shift, M): floor((acc 2^shift M + 2^30) / 2^31) is
-// requant.h's rounding exactly while acc << shift fits, and when VQSHL
-// saturates it, |acc M / 2^(31 - shift)| >= M >= 2^30 and the saturated
-// product is also beyond 2^29 with the same sign, so the clamp gives the
-// same value (this needs M >= 2^30, as quantize_multiplier gives). A group's
-// lanes take that form or requant_x4's (shift <= -2), picked by VPSEL; a
-// group with a shift of -1 or a smaller M goes one output at a time.
+// qs8_linear_res's (requant.h residual_epilogue_s8): linear_pairs_res when
+// every channel is in requant_cm.h's residual_rmul_form (the residual's
+// usual shifts >= -1); otherwise per group, the lanes in that form and
+// those with shift <= -2 (requant_x4's) picked by VPSEL, a group with
+// another lane (a multiplier below 2^30 with shift >= -1) one output at a
+// time. Neither vector form needs requant.h's clamp (requant_cm.h
+// residual_s8: |y| <= 2^30 and beyond +-2^29 on the right side).
 struct EpilogueResidual {
-  static constexpr bool kPairs = false;
-  const QS8Residual* r;
+  using Job = PairsResJob;
   struct Forms {
-    cm::RequantX4 right;
-    int32x4_t shift;
-    mve_pred16_t left;  // the lanes of the VQRDMULH form
+    cm::RequantX4 right;  // shl = shift + 1 is also the rmul form's VQSHL
+    mve_pred16_t rmul;    // the lanes of the rmul form
   };
+  const QS8Residual* r;
+  static bool pairs_ready(int out_features, const int32_t* mult, const int32_t* shift, int per_channel) {
+    for (int i = 0; i < (per_channel ? out_features : 1); ++i) {
+      if (!cm::residual_rmul_form(mult[i], shift[i])) return false;
+    }
+    return true;
+  }
+  void init(Job* j) const {
+    j->term_mult = r->term.mult;
+    j->term_offset = r->term.offset;
+    j->neg_shift = -r->term.shift;
+  }
+  // The residual rows of the pairs from row m (two: pairs of two rows).
+  void batch(Job* j, int m, bool two) const {
+    j->res = r->res + static_cast<ptrdiff_t>(m) * r->res_stride;
+    j->res_stride = two ? r->res_stride : 0;
+  }
+  static void pairs(Job* j) { linear_pairs_res(j); }
   bool vec_setup(int32x4_t mv, int32x4_t sv, mve_pred16_t pc, Forms* f) const {
-    const mve_pred16_t left = vcmpgeq_n_s32(sv, 0) & vcmpleq_n_s32(sv, 30) & vcmpgeq_n_s32(mv, 1 << 30);
+    const mve_pred16_t rmul = vcmpgeq_n_s32(sv, -1) & vcmpleq_n_s32(sv, 30) & vcmpgeq_n_s32(mv, 1 << 30);
     const mve_pred16_t right = vcmpleq_n_s32(sv, -2);
-    if (((left | right) & pc) != pc) return false;
+    if (((rmul | right) & pc) != pc) return false;
     f->right.multiplier = mv;
-    f->right.round = vshlq_s32(vdupq_n_s32(1), vsubq_n_s32(vnegq_s32(sv), 2));  // 0 in the left lanes
+    f->right.round = vshlq_s32(vdupq_n_s32(1), vsubq_n_s32(vnegq_s32(sv), 2));  // 0 in the rmul lanes
     f->right.shl = vaddq_n_s32(sv, 1);
-    f->shift = sv;
-    f->left = left;
+    f->rmul = rmul;
     return true;
   }
   void vec(int32x4_t acc, const Forms& f, mve_pred16_t pc, int m, int n0, int8_t* yr) const {
-    const int32x4_t yl = vqrdmulhq_s32(vqshlq_s32(acc, f.shift), f.right.multiplier);
-    int32x4_t y = vpselq_s32(yl, cm::requant_x4(acc, f.right), f.left);
-    y = vshrq_n_s32(vqshlq_n_s32(y, 2), 2);  // the clamp to [-2^29, 2^29 - 1] (requant_cm.h residual_s8)
-    const int32x4_t a = vldrbq_z_s32(r->res + static_cast<ptrdiff_t>(m) * r->res_stride + n0, pc);
-    y = vshlq_r_s32(vaddq_n_s32(vmlaq_n_s32(y, a, r->term.mult), r->term.offset), -r->term.shift);
-    cm::store_s8_x4(y, yr + n0, pc);
+    const int32x4_t yr_mul = vrmulhq_s32(vqshlq_s32(acc, f.right.shl), f.right.multiplier);
+    const int32x4_t y = vpselq_s32(yr_mul, cm::requant_x4(acc, f.right), f.rmul);
+    int32x4_t a = vldrbq_z_s32(r->res + static_cast<ptrdiff_t>(m) * r->res_stride + n0, pc);
+    a = vaddq_n_s32(vmulq_n_s32(a, r->term.mult), r->term.offset);
+    cm::store_s8_x4(vshlq_r_s32(vaddq_s32(y, a), -r->term.shift), yr + n0, pc);
   }
   __attribute__((noinline)) void scalar(int32x4_t acc, int n0, int cnt, const int32_t* mult, const int32_t* shift,
                                         int per_channel, int m, int8_t* yr) const {
@@ -410,41 +530,41 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
   const int rem = in_features - chunks * 16;
   const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kGroupBytes);  // 0 64 128 192
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
-  if constexpr (Epi::kPairs) {
-    if (shifts_vector_ready(out_features, shift, per_channel)) {
-      // Every group's row pairs in one call; an odd last row as a pair of
-      // itself (x_stride and y_stride 0: the second row's outputs are the same
-      // bytes stored again).
-      const int32_t mult4[4] = {mult[0], mult[0], mult[0], mult[0]};
-      const int32_t shift4[4] = {shift[0], shift[0], shift[0], shift[0]};
-      PairsJob job;
-      job.chunks = chunks;
-      job.rem = rem;
-      job.groups = (rem + kPackK - 1) / kPackK;
-      job.zp = epi.zp;
-      job.rq_step = per_channel ? 16 : 0;
-      job.block_adv = static_cast<int32_t>(block_bytes) - 3 * 16;
-      for (int m = 0; m < rows;) {
-        const int pairs = rows - m >= 2 ? (rows - m) / 2 : 1;
-        const int xs = rows - m >= 2 ? x_stride : 0, ys = rows - m >= 2 ? y_stride : 0;
-        job.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(w) - 256u);
-        job.x_adv = 2 * xs - 16 * chunks;
-        job.x_stride = xs;
-        job.y_stride = ys;
-        job.y_adv = 2 * ys;
-        job.bias_p = bias;
-        job.mult_p = per_channel ? mult : mult4;
-        job.shift_p = per_channel ? shift : shift4;
-        job.left = out_features;
-        job.n0 = 0;
-        job.x = x + static_cast<ptrdiff_t>(m) * x_stride;
-        job.y = y + static_cast<ptrdiff_t>(m) * y_stride;
-        job.pairs = pairs;
-        linear_pairs(&job);
-        m += rows - m >= 2 ? 2 * pairs : 1;
-      }
-      return;
+  if (Epi::pairs_ready(out_features, mult, shift, per_channel)) {
+    // Every group's row pairs in one call; an odd last row as a pair of
+    // itself (x_stride and y_stride 0: the second row's outputs are the same
+    // bytes stored again).
+    const int32_t mult4[4] = {mult[0], mult[0], mult[0], mult[0]};
+    const int32_t shift4[4] = {shift[0], shift[0], shift[0], shift[0]};
+    typename Epi::Job ej;
+    PairsJob& job = pairs_job(ej);
+    epi.init(&ej);
+    job.chunks = chunks;
+    job.rem = rem;
+    job.groups = (rem + kPackK - 1) / kPackK;
+    job.rq_step = per_channel ? 16 : 0;
+    job.block_adv = static_cast<int32_t>(block_bytes) - 3 * 16;
+    for (int m = 0; m < rows;) {
+      epi.batch(&ej, m, rows - m >= 2);
+      const int pairs = rows - m >= 2 ? (rows - m) / 2 : 1;
+      const int xs = rows - m >= 2 ? x_stride : 0, ys = rows - m >= 2 ? y_stride : 0;
+      job.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(w) - 256u);
+      job.x_adv = 2 * xs - 16 * chunks;
+      job.x_stride = xs;
+      job.y_stride = ys;
+      job.y_adv = 2 * ys;
+      job.bias_p = bias;
+      job.mult_p = per_channel ? mult : mult4;
+      job.shift_p = per_channel ? shift : shift4;
+      job.left = out_features;
+      job.n0 = 0;
+      job.x = x + static_cast<ptrdiff_t>(m) * x_stride;
+      job.y = y + static_cast<ptrdiff_t>(m) * y_stride;
+      job.pairs = pairs;
+      Epi::pairs(&ej);
+      m += rows - m >= 2 ? 2 * pairs : 1;
     }
+    return;
   }
   for (int n0 = 0; n0 < out_features; n0 += 4) {
     const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;

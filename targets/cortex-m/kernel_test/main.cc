@@ -145,9 +145,10 @@ int main() {
     }
   }
   // qs8_linear_res (contract 5b) vs its reference on the same ragged shapes:
-  // shifts on both sides of every fast form (<= -2, -1, and the residual's
-  // usual 0..30 with multipliers below 2^30 too), random terms (n 1..16, A
-  // up to 2^20 - 1, C from random zero points as the converter folds them),
+  // shifts of both fast forms (<= -2, and the residual's usual -1..30,
+  // there with multipliers below 2^30 too, which take the per-output form),
+  // whole layers in one form and mixed, random terms (n 1..16, A up to
+  // 2^20 - 1, C from random zero points as the converter folds them),
   // biases up to 2^30 so the clamp to 2^29 binds, the int8 extremes.
 #if EA_CM_SIMD
   if (t.qs8_linear_res == qs8_linear_res__ref) {
@@ -163,12 +164,12 @@ int main() {
     for (int8_t& v : g_x) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
     for (int8_t& v : g_w) v = static_cast<int8_t>(extreme ? (next() & 1 ? -127 : 127) : next());
     for (int8_t& v : g_res) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
-    const int kind = trial % 4;  // 0: shifts >= 0, 1: <= -2, 2: any, 3: >= 0 with some small multipliers
+    const int kind = trial % 4;  // 0: shifts >= -1, 1: <= -2, 2: any, 3: >= -1 with some small multipliers
     for (int n = 0; n < 12; ++n) {
       g_bias[n] = next() % 3 == 0 ? range(-(1 << 30), 1 << 30) : range(-40000, 40000);
       g_mult[n] = kind == 3 && next() % 3 == 0 ? range(1, (1 << 30) - 1)
                                                : static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
-      g_shift[n] = kind == 0 || kind == 3 ? range(0, 30) : kind == 1 ? range(-24, -2) : range(-24, 30);
+      g_shift[n] = kind == 0 || kind == 3 ? range(-1, 30) : kind == 1 ? range(-24, -2) : range(-24, 30);
     }
     const int per_channel = trial & 1;
     const int32_t sh = range(1, kResidualMaxShift);
