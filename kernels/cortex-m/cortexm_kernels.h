@@ -68,7 +68,8 @@ void qs8_linear__helium(int rows, int out_features, int in_features, const int8_
                         const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
                         int y_stride);
 // qs8_linear__helium with the residual in its epilogue (ref.h
-// qs8_linear_res__ref); unaligned w likewise takes the reference.
+// qs8_linear_res__ref); unaligned w, and a multiplier below 2^30 at a shift
+// >= -1 (never from quantize_multiplier), take the reference.
 void qs8_linear_res__helium(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                             const int8_t* w, const int32_t* bias, const int32_t* mult,
                             const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,

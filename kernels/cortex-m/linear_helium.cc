@@ -21,10 +21,11 @@
 // outputs requantized as vectors); otherwise pass_x2 and the outputs one by
 // one (store_scalar).
 //
-// qs8_linear_res (contract 5b) is linear_aligned with another epilogue
-// (EpilogueResidual): linear_pairs_res, the written-out block from the same
-// macros with the residual between the requantization and the stores, or
-// pass_x2 and MVE intrinsics.
+// qs8_linear_res (contract 5b) is linear_pairs_res, the written-out block
+// built from linear_pairs' macros with its own requantization and the
+// residual between the pass and the stores, driven by the same run_pairs.
+// It takes every (M, shift) quantize_multiplier gives; anything else, the
+// reference (flash: no second generic path).
 //
 // MVE word loads (gathers included) raise an unaligned UsageFault on
 // addresses that are not 4-byte aligned, whatever CCR.UNALIGN_TRP says (qemu
@@ -361,24 +362,46 @@ struct PairsResJob {
   int32_t term_offset;     // 172: C
   int32_t term_mult;       // 176: A
   int32_t neg_shift;       // 180: -n
+  uint32_t right;          // 184: the group's lanes with shift <= -2, as a VPR mask (0: none)
 };
 static_assert(sizeof(PairsJob) == 160 && offsetof(PairsResJob, res) == 160 &&
                   offsetof(PairsResJob, res_stride) == 168 && offsetof(PairsResJob, term_mult) == 176 &&
-                  offsetof(PairsResJob, neg_shift) == 180,
+                  offsetof(PairsResJob, neg_shift) == 180 && offsetof(PairsResJob, right) == 184,
               "linear_pairs_res' offsets");
 
-// linear_pairs for qs8_linear_res when every channel is in
-// requant_cm.h's residual_rmul_form: per pair the same pass, then
-// requantize_rmul's VQSHL by shift + 1 (q6) and VRMULH, and the residual:
-// the pair's bytes under the group's predicate (VLDRB.S32 takes a low base
-// register: c), A res + C by VMLAS (A in every lane of q7), the sum, >> n
-// as a VSHL by -n; the pair's residual pointer moves on by two rows, the
-// group's by 4 channels.
-#define EA_PAIRS_RESIDUAL               \
+// linear_pairs for qs8_linear_res. Per group the lanes with shift <= -2
+// (EA_PAIRS_RIGHT_MASK); per pair the same pass, then requantize():
+// requant_cm.h's requantize_rmul (VQSHL by shift + 1, q6, and VRMULH) in
+// every lane, and only in a group with such lanes requant_x4's form (q2,
+// q3) put into them by VPSEL; then the residual: the pair's bytes under the
+// group's predicate (VLDRB.S32 takes a low base register: c), A res + C by
+// VMLAS (A in every lane of q7), the sum, >> n as a VSHL by -n. The pair's
+// residual pointer moves on by two rows, the group's by 4 channels.
+#define EA_PAIRS_RIGHT_MASK             \
+  "movs %[c], #0\n"                     \
+  "vcmp.s32 lt, q6, %[c]\n"             \
+  "vmrs %[c], p0\n"                     \
+  "str %[c], [%[P], #184]\n"
+#define EA_PAIRS_RES_REQUANT            \
+  "ldr %[c], [%[P], #184]\n"            \
+  "cbz %[c], 8f\n"                      \
+  "vmulh.s32 q2, q0, q4\n"              \
+  "vmulh.s32 q3, q1, q4\n"              \
+  "vadd.i32 q2, q2, q5\n"               \
+  "vadd.i32 q3, q3, q5\n"               \
+  "vshl.s32 q2, q2, q6\n"               \
+  "vshl.s32 q3, q3, q6\n"               \
+  "8:\n"                                \
   "vqshl.s32 q0, q0, q6\n"              \
   "vqshl.s32 q1, q1, q6\n"              \
   "vrmulh.s32 q0, q0, q4\n"             \
   "vrmulh.s32 q1, q1, q4\n"             \
+  "cbz %[c], 9f\n"                      \
+  "vmsr p0, %[c]\n"                     \
+  "vpsel q0, q2, q0\n"                  \
+  "vpsel q1, q3, q1\n"                  \
+  "9:\n"
+#define EA_PAIRS_RESIDUAL               \
   "ldr %[c], [%[P], #164]\n"            \
   "ldrd %[a1], %[a2], [%[P], #168]\n"   \
   "vpst\n"                              \
@@ -404,10 +427,10 @@ __attribute__((noinline)) void linear_pairs_res(PairsResJob* j) {
   __asm__ volatile(  // reads and writes memory the operands do not name
       "ldr %[c], [%[P], #176]\n"
       "vdup.32 q7, %[c]\n"
-      EA_PAIRS_GROUP
+      EA_PAIRS_GROUP EA_PAIRS_RIGHT_MASK
       "ldr %[c], [%[P], #160]\n"
       "str %[c], [%[P], #164]\n"
-      EA_PAIRS_PASS EA_PAIRS_PRED EA_PAIRS_RESIDUAL EA_PAIRS_NARROW EA_PAIRS_STORE
+      EA_PAIRS_PASS EA_PAIRS_RES_REQUANT EA_PAIRS_PRED EA_PAIRS_RESIDUAL EA_PAIRS_NARROW EA_PAIRS_STORE
       "ldr %[c], [%[P], #160]\n"
       "adds %[c], #4\n"
       "str %[c], [%[P], #160]\n"
@@ -417,6 +440,8 @@ __attribute__((noinline)) void linear_pairs_res(PairsResJob* j) {
       : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
 }
 #undef EA_PAIRS_RESIDUAL
+#undef EA_PAIRS_RES_REQUANT
+#undef EA_PAIRS_RIGHT_MASK
 #undef EA_PAIRS_OUTPUTS
 #undef EA_PAIRS_GROUP
 #undef EA_PAIRS_PASS
@@ -430,142 +455,104 @@ __attribute__((noinline)) void linear_pairs_res(PairsResJob* j) {
 PairsJob& pairs_job(PairsJob& j) { return j; }
 PairsJob& pairs_job(PairsResJob& j) { return j.base; }
 
-// qs8_linear's epilogue for linear_aligned: the zero point, requantize_s8;
-// every shift <= -2 takes linear_pairs.
+// qs8_linear's epilogue for run_pairs: the zero point.
 struct EpilogueS8 {
   using Job = PairsJob;
-  using Forms = cm::RequantX4;
   int32_t zp;
-  static bool pairs_ready(int out_features, const int32_t*, const int32_t* shift, int per_channel) {
-    return shifts_vector_ready(out_features, shift, per_channel);
-  }
   void init(Job* j) const { j->zp = zp; }
   void batch(Job*, int, bool) const {}
   static void pairs(Job* j) { linear_pairs(j); }
-  bool vec_setup(int32x4_t mv, int32x4_t sv, mve_pred16_t pc, Forms* r) const {
-    return cm::requant_x4_setup(mv, sv, pc, r);
-  }
-  void vec(int32x4_t acc, const Forms& r, mve_pred16_t pc, int, int n0, int8_t* yr) const {
-    cm::requant_x4_store(acc, r, zp, yr + n0, pc);
-  }
-  void scalar(int32x4_t acc, int n0, int cnt, const int32_t* mult, const int32_t* shift, int per_channel, int,
-              int8_t* yr) const {
-    store_scalar(acc, n0, cnt, mult, shift, per_channel, zp, yr);
-  }
 };
 
-// qs8_linear_res's (requant.h residual_epilogue_s8): linear_pairs_res when
-// every channel is in requant_cm.h's residual_rmul_form (the residual's
-// usual shifts >= -1); otherwise per group, the lanes in that form and
-// those with shift <= -2 (requant_x4's) picked by VPSEL, a group with
-// another lane (a multiplier below 2^30 with shift >= -1) one output at a
-// time. Neither vector form needs requant.h's clamp (requant_cm.h
-// residual_s8: |y| <= 2^30 and beyond +-2^29 on the right side).
+// qs8_linear_res's (requant.h residual_epilogue_s8): A, C and -n, and the
+// residual rows of the pairs from row m (two: pairs of two rows).
 struct EpilogueResidual {
   using Job = PairsResJob;
-  struct Forms {
-    cm::RequantX4 right;  // shl = shift + 1 is also the rmul form's VQSHL
-    mve_pred16_t rmul;    // the lanes of the rmul form
-  };
   const QS8Residual* r;
-  static bool pairs_ready(int out_features, const int32_t* mult, const int32_t* shift, int per_channel) {
-    for (int i = 0; i < (per_channel ? out_features : 1); ++i) {
-      if (!cm::residual_rmul_form(mult[i], shift[i])) return false;
-    }
-    return true;
-  }
   void init(Job* j) const {
     j->term_mult = r->term.mult;
     j->term_offset = r->term.offset;
     j->neg_shift = -r->term.shift;
   }
-  // The residual rows of the pairs from row m (two: pairs of two rows).
   void batch(Job* j, int m, bool two) const {
     j->res = r->res + static_cast<ptrdiff_t>(m) * r->res_stride;
     j->res_stride = two ? r->res_stride : 0;
   }
   static void pairs(Job* j) { linear_pairs_res(j); }
-  bool vec_setup(int32x4_t mv, int32x4_t sv, mve_pred16_t pc, Forms* f) const {
-    const mve_pred16_t rmul = vcmpgeq_n_s32(sv, -1) & vcmpleq_n_s32(sv, 30) & vcmpgeq_n_s32(mv, 1 << 30);
-    const mve_pred16_t right = vcmpleq_n_s32(sv, -2);
-    if (((rmul | right) & pc) != pc) return false;
-    f->right.multiplier = mv;
-    f->right.round = vshlq_s32(vdupq_n_s32(1), vsubq_n_s32(vnegq_s32(sv), 2));  // 0 in the rmul lanes
-    f->right.shl = vaddq_n_s32(sv, 1);
-    f->rmul = rmul;
+  // Every channel has shift <= -2 (requant_x4's form) or is in
+  // requant_cm.h's residual_rmul_form: every (M, shift) quantize_multiplier
+  // gives.
+  static bool ready(int out_features, const int32_t* mult, const int32_t* shift, int per_channel) {
+    for (int i = 0; i < (per_channel ? out_features : 1); ++i) {
+      if (shift[i] > -2 && !cm::residual_rmul_form(mult[i], shift[i])) return false;
+    }
     return true;
   }
-  void vec(int32x4_t acc, const Forms& f, mve_pred16_t pc, int m, int n0, int8_t* yr) const {
-    const int32x4_t yr_mul = vrmulhq_s32(vqshlq_s32(acc, f.right.shl), f.right.multiplier);
-    const int32x4_t y = vpselq_s32(yr_mul, cm::requant_x4(acc, f.right), f.rmul);
-    int32x4_t a = vldrbq_z_s32(r->res + static_cast<ptrdiff_t>(m) * r->res_stride + n0, pc);
-    a = vaddq_n_s32(vmulq_n_s32(a, r->term.mult), r->term.offset);
-    cm::store_s8_x4(vshlq_r_s32(vaddq_s32(y, a), -r->term.shift), yr + n0, pc);
-  }
-  __attribute__((noinline)) void scalar(int32x4_t acc, int n0, int cnt, const int32_t* mult, const int32_t* shift,
-                                        int per_channel, int m, int8_t* yr) const {
-    int32_t s[4];
-    vst1q_s32(s, acc);
-    const int8_t* a = r->res + static_cast<ptrdiff_t>(m) * r->res_stride;
-    for (int c = 0; c < cnt; ++c) {
-      const int q = per_channel ? n0 + c : 0;
-      yr[n0 + c] = cm::requantize_residual_s8(s[c], mult[q], shift[q], a[n0 + c], r->term);
-    }
-  }
 };
+
+// Every group's row pairs with the block of Epi (w 4-byte aligned), an odd
+// last row as a pair of itself (x_stride and y_stride 0: the second row's
+// outputs are the same bytes stored again).
+template <class Epi>
+__attribute__((always_inline)) inline void run_pairs(int rows, int out_features, int chunks, int rem, uint32x4_t offs,
+                                                     ptrdiff_t block_bytes, const int8_t* x, int x_stride,
+                                                     const int8_t* w, const int32_t* bias, const int32_t* mult,
+                                                     const int32_t* shift, int per_channel, const Epi& epi, int8_t* y,
+                                                     int y_stride) {
+  // Every group's row pairs in one call; an odd last row as a pair of
+  // itself (x_stride and y_stride 0: the second row's outputs are the same
+  // bytes stored again).
+  const int32_t mult4[4] = {mult[0], mult[0], mult[0], mult[0]};
+  const int32_t shift4[4] = {shift[0], shift[0], shift[0], shift[0]};
+  typename Epi::Job ej;
+  PairsJob& job = pairs_job(ej);
+  job.chunks = chunks;
+  job.rem = rem;
+  job.groups = (rem + kPackK - 1) / kPackK;
+  epi.init(&ej);
+  job.rq_step = per_channel ? 16 : 0;
+  job.block_adv = static_cast<int32_t>(block_bytes) - 3 * 16;
+  for (int m = 0; m < rows;) {
+    const int pairs = rows - m >= 2 ? (rows - m) / 2 : 1;
+    const int xs = rows - m >= 2 ? x_stride : 0, ys = rows - m >= 2 ? y_stride : 0;
+    job.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(w) - 256u);
+    job.x_adv = 2 * xs - 16 * chunks;
+    job.x_stride = xs;
+    job.y_stride = ys;
+    job.y_adv = 2 * ys;
+    job.bias_p = bias;
+    job.mult_p = per_channel ? mult : mult4;
+    job.shift_p = per_channel ? shift : shift4;
+    job.left = out_features;
+    job.n0 = 0;
+    job.x = x + static_cast<ptrdiff_t>(m) * x_stride;
+    job.y = y + static_cast<ptrdiff_t>(m) * y_stride;
+    job.pairs = pairs;
+    epi.batch(&ej, m, rows - m >= 2);
+    Epi::pairs(&ej);
+    m += rows - m >= 2 ? 2 * pairs : 1;
+  }
+}
 
 // The kernel proper; w is 4-byte aligned. Channel groups of 4 outer, so a
 // group's bias and requantization constants are set up once; two activation
 // rows per pass (an odd last row runs as a pair with itself and stores one).
-// Epi: the outputs' epilogue (EpilogueS8, EpilogueResidual).
-template <class Epi>
 __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in_features,
                                               const int8_t* x, int x_stride, const int8_t* w,
                                               const int32_t* bias, const int32_t* mult,
                                               const int32_t* shift, int per_channel,
-                                              Epi epi, int8_t* y, int y_stride) {
+                                              int32_t y_zp, int8_t* y, int y_stride) {
   if (rows <= 0 || out_features <= 0) return;
   constexpr int kGroupBytes = kPackN * kPackK;
   const int chunks = in_features / 16;
   const int rem = in_features - chunks * 16;
   const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kGroupBytes);  // 0 64 128 192
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
-  if (Epi::pairs_ready(out_features, mult, shift, per_channel)) {
-    // Every group's row pairs in one call; an odd last row as a pair of
-    // itself (x_stride and y_stride 0: the second row's outputs are the same
-    // bytes stored again).
-    const int32_t mult4[4] = {mult[0], mult[0], mult[0], mult[0]};
-    const int32_t shift4[4] = {shift[0], shift[0], shift[0], shift[0]};
-    typename Epi::Job ej;
-    PairsJob& job = pairs_job(ej);
-    epi.init(&ej);
-    job.chunks = chunks;
-    job.rem = rem;
-    job.groups = (rem + kPackK - 1) / kPackK;
-    job.rq_step = per_channel ? 16 : 0;
-    job.block_adv = static_cast<int32_t>(block_bytes) - 3 * 16;
-    for (int m = 0; m < rows;) {
-      epi.batch(&ej, m, rows - m >= 2);
-      const int pairs = rows - m >= 2 ? (rows - m) / 2 : 1;
-      const int xs = rows - m >= 2 ? x_stride : 0, ys = rows - m >= 2 ? y_stride : 0;
-      job.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(w) - 256u);
-      job.x_adv = 2 * xs - 16 * chunks;
-      job.x_stride = xs;
-      job.y_stride = ys;
-      job.y_adv = 2 * ys;
-      job.bias_p = bias;
-      job.mult_p = per_channel ? mult : mult4;
-      job.shift_p = per_channel ? shift : shift4;
-      job.left = out_features;
-      job.n0 = 0;
-      job.x = x + static_cast<ptrdiff_t>(m) * x_stride;
-      job.y = y + static_cast<ptrdiff_t>(m) * y_stride;
-      job.pairs = pairs;
-      Epi::pairs(&ej);
-      m += rows - m >= 2 ? 2 * pairs : 1;
-    }
-    return;
+  if (shifts_vector_ready(out_features, shift, per_channel)) {
+    return run_pairs(rows, out_features, chunks, rem, offs, block_bytes, x, x_stride, w, bias, mult, shift,
+                     per_channel, EpilogueS8{y_zp}, y, y_stride);
   }
+  const int m = 0;
   for (int n0 = 0; n0 < out_features; n0 += 4) {
     const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
     const int cnt = out_features - n0 < 4 ? out_features - n0 : 4;
@@ -573,9 +560,9 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
     const int32x4_t bv = vldrwq_z_s32(bias + n0, pc);
     const int32x4_t mv = per_channel ? vldrwq_z_s32(mult + n0, pc) : vdupq_n_s32(mult[0]);
     const int32x4_t sv = per_channel ? vldrwq_z_s32(shift + n0, pc) : vdupq_n_s32(shift[0]);
-    typename Epi::Forms r;
-    const bool vec = epi.vec_setup(mv, sv, pc, &r);
-    for (int mm = 0; mm < rows; mm += 2) {
+    cm::RequantX4 r;
+    const bool vec = cm::requant_x4_setup(mv, sv, pc, &r);
+    for (int mm = m; mm < rows; mm += 2) {
       const int8_t* xa = x + static_cast<ptrdiff_t>(mm) * x_stride;
       const bool two = mm + 1 < rows;
       int8_t* ya = y + static_cast<ptrdiff_t>(mm) * y_stride;
@@ -584,14 +571,30 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
       acc_a = vaddq_s32(acc_a, bv);
       acc_b = vaddq_s32(acc_b, bv);
       if (vec) {
-        epi.vec(acc_a, r, pc, mm, n0, ya);
-        if (two) epi.vec(acc_b, r, pc, mm + 1, n0, ya + y_stride);
+        cm::requant_x4_store(acc_a, r, y_zp, ya + n0, pc);
+        if (two) cm::requant_x4_store(acc_b, r, y_zp, ya + y_stride + n0, pc);
       } else {
-        epi.scalar(acc_a, n0, cnt, mult, shift, per_channel, mm, ya);
-        if (two) epi.scalar(acc_b, n0, cnt, mult, shift, per_channel, mm + 1, ya + y_stride);
+        store_scalar(acc_a, n0, cnt, mult, shift, per_channel, y_zp, ya);
+        if (two) store_scalar(acc_b, n0, cnt, mult, shift, per_channel, y_zp, ya + y_stride);
       }
     }
   }
+}
+
+// Whole layers only (linear_pairs_res): a layer with a multiplier below
+// 2^30 at a shift >= -1, which quantize_multiplier never gives, and
+// unaligned w take the reference.
+__attribute__((noinline)) void linear_res_aligned(int rows, int out_features, int in_features,
+                                                         const int8_t* x, int x_stride, const int8_t* w,
+                                                         const int32_t* bias, const int32_t* mult,
+                                                         const int32_t* shift, int per_channel,
+                                                         const QS8Residual& res, int8_t* y, int y_stride) {
+  if (rows <= 0 || out_features <= 0) return;
+  const int chunks = in_features / 16;
+  const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kPackN * kPackK);  // 0 64 128 192
+  run_pairs(rows, out_features, chunks, in_features - chunks * 16, offs,
+            static_cast<ptrdiff_t>(packed_block_bytes(in_features)), x, x_stride, w, bias, mult, shift, per_channel,
+            EpilogueResidual{&res}, y, y_stride);
 }
 
 }  // namespace
@@ -607,19 +610,19 @@ void qs8_linear__helium(int rows, int out_features, int in_features, const int8_
                            per_channel, y_zp, y, y_stride);
   }
   return linear_aligned(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
-                        per_channel, EpilogueS8{y_zp}, y, y_stride);
+                        per_channel, y_zp, y, y_stride);
 }
 
 void qs8_linear_res__helium(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                             const int8_t* w, const int32_t* bias, const int32_t* mult,
                             const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
                             int y_stride) {
-  if ((reinterpret_cast<uintptr_t>(w) & 3u) != 0) {
+  if ((reinterpret_cast<uintptr_t>(w) & 3u) != 0 || !EpilogueResidual::ready(out_features, mult, shift, per_channel)) {
     return qs8_linear_res__ref(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
                                per_channel, res, y, y_stride);
   }
-  return linear_aligned(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
-                        per_channel, EpilogueResidual{&res}, y, y_stride);
+  return linear_res_aligned(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
+                            per_channel, res, y, y_stride);
 }
 
 }  // namespace kernels

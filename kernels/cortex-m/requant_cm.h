@@ -134,26 +134,18 @@ __attribute__((always_inline)) inline bool requant_x4_setup(int32x4_t multiplier
   return true;
 }
 
-// requantize() of the four lanes (|y| < 2^30).
-__attribute__((always_inline)) inline int32x4_t requant_x4(int32x4_t acc, const RequantX4& r) {
-  return vshlq_s32(vaddq_s32(vmulhq_s32(acc, r.multiplier), r.round), r.shl);
-}
-
-// sat8 of each lane, stored to out for the lanes of p: two saturating
-// narrows (int32 -> int16 -> int8, each into the bottom half of its lane;
-// the top halves are don't-care), so the low byte of each 32-bit lane,
-// which VSTRB.32 stores, is sat8(sat16(y)) = sat8(y).
-__attribute__((always_inline)) inline void store_s8_x4(int32x4_t y, int8_t* out, mve_pred16_t p) {
-  const int16x8_t h = vqmovnbq_s32(vreinterpretq_s16_s32(y), y);
-  vstrbq_p_s32(out, vreinterpretq_s32_s8(vqmovnbq_s16(vreinterpretq_s8_s16(h), h)), p);
-}
-
 __attribute__((always_inline)) inline void requant_x4_store(int32x4_t acc, const RequantX4& r, int32_t zp, int8_t* out,
                                                             mve_pred16_t p) {
   // requant.h's clamp to [-512, 512] before the zero point is left out: |y|
   // < 2^30 (above), so y + zp cannot wrap, and for an int8 zp both
   // sat8(clamp(y) + zp) and sat8(y + zp) are 127 above 512 and -128 below -512.
-  store_s8_x4(vaddq_n_s32(requant_x4(acc, r), zp), out, p);
+  const int32x4_t y = vaddq_n_s32(vshlq_s32(vaddq_s32(vmulhq_s32(acc, r.multiplier), r.round), r.shl), zp);
+  // The int8 saturation as two saturating narrows (int32 -> int16 -> int8,
+  // each into the bottom half of its lane; the top halves are don't-care):
+  // the low byte of each 32-bit lane, which VSTRB.32 stores, is then
+  // sat8(sat16(y)) = sat8(y).
+  const int16x8_t h = vqmovnbq_s32(vreinterpretq_s16_s32(y), y);
+  vstrbq_p_s32(out, vreinterpretq_s32_s8(vqmovnbq_s16(vreinterpretq_s8_s16(h), h)), p);
 }
 
 __attribute__((always_inline)) inline bool requantize_s8_x4(int32x4_t acc, int32x4_t multiplier, int32x4_t shift,

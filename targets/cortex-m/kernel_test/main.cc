@@ -144,19 +144,22 @@ int main() {
       ea_cm::write_line("");
     }
   }
-  // qs8_linear_res (contract 5b) vs its reference on the same ragged shapes:
-  // shifts of both fast forms (<= -2, and the residual's usual -1..30,
-  // there with multipliers below 2^30 too, which take the per-output form),
-  // whole layers in one form and mixed, random terms (n 1..16, A up to
-  // 2^20 - 1, C from random zero points as the converter folds them),
-  // biases up to 2^30 so the clamp to 2^29 binds, the int8 extremes.
+  // qs8_linear_res (contract 5b) vs its reference on the same ragged shapes,
+  // with terms as the converter makes them (A about 2^n times s_a / s_y,
+  // C from random zero points) so the outputs are mostly not saturated and
+  // the requantized sum's last bits reach them (n 1..3 in half the trials),
+  // or A at its maximum 2^20 - 1. Shifts: the residual's usual -1..30 with
+  // the projection's sum about n - 8 bits above an output step (with
+  // multipliers below 2^30 too in some trials), <= -2 only, both mixed,
+  // anything in [-24, 30], or -1..2 on small sums; biases up to 2^30 in a
+  // third of the channels so the clamp to 2^29 binds; the int8 extremes.
 #if EA_CM_SIMD
   if (t.qs8_linear_res == qs8_linear_res__ref) {
     ++failed;
     ea_cm::write_line("FAIL linear_res: the table holds the reference");
   }
 #endif
-  for (int trial = 0; trial < 600; ++trial) {
+  for (int trial = 0; trial < 960; ++trial) {
     const int rows = range(1, 4), out = range(1, 12), in = range(1, 80);
     const int x_stride = in + range(0, 16), x_off = range(0, 15);
     const int res_stride = out + range(0, 8), res_off = range(0, 15);
@@ -164,16 +167,27 @@ int main() {
     for (int8_t& v : g_x) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
     for (int8_t& v : g_w) v = static_cast<int8_t>(extreme ? (next() & 1 ? -127 : 127) : next());
     for (int8_t& v : g_res) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
-    const int kind = trial % 4;  // 0: shifts >= -1, 1: <= -2, 2: any, 3: >= -1 with some small multipliers
+    const int kind = (trial >> 2) % 6;  // see above: usual, small multipliers, <= -2, mixed, anything, fine
+    const bool fine = kind == 5;
+    if (fine) {  // small sums at shifts -1..2: every bit of the rmul form's result reaches the output
+      for (int8_t& v : g_x) v = static_cast<int8_t>(range(-2, 2));
+      for (int8_t& v : g_w) v = static_cast<int8_t>(range(-2, 2));
+    }
+    const int32_t sh = fine || trial & 2 ? range(1, 3) : range(1, kResidualMaxShift);
     for (int n = 0; n < 12; ++n) {
-      g_bias[n] = next() % 3 == 0 ? range(-(1 << 30), 1 << 30) : range(-40000, 40000);
-      g_mult[n] = kind == 3 && next() % 3 == 0 ? range(1, (1 << 30) - 1)
+      g_bias[n] = fine ? range(-50, 50) : next() % 3 == 0 ? range(-(1 << 30), 1 << 30) : range(-40000, 40000);
+      g_mult[n] = kind == 1 && next() % 3 == 0 ? range(1, (1 << 30) - 1)
                                                : static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
-      g_shift[n] = kind == 0 || kind == 3 ? range(-1, 30) : kind == 1 ? range(-24, -2) : range(-24, 30);
+      const int usual = sh - 8 + range(-4, 4) < -1 ? -1 : sh - 8 + range(-4, 4);
+      const int right = range(-24, -2);
+      g_shift[n] = kind <= 1 ? usual
+                   : kind == 2 ? right
+                   : kind == 3 ? (next() & 1 ? usual : right)
+                   : kind == 4 ? range(-24, 30) : range(-1, 2);
     }
     const int per_channel = trial & 1;
-    const int32_t sh = range(1, kResidualMaxShift);
-    const int32_t a_mult = extreme ? kResidualMaxMultiplier : range(0, kResidualMaxMultiplier);
+    const int32_t a_top = sh + 3 >= 20 ? kResidualMaxMultiplier : (1 << (sh + 3)) - 1;
+    const int32_t a_mult = extreme || trial % 16 == 5 ? kResidualMaxMultiplier : range(0, a_top);
     const int32_t zp_a = range(-128, 127), zp_y = range(-128, 127);
     const QS8Residual res = {g_res + res_off, res_stride,
                              ResidualTerm{a_mult, sh, (1 << (sh - 1)) + zp_y * (1 << sh) - a_mult * zp_a}};
