@@ -294,7 +294,7 @@ static_assert(offsetof(PairsJob, chunks) == 80 && offsetof(PairsJob, x_adv) == 9
   "ldr %[c], [%[P], #108]\n"  \
   "vadd.i32 q0, q0, %[c]\n"   \
   "vadd.i32 q1, q1, %[c]\n"
-// sat8 of q0, q1 (store_s8_x4's narrows).
+// sat8 of q0, q1 (requant_x4_store's narrows).
 #define EA_PAIRS_NARROW \
   "vqmovnb.s32 q2, q0\n"  \
   "vqmovnb.s16 q0, q2\n"  \
@@ -499,9 +499,6 @@ __attribute__((always_inline)) inline void run_pairs(int rows, int out_features,
                                                      const int8_t* w, const int32_t* bias, const int32_t* mult,
                                                      const int32_t* shift, int per_channel, const Epi& epi, int8_t* y,
                                                      int y_stride) {
-  // Every group's row pairs in one call; an odd last row as a pair of
-  // itself (x_stride and y_stride 0: the second row's outputs are the same
-  // bytes stored again).
   const int32_t mult4[4] = {mult[0], mult[0], mult[0], mult[0]};
   const int32_t shift4[4] = {shift[0], shift[0], shift[0], shift[0]};
   typename Epi::Job ej;
