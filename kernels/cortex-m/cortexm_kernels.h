@@ -33,6 +33,11 @@ ProbNormalizer prob_normalizer_cm(uint32_t sum);
 void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                      const int8_t* w, const int32_t* bias, const int32_t* mult,
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride);
+// qs8_linear__dsp with the residual in its epilogue (ref.h qs8_linear_res__ref).
+void qs8_linear_res__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                         const int8_t* w, const int32_t* bias, const int32_t* mult,
+                         const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                         int y_stride);
 // One row of scores with SMLAD on zero-point-corrected int16 pairs.
 void qs8_qk_row__dsp(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                      int32_t k_zp, int32_t* scores);
@@ -62,6 +67,13 @@ void qs8_linear__helium(int rows, int out_features, int in_features, const int8_
                         const int8_t* w, const int32_t* bias, const int32_t* mult,
                         const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
                         int y_stride);
+// qs8_linear__helium with the residual in its epilogue (ref.h
+// qs8_linear_res__ref); unaligned w, and a multiplier below 2^30 at a shift
+// >= -1 (never from quantize_multiplier), take the reference.
+void qs8_linear_res__helium(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                            const int8_t* w, const int32_t* bias, const int32_t* mult,
+                            const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                            int y_stride);
 // One row of scores with VMLADAVA.S16 on zero-point-corrected int16 lanes.
 void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
                         int32_t k_zp, int32_t* scores);

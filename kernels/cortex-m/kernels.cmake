@@ -2,7 +2,8 @@
 # macros (no run-time detection on bare metal):
 #   __ARM_FEATURE_MVE (Cortex-M55/M85, Helium)  -> path "helium"
 #   __ARM_FEATURE_DSP (Cortex-M4/M7/M33/M55)    -> path "cmsis-dsp"
-# Sources compile to nothing where their feature is absent. qs8_linear, the
+# Sources compile to nothing where their feature is absent. qs8_linear (and
+# qs8_linear_res, the same kernel with the residual in its epilogue), the
 # score row (Q.K^T), the integer softmax and the weighted sum (P.V) of
 # qs8_attention, and the score row and weighted sum of qs8_additive have ISA
 # versions (the DSP additive score row is the reference loop with 32-bit

@@ -10,6 +10,10 @@
 // (|acc| < 2^31, see ref/linear.cc) in another order, so the result is
 // bit-identical.
 //
+// qs8_linear_res (contract 5b) is the same kernel with another epilogue
+// (linear_dsp's Epi): its passes take the same loop's sums, and each output
+// requant_cm.h's residual forms.
+//
 // A partial last group of inputs is copied into a zeroed word, so no load
 // reads a row past in_features and the padding weights it meets are
 // multiplied by zero. A pass computes 2 channels even past out_features
@@ -147,31 +151,97 @@ __attribute__((always_inline)) inline void pass_2x2_fast(const int8_t* x0, const
       : "cc", "memory");
 }
 #undef EA_REQUANT_PAIR
+
+// qs8_linear_res's pass: the same loop, its four sums out (the residual
+// epilogue requantizes them in C; the context pointer now only gives x0_end).
+__attribute__((always_inline)) inline Acc2x2 pass_2x2_sums(const int8_t* x0, const int8_t* x1, const int8_t* wq,
+                                                           const int8_t* x0_end) {
+  int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+  uint32_t w0, w1, wo0, wo1, xe, xo;
+  __asm__ volatile(  // volatile: it reads memory the operands do not name
+      EA_MAC_2X2_LOOP("end")
+      : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [x0] "+r"(x0), [x1] "+r"(x1),
+        [wq] "+r"(wq), [w0] "=&r"(w0), [w1] "=&r"(w1), [wo0] "=&r"(wo0), [wo1] "=&r"(wo1), [xe] "=&r"(xe),
+        [xo] "=&r"(xo)
+      : [end] "r"(x0_end)
+      : "cc", "memory");
+  return Acc2x2{a00, a01, a10, a11};
+}
 #undef EA_MAC_2X2_LOOP
 
-}  // namespace
+// qs8_linear's epilogue: requantize_s8 with the zero point; its fast passes
+// are pass_2x2_fast (both channels' shift <= -2).
+struct StoreS8 {
+  static constexpr bool kRequantInPass = true;  // ctx.c0, ctx.c1
+  int32_t zp;
+  static bool fast(const int32_t*, const int32_t* shift, int q0, int q1) { return shift[q0] <= -2 && shift[q1] <= -2; }
+  __attribute__((always_inline)) void pass(const int8_t* x0, const int8_t* x1, const int8_t* wq, PassCtx* ctx, int,
+                                           int, bool) const {
+    pass_2x2_fast(x0, x1, wq, ctx);
+  }
+  // One output of the other passes: acc + bias.
+  int8_t one(int32_t acc, int32_t mult, int32_t shift, int, int) const {
+    return cm::requantize_s8(acc, mult, shift, zp);
+  }
+};
+
+// qs8_linear_res's epilogue (requant.h residual_epilogue_s8). Its fast
+// passes (both channels in requant_cm.h's residual_rmul_form, the
+// residual's usual shifts >= -1) take the loop's sums and requantize_rmul
+// per output; the other passes requantize_residual_s8.
+struct StoreResidual {
+  static constexpr bool kRequantInPass = false;
+  const QS8Residual& r;
+  const int32_t *bias, *mult, *shift;
+  int per_channel;
+  static bool fast(const int32_t* mult, const int32_t* shift, int q0, int q1) {
+    return cm::residual_rmul_form(mult[q0], shift[q0]) && cm::residual_rmul_form(mult[q1], shift[q1]);
+  }
+  int8_t one(int32_t acc, int32_t m, int32_t s, int row, int n) const {
+    return cm::requantize_residual_s8(acc, m, s, r.res[static_cast<ptrdiff_t>(row) * r.res_stride + n], r.term);
+  }
+  __attribute__((always_inline)) void pass(const int8_t* x0, const int8_t* x1, const int8_t* wq, PassCtx* ctx,
+                                           int row, int n0, bool two) const {
+    const Acc2x2 a = pass_2x2_sums(x0, x1, wq, ctx->x0_end);
+    const int q0 = per_channel ? n0 : 0, q1 = per_channel ? n0 + 1 : 0;
+    const int32_t m0 = mult[q0], m1 = mult[q1], s0 = shift[q0] + 1, s1 = shift[q1] + 1;
+    const int32_t b0 = bias[n0], b1 = bias[n0 + 1];
+    const ResidualTerm t = r.term;  // in registers: the byte stores below may alias r
+    const int8_t* r0 = r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n0;
+    const int8_t* r1 = r0 + r.res_stride;
+    int8_t *y0 = ctx->y0, *y1 = ctx->y1;
+    y0[0] = cm::residual_s8(cm::requantize_rmul(a.a00 + b0, m0, s0), r0[0], t);
+    y0[1] = cm::residual_s8(cm::requantize_rmul(a.a01 + b1, m1, s1), r0[1], t);
+    if (!two) return;
+    y1[0] = cm::residual_s8(cm::requantize_rmul(a.a10 + b0, m0, s0), r1[0], t);
+    y1[1] = cm::residual_s8(cm::requantize_rmul(a.a11 + b1, m1, s1), r1[1], t);
+  }
+};
 
 // Channel pairs outer, row pairs inner: a channel pair's requantization
 // constants are set up once, and most passes are pass_2x2_fast (an odd last
 // row computed twice, its copy stored to a scratch pair); the rest (an odd
 // last channel, a partial last group of inputs, a shift above -2) take
-// mac_tail_2x2 per group and requant_cm.h's requantize_s8.
-void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                     const int8_t* w, const int32_t* bias, const int32_t* mult,
-                     const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
+// mac_tail_2x2 per group and requant_cm.h's requantization. Epi: the
+// outputs' epilogue (StoreS8, StoreResidual).
+template <class Epi>
+__attribute__((always_inline)) inline void linear_dsp(int rows, int out_features, int in_features, const int8_t* x,
+                                                      int x_stride, const int8_t* w, const int32_t* bias,
+                                                      const int32_t* mult, const int32_t* shift, int per_channel,
+                                                      int32_t zp, const Epi& epi, int8_t* y, int y_stride) {
   const int groups = in_features / kPackK;
   const int rem = in_features - groups * kPackK;
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
   const ptrdiff_t xs = x_stride, ys = y_stride;
   PassCtx ctx;
-  ctx.zp = y_zp;
+  ctx.zp = zp;
   int8_t scratch[2];
   for (int n0 = 0; n0 < out_features; n0 += 2) {
     const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
     const int cnt = out_features - n0 < 2 ? 1 : 2;
     const int q0 = per_channel ? n0 : 0, q1 = per_channel ? n0 + cnt - 1 : 0;
-    const bool fast = cnt == 2 && rem == 0 && shift[q0] <= -2 && shift[q1] <= -2;
-    if (fast) {
+    const bool fast = cnt == 2 && rem == 0 && Epi::fast(mult, shift, q0, q1);
+    if (fast && Epi::kRequantInPass) {
       ctx.c0 = ChannelRequant{bias[n0], mult[q0], int32_t{1} << (-shift[q0] - 2), -shift[q0] - 1};
       ctx.c1 = ChannelRequant{bias[n0 + 1], mult[q1], int32_t{1} << (-shift[q1] - 2), -shift[q1] - 1};
     }
@@ -184,7 +254,7 @@ void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* 
         ctx.x0_end = x0 + groups * kPackK;
         ctx.y0 = y0;
         ctx.y1 = two ? y0 + ys : scratch;
-        pass_2x2_fast(x0, x1, wq, &ctx);
+        epi.pass(x0, x1, wq, &ctx, m, n0, two);
         continue;
       }
       Acc2x2 a{0, 0, 0, 0};  // rows 0, 1 x channels n0, n0 + 1
@@ -199,11 +269,28 @@ void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* 
       for (int r = 0; r < (two ? 2 : 1); ++r) {
         for (int c = 0; c < cnt; ++c) {
           const int q = per_channel ? n0 + c : 0;
-          y0[r * ys + c] = cm::requantize_s8(acc[2 * r + c] + bias[n0 + c], mult[q], shift[q], y_zp);
+          y0[r * ys + c] = epi.one(acc[2 * r + c] + bias[n0 + c], mult[q], shift[q], m + r, n0 + c);
         }
       }
     }
   }
+}
+
+}  // namespace
+
+void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                     const int8_t* w, const int32_t* bias, const int32_t* mult,
+                     const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
+  linear_dsp(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, y_zp,
+             StoreS8{y_zp}, y, y_stride);
+}
+
+void qs8_linear_res__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                         const int8_t* w, const int32_t* bias, const int32_t* mult,
+                         const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                         int y_stride) {
+  linear_dsp(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, 0,
+             StoreResidual{res, bias, mult, shift, per_channel}, y, y_stride);
 }
 
 }  // namespace kernels

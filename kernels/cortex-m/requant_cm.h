@@ -74,6 +74,41 @@ __attribute__((noinline)) inline int8_t requantize_s8(int32_t acc, int32_t multi
   return to_s8(requantize(acc, multiplier, shift), zp);
 }
 
+// residual_epilogue_s8() of requant.h (contract 5b) from a requantized y
+// with |y| <= 2^30 that agrees with requantize() wherever that is inside
+// (-2^29, 2^29) and is on the same side of +-2^29 elsewhere: the clamp is
+// then not needed. With requant.h's bound |A a + C| < 2^28 + 2^24 the sum
+// fits int32, and any y beyond +-2^29 saturates the output to 127 / -128
+// (the sum stays beyond +-2^27, and n <= 16), as the clamped one does.
+__attribute__((always_inline)) inline int8_t residual_s8(int32_t y, int32_t a, const ResidualTerm& t) {
+  return static_cast<int8_t>(__ssat((y + t.mult * a + t.offset) >> t.shift, 8));
+}
+// Every shift: requantize() above, clamped to [-2^29, 2^29 - 1] by SSAT #30.
+__attribute__((noinline)) inline int8_t requantize_residual_s8(int32_t acc, int32_t multiplier, int32_t shift,
+                                                               int32_t a, const ResidualTerm& t) {
+  return residual_s8(__ssat(requantize(acc, multiplier, shift), 30), a, t);
+}
+
+// The residual's projections have shift >= -1 (their multiplier carries
+// the residual's 2^n), where requantize() for the residual epilogue is
+// SMMULR (VRMULH on Helium) of acc << s, s = shift + 1 in [0, 31],
+// saturated: floor((acc 2^s M + 2^31) / 2^32) is requant.h's floor((acc M +
+// 2^(n-1)) / 2^n), n = 31 - shift, while acc << s fits int32; when it does
+// not, |acc| >= 2^(31-s), so requantize() is at least 2^29 in magnitude,
+// and so is the saturated value's SMMULR (for M >= 2^30, as
+// quantize_multiplier gives), with the same sign. |y| <= 2^30 in every
+// case: what residual_s8 needs.
+inline bool residual_rmul_form(int32_t multiplier, int32_t shift) {
+  return shift >= -1 && shift <= 30 && multiplier >= (int32_t{1} << 30);
+}
+__attribute__((always_inline)) inline int32_t requantize_rmul(int32_t acc, int32_t multiplier, int32_t s) {
+  int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc) << s);
+  if ((a >> s) != acc) a = (acc >> 31) ^ INT32_MAX;  // saturated
+  int32_t y;
+  __asm__("smmulr %0, %1, %2" : "=r"(y) : "r"(a), "r"(multiplier));
+  return y;
+}
+
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 // requantize_s8 of four accumulators, each lane with its own multiplier and
 // shift (per channel, or one broadcast), stored to out for the lanes of p,

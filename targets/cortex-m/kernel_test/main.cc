@@ -1,5 +1,5 @@
-// Firmware unit test: the build's selected qs8_linear (cmsis-dsp on M4,
-// helium on M55), its attention score row, its integer softmax (both list
+// Firmware unit test: the build's selected qs8_linear and qs8_linear_res
+// (cmsis-dsp on M4, helium on M55), its attention score row, its integer softmax (both list
 // entries, on rows of 1..70 keys; the rows' 32-bit normalizer on sums of
 // every bit length), its weighted sum (qs8_pv_row), its
 // additive layer and requant_cm.h's requantization against the reference
@@ -37,6 +37,7 @@ alignas(16) int8_t g_x[4 * 96 + 16];
 alignas(16) int8_t g_w[16 * 80];  // packed K4N16: up to 12 channels x 80 inputs
 int32_t g_bias[12], g_mult[12], g_shift[12];
 int8_t g_y_ref[4 * 16], g_y[4 * 16];
+int8_t g_res[4 * 20 + 16];  // qs8_linear_res: up to 4 rows, stride up to 20, offset up to 15
 alignas(16) int8_t g_v[24 * 24 + 4];  // P.V values: up to 24 keys, row stride up to 24
 alignas(16) uint16_t g_p[25];
 // Additive layers: up to 4 query rows, 12 keys, attn_dim 20, v_dim 12.
@@ -137,6 +138,70 @@ int main() {
     } else {
       ++failed;
       ea_cm::write("FAIL trial ");
+      ea_cm::write_int(trial);
+      ea_cm::write(" in_features ");
+      ea_cm::write_int(in);
+      ea_cm::write_line("");
+    }
+  }
+  // qs8_linear_res (contract 5b) vs its reference on the same ragged shapes,
+  // with terms as the converter makes them (A about 2^n times s_a / s_y,
+  // C from random zero points) so the outputs are mostly not saturated and
+  // the requantized sum's last bits reach them (n 1..3 in half the trials),
+  // or A at its maximum 2^20 - 1. Shifts: the residual's usual -1..30 with
+  // the projection's sum about n - 8 bits above an output step (with
+  // multipliers below 2^30 too in some trials), <= -2 only, both mixed,
+  // anything in [-24, 30], or -1..2 on small sums; biases up to 2^30 in a
+  // third of the channels so the clamp to 2^29 binds; the int8 extremes.
+#if EA_CM_SIMD
+  if (t.qs8_linear_res == qs8_linear_res__ref) {
+    ++failed;
+    ea_cm::write_line("FAIL linear_res: the table holds the reference");
+  }
+#endif
+  for (int trial = 0; trial < 960; ++trial) {
+    const int rows = range(1, 4), out = range(1, 12), in = range(1, 80);
+    const int x_stride = in + range(0, 16), x_off = range(0, 15);
+    const int res_stride = out + range(0, 8), res_off = range(0, 15);
+    const bool extreme = trial % 10 == 0;
+    for (int8_t& v : g_x) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
+    for (int8_t& v : g_w) v = static_cast<int8_t>(extreme ? (next() & 1 ? -127 : 127) : next());
+    for (int8_t& v : g_res) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
+    const int kind = (trial >> 2) % 6;  // see above: usual, small multipliers, <= -2, mixed, anything, fine
+    const bool fine = kind == 5;
+    if (fine) {  // small sums at shifts -1..2: every bit of the rmul form's result reaches the output
+      for (int8_t& v : g_x) v = static_cast<int8_t>(range(-2, 2));
+      for (int8_t& v : g_w) v = static_cast<int8_t>(range(-2, 2));
+    }
+    const int32_t sh = fine || trial & 2 ? range(1, 3) : range(1, kResidualMaxShift);
+    for (int n = 0; n < 12; ++n) {
+      g_bias[n] = fine ? range(-50, 50) : next() % 3 == 0 ? range(-(1 << 30), 1 << 30) : range(-40000, 40000);
+      g_mult[n] = kind == 1 && next() % 3 == 0 ? range(1, (1 << 30) - 1)
+                                               : static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+      const int usual = sh - 8 + range(-4, 4) < -1 ? -1 : sh - 8 + range(-4, 4);
+      const int right = range(-24, -2);
+      g_shift[n] = kind <= 1 ? usual
+                   : kind == 2 ? right
+                   : kind == 3 ? (next() & 1 ? usual : right)
+                   : kind == 4 ? range(-24, 30) : range(-1, 2);
+    }
+    const int per_channel = trial & 1;
+    const int32_t a_top = sh + 3 >= 20 ? kResidualMaxMultiplier : (1 << (sh + 3)) - 1;
+    const int32_t a_mult = extreme || trial % 16 == 5 ? kResidualMaxMultiplier : range(0, a_top);
+    const int32_t zp_a = range(-128, 127), zp_y = range(-128, 127);
+    const QS8Residual res = {g_res + res_off, res_stride,
+                             ResidualTerm{a_mult, sh, (1 << (sh - 1)) + zp_y * (1 << sh) - a_mult * zp_a}};
+    std::memset(g_y_ref, 0x5A, sizeof g_y_ref);
+    std::memset(g_y, 0x5A, sizeof g_y);
+    qs8_linear_res__ref(rows, out, in, g_x + x_off, x_stride, g_w, g_bias, g_mult, g_shift, per_channel, res,
+                        g_y_ref, 16);
+    t.qs8_linear_res(rows, out, in, g_x + x_off, x_stride, g_w, g_bias, g_mult, g_shift, per_channel, res, g_y,
+                     16);
+    if (same(g_y, g_y_ref, static_cast<int>(sizeof g_y))) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL linear_res trial ");
       ea_cm::write_int(trial);
       ea_cm::write(" in_features ");
       ea_cm::write_int(in);
