@@ -17,6 +17,10 @@ channel). Softmax and LayerNorm arithmetic are float: the runtime's integer
 versions add nothing measurable here (docs/quantization.md). Prints the
 relative L2 error (%) with every rounding, with one rounding alone, with all
 but one, and with groups left out (docs/quantization.md, "Transformer blocks").
+"Every rounding" is format 4's runtime; since format 5 the attentions' and
+the FFN's outputs are not rounded on their own (the residual adds run in
+the projections' epilogues, contract 5b): the "without sub-layer outputs"
+line.
 """
 import math
 import os
