@@ -434,6 +434,28 @@ TEST(BadModel, BlockKindsFields) {
          return l != nullptr && SetScalar<int32_t>(l->options_as_EncoderBlock()->add2(), fb::ResidualAdd::VT_SHIFT, 0);
        },
        "residual add add2"},
+      // Contract 5b's bounds: n <= 16 and A < 2^20 keep its int32 sum exact.
+      {"residual add shift 17",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::EncoderBlock);
+         return l != nullptr && SetScalar<int32_t>(l->options_as_EncoderBlock()->add1(), fb::ResidualAdd::VT_SHIFT, 17);
+       },
+       "residual add add1: multiplier"},
+      {"residual multiplier 2^20",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::EncoderBlock);
+         return l != nullptr && SetScalar<int32_t>(l->options_as_EncoderBlock()->add2(),
+                                                   fb::ResidualAdd::VT_A_MULTIPLIER, 1 << 20);
+       },
+       "residual add add2: multiplier 1048576"},
+      // The add runs in fc2's epilogue: fc2 writes the add's output.
+      {"add2's output quantization differs from fc2's",
+       [](fb::Model* m) {
+         const fb::Layer* l = BlockLayer(m, fb::LayerOptions::EncoderBlock);
+         return l != nullptr && SetScalar<int32_t>(l->options_as_EncoderBlock()->add2()->output(),
+                                                   fb::ActQuant::VT_ZERO_POINT, 77);
+       },
+       "residual add add2: its output quantization differs from the projection computing it"},
       {"unknown activation",
        [](fb::Model* m) {
          const fb::Layer* l = BlockLayer(m, fb::LayerOptions::EncoderBlock);
