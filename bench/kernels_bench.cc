@@ -1063,7 +1063,9 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
         t.qs8_lut(rows, f, h, f, gelu.data(), h, f);
       });
     }
-    if (all || stage == BlockStage::kFfn) RunLinearRes(t, w, fc2, L, hidden.data(), o.data(), res2, y.data());  // y = h + ffn
+    if (all || stage == BlockStage::kFfn) {
+      RunLinearRes(t, w, fc2, L, hidden.data(), o.data(), res2, y.data());  // y = h + ffn
+    }
     benchmark::DoNotOptimize(y.data());
   }
   // The peers' convention (../shared/peers/common.hpp): 24 L d^2 + 4 L^2 d.
