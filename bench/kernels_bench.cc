@@ -46,8 +46,8 @@
 //   encoder_block_qs8      the pre-norm encoder block (see BM_Qs8EncoderBlock),
 //                          L {16,64,128,256} x d {64,128,256} x heads 4;
 //                          encoder_block_stage_qs8 its stages alone at a few
-//                          shapes: stage:norm, attn, ffn, residual, table
-//   qs8_{layernorm,add,lut} the block's row-wise primitives alone, every listed
+//                          shapes: stage:norm, attn, ffn, table
+//   qs8_{layernorm,lut}    the block's row-wise primitives alone, every listed
 //                          variant by function name: 128 rows of d 128 (the
 //                          table: 128 rows of 512)
 //
@@ -145,6 +145,10 @@ struct Qs8Linear {
   std::vector<int8_t> w;         // row-major [out][stride] (XNNPACK's input)
   std::vector<int8_t> w_packed;  // the file's K4N16 layout (our kernels)
   std::vector<int32_t> bias, mult, shift;
+  // The same projection with a residual in its epilogue (contract 5b):
+  // its multiplier times 2^kResShift.
+  static constexpr int32_t kResShift = 12;
+  int32_t res_mult = 0, res_shift = 0;
   void* xnn_op = nullptr;
   Qs8Linear(int in_, int out_, uint64_t seed) : in(in_), out(out_), stride(RoundUp16(in_)) {
     w = RandS8(static_cast<size_t>(out) * stride, seed);
@@ -156,6 +160,7 @@ struct Qs8Linear {
     mult.resize(1);
     shift.resize(1);
     Mult(1.0 / (8.0 * std::sqrt(static_cast<double>(in)) * 64.0), &mult[0], &shift[0]);
+    Mult(std::ldexp(1.0 / (8.0 * std::sqrt(static_cast<double>(in)) * 64.0), kResShift), &res_mult, &res_shift);
 #if EA_HAVE_XNNPACK
     if (g_xnnpack_projections && in % 16 == 0) {
       const std::vector<float> scales(out, static_cast<float>(std::ldexp(double(mult[0]), shift[0] - 31)));
@@ -187,7 +192,20 @@ struct Qs8Linear {
     t.qs8_linear(rows, out, in, x, x_stride, w_packed.data(), bias.data(), mult.data(),
                  shift.data(), 0, -3, y, y_stride);
   }
+  // y = res + linear(x) (dense rows), as the runtime's blocks: never through XNNPACK.
+  void RunRes(const ek::KernelTable& t, int rows, const int8_t* x, const int8_t* res, const ek::ResidualTerm& term,
+              int8_t* y) const {
+    t.qs8_linear_res(rows, out, in, x, in, w_packed.data(), bias.data(), &res_mult, &res_shift, 0, {res, out, term},
+                     y, out);
+  }
 };
+
+// The residual term of Qs8Linear::RunRes: residual and output at one scale
+// (A = 2^n), zero points a_zp and y_zp.
+ek::ResidualTerm ResTerm(int32_t a_zp, int32_t y_zp) {
+  const int32_t n = Qs8Linear::kResShift, a = int32_t{1} << n;
+  return {a, n, (int32_t{1} << (n - 1)) + y_zp * a - a * a_zp};
+}
 
 struct F32Linear {
   int in, out, stride;
@@ -325,6 +343,25 @@ void RunLinear(const ek::KernelTable& t, Workers& w, const Qs8Linear& l, int row
       const ek::TaskRange c = ek::linear_channels({begin, end}, l.out);
       t.qs8_linear(rows, c.end - c.begin, l.in, x, l.in, l.w_packed.data() + static_cast<size_t>(begin) * block_bytes,
                    l.bias.data() + c.begin, l.mult.data(), l.shift.data(), 0, -3, y + c.begin, l.out);
+    }
+  });
+}
+
+// y = res + linear(x), split as RunLinear.
+void RunLinearRes(const ek::KernelTable& t, Workers& w, const Qs8Linear& l, int rows, const int8_t* x,
+                  const int8_t* res, const ek::ResidualTerm& term, int8_t* y) {
+  const ek::LinearSplit split = ek::linear_split(rows, l.in, l.out, w.count(), ek::kDefaultMinTaskWork);
+  const size_t block_bytes = static_cast<size_t>(ek::kLinearChannelBlock) * static_cast<size_t>((l.in + 3) / 4 * 4);
+  w.For(split.units, split.tasks, [&](int begin, int end, int) {
+    if (split.by_rows) {
+      const ek::TaskRange r = ek::linear_rows({begin, end}, rows);
+      const size_t at = static_cast<size_t>(r.begin) * l.out;
+      l.RunRes(t, r.end - r.begin, x + static_cast<size_t>(r.begin) * l.in, res + at, term, y + at);
+    } else {
+      const ek::TaskRange c = ek::linear_channels({begin, end}, l.out);
+      t.qs8_linear_res(rows, c.end - c.begin, l.in, x, l.in,
+                       l.w_packed.data() + static_cast<size_t>(begin) * block_bytes, l.bias.data() + c.begin,
+                       &l.res_mult, &l.res_shift, 0, {res + c.begin, l.out, term}, y + c.begin, l.out);
     }
   });
 }
@@ -862,13 +899,15 @@ void BM_F32Pooling(benchmark::State& state, ek::KernelPath path, int L, int d) {
 // The int8 benchmarks with projections once more as ".../xnnpack": XNNPACK
 // projections, the rest on the best kernel path.
 // A pre-norm transformer encoder block, int8, as the encoder_block layer
-// kind runs it (runtime/src/layers/encoder_block.cc) and as ONNX Runtime's
-// QBlock in ../shared/peers computes it: a = LN1(x); o = MHA(a); h = x + o;
-// n = LN2(h); y = h + fc2(GELU(fc1(n))), FFN width 4 d. `stage` times one
-// kind of step alone on the same buffers (stage split: norm = both
-// LayerNorms, attn = the MHA layer, ffn = fc1 + activation + fc2,
-// residual = both adds; table = the activation table alone, a part of ffn).
-enum class BlockStage { kAll, kNorm, kAttn, kFfn, kResidual, kTable };
+// kind runs it (runtime/src/layers/encoder_block.cc): a = LN1(x);
+// h = x + MHA(a); n = LN2(h); y = h + fc2(GELU(fc1(n))), FFN width 4 d,
+// each residual added in the epilogue of the projection before it
+// (qs8_linear_res; ONNX Runtime's QBlock in ../shared/peers computes the
+// same block with separate adds). `stage` times one kind of step alone on
+// the same buffers (stage split: norm = both LayerNorms, attn = the MHA
+// layer with the first residual, ffn = fc1 + activation + fc2 with the
+// second; table = the activation table alone, a part of ffn).
+enum class BlockStage { kAll, kNorm, kAttn, kFfn, kTable };
 
 struct Qs8Norm {
   std::vector<int16_t> gain;
@@ -921,9 +960,10 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
   std::vector<uint16_t> probs(L);
   std::vector<uint8_t> tile(ek::qs8_attention_tile_bytes(L, hd, hd));
   std::vector<HeadScratch> heads_scratch(static_cast<size_t>(workers), HeadScratch(L, hd));
-  ek::QS8AddArgs add = {L, d, x.data(), d, 0, 1 << 19, o.data(), d, -3, 1 << 19, 20, 0, a.data(), d};
+  // x at zero point 0, every projection's output at -3 (Qs8Linear).
+  const ek::ResidualTerm res1 = ResTerm(0, -3), res2 = ResTerm(-3, -3);
   const bool all = stage == BlockStage::kAll;
-  // Row-wise steps (LayerNorm, residual adds, the activation) by rows.
+  // Row-wise steps (LayerNorm, the activation) by rows.
   auto by_rows = [&](uint64_t work_per_row, auto step) {
     w.For(L, w.Tasks(work_per_row * static_cast<uint64_t>(L), L), [&](int r0, int r1, int) { step(r0, r1 - r0); });
   };
@@ -936,16 +976,6 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
       t.qs8_layernorm(part);
     });
   };
-  auto residual = [&](const int8_t* ra, const int8_t* rb, int8_t* ry) {
-    by_rows(ek::kAddWorkPerElement * static_cast<uint64_t>(d), [&](int r0, int rows) {
-      ek::QS8AddArgs part = add;
-      part.rows = rows;
-      part.a = ra + static_cast<size_t>(r0) * d; part.b = rb + static_cast<size_t>(r0) * d;
-      part.y = ry + static_cast<size_t>(r0) * d;
-      t.qs8_add(part);
-    });
-  };
-  std::vector<int8_t> fo(x.size());
   const Qs8Linear* qkv[3] = {&wq, &wk, &wv};
   // Steps of rows [r0, r1) on a copy of the kernels' arguments.
   auto norm_rows = [&](const Qs8Norm& n, const int8_t* in, int8_t* out, int r0, int r1) {
@@ -955,15 +985,13 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
     part.y = out + static_cast<size_t>(r0) * d; part.y_stride = d;
     t.qs8_layernorm(part);
   };
-  auto add_rows = [&](const int8_t* ra, const int8_t* rb, int8_t* ry, int r0, int r1) {
-    ek::QS8AddArgs part = add;
-    part.rows = r1 - r0;
-    part.a = ra + static_cast<size_t>(r0) * d; part.b = rb + static_cast<size_t>(r0) * d;
-    part.y = ry + static_cast<size_t>(r0) * d;
-    t.qs8_add(part);
-  };
   auto linear_rows = [&](const Qs8Linear& l, const int8_t* in, int8_t* out, int r0, int r1) {
     l.Run(t, r1 - r0, in + static_cast<size_t>(r0) * l.in, l.in, out + static_cast<size_t>(r0) * l.out, l.out);
+  };
+  auto linear_res_rows = [&](const Qs8Linear& l, const int8_t* in, const int8_t* res, const ek::ResidualTerm& term,
+                             int8_t* out, int r0, int r1) {
+    const size_t at = static_cast<size_t>(r0) * l.out;
+    l.RunRes(t, r1 - r0, in + static_cast<size_t>(r0) * l.in, res + at, term, out + at);
   };
   // One pool call over row tiles (ek::chain_split), or `alone` (each step its own).
   auto chain = [&](uint64_t work_per_row, auto alone, auto rows) {
@@ -996,29 +1024,26 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
               linear_rows(wv, a.data(), vp.data(), r0, r1);
             });
       RunHeads(t, w, heads_scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), a.data());
-      chain(ud * ud + 2 * ek::kAddWorkPerElement * ud + ek::kLayerNormWorkPerElement * ud + 8 * ud * ud +
-                ek::kTableWorkPerElement * 4 * ud,
+      // h = x + out_proj(context) into o, LN2(h) into a (the context's
+      // rows are done with), y = h + fc2(...).
+      chain(ud * ud + ek::kLayerNormWorkPerElement * ud + 8 * ud * ud + ek::kTableWorkPerElement * 4 * ud,
             [&] {
-              RunLinear(t, w, wo, L, a.data(), o.data());
-              residual(x.data(), o.data(), a.data());
-              norm(n2, a.data(), o.data());
-              RunLinear(t, w, fc1, L, o.data(), hidden.data());
+              RunLinearRes(t, w, wo, L, a.data(), x.data(), res1, o.data());
+              norm(n2, o.data(), a.data());
+              RunLinear(t, w, fc1, L, a.data(), hidden.data());
               by_rows(ek::kTableWorkPerElement * static_cast<uint64_t>(f), [&](int r0, int rows) {
                 int8_t* h = hidden.data() + static_cast<size_t>(r0) * f;
                 t.qs8_lut(rows, f, h, f, gelu.data(), h, f);
               });
-              RunLinear(t, w, fc2, L, hidden.data(), fo.data());
-              residual(a.data(), fo.data(), y.data());
+              RunLinearRes(t, w, fc2, L, hidden.data(), o.data(), res2, y.data());
             },
             [&](int r0, int r1) {
-              linear_rows(wo, a.data(), o.data(), r0, r1);
-              add_rows(x.data(), o.data(), a.data(), r0, r1);
-              norm_rows(n2, a.data(), o.data(), r0, r1);
-              linear_rows(fc1, o.data(), hidden.data(), r0, r1);
+              linear_res_rows(wo, a.data(), x.data(), res1, o.data(), r0, r1);
+              norm_rows(n2, o.data(), a.data(), r0, r1);
+              linear_rows(fc1, a.data(), hidden.data(), r0, r1);
               int8_t* h = hidden.data() + static_cast<size_t>(r0) * f;
               t.qs8_lut(r1 - r0, f, h, f, gelu.data(), h, f);
-              linear_rows(fc2, hidden.data(), fo.data(), r0, r1);
-              add_rows(a.data(), fo.data(), y.data(), r0, r1);
+              linear_res_rows(fc2, hidden.data(), o.data(), res2, y.data(), r0, r1);
             });
       benchmark::DoNotOptimize(y.data());
       continue;
@@ -1028,10 +1053,9 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
       int8_t* const out3[3] = {q.data(), kp.data(), vp.data()};
       RunQkv(t, w, qkv, L, a.data(), out3);
       RunHeads(t, w, heads_scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
-      RunLinear(t, w, wo, L, ctx.data(), o.data());
+      RunLinearRes(t, w, wo, L, ctx.data(), x.data(), res1, o.data());  // h = x + out_proj(ctx), into o
     }
-    if (all || stage == BlockStage::kResidual) residual(x.data(), o.data(), a.data());  // h = x + o, into a
-    if (all || stage == BlockStage::kNorm) norm(n2, a.data(), q.data());
+    if (all || stage == BlockStage::kNorm) norm(n2, o.data(), q.data());
     if (all || stage == BlockStage::kFfn) RunLinear(t, w, fc1, L, q.data(), hidden.data());
     if (all || stage == BlockStage::kFfn || stage == BlockStage::kTable) {
       by_rows(ek::kTableWorkPerElement * static_cast<uint64_t>(f), [&](int r0, int rows) {
@@ -1039,8 +1063,9 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
         t.qs8_lut(rows, f, h, f, gelu.data(), h, f);
       });
     }
-    if (all || stage == BlockStage::kFfn) RunLinear(t, w, fc2, L, hidden.data(), o.data());
-    if (all || stage == BlockStage::kResidual) residual(a.data(), o.data(), y.data());  // y = h + ffn
+    if (all || stage == BlockStage::kFfn) {
+      RunLinearRes(t, w, fc2, L, hidden.data(), o.data(), res2, y.data());  // y = h + ffn
+    }
     benchmark::DoNotOptimize(y.data());
   }
   // The peers' convention (../shared/peers/common.hpp): 24 L d^2 + 4 L^2 d.
@@ -1049,8 +1074,8 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
 }
 
 // The block's row-wise primitives alone, each listed variant by name
-// (kernels/lists/qs8_{layernorm,add,lut}.inc): rows x width as the block at
-// L 128, d 128 runs them (LayerNorm and add over d, the table over 4 d).
+// (kernels/lists/qs8_{layernorm,lut}.inc): rows x width as the block at
+// L 128, d 128 runs them (LayerNorm over d, the table over 4 d).
 template <class Fn>
 void ForEachListed(const ek::Microkernel<Fn>* list, const std::function<void(const char*, Fn)>& reg) {
   for (; list->fn != nullptr; ++list) {
@@ -1067,16 +1092,6 @@ void BM_Qs8LayerNorm(benchmark::State& state, ek::Qs8LayerNormFn fn, int rows, i
   n.args.y = y.data(); n.args.y_stride = d;
   for (auto _ : state) {
     fn(n.args);
-    benchmark::DoNotOptimize(y.data());
-  }
-}
-
-void BM_Qs8Add(benchmark::State& state, ek::Qs8AddFn fn, int rows, int n) {
-  const auto a = RandS8(static_cast<size_t>(rows) * n, 22), b = RandS8(static_cast<size_t>(rows) * n, 23);
-  std::vector<int8_t> y(a.size());
-  const ek::QS8AddArgs args = {rows, n, a.data(), n, 0, 1 << 19, b.data(), n, -3, 1 << 19, 20, 0, y.data(), n};
-  for (auto _ : state) {
-    fn(args);
     benchmark::DoNotOptimize(y.data());
   }
 }
@@ -1168,9 +1183,6 @@ void RegisterKernels() {
   }
   ForEachListed<ek::Qs8LayerNormFn>(l.qs8_layernorm, [&](const char* name, ek::Qs8LayerNormFn fn) {
     reg(std::string("qs8_layernorm/rows:128/d:128/") + name, [=](benchmark::State& st) { BM_Qs8LayerNorm(st, fn, 128, 128); });
-  });
-  ForEachListed<ek::Qs8AddFn>(l.qs8_add, [&](const char* name, ek::Qs8AddFn fn) {
-    reg(std::string("qs8_add/rows:128/n:128/") + name, [=](benchmark::State& st) { BM_Qs8Add(st, fn, 128, 128); });
   });
   ForEachListed<ek::Qs8LutFn>(l.qs8_lut, [&](const char* name, ek::Qs8LutFn fn) {
     reg(std::string("qs8_lut/rows:128/n:512/") + name, [=](benchmark::State& st) { BM_Qs8Lut(st, fn, 128, 512); });
@@ -1299,7 +1311,6 @@ void RegisterAll() {
       const std::pair<const char*, BlockStage> stages[] = {{"norm", BlockStage::kNorm},
                                                            {"attn", BlockStage::kAttn},
                                                            {"ffn", BlockStage::kFfn},
-                                                           {"residual", BlockStage::kResidual},
                                                            {"table", BlockStage::kTable}};
       for (const auto& stage : stages) {
         const int L = shape[0], d = shape[1];

@@ -146,19 +146,18 @@ Tally Mha(int L, int d, int heads, int workers) {
 }
 
 // The pre-norm block as the runtime runs it (encoder_block.cc): norm1 with
-// Q, K and V in one chain, the attention core, every later step in another.
+// Q, K and V in one chain, the attention core, every later step in another
+// (the residual adds in out_proj's and fc2's epilogues, no steps of their own).
 Tally Block(int L, int d, int heads, int workers) {
   Tally t;
   Chain(&t, L, {{d, 0, ek::kLayerNormWorkPerElement}, {d, 3 * d, 0}}, workers);
   Attention(&t, L, d, heads, workers);
   Chain(&t, L,
         {{d, d, 0},
-         {d, 0, ek::kAddWorkPerElement},
          {d, 0, ek::kLayerNormWorkPerElement},
          {d, 4 * d, 0},
          {4 * d, 0, ek::kTableWorkPerElement},
-         {4 * d, d, 0},
-         {d, 0, ek::kAddWorkPerElement}},
+         {4 * d, d, 0}},
         workers);
   return t;
 }

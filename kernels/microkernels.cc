@@ -100,9 +100,6 @@ constexpr Microkernel<Qs8LayerNormFn> kQs8LayerNorm[] = {
 constexpr Microkernel<F32LayerNormFn> kF32LayerNorm[] = {
 #include "lists/f32_layernorm.inc"
     EA_LIST_END};
-constexpr Microkernel<Qs8AddFn> kQs8Add[] = {
-#include "lists/qs8_add.inc"
-    EA_LIST_END};
 constexpr Microkernel<F32AddFn> kF32Add[] = {
 #include "lists/f32_add.inc"
     EA_LIST_END};
@@ -172,7 +169,6 @@ constexpr KernelTable make_table(KernelPath p) {
                      pick(kQs8PvRow, p),
                      pick(kQs8LayerNorm, p),
                      pick(kF32LayerNorm, p),
-                     pick(kQs8Add, p),
                      pick(kF32Add, p),
                      pick(kQs8Lut, p),
                      pick(kF32Activation, p)};
@@ -185,7 +181,7 @@ constexpr int count_built() {
 }
 
 // Only the tables of the paths in this build (firmware keeps ref and its
-// own: 2 tables of 48 bytes on Cortex-M, not 8).
+// own: 2 tables of 72 bytes on Cortex-M, not 8).
 struct Tables {
   KernelTable table[count_built()];
 };
@@ -204,7 +200,7 @@ constexpr Tables kTables = make_tables();
 constexpr MicrokernelLists kLists = {kQs8Linear,   kQs8LinearRes, kF32Linear,     kQs8Attention,     kF32Attention,
                                      kQs8Additive, kF32Additive,   kQs8QkRow,         kQs8SoftmaxRow,
                                      kQs8SoftmaxExpRow, kQs8PvRow,   kQs8AttentionTile,
-                                     kQs8LayerNorm, kF32LayerNorm, kQs8Add, kF32Add, kQs8Lut,
+                                     kQs8LayerNorm, kF32LayerNorm, kF32Add, kQs8Lut,
                                      kF32Activation};
 
 }  // namespace

@@ -79,9 +79,8 @@ void qs8_linear_res_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features
                                const int32_t* mult, const int32_t* shift, int per_channel,
                                const QS8Residual& res, int8_t* y, int y_stride);
 
-// The transformer-block primitives (block.cc; contracts 4-6 of requant.h).
+// The transformer-block primitives (block.cc; contracts 4 and 6 of requant.h).
 void qs8_layernorm__avx2(const QS8LayerNormArgs& a);
-void qs8_add__avx2(const QS8AddArgs& a);
 void qs8_lut__avx2(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
                    int y_stride);
 
@@ -144,7 +143,6 @@ const Qs8AttnTileStages& qs8_attention_tile_stages__avx512vnni();
 
 // The transformer-block primitives on zmm (block_avx512.cc, AVX-512 F/BW/VL).
 void qs8_layernorm__avx512vnni(const QS8LayerNormArgs& a);
-void qs8_add__avx512vnni(const QS8AddArgs& a);
 // The table: qs8_lut__avx512bw by VPSHUFB (AVX-512 BW), qs8_lut__avx512vbmi by
 // VPERMI2B (lut_avx512vbmi.cc, AVX512_VBMI), and qs8_lut__avx512vnni, the
 // path's entry, runs the VBMI one where cpu_has_avx512vbmi() and the BW one

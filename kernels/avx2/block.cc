@@ -1,6 +1,6 @@
 // AVX2 kernels of the transformer blocks: the integer LayerNorm (requant.h
-// contract 4), the residual add (contract 5) and the activation table
-// (contract 6), bit-identical to kernels/ref/layernorm.cc and elementwise.cc.
+// contract 4) and the activation table (contract 6), bit-identical to
+// kernels/ref/layernorm.cc and elementwise.cc.
 #include <immintrin.h>
 
 #include <cstring>
@@ -134,42 +134,6 @@ void qs8_layernorm__avx2(const QS8LayerNormArgs& a) {
         _mm_store_si128(reinterpret_cast<__m128i*>(yb), ln_x16(r, rq, zp16, xb, gb, bb));
         std::memcpy(y + i, yb, n);
       }
-    }
-  }
-}
-
-// Contract 5 in wrapping int32: a A + b B + (2^(n-1) - zp_a A - zp_b B) is
-// the reference's sum modulo 2^32, and that sum fits int32 (A, B < 2^22,
-// |a - zp_a| <= 255), so the two agree; then one arithmetic shift.
-void qs8_add__avx2(const QS8AddArgs& a) {
-  const __m256i ma = _mm256_set1_epi32(a.a_mult), mb = _mm256_set1_epi32(a.b_mult);
-  const uint32_t c = (uint32_t{1} << (a.shift - 1)) - static_cast<uint32_t>(a.a_zp) * static_cast<uint32_t>(a.a_mult) -
-                     static_cast<uint32_t>(a.b_zp) * static_cast<uint32_t>(a.b_mult);
-  const __m256i vc = _mm256_set1_epi32(static_cast<int32_t>(c));
-  const __m128i sh = _mm_cvtsi32_si128(a.shift);
-  const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(a.y_zp));
-  auto sum8 = [&](__m128i av, __m128i bv) {
-    const __m256i s = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_cvtepi8_epi32(av), ma),
-                                       _mm256_mullo_epi32(_mm256_cvtepi8_epi32(bv), mb));
-    return _mm256_sra_epi32(_mm256_add_epi32(s, vc), sh);
-  };
-  auto add16 = [&](const int8_t* ap, const int8_t* bp) {
-    const __m128i av = load16(ap), bv = load16(bp);
-    return pack16_zp(sum8(av, bv), sum8(_mm_srli_si128(av, 8), _mm_srli_si128(bv, 8)), zp16);
-  };
-  for (int r = 0; r < a.rows; ++r) {
-    const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
-    const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
-    int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
-    int i = 0;
-    for (; i + 16 <= a.n; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(yr + i), add16(ar + i, br + i));
-    if (i < a.n) {
-      const int n = a.n - i;
-      alignas(16) int8_t ab[16] = {}, bb[16] = {}, yb[16];
-      std::memcpy(ab, ar + i, n);
-      std::memcpy(bb, br + i, n);
-      _mm_store_si128(reinterpret_cast<__m128i*>(yb), add16(ab, bb));
-      std::memcpy(yr + i, yb, n);
     }
   }
 }

@@ -1,6 +1,6 @@
 // AVX-512 (F, BW, VL) kernels of the transformer blocks for the AVX512-VNNI
 // path: the same integers as kernels/ref/layernorm.cc and elementwise.cc
-// (contracts 4-6 of requant.h) on 16 lanes, with masked loads and stores for
+// (contracts 4 and 6 of requant.h) on 16 lanes, with masked loads and stores for
 // the row tails. block.cc (AVX2) explains the arithmetic.
 #include <immintrin.h>
 
@@ -88,37 +88,6 @@ void qs8_layernorm__avx512vnni(const QS8LayerNormArgs& a) {
                                      _mm512_maskz_loadu_epi32(k, a.bias + i));
         _mm_mask_storeu_epi8(y + i, k, avx512::requantize_s8_x16(acc, rq, zp));
       }
-    }
-  }
-}
-
-// Contract 5 as in block.cc; VPMOVSDB saturates sum >> n + zp (|sum >> n|
-// < 2^30: no overflow) to int8.
-void qs8_add__avx512vnni(const QS8AddArgs& a) {
-  const __m512i ma = _mm512_set1_epi32(a.a_mult), mb = _mm512_set1_epi32(a.b_mult);
-  const uint32_t c = (uint32_t{1} << (a.shift - 1)) - static_cast<uint32_t>(a.a_zp) * static_cast<uint32_t>(a.a_mult) -
-                     static_cast<uint32_t>(a.b_zp) * static_cast<uint32_t>(a.b_mult);
-  const __m512i vc = _mm512_set1_epi32(static_cast<int32_t>(c));
-  const __m128i sh = _mm_cvtsi32_si128(a.shift);
-  const __m512i zp = _mm512_set1_epi32(a.y_zp);
-  auto add16 = [&](__m128i av, __m128i bv) {
-    const __m512i s = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_cvtepi8_epi32(av), ma),
-                                       _mm512_mullo_epi32(_mm512_cvtepi8_epi32(bv), mb));
-    return _mm512_cvtsepi32_epi8(_mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(s, vc), sh), zp));
-  };
-  for (int r = 0; r < a.rows; ++r) {
-    const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
-    const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
-    int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
-    int i = 0;
-    for (; i + 16 <= a.n; i += 16) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(yr + i),
-                       add16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ar + i)),
-                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(br + i))));
-    }
-    if (i < a.n) {
-      const __mmask16 k = tail16(a.n - i);
-      _mm_mask_storeu_epi8(yr + i, k, add16(_mm_maskz_loadu_epi8(k, ar + i), _mm_maskz_loadu_epi8(k, br + i)));
     }
   }
 }

@@ -26,8 +26,8 @@ set_source_files_properties(${_ea_avx2_dir}/attention_avx512vnni.cc PROPERTIES
 # The tiled attention (zmm Q.K and P.V tiles); same check.
 set_source_files_properties(${_ea_avx2_dir}/attention_tile_avx512vnni.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
-# The transformer-block kernels on zmm (LayerNorm, residual add, activation
-# table); same check (they need F, BW and VL only).
+# The transformer-block kernels on zmm (LayerNorm, activation table); same
+# check (they need F, BW and VL only).
 set_source_files_properties(${_ea_avx2_dir}/block_avx512.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
 # The activation table with VPERMI2B: reached from the AVX512-VNNI path only

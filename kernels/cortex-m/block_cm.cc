@@ -1,6 +1,6 @@
 // Cortex-M kernels of the transformer blocks: the integer LayerNorm
-// (requant.h contract 4), the residual add (contract 5) and the activation
-// table (contract 6); bit-identical to kernels/ref/layernorm.cc
+// (requant.h contract 4) and the activation table (contract 6);
+// bit-identical to kernels/ref/layernorm.cc
 // and elementwise.cc. The DSP forms exist on DSP-only builds (M4, M7, M33;
 // on Helium builds the cmsis-dsp table keeps the reference, as for the
 // softmax, cortexm_kernels.h).
@@ -22,11 +22,6 @@
 // The output requantization is per tensor: requant_cm.h's one-SMMLA form
 // (n = 31 - shift >= 33: a multiplier s_g 2^-f / s_out below 1/4); a
 // larger multiplier, or a zero point outside int8, takes the reference.
-//
-// Residual add: (a - zp_a) A + (b - zp_b) B + 2^(n-1) is computed as
-// a A + b B + C with C = 2^(n-1) - zp_a A - zp_b B in wrapping 32 bits: the
-// reference's sum fits int32 (A, B < 2^22, |a - zp_a| <= 255), so the two
-// are equal, and one arithmetic shift by n follows.
 #include "cortex-m/cortexm_kernels.h"
 
 #if (defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP) || (defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1))
@@ -45,16 +40,6 @@
 
 namespace edgeattn {
 namespace kernels {
-namespace {
-
-// C of the residual add (comment at the top).
-inline int32_t add_offset(const QS8AddArgs& a) {
-  return static_cast<int32_t>((uint32_t{1} << (a.shift - 1)) -
-                              static_cast<uint32_t>(a.a_zp) * static_cast<uint32_t>(a.a_mult) -
-                              static_cast<uint32_t>(a.b_zp) * static_cast<uint32_t>(a.b_mult));
-}
-
-}  // namespace
 
 #if EA_CM_DSP_ONLY
 namespace {
@@ -167,21 +152,6 @@ void qs8_layernorm__dsp(const QS8LayerNormArgs& a) {
   }
 }
 
-void qs8_add__dsp(const QS8AddArgs& a) {
-  const uint32_t ma = static_cast<uint32_t>(a.a_mult), mb = static_cast<uint32_t>(a.b_mult);
-  const uint32_t c = static_cast<uint32_t>(add_offset(a));
-  const int32_t n = a.shift, zp = a.y_zp;
-  for (int r = 0; r < a.rows; ++r) {
-    const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
-    const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
-    int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
-    for (const int8_t* const end = ar + a.n; ar != end;) {
-      const int32_t s = static_cast<int32_t>(static_cast<uint32_t>(*ar++) * ma + static_cast<uint32_t>(*br++) * mb + c);
-      *yr++ = static_cast<int8_t>(__ssat((s >> n) + zp, 8));
-    }
-  }
-}
-
 // Four bytes per word: each index sign-extended by SXTB (with its rotation)
 // into the table's middle, table + 128, and the four results packed into
 // one store (the reference reloads the table pointer per byte at -Os).
@@ -280,7 +250,7 @@ inline uint32_t recip_2p60(uint32_t r) {
 // (GCC's intrinsics: about 32 per 4). Registers: q0-q2; d', inv, M and the
 // offsets in four more Q registers; pointers with writeback in r0-r7 (the
 // widening loads and stores encode only low registers).
-// The output of an 8-element step (ln_row, qs8_add__helium): q0 and q2 (4
+// The output of ln_row's 8-element step: q0 and q2 (4
 // int32 each) saturated to int16 into the even and odd halfwords, the zero
 // point added with saturation, saturated to int8, and the 8 bytes stored by
 // one scatter at kOdd4's offsets.
@@ -345,6 +315,7 @@ __attribute__((always_inline)) inline void ln_row(const int8_t* x, int8_t* y, in
         : "q0", "q1", "lr", "memory");
   }
 }
+#undef EA_STORE_X8_ODD4
 #undef EA_LN_LOW_X4
 #undef EA_LN_LOAD_CENTER
 #undef EA_LN_AFFINE_OUTPUT
@@ -408,58 +379,6 @@ void qs8_layernorm__helium(const QS8LayerNormArgs& a) {
     }
   }
 }
-
-// 32-bit lanes (A, B < 2^22 need them): VMLAS (a A + C) and VMLA (+ b B)
-// in wrapping 32 bits (block comment at the top), VSHL by -n (the
-// arithmetic shift), ln_row's saturating output; 8 elements per step (17
-// instructions, two vectors of 4 stored as in ln_row), the rest 4 per step
-// tail-predicated (10). Rows that follow each other without a gap in a, b
-// and y run as one. A zero point outside int8 takes the reference.
-#define EA_ADD_X4(Q)                           \
-  "vldrb.s32 " Q ", [%[a]], #4\n"              \
-  "vldrb.s32 q1, [%[b]], #4\n"                 \
-  "vmlas.s32 " Q ", %q[ma], %[c]\n"            \
-  "vmla.s32 " Q ", q1, %[mb]\n"                \
-  "vshl.s32 " Q ", %[nn]\n"
-void qs8_add__helium(const QS8AddArgs& a) {
-  if (a.y_zp < -128 || a.y_zp > 127) {
-    qs8_add__ref(a);
-    return;
-  }
-  const int32_t c = add_offset(a), neg_n = -a.shift, mb = a.b_mult, zp = a.y_zp;
-  const int32x4_t ma = vdupq_n_s32(a.a_mult);
-  const uint16x8_t odd4 = vldrhq_u16(kOdd4);
-  int rows = a.rows, len = a.n;
-  if (a.a_stride == len && a.b_stride == len && a.y_stride == len) {
-    len *= rows;
-    rows = 1;
-  }
-  for (int r = 0; r < rows; ++r) {
-    const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
-    const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
-    int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
-    __asm__ volatile(  // reads and writes memory the operands do not name
-        "wls lr, %[n8], 3f\n"
-        "4:\n" EA_ADD_X4("q0") EA_ADD_X4("q2")
-        EA_STORE_X8_ODD4
-        "le lr, 4b\n"
-        "3:\n"
-        "wlstp.32 lr, %[n], 2f\n"
-        "1:\n" EA_ADD_X4("q0")
-        "vqmovnb.s32 q0, q0\n"
-        "vqadd.s16 q0, q0, %[zp]\n"
-        "vqmovnb.s16 q0, q0\n"
-        "vstrb.32 q0, [%[y]], #4\n"
-        "letp lr, 1b\n"
-        "2:\n"
-        : [a] "+l"(ar), [b] "+l"(br), [y] "+l"(yr)
-        : [n8] "r"(len >> 3), [n] "r"(len & 7), [ma] "w"(ma), [c] "r"(c), [mb] "r"(mb), [nn] "r"(neg_n),
-          [zp] "r"(zp), [odd4] "w"(odd4)
-        : "q0", "q1", "q2", "lr", "memory");
-  }
-}
-#undef EA_ADD_X4
-#undef EA_STORE_X8_ODD4
 
 // 16 bytes per step, tail-predicated: x + 128 (VADD.I8, as a byte offset
 // the same as x XOR 0x80), one byte gather from the table, the store; 5

@@ -96,12 +96,10 @@ void qs8_additive__helium(const QS8AdditiveArgs& a);
 
 // The transformer blocks' element-wise kernels (block_cm.cc): LayerNorm
 // (qs8_layernorm__ref's contract; SMLAD row sums, 32-bit step 4 with
-// SMMLA), the residual add (qs8_add__ref's) and the activation table
-// (qs8_lut__ref's, four bytes per word) on DSP-only builds; the three on
-// Helium (the table by a byte gather).
+// SMMLA) and the activation table (qs8_lut__ref's, four bytes per word) on
+// DSP-only builds; both on Helium (the table by a byte gather).
 #if EA_CM_DSP_ONLY
 void qs8_layernorm__dsp(const QS8LayerNormArgs& a);
-void qs8_add__dsp(const QS8AddArgs& a);
 void qs8_lut__dsp(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y, int y_stride);
 #endif
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
@@ -110,7 +108,6 @@ void qs8_lut__dsp(int rows, int n, const int8_t* x, int x_stride, const int8_t* 
 // digits (no libgcc 64-bit division).
 LayerNormRowScale layernorm_row_scale_helium(int d, int32_t sum, int32_t sum_sq, int64_t eps_term);
 void qs8_layernorm__helium(const QS8LayerNormArgs& a);
-void qs8_add__helium(const QS8AddArgs& a);
 void qs8_lut__helium(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
                      int y_stride);
 #endif

@@ -8,8 +8,8 @@
 # qs8_attention, and the score row and weighted sum of qs8_additive have ISA
 # versions (the DSP additive score row is the reference loop with 32-bit
 # requantization, Helium's a vector loop), with requant_cm.h's 32-bit
-# requantization; the transformer blocks' LayerNorm, residual add and
-# activation table have ISA versions in block_cm.cc; the additive layers'
+# requantization; the transformer blocks' LayerNorm and activation table
+# have ISA versions in block_cm.cc; the additive layers'
 # softmax (the reference driver's) and every f32 entry are the reference
 # functions. Included by
 # kernels/CMakeLists.txt (paths relative to kernels/).

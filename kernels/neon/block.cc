@@ -1,7 +1,6 @@
 // NEON kernels of the transformer blocks (Armv7-A and AArch64): the integer
-// LayerNorm (requant.h contract 4), the residual add (contract 5) and the
-// activation table (contract 6), bit-identical to kernels/ref/layernorm.cc
-// and elementwise.cc.
+// LayerNorm (requant.h contract 4) and the activation table (contract 6),
+// bit-identical to kernels/ref/layernorm.cc and elementwise.cc.
 #include <arm_neon.h>
 
 #include <cstring>
@@ -238,77 +237,6 @@ void qs8_layernorm__neon(const QS8LayerNormArgs& a) {
         ln_row_any<false>(f, r, q, zp, d, x, gain, bias, y);
       }
     }
-  }
-}
-
-// Contract 5. Zero points in [-128, 127] (contract 5's |a - zp_a| <= 255):
-// a - zp_a as int16 by one VSUBL per 8 lanes, then (a - zp_a) A + (b - zp_b) B
-// by VMUL and VMLA (the reference's int32 sum) and VRSHL by -n, which adds
-// 2^(n-1) and shifts without overflow, as the reference does. Other zero
-// points: a A + b B + (-zp_a A - zp_b B) in wrapping int32, equal to the same
-// sum modulo 2^32, and that sum fits int32, so the two agree.
-namespace {
-
-template <bool kZp8>
-void add_rows(const QS8AddArgs& a) {
-  const int32_t ma = a.a_mult, mb = a.b_mult;
-  const int32x4_t neg_n = vdupq_n_s32(-a.shift);
-  const int16x8_t zp = vdupq_n_s16(static_cast<int16_t>(a.y_zp));
-  const int8x8_t zpa8 = vdup_n_s8(static_cast<int8_t>(kZp8 ? a.a_zp : 0));
-  const int8x8_t zpb8 = vdup_n_s8(static_cast<int8_t>(kZp8 ? a.b_zp : 0));
-  const int32x4_t c = vdupq_n_s32(kZp8 ? 0 : static_cast<int32_t>(
-      0u - static_cast<uint32_t>(a.a_zp) * static_cast<uint32_t>(ma) - static_cast<uint32_t>(a.b_zp) * static_cast<uint32_t>(mb)));
-  auto sum4 = [&](int16x4_t av, int16x4_t bv) {
-    if (kZp8) return vrshlq_s32(vmlaq_n_s32(vmulq_n_s32(vmovl_s16(av), ma), vmovl_s16(bv), mb), neg_n);
-    return vrshlq_s32(vmlaq_n_s32(vmlaq_n_s32(c, vmovl_s16(av), ma), vmovl_s16(bv), mb), neg_n);
-  };
-  auto add16 = [&](int8x16_t av, int8x16_t bv) {
-    int16x8_t alo, ahi, blo, bhi;
-    if (kZp8) {
-      alo = vsubl_s8(vget_low_s8(av), zpa8);
-      blo = vsubl_s8(vget_low_s8(bv), zpb8);
-#if defined(__aarch64__)
-      ahi = vsubl_high_s8(av, vcombine_s8(zpa8, zpa8));
-      bhi = vsubl_high_s8(bv, vcombine_s8(zpb8, zpb8));
-#else
-      ahi = vsubl_s8(vget_high_s8(av), zpa8);
-      bhi = vsubl_s8(vget_high_s8(bv), zpb8);
-#endif
-    } else {
-      alo = vmovl_s8(vget_low_s8(av));
-      blo = vmovl_s8(vget_low_s8(bv));
-      ahi = vmovl_s8(vget_high_s8(av));
-      bhi = vmovl_s8(vget_high_s8(bv));
-    }
-    const int8x8_t lo = neon::add_zp_sat8(sum4(vget_low_s16(alo), vget_low_s16(blo)), sum4(vget_high_s16(alo), vget_high_s16(blo)), zp);
-    const int8x8_t hi = neon::add_zp_sat8(sum4(vget_low_s16(ahi), vget_low_s16(bhi)), sum4(vget_high_s16(ahi), vget_high_s16(bhi)), zp);
-    return vcombine_s8(lo, hi);
-  };
-  const int n = a.n;
-  for (int r = 0; r < a.rows; ++r) {
-    const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
-    const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
-    int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
-    int i = 0;
-    for (; i + 16 <= n; i += 16) vst1q_s8(yr + i, add16(vld1q_s8(ar + i), vld1q_s8(br + i)));
-    if (i < n) {  // the last 1-15 elements through zero-padded copies
-      const int m = n - i;
-      int8_t ab[16] = {}, bb[16] = {}, yb[16];
-      std::memcpy(ab, ar + i, m);
-      std::memcpy(bb, br + i, m);
-      vst1q_s8(yb, add16(vld1q_s8(ab), vld1q_s8(bb)));
-      std::memcpy(yr + i, yb, m);
-    }
-  }
-}
-
-}  // namespace
-
-void qs8_add__neon(const QS8AddArgs& a) {
-  if (a.a_zp >= -128 && a.a_zp <= 127 && a.b_zp >= -128 && a.b_zp <= 127) {
-    add_rows<true>(a);
-  } else {
-    add_rows<false>(a);
   }
 }
 

@@ -40,9 +40,8 @@ void qs8_pv_row__neon(int n, int v_dim, const uint16_t* probs, const int8_t* v, 
 // out[c] = sum_j p[j] v[j][c] (float, no allocation).
 void f32_pv_row__neon(int n, int v_dim, const float* p, const float* v, int v_stride, float* out);
 
-// The transformer-block primitives (block.cc; contracts 4-6 of requant.h).
+// The transformer-block primitives (block.cc; contracts 4 and 6 of requant.h).
 void qs8_layernorm__neon(const QS8LayerNormArgs& a);
-void qs8_add__neon(const QS8AddArgs& a);
 void qs8_lut__neon(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
                    int y_stride);
 

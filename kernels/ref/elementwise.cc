@@ -1,24 +1,12 @@
-// Reference element-wise kernels of the transformer blocks: the residual add
-// (requant.h contract 5), the int8 activation table (contract 6) and the
-// float activations and add.
+// Reference element-wise kernels of the transformer blocks: the int8
+// activation table (requant.h contract 6) and the float activations and
+// residual add (int8 blocks add theirs in qs8_linear_res's epilogue).
 #include <cmath>
 
 #include "edgeattn/kernels/ref.h"
-#include "edgeattn/kernels/requant.h"
 
 namespace edgeattn {
 namespace kernels {
-
-void qs8_add__ref(const QS8AddArgs& a) {
-  for (int r = 0; r < a.rows; ++r) {
-    const int8_t* ar = a.a + static_cast<ptrdiff_t>(r) * a.a_stride;
-    const int8_t* br = a.b + static_cast<ptrdiff_t>(r) * a.b_stride;
-    int8_t* yr = a.y + static_cast<ptrdiff_t>(r) * a.y_stride;
-    for (int i = 0; i < a.n; ++i) {
-      yr[i] = residual_add_s8(ar[i], br[i], a.a_zp, a.b_zp, a.a_mult, a.b_mult, a.shift, a.y_zp);
-    }
-  }
-}
 
 void qs8_lut__ref(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
                   int y_stride) {

@@ -179,7 +179,6 @@ TEST(SimdTest, TablesRunTheirListedVariants) {
   ExpectTableEntries("qs8_softmax_exp_row", l.qs8_softmax_exp_row, &ek::KernelTable::qs8_softmax_exp_row);
   ExpectTableEntries("qs8_pv_row", l.qs8_pv_row, &ek::KernelTable::qs8_pv_row);
   ExpectTableEntries("qs8_layernorm", l.qs8_layernorm, &ek::KernelTable::qs8_layernorm);
-  ExpectTableEntries("qs8_add", l.qs8_add, &ek::KernelTable::qs8_add);
   ExpectTableEntries("qs8_lut", l.qs8_lut, &ek::KernelTable::qs8_lut);
   if (l.f32_linear->fn != nullptr) {  // float kernels are in the build (not EA_INT8_ONLY)
     ExpectTableEntries("f32_linear", l.f32_linear, &ek::KernelTable::f32_linear);
@@ -1262,8 +1261,8 @@ TEST(SimdTest, SoftmaxRowExtremes) {
 
 
 // ---------------------------------------------------- transformer blocks ----
-// LayerNorm (contract 4), residual add (contract 5) and activation table
-// (contract 6): every listed variant against the reference, byte for byte,
+// LayerNorm (contract 4) and activation table (contract 6): every listed
+// variant against the reference, byte for byte,
 // with canaries after each row (a variant must not write past `dim`).
 
 constexpr int8_t kCanary = 0x5A;
@@ -1487,64 +1486,6 @@ TEST(SimdTest, Qs8LayerNormEveryOutputShift) {
       Multiplier(std::ldexp(rng.uniform(0.5, 0.999), shift), &c.args.mult, &c.args.shift);
       ASSERT_EQ(c.args.shift, shift);
       ExpectLnMatchesRef(variants, c, "shift " + std::to_string(shift) + " rep " + std::to_string(rep));
-    }
-  }
-}
-
-TEST(SimdTest, Qs8AddMatchesRefExactly) {
-  REQUIRE_VARIANTS(variants, qs8_add);
-  for (uint64_t seed = 0; seed < 400; ++seed) {
-    Rng rng(9700 + seed);
-    const int n = static_cast<int>(rng.uniform_int(0, 2) ? rng.uniform_int(1, 70) : rng.uniform_int(1, 4096));
-    const int rows = static_cast<int>(n <= 70 ? rng.uniform_int(1, 1024) : rng.uniform_int(1, 8));
-    ek::QS8AddArgs a = {};
-    a.rows = rows;
-    a.n = n;
-    a.a_stride = n + static_cast<int>(rng.uniform_int(0, 5));
-    a.b_stride = n + static_cast<int>(rng.uniform_int(0, 5));
-    a.y_stride = n + static_cast<int>(rng.uniform_int(1, 5));
-    const auto av = RandS8(rng, static_cast<size_t>(rows - 1) * a.a_stride + n);
-    const auto bv = RandS8(rng, static_cast<size_t>(rows - 1) * a.b_stride + n);
-    a.a = av.data();
-    a.b = bv.data();
-    a.a_zp = SampleZp(rng);
-    a.b_zp = SampleZp(rng);
-    a.y_zp = SampleZp(rng);
-    // Every shift 1..24 (seed order), multipliers up to the largest allowed.
-    a.shift = static_cast<int32_t>(1 + seed % ek::kAddMaxShift);
-    auto mult = [&]() {
-      switch (rng.uniform_int(0, 3)) {
-        case 0: return ek::kAddMaxMultiplier;
-        case 1: return static_cast<int32_t>(rng.uniform_int(0, 3));
-        default: return static_cast<int32_t>(rng.uniform_int(0, ek::kAddMaxMultiplier));
-      }
-    };
-    a.a_mult = mult();
-    a.b_mult = mult();
-    std::vector<int8_t> want(static_cast<size_t>(rows) * a.y_stride, kCanary);
-    a.y = want.data();
-    ek::qs8_add__ref(a);
-    for (const auto& uk : variants) {
-      std::vector<int8_t> got(want.size(), kCanary);
-      a.y = got.data();
-      uk.fn(a);
-      for (size_t j = 0; j < got.size(); ++j) {
-        ASSERT_EQ(got[j], want[j]) << uk.name << " row " << j / a.y_stride << " element " << j % a.y_stride
-                                   << " seed " << seed << " n " << n << " shift " << a.shift;
-      }
-      // In place over a (y == a, same stride).
-      std::vector<int8_t> inplace = av;
-      ek::QS8AddArgs b = a;
-      b.a = inplace.data();
-      b.y = inplace.data();
-      b.y_stride = a.a_stride;
-      uk.fn(b);
-      for (int r = 0; r < rows; ++r) {
-        for (int i = 0; i < n; ++i) {
-          ASSERT_EQ(inplace[static_cast<size_t>(r) * a.a_stride + i], want[static_cast<size_t>(r) * a.y_stride + i])
-              << uk.name << " in place, row " << r << " element " << i << " seed " << seed;
-        }
-      }
     }
   }
 }

@@ -9,8 +9,8 @@
 // strides > in_features, per-tensor and
 // per-channel requantization with shifts on both sides of requant_cm.h's
 // fast form (n = 31 - shift >= 32), and the extreme int8 values. The
-// transformer blocks' LayerNorm, residual add and activation table on ragged
-// widths, zero-variance and extreme rows, every add shift; on Helium the
+// transformer blocks' LayerNorm and activation table on ragged widths,
+// zero-variance and extreme rows; on Helium the
 // LayerNorm's row scale alone, at the ends of its square root and division.
 #include <cstring>
 
@@ -78,10 +78,10 @@ int32_t pick_acc() {
   }
 }
 
-// LayerNorm, add and table buffers: up to 4 rows of 100 (stride up to 108)
-// or one row of up to 1040.
+// LayerNorm and table buffers: up to 4 rows of 100 (stride up to 108) or
+// one row of up to 1040.
 constexpr int kBlockMax = 4 * 108 + 1040;
-alignas(16) int8_t g_bx[kBlockMax], g_bb[kBlockMax], g_by_ref[kBlockMax], g_by[kBlockMax];
+alignas(16) int8_t g_bx[kBlockMax], g_by_ref[kBlockMax], g_by[kBlockMax];
 alignas(16) int16_t g_gain[1040];
 alignas(16) int32_t g_lbias[1040];
 int8_t g_lut[256];
@@ -418,11 +418,11 @@ int main() {
     }
   }
   // The blocks' kernels: the path's own, not the reference, in the table
-  // (LayerNorm, add and activation table on both boards).
+  // (LayerNorm and activation table on both boards).
 #if EA_CM_SIMD
-  if (t.qs8_layernorm == qs8_layernorm__ref || t.qs8_add == qs8_add__ref || t.qs8_lut == qs8_lut__ref) {
+  if (t.qs8_layernorm == qs8_layernorm__ref || t.qs8_lut == qs8_lut__ref) {
     ++failed;
-    ea_cm::write_line("FAIL blocks: the table holds a reference LayerNorm, add or activation table");
+    ea_cm::write_line("FAIL blocks: the table holds a reference LayerNorm or activation table");
   }
 #endif
 #if EA_CM_SIMD && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
@@ -515,49 +515,6 @@ int main() {
       ea_cm::write_int(a.dim);
       ea_cm::write(" shift ");
       ea_cm::write_int(a.shift);
-      ea_cm::write_line("");
-    }
-  }
-  // Residual add: every shift 1..24, multipliers up to 2^22 - 1, extreme
-  // inputs and zero points, widths 1..70 at any byte offset.
-  for (int shift = 1; shift <= edgeattn::kernels::kAddMaxShift; ++shift) {
-    int bad = 0;
-    for (int i = 0; i < 30; ++i) {
-      QS8AddArgs a{};
-      a.n = range(1, 70);
-      a.rows = range(1, 4);
-      a.a_stride = a.n + range(0, 8);
-      a.b_stride = a.n + range(0, 8);
-      a.y_stride = a.n + range(0, 8);
-      const bool extreme = i % 5 == 0;
-      for (int j = 0; j < kBlockMax; ++j) {
-        g_bx[j] = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
-        g_bb[j] = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
-      }
-      const int32_t top = edgeattn::kernels::kAddMaxMultiplier;
-      a.a_mult = extreme ? top : range(0, top);
-      a.b_mult = extreme ? top : range(0, top);
-      a.a_zp = extreme ? (i & 1 ? 127 : -128) : range(-128, 127);
-      a.b_zp = extreme ? (i & 1 ? -128 : 127) : range(-128, 127);
-      a.y_zp = range(-128, 127);
-      a.shift = shift;
-      a.a = g_bx + range(0, 3);
-      a.b = g_bb + range(0, 3);
-      std::memset(g_by_ref, 0x5A, sizeof g_by_ref);
-      std::memset(g_by, 0x5A, sizeof g_by);
-      const int y_off = range(0, 3);
-      a.y = g_by_ref + y_off;
-      qs8_add__ref(a);
-      a.y = g_by + y_off;
-      t.qs8_add(a);
-      if (!same(g_by, g_by_ref, kBlockMax)) ++bad;
-    }
-    if (bad == 0) {
-      ++passed;
-    } else {
-      ++failed;
-      ea_cm::write("FAIL add shift ");
-      ea_cm::write_int(shift);
       ea_cm::write_line("");
     }
   }

@@ -67,11 +67,10 @@ using Qs8PvRowFn = void (*)(int n, int v_dim, const uint16_t* probs, const int8_
                             int v_stride, int32_t v_zp, int32_t pv_mult, int32_t pv_shift,
                             int32_t out_zp, int8_t* out);
 
-// The transformer-block primitives (contracts 4-6 of requant.h, ref.h).
+// The transformer-block primitives (contracts 4 and 6 of requant.h, ref.h).
 using Qs8LayerNormFn = void (*)(const QS8LayerNormArgs&);
 using F32LayerNormFn = void (*)(int rows, int dim, const float* x, int x_stride, float eps,
                                 const float* gain, const float* bias, float* y, int y_stride);
-using Qs8AddFn = void (*)(const QS8AddArgs&);
 using F32AddFn = void (*)(int rows, int n, const float* a, int a_stride, const float* b,
                           int b_stride, float* y, int y_stride);
 using Qs8LutFn = void (*)(int rows, int n, const int8_t* x, int x_stride, const int8_t* table,
@@ -102,7 +101,6 @@ struct KernelTable {
   Qs8PvRowFn qs8_pv_row;
   Qs8LayerNormFn qs8_layernorm;
   F32LayerNormFn f32_layernorm;
-  Qs8AddFn qs8_add;
   F32AddFn f32_add;
   Qs8LutFn qs8_lut;
   F32ActivationFn f32_activation;
@@ -136,7 +134,6 @@ struct MicrokernelLists {
   const Microkernel<Qs8AttnTileStagesFn>* qs8_attention_tile;  // tiling paths only, no reference
   const Microkernel<Qs8LayerNormFn>* qs8_layernorm;
   const Microkernel<F32LayerNormFn>* f32_layernorm;  // the f32 lists: only the end entry when EA_INT8_ONLY
-  const Microkernel<Qs8AddFn>* qs8_add;
   const Microkernel<F32AddFn>* f32_add;
   const Microkernel<Qs8LutFn>* qs8_lut;
   const Microkernel<F32ActivationFn>* f32_activation;

@@ -217,8 +217,8 @@ inline void f32_coverage_add_row(int limit, const float* p, float* c) {
 
 
 // ---------------------------------------------------- transformer blocks ----
-// LayerNorm, residual adds and activations: the integers of numerics
-// contracts 4-6 in requant.h. In-place use (y == x) is allowed.
+// LayerNorm, activations and the float residual add: the integers of
+// numerics contracts 4 and 6 in requant.h. In-place use (y == x) is allowed.
 
 // y[r] = LayerNorm(x[r]) over `dim` elements per row, requant.h contract 4.
 struct QS8LayerNormArgs {
@@ -236,16 +236,7 @@ void qs8_layernorm__ref(const QS8LayerNormArgs& a);
 void f32_layernorm__ref(int rows, int dim, const float* x, int x_stride, float eps,
                         const float* gain, const float* bias, float* y, int y_stride);
 
-// y = sat8(zp_y + ((a - zp_a) mult_a + (b - zp_b) mult_b + 2^(shift-1)) >> shift),
-// requant.h contract 5 (mult < 2^22, 1 <= shift <= 24).
-struct QS8AddArgs {
-  int rows, n;
-  const int8_t* a; int a_stride; int32_t a_zp, a_mult;
-  const int8_t* b; int b_stride; int32_t b_zp, b_mult;
-  int32_t shift, y_zp;
-  int8_t* y; int y_stride;
-};
-void qs8_add__ref(const QS8AddArgs& a);
+// Float residual add (int8 blocks add in their projections' epilogues, qs8_linear_res).
 void f32_add__ref(int rows, int n, const float* a, int a_stride, const float* b, int b_stride,
                   float* y, int y_stride);
 

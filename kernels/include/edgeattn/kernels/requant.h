@@ -261,24 +261,9 @@ inline int32_t layernorm_normalized_q(int32_t centered, const LayerNormRowScale&
 }
 
 // ---------------------------------------------------------------------------
-// Residual add (numerics contract 5): y = sat8(zp_y + round(r_a (a - zp_a) +
-// r_b (b - zp_b))) with r = s_in / s_y, as
-//   (A (a - zp_a) + B (b - zp_b) + 2^(n-1)) >> n,  A = round(r_a 2^n), B = round(r_b 2^n)
-// where the converter picks the largest n <= 24 with A, B < 2^22, so the sum
-// of two products (|a - zp_a| <= 255) stays inside int32, and n >= 1.
-// One rounding, one 32-bit multiply per input: the same integers on every path.
-// ---------------------------------------------------------------------------
-constexpr int32_t kAddMaxMultiplier = (int32_t{1} << 22) - 1;
-constexpr int32_t kAddMaxShift = 24;
-
-inline int8_t residual_add_s8(int32_t a, int32_t b, int32_t zp_a, int32_t zp_b, int32_t mult_a,
-                              int32_t mult_b, int32_t shift, int32_t zp_y) {
-  const int32_t sum = (a - zp_a) * mult_a + (b - zp_b) * mult_b;
-  const int32_t y = (sum + (int32_t{1} << (shift - 1))) >> shift;
-  return saturate_s8(y + zp_y);
-}
-
-// ---------------------------------------------------------------------------
+// Contract 5, a separate int8 add of two int8 tensors (model format 4), was
+// replaced by 5b: there is no int8 add kernel any more.
+//
 // Residual add in a projection's epilogue (numerics contract 5b): a block's
 // output projection and second FFN linear add the residual stream a from
 // their int32 sums, so the sub-layer output is never rounded to int8 on its

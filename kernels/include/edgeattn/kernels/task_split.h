@@ -22,10 +22,9 @@ constexpr uint64_t kDefaultMinTaskWork = uint64_t{1} << 17;
 
 // The row-wise steps' work per element in multiply-add equivalents (the
 // time one element takes against one int8 GEMM multiply-add on the VNNI
-// paths, measured at L 128, d 128: LayerNorm about 85, a residual add or an
-// activation-table lookup about 17), so that one threshold fits every part.
+// paths, measured at L 128, d 128: LayerNorm about 85, an activation-table
+// lookup about 17), so that one threshold fits every part.
 constexpr uint64_t kLayerNormWorkPerElement = 64;
-constexpr uint64_t kAddWorkPerElement = 16;
 constexpr uint64_t kTableWorkPerElement = 16;
 
 // Items [begin, end) of task t when n items go to `tasks` contiguous ranges
