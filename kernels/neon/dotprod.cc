@@ -577,6 +577,14 @@ struct LinearArgs {
 
 // The 48 bytes at p into three registers, p advanced past them (as
 // ld1x4_post; GCC 12 addresses each vld1q_s32_x3 of a block with an ADD).
+__attribute__((always_inline)) inline int32x4x4_t ld1x4_post(const int32_t*& p) {
+  int32x4x4_t v;
+  __asm__("ld1 {%S0.4s - %V0.4s}, [%1], #64"
+          : "=w"(v), "+r"(p)
+          : "m"(*reinterpret_cast<const int32_t(*)[16]>(p)));
+  return v;
+}
+
 __attribute__((always_inline)) inline int32x4x3_t ld1x3_post(const int32_t*& p) {
   int32x4x3_t v;
   __asm__("ld1 {%S0.4s - %U0.4s}, [%1], #48"
@@ -617,13 +625,13 @@ __attribute__((optimize("no-schedule-insns"), aligned(16))) void linear_tile(con
       tile_k_loop<R>(a, in_features, xm, x_stride, tail, wb);
     }
     if constexpr (Out::kFusedRq) {  // the epilogue multiplies by M (OutRes16)
-      int32x4_t m[4];
+      const int32x4x4_t l = ld1x4_post(qp);  // the fused layout: L of the 4 vectors, then M
+      const int32x4x4_t mv = ld1x4_post(qp);
+      const int32x4_t m[4] = {mv.val[0], mv.val[1], mv.val[2], mv.val[3]};
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
-        const int32x4x3_t q = ld1x3_post(qp);
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) a[r][c] = vqshlq_s32(a[r][c], q.val[0]);
-        m[c] = q.val[1];
+        for (int r = 0; r < R; ++r) a[r][c] = vqshlq_s32(a[r][c], l.val[c]);
       }
       out.template store<R>(a, m, out_rows, cnt - n < 16 ? cnt - n : 16, yr, n);
     } else {
@@ -711,11 +719,16 @@ __attribute__((always_inline)) inline void linear_rq(int rows, int out_features,
         s = vld1q_s32(st);
       }
       vst1q_s32(cb + i, b);
-      int32_t(*q)[4] = cq[i / 16].v[(i % 16) / 4];
-      // L = max(s + 1, 0); fused (every s >= 0, SQRDMULH): L = s
-      vst1q_s32(q[0], Out::kFusedRq ? s : vmaxq_s32(vaddq_s32(s, one), zero));
-      vst1q_s32(q[1], m);
-      vst1q_s32(q[2], vminq_s32(s, minus1));  // -R = min(s, -1)
+      if constexpr (Out::kFusedRq) {  // every s >= 0 (SQRDMULH): L = s; 32 values a block, L then M
+        int32_t* f = cq[0].v[0][0] + 32 * (i / 16) + i % 16;
+        vst1q_s32(f, s);
+        vst1q_s32(f + 16, m);
+      } else {
+        int32_t(*q)[4] = cq[i / 16].v[(i % 16) / 4];
+        vst1q_s32(q[0], vmaxq_s32(vaddq_s32(s, one), zero));  // L = max(s + 1, 0)
+        vst1q_s32(q[1], m);
+        vst1q_s32(q[2], vminq_s32(s, minus1));  // -R = min(s, -1)
+      }
       any_left = vmaxq_s32(any_left, s);
     }
     const bool left = vmaxvq_s32(any_left) >= 0;  // some L > 0 in the chunk
