@@ -559,7 +559,7 @@ bool split_offset16(int32_t mult, int32_t offset, int32_t* zp_a, int32_t* zp_y) 
 // Channels in chunks of 16 blocks: the chunk's biases (0 past out_features)
 // and requantization vectors are laid out once, then every row tile runs
 // over the chunk's blocks, its inputs packed (or its tails copied) once.
-constexpr int kChunkBlocks = 16;
+constexpr int kChunkBlocks = 32;
 // Tiles of 4 or 5 rows with in_features up to this pack their inputs
 // (tile_k_loop_packed; 5 x 528 bytes on the stack); longer rows load each
 // row's 16 bytes separately.
@@ -760,9 +760,9 @@ void qs8_linear_res_rq__neondot(int rows, int out_features, int in_features, con
                                 int per_channel, const int8_t* res, int res_stride, int32_t res_mult,
                                 int32_t res_shift, int32_t res_offset, int8_t* y, int y_stride) {
   int32_t zp_a = 0, zp_y = 0;
-  bool s_nonneg = true;
-  for (int i = 0; i < (per_channel ? out_features : 1); ++i) s_nonneg = s_nonneg && shift[i] >= 0;
-  if (res_shift == 16 && s_nonneg && split_offset16(res_mult, res_offset, &zp_a, &zp_y)) {
+  int32_t any_neg = 0;  // sign bit: some s < 0 (an OR, which GCC vectorizes)
+  for (int i = 0; i < (per_channel ? out_features : 1); ++i) any_neg |= shift[i];
+  if (res_shift == 16 && any_neg >= 0 && split_offset16(res_mult, res_offset, &zp_a, &zp_y)) {
     OutRes16 out;
     for (int l = 0; l < 4; ++l) out.k[0][l] = res_mult;
     for (int l = 0; l < 16; ++l) reinterpret_cast<int8_t*>(out.k[1])[l] = static_cast<int8_t>(zp_a);
