@@ -556,9 +556,11 @@ bool split_offset16(int32_t mult, int32_t offset, int32_t* zp_a, int32_t* zp_y) 
   return true;
 }
 
-// Channels in chunks of 16 blocks: the chunk's biases (0 past out_features)
+// Channels in chunks of 32 blocks: the chunk's biases (0 past out_features)
 // and requantization vectors are laid out once, then every row tile runs
 // over the chunk's blocks, its inputs packed (or its tails copied) once.
+// 32 (8 KB of stack, with kPackMaxK's rows 11 KB) covers a d-128 block's
+// 384- and 512-wide projections, so their row tiles are packed once.
 constexpr int kChunkBlocks = 32;
 // Tiles of 4 or 5 rows with in_features up to this pack their inputs
 // (tile_k_loop_packed; 5 x 528 bytes on the stack); longer rows load each
