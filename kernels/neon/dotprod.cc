@@ -374,6 +374,7 @@ __attribute__((always_inline)) inline int8x16_t load_residual(const int8_t* p, i
 // qs8_linear: + zp, saturated to int8 (narrow_store). A single vector, so it
 // is passed in a register, as the bare zp was.
 struct OutS8 {
+  static constexpr bool kFusedRq = false;
   int16x8_t zp;
   OutS8 at(int, int) const { return *this; }
   template <int R>
@@ -399,6 +400,7 @@ struct OutS8 {
 // struct (one LD1) when a block is stored: three more registers held across
 // the K loop would spill the 5-row tile's accumulators.
 struct OutRes {
+  static constexpr bool kFusedRq = false;
   int32_t k[3][4];  // A, C, -n in every lane
   const int8_t* res;
   ptrdiff_t res_stride;
@@ -453,10 +455,113 @@ struct OutRes {
   }
 };
 
-// Channels in chunks of 16 blocks: the chunk's biases (0 past out_features)
+// qs8_linear_res when n = 16, every channel's s >= 0 and C splits as
+// 2^15 + zp_y 2^16 - A zp_a with zp_a in [-128, 127] and |zp_y| <= 32640
+// (split_offset16; any such pair gives the same A a + C). Then
+//   sat8((y + A a + C) >> 16) = sat8(sat16(sat16((y + A (a - zp_a) + 2^15) >> 16) + zp_y))
+// exactly: a sum beyond int16 stays beyond int8 after adding |zp_y| <= 32640.
+// So a - zp_a comes from one SSUBL (as the SXTL it replaces), the rounding
+// and the shift from one SQRSHRN #16 and zp_y from one SQADD per 8 lanes:
+// no vector add of C. The requantization is fused too (kFusedRq): with every
+// s >= 0, requantize(x) = floor((x 2^s M + 2^30) / 2^31), which is SQRDMULH
+// of x << s (SQSHL by L = s) by M; SQRDMLAH adds it to A (a - zp_a) in one
+// instruction, saturating, instead of SQDMULH, SRSHL and MLA. Saturation
+// keeps the sign where x << s or the sum saturates, and both are then at
+// least 2^28 in magnitude (|A (a - zp_a)| < 2^28): -128 or 127 as in the
+// contract (see OutRes for the clamp). SQRDMLAH is Armv8.1 (RDM), which
+// every core with the dot product (Armv8.2) has.
+struct OutRes16 {
+  static constexpr bool kFusedRq = true;
+  int32_t k[3][4];  // A in every lane; zp_a in 16 bytes; zp_y in 8 halfwords
+  const int8_t* res;
+  ptrdiff_t res_stride;
+  OutRes16 at(int m, int n0) const {
+    OutRes16 o = *this;
+    o.res += static_cast<ptrdiff_t>(m) * res_stride + n0;
+    return o;
+  }
+  template <int R>
+  struct Rows {  // as OutRes::Rows
+    const int8_t* r[R];
+    explicit Rows(const OutRes16& o) {
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) r[i] = o.res + static_cast<ptrdiff_t>(i) * o.res_stride;
+    }
+  };
+  // Row r of a block: a the lanes shifted left by L, m the blocks' M.
+  template <bool kFull>
+  __attribute__((always_inline)) static void store_row(const int32x4_t (&a)[4], const int32x4_t (&m)[4],
+                                                       const int8_t* res, int cnt, int32x4_t mult, int8x16_t zpa,
+                                                       int16x8_t zpy, int8_t* y) {
+    const int8x16_t av = kFull ? vld1q_s8(res) : load_residual(res, cnt);
+    const int16x8_t lo = vsubl_s8(vget_low_s8(av), vget_low_s8(zpa)), hi = vsubl_high_s8(av, zpa);
+    int32x4_t s[4];
+    s[0] = vmulq_s32(vmovl_s16(vget_low_s16(lo)), mult);
+    s[1] = vmulq_s32(vmovl_high_s16(lo), mult);
+    s[2] = vmulq_s32(vmovl_s16(vget_low_s16(hi)), mult);
+    s[3] = vmulq_s32(vmovl_high_s16(hi), mult);
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) s[c] = vqrdmlahq_s32(s[c], a[c], m[c]);
+    const int16x8_t h0 = vqaddq_s16(vqrshrn_high_n_s32(vqrshrn_n_s32(s[0], 16), s[1], 16), zpy);
+    const int16x8_t h1 = vqaddq_s16(vqrshrn_high_n_s32(vqrshrn_n_s32(s[2], 16), s[3], 16), zpy);
+    const int8x16_t b = vqmovn_high_s16(vqmovn_s16(h0), h1);
+    if (kFull) {
+      vst1q_s8(y, b);
+    } else {
+      store_partial(y, b, cnt);
+    }
+  }
+  template <int R>
+  __attribute__((always_inline)) void store(const int32x4_t (&a)[R][4], const int32x4_t (&m)[4],
+                                            const Rows<R>& rows, int cnt, int8_t* const (&yr)[R],
+                                            ptrdiff_t n) const {
+    const int32x4x3_t k3 = vld1q_s32_x3(k[0]);
+    const int32x4_t mult = k3.val[0];
+    const int8x16_t zpa = vreinterpretq_s8_s32(k3.val[1]);
+    const int16x8_t zpy = vreinterpretq_s16_s32(k3.val[2]);
+    if (cnt == 16) {
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) store_row<true>(a[r], m, rows.r[r] + n, 16, mult, zpa, zpy, yr[r] + n);
+    } else {
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) store_row<false>(a[r], m, rows.r[r] + n, cnt, mult, zpa, zpy, yr[r] + n);
+    }
+  }
+};
+
+// zp_a in [-128, 127] and zp_y, |zp_y| <= 32640, with C = 2^15 + zp_y 2^16 -
+// A zp_a, if there are any: A zp_a = 2^15 - C (mod 2^16) solved with the
+// inverse of A's odd part (Newton's iteration; four steps give 48 bits).
+bool split_offset16(int32_t mult, int32_t offset, int32_t* zp_a, int32_t* zp_y) {
+  const uint32_t d = static_cast<uint32_t>(int64_t{32768} - offset) & 0xFFFFu;
+  int t = mult == 0 ? 16 : __builtin_ctz(static_cast<uint32_t>(mult));
+  if (t > 16) t = 16;
+  if ((d & ((1u << t) - 1)) != 0) return false;
+  const uint32_t mod = 1u << (16 - t);
+  int64_t z = 0;
+  if (mod > 1) {
+    const uint32_t odd = static_cast<uint32_t>(mult) >> t;
+    uint32_t inv = odd;
+    for (int i = 0; i < 4; ++i) inv *= 2u - odd * inv;
+    z = static_cast<int64_t>(((d >> t) * inv) & (mod - 1));  // [0, mod)
+    if (z > 127) z -= mod;                                    // the one in [-mod/2, mod/2) from mod 256 on
+  }
+  if (z < -128 || z > 127) return false;
+  const int64_t rest = static_cast<int64_t>(offset) - 32768 + static_cast<int64_t>(mult) * z;
+  if (rest % 65536 != 0) return false;  // cannot happen after the solve; kept as the definition
+  const int64_t y = rest / 65536;
+  if (y < -32640 || y > 32640) return false;
+  *zp_a = static_cast<int32_t>(z);
+  *zp_y = static_cast<int32_t>(y);
+  return true;
+}
+
+// Channels in chunks of 32 blocks: the chunk's biases (0 past out_features)
 // and requantization vectors are laid out once, then every row tile runs
 // over the chunk's blocks, its inputs packed (or its tails copied) once.
-constexpr int kChunkBlocks = 16;
+// 32 (8 KB of stack, with kPackMaxK's rows 11 KB) covers a d-128 block's
+// 384- and 512-wide projections, so their row tiles are packed once.
+constexpr int kChunkBlocks = 32;
 // Tiles of 4 or 5 rows with in_features up to this pack their inputs
 // (tile_k_loop_packed; 5 x 528 bytes on the stack); longer rows load each
 // row's 16 bytes separately.
@@ -474,6 +579,14 @@ struct LinearArgs {
 
 // The 48 bytes at p into three registers, p advanced past them (as
 // ld1x4_post; GCC 12 addresses each vld1q_s32_x3 of a block with an ADD).
+__attribute__((always_inline)) inline int32x4x4_t ld1x4_post(const int32_t*& p) {
+  int32x4x4_t v;
+  __asm__("ld1 {%S0.4s - %V0.4s}, [%1], #64"
+          : "=w"(v), "+r"(p)
+          : "m"(*reinterpret_cast<const int32_t(*)[16]>(p)));
+  return v;
+}
+
 __attribute__((always_inline)) inline int32x4x3_t ld1x3_post(const int32_t*& p) {
   int32x4x3_t v;
   __asm__("ld1 {%S0.4s - %U0.4s}, [%1], #48"
@@ -513,12 +626,24 @@ __attribute__((optimize("no-schedule-insns"), aligned(16))) void linear_tile(con
     } else {
       tile_k_loop<R>(a, in_features, xm, x_stride, tail, wb);
     }
+    if constexpr (Out::kFusedRq) {  // the epilogue multiplies by M (OutRes16)
+      const int32x4x4_t l = ld1x4_post(qp);  // the fused layout: L of the 4 vectors, then M
+      const int32x4x4_t mv = ld1x4_post(qp);
+      const int32x4_t m[4] = {mv.val[0], mv.val[1], mv.val[2], mv.val[3]};
 #pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) {
-      const int32x4x3_t q = ld1x3_post(qp);
-      requant_col<R, kLeft>(a, c, q.val[0], q.val[1], q.val[2]);
+      for (int c = 0; c < 4; ++c) {
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) a[r][c] = vqshlq_s32(a[r][c], l.val[c]);
+      }
+      out.template store<R>(a, m, out_rows, cnt - n < 16 ? cnt - n : 16, yr, n);
+    } else {
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        const int32x4x3_t q = ld1x3_post(qp);
+        requant_col<R, kLeft>(a, c, q.val[0], q.val[1], q.val[2]);
+      }
+      out.template store<R>(a, out_rows, cnt - n < 16 ? cnt - n : 16, yr, n);
     }
-    out.template store<R>(a, out_rows, cnt - n < 16 ? cnt - n : 16, yr, n);
   }
 }
 
@@ -526,7 +651,9 @@ template <int R, bool kPacked, class Out>
 void linear_rows_as(const LinearArgs& p, const int8_t* xm, int n0, int cnt, const int32_t* cb, const RqBlock* cq,
                     bool left, Out out, const int8_t* tail, int8_t* ym) {
   const int8_t* wb = p.w + static_cast<ptrdiff_t>(n0 / 16) * p.block_bytes;
-  if (left) {
+  if constexpr (Out::kFusedRq) {  // always shifts left (by s >= 0)
+    linear_tile<R, true, kPacked>(p, xm, tail, wb, cb, cq, out, cnt, ym);
+  } else if (left) {
     linear_tile<R, true, kPacked>(p, xm, tail, wb, cb, cq, out, cnt, ym);
   } else {
     linear_tile<R, false, kPacked>(p, xm, tail, wb, cb, cq, out, cnt, ym);
@@ -594,10 +721,16 @@ __attribute__((always_inline)) inline void linear_rq(int rows, int out_features,
         s = vld1q_s32(st);
       }
       vst1q_s32(cb + i, b);
-      int32_t(*q)[4] = cq[i / 16].v[(i % 16) / 4];
-      vst1q_s32(q[0], vmaxq_s32(vaddq_s32(s, one), zero));  // L = max(s + 1, 0)
-      vst1q_s32(q[1], m);
-      vst1q_s32(q[2], vminq_s32(s, minus1));  // -R = min(s, -1)
+      if constexpr (Out::kFusedRq) {  // every s >= 0 (SQRDMULH): L = s; 32 values a block, L then M
+        int32_t* f = cq[0].v[0][0] + 32 * (i / 16) + i % 16;
+        vst1q_s32(f, s);
+        vst1q_s32(f + 16, m);
+      } else {
+        int32_t(*q)[4] = cq[i / 16].v[(i % 16) / 4];
+        vst1q_s32(q[0], vmaxq_s32(vaddq_s32(s, one), zero));  // L = max(s + 1, 0)
+        vst1q_s32(q[1], m);
+        vst1q_s32(q[2], vminq_s32(s, minus1));  // -R = min(s, -1)
+      }
       any_left = vmaxq_s32(any_left, s);
     }
     const bool left = vmaxvq_s32(any_left) >= 0;  // some L > 0 in the chunk
@@ -628,6 +761,19 @@ void qs8_linear_res_rq__neondot(int rows, int out_features, int in_features, con
                                 const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
                                 int per_channel, const int8_t* res, int res_stride, int32_t res_mult,
                                 int32_t res_shift, int32_t res_offset, int8_t* y, int y_stride) {
+  int32_t zp_a = 0, zp_y = 0;
+  int32_t any_neg = 0;  // sign bit: some s < 0 (an OR, which GCC vectorizes)
+  for (int i = 0; i < (per_channel ? out_features : 1); ++i) any_neg |= shift[i];
+  if (res_shift == 16 && any_neg >= 0 && split_offset16(res_mult, res_offset, &zp_a, &zp_y)) {
+    OutRes16 out;
+    for (int l = 0; l < 4; ++l) out.k[0][l] = res_mult;
+    for (int l = 0; l < 16; ++l) reinterpret_cast<int8_t*>(out.k[1])[l] = static_cast<int8_t>(zp_a);
+    for (int l = 0; l < 8; ++l) reinterpret_cast<int16_t*>(out.k[2])[l] = static_cast<int16_t>(zp_y);
+    out.res = res;
+    out.res_stride = res_stride;
+    linear_rq(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, out, y, y_stride);
+    return;
+  }
   OutRes out;
   for (int l = 0; l < 4; ++l) {
     out.k[0][l] = res_mult;

@@ -390,6 +390,54 @@ TEST(SimdTest, Qs8LinearResMatchesRefExactly) {
   }
 }
 
+// The block's usual case, n = 16 with every channel's s >= 0, which the
+// dot-product path runs with SQRDMLAH and an offset split into the zero points
+// (OutRes16 in dotprod.cc): multipliers around 2^16 and at the edges (0, 2^16,
+// 2^20 - 1, many trailing zeros), s up to kMaxShift (x << s saturates), large
+// biases, and now and then an offset of no zero-point pair (the other epilogue).
+TEST(SimdTest, Qs8LinearResShift16MatchesRefExactly) {
+  REQUIRE_VARIANTS(variants, qs8_linear_res);
+  const int32_t kEdgeMults[] = {0, 1, 1 << 16, (1 << 16) + (1 << 15), 3 << 17, ek::kResidualMaxMultiplier, 1 << 19};
+  for (uint64_t seed = 0; seed < 120; ++seed) {
+    Rng rng(17000 + seed);
+    const int rows = static_cast<int>(rng.uniform_int(1, 16));
+    const int out = rng.uniform_int(0, 1) ? kDims[rng.uniform_int(0, 10)] : static_cast<int>(rng.uniform_int(1, 300));
+    const int in = rng.uniform_int(0, 1) ? SampleDim(rng) : static_cast<int>(rng.uniform_int(1, 600));
+    const int r_stride = out + static_cast<int>(rng.uniform_int(0, 5));
+    const auto x = RandS8(rng, static_cast<size_t>(rows) * in);
+    const auto res = RandS8(rng, static_cast<size_t>(rows - 1) * r_stride + out);
+    const auto w = PackedWithGarbagePadding(rng, out, in, RandS8(rng, static_cast<size_t>(out) * in));
+    ek::ResidualTerm term = {};
+    term.shift = ek::kResidualMaxShift;
+    term.mult = seed % 4 == 3 ? kEdgeMults[seed / 4 % 7]
+                              : static_cast<int32_t>(std::lround(rng.uniform(0.3, 3.0) * std::ldexp(1.0, 16)));
+    const int32_t a_zp = SampleZp(rng), y_zp = SampleZp(rng);
+    term.offset = seed % 8 == 5 ? static_cast<int32_t>(rng.uniform_int(-(1 << 27), 1 << 27))
+                                : (int32_t{1} << 15) + y_zp * (int32_t{1} << 16) - term.mult * a_zp;
+    std::vector<int32_t> bias(out), mult(out), shift(out);
+    const int per_channel = static_cast<int>(rng.uniform_int(0, 1));
+    const int32_t bias_mag = rng.uniform_int(0, 3) == 0 ? (1 << 28) : (1 << 16);
+    for (auto& b : bias) b = static_cast<int32_t>(rng.uniform_int(-bias_mag, bias_mag));
+    for (int n = 0; n < out; ++n) {
+      mult[n] = static_cast<int32_t>(rng.uniform_int(1 << 30, INT32_MAX));
+      shift[n] = rng.uniform_int(0, 15) == 0 ? ek::kMaxShift : static_cast<int32_t>(rng.uniform_int(0, 10));
+    }
+    const ek::QS8Residual r = {res.data(), r_stride, term};
+    std::vector<int8_t> want(static_cast<size_t>(rows) * out, 0x5A);
+    Ref().qs8_linear_res(rows, out, in, x.data(), in, w.data(), bias.data(), mult.data(), shift.data(), per_channel,
+                         r, want.data(), out);
+    for (const auto& uk : variants) {
+      std::vector<int8_t> got(want.size(), 0x5A);
+      uk.fn(rows, out, in, x.data(), in, w.data(), bias.data(), mult.data(), shift.data(), per_channel, r, got.data(),
+            out);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << uk.name << " index " << i << " seed " << seed << " rows " << rows << " out "
+                                   << out << " in " << in << " A " << term.mult;
+      }
+    }
+  }
+}
+
 TEST(SimdTest, F32LinearWithinBound) {
   REQUIRE_VARIANTS(variants, f32_linear);
   for (uint64_t seed = 0; seed < 60; ++seed) {
