@@ -388,6 +388,27 @@ struct OutS8 {
   }
 };
 
+// The residual rows of the epilogues that add one (OutRes, OutRes16): at()
+// moves to row m, column n0 of a tile, Rows<R> holds its R rows' pointers.
+template <class Out>
+struct ResidualRows {
+  const int8_t* res;
+  ptrdiff_t res_stride;
+  Out at(int m, int n0) const {
+    Out o = static_cast<const Out&>(*this);
+    o.res += static_cast<ptrdiff_t>(m) * res_stride + n0;
+    return o;
+  }
+  template <int R>
+  struct Rows {
+    const int8_t* r[R];
+    explicit Rows(const ResidualRows& o) {
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) r[i] = o.res + static_cast<ptrdiff_t>(i) * o.res_stride;
+    }
+  };
+};
+
 // qs8_linear_res (residual_epilogue_s8 in requant.h, which this file may not
 // include): sat8((y + A a + C) >> n) per lane, y the lane requantized as
 // above, a the residual byte. The contract's clamp of y to +-2^29 is left
@@ -399,24 +420,9 @@ struct OutS8 {
 // |y| <= 2^30 keeps the sum inside int32. {A, C, -n} are loaded from the
 // struct (one LD1) when a block is stored: three more registers held across
 // the K loop would spill the 5-row tile's accumulators.
-struct OutRes {
+struct OutRes : ResidualRows<OutRes> {
   static constexpr bool kFusedRq = false;
   int32_t k[3][4];  // A, C, -n in every lane
-  const int8_t* res;
-  ptrdiff_t res_stride;
-  OutRes at(int m, int n0) const {
-    OutRes o = *this;
-    o.res += static_cast<ptrdiff_t>(m) * res_stride + n0;
-    return o;
-  }
-  template <int R>
-  struct Rows {
-    const int8_t* r[R];
-    explicit Rows(const OutRes& o) {
-#pragma GCC unroll 8
-      for (int i = 0; i < R; ++i) r[i] = o.res + static_cast<ptrdiff_t>(i) * o.res_stride;
-    }
-  };
   // Row r of a block: 16 lanes, or the first cnt (the layer's last block).
   template <bool kFull>
   __attribute__((always_inline)) static void store_row(const int32x4_t (&a)[4], const int8_t* res, int cnt,
@@ -470,24 +476,9 @@ struct OutRes {
 // least 2^28 in magnitude (|A (a - zp_a)| < 2^28): -128 or 127 as in the
 // contract (see OutRes for the clamp). SQRDMLAH is Armv8.1 (RDM), which
 // every core with the dot product (Armv8.2) has.
-struct OutRes16 {
+struct OutRes16 : ResidualRows<OutRes16> {
   static constexpr bool kFusedRq = true;
   int32_t k[3][4];  // A in every lane; zp_a in 16 bytes; zp_y in 8 halfwords
-  const int8_t* res;
-  ptrdiff_t res_stride;
-  OutRes16 at(int m, int n0) const {
-    OutRes16 o = *this;
-    o.res += static_cast<ptrdiff_t>(m) * res_stride + n0;
-    return o;
-  }
-  template <int R>
-  struct Rows {  // as OutRes::Rows
-    const int8_t* r[R];
-    explicit Rows(const OutRes16& o) {
-#pragma GCC unroll 8
-      for (int i = 0; i < R; ++i) r[i] = o.res + static_cast<ptrdiff_t>(i) * o.res_stride;
-    }
-  };
   // Row r of a block: a the lanes shifted left by L, m the blocks' M.
   template <bool kFull>
   __attribute__((always_inline)) static void store_row(const int32x4_t (&a)[4], const int32x4_t (&m)[4],
