@@ -267,7 +267,7 @@ inline int32_t layernorm_normalized_q(int32_t centered, const LayerNormRowScale&
 // Residual add in a projection's epilogue (numerics contract 5b): a block's
 // output projection and second FFN linear add the residual stream a from
 // their int32 sums, so the sub-layer output is never rounded to int8 on its
-// own (docs/quantization.md, "Residual in the epilogue"):
+// own (docs/quantization.md, "Residual adds"):
 //   y = sat8((clamp(requantize(acc, M_c, s_c), -2^29, 2^29) + A a + C) >> n)
 // (M_c, s_c) maps the projection's sum to the output's int8 step times 2^n
 // (r_c = s_x s_w,c 2^n / s_y), A = round(s_a 2^n / s_y) in [0, 2^20), and
