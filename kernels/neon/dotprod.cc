@@ -568,8 +568,9 @@ struct LinearArgs {
   int y_stride;
 };
 
-// The 48 bytes at p into three registers, p advanced past them (as
-// ld1x4_post; GCC 12 addresses each vld1q_s32_x3 of a block with an ADD).
+// The int32 forms of ld1x4_post (64 bytes, four registers) and of three
+// registers (48 bytes), p advanced past them: a block's requantization
+// vectors (GCC 12 addresses each vld1q_s32_x3 of a block with an ADD).
 __attribute__((always_inline)) inline int32x4x4_t ld1x4_post(const int32_t*& p) {
   int32x4x4_t v;
   __asm__("ld1 {%S0.4s - %V0.4s}, [%1], #64"
