@@ -73,7 +73,7 @@ ActQuantParams activation_input_quant(Activation act, const ActQuantParams& in, 
 // Contract 5b, the residual a added in the epilogue of the projection that
 // computes the other term: A = round(s_a / s_y 2^n), the largest n <= 16
 // with A below 2^20 (the projection's requant then carries 2^n:
-// quantize_linear_res).
+// quantize_linear's out_shift).
 struct QuantAdd {
   ActQuantParams a, output;
   int32_t a_multiplier = 0, shift = 0;

@@ -18,7 +18,7 @@ Requant requant(double real, const std::string& what) {
 }
 
 QuantLinear quantize_linear(const FloatLinear& l, const ActQuantParams& input,
-                            const ActQuantParams& output, const std::string& what) {
+                            const ActQuantParams& output, const std::string& what, int32_t out_shift) {
   QuantLinear q;
   q.in = l.in;
   q.out = l.out;
@@ -53,18 +53,7 @@ QuantLinear quantize_linear(const FloatLinear& l, const ActQuantParams& input,
     }
     q.bias[static_cast<size_t>(n)] = static_cast<int32_t>(folded);
     q.requant[static_cast<size_t>(n)] =
-        requant(s_acc / output.scale, what + " channel " + std::to_string(n));
-  }
-  return q;
-}
-
-QuantLinear quantize_linear_res(const FloatLinear& l, const ActQuantParams& input, const ActQuantParams& output,
-                                int32_t shift, const std::string& what) {
-  QuantLinear q = quantize_linear(l, input, output, what);
-  for (int n = 0; n < l.out; ++n) {
-    const double s_acc = input.scale * static_cast<double>(q.w_scale[static_cast<size_t>(n)]);
-    q.requant[static_cast<size_t>(n)] =
-        requant(std::ldexp(s_acc / output.scale, shift), what + " channel " + std::to_string(n));
+        requant(std::ldexp(s_acc / output.scale, out_shift), what + " channel " + std::to_string(n));
   }
   return q;
 }

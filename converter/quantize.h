@@ -35,13 +35,11 @@ struct QuantLinear {
   ActQuantParams input, output;
 };
 
-// `what` names the layer/tensor in errors.
+// `what` names the layer/tensor in errors. out_shift > 0: a block's out_proj
+// or fc2 with a residual add in its epilogue (requant.h contract 5b), output
+// at the add's output, requant s_in s_w[n] 2^out_shift / s_out.
 QuantLinear quantize_linear(const FloatLinear& l, const ActQuantParams& input,
-                            const ActQuantParams& output, const std::string& what);
-// A block's out_proj or fc2 with a residual add in its epilogue (requant.h
-// contract 5b): output at the add's output, requant s_in s_w[n] 2^shift / s_out.
-QuantLinear quantize_linear_res(const FloatLinear& l, const ActQuantParams& input, const ActQuantParams& output,
-                                int32_t shift, const std::string& what);
+                            const ActQuantParams& output, const std::string& what, int32_t out_shift = 0);
 
 // Symmetric per-tensor int8 vector: scale = max|x| / 127 (1 if all zero).
 struct QuantVector {

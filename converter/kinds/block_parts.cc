@@ -81,7 +81,7 @@ flatbuffers::Offset<fb::FeedForward> ffn_table_s8(ModelWriter& w, const FloatFfn
   const ActQuantParams h = activation_input_quant(f.act, hidden, act);
   const QuantLinear q1 = quantize_linear(f.fc1, in, h, what + ": " + f.fc1.w_name);
   const std::string w2 = what + ": " + f.fc2.w_name;
-  const QuantLinear q2 = residual != nullptr ? quantize_linear_res(f.fc2, act, residual->output, residual->shift, w2)
+  const QuantLinear q2 = residual != nullptr ? quantize_linear(f.fc2, act, residual->output, w2, residual->shift)
                                              : quantize_linear(f.fc2, act, out, w2);
   const std::vector<int8_t> table = activation_table(f.act, h, act);
   const auto l1 = w.LinearS8(q1, f.fc1), l2 = w.LinearS8(q2, f.fc2);

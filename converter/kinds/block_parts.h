@@ -30,7 +30,7 @@ Activation read_activation(const SpecFields& f, const char* def);
 flatbuffers::Offset<fb::LayerNorm> norm_table_s8(ModelWriter& w, const FloatNorm& n, const ActQuantParams& in,
                                                  const ActQuantParams& out, const std::string& what);
 // With a block's residual add, fc2 computes it in its epilogue (output at
-// the add's output, quantize_linear_res) and `out` is not used.
+// the add's output, quantize_linear's out_shift) and `out` is not used.
 flatbuffers::Offset<fb::FeedForward> ffn_table_s8(ModelWriter& w, const FloatFfn& f, const ActQuantParams& in,
                                                   const ActQuantParams& hidden, const ActQuantParams& act,
                                                   const ActQuantParams& out, const std::string& what,

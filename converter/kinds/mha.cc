@@ -232,7 +232,7 @@ flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const F
   const QuantLinear v = quantize_linear(P.v_proj, vin, vo, at + ": " + P.v_proj.w_name);
   const std::string o_what = at + ": " + P.out_proj.w_name;
   const QuantLinear o = residual != nullptr
-                            ? quantize_linear_res(P.out_proj, ctx, residual->output, residual->shift, o_what)
+                            ? quantize_linear(P.out_proj, ctx, residual->output, o_what, residual->shift)
                             : quantize_linear(P.out_proj, ctx, out, o_what);
   const Requant score = requant(qo.scale * ko.scale * P.scale * kLog2e * 65536.0, at + ": softmax score");
   const Requant pv = requant(vo.scale / (32768.0 * ctx.scale), at + ": softmax output");

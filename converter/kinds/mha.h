@@ -23,7 +23,7 @@ struct MhaParams : KindParamsOf<MhaParams> {
 // The MultiHeadAttention table of L (kinds::kMha.write_s8 / write_f32 return
 // it as the layer's options; a composite may store it as a field of its own).
 // With a block's residual add, out_proj computes it in its epilogue
-// (quantize_linear_res) instead of writing the attention's own output.
+// (quantize_linear's out_shift) instead of writing the attention's own output.
 flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c,
                                                          const QuantAdd* residual = nullptr);
 flatbuffers::Offset<fb::MultiHeadAttention> mha_table_f32(ModelWriter& w, const FloatLayer& L);
