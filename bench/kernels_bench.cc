@@ -1225,8 +1225,25 @@ void RegisterKernels() {
   }
 }
 
+// One hand-over of the targets/linux pool: a parallel_for of one empty
+// task per worker, what every pool call of a layer costs on top of its work.
+void BM_PoolCall(benchmark::State& state, int workers) {
+  Workers w(workers);
+  struct alignas(64) Hit {
+    int count;
+  };
+  std::vector<Hit> hits(static_cast<size_t>(workers));  // a cache line per task
+  for (auto _ : state) {
+    w.For(workers, workers, [&](int begin, int, int) { benchmark::DoNotOptimize(++hits[static_cast<size_t>(begin)].count); });
+  }
+}
+
 void RegisterAll() {
   RegisterKernels();
+  for (int n : {2, 4}) {  // 4: for boards with 4 cores (on fewer, threads wait for a core)
+    benchmark::RegisterBenchmark(("pool_call/workers:" + std::to_string(n)).c_str(),
+                                 [=](benchmark::State& st) { BM_PoolCall(st, n); });
+  }
   for (int i = 0; i < static_cast<int>(ek::KernelPath::kCount); ++i) {
     const auto p = static_cast<ek::KernelPath>(i);
     if (!ek::kernel_path_supported(p)) continue;

@@ -24,13 +24,13 @@ namespace edgeattn_linux {
 class ThreadPool {
  public:
   // `threads` >= 1 workers in all: the calling thread plus threads - 1 others.
-  explicit ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
-    for (int i = 1; i < threads_; ++i) others_.emplace_back([this] { Work(); });
+  explicit ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads), done_(threads_ > 1 ? threads_ - 1 : 0) {
+    for (int i = 1; i < threads_; ++i) others_.emplace_back([this, i] { Work(i); });
   }
   ~ThreadPool() {
+    stop_.store(true);
     {
       const std::lock_guard<std::mutex> hold(lock_);
-      stop_.store(true);
     }
     start_.notify_all();
     for (std::thread& t : others_) t.join();
@@ -50,36 +50,37 @@ class ThreadPool {
 
   // Runs task(arg, i) for i in 0..n-1 on the pool and the calling thread;
   // returns when all are done. One call at a time (one interpreter per pool,
-  // or callers that take turns). Every thread checks in for every call, so
-  // none can still be in the previous one when the next is published; idle
-  // threads spin briefly before they sleep, because a call is often only
-  // tens of microseconds of work.
+  // or callers that take turns). Thread k runs tasks k, k + threads, ...
+  // (the runtime asks for at most one task per worker), so the hand-over is
+  // one cache line out (the call) and one back per thread (its check-in),
+  // nothing shared is written by two threads; every thread checks in for
+  // every call, so none can still be in the previous one when the next is
+  // published. Waiting threads poll without PAUSE for a while (calls come
+  // back to back within a run; under a hypervisor PAUSE can exit to it and
+  // cost more than the hand-over itself), then with it, then sleep.
   void ParallelFor(ea_task_fn task, void* arg, int32_t n) {
     if (threads_ == 1 || n <= 1) {
       for (int32_t i = 0; i < n; ++i) task(arg, i);
       return;
     }
-    task_ = task;
-    arg_ = arg;
-    n_ = n;
-    next_.store(0, std::memory_order_relaxed);
-    pending_.store(threads_ - 1, std::memory_order_relaxed);
-    {
-      const std::lock_guard<std::mutex> hold(lock_);
-      generation_.store(generation_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    call_.task = task;
+    call_.arg = arg;
+    call_.n = n;
+    const uint64_t g = call_.generation.load(std::memory_order_relaxed) + 1;
+    call_.generation.store(g);  // seq_cst: ordered before the read of sleeping_ (see Work)
+    if (sleeping_.load() > 0) {
+      { const std::lock_guard<std::mutex> hold(lock_); }
+      start_.notify_all();
     }
-    start_.notify_all();
-    RunTasks(task, arg, n);
-    for (int spin = 0; spin < kSpins; ++spin) {
-      if (pending_.load(std::memory_order_acquire) == 0) return;
-      Relax();
+    for (int32_t i = 0; i < n; i += threads_) task(arg, i);
+    for (CheckIn& c : done_) {
+      Wait([&] { return c.generation.load() == g; }, finished_, caller_sleeping_);
     }
-    std::unique_lock<std::mutex> hold(lock_);
-    done_.wait(hold, [&] { return pending_.load(std::memory_order_acquire) == 0; });
   }
 
  private:
-  static constexpr int kSpins = 50000;  // about 1 ms: calls come back to back within a run
+  static constexpr int kPolls = 1 << 14;  // plain polls, some microseconds
+  static constexpr int kSpins = 50000;    // then with PAUSE (about 1 ms), then sleep
 
   static void Relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -89,46 +90,62 @@ class ThreadPool {
 #endif
   }
 
-  // Takes task indices until none are left.
-  void RunTasks(ea_task_fn task, void* arg, int32_t n) {
-    for (int32_t i = next_.fetch_add(1); i < n; i = next_.fetch_add(1)) task(arg, i);
+  // Polls ready(), then sleeps on `wake` (counting itself in `sleepers`,
+  // which the waking side reads after publishing: one of the two sees the
+  // other, so no wake-up is lost).
+  template <typename Ready>
+  void Wait(const Ready& ready, std::condition_variable& wake, std::atomic<int>& sleepers) {
+    for (int i = 0; i < kPolls; ++i) {
+      if (ready()) return;
+    }
+    for (int i = 0; i < kSpins; ++i) {
+      if (ready()) return;
+      Relax();
+    }
+    std::unique_lock<std::mutex> hold(lock_);
+    sleepers.fetch_add(1);
+    wake.wait(hold, ready);
+    sleepers.fetch_sub(1);
   }
 
-  void Work() {
+  void Work(int k) {
+    CheckIn& mine = done_[static_cast<size_t>(k - 1)];
     uint64_t seen = 0;
     for (;;) {
-      uint64_t g = generation_.load(std::memory_order_acquire);
-      for (int spin = 0; g == seen && spin < kSpins && !stop_.load(); ++spin) {
-        Relax();
-        g = generation_.load(std::memory_order_acquire);
-      }
-      if (g == seen) {
-        std::unique_lock<std::mutex> hold(lock_);
-        start_.wait(hold, [&] { return stop_.load() || generation_.load(std::memory_order_acquire) != seen; });
-        g = generation_.load(std::memory_order_acquire);
-      }
+      Wait([&] { return stop_.load() || call_.generation.load() != seen; }, start_, sleeping_);
       if (stop_.load()) return;
-      seen = g;
-      // The call's fields were written before generation_ (release/acquire),
-      // and stay until every thread has checked in below.
-      RunTasks(task_, arg_, n_);
-      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      seen = call_.generation.load(std::memory_order_acquire);
+      // The call's fields were written before its generation, and stay until
+      // every thread has checked in below.
+      for (int32_t i = k; i < call_.n; i += threads_) call_.task(call_.arg, i);
+      mine.generation.store(seen);  // seq_cst: ordered before the read of caller_sleeping_
+      if (caller_sleeping_.load() > 0) {
         { const std::lock_guard<std::mutex> hold(lock_); }
-        done_.notify_one();
+        finished_.notify_all();
       }
     }
   }
 
+  // The current call, written by the caller only (its own cache line).
+  struct alignas(64) Call {
+    std::atomic<uint64_t> generation{0};  // calls published so far
+    ea_task_fn task = nullptr;
+    void* arg = nullptr;
+    int32_t n = 0;
+  };
+  // A thread's last finished call, written by that thread only.
+  struct alignas(64) CheckIn {
+    std::atomic<uint64_t> generation{0};
+  };
+
   const int threads_;
+  Call call_;
+  std::vector<CheckIn> done_;  // threads 1 .. threads - 1
   std::vector<std::thread> others_;
   std::mutex lock_;
-  std::condition_variable start_, done_;
-  ea_task_fn task_ = nullptr;
-  void* arg_ = nullptr;
-  int32_t n_ = 0;
-  std::atomic<int32_t> next_{0};         // the next task index of the current call
-  std::atomic<int> pending_{0};          // threads that have not checked in for the current call
-  std::atomic<uint64_t> generation_{0};  // calls published so far
+  std::condition_variable start_, finished_;
+  std::atomic<int> sleeping_{0};         // threads asleep on start_
+  std::atomic<int> caller_sleeping_{0};  // 1 while the caller sleeps on finished_
   std::atomic<bool> stop_{false};
 };
 
