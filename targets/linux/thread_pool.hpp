@@ -56,8 +56,8 @@ class ThreadPool {
   // nothing shared is written by two threads; every thread checks in for
   // every call, so none can still be in the previous one when the next is
   // published. Waiting threads poll without PAUSE for a while (calls come
-  // back to back within a run; under a hypervisor PAUSE can exit to it and
-  // cost more than the hand-over itself), then with it, then sleep.
+  // back to back within a run, and under a hypervisor a PAUSE loop can exit
+  // to it), then with it, then sleep.
   void ParallelFor(ea_task_fn task, void* arg, int32_t n) {
     if (threads_ == 1 || n <= 1) {
       for (int32_t i = 0; i < n; ++i) task(arg, i);
