@@ -203,8 +203,8 @@ struct Qs8Linear {
 // The residual term of Qs8Linear::RunRes: residual and output at one scale
 // (A = 2^n), zero points a_zp and y_zp.
 ek::ResidualTerm ResTerm(int32_t a_zp, int32_t y_zp) {
-  const int32_t n = Qs8Linear::kResShift, a = int32_t{1} << n;
-  return {a, n, (int32_t{1} << (n - 1)) + y_zp * a - a * a_zp};
+  const int32_t n = Qs8Linear::kResShift;
+  return {int32_t{1} << n, n, a_zp, y_zp};
 }
 
 struct F32Linear {
@@ -258,8 +258,7 @@ void BM_Qs8LinearRes(benchmark::State& state, const ek::KernelTable& t, int rows
   constexpr int32_t kShift = 12, kAZp = 5, kYZp = -3;
   int32_t mult = 0, shift = 0;
   Mult(std::ldexp(1.0 / (8.0 * std::sqrt(static_cast<double>(in)) * 64.0), kShift), &mult, &shift);
-  const int32_t a = 1 << kShift;
-  const ek::QS8Residual r = {res.data(), out, {a, kShift, (1 << (kShift - 1)) + kYZp * (1 << kShift) - a * kAZp}};
+  const ek::QS8Residual r = {res.data(), out, {1 << kShift, kShift, kAZp, kYZp}};
   for (auto _ : state) {
     t.qs8_linear_res(rows, out, in, x.data(), in, lin.w_packed.data(), lin.bias.data(), &mult, &shift, 0, r,
                      y.data(), out);

@@ -147,7 +147,7 @@ struct ResidualEpilogue {
       : res(r.res),
         res_stride(r.res_stride),
         mult(_mm256_set1_epi32(r.term.mult)),
-        offset(_mm256_set1_epi32(r.term.offset)),
+        offset(_mm256_set1_epi32(residual_offset(r.term))),
         lo(_mm256_set1_epi32(-kResidualClamp)),
         hi(_mm256_set1_epi32(kResidualClamp)),
         shift(_mm_cvtsi32_si128(r.term.shift)) {}

@@ -192,13 +192,14 @@ struct StoreS8 {
 struct StoreResidual {
   static constexpr bool kRequantInPass = false;
   const QS8Residual& r;
+  cm::ResidualConst k;  // A, C, n
   const int32_t *bias, *mult, *shift;
   int per_channel;
   static bool fast(const int32_t* mult, const int32_t* shift, int q0, int q1) {
     return cm::residual_rmul_form(mult[q0], shift[q0]) && cm::residual_rmul_form(mult[q1], shift[q1]);
   }
   int8_t one(int32_t acc, int32_t m, int32_t s, int row, int n) const {
-    return cm::requantize_residual_s8(acc, m, s, r.res[static_cast<ptrdiff_t>(row) * r.res_stride + n], r.term);
+    return cm::requantize_residual_s8(acc, m, s, r.res[static_cast<ptrdiff_t>(row) * r.res_stride + n], k);
   }
   __attribute__((always_inline)) void pass(const int8_t* x0, const int8_t* x1, const int8_t* wq, PassCtx* ctx,
                                            int row, int n0, bool two) const {
@@ -206,7 +207,7 @@ struct StoreResidual {
     const int q0 = per_channel ? n0 : 0, q1 = per_channel ? n0 + 1 : 0;
     const int32_t m0 = mult[q0], m1 = mult[q1], s0 = shift[q0] + 1, s1 = shift[q1] + 1;
     const int32_t b0 = bias[n0], b1 = bias[n0 + 1];
-    const ResidualTerm t = r.term;  // in registers: the byte stores below may alias r
+    const cm::ResidualConst t = k;  // in registers: the byte stores below may alias *this
     const int8_t* r0 = r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n0;
     const int8_t* r1 = r0 + r.res_stride;
     int8_t *y0 = ctx->y0, *y1 = ctx->y1;
@@ -290,7 +291,7 @@ void qs8_linear_res__dsp(int rows, int out_features, int in_features, const int8
                          const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
                          int y_stride) {
   linear_dsp(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, 0,
-             StoreResidual{res, bias, mult, shift, per_channel}, y, y_stride);
+             StoreResidual{res, cm::residual_const(res.term), bias, mult, shift, per_channel}, y, y_stride);
 }
 
 }  // namespace kernels

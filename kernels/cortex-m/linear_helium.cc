@@ -464,14 +464,15 @@ struct EpilogueS8 {
   static void pairs(Job* j) { linear_pairs(j); }
 };
 
-// qs8_linear_res's (requant.h residual_epilogue_s8): A, C and -n, and the
-// residual rows of the pairs from row m (two: pairs of two rows).
+// qs8_linear_res's (requant.h residual_epilogue_s8): A, C (residual_offset,
+// once per call) and -n, and the residual rows of the pairs from row m (two:
+// pairs of two rows).
 struct EpilogueResidual {
   using Job = PairsResJob;
   const QS8Residual* r;
   void init(Job* j) const {
     j->term_mult = r->term.mult;
-    j->term_offset = r->term.offset;
+    j->term_offset = residual_offset(r->term);
     j->neg_shift = -r->term.shift;
   }
   void batch(Job* j, int m, bool two) const {

@@ -80,12 +80,17 @@ __attribute__((noinline)) inline int8_t requantize_s8(int32_t acc, int32_t multi
 // then not needed. With requant.h's bound |A a + C| < 2^28 + 2^24 the sum
 // fits int32, and any y beyond +-2^29 saturates the output to 127 / -128
 // (the sum stays beyond +-2^27, and n <= 16), as the clamped one does.
-__attribute__((always_inline)) inline int8_t residual_s8(int32_t y, int32_t a, const ResidualTerm& t) {
+// ResidualConst is the term with C = residual_offset() formed once per call.
+struct ResidualConst {
+  int32_t mult, offset, shift;  // A, C, n
+};
+inline ResidualConst residual_const(const ResidualTerm& t) { return {t.mult, residual_offset(t), t.shift}; }
+__attribute__((always_inline)) inline int8_t residual_s8(int32_t y, int32_t a, const ResidualConst& t) {
   return static_cast<int8_t>(__ssat((y + t.mult * a + t.offset) >> t.shift, 8));
 }
 // Every shift: requantize() above, clamped to [-2^29, 2^29 - 1] by SSAT #30.
 __attribute__((noinline)) inline int8_t requantize_residual_s8(int32_t acc, int32_t multiplier, int32_t shift,
-                                                               int32_t a, const ResidualTerm& t) {
+                                                               int32_t a, const ResidualConst& t) {
   return residual_s8(__ssat(requantize(acc, multiplier, shift), 30), a, t);
 }
 

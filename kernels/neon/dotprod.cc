@@ -35,7 +35,8 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
 void qs8_linear_res_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                                 const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
                                 int per_channel, const int8_t* res, int res_stride, int32_t res_mult,
-                                int32_t res_shift, int32_t res_offset, int8_t* y, int y_stride);
+                                int32_t res_shift, int32_t res_a_zp, int32_t res_y_zp, int32_t res_offset,
+                                int8_t* y, int y_stride);
 
 namespace {
 
@@ -461,11 +462,10 @@ struct OutRes : ResidualRows<OutRes> {
   }
 };
 
-// qs8_linear_res when n = 16, every channel's s >= 0 and C splits as
-// 2^15 + zp_y 2^16 - A zp_a with zp_a in [-128, 127] and |zp_y| <= 32640
-// (split_offset16; any such pair gives the same A a + C). Then
+// qs8_linear_res when n = 16 and every channel's s >= 0, with the term's
+// int8 zero points: C = 2^15 + zp_y 2^16 - A zp_a, so
 //   sat8((y + A a + C) >> 16) = sat8(sat16(sat16((y + A (a - zp_a) + 2^15) >> 16) + zp_y))
-// exactly: a sum beyond int16 stays beyond int8 after adding |zp_y| <= 32640.
+// exactly: a sum beyond int16 stays beyond int8 after adding |zp_y| <= 128.
 // So a - zp_a comes from one SSUBL (as the SXTL it replaces), the rounding
 // and the shift from one SQRSHRN #16 and zp_y from one SQADD per 8 lanes:
 // no vector add of C. The requantization is fused too (kFusedRq): with every
@@ -519,33 +519,6 @@ struct OutRes16 : ResidualRows<OutRes16> {
     }
   }
 };
-
-// zp_a in [-128, 127] and zp_y, |zp_y| <= 32640, with C = 2^15 + zp_y 2^16 -
-// A zp_a, if there are any: A zp_a = 2^15 - C (mod 2^16) solved with the
-// inverse of A's odd part (Newton's iteration; four steps give 48 bits).
-bool split_offset16(int32_t mult, int32_t offset, int32_t* zp_a, int32_t* zp_y) {
-  const uint32_t d = static_cast<uint32_t>(int64_t{32768} - offset) & 0xFFFFu;
-  int t = mult == 0 ? 16 : __builtin_ctz(static_cast<uint32_t>(mult));
-  if (t > 16) t = 16;
-  if ((d & ((1u << t) - 1)) != 0) return false;
-  const uint32_t mod = 1u << (16 - t);
-  int64_t z = 0;
-  if (mod > 1) {
-    const uint32_t odd = static_cast<uint32_t>(mult) >> t;
-    uint32_t inv = odd;
-    for (int i = 0; i < 4; ++i) inv *= 2u - odd * inv;
-    z = static_cast<int64_t>(((d >> t) * inv) & (mod - 1));  // [0, mod)
-    if (z > 127) z -= mod;                                    // the one in [-mod/2, mod/2) from mod 256 on
-  }
-  if (z < -128 || z > 127) return false;
-  const int64_t rest = static_cast<int64_t>(offset) - 32768 + static_cast<int64_t>(mult) * z;
-  if (rest % 65536 != 0) return false;  // cannot happen after the solve; kept as the definition
-  const int64_t y = rest / 65536;
-  if (y < -32640 || y > 32640) return false;
-  *zp_a = static_cast<int32_t>(z);
-  *zp_y = static_cast<int32_t>(y);
-  return true;
-}
 
 // Channels in chunks of 32 blocks: the chunk's biases (0 past out_features)
 // and requantization vectors are laid out once, then every row tile runs
@@ -752,15 +725,15 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
 void qs8_linear_res_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                                 const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
                                 int per_channel, const int8_t* res, int res_stride, int32_t res_mult,
-                                int32_t res_shift, int32_t res_offset, int8_t* y, int y_stride) {
-  int32_t zp_a = 0, zp_y = 0;
+                                int32_t res_shift, int32_t res_a_zp, int32_t res_y_zp, int32_t res_offset,
+                                int8_t* y, int y_stride) {
   int32_t any_neg = 0;  // sign bit: some s < 0 (an OR, which GCC vectorizes)
   for (int i = 0; i < (per_channel ? out_features : 1); ++i) any_neg |= shift[i];
-  if (res_shift == 16 && any_neg >= 0 && split_offset16(res_mult, res_offset, &zp_a, &zp_y)) {
+  if (res_shift == 16 && any_neg >= 0) {
     OutRes16 out;
     for (int l = 0; l < 4; ++l) out.k[0][l] = res_mult;
-    for (int l = 0; l < 16; ++l) reinterpret_cast<int8_t*>(out.k[1])[l] = static_cast<int8_t>(zp_a);
-    for (int l = 0; l < 8; ++l) reinterpret_cast<int16_t*>(out.k[2])[l] = static_cast<int16_t>(zp_y);
+    for (int l = 0; l < 16; ++l) reinterpret_cast<int8_t*>(out.k[1])[l] = static_cast<int8_t>(res_a_zp);
+    for (int l = 0; l < 8; ++l) reinterpret_cast<int16_t*>(out.k[2])[l] = static_cast<int16_t>(res_y_zp);
     out.res = res;
     out.res_stride = res_stride;
     linear_rq(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, out, y, y_stride);

@@ -363,6 +363,7 @@ struct EpilogueRes {
   const int8_t* res;
   int res_stride;
   ResidualTerm term;
+  int32_t c;  // C
   int8_t* y;
   int y_stride;
   __attribute__((always_inline)) static int32x4_t add(int32x4_t y, int16x4_t a, int32x4_t mult,
@@ -378,7 +379,7 @@ struct EpilogueRes {
   }
   __attribute__((always_inline)) void store1(int t, int n, int32_t acc, int32_t m, int32_t s) const {
     const int32_t a = res[static_cast<ptrdiff_t>(t) * res_stride + n];
-    y[static_cast<ptrdiff_t>(t) * y_stride + n] = residual_epilogue_s8(acc, m, s, a, term);
+    y[static_cast<ptrdiff_t>(t) * y_stride + n] = residual_epilogue_s8(acc, m, s, a, term, c);
   }
 };
 
@@ -485,8 +486,9 @@ void qs8_linear_res__neon(int rows, int out_features, int in_features, const int
                           const int8_t* w, const int32_t* bias, const int32_t* mult,
                           const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
                           int y_stride) {
-  const EpilogueRes epi{vdupq_n_s32(res.term.mult), vdupq_n_s32(res.term.offset),
-                        vdupq_n_s32(-res.term.shift), res.res, res.res_stride, res.term, y, y_stride};
+  const int32_t c = residual_offset(res.term);
+  const EpilogueRes epi{vdupq_n_s32(res.term.mult), vdupq_n_s32(c), vdupq_n_s32(-res.term.shift),
+                        res.res, res.res_stride, res.term, c, y, y_stride};
   linear_driver(qs8_linear_acc__neon, qs8_linear_acc_pairs__neon, rows, out_features, in_features, x,
                 x_stride, w, bias, mult, shift, per_channel, epi);
 }

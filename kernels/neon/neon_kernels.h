@@ -131,12 +131,14 @@ void qs8_linear_rq__neondot(int rows, int out_features, int in_features, const i
                             const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
                             int per_channel, int32_t y_zp, int8_t* y, int y_stride);
 // The same register tiles with the residual epilogue (qs8_linear_res
-// contract; QS8Residual's fields passed one by one: dotprod.cc includes no
-// project header).
+// contract; QS8Residual's fields passed one by one, and C =
+// residual_offset(term) formed by the caller: dotprod.cc includes no project
+// header).
 void qs8_linear_res_rq__neondot(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                                 const int8_t* w, const int32_t* bias, const int32_t* mult, const int32_t* shift,
                                 int per_channel, const int8_t* res, int res_stride, int32_t res_mult,
-                                int32_t res_shift, int32_t res_offset, int8_t* y, int y_stride);
+                                int32_t res_shift, int32_t res_a_zp, int32_t res_y_zp, int32_t res_offset,
+                                int8_t* y, int y_stride);
 bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a);
 const Qs8AttnTileStages& qs8_attention_tile_stages__neondot();
 // neondot.cc (baseline flags): the table entries built on the above.

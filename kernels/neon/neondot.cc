@@ -19,8 +19,8 @@ void qs8_linear_res__neondot(int rows, int out_features, int in_features, const 
                              const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
                              int y_stride) {
   qs8_linear_res_rq__neondot(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel,
-                             res.res, res.res_stride, res.term.mult, res.term.shift, res.term.offset, y,
-                             y_stride);
+                             res.res, res.res_stride, res.term.mult, res.term.shift, res.term.a_zp, res.term.y_zp,
+                             residual_offset(res.term), y, y_stride);
 }
 
 void qs8_attention__neondot(const QS8AttentionArgs& a) {

@@ -81,10 +81,11 @@ void qs8_linear_res__ref(int rows, int out_features, int in_features, const int8
                          const int8_t* w, const int32_t* bias, const int32_t* mult,
                          const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
                          int y_stride) {
+  const int32_t offset = residual_offset(res.term);
   qs8_linear_sums(rows, out_features, in_features, x, x_stride, w, bias, [&](int m, int n, int32_t acc) {
     const int ch = per_channel ? n : 0;
     const int32_t a = res.res[static_cast<ptrdiff_t>(m) * res.res_stride + n];
-    y[static_cast<ptrdiff_t>(m) * y_stride + n] = residual_epilogue_s8(acc, mult[ch], shift[ch], a, res.term);
+    y[static_cast<ptrdiff_t>(m) * y_stride + n] = residual_epilogue_s8(acc, mult[ch], shift[ch], a, res.term, offset);
   });
 }
 

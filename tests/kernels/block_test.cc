@@ -191,8 +191,7 @@ TEST(QS8LinearRes, WithinHalfAStepOfTheRealSum) {
     const int32_t zy = static_cast<int32_t>(rng.uniform_int(-128, 127));
     int n = ek::kResidualMaxShift;
     while (std::lround(sa / sy * std::ldexp(1.0, n)) > ek::kResidualMaxMultiplier) --n;
-    ek::ResidualTerm term = {static_cast<int32_t>(std::lround(sa / sy * std::ldexp(1.0, n))), n, 0};
-    term.offset = (int32_t{1} << (n - 1)) + zy * (int32_t{1} << n) - term.mult * za;
+    const ek::ResidualTerm term = {static_cast<int32_t>(std::lround(sa / sy * std::ldexp(1.0, n))), n, za, zy};
     std::vector<int8_t> x(static_cast<size_t>(rows) * in), w(static_cast<size_t>(out) * in);
     std::vector<int8_t> a(static_cast<size_t>(rows) * out), y(a.size());
     for (auto& v : x) v = rng.s8();
@@ -228,7 +227,7 @@ TEST(QS8LinearRes, WithinHalfAStepOfTheRealSum) {
 // even against the largest residual of the other sign.
 TEST(QS8LinearRes, ClampedSumsStillSaturate) {
   const int n = 16;
-  const ek::ResidualTerm term = {int32_t{1} << n, n, int32_t{1} << (n - 1)};  // zp 0
+  const ek::ResidualTerm term = {int32_t{1} << n, n, 0, 0};
   std::vector<int8_t> x = {1}, w = {1}, a = {-128, 127};
   std::vector<int8_t> packed(ek::packed_weight_bytes(2, 1));
   std::vector<int8_t> w2 = {1, 1};

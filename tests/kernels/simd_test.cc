@@ -360,8 +360,8 @@ TEST(SimdTest, Qs8LinearResMatchesRefExactly) {
                                            : static_cast<int32_t>(std::min<double>(
                                                  ek::kResidualMaxMultiplier,
                                                  std::lround(rng.uniform(0.3, 3.0) * std::ldexp(1.0, term.shift))));
-    const int32_t a_zp = SampleZp(rng), y_zp = SampleZp(rng);
-    term.offset = (int32_t{1} << (term.shift - 1)) + y_zp * (int32_t{1} << term.shift) - term.mult * a_zp;
+    term.a_zp = SampleZp(rng);
+    term.y_zp = SampleZp(rng);
     std::vector<int32_t> bias(out), mult(out), shift(out);
     const int per_channel = static_cast<int>(rng.uniform_int(0, 1));
     const int32_t bias_mag = rng.uniform_int(0, 3) == 0 ? (1 << 28) : (1 << 20);
@@ -384,20 +384,22 @@ TEST(SimdTest, Qs8LinearResMatchesRefExactly) {
             got.data(), y_stride);
       for (size_t i = 0; i < got.size(); ++i) {
         ASSERT_EQ(got[i], want[i]) << uk.name << " index " << i << " seed " << seed << " rows " << rows
-                                   << " out " << out << " in " << in << " n " << term.shift;
+                                   << " out " << out << " in " << in << " n " << term.shift << " zp_a "
+                                   << term.a_zp << " zp_y " << term.y_zp;
       }
     }
   }
 }
 
 // The block's usual case, n = 16 with every channel's s >= 0, which the
-// dot-product path runs with SQRDMLAH and an offset split into the zero points
-// (OutRes16 in dotprod.cc): multipliers around 2^16 and at the edges (0, 2^16,
-// 2^20 - 1, many trailing zeros), s up to kMaxShift (x << s saturates), large
-// biases, and now and then an offset of no zero-point pair (the other epilogue).
+// dot-product path runs with SQRDMLAH and the term's zero points (OutRes16 in
+// dotprod.cc): multipliers around 2^16 and at the edges (0, 2^16, 2^20 - 1,
+// many trailing zeros), s up to kMaxShift (x << s saturates), large biases,
+// zero points over int8 and every pair of its ends.
 TEST(SimdTest, Qs8LinearResShift16MatchesRefExactly) {
   REQUIRE_VARIANTS(variants, qs8_linear_res);
   const int32_t kEdgeMults[] = {0, 1, 1 << 16, (1 << 16) + (1 << 15), 3 << 17, ek::kResidualMaxMultiplier, 1 << 19};
+  const int32_t kEdgeZps[4][2] = {{-128, -128}, {-128, 127}, {127, -128}, {127, 127}};
   for (uint64_t seed = 0; seed < 120; ++seed) {
     Rng rng(17000 + seed);
     const int rows = static_cast<int>(rng.uniform_int(1, 16));
@@ -411,9 +413,12 @@ TEST(SimdTest, Qs8LinearResShift16MatchesRefExactly) {
     term.shift = ek::kResidualMaxShift;
     term.mult = seed % 4 == 3 ? kEdgeMults[seed / 4 % 7]
                               : static_cast<int32_t>(std::lround(rng.uniform(0.3, 3.0) * std::ldexp(1.0, 16)));
-    const int32_t a_zp = SampleZp(rng), y_zp = SampleZp(rng);
-    term.offset = seed % 8 == 5 ? static_cast<int32_t>(rng.uniform_int(-(1 << 27), 1 << 27))
-                                : (int32_t{1} << 15) + y_zp * (int32_t{1} << 16) - term.mult * a_zp;
+    term.a_zp = SampleZp(rng);
+    term.y_zp = SampleZp(rng);
+    if (seed % 8 == 5) {
+      term.a_zp = kEdgeZps[seed / 8 % 4][0];
+      term.y_zp = kEdgeZps[seed / 8 % 4][1];
+    }
     std::vector<int32_t> bias(out), mult(out), shift(out);
     const int per_channel = static_cast<int>(rng.uniform_int(0, 1));
     const int32_t bias_mag = rng.uniform_int(0, 3) == 0 ? (1 << 28) : (1 << 16);
@@ -432,7 +437,8 @@ TEST(SimdTest, Qs8LinearResShift16MatchesRefExactly) {
             out);
       for (size_t i = 0; i < got.size(); ++i) {
         ASSERT_EQ(got[i], want[i]) << uk.name << " index " << i << " seed " << seed << " rows " << rows << " out "
-                                   << out << " in " << in << " A " << term.mult;
+                                   << out << " in " << in << " A " << term.mult << " zp_a " << term.a_zp
+                                   << " zp_y " << term.y_zp;
       }
     }
   }

@@ -113,8 +113,8 @@ int main() {
       }
     }
     // The same sums through the residual epilogue (contract 5b): a residual
-    // with its own stride, n over 1..16, A over its range, C from the zero
-    // points as the converter folds it.
+    // with its own stride, n over 1..16, A over its range, both zero points
+    // over int8.
     const int r_stride = out + uni(0, 5);
     std::vector<int8_t> res(static_cast<size_t>(rows - 1) * r_stride + out);
     for (auto& v : res) v = static_cast<int8_t>(uni(-128, 127));
@@ -122,8 +122,8 @@ int main() {
     term.shift = uni(1, ek::kResidualMaxShift);
     term.mult = uni(0, 9) == 0 ? uni(0, ek::kResidualMaxMultiplier)
                                : std::min(ek::kResidualMaxMultiplier, uni(1 << (term.shift - 1), 3 << term.shift));
-    const int32_t a_zp = uni(-128, 127);
-    term.offset = (int32_t{1} << (term.shift - 1)) + y_zp * (int32_t{1} << term.shift) - term.mult * a_zp;
+    term.a_zp = uni(-128, 127);
+    term.y_zp = y_zp;
     for (int n = 0; n < out; ++n) {  // the projection's multiplier times 2^n
       if (uni(0, 19) != 0 && !ek::quantize_multiplier(std::ldexp(std::exp(std::uniform_real_distribution<double>(
                                                                      std::log(1e-6), std::log(1e-1))(rng)),

@@ -22,12 +22,12 @@ void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l,
     shift = rq->shift()->data();
     per_channel = rq->multiplier()->size() > 1 ? 1 : 0;
     zp = l->output()->zero_point();
-    if (r != nullptr) {  // contract 5b's C = 2^(n-1) + zp_y 2^n - A zp_a (|C| < 2^30, verify_add)
+    if (r != nullptr) {  // contract 5b's term; verify_add checked A, n and both int8 zero points
       const fb::ResidualAdd* a = r->add;
       term.mult = a->a_multiplier();
       term.shift = a->shift();
-      term.offset = (int32_t{1} << (term.shift - 1)) + a->output()->zero_point() * (int32_t{1} << term.shift) -
-                    term.mult * a->a()->zero_point();
+      term.a_zp = a->a()->zero_point();
+      term.y_zp = a->output()->zero_point();
     }
   } else {
     wf = tensor_data<float>(model, l->weight());

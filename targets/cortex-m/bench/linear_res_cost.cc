@@ -82,7 +82,7 @@ int main() {
       g_shift_lin[c] = g_shift[c] - 16;  // the same projection to an int8 output: shift -11..-9
     }
     const int32_t n = 16, a_mult = 70000, zp_a = 3, zp_y = -5;
-    const QS8Residual res = {g_res, s.out, ResidualTerm{a_mult, n, (1 << (n - 1)) + zp_y * (1 << n) - a_mult * zp_a}};
+    const QS8Residual res = {g_res, s.out, ResidualTerm{a_mult, n, zp_a, zp_y}};
     const uint64_t ref = cost([&] {
       qs8_linear_res__ref(s.rows, s.out, s.in, g_x, s.in, g_w, g_bias, g_mult, g_shift, 1, res, g_y_ref, s.out);
     });

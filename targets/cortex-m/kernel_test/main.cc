@@ -189,8 +189,7 @@ int main() {
     const int32_t a_top = sh + 3 >= 20 ? kResidualMaxMultiplier : (1 << (sh + 3)) - 1;
     const int32_t a_mult = extreme || trial % 16 == 5 ? kResidualMaxMultiplier : range(0, a_top);
     const int32_t zp_a = range(-128, 127), zp_y = range(-128, 127);
-    const QS8Residual res = {g_res + res_off, res_stride,
-                             ResidualTerm{a_mult, sh, (1 << (sh - 1)) + zp_y * (1 << sh) - a_mult * zp_a}};
+    const QS8Residual res = {g_res + res_off, res_stride, ResidualTerm{a_mult, sh, zp_a, zp_y}};
     std::memset(g_y_ref, 0x5A, sizeof g_y_ref);
     std::memset(g_y, 0x5A, sizeof g_y);
     qs8_linear_res__ref(rows, out, in, g_x + x_off, x_stride, g_w, g_bias, g_mult, g_shift, per_channel, res,

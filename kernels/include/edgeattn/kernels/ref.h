@@ -36,8 +36,8 @@ void qs8_linear__ref(int rows, int out_features, int in_features, const int8_t* 
 
 // qs8_linear with a residual added in its epilogue (requant.h contract 5b):
 // y[m][n] = residual_epilogue_s8(bias[n] + sum_k w[n][k] x[m][k], mult[n],
-// shift[n], res[m][n], term). The block kinds' output projections and second
-// FFN linears. res overlaps neither x nor y.
+// shift[n], res[m][n], term, residual_offset(term)). The block kinds'
+// output projections and second FFN linears. res overlaps neither x nor y.
 struct QS8Residual {
   const int8_t* res;
   int res_stride;

@@ -283,17 +283,28 @@ constexpr int32_t kResidualMaxShift = 16;
 constexpr int32_t kResidualMaxMultiplier = (int32_t{1} << 20) - 1;
 constexpr int32_t kResidualClamp = int32_t{1} << 29;
 
+// What a caller hands the epilogue: A, n and the two int8 zero points
+// (the loader checks them); each path forms C from them once per call.
 struct ResidualTerm {
-  int32_t mult;    // A
-  int32_t shift;   // n
-  int32_t offset;  // C
+  int32_t mult;   // A
+  int32_t shift;  // n
+  int32_t a_zp;   // zp_a, the residual input's zero point, [-128, 127]
+  int32_t y_zp;   // zp_y, the output's, [-128, 127]
 };
 
+// C = 2^(n-1) + zp_y 2^n - A zp_a. With int8 zero points, A < 2^20 and
+// n <= 16, |C| < 2^15 + 2^23 + 2^27 < 2^28: every term here fits int32.
+inline int32_t residual_offset(const ResidualTerm& r) {
+  return (int32_t{1} << (r.shift - 1)) + r.y_zp * (int32_t{1} << r.shift) - r.mult * r.a_zp;
+}
+
+// One output; offset is residual_offset(r), formed by the caller once per
+// call rather than once per output.
 inline int8_t residual_epilogue_s8(int32_t acc, int32_t multiplier, int32_t shift, int32_t a,
-                                   const ResidualTerm& r) {
+                                   const ResidualTerm& r, int32_t offset) {
   int32_t y = requantize(acc, multiplier, shift);
   y = y < -kResidualClamp ? -kResidualClamp : (y > kResidualClamp ? kResidualClamp : y);
-  return saturate_s8((y + r.mult * a + r.offset) >> r.shift);
+  return saturate_s8((y + r.mult * a + offset) >> r.shift);
 }
 
 // ---------------------------------------------------------------------------
