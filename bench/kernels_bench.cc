@@ -638,10 +638,15 @@ void BM_Qs8MhaTileStage(benchmark::State& state, const ek::Qs8AttnTileStages& st
 
 // Multi-head attention, int8. decoder: q_len = 1 against kv cached keys (K/V
 // projections not timed, like a cached decoder step); else self-attention.
+// Which pool calls of the split MHA layer a benchmark times: all, the Q/K/V
+// projection call alone, or the attention core and out projection alone
+// (each alone reads inputs that no other core has just written).
+enum class MhaPart { kAll, kQkv, kCore };
+
 void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int d, int heads, bool decoder,
-               int workers = 1, bool chained = true) {
+               int workers = 1, bool chained = true, MhaPart part = MhaPart::kAll) {
   const ek::KernelTable& t = *ek::kernel_table(path);
-  if (workers > 1) {  // the runtime's split (Workers), self-attention
+  if (workers > 1 || part != MhaPart::kAll) {  // the runtime's split (Workers), self-attention
     Workers w(workers);
     Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13), wo(d, d, 14);
     const auto x = RandS8(static_cast<size_t>(L) * d, 15);
@@ -649,9 +654,12 @@ void BM_Qs8Mha(benchmark::State& state, ek::KernelPath path, int L, int kv, int 
     std::vector<HeadScratch> scratch(static_cast<size_t>(workers), HeadScratch(L, d / heads));
     const Qs8Linear* qkv[3] = {&wq, &wk, &wv};
     int8_t* const out3[3] = {q.data(), kp.data(), vp.data()};
+    if (part == MhaPart::kCore) RunQkv(t, w, qkv, L, x.data(), out3);  // the core's inputs, once
     for (auto _ : state) {
-      RunQkv(t, w, qkv, L, x.data(), out3);
-      if (chained) {
+      if (part != MhaPart::kCore) RunQkv(t, w, qkv, L, x.data(), out3);
+      if (part == MhaPart::kQkv) {
+        benchmark::DoNotOptimize(vp.data());
+      } else if (chained) {
         RunHeadsOut(t, w, scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data(), wo, y.data());
       } else {
         RunHeads(t, w, scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), ctx.data());
@@ -1262,6 +1270,16 @@ void RegisterAll() {
             // The head split and the out projection in separate pool calls (before run_chain).
             benchmark::RegisterBenchmark(("mha_qs8" + s + "/" + pn + "/workers:" + std::to_string(n) + "/steps").c_str(),
                                          [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false, n, false); });
+          }
+          // Each pool call of the layer alone, on 1 and 2 workers (docs/performance.md, "A cheaper hand-over").
+          for (int n : {1, 2}) {
+            if (h != 4) break;
+            for (const auto& part : {std::make_pair("qkv", MhaPart::kQkv), std::make_pair("core", MhaPart::kCore)}) {
+              const MhaPart which = part.second;
+              benchmark::RegisterBenchmark(
+                  ("mha_qs8" + s + "/" + pn + "/workers:" + std::to_string(n) + "/part:" + part.first).c_str(),
+                  [=](benchmark::State& st) { BM_Qs8Mha(st, p, L, L, d, h, false, n, true, which); });
+            }
           }
           reg("mha_f32" + s, [=](benchmark::State& st) { BM_F32Mha(st, p, L, L, d, h, false); });
         }
