@@ -318,6 +318,18 @@ __attribute__((always_inline)) inline void store_partial(int8_t* y, int8x16_t b,
   if (cnt & 1) vst1q_lane_s8(y, b, 0);
 }
 
+// Two int16x8 halves of a row's 16 outputs saturated to int8 and stored:
+// all 16 bytes (kFull) or the first cnt (the layer's last block).
+template <bool kFull>
+__attribute__((always_inline)) inline void store_s8_row(int8_t* y, int16x8_t h0, int16x8_t h1, int cnt) {
+  const int8x16_t b = vqmovn_high_s16(vqmovn_s16(h0), h1);
+  if (kFull) {
+    vst1q_s8(y, b);
+  } else {
+    store_partial(y, b, cnt);
+  }
+}
+
 // Row r's 16 requantized lanes + zp, saturated to int8, stored to yr[r] + n
 // (the first cnt of them: channels past the layer's are computed from
 // padding and never stored).
@@ -438,14 +450,7 @@ struct OutRes : ResidualRows<OutRes> {
     s[3] = vmlaq_s32(vaddq_s32(a[3], offset), vmovl_high_s16(hi), mult);
 #pragma GCC unroll 4
     for (int c = 0; c < 4; ++c) s[c] = vshlq_s32(s[c], neg_shift);
-    const int16x8_t h0 = vqmovn_high_s32(vqmovn_s32(s[0]), s[1]);
-    const int16x8_t h1 = vqmovn_high_s32(vqmovn_s32(s[2]), s[3]);
-    const int8x16_t b = vqmovn_high_s16(vqmovn_s16(h0), h1);
-    if (kFull) {
-      vst1q_s8(y, b);
-    } else {
-      store_partial(y, b, cnt);
-    }
+    store_s8_row<kFull>(y, vqmovn_high_s32(vqmovn_s32(s[0]), s[1]), vqmovn_high_s32(vqmovn_s32(s[2]), s[3]), cnt);
   }
   template <int R>
   __attribute__((always_inline)) void store(const int32x4_t (&a)[R][4], const Rows<R>& rows, int cnt,
@@ -495,12 +500,7 @@ struct OutRes16 : ResidualRows<OutRes16> {
     for (int c = 0; c < 4; ++c) s[c] = vqrdmlahq_s32(s[c], a[c], m[c]);
     const int16x8_t h0 = vqaddq_s16(vqrshrn_high_n_s32(vqrshrn_n_s32(s[0], 16), s[1], 16), zpy);
     const int16x8_t h1 = vqaddq_s16(vqrshrn_high_n_s32(vqrshrn_n_s32(s[2], 16), s[3], 16), zpy);
-    const int8x16_t b = vqmovn_high_s16(vqmovn_s16(h0), h1);
-    if (kFull) {
-      vst1q_s8(y, b);
-    } else {
-      store_partial(y, b, cnt);
-    }
+    store_s8_row<kFull>(y, h0, h1, cnt);
   }
   template <int R>
   __attribute__((always_inline)) void store(const int32x4_t (&a)[R][4], const int32x4_t (&m)[4],
