@@ -6,7 +6,10 @@
 // pool call) the tasks it gets and the work of its largest task; a part
 // takes as long as its largest task, so
 //   predicted speed-up = total work / sum over parts of the largest task's work
-// (perfect cores, no wake-up cost, memory bandwidth not shared).
+// (perfect cores, no wake-up cost, memory bandwidth not shared). Work is in
+// the time of one int8 GEMM multiply-add; the attention core's operations
+// are weighted by their measured time against it (below), and every task
+// that attends a head packs that head's keys and values itself.
 //
 //   task_balance [T ...]      (default: 2 4 8)
 #include <cstdint>
@@ -42,22 +45,42 @@ void Linear(Tally* t, int rows, int in, int out, int workers) {
   t->calls += s.tasks > 1;
 }
 
+// The attention core's time against one int8 GEMM multiply-add, measured on
+// the avx512vnni path (Zen 5) at L 128, d 128, 4 heads: the stages of
+// kernels_bench's mha_tile_stage_qs8 (pack 0.86 µs, Q.K^T 6.31, softmax
+// 13.06, P.V 9.58) against the Q/K/V projection call on one worker
+// (mha_qs8/.../workers:1/part:qkv, 6.29 M multiply-adds in 16.83 µs):
+// a Q.K^T multiply-add costs 1.13, a P.V one 1.71, one score's softmax 75,
+// one byte of keys or values packed 9.8 (docs/performance.md).
+constexpr double kQkWork = 1.13;
+constexpr double kPvWork = 1.71;
+constexpr double kSoftmaxWorkPerScore = 75;
+constexpr double kPackWorkPerByte = 9.8;
+
+// One query row of one head against kv keys; packing one head's kv keys
+// and values.
+double AttentionRowWork(int kv, int head_dim) {
+  return double(kv) * (head_dim * (kQkWork + kPvWork) + kSoftmaxWorkPerScore);
+}
+double PackWork(int kv, int head_dim) { return kPackWorkPerByte * 2.0 * kv * head_dim; }
+
+// The head split (mha.cc, attend_heads): a task packs each head it runs
+// once (for_each_head_range merges its consecutive chunks of a head).
 void Attention(Tally* t, int L, int d, int heads, int workers) {
   const ek::HeadSplit s = ek::head_split(heads, L, workers);
   const int n = s.items();
   const int tasks = ek::task_count(ek::attention_work(L, L, d), ek::kDefaultMinTaskWork, workers, n);
-  const double per_row = 2.0 * L * (d / heads);
+  const int head_dim = d / heads;
+  const double per_row = AttentionRowWork(L, head_dim);
   double largest = 0;
   for (int i = 0; i < tasks; ++i) {
     const ek::TaskRange items = ek::task_range(n, tasks, i);
     double w = 0;
-    for (int it = items.begin; it < items.end; ++it) {
-      const ek::TaskRange r = s.rows(L, it % s.chunks);
-      w += per_row * (r.end - r.begin);
-    }
+    ek::for_each_head_range(s, L, items.begin, items.end,
+                            [&](int, int r0, int r1) { w += per_row * (r1 - r0) + PackWork(L, head_dim); });
     if (w > largest) largest = w;
   }
-  t->work += per_row * L * heads;
+  t->work += (per_row * L + PackWork(L, head_dim)) * heads;
   t->span += largest;
   t->parts += 1;
   t->tasks += tasks;
@@ -118,16 +141,17 @@ void Chain(Tally* t, int L, const std::vector<Step>& steps, int workers) {
 
 // The MHA layer as run_mha runs it (non-causal): Q, K and V in one pool
 // call (run_linears_same_input), then the attention core by rows of 8-row
-// tiles with every head, chained with the out projection of those rows;
-// with too few tiles or above kMaxChainedCoreWork, the head split and the
-// out projection on their own.
+// tiles with every head, chained with the out projection of those rows (so
+// every task packs every head); with too few tiles or above
+// kMaxChainedCoreWork, the head split and the out projection on their own.
 Tally Mha(int L, int d, int heads, int workers) {
   Tally t;
   Linear(&t, L, d, 3 * d, workers);
   const int unit = 8;  // kQs8AttnTileRows
-  const uint64_t per_row = ek::attention_work(1, L, d) + uint64_t(d) * d;
-  const ek::ChainSplit c = ek::chain_split(L, unit, per_row * L, workers, ek::kDefaultMinTaskWork);
-  if (!c.chained || per_row * L > ek::kMaxChainedCoreWork) {
+  // The runtime decides on multiply-adds; the tally weighs them by time.
+  const uint64_t macs_per_row = ek::attention_work(1, L, d) + uint64_t(d) * d;
+  const ek::ChainSplit c = ek::chain_split(L, unit, macs_per_row * L, workers, ek::kDefaultMinTaskWork);
+  if (!c.chained || macs_per_row * L > ek::kMaxChainedCoreWork) {
     Attention(&t, L, d, heads, workers);
     Linear(&t, L, d, d, workers);
     return t;
@@ -137,8 +161,11 @@ Tally Mha(int L, int d, int heads, int workers) {
     const ek::TaskRange r = ek::chain_rows(ek::task_range(c.units, c.tasks, i), unit, L);
     if (r.end - r.begin > most) most = r.end - r.begin;
   }
-  t.work += double(per_row) * L;
-  t.span += double(per_row) * most;
+  const int head_dim = d / heads;
+  const double per_row = heads * AttentionRowWork(L, head_dim) + double(d) * d;
+  const double packs = heads * PackWork(L, head_dim);
+  t.work += per_row * L + packs;
+  t.span += per_row * most + packs;
   t.parts += 1;
   t.tasks += c.tasks;
   t.calls += c.tasks > 1;
