@@ -8,12 +8,16 @@
 //                  [--threads N]
 // --threads N runs the layers on a pool of N workers (the std::thread pool of
 // targets/linux/thread_pool.hpp, created before anything is timed); the
-// output hashes are the one-thread hashes.
+// output hashes are the one-thread hashes. With N > 1 it also prints the
+// pool's hand-over before and after the layers: every pool call of a layer
+// pays it, and on shared or virtual machines it drifts for minutes at a
+// time (docs/performance.md), so a multi-worker figure is read beside it.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -145,6 +149,23 @@ bool ReadModel(const char* path, size_t* size) {
 
 double Us(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
+void NoTask(void*, int32_t) {}
+
+// The median time of one parallel_for of `tasks` empty tasks: publishing
+// the call, running one task on each worker and every worker checking in.
+uint64_t MedianHandoverNs(const ea_executor& e, int tasks) {
+  constexpr int kWarmup = 200, kCalls = 2001;
+  static uint64_t times[kCalls];
+  for (int i = 0; i < kWarmup; ++i) e.parallel_for(e.context, NoTask, nullptr, tasks);
+  for (int i = 0; i < kCalls; ++i) {
+    const uint64_t t0 = NowNs();
+    e.parallel_for(e.context, NoTask, nullptr, tasks);
+    times[i] = NowNs() - t0;
+  }
+  std::nth_element(times, times + kCalls / 2, times + kCalls);
+  return times[kCalls / 2];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -253,6 +274,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const edgeattn::bench::Workspace ws = {g_io, sizeof(g_io), g_samples, kMaxSamples};
+  const uint64_t handover_before = threads > 1 ? MedianHandoverNs(executor, threads) : 0;
 
   if (json) {
     Print(1, "{\"model\": \"%s\", \"kernel_path\": \"%s%s\", \"threads\": %d, \"arena_bytes\": %zu, "
@@ -264,6 +286,10 @@ int main(int argc, char** argv) {
           "per layer%s\n",
           model_path, edgeattn::KernelPath(), backend, threads, threads == 1 ? "" : "s",
           model.ArenaBytesForWorkers(threads), options.warmup, options.iters, options.cached ? ", keys cached" : "");
+    if (threads > 1) {
+      Print(1, "  pool hand-over %.3f us per call before the layers (median of 2001 calls of %d empty tasks)\n",
+            Us(handover_before), threads);
+    }
     if (use_xnnpack) {
       Print(1, "  XNNPACK: %d int8 projections, %zu arena bytes after the plan\n",
             interp.xnnpack_ops(), interp.xnnpack_bytes());
@@ -307,9 +333,15 @@ int main(int argc, char** argv) {
     Print(2, "edgeattn-bench: no layer named '%s'\n", layer_name != nullptr ? layer_name : "");
     return 1;
   }
+  const uint64_t handover_after = threads > 1 ? MedianHandoverNs(executor, threads) : 0;
   if (json) {
-    Print(1, "\n], \"total_median\": %.3f, \"total_min\": %.3f}\n", Us(total_median), Us(total_min));
+    Print(1, "\n], \"total_median\": %.3f, \"total_min\": %.3f", Us(total_median), Us(total_min));
+    if (threads > 1) {
+      Print(1, ", \"pool_handover_us\": [%.3f, %.3f]", Us(handover_before), Us(handover_after));
+    }
+    Print(1, "}\n");
   } else {
+    if (threads > 1) Print(1, "  pool hand-over %.3f us per call after the layers\n", Us(handover_after));
     Print(1, "  %-14s %-8s %-5s %5s %5s %10.2f %10.2f\n", "total", "", "", "", "", Us(total_min),
           Us(total_median));
   }

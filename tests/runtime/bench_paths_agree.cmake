@@ -2,7 +2,7 @@
 # kernel path; each path either is unavailable here (exit 1 with "not
 # available") or prints exactly the reference's output hashes. Then
 # --threads 3 on the runtime's own path prints its one-thread hashes (int8
-# and f32 alike).
+# and f32 alike) and the pool's hand-over.
 function(run_bench path out_var rc_var)
   set(args ${MODEL} --warmup 0 --iters 2 --json ${ARGN})
   if(path)
@@ -44,6 +44,11 @@ if(NOT EMULATOR)
     message(FATAL_ERROR "--threads 3 outputs differ from one thread:\n  1: ${one_hashes}\n  3: ${three_hashes}")
   endif()
   message(STATUS "--threads 3: the one-thread hashes")
+  # The pool's hand-over before and after the layers, with more than one worker only.
+  if(NOT three_out MATCHES "\"pool_handover_us\": \\[[0-9]+\\.[0-9]+, [0-9]+\\.[0-9]+\\]"
+     OR one_out MATCHES "pool_handover_us")
+    message(FATAL_ERROR "--threads 3 should print pool_handover_us [before, after], one thread none:\n${one_out}\n${three_out}")
+  endif()
 endif()
 
 if(NOT EXACT)
