@@ -10,7 +10,10 @@
 #ifndef EDGEATTN_TARGETS_LINUX_THREAD_POOL_HPP_
 #define EDGEATTN_TARGETS_LINUX_THREAD_POOL_HPP_
 
+#include <sched.h>
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -24,7 +27,9 @@ namespace edgeattn_linux {
 class ThreadPool {
  public:
   // `threads` >= 1 workers in all: the calling thread plus threads - 1 others.
-  explicit ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads), done_(threads_ > 1 ? threads_ - 1 : 0) {
+  explicit ThreadPool(int threads)
+      : threads_(threads < 1 ? 1 : threads), oversubscribed_(threads_ > CpusAllowed()),
+        done_(threads_ > 1 ? threads_ - 1 : 0) {
     for (int i = 1; i < threads_; ++i) others_.emplace_back([this, i] { Work(i); });
   }
   ~ThreadPool() {
@@ -57,7 +62,9 @@ class ThreadPool {
   // every call, so none can still be in the previous one when the next is
   // published. Waiting threads poll without PAUSE for a while (calls come
   // back to back within a run, and under a hypervisor a PAUSE loop can exit
-  // to it), then with it, then sleep.
+  // to it), then with it, then sleep. With more threads than the CPUs the
+  // process may use, they poll briefly and then yield the core between polls
+  // instead: the thread a waiter waits for may be waiting for its core.
   void ParallelFor(ea_task_fn task, void* arg, int32_t n) {
     if (threads_ == 1 || n <= 1) {
       for (int32_t i = 0; i < n; ++i) task(arg, i);
@@ -81,6 +88,16 @@ class ThreadPool {
  private:
   static constexpr int kPolls = 1 << 14;  // plain polls, some microseconds
   static constexpr int kSpins = 50000;    // then with PAUSE (about 1 ms), then sleep
+  // More threads than CPUs: fewer plain polls, then yields for about 1 ms.
+  static constexpr int kOversubscribedPolls = 1 << 10;
+  static constexpr std::chrono::milliseconds kYieldFor{1};
+
+  // The CPUs this process may run on (its affinity mask: taskset, cpusets).
+  static int CpusAllowed() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1 << 30;  // unknown: assume enough
+    return CPU_COUNT(&set);
+  }
 
   static void Relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -95,12 +112,25 @@ class ThreadPool {
   // other, so no wake-up is lost).
   template <typename Ready>
   void Wait(const Ready& ready, std::condition_variable& wake, std::atomic<int>& sleepers) {
-    for (int i = 0; i < kPolls; ++i) {
-      if (ready()) return;
-    }
-    for (int i = 0; i < kSpins; ++i) {
-      if (ready()) return;
-      Relax();
+    if (oversubscribed_) {
+      // A waiter that kept its core would hold it for a scheduler time slice
+      // (milliseconds) while the thread it waits for cannot run.
+      for (int i = 0; i < kOversubscribedPolls; ++i) {
+        if (ready()) return;
+      }
+      const auto until = std::chrono::steady_clock::now() + kYieldFor;
+      do {
+        std::this_thread::yield();
+        if (ready()) return;
+      } while (std::chrono::steady_clock::now() < until);
+    } else {
+      for (int i = 0; i < kPolls; ++i) {
+        if (ready()) return;
+      }
+      for (int i = 0; i < kSpins; ++i) {
+        if (ready()) return;
+        Relax();
+      }
     }
     std::unique_lock<std::mutex> hold(lock_);
     sleepers.fetch_add(1);
@@ -139,6 +169,7 @@ class ThreadPool {
   };
 
   const int threads_;
+  const bool oversubscribed_;  // more threads than CPUs allowed
   Call call_;
   std::vector<CheckIn> done_;  // threads 1 .. threads - 1
   std::vector<std::thread> others_;

@@ -203,7 +203,9 @@ TEST_P(Threads, SameBytesForAnyPoolAndWorkerCount) {
       OrderPool pool{workers, orders[i++]};
       check(pool.executor(), workers, "order " + std::to_string(pool.order));
       EXPECT_LE(pool.most_tasks, workers);  // never more tasks than workers
-      if (splits) EXPECT_GE(pool.most_tasks, 2) << "nothing was split";
+      if (splits) {
+        EXPECT_GE(pool.most_tasks, 2) << "nothing was split";
+      }
       // Real threads at 2 and 4 workers (also under qemu-user, as guest
       // threads): more would only oversubscribe the 2-core CI machines.
       if (workers == 3 || workers == 8) continue;
