@@ -38,7 +38,9 @@ TEST(Isqrt, ExactOnEdgesAndRandomValues) {
     // fits 64 bits unless r + 1 = 2^32, which exceeds every uint64.
     ASSERT_LE(r, 0xFFFFFFFFull) << x;
     EXPECT_LE(r * r, x) << x;
-    if (r < 0xFFFFFFFFull) EXPECT_GT((r + 1) * (r + 1), x) << x;
+    if (r < 0xFFFFFFFFull) {
+      EXPECT_GT((r + 1) * (r + 1), x) << x;
+    }
   }
 }
 
@@ -212,7 +214,7 @@ TEST(QS8LinearRes, WithinHalfAStepOfTheRealSum) {
     for (int m = 0; m < rows; ++m) {
       for (int c = 0; c < out; ++c) {
         double acc = bias[c];
-        for (int k = 0; k < in; ++k) acc += double{w[c * in + k]} * x[m * in + k];
+        for (int k = 0; k < in; ++k) acc += static_cast<double>(w[c * in + k]) * x[m * in + k];
         const int32_t ai = a[m * out + c] - za;
         const double real = (sx * sw[c] * acc + sa * ai) / sy + zy;
         const double want = std::fmin(127, std::fmax(-128, real));
