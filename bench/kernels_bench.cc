@@ -95,6 +95,9 @@
 #include "edgeattn/kernels/requant.h"
 #include "edgeattn/kernels/task_split.h"
 #include "thread_pool.hpp"
+#if EA_BENCH_PTHREADPOOL
+#include "edgeattn/pthreadpool_executor.h"
+#endif
 
 #if EA_HAVE_XNNPACK
 #include <xnnpack.h>
@@ -1234,22 +1237,40 @@ void RegisterKernels() {
 
 // One hand-over of the targets/linux pool: a parallel_for of one empty
 // task per worker, what every pool call of a layer costs on top of its work.
+struct alignas(64) Hit {  // a cache line per task
+  int count;
+};
+void CountHit(void* hits, int32_t task) { benchmark::DoNotOptimize(++static_cast<Hit*>(hits)[task].count); }
+
 void BM_PoolCall(benchmark::State& state, int workers) {
   Workers w(workers);
-  struct alignas(64) Hit {
-    int count;
-  };
-  std::vector<Hit> hits(static_cast<size_t>(workers));  // a cache line per task
+  std::vector<Hit> hits(static_cast<size_t>(workers));
   for (auto _ : state) {
     w.For(workers, workers, [&](int begin, int, int) { benchmark::DoNotOptimize(++hits[static_cast<size_t>(begin)].count); });
   }
 }
+
+#if EA_BENCH_PTHREADPOOL
+// The same empty call through the pthreadpool adapter
+// (runtime/include/edgeattn/pthreadpool_executor.h), as the runtime calls it.
+void BM_PthreadpoolCall(benchmark::State& state, int threads) {
+  pthreadpool_t pool = pthreadpool_create(static_cast<size_t>(threads));
+  const ea_executor e = ea_pthreadpool_executor(pool);
+  std::vector<Hit> hits(static_cast<size_t>(threads));
+  for (auto _ : state) e.parallel_for(e.context, CountHit, hits.data(), threads);
+  pthreadpool_destroy(pool);
+}
+#endif
 
 void RegisterAll() {
   RegisterKernels();
   for (int n : {2, 4}) {  // 4: for boards with 4 cores (on fewer, threads wait for a core)
     benchmark::RegisterBenchmark(("pool_call/workers:" + std::to_string(n)).c_str(),
                                  [=](benchmark::State& st) { BM_PoolCall(st, n); });
+#if EA_BENCH_PTHREADPOOL
+    benchmark::RegisterBenchmark(("pthreadpool_call/threads:" + std::to_string(n)).c_str(),
+                                 [=](benchmark::State& st) { BM_PthreadpoolCall(st, n); });
+#endif
   }
   for (int i = 0; i < static_cast<int>(ek::KernelPath::kCount); ++i) {
     const auto p = static_cast<ek::KernelPath>(i);
