@@ -1235,13 +1235,13 @@ void RegisterKernels() {
   }
 }
 
-// One hand-over of the targets/linux pool: a parallel_for of one empty
-// task per worker, what every pool call of a layer costs on top of its work.
 struct alignas(64) Hit {  // a cache line per task
   int count;
 };
 void CountHit(void* hits, int32_t task) { benchmark::DoNotOptimize(++static_cast<Hit*>(hits)[task].count); }
 
+// One hand-over of the targets/linux pool: a parallel_for of one empty
+// task per worker, what every pool call of a layer costs on top of its work.
 void BM_PoolCall(benchmark::State& state, int workers) {
   Workers w(workers);
   std::vector<Hit> hits(static_cast<size_t>(workers));
