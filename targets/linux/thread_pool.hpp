@@ -112,21 +112,18 @@ class ThreadPool {
   // other, so no wake-up is lost).
   template <typename Ready>
   void Wait(const Ready& ready, std::condition_variable& wake, std::atomic<int>& sleepers) {
+    for (int i = 0, polls = oversubscribed_ ? kOversubscribedPolls : kPolls; i < polls; ++i) {
+      if (ready()) return;
+    }
     if (oversubscribed_) {
       // A waiter that kept its core would hold it for a scheduler time slice
       // (milliseconds) while the thread it waits for cannot run.
-      for (int i = 0; i < kOversubscribedPolls; ++i) {
-        if (ready()) return;
-      }
       const auto until = std::chrono::steady_clock::now() + kYieldFor;
       do {
         std::this_thread::yield();
         if (ready()) return;
       } while (std::chrono::steady_clock::now() < until);
     } else {
-      for (int i = 0; i < kPolls; ++i) {
-        if (ready()) return;
-      }
       for (int i = 0; i < kSpins; ++i) {
         if (ready()) return;
         Relax();
