@@ -79,21 +79,6 @@ Buffers Layout(const LayerInfo& info, int q_len, int kv_len, uint8_t* base) {
 
 }  // namespace
 
-const char* KindName(ea_layer_kind kind) {
-  switch (kind) {
-    case EA_LAYER_MULTI_HEAD_ATTENTION: return "mha";
-    case EA_LAYER_ADDITIVE: return "additive";
-    case EA_LAYER_LUONG: return "luong";
-    case EA_LAYER_POOLING: return "pooling";
-    case EA_LAYER_LAYERNORM: return "layernorm";
-    case EA_LAYER_FEED_FORWARD: return "ffn";
-    case EA_LAYER_ENCODER_BLOCK: return "encoder_block";
-    case EA_LAYER_DECODER_BLOCK: return "decoder_block";
-    case EA_LAYER_LINEAR: return "linear";
-  }
-  return "?";
-}
-
 size_t IoBytes(const LayerInfo& info, int q_len, int kv_len) {
   return Layout(info, q_len, kv_len, nullptr).total;
 }
@@ -130,8 +115,7 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
   Fill(b.key, static_cast<size_t>(kv_len) * info.key_dim, info.dtype, rng);
   Fill(b.value, static_cast<size_t>(kv_len) * info.value_dim, info.dtype, rng);
 
-  const bool cacheable = info.kind == EA_LAYER_ADDITIVE ||
-                         (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross);
+  const bool cacheable = info.key_cache != 0;
   RunArgs args = {};
   args.query = b.query;
   args.key = self ? nullptr : b.key;

@@ -50,8 +50,6 @@ size_t IoBytes(const LayerInfo& info, int q_len, int kv_len);
 Status RunLayer(const Model& model, Interpreter& interp, int layer, const Options& options,
                 TickFn ticks, const Workspace& ws, LayerResult* result, const char** why);
 
-const char* KindName(ea_layer_kind kind);
-
 }  // namespace bench
 }  // namespace edgeattn
 

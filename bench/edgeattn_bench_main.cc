@@ -89,6 +89,7 @@ void Usage(int fd) {
   WriteAll(fd,
            "usage: edgeattn-bench MODEL.eatn [--q-len N] [--kv-len N] [--warmup N] [--iters N]\n"
            "                      [--layer NAME] [--path NAME|best] [--cached] [--json] [--xnnpack]\n"
+           "       edgeattn-bench --list-kinds\n"
            "Times each layer on deterministic pseudo-random inputs (lengths default to the\n"
            "layer's declared maxima) and prints min/median/p90/max latency, the arena bytes,\n"
            "the kernel path and an FNV-1a hash of each output (equal hashes = equal outputs).\n"
@@ -101,6 +102,8 @@ void Usage(int fd) {
            "  --cached               time decoder steps with cached key projections; on\n"
            "                         KV-cache layers one Step with --kv-len positions cached\n"
            "  --json                 print JSON instead of a table\n"
+           "  --list-kinds           print the name of every layer kind, one per line (the\n"
+           "                         table's kind column), and exit\n"
            "  --xnnpack              run int8 projections with in_features % 16 == 0 through\n"
            "                         XNNPACK (builds with the backend only); the rest stays on\n"
            "                         the kernel path\n"
@@ -186,6 +189,9 @@ int main(int argc, char** argv) {
       options.cached = true;
     } else if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0) {
       Usage(1);
+      return 0;
+    } else if (std::strcmp(a, "--list-kinds") == 0) {
+      for (int k = 0; k < EA_LAYER_KIND_COUNT; ++k) Print(1, "%s\n", ea_layer_kind_name(static_cast<ea_layer_kind>(k)));
       return 0;
     } else if (std::strcmp(a, "--q-len") == 0 || std::strcmp(a, "--kv-len") == 0 ||
                std::strcmp(a, "--warmup") == 0 || std::strcmp(a, "--iters") == 0 ||
@@ -319,12 +325,12 @@ int main(int argc, char** argv) {
             "%s\n  {\"name\": \"%s\", \"kind\": \"%s\", \"dtype\": \"%s\", \"q_len\": %d, \"kv_len\": %d, "
             "\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f, \"max\": %.3f, \"arena_bytes\": %zu, "
             "\"output_hash\": \"%08x\"}",
-            printed ? "," : "", r.name, edgeattn::bench::KindName(r.kind),
+            printed ? "," : "", r.name, ea_layer_kind_name(r.kind),
             r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len, Us(r.min), Us(r.median), Us(r.p90),
             Us(r.max), r.arena_bytes, r.output_hash);
     } else {
       Print(1, "  %-14s %-8s %-5s %5d %5d %10.2f %10.2f %10.2f %10.2f  %08x\n", r.name,
-            edgeattn::bench::KindName(r.kind), r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len,
+            ea_layer_kind_name(r.kind), r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len,
             Us(r.min), Us(r.median), Us(r.p90), Us(r.max), r.output_hash);
     }
     ++printed;

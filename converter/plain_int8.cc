@@ -21,7 +21,7 @@ const char* const kPlainInt8Scheme =
     "int8 per tensor (calibrated ranges): inputs, q/k/v, context, output; int8 weights per output channel, "
     "exact integer accumulation; float64 scores, softmax and P.V";
 
-bool plain_int8_supported(const FloatLayer& layer) { return layer.kind == &kinds::kMha; }
+bool plain_int8_supported(const FloatLayer& layer) { return layer.kind == &kinds::kind_mha; }
 
 namespace {
 

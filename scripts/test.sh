@@ -13,6 +13,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=scripts/deps.sh
 source "$ROOT/scripts/deps.sh"
+# shellcheck source=scripts/kinds.sh
+source "$ROOT/scripts/kinds.sh"
 
 JOBS=${EA_JOBS:-2}
 EA_STAGES=(deps host)
@@ -31,7 +33,8 @@ header() {
 # converts models/{transformer,bahdanau,pooling,coverage,encoder_block} to <model dir>/<name>_int8.eatn
 # with build/host's converter, then for each model runs
 # `<bench command...> MODEL --warmup 0 --iters 1` and compares its "layer hash"
-# lines with `build/host/bench/edgeattn-bench MODEL --path ref`.
+# lines (ea_bench_hash_lines, scripts/kinds.sh: every kind's rows) with
+# `build/host/bench/edgeattn-bench MODEL --path ref`.
 ea_bench_hashes_match() {
   local label=$1 dir=$2; shift 2
   local model want got
@@ -51,11 +54,6 @@ ea_bench_hashes_match() {
     fi
     echo "$label: ${model}_int8: hashes equal the host ref path"
   done
-}
-
-# "layer hash" lines of edgeattn-bench's table (last column = output hash).
-ea_bench_hash_lines() {
-  awk '$2 ~ /^(mha|additive|pooling|encoder_block|decoder_block|layernorm|ffn)$/ { print $1, $NF }'
 }
 
 # Debian packages for every stage that will run.

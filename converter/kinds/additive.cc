@@ -298,16 +298,30 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   print_softmax(os, ad->softmax());
 }
 
+// The kind's traits, by name (the rest keep KindModule's defaults).
+KindModule module() {
+  KindModule m = kind_identity(EA_LAYER_ADDITIVE);
+  m.fields = {"query_dim", "key_dim", "attn_dim", "value_dim", "coverage"};
+  m.tensor_fields = {"w_q", "b_q", "w_k", "b_k", "b", "v", "b_v", "w_c"};
+  m.resolve = resolve;
+  m.shell = shell;
+  m.io = io;
+  m.forward = forward_layer;
+  m.value_points = value_points;
+  m.minmax_points = minmax_points;
+  m.write_s8 = write_s8;
+  m.write_f32 = write_f32;
+  m.shape = shape;
+  m.tensors = tensors;
+  m.inspect = inspect;
+  m.inspect_quant = inspect_quant;
+  return m;
+}
+
 }  // namespace
 
 namespace kinds {
-const KindModule kAdditive = {
-    "additive", EA_LAYER_ADDITIVE, fb::LayerOptions::AdditiveAttention,
-    /*learned_query=*/false, /*causal_mask=*/false,
-    {"query_dim", "key_dim", "attn_dim", "value_dim", "coverage"},
-    {"w_q", "b_q", "w_k", "b_k", "b", "v", "b_v", "w_c"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant,
-    /*smooth_pairs=*/nullptr};
+const KindModule kind_additive = module();
 }  // namespace kinds
 
 }  // namespace convert

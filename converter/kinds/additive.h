@@ -1,5 +1,5 @@
 // Additive (Bahdanau) attention, with optional coverage: the module
-// (kinds::kAdditive) and its parameters.
+// (kinds::kind_additive) and its parameters.
 #ifndef EDGEATTN_CONVERTER_KINDS_ADDITIVE_H_
 #define EDGEATTN_CONVERTER_KINDS_ADDITIVE_H_
 
@@ -33,9 +33,6 @@ struct AdditiveParams : KindParamsOf<AdditiveParams> {
   std::string w_c_name;
 };
 
-namespace kinds {
-extern const KindModule kAdditive;
-}  // namespace kinds
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -60,7 +60,7 @@ void read_attention(const SpecFields& f, const SpecWeights& w, const std::string
 
 void attention_layer(const FloatLayer& L, const char* role, bool cross, int E, int H, double scale, FloatLayer* A) {
   A->name = L.name + "." + role;
-  A->kind = &kinds::kMha;
+  A->kind = &kinds::kind_mha;
   A->mask = cross ? MaskKind::kKeyPadding : MaskKind::kCausal;
   A->max_q_len = L.max_q_len;
   A->max_kv_len = cross ? L.max_kv_len : L.max_q_len;
@@ -329,18 +329,31 @@ std::vector<SmoothPair> smooth_pairs(FloatLayer* L) {
           SmoothPair{"norm3", "norm3 -> fc1", &P.norm3, {&P.ffn.fc1}}};
 }
 
+// The kind's traits, by name (the rest keep KindModule's defaults).
+KindModule module() {
+  KindModule m = kind_identity(EA_LAYER_DECODER_BLOCK);
+  m.fields = {"embed_dim", "num_heads", "ffn_dim", "activation", "norm_first", "eps", "scale", "preset"};
+  m.tensor_fields = {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b", "norm2_w", "norm2_b", "cross_qkv_w", "cross_qkv_b", "cross_q_w", "cross_q_b", "cross_k_w", "cross_k_b", "cross_v_w", "cross_v_b", "cross_o_w", "cross_o_b", "norm3_w", "norm3_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"};
+  m.resolve = resolve;
+  m.shell = shell;
+  m.io = io;
+  m.forward = forward_layer;
+  m.value_points = value_points;
+  m.minmax_points = minmax_points;
+  m.write_s8 = write_s8;
+  m.write_f32 = write_f32;
+  m.shape = shape;
+  m.tensors = tensors;
+  m.inspect = inspect;
+  m.inspect_quant = inspect_quant;
+  m.smooth_pairs = smooth_pairs;
+  return m;
+}
+
 }  // namespace
 
 namespace kinds {
-const KindModule kDecoderBlock = {
-    "decoder_block", EA_LAYER_DECODER_BLOCK, fb::LayerOptions::DecoderBlock,
-    /*learned_query=*/false, /*causal_mask=*/false,
-    {"embed_dim", "num_heads", "ffn_dim", "activation", "norm_first", "eps", "scale", "preset"},
-    {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b", "norm2_w",
-     "norm2_b", "cross_qkv_w", "cross_qkv_b", "cross_q_w", "cross_q_b", "cross_k_w", "cross_k_b", "cross_v_w",
-     "cross_v_b", "cross_o_w", "cross_o_b", "norm3_w", "norm3_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect,
-    inspect_quant, smooth_pairs};
+const KindModule kind_decoder_block = module();
 }  // namespace kinds
 
 }  // namespace convert

@@ -1,4 +1,4 @@
-// A transformer decoder layer: the module (kinds::kDecoderBlock) and its parameters.
+// A transformer decoder layer: the module (kinds::kind_decoder_block) and its parameters.
 #ifndef EDGEATTN_CONVERTER_KINDS_DECODER_BLOCK_H_
 #define EDGEATTN_CONVERTER_KINDS_DECODER_BLOCK_H_
 
@@ -16,9 +16,6 @@ struct DecoderParams : KindParamsOf<DecoderParams> {
   FloatFfn ffn;
 };
 
-namespace kinds {
-extern const KindModule kDecoderBlock;
-}  // namespace kinds
 
 }  // namespace convert
 }  // namespace edgeattn

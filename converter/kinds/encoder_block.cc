@@ -63,7 +63,7 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
 
   FloatLayer& A = P.attn;
   A.name = L->name + ".attn";
-  A.kind = &kinds::kMha;
+  A.kind = &kinds::kind_mha;
   A.mask = L->mask;
   A.max_q_len = A.max_kv_len = L->max_q_len;
   A.query_dim = A.key_dim = A.value_dim = A.output_dim = E;
@@ -255,17 +255,32 @@ std::vector<SmoothPair> smooth_pairs(FloatLayer* L) {
           SmoothPair{"norm2", "norm2 -> fc1", &P.norm2, {&P.ffn.fc1}}};
 }
 
+// The kind's traits, by name (the rest keep KindModule's defaults).
+KindModule module() {
+  KindModule m = kind_identity(EA_LAYER_ENCODER_BLOCK);
+  m.causal_mask = true;
+  m.fields = {"embed_dim", "num_heads", "ffn_dim", "activation", "norm_first", "eps", "scale", "preset"};
+  m.tensor_fields = {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b", "norm2_w", "norm2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"};
+  m.resolve = resolve;
+  m.shell = shell;
+  m.io = io;
+  m.forward = forward_layer;
+  m.value_points = value_points;
+  m.minmax_points = minmax_points;
+  m.write_s8 = write_s8;
+  m.write_f32 = write_f32;
+  m.shape = shape;
+  m.tensors = tensors;
+  m.inspect = inspect;
+  m.inspect_quant = inspect_quant;
+  m.smooth_pairs = smooth_pairs;
+  return m;
+}
+
 }  // namespace
 
 namespace kinds {
-const KindModule kEncoderBlock = {
-    "encoder_block", EA_LAYER_ENCODER_BLOCK, fb::LayerOptions::EncoderBlock,
-    /*learned_query=*/false, /*causal_mask=*/true,
-    {"embed_dim", "num_heads", "ffn_dim", "activation", "norm_first", "eps", "scale", "preset"},
-    {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b", "norm2_w",
-     "norm2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect,
-    inspect_quant, smooth_pairs};
+const KindModule kind_encoder_block = module();
 }  // namespace kinds
 
 }  // namespace convert

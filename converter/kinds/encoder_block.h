@@ -1,4 +1,4 @@
-// A transformer encoder layer: the module (kinds::kEncoderBlock) and its parameters.
+// A transformer encoder layer: the module (kinds::kind_encoder_block) and its parameters.
 #ifndef EDGEATTN_CONVERTER_KINDS_ENCODER_BLOCK_H_
 #define EDGEATTN_CONVERTER_KINDS_ENCODER_BLOCK_H_
 
@@ -15,9 +15,6 @@ struct BlockParams : KindParamsOf<BlockParams> {
   FloatFfn ffn;
 };
 
-namespace kinds {
-extern const KindModule kEncoderBlock;
-}  // namespace kinds
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -77,17 +77,29 @@ void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntr
 
 void inspect_quant(const fb::Layer& l, std::ostream& os) { print_ffn(os, "ffn", l.options_as_FeedForward()); }
 
+// The kind's traits, by name (the rest keep KindModule's defaults).
+KindModule module() {
+  KindModule m = kind_identity(EA_LAYER_FEED_FORWARD);
+  m.fields = {"dim", "ffn_dim", "activation", "preset"};
+  m.tensor_fields = {"fc1_w", "fc1_b", "fc2_w", "fc2_b"};
+  m.resolve = resolve;
+  m.shell = shell;
+  m.io = io;
+  m.forward = forward_layer;
+  m.value_points = value_points;
+  m.minmax_points = minmax_points;
+  m.write_s8 = write_s8;
+  m.write_f32 = write_f32;
+  m.shape = shape;
+  m.tensors = tensors;
+  m.inspect_quant = inspect_quant;
+  return m;
+}
+
 }  // namespace
 
 namespace kinds {
-const KindModule kFfn = {
-    "ffn", EA_LAYER_FEED_FORWARD, fb::LayerOptions::FeedForward,
-    /*learned_query=*/false, /*causal_mask=*/false,
-    {"dim", "ffn_dim", "activation", "preset"},
-    {"fc1_w", "fc1_b", "fc2_w", "fc2_b"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, nullptr,
-    inspect_quant,
-    /*smooth_pairs=*/nullptr};
+const KindModule kind_ffn = module();
 }  // namespace kinds
 
 }  // namespace convert

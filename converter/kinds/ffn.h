@@ -1,4 +1,4 @@
-// A feed-forward network fc2(act(fc1(x))): the module (kinds::kFfn) and its parameters.
+// A feed-forward network fc2(act(fc1(x))): the module (kinds::kind_ffn) and its parameters.
 #ifndef EDGEATTN_CONVERTER_KINDS_FFN_H_
 #define EDGEATTN_CONVERTER_KINDS_FFN_H_
 
@@ -11,9 +11,6 @@ struct FfnParams : KindParamsOf<FfnParams> {
   FloatFfn ffn;
 };
 
-namespace kinds {
-extern const KindModule kFfn;
-}  // namespace kinds
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -1,9 +1,10 @@
 // One module per layer kind, as runtime/src/layers/ is for the runtime.
-// Everything the converter knows about a kind lives in its file (mha.cc,
-// additive.cc, luong.cc, pooling.cc): its spec fields and presets, its float64
-// reference, its calibration points, its quantization and how it is written
+// Everything the converter knows about a kind lives in its file
+// (converter/kinds/<name>.cc, for each kind of edgeattn/layer_kinds.def):
+// its spec fields and presets, its float64 reference, its calibration points, its quantization and how it is written
 // into the file, its runtime shape for the arena plan and its lines in
-// `inspect`. The one table in registry.cc lists the modules; spec loading,
+// `inspect`. Each fills a KindModule by field name, starting from
+// kind_identity(); registry.cc makes the table from the list; spec loading,
 // calibration, conversion, the runner, eval and inspect ask a layer's module
 // (FloatLayer::kind) instead of deciding on the kind themselves.
 //
@@ -58,14 +59,15 @@ struct Calibrated {
 };
 
 struct KindModule {
-  const char* name;              // the spec's "kind", and the reports'
-  ea_layer_kind runtime_kind;    // LayerInfo.kind of its layers in a model
-  fb::LayerOptions options;      // the union member that stores it in a file
+  // From the list (kind_identity).
+  const char* name = "";                            // the spec's "kind", and the reports'
+  ea_layer_kind runtime_kind = EA_LAYER_KIND_COUNT;  // LayerInfo.kind of its layers in a model
+  fb::LayerOptions options = fb::LayerOptions::NONE;  // the union member that stores it in a file
   // The query is a learned weight: no query input, one output row, and no
   // max_q_len field in the spec (pooling).
-  bool learned_query;
+  bool learned_query = false;
   // The spec's "mask": "causal" is allowed (else a spec error).
-  bool causal_mask;
+  bool causal_mask = false;
 
   // ---- spec -----------------------------------------------------------------
   // Layer fields beyond the common ones (name, kind, mask, max_q_len,
@@ -75,56 +77,82 @@ struct KindModule {
   // Fills L (name, kind and mask are set) from the layer object: dimensions,
   // L->params, weights from presets or explicit tensor names; every error
   // names the field or tensor (f.where, w.where()).
-  void (*resolve)(const SpecFields& f, const SpecWeights& w, FloatLayer* L);
+  void (*resolve)(const SpecFields& f, const SpecWeights& w, FloatLayer* L) = nullptr;
 
   // ---- a layer of a model, without weights (eval reads datasets for it) -----
   // The kind's parameters the generic code reads (L's common fields are set).
-  void (*shell)(const LayerInfo& info, FloatLayer* L);
-  LayerIo (*io)(const FloatLayer& L);
+  void (*shell)(const LayerInfo& info, FloatLayer* L) = nullptr;
+  LayerIo (*io)(const FloatLayer& L) = nullptr;
 
   // ---- float64 reference (float_reference.h: forward()) ---------------------
   // out [rows][output_dim] (rows = q_len, 1 with learned_query), weights
   // [heads][rows][kv_len] or null; every element written. With ranges, adds
   // this sample's calibration points (padded rows left out).
-  void (*forward)(const FloatLayer& L, const SampleInput& in, double* out, double* weights, RangeMap* ranges);
+  void (*forward)(const FloatLayer& L, const SampleInput& in, double* out, double* weights, RangeMap* ranges) = nullptr;
 
   // ---- calibration (calibrate.cc) --------------------------------------------
   // Points whose values the --calib-method sees (min/max otherwise); points
   // chosen by min/max (+ headroom) whatever the method (additive: pre_tanh).
-  std::vector<std::string> (*value_points)(const FloatLayer& L);
-  std::vector<std::string> (*minmax_points)(const FloatLayer& L);
+  std::vector<std::string> (*value_points)(const FloatLayer& L) = nullptr;
+  std::vector<std::string> (*minmax_points)(const FloatLayer& L) = nullptr;
 
   // ---- quantization and writer (convert.cc) ----------------------------------
   // The layer's options table (the union member `options`), int8 from the
   // calibrated ranges or float32.
-  flatbuffers::Offset<void> (*write_s8)(ModelWriter& w, const FloatLayer& L, const Calibrated& c);
-  flatbuffers::Offset<void> (*write_f32)(ModelWriter& w, const FloatLayer& L);
+  flatbuffers::Offset<void> (*write_s8)(ModelWriter& w, const FloatLayer& L, const Calibrated& c) = nullptr;
+  flatbuffers::Offset<void> (*write_f32)(ModelWriter& w, const FloatLayer& L) = nullptr;
   // Its fields of the runtime's LayerShape (kind and dimensions; the caller
   // sets dtype and tile_scratch), for the arena plan.
-  void (*shape)(const FloatLayer& L, LayerShape* s);
+  void (*shape)(const FloatLayer& L, LayerShape* s) = nullptr;
 
   // ---- inspect and reports -----------------------------------------------------
   // Its constant tensors in the file (inspect.h add_tensor / add_linear).
-  void (*tensors)(const fb::Layer& layer, const std::string& name, std::vector<TensorEntry>* out);
+  void (*tensors)(const fb::Layer& layer, const std::string& name, std::vector<TensorEntry>* out) = nullptr;
   // Lines after the dimensions (embed_dim, cache sizes, ...), and the
   // quantization section of an int8 layer; null: none.
-  void (*inspect)(const fb::Layer& layer, const LayerInfo& info, std::ostream& os);
-  void (*inspect_quant)(const fb::Layer& layer, std::ostream& os);
+  void (*inspect)(const fb::Layer& layer, const LayerInfo& info, std::ostream& os) = nullptr;
+  void (*inspect_quant)(const fb::Layer& layer, std::ostream& os) = nullptr;
 
   // ---- SmoothQuant (--smooth-alpha, converter/smooth.h) -----------------------
   // The layer's LayerNorm -> projection pairs; an error naming the layer when
   // a LayerNorm's output feeds more than projections (post-norm: the residual
   // adds). null: the kind has no LayerNorm.
-  std::vector<SmoothPair> (*smooth_pairs)(FloatLayer* L);
+  std::vector<SmoothPair> (*smooth_pairs)(FloatLayer* L) = nullptr;
 };
 
-// The table (registry.cc), in its order.
+// The list's entry of `kind` (name, runtime kind, file options) with every
+// trait unset: where a module starts.
+inline KindModule kind_identity(ea_layer_kind kind) {
+  KindModule m;
+  switch (kind) {
+#define EA_LAYER_KIND(name_, ENUM, value, file_options, description) \
+  case EA_LAYER_##ENUM:                                              \
+    m.name = #name_;                                                 \
+    m.options = fb::LayerOptions::file_options;                      \
+    break;
+#include "edgeattn/layer_kinds.def"
+#undef EA_LAYER_KIND
+    case EA_LAYER_KIND_COUNT:
+      break;
+  }
+  m.runtime_kind = kind;
+  return m;
+}
+
+namespace kinds {
+#define EA_LAYER_KIND(name, ENUM, value, file_options, description) extern const KindModule kind_##name;
+#include "edgeattn/layer_kinds.def"
+#undef EA_LAYER_KIND
+}  // namespace kinds
+
+// The table (registry.cc), made from the list: kind <name>'s module is
+// kinds::kind_<name> (converter/kinds/<name>.cc), in the list's order.
 const std::vector<const KindModule*>& all_kinds();
 // The module named `name` / of a runtime kind, or null.
 const KindModule* find_kind(const std::string& name);
 const KindModule* find_kind(ea_layer_kind kind);
 const KindModule* find_kind(fb::LayerOptions options);
-// "mha, additive, luong or pooling" (for messages).
+// "mha, additive, ... or linear" (for messages).
 std::string kind_names();
 
 // A composite records its sub-layer's points as "<prefix><key>": it runs the

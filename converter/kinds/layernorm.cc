@@ -54,17 +54,29 @@ void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntr
 
 void inspect_quant(const fb::Layer& l, std::ostream& os) { print_norm(os, "norm", l.options_as_LayerNorm()); }
 
+// The kind's traits, by name (the rest keep KindModule's defaults).
+KindModule module() {
+  KindModule m = kind_identity(EA_LAYER_LAYERNORM);
+  m.fields = {"dim", "eps"};
+  m.tensor_fields = {"weight", "bias"};
+  m.resolve = resolve;
+  m.shell = shell;
+  m.io = io;
+  m.forward = forward_layer;
+  m.value_points = value_points;
+  m.minmax_points = minmax_points;
+  m.write_s8 = write_s8;
+  m.write_f32 = write_f32;
+  m.shape = shape;
+  m.tensors = tensors;
+  m.inspect_quant = inspect_quant;
+  return m;
+}
+
 }  // namespace
 
 namespace kinds {
-const KindModule kLayerNorm = {
-    "layernorm", EA_LAYER_LAYERNORM, fb::LayerOptions::LayerNorm,
-    /*learned_query=*/false, /*causal_mask=*/false,
-    {"dim", "eps"},
-    {"weight", "bias"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, nullptr,
-    inspect_quant,
-    /*smooth_pairs=*/nullptr};
+const KindModule kind_layernorm = module();
 }  // namespace kinds
 
 }  // namespace convert

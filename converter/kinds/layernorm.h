@@ -1,4 +1,4 @@
-// LayerNorm over each row (nn.LayerNorm): the module (kinds::kLayerNorm) and its parameters.
+// LayerNorm over each row (nn.LayerNorm): the module (kinds::kind_layernorm) and its parameters.
 #ifndef EDGEATTN_CONVERTER_KINDS_LAYERNORM_H_
 #define EDGEATTN_CONVERTER_KINDS_LAYERNORM_H_
 
@@ -11,9 +11,6 @@ struct NormParams : KindParamsOf<NormParams> {
   FloatNorm norm;
 };
 
-namespace kinds {
-extern const KindModule kLayerNorm;
-}  // namespace kinds
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -77,17 +77,29 @@ void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntr
 
 void inspect_quant(const fb::Layer& l, std::ostream& os) { print_linear(os, "linear", l.options_as_Linear()); }
 
+// The kind's traits, by name (the rest keep KindModule's defaults).
+KindModule module() {
+  KindModule m = kind_identity(EA_LAYER_LINEAR);
+  m.fields = {"in_features", "out_features"};
+  m.tensor_fields = {"weight", "bias"};
+  m.resolve = resolve;
+  m.shell = shell;
+  m.io = io;
+  m.forward = forward_layer;
+  m.value_points = value_points;
+  m.minmax_points = minmax_points;
+  m.write_s8 = write_s8;
+  m.write_f32 = write_f32;
+  m.shape = shape;
+  m.tensors = tensors;
+  m.inspect_quant = inspect_quant;
+  return m;
+}
+
 }  // namespace
 
 namespace kinds {
-const KindModule kLinear = {
-    "linear", EA_LAYER_LINEAR, fb::LayerOptions::Linear,
-    /*learned_query=*/false, /*causal_mask=*/false,
-    {"in_features", "out_features"},
-    {"weight", "bias"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, nullptr,
-    inspect_quant,
-    /*smooth_pairs=*/nullptr};
+const KindModule kind_linear = module();
 }  // namespace kinds
 
 }  // namespace convert

@@ -1,5 +1,5 @@
 // A standalone projection y = W x + b (nn.Linear, e.g. a model's output
-// head): the module (kinds::kLinear) and its parameters.
+// head): the module (kinds::kind_linear) and its parameters.
 #ifndef EDGEATTN_CONVERTER_KINDS_LINEAR_H_
 #define EDGEATTN_CONVERTER_KINDS_LINEAR_H_
 
@@ -12,9 +12,6 @@ struct LinearParams : KindParamsOf<LinearParams> {
   FloatLinear linear;
 };
 
-namespace kinds {
-extern const KindModule kLinear;
-}  // namespace kinds
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -147,16 +147,30 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   print_softmax(os, g->softmax());
 }
 
+// The kind's traits, by name (the rest keep KindModule's defaults).
+KindModule module() {
+  KindModule m = kind_identity(EA_LAYER_LUONG);
+  m.fields = {"score", "query_dim", "key_dim", "value_dim", "scale"};
+  m.tensor_fields = {"w"};
+  m.resolve = resolve;
+  m.shell = shell;
+  m.io = io;
+  m.forward = forward_layer;
+  m.value_points = value_points;
+  m.minmax_points = minmax_points;
+  m.write_s8 = write_s8;
+  m.write_f32 = write_f32;
+  m.shape = shape;
+  m.tensors = tensors;
+  m.inspect = inspect;
+  m.inspect_quant = inspect_quant;
+  return m;
+}
+
 }  // namespace
 
 namespace kinds {
-const KindModule kLuong = {
-    "luong", EA_LAYER_LUONG, fb::LayerOptions::LuongAttention,
-    /*learned_query=*/false, /*causal_mask=*/false,
-    {"score", "query_dim", "key_dim", "value_dim", "scale"},
-    {"w"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant,
-    /*smooth_pairs=*/nullptr};
+const KindModule kind_luong = module();
 }  // namespace kinds
 
 }  // namespace convert

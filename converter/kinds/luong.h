@@ -1,5 +1,5 @@
 // Luong attention (dot, general, scaled_dot scores): the module
-// (kinds::kLuong) and its parameters.
+// (kinds::kind_luong) and its parameters.
 #ifndef EDGEATTN_CONVERTER_KINDS_LUONG_H_
 #define EDGEATTN_CONVERTER_KINDS_LUONG_H_
 
@@ -16,9 +16,6 @@ struct LuongParams : KindParamsOf<LuongParams> {
   FloatLinear w;       // general: W^T as Linear(query_dim -> key_dim)
 };
 
-namespace kinds {
-extern const KindModule kLuong;
-}  // namespace kinds
 
 }  // namespace convert
 }  // namespace edgeattn

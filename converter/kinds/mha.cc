@@ -253,14 +253,33 @@ flatbuffers::Offset<fb::MultiHeadAttention> mha_table_f32(ModelWriter& w, const 
                                       fv, fo, 0, P.kv_cache, static_cast<uint32_t>(P.num_kv_heads));
 }
 
+namespace {
+
+// The kind's traits, by name (the rest keep KindModule's defaults).
+KindModule module() {
+  KindModule m = kind_identity(EA_LAYER_MULTI_HEAD_ATTENTION);
+  m.causal_mask = true;
+  m.fields = {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset", "kv_cache", "num_kv_heads"};
+  m.tensor_fields = {"q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b"};
+  m.resolve = resolve;
+  m.shell = shell;
+  m.io = io;
+  m.forward = forward_layer;
+  m.value_points = value_points;
+  m.minmax_points = minmax_points;
+  m.write_s8 = write_s8;
+  m.write_f32 = write_f32;
+  m.shape = shape;
+  m.tensors = tensors;
+  m.inspect = inspect;
+  m.inspect_quant = inspect_quant;
+  return m;
+}
+
+}  // namespace
+
 namespace kinds {
-const KindModule kMha = {
-    "mha", EA_LAYER_MULTI_HEAD_ATTENTION, fb::LayerOptions::MultiHeadAttention,
-    /*learned_query=*/false, /*causal_mask=*/true,
-    {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset", "kv_cache", "num_kv_heads"},
-    {"q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, inspect, inspect_quant,
-    /*smooth_pairs=*/nullptr};
+const KindModule kind_mha = module();
 }  // namespace kinds
 
 }  // namespace convert

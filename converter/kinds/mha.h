@@ -1,6 +1,6 @@
 // Multi-head attention (nn.MultiheadAttention and separate q/k/v/out
 // projections; self or cross, causal or key padding, grouped-query heads, KV
-// cache): the module (kinds::kMha) and the pieces a composite kind reuses for
+// cache): the module (kinds::kind_mha) and the pieces a composite kind reuses for
 // an MHA sub-layer (a FloatLayer of kind kMha with MhaParams).
 #ifndef EDGEATTN_CONVERTER_KINDS_MHA_H_
 #define EDGEATTN_CONVERTER_KINDS_MHA_H_
@@ -20,7 +20,7 @@ struct MhaParams : KindParamsOf<MhaParams> {
   FloatLinear q_proj, k_proj, v_proj, out_proj;
 };
 
-// The MultiHeadAttention table of L (kinds::kMha.write_s8 / write_f32 return
+// The MultiHeadAttention table of L (kinds::kind_mha.write_s8 / write_f32 return
 // it as the layer's options; a composite may store it as a field of its own).
 // With a block's residual add, out_proj computes it in its epilogue
 // (quantize_linear's out_shift) instead of writing the attention's own output.
@@ -28,9 +28,6 @@ flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const F
                                                          const QuantAdd* residual = nullptr);
 flatbuffers::Offset<fb::MultiHeadAttention> mha_table_f32(ModelWriter& w, const FloatLayer& L);
 
-namespace kinds {
-extern const KindModule kMha;
-}  // namespace kinds
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -78,16 +78,30 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   print_softmax(os, p->softmax());
 }
 
+// The kind's traits, by name (the rest keep KindModule's defaults).
+KindModule module() {
+  KindModule m = kind_identity(EA_LAYER_POOLING);
+  m.learned_query = true;
+  m.fields = {"dim"};
+  m.tensor_fields = {"query"};
+  m.resolve = resolve;
+  m.shell = shell;
+  m.io = io;
+  m.forward = forward_layer;
+  m.value_points = value_points;
+  m.minmax_points = minmax_points;
+  m.write_s8 = write_s8;
+  m.write_f32 = write_f32;
+  m.shape = shape;
+  m.tensors = tensors;
+  m.inspect_quant = inspect_quant;
+  return m;
+}
+
 }  // namespace
 
 namespace kinds {
-const KindModule kPooling = {
-    "pooling", EA_LAYER_POOLING, fb::LayerOptions::AttentionPooling,
-    /*learned_query=*/true, /*causal_mask=*/false,
-    {"dim"},
-    {"query"},
-    resolve, shell, io, forward_layer, value_points, minmax_points, write_s8, write_f32, shape, tensors, nullptr, inspect_quant,
-    /*smooth_pairs=*/nullptr};
+const KindModule kind_pooling = module();
 }  // namespace kinds
 
 }  // namespace convert

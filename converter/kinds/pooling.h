@@ -1,5 +1,5 @@
 // Attention pooling (a learned query over one sequence): the module
-// (kinds::kPooling) and its parameters.
+// (kinds::kind_pooling) and its parameters.
 #ifndef EDGEATTN_CONVERTER_KINDS_POOLING_H_
 #define EDGEATTN_CONVERTER_KINDS_POOLING_H_
 
@@ -13,9 +13,6 @@ struct PoolingParams : KindParamsOf<PoolingParams> {
   std::string query_name;
 };
 
-namespace kinds {
-extern const KindModule kPooling;
-}  // namespace kinds
 
 }  // namespace convert
 }  // namespace edgeattn

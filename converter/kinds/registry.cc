@@ -1,34 +1,19 @@
-// The converter's table of layer kinds: the one place that lists them.
-// Adding a kind is one module (kinds/<kind>.h and .cc, see kind.h) plus its
-// include and one line here.
+// The converter's table of layer kinds, made from the one list
+// (edgeattn/layer_kinds.def): kind <name>'s module is kinds::kind_<name>
+// (converter/kinds/<name>.cc).
 #include <algorithm>
 
 #include "converter/error.h"
-#include "converter/kinds/additive.h"
-#include "converter/kinds/decoder_block.h"
-#include "converter/kinds/encoder_block.h"
-#include "converter/kinds/ffn.h"
 #include "converter/kinds/kind.h"
-#include "converter/kinds/layernorm.h"
-#include "converter/kinds/linear.h"
-#include "converter/kinds/luong.h"
-#include "converter/kinds/mha.h"
-#include "converter/kinds/pooling.h"
 
 namespace edgeattn {
 namespace convert {
 
 const std::vector<const KindModule*>& all_kinds() {
   static const std::vector<const KindModule*> table = {
-      &kinds::kMha,
-      &kinds::kAdditive,
-      &kinds::kLuong,
-      &kinds::kPooling,
-      &kinds::kLayerNorm,
-      &kinds::kFfn,
-      &kinds::kEncoderBlock,
-      &kinds::kDecoderBlock,
-      &kinds::kLinear,
+#define EA_LAYER_KIND(name, ENUM, value, file_options, description) &kinds::kind_##name,
+#include "edgeattn/layer_kinds.def"
+#undef EA_LAYER_KIND
   };
   return table;
 }

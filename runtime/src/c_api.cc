@@ -39,6 +39,19 @@ const char* ea_status_string(ea_status status) {
   return edgeattn::status_string(static_cast<edgeattn::Status>(status));
 }
 
+const char* ea_layer_kind_name(ea_layer_kind kind) {
+  switch (kind) {
+#define EA_LAYER_KIND(name, ENUM, value, options, description) \
+  case EA_LAYER_##ENUM:                                        \
+    return #name;
+#include "edgeattn/layer_kinds.def"
+#undef EA_LAYER_KIND
+    case EA_LAYER_KIND_COUNT:
+      break;
+  }
+  return "?";
+}
+
 ea_status ea_model_load(ea_model* model, const void* data, size_t size) {
   if (model == nullptr) return EA_INVALID_ARGUMENT;
   Model* m = new (model->opaque.bytes) Model();

@@ -425,11 +425,14 @@ Status Interpreter::CheckKvCacheLayer(int layer) {
 }
 
 Status Interpreter::BeginSequence(int layer) {
-  if (model_ != nullptr && model_->layer(layer) != nullptr && model_->ShapeOf(layer).coverage) {
-    error_.Clear();
-    find_layer_kind(EA_LAYER_ADDITIVE)->reset_coverage(*model_->layer(layer), arena_ + cache_offset_[layer],
-                                                       model_->CappedKvLen(layer, kv_cap_));
-    return Status::kOk;
+  if (model_ != nullptr && model_->layer(layer) != nullptr) {
+    const LayerShape shape = model_->ShapeOf(layer);
+    const LayerKindModule& kind = *find_layer_kind(shape.kind);
+    if (shape.coverage && kind.reset_coverage != nullptr) {
+      error_.Clear();
+      kind.reset_coverage(*model_->layer(layer), arena_ + cache_offset_[layer], model_->CappedKvLen(layer, kv_cap_));
+      return Status::kOk;
+    }
   }
   const Status s = CheckKvCacheLayer(layer);
   if (s != Status::kOk) return s;

@@ -31,6 +31,7 @@ LayerInfo layer_info(const fb::Layer& layer) {
   if (kind == nullptr) return info;  // not after Load (it refuses unknown kinds)
   info.kind = kind->kind;
   kind->info(layer, &info);
+  info.key_cache = kind->has_key_cache != nullptr && kind->has_key_cache(layer_shape(layer)) ? 1 : 0;
   return info;
 }
 

@@ -36,6 +36,8 @@ int64_t floor_div(int64_t a, int64_t b) {
   return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
+}  // namespace
+
 // (m, shift) := the multiplier m * 2^(shift - 31) times range_q16 / 2^16,
 // renormalized to m in [2^30, 2^31). False if the shift leaves the range.
 bool scale_multiplier(int32_t* m, int32_t* shift, uint32_t range_q16) {
@@ -75,6 +77,8 @@ bool divide_multiplier(int32_t* m, int32_t* shift, uint32_t range_q16) {
   return true;
 }
 
+namespace {
+
 // One projection's biases divided by R (see the top of the file) into r.bias.
 const int32_t* adjust_bias(const fb::Model& model, const fb::Linear* l, const RangeScale& r) {
   const int in = static_cast<int>(l->in_features());
@@ -98,51 +102,12 @@ const int32_t* adjust_bias(const fb::Model& model, const fb::Linear* l, const Ra
   return r.bias;
 }
 
-// What range mode rescales in each kind that has it, one entry per kind (a
-// kind without one is refused with EA_UNSUPPORTED, so a new kind needs no
-// entry until it supports range mode): its softmax constants, how many of the
-// score's factors scale with R, and its other multipliers.
-struct RangeRule {
-  fb::LayerOptions options;
-  const fb::SoftmaxQuant* (*softmax)(const fb::Layer& l);
-  // q and k both scale: 2; pooling's query is a weight: 1; additive scores
-  // are tanh outputs times fixed v weights: 0.
-  int score_factors;
-  // Further multipliers into rs (pre_*, cov_*); false if a shift leaves the
-  // range. Null: none.
-  bool (*scale_more)(const fb::Layer& l, uint32_t range_q16, RangeScale* rs);
-};
-
-// Additive: the pre-tanh multiplier times R; the coverage term divided by R.
-bool additive_more(const fb::Layer& l, uint32_t range_q16, RangeScale* rs) {
-  const fb::AdditiveAttention* a = l.options_as_AdditiveAttention();
-  rs->pre_mult = a->pre_tanh()->multiplier()->Get(0);
-  rs->pre_shift = a->pre_tanh()->shift()->Get(0);
-  bool fits = scale_multiplier(&rs->pre_mult, &rs->pre_shift, range_q16);
-  if (a->coverage()) {
-    rs->cov_mult = a->coverage_multiplier();
-    rs->cov_shift = a->coverage_shift();
-    fits = fits && divide_multiplier(&rs->cov_mult, &rs->cov_shift, range_q16);
-  }
-  return fits;
-}
-
-const RangeRule kRangeRules[] = {
-    {fb::LayerOptions::MultiHeadAttention,
-     [](const fb::Layer& l) { return l.options_as_MultiHeadAttention()->softmax(); }, 2, nullptr},
-    {fb::LayerOptions::LuongAttention, [](const fb::Layer& l) { return l.options_as_LuongAttention()->softmax(); },
-     2, nullptr},
-    {fb::LayerOptions::AttentionPooling,
-     [](const fb::Layer& l) { return l.options_as_AttentionPooling()->softmax(); }, 1, nullptr},
-    {fb::LayerOptions::AdditiveAttention,
-     [](const fb::Layer& l) { return l.options_as_AdditiveAttention()->softmax(); }, 0, additive_more},
-};
-
+// The kind's range rule (layer_kind.h RangeRule), if it has one and the
+// layer has a softmax to rescale.
 const RangeRule* range_rule(const fb::Layer& l) {
-  for (const RangeRule& r : kRangeRules) {
-    if (r.options == l.options_type() && r.softmax(l) != nullptr) return &r;
-  }
-  return nullptr;
+  const LayerKindModule* kind = find_layer_kind(l.options_type());
+  if (kind == nullptr || kind->range == nullptr || kind->range->softmax(l) == nullptr) return nullptr;
+  return kind->range;
 }
 
 // The inputs a layer reads (as the interpreter decides them): no query for a

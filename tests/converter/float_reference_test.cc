@@ -79,7 +79,7 @@ struct MhaCase {
 FloatLayer make_mha(const MhaCase& c, std::mt19937& g) {
   FloatLayer L;
   L.name = "mha";
-  L.kind = &kinds::kMha;
+  L.kind = &kinds::kind_mha;
   L.mask = c.mask;
   MhaParams& P = L.params.emplace<MhaParams>();
   P.cross = c.cross;
@@ -193,7 +193,7 @@ TEST(FloatReference, LuongGeneralIsThePlainLoopBitForBit) {
   std::mt19937 g(11);
   const int dq = 19, dk = 21, dv = 27, lq = 6, lk = 41, valid = 33;
   FloatLayer L;
-  L.kind = &kinds::kLuong;
+  L.kind = &kinds::kind_luong;
   LuongParams& P = L.params.emplace<LuongParams>();
   P.score = LuongScore::kGeneral;
   L.mask = MaskKind::kKeyPadding;

@@ -228,7 +228,7 @@ TEST(ConverterIoRegression, NpyHugeShapeEntryIsRejected) {
 TEST(ConverterIoRegression, LayerDataRejectsDimensionsAboveIntMax) {
   FloatLayer L;
   L.name = "p";
-  L.kind = &kinds::kMha;
+  L.kind = &kinds::kind_mha;
   L.params.emplace<MhaParams>();
   L.max_q_len = L.max_kv_len = INT_MAX;
   L.query_dim = L.key_dim = L.value_dim = L.output_dim = 0;  // empty arrays, huge N / L

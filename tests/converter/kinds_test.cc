@@ -82,7 +82,7 @@ TEST(ConverterKinds, SubLayerPointsUnderAPrefix) {
   for (int i = 0; i < d.n; ++i) {
     const SampleInput in = d.sample(attn, i);
     out_a.resize(output_size(attn, in));
-    kinds::kMha.forward(attn, in, out_a.data(), nullptr, &direct);
+    kinds::kind_mha.forward(attn, in, out_a.data(), nullptr, &direct);
     RangeMap sub = sub_ranges(composite, "attn.");
     EXPECT_TRUE(sub["q_proj"].keep_values);
     EXPECT_FALSE(sub["k_proj"].keep_values);

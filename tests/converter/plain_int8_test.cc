@@ -112,7 +112,7 @@ struct HandCase {
   LayerCalibration cal;
   HandCase() {
     L.name = "hand";
-    L.kind = &kinds::kMha;
+    L.kind = &kinds::kind_mha;
     L.mask = MaskKind::kKeyPadding;
     MhaParams& P = L.params.emplace<MhaParams>();
     P.cross = true;
@@ -212,7 +212,7 @@ TEST(PlainInt8, FakeQuantRoundsAndSaturates) {
 
 TEST(PlainInt8, OnlyMha) {
   FloatLayer L;
-  L.kind = &kinds::kPooling;
+  L.kind = &kinds::kind_pooling;
   EXPECT_FALSE(plain_int8_supported(L));
   EXPECT_THROW(PlainInt8Layer(L, LayerCalibration()), ConvertError);
   HandCase h;

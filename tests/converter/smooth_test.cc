@@ -51,7 +51,7 @@ Loaded Load(const std::string& model) {
 
 std::vector<double> LayerGains(const FloatLayer& L) {
   std::vector<double> g;
-  for (const FloatNorm* n : L.kind == &kinds::kEncoderBlock
+  for (const FloatNorm* n : L.kind == &kinds::kind_encoder_block
                                 ? std::vector<const FloatNorm*>{&L.as<BlockParams>().norm1, &L.as<BlockParams>().norm2}
                                 : std::vector<const FloatNorm*>{&L.as<DecoderParams>().norm1,
                                                                 &L.as<DecoderParams>().norm2,
@@ -85,7 +85,7 @@ TEST(Smooth, FoldedLayerComputesTheSameFunction) {
       for (double alpha : {0.25, 0.5, 0.75}) {
         FloatLayer S = L;
         const std::vector<SmoothedPair> folds = smooth_layer(&S, l.calib[i], alpha);
-        ASSERT_EQ(folds.size(), L.kind == &kinds::kEncoderBlock ? 2u : 3u);
+        ASSERT_EQ(folds.size(), L.kind == &kinds::kind_encoder_block ? 2u : 3u);
         // The factors are not all 1: the weights the files get differ.
         const std::vector<double> g0 = LayerGains(L), g1 = LayerGains(S);
         double moved = 0.0;

@@ -36,7 +36,7 @@ TEST(ConverterSpec, TorchMhaPackedSlices) {
   const ModelSpec s = load_spec("s.json", c.spec_json, w, "w.safetensors", {});
   ASSERT_EQ(s.layers.size(), 1u);
   const FloatLayer& L = s.layers[0];
-  EXPECT_EQ(L.kind, &kinds::kMha);
+  EXPECT_EQ(L.kind, &kinds::kind_mha);
   const MhaParams& P = L.as<MhaParams>();
   EXPECT_EQ(P.head_dim, 5);
   EXPECT_DOUBLE_EQ(P.scale, 1.0 / std::sqrt(5.0));

@@ -87,12 +87,6 @@ bool Verbose() {
   return verbose;
 }
 
-const char* KindName(ea_layer_kind kind) {
-  static const char* const kNames[] = {"mha", "additive", "luong", "pooling", "layernorm",
-                                       "ffn", "encoder_block", "decoder_block", "linear"};  // ea_layer_kind order
-  return static_cast<unsigned>(kind) < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "?";
-}
-
 // Output buffers of one run, with guard bytes after them.
 struct RunOutputs {
   std::vector<uint8_t> out, weights, cached_out, cached_weights, step_out, step_weights;
@@ -110,7 +104,7 @@ void Prepare(std::vector<uint8_t>& buf, size_t bytes, uint8_t fill) {
   std::fprintf(stderr,
                "FINDING: %s: layer %d '%s' (%s %s, q_dim %d k_dim %d v_dim %d out_dim %d heads %d "
                "cross %d causal %d; q_len %d kv_len %d kv_valid_len %d weights %d): path %s: %s\n",
-               what, layer, f.name != nullptr ? f.name : "?", KindName(f.kind), in.s8 ? "int8" : "f32",
+               what, layer, f.name != nullptr ? f.name : "?", ea_layer_kind_name(f.kind), in.s8 ? "int8" : "f32",
                static_cast<int>(f.query_dim), static_cast<int>(f.key_dim), static_cast<int>(f.value_dim),
                static_cast<int>(f.output_dim), static_cast<int>(f.num_heads), static_cast<int>(f.cross),
                static_cast<int>(f.causal), in.q_len, in.kv_len, static_cast<int>(in.args.kv_valid_len),
@@ -236,7 +230,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (Macs(model, i, in) > kMaxMacs) continue;
     if (Verbose()) {
       std::fprintf(stderr, "fuzz_paths: layer %d '%s' %s %s q_len %d kv_len %d kv_valid_len %d weights %d\n", i,
-                   in.info.name, KindName(in.info.kind), in.s8 ? "int8" : "f32", in.q_len, in.kv_len,
+                   in.info.name, ea_layer_kind_name(in.info.kind), in.s8 ? "int8" : "f32", in.q_len, in.kv_len,
                    static_cast<int>(in.args.kv_valid_len), in.want_weights ? 1 : 0);
     }
     for (size_t p = 0; p < paths.size(); ++p) {

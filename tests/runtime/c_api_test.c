@@ -98,6 +98,8 @@ static void test_model(const char* path) {
     CHECK(s == EA_OK, "%s: layer info %d", path, (int)l);
     es = info.dtype == EA_S8 ? 1 : 4;
     self_attn = !info.cross;
+    CHECK(info.key_cache == (info.kind == EA_LAYER_ADDITIVE || (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross)),
+          "%s: layer %d: key_cache %d", path, (int)l, (int)info.key_cache);
     q_len = info.kind == EA_LAYER_POOLING ? 1 : info.max_q_len;
     kv_len = self_attn ? q_len : info.max_kv_len;
     fill(g_query, (size_t)q_len * (size_t)info.query_dim, info.dtype);
@@ -380,7 +382,20 @@ static void test_coverage(const char* path) {
         "%s: begin_sequence did not start over", path);
 }
 
+/* The kind names are the spec's (written out here, not read from the list),
+ * and key_cache says which layers cache their keys. */
+static void test_kind_names(void) {
+  CHECK(strcmp(ea_layer_kind_name(EA_LAYER_MULTI_HEAD_ATTENTION), "mha") == 0, "mha");
+  CHECK(strcmp(ea_layer_kind_name(EA_LAYER_ADDITIVE), "additive") == 0, "additive");
+  CHECK(strcmp(ea_layer_kind_name(EA_LAYER_FEED_FORWARD), "ffn") == 0, "ffn");
+  CHECK(strcmp(ea_layer_kind_name(EA_LAYER_DECODER_BLOCK), "decoder_block") == 0, "decoder_block");
+  CHECK(strcmp(ea_layer_kind_name(EA_LAYER_LINEAR), "linear") == 0, "linear");
+  CHECK(strcmp(ea_layer_kind_name(EA_LAYER_KIND_COUNT), "?") == 0, "one past the kinds");
+  CHECK(strcmp(ea_layer_kind_name((ea_layer_kind)-1), "?") == 0, "-1");
+}
+
 int main(void) {
+  test_kind_names();
   test_xnnpack();
   test_range_mode();
   test_model(EA_FIXTURE_INT8);

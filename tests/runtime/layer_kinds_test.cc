@@ -28,6 +28,16 @@ TEST(LayerKinds, LeftOutKindIsRefusedWithItsName) {
   EXPECT_NE(error.find("EA_LAYER_KINDS"), std::string::npos) << error;
 }
 
+// Every kind but the two named is left out, the last ones in the list too.
+TEST(LayerKinds, EveryKindNotNamedIsLeftOut) {
+  AlignedBuffer file;
+  ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath("encoder_block_int8"), &file));
+  Model model;
+  EXPECT_EQ(model.Load(file.data(), file.size()), Status::kUnsupported);
+  const std::string error = model.error();
+  EXPECT_NE(error.find("(encoder_block)"), std::string::npos) << error;
+}
+
 TEST(LayerKinds, KeptKindsLoadAndRun) {
   for (const char* name : {"bahdanau_int8", "transformer_int8"}) {
     AlignedBuffer file;

@@ -43,22 +43,25 @@ const char* ea_kernel_path(void);
 #define EA_ALIGNMENT 16u
 #define EA_ERROR_MESSAGE_BYTES 160
 
+/* Layer kinds, from the one list in layer_kinds.def: EA_LAYER_MULTI_HEAD_ATTENTION,
+ * EA_LAYER_ADDITIVE, EA_LAYER_LUONG, EA_LAYER_POOLING, EA_LAYER_LAYERNORM,
+ * EA_LAYER_FEED_FORWARD, EA_LAYER_ENCODER_BLOCK, EA_LAYER_DECODER_BLOCK, EA_LAYER_LINEAR.
+ * layernorm, ffn and linear give one output row per input row and no attention
+ * weights; an encoder block is LayerNorms, self-attention, FFN and residual
+ * adds; a decoder block is causal self-attention (KV cache), cross-attention
+ * over the memory (key = memory), FFN, LayerNorms and residual adds, its
+ * attn_weights are the cross-attention's, info.cross = 1, info.causal = 0
+ * (kv_valid_len pads the memory; the self-attention is always causal). */
 typedef enum ea_layer_kind {
-  EA_LAYER_MULTI_HEAD_ATTENTION = 0,
-  EA_LAYER_ADDITIVE = 1,
-  EA_LAYER_LUONG = 2,
-  EA_LAYER_POOLING = 3,
-  EA_LAYER_LAYERNORM = 4,     /* one output row per input row; no attention weights */
-  EA_LAYER_FEED_FORWARD = 5,  /* fc2(act(fc1(x))); no attention weights */
-  EA_LAYER_ENCODER_BLOCK = 6, /* LayerNorms, self-attention, FFN and residual adds */
-  EA_LAYER_DECODER_BLOCK = 7, /* causal self-attention (KV cache), cross-attention over the
-                                 memory (key = memory), FFN, LayerNorms and residual adds;
-                                 attn_weights: the cross-attention's; info.cross = 1,
-                                 info.causal = 0 (kv_valid_len pads the memory; the
-                                 self-attention is always causal) */
-  EA_LAYER_LINEAR = 8         /* y = W x + b (e.g. an output head): one output row per input
-                                 row; no attention weights */
+#define EA_LAYER_KIND(name, ENUM, value, options, description) EA_LAYER_##ENUM = value,
+#include "edgeattn/layer_kinds.def"
+#undef EA_LAYER_KIND
+  EA_LAYER_KIND_COUNT /* one past the largest value */
 } ea_layer_kind;
+
+/* A kind's name as the spec and the bench write it ("mha", "encoder_block",
+ * ...), or "?" for a value that is no kind. */
+const char* ea_layer_kind_name(ea_layer_kind kind);
 
 typedef enum ea_dtype { EA_F32 = 0, EA_S8 = 1 } ea_dtype;
 
@@ -92,6 +95,8 @@ typedef struct ea_layer_info {
   int32_t num_kv_heads;    /* MHA: K/V heads (grouped-query attention when < num_heads); else 1 */
   int32_t coverage;        /* 1: additive layer with coverage (begin_sequence resets it) */
   size_t coverage_bytes;   /* arena bytes of its coverage vector at max_kv_len (0 if none) */
+  int32_t key_cache;       /* 1: its keys can be cached once and reused (ea_interpreter_cache_keys:
+                              cross-attention, additive) */
 } ea_layer_info;
 
 /* One inference of one layer. Buffers are row-major and dense:

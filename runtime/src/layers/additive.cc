@@ -195,13 +195,47 @@ int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
   return 2;
 }
 
+// Range mode: the pre-tanh multiplier (projected q + k to the tanh table's
+// fixed input scale) times R; the coverage term, which adds a fixed real
+// amount to a pre-tanh sum whose step is R times larger, divided by R.
+bool scale_pre_tanh_and_coverage(const fb::Layer& l, uint32_t range_q16, RangeScale* rs) {
+  const fb::AdditiveAttention* a = l.options_as_AdditiveAttention();
+  rs->pre_mult = a->pre_tanh()->multiplier()->Get(0);
+  rs->pre_shift = a->pre_tanh()->shift()->Get(0);
+  bool fits = scale_multiplier(&rs->pre_mult, &rs->pre_shift, range_q16);
+  if (a->coverage()) {
+    rs->cov_mult = a->coverage_multiplier();
+    rs->cov_shift = a->coverage_shift();
+    fits = fits && divide_multiplier(&rs->cov_mult, &rs->cov_shift, range_q16);
+  }
+  return fits;
+}
+
+// Range mode (scores are tanh outputs times fixed v weights: R does not reach them).
+const fb::SoftmaxQuant* range_softmax(const fb::Layer& l) { return l.options_as_AdditiveAttention()->softmax(); }
+constexpr RangeRule kRange = {range_softmax, 0, scale_pre_tanh_and_coverage};
+
+// The kind's traits, by name (the rest keep LayerKindModule's defaults).
+constexpr LayerKindModule module() {
+  LayerKindModule m = kind_identity(EA_LAYER_ADDITIVE);
+  m.verify = verify;
+  m.shape = shape;
+  m.info = info;
+  m.plan = plan;
+  m.run = run;
+  m.cache_keys = cache_keys;
+  m.has_key_cache = has_key_cache;
+  m.cached_run_reads_values = true;
+  m.linears = linears;
+  m.reset_coverage = reset_coverage;
+  m.range = &kRange;
+  return m;
+}
+
 }  // namespace
 
 namespace layers {
-const LayerKindModule kAdditive = {
-    fb::LayerOptions::AdditiveAttention, EA_LAYER_ADDITIVE, "additive attention",
-    false, verify, shape, info, plan, run, cache_keys, has_key_cache, true, linears, nullptr, nullptr,
-    reset_coverage};
+const LayerKindModule kind_additive = module();
 }  // namespace layers
 
 }  // namespace edgeattn

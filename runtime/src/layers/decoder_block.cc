@@ -335,13 +335,27 @@ int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
   return 10;
 }
 
+// The kind's traits, by name (the rest keep LayerKindModule's defaults).
+constexpr LayerKindModule module() {
+  LayerKindModule m = kind_identity(EA_LAYER_DECODER_BLOCK);
+  m.verify = verify;
+  m.shape = shape;
+  m.info = info;
+  m.plan = plan;
+  m.run = run;
+  m.cache_keys = cache_keys;
+  m.has_key_cache = has_key_cache;
+  m.linears = linears;
+  m.has_kv_cache = has_kv_cache;
+  m.step = step;
+  m.kv_positions_on_q_len = true;
+  return m;
+}
+
 }  // namespace
 
 namespace layers {
-const LayerKindModule kDecoderBlock = {
-    fb::LayerOptions::DecoderBlock, EA_LAYER_DECODER_BLOCK, "decoder block",
-    false, verify, shape, info, plan, run, cache_keys, has_key_cache, false, linears, has_kv_cache, step, nullptr,
-    /*kv_positions_on_q_len=*/true};
+const LayerKindModule kind_decoder_block = module();
 }  // namespace layers
 
 }  // namespace edgeattn

@@ -196,12 +196,22 @@ int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
   return 6;
 }
 
+// The kind's traits, by name (the rest keep LayerKindModule's defaults).
+constexpr LayerKindModule module() {
+  LayerKindModule m = kind_identity(EA_LAYER_ENCODER_BLOCK);
+  m.verify = verify;
+  m.shape = shape;
+  m.info = info;
+  m.plan = plan;
+  m.run = run;
+  m.linears = linears;
+  return m;
+}
+
 }  // namespace
 
 namespace layers {
-const LayerKindModule kEncoderBlock = {
-    fb::LayerOptions::EncoderBlock, EA_LAYER_ENCODER_BLOCK, "encoder block",
-    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
+const LayerKindModule kind_encoder_block = module();
 }  // namespace layers
 
 }  // namespace edgeattn

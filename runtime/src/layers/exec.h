@@ -60,6 +60,12 @@ struct RangeScale {
   const int32_t* (*adjust_bias)(const fb::Model& model, const fb::Linear* l, const RangeScale& r);
 };
 
+// (m, shift) := the multiplier m 2^(shift - 31) times / divided by
+// R = range_q16 / 2^16, renormalized to m in [2^30, 2^31) and rounded
+// (range_mode.cc). False if the shift leaves the kernels' range.
+bool scale_multiplier(int32_t* m, int32_t* shift, uint32_t range_q16);
+bool divide_multiplier(int32_t* m, int32_t* shift, uint32_t range_q16);
+
 // The caller's thread pool as the layers see it (Interpreter::UseExecutor):
 // its executor and the row scratch of workers 1..workers-1 (worker 0 uses the
 // layer's own, inside the plan's scratch).

@@ -100,12 +100,22 @@ int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
   return 2;
 }
 
+// The kind's traits, by name (the rest keep LayerKindModule's defaults).
+constexpr LayerKindModule module() {
+  LayerKindModule m = kind_identity(EA_LAYER_FEED_FORWARD);
+  m.verify = verify;
+  m.shape = shape;
+  m.info = info;
+  m.plan = plan;
+  m.run = run;
+  m.linears = linears;
+  return m;
+}
+
 }  // namespace
 
 namespace layers {
-const LayerKindModule kFeedForward = {
-    fb::LayerOptions::FeedForward, EA_LAYER_FEED_FORWARD, "feed-forward",
-    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
+const LayerKindModule kind_ffn = module();
 }  // namespace layers
 
 }  // namespace edgeattn

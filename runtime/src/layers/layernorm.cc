@@ -95,12 +95,22 @@ void run(const fb::Model& model, const Call& c, int) {
 
 int linears(const fb::Layer&, const fb::Linear*[kMaxLayerLinears]) { return 0; }
 
+// The kind's traits, by name (the rest keep LayerKindModule's defaults).
+constexpr LayerKindModule module() {
+  LayerKindModule m = kind_identity(EA_LAYER_LAYERNORM);
+  m.verify = verify;
+  m.shape = shape;
+  m.info = info;
+  m.plan = plan;
+  m.run = run;
+  m.linears = linears;
+  return m;
+}
+
 }  // namespace
 
 namespace layers {
-const LayerKindModule kLayerNorm = {
-    fb::LayerOptions::LayerNorm, EA_LAYER_LAYERNORM, "layernorm",
-    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
+const LayerKindModule kind_layernorm = module();
 }  // namespace layers
 
 }  // namespace edgeattn

@@ -36,12 +36,22 @@ int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
   return 1;
 }
 
+// The kind's traits, by name (the rest keep LayerKindModule's defaults).
+constexpr LayerKindModule module() {
+  LayerKindModule m = kind_identity(EA_LAYER_LINEAR);
+  m.verify = verify;
+  m.shape = shape;
+  m.info = info;
+  m.plan = plan;
+  m.run = run;
+  m.linears = linears;
+  return m;
+}
+
 }  // namespace
 
 namespace layers {
-const LayerKindModule kLinear = {
-    fb::LayerOptions::Linear, EA_LAYER_LINEAR, "linear",
-    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
+const LayerKindModule kind_linear = module();
 }  // namespace layers
 
 }  // namespace edgeattn

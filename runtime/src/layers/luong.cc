@@ -101,12 +101,27 @@ int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
   return 1;
 }
 
+// Range mode (q and k both scale with R).
+const fb::SoftmaxQuant* range_softmax(const fb::Layer& l) { return l.options_as_LuongAttention()->softmax(); }
+constexpr RangeRule kRange = {range_softmax, 2, nullptr};
+
+// The kind's traits, by name (the rest keep LayerKindModule's defaults).
+constexpr LayerKindModule module() {
+  LayerKindModule m = kind_identity(EA_LAYER_LUONG);
+  m.verify = verify;
+  m.shape = shape;
+  m.info = info;
+  m.plan = plan;
+  m.run = run;
+  m.linears = linears;
+  m.range = &kRange;
+  return m;
+}
+
 }  // namespace
 
 namespace layers {
-const LayerKindModule kLuong = {
-    fb::LayerOptions::LuongAttention, EA_LAYER_LUONG, "Luong attention",
-    false, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
+const LayerKindModule kind_luong = module();
 }  // namespace layers
 
 }  // namespace edgeattn

@@ -338,12 +338,31 @@ int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
   return 4;
 }
 
+// Range mode (q and k both scale with R).
+const fb::SoftmaxQuant* range_softmax(const fb::Layer& l) { return l.options_as_MultiHeadAttention()->softmax(); }
+constexpr RangeRule kRange = {range_softmax, 2, nullptr};
+
+// The kind's traits, by name (the rest keep LayerKindModule's defaults).
+constexpr LayerKindModule module() {
+  LayerKindModule m = kind_identity(EA_LAYER_MULTI_HEAD_ATTENTION);
+  m.verify = verify;
+  m.shape = shape;
+  m.info = info;
+  m.plan = plan;
+  m.run = run;
+  m.cache_keys = cache_keys;
+  m.has_key_cache = has_key_cache;
+  m.linears = linears;
+  m.has_kv_cache = has_kv_cache;
+  m.step = step;
+  m.range = &kRange;
+  return m;
+}
+
 }  // namespace
 
 namespace layers {
-const LayerKindModule kMultiHeadAttention = {
-    fb::LayerOptions::MultiHeadAttention, EA_LAYER_MULTI_HEAD_ATTENTION, "multi-head attention",
-    false, verify, shape, info, plan, run, cache_keys, has_key_cache, false, linears, has_kv_cache, step, nullptr};
+const LayerKindModule kind_mha = module();
 }  // namespace layers
 
 }  // namespace edgeattn

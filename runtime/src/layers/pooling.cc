@@ -54,12 +54,28 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
 
 int linears(const fb::Layer&, const fb::Linear*[kMaxLayerLinears]) { return 0; }
 
+// Range mode (its query is a learned weight: the scores scale with R once).
+const fb::SoftmaxQuant* range_softmax(const fb::Layer& l) { return l.options_as_AttentionPooling()->softmax(); }
+constexpr RangeRule kRange = {range_softmax, 1, nullptr};
+
+// The kind's traits, by name (the rest keep LayerKindModule's defaults).
+constexpr LayerKindModule module() {
+  LayerKindModule m = kind_identity(EA_LAYER_POOLING);
+  m.learned_query = true;
+  m.verify = verify;
+  m.shape = shape;
+  m.info = info;
+  m.plan = plan;
+  m.run = run;
+  m.linears = linears;
+  m.range = &kRange;
+  return m;
+}
+
 }  // namespace
 
 namespace layers {
-const LayerKindModule kPooling = {
-    fb::LayerOptions::AttentionPooling, EA_LAYER_POOLING, "attention pooling",
-    true, verify, shape, info, plan, run, nullptr, nullptr, false, linears, nullptr, nullptr, nullptr};
+const LayerKindModule kind_pooling = module();
 }  // namespace layers
 
 }  // namespace edgeattn

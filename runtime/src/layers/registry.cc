@@ -1,70 +1,46 @@
-// The table of layer kinds: the one place that lists them. Adding a kind is
-// one module file (see layer_kind.h) plus one line here. A build may leave
-// kinds out (CMake EA_LAYER_KINDS, e.g. "mha;additive" for firmware that runs
-// only those): their modules are then never referenced, so --gc-sections
-// drops them, and a model using one is refused at load with EA_UNSUPPORTED.
+// The runtime's table of layer kinds, made from the one list
+// (edgeattn/layer_kinds.def): kind <name>'s module is layers::kind_<name>
+// (runtime/src/layers/<name>.cc). A build may leave kinds out (CMake
+// EA_LAYER_KINDS, e.g. "mha;additive" for firmware that runs only those,
+// passed here as EA_LAYER_KINDS_BUILT): their modules are then never
+// referenced, so --gc-sections drops them, and a model using one is refused
+// at load with EA_UNSUPPORTED.
 #include "layer_kind.h"
 
-#ifndef EA_LAYER_KIND_MHA
-#define EA_LAYER_KIND_MHA 1
-#endif
-#ifndef EA_LAYER_KIND_ADDITIVE
-#define EA_LAYER_KIND_ADDITIVE 1
-#endif
-#ifndef EA_LAYER_KIND_LUONG
-#define EA_LAYER_KIND_LUONG 1
-#endif
-#ifndef EA_LAYER_KIND_POOLING
-#define EA_LAYER_KIND_POOLING 1
-#endif
-#ifndef EA_LAYER_KIND_LAYERNORM
-#define EA_LAYER_KIND_LAYERNORM 1
-#endif
-#ifndef EA_LAYER_KIND_FFN
-#define EA_LAYER_KIND_FFN 1
-#endif
-#ifndef EA_LAYER_KIND_ENCODER_BLOCK
-#define EA_LAYER_KIND_ENCODER_BLOCK 1
-#endif
-#ifndef EA_LAYER_KIND_DECODER_BLOCK
-#define EA_LAYER_KIND_DECODER_BLOCK 1
-#endif
-#ifndef EA_LAYER_KIND_LINEAR
-#define EA_LAYER_KIND_LINEAR 1
+#ifndef EA_LAYER_KINDS_BUILT  // a build outside CMake: every kind
+#define EA_LAYER_KINDS_BUILT "*"
 #endif
 
 namespace edgeattn {
 namespace {
 
-const LayerKindModule* const kKinds[] = {
-#if EA_LAYER_KIND_MHA
-    &layers::kMultiHeadAttention,
-#endif
-#if EA_LAYER_KIND_ADDITIVE
-    &layers::kAdditive,
-#endif
-#if EA_LAYER_KIND_LUONG
-    &layers::kLuong,
-#endif
-#if EA_LAYER_KIND_POOLING
-    &layers::kPooling,
-#endif
-#if EA_LAYER_KIND_LAYERNORM
-    &layers::kLayerNorm,
-#endif
-#if EA_LAYER_KIND_FFN
-    &layers::kFeedForward,
-#endif
-#if EA_LAYER_KIND_ENCODER_BLOCK
-    &layers::kEncoderBlock,
-#endif
-#if EA_LAYER_KIND_DECODER_BLOCK
-    &layers::kDecoderBlock,
-#endif
-#if EA_LAYER_KIND_LINEAR
-    &layers::kLinear,
-#endif
-    nullptr,  // keeps the array non-empty
+constexpr bool same(const char* a, const char* a_end, const char* b) {
+  for (; a != a_end; ++a, ++b) {
+    if (*b == '\0' || *a != *b) return false;
+  }
+  return *b == '\0';
+}
+
+// Whether `name` is in the comma-separated `list` ("*": all), at compile time.
+constexpr bool built(const char* list, const char* name) {
+  if (same(list, list + 1, "*") && list[1] == '\0') return true;
+  const char* start = list;
+  for (const char* p = list;; ++p) {
+    if (*p == ',' || *p == '\0') {
+      if (same(start, p, name)) return true;
+      if (*p == '\0') return false;
+      start = p + 1;
+    }
+  }
+}
+
+// Left-out kinds are null entries, decided at compile time, so their modules
+// are never referenced.
+constexpr const LayerKindModule* kKinds[] = {
+#define EA_LAYER_KIND(name, ENUM, value, file_options, description) \
+  built(EA_LAYER_KINDS_BUILT, #name) ? &layers::kind_##name : nullptr,
+#include "edgeattn/layer_kinds.def"
+#undef EA_LAYER_KIND
 };
 
 }  // namespace
@@ -76,16 +52,13 @@ bool layer_kind_left_out(fb::LayerOptions options) {
 
 const char* layer_kind_option_name(fb::LayerOptions options) {
   switch (options) {
-    case fb::LayerOptions::MultiHeadAttention: return "multi-head attention (mha)";
-    case fb::LayerOptions::AdditiveAttention: return "additive attention (additive)";
-    case fb::LayerOptions::LuongAttention: return "Luong attention (luong)";
-    case fb::LayerOptions::AttentionPooling: return "attention pooling (pooling)";
-    case fb::LayerOptions::LayerNorm: return "LayerNorm (layernorm)";
-    case fb::LayerOptions::FeedForward: return "feed-forward (ffn)";
-    case fb::LayerOptions::EncoderBlock: return "encoder block (encoder_block)";
-    case fb::LayerOptions::DecoderBlock: return "decoder block (decoder_block)";
-    case fb::LayerOptions::Linear: return "projection (linear)";
-    default: return "unknown";
+#define EA_LAYER_KIND(name, ENUM, value, file_options, description) \
+  case fb::LayerOptions::file_options:                              \
+    return description " (" #name ")";
+#include "edgeattn/layer_kinds.def"
+#undef EA_LAYER_KIND
+    default:
+      return "unknown";
   }
 }
 
