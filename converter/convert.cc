@@ -16,32 +16,6 @@
 
 namespace edgeattn {
 namespace convert {
-namespace {
-
-LayerShape shape_of(const FloatLayer& L, OutputType type, bool tile_scratch) {
-  LayerShape s = {};
-  s.dtype = type == OutputType::kInt8 ? EA_S8 : EA_F32;
-  s.tile_scratch = tile_scratch;
-  L.kind->shape(L, &s);
-  return s;
-}
-
-}  // namespace
-
-ArenaPlan plan_arena(const ModelSpec& spec, OutputType type) {
-  ArenaPlan a;
-  std::vector<LayerPlan> plans;
-  for (const FloatLayer& L : spec.layers) {
-    plans.push_back(plan_layer(shape_of(L, type, spec.tile_scratch), L.max_q_len, L.max_kv_len));
-    a.layer_bytes.push_back(plans.back().cache_bytes + plans.back().scratch_bytes);
-  }
-  // The runtime's own layout (Model::Load checks the file against it).
-  const ArenaLayout layout = lay_out_arena(plans.data(), static_cast<int>(plans.size()), nullptr);
-  a.model_bytes = layout.total_bytes;
-  a.worker_bytes = layout.worker_bytes;
-  return a;
-}
-
 std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
                                  const std::vector<LayerData>& calib, const std::string& calib_path,
                                  const std::string& source, const ProgressFn& progress,
@@ -51,7 +25,6 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
   if (reference != nullptr) reference->assign(s8 ? spec.layers.size() : 0, FloatOutputs());
   if (calibration != nullptr) calibration->assign(s8 ? spec.layers.size() : 0, LayerCalibration());
   if (s8 && calib.size() != spec.layers.size()) fail("int8 conversion needs calibration data (--calib)");
-  const ArenaPlan arena = plan_arena(spec, type);
   // Calibration (float64 passes over every sample) is most of a conversion
   // and each layer's is independent of the others: layers are calibrated on
   // up to as many threads as the machine has, then written in order (the
@@ -87,6 +60,7 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
     if (error) std::rethrow_exception(error);
   }
   ModelWriter w;
+  std::vector<LayerPlan> plans;
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const FloatLayer& L = spec.layers[i];
     flatbuffers::Offset<void> layer_options;
@@ -98,12 +72,23 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
       if (progress) progress(i, "writing float weights");
       layer_options = L.kind->write_f32(w, L);
     }
+    // The layer's arena, planned from the options just written, read by the
+    // runtime's own module of the kind (plan.h shape_of_options).
+    const LayerShape shape = shape_of_options(L.kind->runtime_kind, flatbuffers::GetTemporaryPointer(w.fbb(), layer_options),
+                                              s8 ? EA_S8 : EA_F32, spec.tile_scratch);
+    plans.push_back(plan_layer(shape, L.max_q_len, L.max_kv_len));
+    const uint64_t layer_bytes = plans.back().cache_bytes + plans.back().scratch_bytes;
+    if (shape.kind < 0 || layer_bytes > kMaxArenaBytes) {
+      fail("layer '", L.name, "': its arena at max_q_len ", L.max_q_len, " / max_kv_len ", L.max_kv_len,
+           " exceeds ", kMaxArenaBytes, " bytes");
+    }
     w.AddLayer(fb::CreateLayerDirect(w.fbb(), L.name.c_str(), s8 ? fb::DType::S8 : fb::DType::F32,
                                      static_cast<uint32_t>(L.max_q_len), static_cast<uint32_t>(L.max_kv_len),
-                                     arena.layer_bytes[i], L.kind->options, layer_options,
-                                     spec.tile_scratch));
+                                     layer_bytes, L.kind->options, layer_options, spec.tile_scratch));
   }
-  return w.Finish(source, arena.model_bytes, arena.worker_bytes);
+  // The runtime's own layout (Model::Load checks the file against it).
+  const ArenaLayout layout = lay_out_arena(plans.data(), static_cast<int>(plans.size()), nullptr);
+  return w.Finish(source, layout.total_bytes, layout.worker_bytes);
 }
 
 }  // namespace convert

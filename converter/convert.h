@@ -32,14 +32,6 @@ std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,
                                  const CalibOptions& options = CalibOptions(),
                                  std::vector<LayerCalibration>* calibration = nullptr);
 
-// Bytes of the whole model at every layer's maxima: the sum of the layers'
-// cache plus the largest scratch (the runtime's arena layout).
-struct ArenaPlan {
-  std::vector<uint64_t> layer_bytes;  // cache + scratch of each layer alone
-  uint64_t model_bytes = 0;
-  uint64_t worker_bytes = 0;  // per thread-pool worker beyond the first
-};
-ArenaPlan plan_arena(const ModelSpec& spec, OutputType type);
 
 }  // namespace convert
 }  // namespace edgeattn

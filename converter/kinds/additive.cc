@@ -256,12 +256,6 @@ flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
   return b.Finish().Union();
 }
 
-void shape(const FloatLayer& L, LayerShape* s) {
-  const AdditiveParams& P = L.as<AdditiveParams>();
-  s->kind = EA_LAYER_ADDITIVE;
-  s->attn_dim = P.attn_dim;
-  s->coverage = P.coverage;
-}
 
 void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
   const auto* a = l.options_as_AdditiveAttention();
@@ -311,7 +305,6 @@ KindModule module() {
   m.minmax_points = minmax_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
-  m.shape = shape;
   m.tensors = tensors;
   m.inspect = inspect;
   m.inspect_quant = inspect_quant;

@@ -260,12 +260,6 @@ flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
       .Union();
 }
 
-void shape(const FloatLayer& L, LayerShape* s) {
-  const DecoderParams& P = L.as<DecoderParams>();
-  P.self_attn.kind->shape(P.self_attn, s);
-  s->kind = EA_LAYER_DECODER_BLOCK;
-  s->hidden_dim = P.ffn.hidden;
-}
 
 void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
   const auto* b = l.options_as_DecoderBlock();
@@ -342,7 +336,6 @@ KindModule module() {
   m.minmax_points = minmax_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
-  m.shape = shape;
   m.tensors = tensors;
   m.inspect = inspect;
   m.inspect_quant = inspect_quant;

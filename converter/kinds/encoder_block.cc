@@ -203,12 +203,6 @@ flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
       .Union();
 }
 
-void shape(const FloatLayer& L, LayerShape* s) {
-  const BlockParams& P = L.as<BlockParams>();
-  P.attn.kind->shape(P.attn, s);
-  s->kind = EA_LAYER_ENCODER_BLOCK;
-  s->hidden_dim = P.ffn.hidden;
-}
 
 void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
   const auto* b = l.options_as_EncoderBlock();
@@ -269,7 +263,6 @@ KindModule module() {
   m.minmax_points = minmax_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
-  m.shape = shape;
   m.tensors = tensors;
   m.inspect = inspect;
   m.inspect_quant = inspect_quant;

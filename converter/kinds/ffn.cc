@@ -65,11 +65,6 @@ flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
   return ffn_table_f32(w, L.as<FfnParams>().ffn).Union();
 }
 
-void shape(const FloatLayer& L, LayerShape* s) {
-  s->kind = EA_LAYER_FEED_FORWARD;
-  s->embed_dim = L.query_dim;
-  s->hidden_dim = L.as<FfnParams>().ffn.hidden;
-}
 
 void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
   add_ffn_tensors(out, name, "", l.options_as_FeedForward());
@@ -90,7 +85,6 @@ KindModule module() {
   m.minmax_points = minmax_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
-  m.shape = shape;
   m.tensors = tensors;
   m.inspect_quant = inspect_quant;
   return m;

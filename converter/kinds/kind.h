@@ -2,7 +2,8 @@
 // Everything the converter knows about a kind lives in its file
 // (converter/kinds/<name>.cc, for each kind of edgeattn/layer_kinds.def):
 // its spec fields and presets, its float64 reference, its calibration points, its quantization and how it is written
-// into the file, its runtime shape for the arena plan and its lines in
+// into the file (the arena is planned from that options table by the
+// runtime's module of the kind, plan.h shape_of_options) and its lines in
 // `inspect`. Each fills a KindModule by field name, starting from
 // kind_identity(); registry.cc makes the table from the list; spec loading,
 // calibration, conversion, the runner, eval and inspect ask a layer's module
@@ -101,9 +102,6 @@ struct KindModule {
   // calibrated ranges or float32.
   flatbuffers::Offset<void> (*write_s8)(ModelWriter& w, const FloatLayer& L, const Calibrated& c) = nullptr;
   flatbuffers::Offset<void> (*write_f32)(ModelWriter& w, const FloatLayer& L) = nullptr;
-  // Its fields of the runtime's LayerShape (kind and dimensions; the caller
-  // sets dtype and tile_scratch), for the arena plan.
-  void (*shape)(const FloatLayer& L, LayerShape* s) = nullptr;
 
   // ---- inspect and reports -----------------------------------------------------
   // Its constant tensors in the file (inspect.h add_tensor / add_linear).

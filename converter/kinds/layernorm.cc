@@ -43,10 +43,6 @@ flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
   return write_layernorm_f32(w, L.as<NormParams>().norm).Union();
 }
 
-void shape(const FloatLayer& L, LayerShape* s) {
-  s->kind = EA_LAYER_LAYERNORM;
-  s->embed_dim = L.query_dim;
-}
 
 void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
   add_norm_tensors(out, name, "norm", l.options_as_LayerNorm());
@@ -67,7 +63,6 @@ KindModule module() {
   m.minmax_points = minmax_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
-  m.shape = shape;
   m.tensors = tensors;
   m.inspect_quant = inspect_quant;
   return m;

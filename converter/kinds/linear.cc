@@ -66,10 +66,6 @@ flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
   return w.LinearF32(L.as<LinearParams>().linear).Union();
 }
 
-void shape(const FloatLayer& L, LayerShape* s) {
-  s->kind = EA_LAYER_LINEAR;
-  s->embed_dim = L.query_dim;
-}
 
 void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
   add_linear(out, name, "linear", l.options_as_Linear());
@@ -90,7 +86,6 @@ KindModule module() {
   m.minmax_points = minmax_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
-  m.shape = shape;
   m.tensors = tensors;
   m.inspect_quant = inspect_quant;
   return m;

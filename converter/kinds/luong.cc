@@ -120,13 +120,6 @@ flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
       .Union();
 }
 
-void shape(const FloatLayer& L, LayerShape* s) {
-  s->kind = EA_LAYER_LUONG;
-  s->key_dim = L.key_dim;
-  s->projects_query = L.as<LuongParams>().score == LuongScore::kGeneral;
-  s->head_dim = L.key_dim;
-  s->v_dim = L.value_dim;
-}
 
 void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
   add_linear(out, name, "w", l.options_as_LuongAttention()->w());
@@ -160,7 +153,6 @@ KindModule module() {
   m.minmax_points = minmax_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
-  m.shape = shape;
   m.tensors = tensors;
   m.inspect = inspect;
   m.inspect_quant = inspect_quant;

@@ -180,16 +180,6 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
 }
 flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) { return mha_table_f32(w, L).Union(); }
 
-void shape(const FloatLayer& L, LayerShape* s) {
-  const MhaParams& P = L.as<MhaParams>();
-  s->kind = EA_LAYER_MULTI_HEAD_ATTENTION;
-  s->embed_dim = L.query_dim;
-  s->cross = P.cross;
-  s->kv_cache = P.kv_cache;
-  s->kv_width = P.num_kv_heads * P.head_dim;
-  s->head_dim = P.head_dim;
-  s->v_dim = P.head_dim;
-}
 
 void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
   const auto* m = l.options_as_MultiHeadAttention();
@@ -269,7 +259,6 @@ KindModule module() {
   m.minmax_points = minmax_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
-  m.shape = shape;
   m.tensors = tensors;
   m.inspect = inspect;
   m.inspect_quant = inspect_quant;

@@ -61,11 +61,6 @@ flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
   return fb::CreateAttentionPooling(w.fbb(), L.key_dim, fq).Union();
 }
 
-void shape(const FloatLayer& L, LayerShape* s) {
-  s->kind = EA_LAYER_POOLING;
-  s->head_dim = L.key_dim;
-  s->v_dim = L.key_dim;
-}
 
 void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntry>* out) {
   add_tensor(out, name, "query", l.options_as_AttentionPooling()->query());
@@ -92,7 +87,6 @@ KindModule module() {
   m.minmax_points = minmax_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
-  m.shape = shape;
   m.tensors = tensors;
   m.inspect_quant = inspect_quant;
   return m;

@@ -4,18 +4,24 @@
 
 namespace edgeattn {
 
-LayerShape layer_shape(const fb::Layer& layer) {
+LayerShape shape_of_options(int kind, const void* options, ea_dtype dtype, bool tile_scratch) {
   LayerShape s = {};
-  s.dtype = layer.dtype() == fb::DType::S8 ? EA_S8 : EA_F32;
-  s.tile_scratch = layer.tile_scratch();
-  const LayerKindModule* kind = find_layer_kind(layer.options_type());
-  if (kind == nullptr) {  // not after Load (it refuses unknown kinds); plan_layer refuses this
+  s.dtype = dtype;
+  s.tile_scratch = tile_scratch;
+  const LayerKindModule* module = find_layer_kind(kind);
+  if (module == nullptr || options == nullptr) {  // not after Load (it refuses unknown kinds); plan_layer refuses this
     s.kind = -1;
     return s;
   }
-  s.kind = kind->kind;
-  kind->shape(layer, &s);
+  s.kind = module->kind;
+  module->shape(options, &s);
   return s;
+}
+
+LayerShape layer_shape(const fb::Layer& layer) {
+  const LayerKindModule* module = find_layer_kind(layer.options_type());
+  return shape_of_options(module != nullptr ? module->kind : -1, layer.options(),
+                          layer.dtype() == fb::DType::S8 ? EA_S8 : EA_F32, layer.tile_scratch());
 }
 
 LayerInfo layer_info(const fb::Layer& layer) {

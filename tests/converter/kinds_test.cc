@@ -36,13 +36,14 @@ TEST(ConverterKinds, TableIsComplete) {
     EXPECT_EQ(find_kind(k->options), k);
     // Everything but the optional inspect lines must be there.
     EXPECT_TRUE(k->resolve && k->shell && k->io && k->forward && k->value_points && k->minmax_points &&
-                k->write_s8 && k->write_f32 && k->shape && k->tensors && k->inspect_quant);
+                k->write_s8 && k->write_f32 && k->tensors && k->inspect_quant);
   }
-  // Every kind the runtime's public enum names has a converter module.
-  for (ea_layer_kind k : {EA_LAYER_MULTI_HEAD_ATTENTION, EA_LAYER_ADDITIVE, EA_LAYER_LUONG, EA_LAYER_POOLING,
-                          EA_LAYER_LAYERNORM, EA_LAYER_FEED_FORWARD, EA_LAYER_ENCODER_BLOCK,
-                          EA_LAYER_DECODER_BLOCK, EA_LAYER_LINEAR}) {
-    EXPECT_NE(find_kind(k), nullptr) << k;
+  // Every kind the runtime's public enum names has a converter module, under
+  // the runtime's name for it.
+  for (int k = 0; k < EA_LAYER_KIND_COUNT; ++k) {
+    const KindModule* module = find_kind(static_cast<ea_layer_kind>(k));
+    ASSERT_NE(module, nullptr) << k;
+    EXPECT_STREQ(module->name, ea_layer_kind_name(static_cast<ea_layer_kind>(k)));
   }
   EXPECT_EQ(find_kind(std::string("transformer")), nullptr);
   EXPECT_EQ(kind_names(), "mha, additive, luong, pooling, layernorm, ffn, encoder_block, decoder_block or linear");

@@ -59,8 +59,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     cv::LengthOverrides none;
     cv::ModelSpec spec = cv::load_spec("fuzz.json", text, *g_weights, "weights.safetensors", none);
-    const cv::ArenaPlan plan = cv::plan_arena(spec, cv::OutputType::kF32);
-    if (plan.model_bytes > (64u << 20)) return 0;  // huge declared lengths: planning only
     std::vector<uint8_t> bytes = cv::build_model(spec, cv::OutputType::kF32, {}, "", "fuzz");
     void* buf = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64 + 64);
     std::memcpy(buf, bytes.data(), bytes.size());

@@ -71,6 +71,14 @@ constexpr uint64_t align_up(uint64_t bytes) {
 // kMaxArenaBytes), so every size check refuses it.
 LayerPlan plan_layer(const LayerShape& shape, int q_len, int kv_len);
 
+// The shape of a layer of kind `kind` (an ea_layer_kind) whose FlatBuffer
+// options table (the file's Layer.options) is at `options`, as the runtime's
+// module of that kind reads it. The converter plans the arena it writes from
+// the options it has just written, with this, so the file's arena and the
+// runtime's plan agree by construction. A kind this build lacks gets kind -1
+// (plan_layer refuses it).
+LayerShape shape_of_options(int kind, const void* options, ea_dtype dtype, bool tile_scratch);
+
 // The arena of a model, laid out once for the converter, Model::Load and
 // Interpreter::Init: the layers' persistent caches one after another (layer
 // i's at cache_offsets[i] when that pointer is not null), then one scratch

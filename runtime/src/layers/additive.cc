@@ -55,9 +55,10 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   return ok;
 }
 
-void shape(const fb::Layer& l, LayerShape* s) {
-  s->attn_dim = static_cast<int>(l.options_as_AdditiveAttention()->attn_dim());
-  s->coverage = l.options_as_AdditiveAttention()->coverage();
+void shape(const void* options, LayerShape* s) {
+  const auto* o = static_cast<const fb::AdditiveAttention*>(options);
+  s->attn_dim = static_cast<int>(o->attn_dim());
+  s->coverage = o->coverage();
 }
 
 // The layer's buffers at these lengths, the one description plan(), the

@@ -148,8 +148,8 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   return true;
 }
 
-void shape(const fb::Layer& l, LayerShape* s) {
-  const auto* b = l.options_as_DecoderBlock();
+void shape(const void* options, LayerShape* s) {
+  const auto* b = static_cast<const fb::DecoderBlock*>(options);
   mha_shape(*b->self_attn(), s);
   s->cross = false;
   s->kv_cache = true;

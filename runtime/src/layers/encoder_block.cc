@@ -115,8 +115,8 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   return true;
 }
 
-void shape(const fb::Layer& l, LayerShape* s) {
-  const auto* b = l.options_as_EncoderBlock();
+void shape(const void* options, LayerShape* s) {
+  const auto* b = static_cast<const fb::EncoderBlock*>(options);
   mha_shape(*b->self_attn(), s);
   s->hidden_dim = static_cast<int>(b->ffn()->hidden_dim());
 }
@@ -147,10 +147,7 @@ LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
 
 void run(const fb::Model& model, const Call& c, int) {
   const auto* b = c.layer->options_as_EncoderBlock();
-  LayerShape s = {};
-  s.dtype = c.s8 ? EA_S8 : EA_F32;
-  s.tile_scratch = c.layer->tile_scratch();
-  shape(*c.layer, &s);
+  const LayerShape s = shape_with(*c.layer, shape);
   const BlockLayout lay = block_layout(s, c.q_len, c.kv_len);
   uint8_t* a = c.scratch + lay.a;
   uint8_t* o = c.scratch + lay.o;

@@ -287,11 +287,11 @@ class LinearStep {
 
 // A layer's LayerShape from its kind's shape() (what its plan was made
 // from: Model::ShapeOf without the kind lookup), for a run's layout().
-inline LayerShape shape_with(const fb::Layer& l, void (*kind_shape)(const fb::Layer&, LayerShape*)) {
+inline LayerShape shape_with(const fb::Layer& l, void (*kind_shape)(const void* options, LayerShape*)) {
   LayerShape s = {};
   s.dtype = l.dtype() == fb::DType::S8 ? EA_S8 : EA_F32;
   s.tile_scratch = l.tile_scratch();
-  kind_shape(l, &s);
+  kind_shape(l.options(), &s);
   return s;
 }
 

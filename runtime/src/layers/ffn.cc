@@ -73,8 +73,8 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   return c.Dim(f->dim(), "dim") && verify_ffn(c, f, s8, f->dim(), "ffn");
 }
 
-void shape(const fb::Layer& l, LayerShape* s) {
-  const auto* f = l.options_as_FeedForward();
+void shape(const void* options, LayerShape* s) {
+  const auto* f = static_cast<const fb::FeedForward*>(options);
   s->embed_dim = static_cast<int>(f->dim());
   s->hidden_dim = static_cast<int>(f->hidden_dim());
 }

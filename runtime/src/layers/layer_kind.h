@@ -48,9 +48,12 @@ struct LayerKindModule {
   // Load: the kind's dimensions, tensors and quantization (after the checks
   // common to every layer: name, dtype, options present, max lengths).
   bool (*verify)(Checker& c, const fb::Layer& layer, bool s8) = nullptr;
-  // The dimensions that decide its buffers, and its public description
-  // (kind-specific fields only; the caller fills name, dtype, lengths).
-  void (*shape)(const fb::Layer& layer, LayerShape* shape) = nullptr;
+  // The dimensions that decide its buffers, read from its options table (the
+  // file's union member `options`; the converter plans the arena it writes
+  // with this same function, shape_of_options() in plan.h), and its public
+  // description (kind-specific fields only; the caller fills name, dtype,
+  // lengths).
+  void (*shape)(const void* options, LayerShape* shape) = nullptr;
   void (*info)(const fb::Layer& layer, LayerInfo* info) = nullptr;
   // Its arena buffers at the given lengths (plan_layer() in plan.h).
   LayerPlan (*plan)(const LayerShape& shape, int q_len, int kv_len) = nullptr;

@@ -78,7 +78,9 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   return c.Dim(n->dim(), "dim") && verify_layernorm(c, n, s8, n->dim(), "layernorm");
 }
 
-void shape(const fb::Layer& l, LayerShape* s) { s->embed_dim = static_cast<int>(l.options_as_LayerNorm()->dim()); }
+void shape(const void* options, LayerShape* s) {
+  s->embed_dim = static_cast<int>(static_cast<const fb::LayerNorm*>(options)->dim());
+}
 
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* n = l.options_as_LayerNorm();

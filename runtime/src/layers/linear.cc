@@ -14,8 +14,9 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
          c.Linear(p, s8, p->in_features(), p->out_features(), "linear");
 }
 
-void shape(const fb::Layer& l, LayerShape* s) {
-  s->embed_dim = static_cast<int>(l.options_as_Linear()->in_features());
+void shape(const void* options, LayerShape* s) {
+  const auto* o = static_cast<const fb::Linear*>(options);
+  s->embed_dim = static_cast<int>(o->in_features());
 }
 
 void info(const fb::Layer& l, LayerInfo* info) {

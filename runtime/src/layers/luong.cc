@@ -28,8 +28,8 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   return ok;
 }
 
-void shape(const fb::Layer& l, LayerShape* s) {
-  const auto* g = l.options_as_LuongAttention();
+void shape(const void* options, LayerShape* s) {
+  const auto* g = static_cast<const fb::LuongAttention*>(options);
   s->key_dim = static_cast<int>(g->key_dim());
   s->projects_query = g->score() == fb::LuongScore::General;
   s->head_dim = s->key_dim;

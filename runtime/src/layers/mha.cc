@@ -69,7 +69,7 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   return verify_mha(c, l.options_as_MultiHeadAttention(), s8);
 }
 
-void shape(const fb::Layer& l, LayerShape* s) { mha_shape(*l.options_as_MultiHeadAttention(), s); }
+void shape(const void* options, LayerShape* s) { mha_shape(*static_cast<const fb::MultiHeadAttention*>(options), s); }
 
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len);
 
@@ -91,7 +91,7 @@ void info(const fb::Layer& l, LayerInfo* info) {
     LayerShape s = {};
     s.dtype = info->dtype;
     s.tile_scratch = l.tile_scratch();
-    shape(l, &s);
+    shape(m, &s);
     info->kv_cache = 1;
     info->kv_cache_bytes = static_cast<size_t>(
         plan(s, static_cast<int>(l.max_q_len()), static_cast<int>(l.max_kv_len())).cache_bytes);

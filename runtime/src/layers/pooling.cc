@@ -15,8 +15,9 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   return ok;
 }
 
-void shape(const fb::Layer& l, LayerShape* s) {
-  s->head_dim = static_cast<int>(l.options_as_AttentionPooling()->dim());
+void shape(const void* options, LayerShape* s) {
+  const auto* o = static_cast<const fb::AttentionPooling*>(options);
+  s->head_dim = static_cast<int>(o->dim());
   s->v_dim = s->head_dim;
 }
 
