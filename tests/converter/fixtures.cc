@@ -430,6 +430,241 @@ LayerCase linear_case(unsigned seed) {
 }
 
 namespace {
+
+// nn.LayerNorm over each of `rows` rows of width d (biased variance).
+Mat layer_norm(const double* x, int rows, int d, const std::vector<double>& g, const std::vector<double>& b,
+               double eps) {
+  Mat y(static_cast<size_t>(rows) * d);
+  for (int r = 0; r < rows; ++r) {
+    const double* xr = x + static_cast<size_t>(r) * d;
+    double mean = 0, var = 0;
+    for (int k = 0; k < d; ++k) mean += xr[k];
+    mean /= d;
+    for (int k = 0; k < d; ++k) var += (xr[k] - mean) * (xr[k] - mean);
+    var /= d;
+    for (int k = 0; k < d; ++k) y[static_cast<size_t>(r) * d + k] = (xr[k] - mean) / std::sqrt(var + eps) * g[k] + b[k];
+  }
+  return y;
+}
+
+// PyTorch's exact GELU, x * Phi(x).
+double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+
+// One nn.MultiheadAttention over packed in_proj weights [3E][E] (q from x,
+// k and v from mem): queries attend to keys j < valid (and j <= r when
+// causal); its weights [H][lq][lk] into w when not null.
+Mat mha_packed(const double* x, int lq, const double* mem, int lk, int E, int H, const Array& wqkv,
+               const Array& bqkv, const Array& wo, const Array& bo, int valid, bool causal, double* w) {
+  const int hd = E / H;
+  const size_t EE = static_cast<size_t>(E) * E;
+  const std::vector<double> wq(wqkv.data.begin(), wqkv.data.begin() + EE);
+  const std::vector<double> wk(wqkv.data.begin() + EE, wqkv.data.begin() + 2 * EE);
+  const std::vector<double> wv(wqkv.data.begin() + 2 * EE, wqkv.data.end());
+  const std::vector<double> bq(bqkv.data.begin(), bqkv.data.begin() + E);
+  const std::vector<double> bk(bqkv.data.begin() + E, bqkv.data.begin() + 2 * E);
+  const std::vector<double> bv(bqkv.data.begin() + 2 * E, bqkv.data.end());
+  const Mat Q = linear(x, lq, E, wq, bq, E), K = linear(mem, lk, E, wk, bk, E), V = linear(mem, lk, E, wv, bv, E);
+  Mat ctx(static_cast<size_t>(lq) * E, 0.0);
+  for (int h = 0; h < H; ++h) {
+    for (int r = 0; r < lq; ++r) {
+      const int limit = causal ? std::min(valid, r + 1) : valid;
+      std::vector<double> sc(static_cast<size_t>(lk), 0.0);
+      for (int j = 0; j < limit; ++j) {
+        double acc = 0.0;
+        for (int k = 0; k < hd; ++k) acc += Q[static_cast<size_t>(r) * E + h * hd + k] * K[static_cast<size_t>(j) * E + h * hd + k];
+        sc[static_cast<size_t>(j)] = acc / std::sqrt(static_cast<double>(hd));
+      }
+      softmax_prefix(sc, limit);
+      for (int j = 0; j < lk; ++j) {
+        if (w != nullptr) w[(static_cast<size_t>(h) * lq + r) * lk + j] = sc[static_cast<size_t>(j)];
+        for (int k = 0; k < hd; ++k) ctx[static_cast<size_t>(r) * E + h * hd + k] += sc[static_cast<size_t>(j)] * V[static_cast<size_t>(j) * E + h * hd + k];
+      }
+    }
+  }
+  return linear(ctx.data(), lq, E, wo.data, bo.data, E);
+}
+
+void add_to(Mat* y, const Mat& a) {
+  for (size_t k = 0; k < y->size(); ++k) (*y)[k] += a[k];
+}
+
+// fc2(act(fc1(x))) over rows.
+Mat mlp(const double* x, int rows, int d, int hidden, const Array& w1, const Array& b1, const Array& w2,
+        const Array& b2, bool relu) {
+  Mat h = linear(x, rows, d, w1.data, b1.data, hidden);
+  for (double& v : h) v = relu ? std::max(v, 0.0) : gelu(v);
+  return linear(h.data(), rows, hidden, w2.data, b2.data, d);
+}
+
+}  // namespace
+
+LayerCase layernorm_case(unsigned seed) {
+  Rng rng(seed);
+  const int d = 27, lq = 6;  // d not a multiple of 4 or 16
+  LayerCase c;
+  c.name = "norm";
+  Array g = random_weight(rng, {size_t(d)}, 1.0), b = random_weight(rng, {size_t(d)}, 0.5);
+  for (double& v : g.data) v += 1.0;  // gains around 1, as trained ones are
+  c.weights = {{"norm.weight", g}, {"norm.bias", b}};
+  c.spec_json = R"({"model": "test_layernorm", "layers": [{"name": "norm", "kind": "layernorm", "prefix": "norm.",
+    "dim": 27, "eps": 1e-6, "max_q_len": 6}]})";
+  Entries in = make_inputs(rng, "norm", 64, lq, d, 0, 0, 0, false, 1.0);
+  // Rows with an offset and a spread of their own, as a residual stream has.
+  for (size_t i = 0; i < in[0].second.data.size(); ++i) in[0].second.data[i] = 3.0 * in[0].second.data[i] + 0.7;
+  c.calib = in;
+  c.test = first_samples(c.calib, 8);
+  c.reference = [=](const ArrayMap& inputs, std::vector<double>* y, std::vector<double>* wts) {
+    const Array& q = inputs.at("norm.query");
+    const int n = static_cast<int>(q.shape[0]);
+    y->clear();
+    wts->clear();
+    for (int i = 0; i < n; ++i) {
+      const Mat r = layer_norm(q.data.data() + static_cast<size_t>(i) * lq * d, lq, d, g.data, b.data, 1e-6);
+      y->insert(y->end(), r.begin(), r.end());
+    }
+  };
+  return c;
+}
+
+LayerCase ffn_case(unsigned seed) {
+  Rng rng(seed);
+  const int d = 24, hidden = 37, lq = 5;  // a ragged hidden width
+  LayerCase c;
+  c.name = "mlp";
+  const Array w1 = random_weight(rng, {size_t(hidden), size_t(d)}, 2.0), b1 = random_weight(rng, {size_t(hidden)}, 1.0);
+  const Array w2 = random_weight(rng, {size_t(d), size_t(hidden)}, 2.0), b2 = random_weight(rng, {size_t(d)}, 1.0);
+  c.weights = {{"mlp.fc1.weight", w1}, {"mlp.fc1.bias", b1}, {"mlp.fc2.weight", w2}, {"mlp.fc2.bias", b2}};
+  c.spec_json = R"({"model": "test_ffn", "layers": [{"name": "mlp", "kind": "ffn", "preset": "mlp", "prefix": "mlp.",
+    "dim": 24, "activation": "gelu", "max_q_len": 5}]})";
+  c.calib = make_inputs(rng, "mlp", 64, lq, d, 0, 0, 0, false, 1.0);
+  c.test = first_samples(c.calib, 8);
+  c.reference = [=](const ArrayMap& inputs, std::vector<double>* y, std::vector<double>* wts) {
+    const Array& q = inputs.at("mlp.query");
+    const int n = static_cast<int>(q.shape[0]);
+    y->clear();
+    wts->clear();
+    for (int i = 0; i < n; ++i) {
+      const Mat r = mlp(q.data.data() + static_cast<size_t>(i) * lq * d, lq, d, hidden, w1, b1, w2, b2, false);
+      y->insert(y->end(), r.begin(), r.end());
+    }
+  };
+  return c;
+}
+
+LayerCase encoder_block_case(unsigned seed, bool norm_first) {
+  Rng rng(seed);
+  const int E = 16, H = 2, F = 40, lq = 9;
+  LayerCase c;
+  c.name = "block";
+  const Array wqkv = random_weight(rng, {size_t(3 * E), size_t(E)}), bqkv = random_weight(rng, {size_t(3 * E)}, 0.5);
+  const Array wo = random_weight(rng, {size_t(E), size_t(E)}), bo = random_weight(rng, {size_t(E)}, 0.5);
+  Array g1 = random_weight(rng, {size_t(E)}, 0.5), n1b = random_weight(rng, {size_t(E)}, 0.3);
+  Array g2 = random_weight(rng, {size_t(E)}, 0.5), n2b = random_weight(rng, {size_t(E)}, 0.3);
+  for (double& v : g1.data) v += 1.0;
+  for (double& v : g2.data) v += 1.0;
+  const Array w1 = random_weight(rng, {size_t(F), size_t(E)}), b1 = random_weight(rng, {size_t(F)}, 0.5);
+  const Array w2 = random_weight(rng, {size_t(E), size_t(F)}), b2 = random_weight(rng, {size_t(E)}, 0.5);
+  const std::string p = "enc.";
+  c.weights = {{p + "self_attn.in_proj_weight", wqkv}, {p + "self_attn.in_proj_bias", bqkv},
+               {p + "self_attn.out_proj.weight", wo},  {p + "self_attn.out_proj.bias", bo},
+               {p + "norm1.weight", g1}, {p + "norm1.bias", n1b}, {p + "norm2.weight", g2}, {p + "norm2.bias", n2b},
+               {p + "linear1.weight", w1}, {p + "linear1.bias", b1}, {p + "linear2.weight", w2},
+               {p + "linear2.bias", b2}};
+  std::ostringstream s;
+  s << R"({"model": "test_encoder_block", "layers": [{"name": "block", "kind": "encoder_block", "preset": "torch",
+    "prefix": "enc.", "embed_dim": 16, "num_heads": 2, "ffn_dim": 40, "norm_first": )"
+    << (norm_first ? "true" : "false") << R"(, "mask": "key_padding", "max_q_len": 9}]})";
+  c.spec_json = s.str();
+  c.self_padding = true;
+  c.calib = make_inputs(rng, "block", 64, lq, E, lq, 0, 0, true, 1.0);
+  c.test = first_samples(c.calib, 8);
+  // nn.TransformerEncoderLayer (ReLU, eps 1e-5) with src_key_padding_mask;
+  // the attention weights are the self-attention's, per head.
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& q = in.at("block.query");
+    const int n = static_cast<int>(q.shape[0]);
+    out->clear();
+    wts->assign(static_cast<size_t>(n) * H * lq * lq, 0.0);
+    for (int i = 0; i < n; ++i) {
+      const double* x = q.data.data() + static_cast<size_t>(i) * lq * E;
+      const int valid = valid_of(in, "block.kv_valid_len", i, lq);
+      double* w = wts->data() + static_cast<size_t>(i) * H * lq * lq;
+      Mat y(x, x + static_cast<size_t>(lq) * E);
+      if (norm_first) {  // x + attn(norm1(x)), then + ffn(norm2(.))
+        const Mat n1 = layer_norm(y.data(), lq, E, g1.data, n1b.data, 1e-5);
+        add_to(&y, mha_packed(n1.data(), lq, n1.data(), lq, E, H, wqkv, bqkv, wo, bo, valid, false, w));
+        add_to(&y, mlp(layer_norm(y.data(), lq, E, g2.data, n2b.data, 1e-5).data(), lq, E, F, w1, b1, w2, b2, true));
+      } else {  // norm1(x + attn(x)), then norm2(. + ffn(.))
+        add_to(&y, mha_packed(y.data(), lq, y.data(), lq, E, H, wqkv, bqkv, wo, bo, valid, false, w));
+        y = layer_norm(y.data(), lq, E, g1.data, n1b.data, 1e-5);
+        add_to(&y, mlp(y.data(), lq, E, F, w1, b1, w2, b2, true));
+        y = layer_norm(y.data(), lq, E, g2.data, n2b.data, 1e-5);
+      }
+      out->insert(out->end(), y.begin(), y.end());
+    }
+  };
+  return c;
+}
+
+LayerCase decoder_block_case(unsigned seed) {
+  Rng rng(seed);
+  const int E = 16, H = 4, F = 24, lq = 6, lk = 7;
+  LayerCase c;
+  c.name = "dec";
+  const std::string p = "dec.";
+  const Array sqkv = random_weight(rng, {size_t(3 * E), size_t(E)}), sqkv_b = random_weight(rng, {size_t(3 * E)}, 0.5);
+  const Array so = random_weight(rng, {size_t(E), size_t(E)}), so_b = random_weight(rng, {size_t(E)}, 0.5);
+  const Array cqkv = random_weight(rng, {size_t(3 * E), size_t(E)}), cqkv_b = random_weight(rng, {size_t(3 * E)}, 0.5);
+  const Array co = random_weight(rng, {size_t(E), size_t(E)}), co_b = random_weight(rng, {size_t(E)}, 0.5);
+  Array g[3], nb[3];
+  for (int k = 0; k < 3; ++k) {
+    g[k] = random_weight(rng, {size_t(E)}, 0.5);
+    for (double& v : g[k].data) v += 1.0;
+    nb[k] = random_weight(rng, {size_t(E)}, 0.3);
+  }
+  const Array w1 = random_weight(rng, {size_t(F), size_t(E)}), b1 = random_weight(rng, {size_t(F)}, 0.5);
+  const Array w2 = random_weight(rng, {size_t(E), size_t(F)}), b2 = random_weight(rng, {size_t(E)}, 0.5);
+  c.weights = {{p + "self_attn.in_proj_weight", sqkv},      {p + "self_attn.in_proj_bias", sqkv_b},
+               {p + "self_attn.out_proj.weight", so},       {p + "self_attn.out_proj.bias", so_b},
+               {p + "multihead_attn.in_proj_weight", cqkv}, {p + "multihead_attn.in_proj_bias", cqkv_b},
+               {p + "multihead_attn.out_proj.weight", co},  {p + "multihead_attn.out_proj.bias", co_b},
+               {p + "norm1.weight", g[0]}, {p + "norm1.bias", nb[0]}, {p + "norm2.weight", g[1]},
+               {p + "norm2.bias", nb[1]},  {p + "norm3.weight", g[2]}, {p + "norm3.bias", nb[2]},
+               {p + "linear1.weight", w1}, {p + "linear1.bias", b1}, {p + "linear2.weight", w2},
+               {p + "linear2.bias", b2}};
+  c.spec_json = R"({"model": "test_decoder_block", "layers": [{"name": "dec", "kind": "decoder_block",
+    "preset": "torch", "prefix": "dec.", "embed_dim": 16, "num_heads": 4, "ffn_dim": 24, "mask": "key_padding",
+    "max_q_len": 6, "max_kv_len": 7}]})";
+  c.calib = make_inputs(rng, "dec", 64, lq, E, lk, E, 0, true, 1.0);
+  c.test = first_samples(c.calib, 8);
+  // nn.TransformerDecoderLayer (post-norm, ReLU, eps 1e-5) with a causal
+  // target mask and memory_key_padding_mask; the attention weights are the
+  // cross-attention's, per head.
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& q = in.at("dec.query");
+    const Array& mem = in.at("dec.key");
+    const int n = static_cast<int>(q.shape[0]);
+    out->clear();
+    wts->assign(static_cast<size_t>(n) * H * lq * lk, 0.0);
+    for (int i = 0; i < n; ++i) {
+      const double* x = q.data.data() + static_cast<size_t>(i) * lq * E;
+      const double* m = mem.data.data() + static_cast<size_t>(i) * lk * E;
+      const int valid = valid_of(in, "dec.kv_valid_len", i, lk);
+      Mat y(x, x + static_cast<size_t>(lq) * E);
+      add_to(&y, mha_packed(y.data(), lq, y.data(), lq, E, H, sqkv, sqkv_b, so, so_b, lq, true, nullptr));
+      y = layer_norm(y.data(), lq, E, g[0].data, nb[0].data, 1e-5);
+      add_to(&y, mha_packed(y.data(), lq, m, lk, E, H, cqkv, cqkv_b, co, co_b, valid, false,
+                            wts->data() + static_cast<size_t>(i) * H * lq * lk));
+      y = layer_norm(y.data(), lq, E, g[1].data, nb[1].data, 1e-5);
+      add_to(&y, mlp(y.data(), lq, E, F, w1, b1, w2, b2, true));
+      y = layer_norm(y.data(), lq, E, g[2].data, nb[2].data, 1e-5);
+      out->insert(out->end(), y.begin(), y.end());
+    }
+  };
+  return c;
+}
+
+namespace {
 // Removes every directory temp_dir() made when the test process exits.
 struct TempDirs {
   std::vector<std::string> dirs;

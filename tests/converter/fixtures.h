@@ -60,6 +60,16 @@ LayerCase luong_case(const std::string& score, unsigned seed);
 LayerCase pooling_case(unsigned seed);
 // A linear layer (nn.Linear(30, 21), an output head) over 7 rows.
 LayerCase linear_case(unsigned seed);
+// nn.LayerNorm(27, eps=1e-6) over 6 rows whose mean and spread are not 0, 1.
+LayerCase layernorm_case(unsigned seed);
+// timm's Mlp (fc1, exact GELU, fc2), dim 24, hidden 37, over 5 rows.
+LayerCase ffn_case(unsigned seed);
+// nn.TransformerEncoderLayer(16, 2, 40) (ReLU), post-norm or norm_first,
+// with a key padding mask, over 9 rows.
+LayerCase encoder_block_case(unsigned seed, bool norm_first);
+// nn.TransformerDecoderLayer(16, 4, 24) (ReLU, post-norm): 6 target rows
+// (causal) over 7 memory rows with a memory padding mask.
+LayerCase decoder_block_case(unsigned seed);
 
 // A fresh empty directory under the test's working directory or $TMPDIR.
 std::string temp_dir(const std::string& tag);

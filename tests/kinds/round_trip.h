@@ -1,0 +1,30 @@
+// The shared round trip of a layer kind's fixture (tests/converter/fixtures.h):
+// its random weights -> edgeattn-convert (int8 and f32) -> runtime ->
+// compared with the fixture's own float64 implementation.
+#ifndef EDGEATTN_TESTS_KINDS_ROUND_TRIP_H_
+#define EDGEATTN_TESTS_KINDS_ROUND_TRIP_H_
+
+#include <vector>
+
+#include "converter/dataset.h"
+#include "fixtures.h"
+
+namespace kindtest {
+
+struct Figures {
+  double max_abs = 0, rel_l2 = 0, cosine = 0, ref_range = 0, weights_max_abs = 0;
+};
+
+// Compares [n][lq][dout] (rows masked for self-attention padding) and weights.
+Figures measure(const fixtures::LayerCase& c, const edgeattn::convert::LayerData& d, int lq, int dout, int heads,
+                const std::vector<double>& out, const std::vector<double>& ref, const std::vector<double>& w,
+                const std::vector<double>& ref_w);
+
+// Converts c to int8 and f32, runs each in the runtime and checks it against
+// c.reference: int8 within 3 % relative L2 (cosine >= 0.999, weights within
+// 0.05), f32 within 1e-4 of the output range (weights within 1e-5).
+void check_case(const fixtures::LayerCase& c);
+
+}  // namespace kindtest
+
+#endif  // EDGEATTN_TESTS_KINDS_ROUND_TRIP_H_
