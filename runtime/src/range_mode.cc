@@ -110,6 +110,17 @@ const RangeRule* range_rule(const fb::Layer& l) {
   return kind->range;
 }
 
+// Why range mode refuses layer l: its kind, and the kinds that have a rule.
+void refuse_kind(ErrorMessage& e, const char* name, const fb::Layer& l) {
+  e << "layer '" << name << "': range mode does not support " << layer_kind_option_name(l.options_type())
+    << " layers (it rescales the softmax of:";
+  for (int k = 0; k < EA_LAYER_KIND_COUNT; ++k) {
+    const LayerKindModule* m = find_layer_kind(k);
+    if (m != nullptr && m->range != nullptr) e << " " << ea_layer_kind_name(m->kind);
+  }
+  e << ")";
+}
+
 // The inputs a layer reads (as the interpreter decides them): no query for a
 // learned one, no key or value for self-attention (keys are the query rows).
 struct Reads {
@@ -217,7 +228,7 @@ Status Interpreter::PrepareRange(int layer, const RunArgs& args, uint32_t range_
   }
   const RangeRule* rule = range_rule(*l);
   if (rule == nullptr) {
-    error_ << "layer '" << name << "': range mode does not support this layer kind";
+    refuse_kind(error_, name, *l);
     return Status::kUnsupported;
   }
   if (args.use_cached_keys) {
@@ -287,7 +298,7 @@ Status Interpreter::RunFloat(int layer, const RunArgs& args, ea_range_policy pol
   LayerInfo info;
   model_->GetLayerInfo(layer, &info);
   if (range_rule(*l) == nullptr) {
-    error_ << "layer '" << name << "': range mode does not support this layer kind";
+    refuse_kind(error_, name, *l);
     return Status::kUnsupported;
   }
   const Reads reads = reads_of(info);

@@ -312,8 +312,9 @@ TEST_P(RangeModeModel, BadArgumentsAreStatuses) {
 INSTANTIATE_TEST_SUITE_P(Int8, RangeModeModel, ::testing::ValuesIn(Int8Models()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
-// Block kinds (encoder_block, layernorm, ffn) have no range mode: an
-// EA_UNSUPPORTED status naming the layer, never a run at the wrong scales.
+// Block kinds (encoder_block, decoder_block, layernorm, ffn, linear) have no
+// range mode: an EA_UNSUPPORTED status naming the layer and its kind, never a
+// run at the wrong scales.
 TEST(RangeMode, BlockKindsAreUnsupported) {
   bool found = false;
   for (const std::string& name : eatest::AllModels()) {
@@ -327,7 +328,11 @@ TEST(RangeMode, BlockKindsAreUnsupported) {
       eatest::LayerIo io;
       io.Make(info, info.max_q_len, info.max_kv_len, rng);
       EXPECT_EQ(m.interp.RunScaled(l, io.Args(-1), Interpreter::kRangeOne), Status::kUnsupported) << info.name;
-      EXPECT_NE(std::string(m.interp.error()).find(info.name), std::string::npos) << m.interp.error();
+      const std::string error = m.interp.error();
+      EXPECT_NE(error.find(info.name), std::string::npos) << error;
+      // It names the layer's kind and the kinds range mode supports.
+      EXPECT_NE(error.find(std::string("(") + ea_layer_kind_name(info.kind) + ")"), std::string::npos) << error;
+      EXPECT_NE(error.find("softmax of: mha additive luong pooling"), std::string::npos) << error;
       uint32_t range = 0;
       EXPECT_EQ(m.interp.RunFloat(l, io.Args(-1), EA_RANGE_DYNAMIC, &range), Status::kUnsupported) << info.name;
     }

@@ -47,19 +47,12 @@ constexpr uint64_t align_up(uint64_t bytes) {
   return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
 }
 
-// Buffers, each rounded up to kArenaAlignment (each layer kind's module in
-// runtime/src/layers/ owns its plan; this is the summary):
-//   MHA       scratch: Q [q][E], context [q][E], (self: K, V [kv][KV]), row scratch
-//             cache (cross, or self with kv_cache): K, V [kv][KV] (then not in scratch)
-//             (KV = num_kv_heads * head_dim, = E without grouped-query heads)
-//   additive  scratch: W_q q [q][A], row scratch; cache: W_k k + b [kv][A]
-//             (+ coverage: c [kv] int32 Q15 sums / floats, after the keys)
-//   Luong     scratch: (general: W^T q [q][key_dim]), row scratch
-//   pooling   scratch: row scratch
-//   layernorm no buffers
-//   ffn       scratch: hidden rows [q][hidden_dim]
-//   encoder block scratch: two rows of [q][E], then the larger of MHA's
-//             scratch and the FFN's hidden [q][hidden_dim] + output [q][E]
+// A layer's buffers, each rounded up to kArenaAlignment: its kind's module
+// (runtime/src/layers/<name>.cc, plan() and the layout beside it) decides
+// them; a persistent cache (MHA's cross or KV-cache keys and values,
+// additive's projected keys and coverage) and a scratch shared with the other
+// layers (projected rows, FFN hidden rows, a block's intermediate rows, the
+// attention row scratch). Row-wise kinds (layernorm, linear) need none.
 // Row scratch is one query row at a time: kv int32 scores (+ kv uint16
 // probabilities for int8), so attention never needs q x kv memory. int8
 // layers with a scaled-dot-product core (MHA, Luong, pooling) that may run at

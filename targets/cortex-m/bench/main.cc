@@ -116,8 +116,7 @@ int main() {
         // One layer only ("model/layer"), e.g. for a per-function profile of it.
         if (!same_layer(EA_CM_BENCH_ONLY, e.name, info.name)) continue;
 #endif
-        const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) ||
-                               info.kind == EA_LAYER_ADDITIVE;
+        const bool cacheable = info.key_cache != 0;
         if (cached && !cacheable) continue;
         bench::Options o;
         o.warmup = 1;

@@ -89,9 +89,9 @@ int run(int argc, char** argv) {
     const FloatLayer shell = layer_shell(model, li);
     const LayerData d = load_layer_data(npz, ref_path, shell, false);
     const bool self = !info.cross;  // keys (if any) are the query rows
-    const bool cacheable = (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross) ||
-                           info.kind == EA_LAYER_ADDITIVE;
-    const int lq = info.kind == EA_LAYER_POOLING ? 1 : d.lq;
+    const bool cacheable = info.key_cache != 0;
+    const bool learned_query = info.query_dim == 0;  // one output row, no query input
+    const int lq = learned_query ? 1 : d.lq;
     const int n = std::min(samples, d.n);
     for (int s = 0; s < n + (cacheable ? 1 : 0); ++s) {
       const bool cached = s == n;
@@ -103,7 +103,7 @@ int run(int argc, char** argv) {
       c.q_len = lq;
       c.kv_len = self ? d.lq : d.lk;
       c.kv_valid_len = d.valid[static_cast<size_t>(si)];
-      if (!d.query.empty() && info.kind != EA_LAYER_POOLING) {
+      if (!d.query.empty() && !learned_query) {
         const size_t cnt = static_cast<size_t>(d.lq) * info.query_dim;
         c.q = encode(d.query, si * cnt, cnt, info.query_quant);
       }
