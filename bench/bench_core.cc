@@ -115,7 +115,9 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
   Fill(b.key, static_cast<size_t>(kv_len) * info.key_dim, info.dtype, rng);
   Fill(b.value, static_cast<size_t>(kv_len) * info.value_dim, info.dtype, rng);
 
-  const bool cacheable = info.key_cache != 0;
+  // Cached keys and values (cross-attention, additive); a decoder block also
+  // caches its memory, but its cached run is a KV-cache step, not timed here.
+  const bool cacheable = info.key_cache != 0 && info.kv_cache == 0;
   RunArgs args = {};
   args.query = b.query;
   args.key = self ? nullptr : b.key;

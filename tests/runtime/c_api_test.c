@@ -98,7 +98,8 @@ static void test_model(const char* path) {
     CHECK(s == EA_OK, "%s: layer info %d", path, (int)l);
     es = info.dtype == EA_S8 ? 1 : 4;
     self_attn = !info.cross;
-    CHECK(info.key_cache == (info.kind == EA_LAYER_ADDITIVE || (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross)),
+    CHECK(info.key_cache == (info.kind == EA_LAYER_ADDITIVE || info.kind == EA_LAYER_DECODER_BLOCK ||
+                             (info.kind == EA_LAYER_MULTI_HEAD_ATTENTION && info.cross)),
           "%s: layer %d: key_cache %d", path, (int)l, (int)info.key_cache);
     q_len = info.kind == EA_LAYER_POOLING ? 1 : info.max_q_len;
     kv_len = self_attn ? q_len : info.max_kv_len;

@@ -96,7 +96,7 @@ typedef struct ea_layer_info {
   int32_t coverage;        /* 1: additive layer with coverage (begin_sequence resets it) */
   size_t coverage_bytes;   /* arena bytes of its coverage vector at max_kv_len (0 if none) */
   int32_t key_cache;       /* 1: its keys can be cached once and reused (ea_interpreter_cache_keys:
-                              cross-attention, additive) */
+                              cross-attention, additive, a decoder block's memory) */
 } ea_layer_info;
 
 /* One inference of one layer. Buffers are row-major and dense:

@@ -116,7 +116,9 @@ int main() {
         // One layer only ("model/layer"), e.g. for a per-function profile of it.
         if (!same_layer(EA_CM_BENCH_ONLY, e.name, info.name)) continue;
 #endif
-        const bool cacheable = info.key_cache != 0;
+        // Cached keys and values (cross-attention, additive); a decoder block also
+        // caches its memory, but its cached run is a KV-cache step, not timed here.
+        const bool cacheable = info.key_cache != 0 && info.kv_cache == 0;
         if (cached && !cacheable) continue;
         bench::Options o;
         o.warmup = 1;
@@ -139,7 +141,7 @@ int main() {
         ea_cm::write("/");
         ea_cm::write(r.name);
         ea_cm::write(" ");
-        ea_cm::write(bench::KindName(r.kind));
+        ea_cm::write(ea_layer_kind_name(r.kind));
         ea_cm::write(cached ? " cached" : "");
         ea_cm::write(" q=");
         ea_cm::write_int(r.q_len);

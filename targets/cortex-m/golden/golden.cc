@@ -89,7 +89,9 @@ int run(int argc, char** argv) {
     const FloatLayer shell = layer_shell(model, li);
     const LayerData d = load_layer_data(npz, ref_path, shell, false);
     const bool self = !info.cross;  // keys (if any) are the query rows
-    const bool cacheable = info.key_cache != 0;
+    // Cached keys and values (cross-attention, additive); a decoder block also
+    // caches its memory, but its cached run is a KV-cache step, not timed here.
+    const bool cacheable = info.key_cache != 0 && info.kv_cache == 0;
     const bool learned_query = info.query_dim == 0;  // one output row, no query input
     const int lq = learned_query ? 1 : d.lq;
     const int n = std::min(samples, d.n);
