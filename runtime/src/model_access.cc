@@ -4,12 +4,13 @@
 
 namespace edgeattn {
 
-LayerShape shape_of_options(int kind, const void* options, ea_dtype dtype, bool tile_scratch) {
+namespace {
+
+LayerShape shape_from(const LayerKindModule* module, const void* options, ea_dtype dtype, bool tile_scratch) {
   LayerShape s = {};
   s.dtype = dtype;
   s.tile_scratch = tile_scratch;
-  const LayerKindModule* module = find_layer_kind(kind);
-  if (module == nullptr || options == nullptr) {  // not after Load (it refuses unknown kinds); plan_layer refuses this
+  if (module == nullptr) {  // not after Load (it refuses unknown kinds); plan_layer refuses this
     s.kind = -1;
     return s;
   }
@@ -18,10 +19,16 @@ LayerShape shape_of_options(int kind, const void* options, ea_dtype dtype, bool 
   return s;
 }
 
+}  // namespace
+
+// Two entry points on one body: a firmware links only layer_shape.
+LayerShape shape_of_options(int kind, const void* options, ea_dtype dtype, bool tile_scratch) {
+  return shape_from(options != nullptr ? find_layer_kind(kind) : nullptr, options, dtype, tile_scratch);
+}
+
 LayerShape layer_shape(const fb::Layer& layer) {
-  const LayerKindModule* module = find_layer_kind(layer.options_type());
-  return shape_of_options(module != nullptr ? module->kind : -1, layer.options(),
-                          layer.dtype() == fb::DType::S8 ? EA_S8 : EA_F32, layer.tile_scratch());
+  return shape_from(find_layer_kind(layer.options_type()), layer.options(),
+                    layer.dtype() == fb::DType::S8 ? EA_S8 : EA_F32, layer.tile_scratch());
 }
 
 LayerInfo layer_info(const fb::Layer& layer) {

@@ -102,12 +102,25 @@ const int32_t* adjust_bias(const fb::Model& model, const fb::Linear* l, const Ra
   return r.bias;
 }
 
-// The kind's range rule (layer_kind.h RangeRule), if it has one and the
-// layer has a softmax to rescale.
+// The range rule of a kind (its module's layers::range_rule_<name>), or null.
+const RangeRule* kind_range_rule(int kind) {
+  switch (kind) {
+#define EA_LAYER_KIND(name, ENUM, value, file_options, description) \
+  case EA_LAYER_##ENUM:                                              \
+    return &layers::range_rule_##name;
+#include "edgeattn/layer_kinds.def"
+#undef EA_LAYER_KIND
+    default:
+      return nullptr;
+  }
+}
+
+// The layer's rule, if its kind has one and the layer has a softmax to
+// rescale.
 const RangeRule* range_rule(const fb::Layer& l) {
   const LayerKindModule* kind = find_layer_kind(l.options_type());
-  if (kind == nullptr || kind->range == nullptr || kind->range->softmax(l) == nullptr) return nullptr;
-  return kind->range;
+  const RangeRule* rule = kind != nullptr ? kind_range_rule(kind->kind) : nullptr;
+  return rule != nullptr && rule->softmax(l) != nullptr ? rule : nullptr;
 }
 
 // Why range mode refuses layer l: its kind, and the kinds that have a rule.
@@ -115,8 +128,7 @@ void refuse_kind(ErrorMessage& e, const char* name, const fb::Layer& l) {
   e << "layer '" << name << "': range mode does not support " << layer_kind_option_name(l.options_type())
     << " layers (it rescales the softmax of:";
   for (int k = 0; k < EA_LAYER_KIND_COUNT; ++k) {
-    const LayerKindModule* m = find_layer_kind(k);
-    if (m != nullptr && m->range != nullptr) e << " " << ea_layer_kind_name(m->kind);
+    if (find_layer_kind(k) != nullptr && kind_range_rule(k) != nullptr) e << " " << ea_layer_kind_name(static_cast<ea_layer_kind>(k));
   }
   e << ")";
 }

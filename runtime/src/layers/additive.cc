@@ -214,7 +214,6 @@ bool scale_pre_tanh_and_coverage(const fb::Layer& l, uint32_t range_q16, RangeSc
 
 // Range mode (scores are tanh outputs times fixed v weights: R does not reach them).
 const fb::SoftmaxQuant* range_softmax(const fb::Layer& l) { return l.options_as_AdditiveAttention()->softmax(); }
-constexpr RangeRule kRange = {range_softmax, 0, scale_pre_tanh_and_coverage};
 
 // The kind's traits, by name (the rest keep LayerKindModule's defaults).
 constexpr LayerKindModule module() {
@@ -229,7 +228,6 @@ constexpr LayerKindModule module() {
   m.cached_run_reads_values = true;
   m.linears = linears;
   m.reset_coverage = reset_coverage;
-  m.range = &kRange;
   return m;
 }
 
@@ -237,6 +235,7 @@ constexpr LayerKindModule module() {
 
 namespace layers {
 const LayerKindModule kind_additive = module();
+const RangeRule range_rule_additive = {range_softmax, 0, scale_pre_tanh_and_coverage};
 }  // namespace layers
 
 }  // namespace edgeattn

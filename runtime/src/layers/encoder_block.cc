@@ -147,7 +147,10 @@ LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
 
 void run(const fb::Model& model, const Call& c, int) {
   const auto* b = c.layer->options_as_EncoderBlock();
-  const LayerShape s = shape_with(*c.layer, shape);
+  LayerShape s = {};
+  s.dtype = c.s8 ? EA_S8 : EA_F32;
+  s.tile_scratch = c.layer->tile_scratch();
+  shape(c.layer->options(), &s);
   const BlockLayout lay = block_layout(s, c.q_len, c.kv_len);
   uint8_t* a = c.scratch + lay.a;
   uint8_t* o = c.scratch + lay.o;

@@ -1,6 +1,6 @@
 // One module per layer kind. Everything the runtime knows about a kind (how
 // to verify its fields, describe it, plan its arena buffers, run it, fill its
-// key cache, rescale it in range mode) lives in that kind's file
+// key cache, its range-mode rule) lives in that kind's file
 // (runtime/src/layers/<name>.cc), which fills a LayerKindModule by field name
 // (starting from kind_identity(), the list's entry) and defines
 // layers::kind_<name>. registry.cc makes the table from the one list of kinds
@@ -82,8 +82,6 @@ struct LayerKindModule {
   // The KV cache's positions are query rows, bounded by max_q_len (a decoder
   // block, whose kv_len is the memory's); false: bounded by max_kv_len.
   bool kv_positions_on_q_len = false;
-  // Range mode (null: refused with EA_UNSUPPORTED).
-  const RangeRule* range = nullptr;
 };
 
 // The list's entry of `kind` (options, kind, name) with every trait unset:
@@ -121,6 +119,15 @@ uint64_t attention_row_bytes(const LayerShape& shape, int q_len, int kv_len, boo
 
 namespace layers {
 #define EA_LAYER_KIND(name, ENUM, value, file_options, description) extern const LayerKindModule kind_##name;
+#include "edgeattn/layer_kinds.def"
+#undef EA_LAYER_KIND
+
+// Range mode's rule of kind <name>, defined in the kind's module when the
+// kind supports range mode. Weak: a kind without one (or left out of the
+// build) leaves its address null, and only range_mode.cc refers to them, so a
+// firmware that never runs range mode links none (--gc-sections).
+#define EA_LAYER_KIND(name, ENUM, value, file_options, description) \
+  extern const RangeRule range_rule_##name __attribute__((weak));
 #include "edgeattn/layer_kinds.def"
 #undef EA_LAYER_KIND
 }  // namespace layers

@@ -103,7 +103,6 @@ int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
 
 // Range mode (q and k both scale with R).
 const fb::SoftmaxQuant* range_softmax(const fb::Layer& l) { return l.options_as_LuongAttention()->softmax(); }
-constexpr RangeRule kRange = {range_softmax, 2, nullptr};
 
 // The kind's traits, by name (the rest keep LayerKindModule's defaults).
 constexpr LayerKindModule module() {
@@ -114,7 +113,6 @@ constexpr LayerKindModule module() {
   m.plan = plan;
   m.run = run;
   m.linears = linears;
-  m.range = &kRange;
   return m;
 }
 
@@ -122,6 +120,7 @@ constexpr LayerKindModule module() {
 
 namespace layers {
 const LayerKindModule kind_luong = module();
+const RangeRule range_rule_luong = {range_softmax, 2, nullptr};
 }  // namespace layers
 
 }  // namespace edgeattn

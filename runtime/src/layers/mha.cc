@@ -340,7 +340,6 @@ int linears(const fb::Layer& l, const fb::Linear* out[kMaxLayerLinears]) {
 
 // Range mode (q and k both scale with R).
 const fb::SoftmaxQuant* range_softmax(const fb::Layer& l) { return l.options_as_MultiHeadAttention()->softmax(); }
-constexpr RangeRule kRange = {range_softmax, 2, nullptr};
 
 // The kind's traits, by name (the rest keep LayerKindModule's defaults).
 constexpr LayerKindModule module() {
@@ -355,7 +354,6 @@ constexpr LayerKindModule module() {
   m.linears = linears;
   m.has_kv_cache = has_kv_cache;
   m.step = step;
-  m.range = &kRange;
   return m;
 }
 
@@ -363,6 +361,7 @@ constexpr LayerKindModule module() {
 
 namespace layers {
 const LayerKindModule kind_mha = module();
+const RangeRule range_rule_mha = {range_softmax, 2, nullptr};
 }  // namespace layers
 
 }  // namespace edgeattn

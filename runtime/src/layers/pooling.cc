@@ -57,7 +57,6 @@ int linears(const fb::Layer&, const fb::Linear*[kMaxLayerLinears]) { return 0; }
 
 // Range mode (its query is a learned weight: the scores scale with R once).
 const fb::SoftmaxQuant* range_softmax(const fb::Layer& l) { return l.options_as_AttentionPooling()->softmax(); }
-constexpr RangeRule kRange = {range_softmax, 1, nullptr};
 
 // The kind's traits, by name (the rest keep LayerKindModule's defaults).
 constexpr LayerKindModule module() {
@@ -69,7 +68,6 @@ constexpr LayerKindModule module() {
   m.plan = plan;
   m.run = run;
   m.linears = linears;
-  m.range = &kRange;
   return m;
 }
 
@@ -77,6 +75,7 @@ constexpr LayerKindModule module() {
 
 namespace layers {
 const LayerKindModule kind_pooling = module();
+const RangeRule range_rule_pooling = {range_softmax, 1, nullptr};
 }  // namespace layers
 
 }  // namespace edgeattn
