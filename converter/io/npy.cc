@@ -6,7 +6,7 @@
 #include <cstring>
 #include <memory>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/half.h"
 
 namespace edgeattn {

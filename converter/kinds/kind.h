@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "converter/calibrate.h"
-#include "converter/float_reference.h"
-#include "converter/spec_fields.h"
+#include "converter/calibrate/calibrate.h"
+#include "converter/model/float_reference.h"
+#include "converter/spec/spec_fields.h"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/plan.h"

@@ -3,7 +3,7 @@
 // include and one line here.
 #include <algorithm>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/kinds/additive.h"
 #include "converter/kinds/decoder_block.h"
 #include "converter/kinds/encoder_block.h"

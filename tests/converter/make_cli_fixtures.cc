@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <zip.h>
 
-#include "converter/commands.h"
+#include "converter/cli/commands.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"

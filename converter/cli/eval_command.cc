@@ -1,0 +1,216 @@
+// `edgeattn-convert eval`: every layer of a model through the runtime on a
+// reference file's inputs, against its outputs and attention weights;
+// timing, heatmap, JSON, accuracy gates.
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "converter/base/error.h"
+#include "converter/cli/commands.h"
+#include "converter/eval/metrics.h"
+#include "converter/eval/runner.h"
+#include "converter/io/file.h"
+#include "converter/io/formats.h"
+#include "converter/kinds/kind.h"
+#include "converter/report/report.h"
+#include "converter/report/svg.h"
+#include "converter/report/tokens.h"
+
+namespace edgeattn {
+namespace convert {
+namespace {
+
+void write_text(const std::string& path, const std::string& text) {
+  write_file_atomic(path, text.data(), text.size());
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+const char* layer_dtype(const Model& m, int i) {
+  LayerInfo info;
+  m.GetLayerInfo(i, &info);
+  return info.dtype == EA_S8 ? "int8" : "f32";
+}
+
+}  // namespace
+
+void run_eval(const EvalOptions& o, std::ostream& out) {
+  const std::vector<uint8_t> bytes = read_file(o.model);
+  const LoadedModel lm(bytes, o.model);
+  const Model& model = lm.model();
+  const ArrayMap ref = load_data_npz(o.reference, "reference data (--reference)");
+  const ea_range_policy range_policy = parse_range_mode(o.range_mode);
+  std::vector<LayerResult> results;
+  bool svg_done = false;
+  if (!o.svg_layer.empty() && model.FindLayer(o.svg_layer.c_str()) < 0) {
+    fail(o.model, ": no layer named '", o.svg_layer, "' (--svg-layer)");
+  }
+  // --tokens: the vocabulary, and the ids from --token-ids or the reference.
+  if (!o.token_ids.empty() && o.tokens.empty()) fail("--token-ids needs --tokens VOCAB.txt (the labels of the ids)");
+  if (!o.tokens.empty() && o.svg.empty()) fail("--tokens labels the heatmap's axes: it needs --svg FILE");
+  const std::vector<std::string> vocab = o.tokens.empty() ? std::vector<std::string>() : read_vocabulary(o.tokens);
+  const std::string ids_path = o.token_ids.empty() ? o.reference : o.token_ids;
+  const ArrayMap token_ids = o.token_ids.empty() ? ArrayMap() : load_data_npz(o.token_ids, "token ids (--token-ids)");
+  const ArrayMap& ids = o.token_ids.empty() ? ref : token_ids;
+  out << "edgeattn-convert eval: " << o.model << " on " << o.reference << " (" << o.repeat << " repeats)\n";
+  for (int i = 0; i < model.num_layers(); ++i) {
+    const FloatLayer shell = layer_shell(model, i);
+    LayerResult lr;
+    lr.name = shell.name;
+    lr.kind = shell.kind->name;
+    lr.has_weights = shell.heads() > 0;
+    lr.dtype = layer_dtype(model, i);
+    LayerInfo info;
+    model.GetLayerInfo(i, &info);
+    lr.arena_bytes = info.arena_bytes;
+    lr.coverage_bytes = info.coverage_bytes;
+    if (ref.count(shell.name + ".output") == 0) {
+      out << "  " << shell.name << ": no reference data in " << o.reference << ", skipped\n";
+      continue;
+    }
+    const LayerData d = load_layer_data(ref, o.reference, shell, true);
+    const RunResult run = run_layer(lm, i, d, o.repeat, range_policy);
+    lr.metrics = compare(shell, d, run.output, d.ref_output, run.weights, d.ref_weights);
+    lr.has_metrics = true;
+    lr.samples = d.n;
+    lr.has_latency = true;
+    lr.repeat = static_cast<int>(run.set_us.size());
+    lr.set_median_us = median(run.set_us);
+    lr.set_min_us = *std::min_element(run.set_us.begin(), run.set_us.end());
+    lr.sample_median_us = lr.set_median_us / std::max(d.n, 1);
+    lr.sample_min_us = lr.set_min_us / std::max(d.n, 1);
+    results.push_back(lr);
+
+    // The heatmap: the named layer, or the first with attention weights.
+    const bool want_svg = !o.svg.empty() && !svg_done &&
+                          (o.svg_layer.empty() ? shell.heads() > 0 : o.svg_layer == shell.name);
+    if (want_svg) {
+      if (shell.heads() == 0) {
+        fail(o.model, ": layer '", shell.name, "' (", lr.kind, ") has no attention weights to draw (--svg-layer)");
+      }
+      if (o.svg_sample < 0 || o.svg_sample >= d.n) {
+        fail(o.reference, ": --svg-sample ", o.svg_sample, " is outside 0..", d.n - 1);
+      }
+      if (o.svg_head < 0 || o.svg_head >= shell.heads()) {
+        fail(o.model, ": layer '", shell.name, "': --svg-head ", o.svg_head, " is outside 0..", shell.heads() - 1);
+      }
+      const int lq = shell.learned_query() ? 1 : d.lq;
+      const size_t base = (static_cast<size_t>(o.svg_sample) * shell.heads() + o.svg_head) * lq * d.lk;
+      Heatmap hm;
+      hm.rows = lq;
+      hm.cols = d.lk;
+      hm.weights.assign(run.weights.begin() + static_cast<long>(base),
+                        run.weights.begin() + static_cast<long>(base + static_cast<size_t>(lq) * d.lk));
+      // Masked cells and padded rows as the runtime sees them (padded rows:
+      // self-attention with key padding, the rows eval does not compare).
+      const int valid = d.valid[static_cast<size_t>(o.svg_sample)];
+      for (int r = 0; r < lq; ++r) {
+        hm.padded_rows.push_back(shell.self_attention() && shell.mask == MaskKind::kKeyPadding && valid >= 0 &&
+                                 r >= valid);
+        const int limit = row_limit(shell, r, lq, d.lk, valid);
+        for (int c = 0; c < d.lk; ++c) hm.masked.push_back(c >= limit);
+      }
+      if (!vocab.empty()) {
+        if (!shell.learned_query()) {  // a learned query has no token
+          hm.row_labels = token_labels(ids, ids_path, shell.name + ".query_ids", d.n, lq, o.svg_sample, vocab,
+                                       o.tokens);
+        }
+        hm.col_labels = token_labels(ids, ids_path, shell.name + ".key_ids", d.n, d.lk, o.svg_sample, vocab,
+                                     o.tokens);
+        if (hm.col_labels.empty() && shell.self_attention()) hm.col_labels = hm.row_labels;
+        if (hm.row_labels.empty() && hm.col_labels.empty()) {
+          fail(ids_path, ": no token ids for layer '", shell.name, "' (--tokens): give ",
+               shell.learned_query() ? "" : "'" + shell.name + ".query_ids' [N, Lq] and/or ", "'",
+               shell.name, ".key_ids' [N, Lk], integer ids into ", o.tokens);
+        }
+      }
+      const bool pooling = shell.learned_query();
+      hm.row_axis = pooling ? "learned query" : hm.row_labels.empty() ? "query position" : "query token";
+      hm.col_axis = hm.col_labels.empty() ? "key position" : "key token";
+      std::ostringstream title, what, sample;
+      title << shell.name;
+      if (shell.heads() > 1) title << ", head " << o.svg_head;
+      title << ", sample " << o.svg_sample << " (" << lr.dtype << ")";
+      hm.title = title.str();
+      const char* mask = shell.mask == MaskKind::kCausal       ? ", causal mask"
+                         : shell.mask == MaskKind::kKeyPadding ? ", key padding mask"
+                                                               : "";
+      what << base_name(o.model) << ": layer " << shell.name << " (" << lr.kind;
+      if (shell.heads() > 1) what << ", " << shell.heads() << " heads";
+      what << mask << "), attention weights computed by the runtime.";
+      sample << "Sample " << o.svg_sample << " of " << base_name(o.reference) << ": ";
+      if (valid >= 0) {
+        sample << valid << " of " << d.lk << " keys valid.";
+      } else {
+        sample << "all " << d.lk << " keys valid.";
+      }
+      hm.caption = {what.str(), sample.str()};
+      if (!vocab.empty()) {
+        hm.caption.push_back("Tokens: " + base_name(o.tokens) + ", ids from " + base_name(ids_path) + ".");
+      }
+      hm.caption.push_back("Colour: square-root ramp, so small weights stay visible; a cell's tooltip has its value.");
+      const auto* prod = model.flatbuffer()->producer();
+      hm.desc = "model " + o.model + "; producer: " + (prod && prod->source() ? prod->source()->str() : "") +
+                "; reference " + o.reference + (vocab.empty() ? "" : "; tokens " + o.tokens + ", ids " + ids_path);
+      write_text(o.svg, heatmap_svg(hm));
+      svg_done = true;
+    }
+  }
+  // Nothing compared is a failure, not an empty success: the reference file
+  // holds no '<layer>.output' for any layer of the model.
+  if (results.empty()) {
+    std::string layers, keys;
+    for (int i = 0; i < model.num_layers(); ++i) layers += (i ? ", " : "") + layer_shell(model, i).name;
+    for (const auto& kv : ref) {
+      if (kv.first.size() > 7 && kv.first.compare(kv.first.size() - 7, 7, ".output") == 0) {
+        keys += (keys.empty() ? "" : ", ") + kv.first;
+      }
+    }
+    fail(o.reference, ": no layer of ", o.model, " was compared: no '<layer>.output' for its layers (", layers,
+         "); the file has ", keys.empty() ? std::string("no '*.output' key") : keys,
+         " (is it the reference file of another model?)");
+  }
+  print_layer_table(results, out);
+  // Quality gates (--max-rel-l2, --min-cosine): every failing layer in one line.
+  const bool gated = o.max_rel_l2 >= 0.0 || o.min_cosine > -2.0;
+  std::string worse;
+  if (gated) {
+    for (const LayerResult& l : results) {
+      char buf[256];
+      if (o.max_rel_l2 >= 0.0 && !(l.metrics.rel_l2 <= o.max_rel_l2)) {
+        std::snprintf(buf, sizeof buf, "%slayer '%s': relative L2 %.4g > --max-rel-l2 %.10g",
+                      worse.empty() ? "" : "; ", l.name.c_str(), l.metrics.rel_l2, o.max_rel_l2);
+        worse += buf;
+      }
+      if (o.min_cosine > -2.0 && !(l.metrics.cosine >= o.min_cosine)) {
+        std::snprintf(buf, sizeof buf, "%slayer '%s': cosine %.6f < --min-cosine %.10g",
+                      worse.empty() ? "" : "; ", l.name.c_str(), l.metrics.cosine, o.min_cosine);
+        worse += buf;
+      }
+    }
+  }
+  if (!o.svg.empty()) {
+    if (!svg_done) fail(o.reference, ": no data for the --svg layer");
+    out << "wrote " << o.svg << "\n";
+  }
+  if (!o.json.empty()) {
+    nlohmann::json j = {{"model", o.model}, {"reference", o.reference}, {"layers", nlohmann::json::array()}};
+    for (const LayerResult& l : results) j["layers"].push_back(layer_json(l));
+    write_text(o.json, j.dump(2) + "\n");
+  }
+  if (!worse.empty()) fail(o.model, ": below the accuracy gate: ", worse);
+  if (gated) {
+    out << "accuracy gate passed (" << results.size() << (results.size() == 1 ? " layer" : " layers");
+    if (o.max_rel_l2 >= 0.0) out << ", relative L2 <= " << o.max_rel_l2;
+    if (o.min_cosine > -2.0) out << ", cosine >= " << o.min_cosine;
+    out << ")\n";
+  }
+}
+
+}  // namespace convert
+}  // namespace edgeattn
