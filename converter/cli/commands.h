@@ -69,6 +69,9 @@ struct EvalOptions {
   double max_rel_l2 = -1.0;  // >= 0: fail (after printing) if a layer's relative L2 error is larger
   double min_cosine = -3.0;  // >= -1: fail if a layer's cosine similarity is smaller
   std::string range_mode = "static";  // --range-mode, as for convert
+  // --dump-outputs FILE.npz: the runtime's outputs of every compared layer
+  // (L.output, and L.attn_weights for layers with attention maps), float32.
+  std::string dump_outputs;
 };
 void run_eval(const EvalOptions& o, std::ostream& out);
 

@@ -1,6 +1,6 @@
 // `edgeattn-convert eval`: every layer of a model through the runtime on a
-// reference file's inputs, against its outputs and attention weights;
-// timing, heatmap, JSON, accuracy gates.
+// reference file's inputs, against its outputs (and attention weights, when
+// the file has them); timing, heatmap, JSON, dumped outputs, accuracy gates.
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -11,6 +11,7 @@
 #include "converter/eval/runner.h"
 #include "converter/io/file.h"
 #include "converter/io/formats.h"
+#include "converter/io/npy.h"
 #include "converter/kinds/kind.h"
 #include "converter/report/report.h"
 #include "converter/report/svg.h"
@@ -37,6 +38,28 @@ const char* layer_dtype(const Model& m, int i) {
   return info.dtype == EA_S8 ? "int8" : "f32";
 }
 
+// --dump-outputs: the runtime's outputs of layer L as float32 arrays named
+// like the reference's keys, "L.output" [N, Lq, Dout] and (layers with
+// attention maps) "L.attn_weights" [N, H, Lq, Lk], so a user's own metrics can
+// read both files the same way.
+void add_dumped_outputs(const FloatLayer& L, const LayerData& d, const RunResult& run,
+                        std::vector<std::pair<std::string, Array>>* dumped) {
+  auto add = [&](const std::string& key, std::vector<size_t> shape, const std::vector<double>& values) {
+    Array a;
+    a.dtype = "<f4";
+    a.shape = std::move(shape);
+    if (a.numel() != values.size()) {
+      fail("layer '", L.name, "': the runtime returned ", values.size(), " values for '", key, "', expected ",
+           a.numel());
+    }
+    a.data = values;
+    dumped->emplace_back(key, std::move(a));
+  };
+  const size_t n = static_cast<size_t>(d.n), lq = static_cast<size_t>(d.lq), lk = static_cast<size_t>(d.lk);
+  add(L.name + ".output", {n, lq, static_cast<size_t>(L.output_dim)}, run.output);
+  if (L.heads() > 0) add(L.name + ".attn_weights", {n, static_cast<size_t>(L.heads()), lq, lk}, run.weights);
+}
+
 }  // namespace
 
 void run_eval(const EvalOptions& o, std::ostream& out) {
@@ -46,6 +69,8 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
   const ArrayMap ref = load_data_npz(o.reference, "reference data (--reference)");
   const ea_range_policy range_policy = parse_range_mode(o.range_mode);
   std::vector<LayerResult> results;
+  std::vector<std::pair<std::string, Array>> dumped;  // --dump-outputs
+  if (!o.dump_outputs.empty()) check_writable(o.dump_outputs);
   bool svg_done = false;
   if (!o.svg_layer.empty() && model.FindLayer(o.svg_layer.c_str()) < 0) {
     fail(o.model, ": no layer named '", o.svg_layer, "' (--svg-layer)");
@@ -75,6 +100,10 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     }
     const LayerData d = load_layer_data(ref, o.reference, shell, true);
     const RunResult run = run_layer(lm, i, d, o.repeat, range_policy);
+    // Attention weights are compared only when the reference file has them.
+    lr.has_weights = shell.heads() > 0 && !d.ref_weights.empty();
+    lr.weights_skipped = shell.heads() > 0 && d.ref_weights.empty();
+    if (!o.dump_outputs.empty()) add_dumped_outputs(shell, d, run, &dumped);
     lr.metrics = compare(shell, d, run.output, d.ref_output, run.weights, d.ref_weights);
     lr.has_metrics = true;
     lr.samples = d.n;
@@ -197,6 +226,11 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
   if (!o.svg.empty()) {
     if (!svg_done) fail(o.reference, ": no data for the --svg layer");
     out << "wrote " << o.svg << "\n";
+  }
+  if (!o.dump_outputs.empty()) {
+    const std::vector<uint8_t> npz = make_npz(dumped, o.dump_outputs);
+    write_file_atomic(o.dump_outputs, npz.data(), npz.size());
+    out << "wrote " << o.dump_outputs << " (" << dumped.size() << " arrays)\n";
   }
   if (!o.json.empty()) {
     nlohmann::json j = {{"model", o.model}, {"reference", o.reference}, {"layers", nlohmann::json::array()}};

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   EvalOptions e;
   CLI::App* ev = app.add_subcommand("eval", "run a model through the runtime against PyTorch reference outputs");
   ev->add_option("model", e.model, "model file (.eatn)")->required();
-  ev->add_option("--reference", e.reference, "reference .npz (inputs + L.output + L.attn_weights)")->required();
+  ev->add_option("--reference", e.reference, "reference .npz: inputs + L.output (+ L.attn_weights [N, H, Lq, Lk], compared when present)")->required();
   ev->add_option("--svg", e.svg, "write an attention heatmap (SVG)");
   ev->add_option("--svg-layer", e.svg_layer, "layer of the heatmap (default: the first)");
   ev->add_option("--svg-sample", e.svg_sample, "sample of the heatmap")->capture_default_str();
@@ -113,6 +113,9 @@ int main(int argc, char** argv) {
                  "the ids are L.query_ids [N, Lq] and L.key_ids [N, Lk] (integers) of --token-ids");
   ev->add_option("--token-ids", e.token_ids, ".npz holding the token ids for --tokens (default: --reference)");
   ev->add_option("--json", e.json, "also write the figures as JSON");
+  ev->add_option("--dump-outputs", e.dump_outputs,
+                 "also write the runtime's outputs as .npz: L.output [N, Lq, Dout] and, for layers with "
+                 "attention maps, L.attn_weights [N, H, Lq, Lk] (float32, the reference's key names)");
   ev->add_option("--repeat", e.repeat, "timing repeats")->capture_default_str()->check(CLI::PositiveNumber);
   ev->add_option("--range-mode", e.range_mode,
                  "runtime mode for int8 layers: static, dynamic or dynamic-pow2 (as for convert)")

@@ -149,8 +149,11 @@ LayerData read_layer_data(Map& npz, const std::string& path, const FloatLayer& L
     }
     d.ref_output = std::move(o.data);
   }
-  if (with_reference && io.heads > 0) {  // kinds without attention weights have none to compare
-    auto& w = require(npz, path, p + "attn_weights", "reference attention weights");
+  // Attention weights are optional: many PyTorch models do not return them
+  // (need_weights=False, fused attention), and the outputs alone are what a
+  // user ships. Kinds without attention weights have none to compare.
+  if (with_reference && io.heads > 0 && npz.count(p + "attn_weights") != 0) {
+    auto& w = npz.at(p + "attn_weights");
     const std::vector<size_t> wshape = {static_cast<size_t>(d.n), static_cast<size_t>(L.heads()),
                                         static_cast<size_t>(d.lq), static_cast<size_t>(d.lk)};
     if (w.shape != wshape) {

@@ -24,7 +24,8 @@ struct LayerData {
 };
 
 // Throws naming `path` and the missing/bad key. with_reference: also require
-// L.output and L.attn_weights.
+// L.output, and read L.attn_weights when the file has it (ref_weights stays
+// empty when it does not: eval then compares outputs only).
 LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const FloatLayer& layer,
                           bool with_reference);
 // The same, moving the layer's arrays out of `npz` instead of copying them

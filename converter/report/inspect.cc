@@ -16,6 +16,47 @@ std::string shape_str(const std::vector<uint32_t>& s) {
   return r + "]";
 }
 
+// One row per tensor: role (what the layer uses it for) and the tensor's
+// name in the file in columns as wide as the layer's longest, so a long role
+// never runs into the name.
+void print_tensors(const std::vector<TensorEntry>& tensors, const std::string& layer, std::ostream& os) {
+  size_t role_w = 4, name_w = 4;
+  for (const TensorEntry& t : tensors) {
+    if (t.layer != layer) continue;
+    role_w = std::max(role_w, t.role.size());
+    name_w = std::max(name_w, t.name.size());
+  }
+  for (const TensorEntry& t : tensors) {
+    if (t.layer != layer) continue;
+    os << "    " << std::left << std::setw(static_cast<int>(role_w)) << t.role << "  "
+       << std::setw(static_cast<int>(name_w)) << t.name << "  " << std::setw(6) << t.dtype << std::setw(12)
+       << shape_str(t.shape) << (t.packed ? " K4N16  " : " stride ") << std::setw(4) << t.row_stride << " "
+       << std::right << std::setw(7) << t.size << " B @ " << t.offset << std::left;
+    if (!t.scales.empty()) {
+      const auto [lo, hi] = std::minmax_element(t.scales.begin(), t.scales.end());
+      os << "  scale " << std::setprecision(5) << *lo;
+      if (t.scales.size() > 1) os << " .. " << *hi << " (" << t.scales.size() << " channels)";
+    }
+    os << "\n";
+  }
+}
+
+// An int8 LayerNorm stores its gain as int16 (the only int16 tensors).
+bool has_layernorm(const std::vector<TensorEntry>& tensors, const std::string& layer) {
+  for (const TensorEntry& t : tensors) {
+    if (t.layer == layer && t.dtype == "int16") return true;
+  }
+  return false;
+}
+
+// What the int8 LayerNorm's constants are (quantize/block_quant.h, requant.h
+// contract 4), since inspect prints them without their formulas.
+void print_layernorm_legend(std::ostream& os) {
+  os << "  LayerNorm constants: gain int16 at s_g = max|gain| / 32767 and bias int32 at s_g 2^-f (tensors "
+        "above); E = round(2^16 dim^2 eps / s_in^2) is eps in the int8 input's units; one requant "
+        "s_g 2^-f / s_out to the output\n";
+}
+
 }  // namespace
 
 void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream& os) {
@@ -53,22 +94,11 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
        << l->arena_bytes() << " bytes\n";
     if (shell.kind->inspect != nullptr) shell.kind->inspect(*l, info, os);
     os << "  tensors:\n";
-    for (const TensorEntry& t : tensors) {
-      if (t.layer != info.name) continue;
-      os << "    " << std::left << std::setw(16) << t.role << std::setw(40) << t.name << " "
-         << std::setw(6) << t.dtype << std::setw(12) << shape_str(t.shape)
-         << (t.packed ? " K4N16  " : " stride ") << std::setw(4) << t.row_stride << " " << std::right << std::setw(7) << t.size << " B @ "
-         << t.offset << std::left;
-      if (!t.scales.empty()) {
-        const auto [lo, hi] = std::minmax_element(t.scales.begin(), t.scales.end());
-        os << "  scale " << std::setprecision(5) << *lo;
-        if (t.scales.size() > 1) os << " .. " << *hi << " (" << t.scales.size() << " channels)";
-      }
-      os << "\n";
-    }
+    print_tensors(tensors, info.name, os);
     if (l->dtype() != fb::DType::S8) continue;
     os << "  quantization:\n";
     if (shell.kind->inspect_quant != nullptr) shell.kind->inspect_quant(*l, os);
+    if (has_layernorm(tensors, info.name)) print_layernorm_legend(os);
   }
   uint64_t total = 0;
   for (const TensorEntry& t : tensors) total += t.size;

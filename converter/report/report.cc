@@ -77,6 +77,7 @@ void print_layer_table(const std::vector<LayerResult>& layers, std::ostream& os)
       os << "  max|err| " << fmt("%.3e", m.max_abs) << " (ref max " << fmt("%.3g", m.ref_max_abs)
          << ")  relL2 " << fmt("%.3e", m.rel_l2) << "  cos " << fmt("%.6f", m.cosine);
       if (l.has_weights) os << "  attn max|diff| " << fmt("%.3e", m.weights_max_abs);
+      if (l.weights_skipped) os << "  attn: not in reference";
       os << "  [" << l.samples
          << " samples, " << m.rows << " rows]";
       if (l.samples > 1) {
@@ -104,7 +105,8 @@ nlohmann::json layer_json(const LayerResult& l) {
     j["ref_max_abs"] = l.metrics.ref_max_abs;
     j["relative_l2"] = l.metrics.rel_l2;
     j["cosine"] = l.metrics.cosine;
-    j["attn_weights_max_abs_diff"] = l.metrics.weights_max_abs;
+    j["attn_weights_max_abs_diff"] =
+        l.weights_skipped ? nlohmann::json() : nlohmann::json(l.metrics.weights_max_abs);
     j["compared_rows"] = l.metrics.rows;
     j["worst_sample"] = worst_json(l.metrics);
   }

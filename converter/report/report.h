@@ -29,6 +29,9 @@ struct TensorRangeRow {
 struct LayerResult {
   std::string name, kind, dtype;
   bool has_weights = true;  // attention weights to compare (not layernorm, ffn)
+  // eval: the layer has attention weights but the reference file does not
+  // (outputs compared only).
+  bool weights_skipped = false;
   uint64_t arena_bytes = 0;
   uint64_t coverage_bytes = 0;  // additive coverage layers: the persistent coverage vector (in arena_bytes)
   int samples = 0;

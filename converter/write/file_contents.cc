@@ -81,6 +81,7 @@ const char* dtype_name(fb::DType t) {
     case fb::DType::F32: return "f32";
     case fb::DType::S8: return "int8";
     case fb::DType::S32: return "int32";
+    case fb::DType::S16: return "int16";  // LayerNorm gains
   }
   return "?";
 }

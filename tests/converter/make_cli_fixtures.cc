@@ -110,6 +110,14 @@ int main(int argc, char** argv) {
       a = fixtures::make("<f4", {n, lq, lq}, mean);
       save_npz(d + "/mha_reference_averaged.npz", avg);
     }
+    {
+      // Outputs only: many PyTorch models do not return attention weights.
+      Entries outputs_only;
+      for (const auto& e : ref) {
+        if (e.first != "attn.attn_weights") outputs_only.push_back(e);
+      }
+      save_npz(d + "/mha_reference_outputs_only.npz", outputs_only);
+    }
 
     save_safetensors(d + "/mha_no_out_bias.safetensors", without(c.weights, "blk.attn.out_proj.bias"));
     fixtures::write_text(d + "/spec_bad_prefix.json", replace(c.spec_json, "\"blk.attn.\"", "\"blk.atn.\""));
