@@ -3,7 +3,6 @@
 // the file has them); timing, heatmap, JSON, dumped outputs, accuracy gates.
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 
 #include "converter/base/error.h"
 #include "converter/cli/commands.h"
@@ -14,7 +13,7 @@
 #include "converter/io/npy.h"
 #include "converter/kinds/kind.h"
 #include "converter/report/report.h"
-#include "converter/report/svg.h"
+#include "converter/report/eval_heatmap.h"
 #include "converter/report/tokens.h"
 
 namespace edgeattn {
@@ -119,73 +118,16 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     const bool want_svg = !o.svg.empty() && !svg_done &&
                           (o.svg_layer.empty() ? shell.heads() > 0 : o.svg_layer == shell.name);
     if (want_svg) {
-      if (shell.heads() == 0) {
-        fail(o.model, ": layer '", shell.name, "' (", lr.kind, ") has no attention weights to draw (--svg-layer)");
-      }
-      if (o.svg_sample < 0 || o.svg_sample >= d.n) {
-        fail(o.reference, ": --svg-sample ", o.svg_sample, " is outside 0..", d.n - 1);
-      }
-      if (o.svg_head < 0 || o.svg_head >= shell.heads()) {
-        fail(o.model, ": layer '", shell.name, "': --svg-head ", o.svg_head, " is outside 0..", shell.heads() - 1);
-      }
-      const int lq = shell.learned_query() ? 1 : d.lq;
-      const size_t base = (static_cast<size_t>(o.svg_sample) * shell.heads() + o.svg_head) * lq * d.lk;
-      Heatmap hm;
-      hm.rows = lq;
-      hm.cols = d.lk;
-      hm.weights.assign(run.weights.begin() + static_cast<long>(base),
-                        run.weights.begin() + static_cast<long>(base + static_cast<size_t>(lq) * d.lk));
-      // Masked cells and padded rows as the runtime sees them (padded rows:
-      // self-attention with key padding, the rows eval does not compare).
-      const int valid = d.valid[static_cast<size_t>(o.svg_sample)];
-      for (int r = 0; r < lq; ++r) {
-        hm.padded_rows.push_back(shell.self_attention() && shell.mask == MaskKind::kKeyPadding && valid >= 0 &&
-                                 r >= valid);
-        const int limit = row_limit(shell, r, lq, d.lk, valid);
-        for (int c = 0; c < d.lk; ++c) hm.masked.push_back(c >= limit);
-      }
-      if (!vocab.empty()) {
-        if (!shell.learned_query()) {  // a learned query has no token
-          hm.row_labels = token_labels(ids, ids_path, shell.name + ".query_ids", d.n, lq, o.svg_sample, vocab,
-                                       o.tokens);
-        }
-        hm.col_labels = token_labels(ids, ids_path, shell.name + ".key_ids", d.n, d.lk, o.svg_sample, vocab,
-                                     o.tokens);
-        if (hm.col_labels.empty() && shell.self_attention()) hm.col_labels = hm.row_labels;
-        if (hm.row_labels.empty() && hm.col_labels.empty()) {
-          fail(ids_path, ": no token ids for layer '", shell.name, "' (--tokens): give ",
-               shell.learned_query() ? "" : "'" + shell.name + ".query_ids' [N, Lq] and/or ", "'",
-               shell.name, ".key_ids' [N, Lk], integer ids into ", o.tokens);
-        }
-      }
-      const bool pooling = shell.learned_query();
-      hm.row_axis = pooling ? "learned query" : hm.row_labels.empty() ? "query position" : "query token";
-      hm.col_axis = hm.col_labels.empty() ? "key position" : "key token";
-      std::ostringstream title, what, sample;
-      title << shell.name;
-      if (shell.heads() > 1) title << ", head " << o.svg_head;
-      title << ", sample " << o.svg_sample << " (" << lr.dtype << ")";
-      hm.title = title.str();
-      const char* mask = shell.mask == MaskKind::kCausal       ? ", causal mask"
-                         : shell.mask == MaskKind::kKeyPadding ? ", key padding mask"
-                                                               : "";
-      what << base_name(o.model) << ": layer " << shell.name << " (" << lr.kind;
-      if (shell.heads() > 1) what << ", " << shell.heads() << " heads";
-      what << mask << "), attention weights computed by the runtime.";
-      sample << "Sample " << o.svg_sample << " of " << base_name(o.reference) << ": ";
-      if (valid >= 0) {
-        sample << valid << " of " << d.lk << " keys valid.";
-      } else {
-        sample << "all " << d.lk << " keys valid.";
-      }
-      hm.caption = {what.str(), sample.str()};
-      if (!vocab.empty()) {
-        hm.caption.push_back("Tokens: " + base_name(o.tokens) + ", ids from " + base_name(ids_path) + ".");
-      }
-      hm.caption.push_back("Colour: square-root ramp, so small weights stay visible; a cell's tooltip has its value.");
+      HeatmapSource src;
+      src.model_path = o.model;
+      src.reference_path = o.reference;
+      src.tokens_path = o.tokens;
+      src.ids_path = ids_path;
       const auto* prod = model.flatbuffer()->producer();
-      hm.desc = "model " + o.model + "; producer: " + (prod && prod->source() ? prod->source()->str() : "") +
-                "; reference " + o.reference + (vocab.empty() ? "" : "; tokens " + o.tokens + ", ids " + ids_path);
+      src.producer = prod && prod->source() ? prod->source()->str() : "";
+      src.vocab = &vocab;
+      src.ids = &ids;
+      const Heatmap hm = eval_heatmap(src, shell, lr.dtype, d, run, o.svg_sample, o.svg_head);
       write_text(o.svg, heatmap_svg(hm));
       svg_done = true;
     }
