@@ -49,7 +49,7 @@ PlainInt8Layer::PlainInt8Layer(const FloatLayer& layer, const LayerCalibration& 
          layer.kind->name);
   }
   const std::string at = what + ": layer '" + layer.name + "'";
-  // The ranges edgeattn's int8 layer was made from (convert.cc, mha_s8).
+  // The ranges edgeattn's int8 layer was made from (kinds/mha.cc, mha_table_s8).
   query_ = params(calibration, "query", at);
   key_ = params(calibration, "key", at);
   value_ = params(calibration, "value", at);
