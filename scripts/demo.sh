@@ -92,7 +92,7 @@ build() {
     exit 1
   fi
   CONVERT=$BUILD/converter/edgeattn-convert
-  DECODE=$BUILD/converter/demo/edgeattn-greedy-decode
+  DECODE=$BUILD/examples/edgeattn-greedy-decode
   if [[ ! -x "$CONVERT" ]]; then
     echo "FAILED: $CONVERT was not built (see $LOGS/build.log)" >&2
     exit 1
@@ -248,7 +248,7 @@ evaluate() {
 }
 
 # Greedy decoding of the bundled transformer, token by token
-# (edgeattn-greedy-decode, converter/demo/): its three attention layers run in
+# (edgeattn-greedy-decode, examples/): its three attention layers run in
 # the runtime (int8, and f32 for comparison), embeddings, LayerNorms, FFNs and
 # the head in float64; then with the encoder, and the decoder and its head,
 # as layers of the runtime too. dec_self decodes with its KV cache ("kv_cache": true in

@@ -344,7 +344,7 @@ def train_transformer(train, held, steps=800, bs=64):
 
 def export_transformer_heldout(model, held, report):
     """models/transformer/heldout.npz for the C++ greedy decoder
-    (converter/demo/greedy_decode.cc): the 1000 held-out sources and PyTorch's
+    (examples/greedy_decode.cc): the 1000 held-out sources and PyTorch's
     float greedy output, so the demo and its test compare with the trained
     model on exactly these sequences. Compressed: digits compress ~10x."""
     src, lens, _, tgt = held

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 
 namespace edgeattn {
 namespace convert {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string>
 
-#include "converter/array.h"
+#include "converter/base/array.h"
 
 namespace edgeattn {
 namespace convert {

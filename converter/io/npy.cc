@@ -6,7 +6,8 @@
 #include <cstring>
 #include <memory>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
+#include "converter/io/file.h"
 #include "converter/io/half.h"
 
 namespace edgeattn {
@@ -214,10 +215,26 @@ ArrayMap load_npz(const std::string& path) {
   return out;
 }
 
-void save_npz(const std::string& path, const std::vector<std::pair<std::string, Array>>& entries) {
-  int err = 0;
-  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  if (z == nullptr) fail(path, ": cannot create .npz archive (libzip error ", err, ")");
+std::vector<uint8_t> make_npz(const std::vector<std::pair<std::string, Array>>& entries, const std::string& what) {
+  // The archive is built in a libzip memory source, so the caller writes the
+  // bytes atomically like every other output.
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
+  if (buffer == nullptr) {
+    const std::string why = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    fail(what, ": cannot create .npz archive: ", why);
+  }
+  zip_t* z = zip_open_from_source(buffer, ZIP_CREATE | ZIP_TRUNCATE, &error);
+  if (z == nullptr) {
+    const std::string why = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    zip_source_free(buffer);
+    fail(what, ": cannot create .npz archive: ", why);
+  }
+  zip_error_fini(&error);
+  zip_source_keep(buffer);  // read back after zip_close
   std::vector<std::vector<uint8_t>> images;  // must live until zip_close
   images.reserve(entries.size());
   for (const auto& [key, a] : entries) {
@@ -227,14 +244,33 @@ void save_npz(const std::string& path, const std::vector<std::pair<std::string, 
       if (src != nullptr) zip_source_free(src);
       const std::string why = zip_strerror(z);
       zip_discard(z);
-      fail(path, ": cannot add '", key, "': ", why);
+      zip_source_free(buffer);
+      fail(what, ": cannot add '", key, "': ", why);
     }
   }
   if (zip_close(z) != 0) {
     const std::string why = zip_strerror(z);
     zip_discard(z);
-    fail(path, ": cannot write .npz archive: ", why);
+    zip_source_free(buffer);
+    fail(what, ": cannot write .npz archive: ", why);
   }
+  std::vector<uint8_t> bytes;
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_source_stat(buffer, &st) == 0 && zip_source_open(buffer) == 0) {
+    bytes.resize(static_cast<size_t>(st.size));
+    const zip_int64_t got = bytes.empty() ? 0 : zip_source_read(buffer, bytes.data(), st.size);
+    zip_source_close(buffer);
+    if (got != static_cast<zip_int64_t>(st.size)) bytes.clear();
+  }
+  zip_source_free(buffer);
+  if (bytes.empty()) fail(what, ": cannot read back the .npz archive built in memory");
+  return bytes;
+}
+
+void save_npz(const std::string& path, const std::vector<std::pair<std::string, Array>>& entries) {
+  const std::vector<uint8_t> bytes = make_npz(entries, path);
+  write_file_atomic(path, bytes.data(), bytes.size());
 }
 
 }  // namespace convert

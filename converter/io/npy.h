@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "converter/array.h"
+#include "converter/base/array.h"
 
 namespace edgeattn {
 namespace convert {
@@ -24,7 +24,10 @@ std::vector<uint8_t> make_npy(const Array& a);
 // Reads every member "NAME.npy" of the archive as key NAME.
 ArrayMap load_npz(const std::string& path);
 
-// Writes an archive (used by tests and tools); entries keep their order.
+// An archive's bytes (`what` names it in errors); entries keep their order.
+std::vector<uint8_t> make_npz(const std::vector<std::pair<std::string, Array>>& entries, const std::string& what);
+// Writes an archive atomically (io/file.h write_file_atomic): entries keep
+// their order.
 void save_npz(const std::string& path, const std::vector<std::pair<std::string, Array>>& entries);
 
 }  // namespace convert

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/file.h"
 #include "converter/io/half.h"
 

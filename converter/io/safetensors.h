@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "converter/array.h"
+#include "converter/base/array.h"
 
 namespace edgeattn {
 namespace convert {

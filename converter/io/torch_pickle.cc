@@ -4,7 +4,7 @@
 #include <memory>
 #include <utility>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 
 namespace edgeattn {
 namespace convert {

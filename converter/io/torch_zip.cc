@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/half.h"
 #include "converter/io/torch_pickle.h"
 

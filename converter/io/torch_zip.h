@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "converter/array.h"
+#include "converter/base/array.h"
 
 namespace edgeattn {
 namespace convert {

@@ -2,8 +2,8 @@
 
 #include <ostream>
 
-#include "converter/inspect.h"
-#include "converter/writer.h"
+#include "converter/write/file_contents.h"
+#include "converter/write/writer.h"
 
 namespace edgeattn {
 namespace convert {

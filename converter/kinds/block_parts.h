@@ -1,11 +1,12 @@
 // The steps a transformer block is made of on the converter's side, as kinds
 // of their own (layernorm, ffn) and as parts of the block kinds: their spec
 // fields, the weights they read, and their FlatBuffer tables. The numerics
-// (float64 forms, int8 constants) are converter/block_math.h.
+// are model/block_float.h (float64), quantize/block_quant.h (int8 constants)
+// and write/block_tables.h (their tables).
 #ifndef EDGEATTN_CONVERTER_KINDS_BLOCK_PARTS_H_
 #define EDGEATTN_CONVERTER_KINDS_BLOCK_PARTS_H_
 
-#include "converter/block_math.h"
+#include "converter/write/block_tables.h"
 #include "converter/kinds/kind.h"
 
 namespace edgeattn {

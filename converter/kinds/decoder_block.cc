@@ -12,8 +12,8 @@
 #include <cmath>
 #include <ostream>
 
-#include "converter/inspect.h"
-#include "converter/writer.h"
+#include "converter/write/file_contents.h"
+#include "converter/write/writer.h"
 
 namespace edgeattn {
 namespace convert {

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <ostream>
 
-#include "converter/inspect.h"
+#include "converter/write/file_contents.h"
 #include "converter/kinds/encoder_block.h"
-#include "converter/writer.h"
+#include "converter/write/writer.h"
 
 namespace edgeattn {
 namespace convert {

@@ -5,9 +5,9 @@
 // and its table.
 #include <ostream>
 
-#include "converter/inspect.h"
+#include "converter/write/file_contents.h"
 #include "converter/kinds/ffn.h"
-#include "converter/writer.h"
+#include "converter/write/writer.h"
 
 namespace edgeattn {
 namespace convert {

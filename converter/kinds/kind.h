@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "converter/calibrate.h"
-#include "converter/float_reference.h"
-#include "converter/spec_fields.h"
+#include "converter/calibrate/calibrate.h"
+#include "converter/model/float_reference.h"
+#include "converter/spec/spec_fields.h"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/plan.h"
@@ -33,11 +33,11 @@ namespace edgeattn {
 namespace convert {
 
 class ModelWriter;
-struct TensorEntry;  // inspect.h
-struct FloatNorm;    // block_math.h
+struct TensorEntry;  // write/file_contents.h
+struct FloatNorm;    // model/block_float.h
 
 // A LayerNorm whose output feeds only the projections `next` (SmoothQuant,
-// converter/smooth.h): per-channel factors divide its gain and bias and
+// converter/calibrate/smooth.h): per-channel factors divide its gain and bias and
 // multiply the projections' input columns, the same float function.
 struct SmoothPair {
   std::string point;  // the calibration key of the LayerNorm's output ("attn.query", "norm2", ...)
@@ -104,14 +104,14 @@ struct KindModule {
   flatbuffers::Offset<void> (*write_f32)(ModelWriter& w, const FloatLayer& L) = nullptr;
 
   // ---- inspect and reports -----------------------------------------------------
-  // Its constant tensors in the file (inspect.h add_tensor / add_linear).
+  // Its constant tensors in the file (write/file_contents.h add_tensor / add_linear).
   void (*tensors)(const fb::Layer& layer, const std::string& name, std::vector<TensorEntry>* out) = nullptr;
   // Lines after the dimensions (embed_dim, cache sizes, ...), and the
   // quantization section of an int8 layer; null: none.
   void (*inspect)(const fb::Layer& layer, const LayerInfo& info, std::ostream& os) = nullptr;
   void (*inspect_quant)(const fb::Layer& layer, std::ostream& os) = nullptr;
 
-  // ---- SmoothQuant (--smooth-alpha, converter/smooth.h) -----------------------
+  // ---- SmoothQuant (--smooth-alpha, converter/calibrate/smooth.h) -----------------------
   // The layer's LayerNorm -> projection pairs; an error naming the layer when
   // a LayerNorm's output feeds more than projections (post-norm: the residual
   // adds). null: the kind has no LayerNorm.

@@ -3,9 +3,9 @@
 // rows, "output"), quantization (requant.h contract 4) and its table.
 #include <ostream>
 
-#include "converter/inspect.h"
+#include "converter/write/file_contents.h"
 #include "converter/kinds/layernorm.h"
-#include "converter/writer.h"
+#include "converter/write/writer.h"
 
 namespace edgeattn {
 namespace convert {

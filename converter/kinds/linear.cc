@@ -4,10 +4,10 @@
 // per output channel, as every projection) and its Linear table.
 #include <ostream>
 
-#include "converter/inspect.h"
+#include "converter/write/file_contents.h"
 #include "converter/kinds/linear.h"
-#include "converter/quantize.h"
-#include "converter/writer.h"
+#include "converter/quantize/quantize.h"
+#include "converter/write/writer.h"
 
 namespace edgeattn {
 namespace convert {

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <iomanip>
 
-#include "converter/inspect.h"
-#include "converter/quantize.h"
-#include "converter/writer.h"
+#include "converter/write/file_contents.h"
+#include "converter/quantize/quantize.h"
+#include "converter/write/writer.h"
 
 namespace edgeattn {
 namespace convert {

@@ -5,7 +5,7 @@
 #ifndef EDGEATTN_CONVERTER_KINDS_MHA_H_
 #define EDGEATTN_CONVERTER_KINDS_MHA_H_
 
-#include "converter/block_math.h"
+#include "converter/write/block_tables.h"
 #include "converter/kinds/kind.h"
 
 namespace edgeattn {

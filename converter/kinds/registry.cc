@@ -3,7 +3,7 @@
 // (converter/kinds/<name>.cc).
 #include <algorithm>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/kinds/kind.h"
 
 namespace edgeattn {

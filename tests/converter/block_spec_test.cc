@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/formats.h"
 #include "converter/io/file.h"
-#include "converter/spec.h"
+#include "converter/spec/spec.h"
 
 namespace {
 

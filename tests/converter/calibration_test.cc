@@ -10,16 +10,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "converter/calib_method.h"
-#include "converter/calibrate.h"
-#include "converter/commands.h"
-#include "converter/dataset.h"
-#include "converter/error.h"
+#include "converter/calibrate/calib_method.h"
+#include "converter/calibrate/calibrate.h"
+#include "converter/cli/commands.h"
+#include "converter/model/dataset.h"
+#include "converter/base/error.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
-#include "converter/runner.h"
-#include "converter/spec.h"
+#include "converter/eval/runner.h"
+#include "converter/spec/spec.h"
 #include "fixtures.h"
 
 namespace {

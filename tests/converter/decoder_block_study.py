@@ -158,7 +158,7 @@ def main():
     for s in cal:
         block(rec, *s)
     ranges = {k: grid(*chosen_range(v, auto)) for k, v in rec.seen.items()}
-    # The converter's cut of the hidden range (block_math.cc activation_input_quant).
+    # The converter's cut of the hidden range (quantize/block_quant.cc activation_input_quant).
     s_act = ranges["ffn.act"][0]
     lo, hi = -64.0, -0.7518
     for _ in range(100):

@@ -1,7 +1,7 @@
 // Small deterministic fixtures for the converter tests: random state dicts,
 // spec JSON and calibration/test inputs for every layer kind, plus an
 // independent float64 implementation of each kind (written from the PyTorch
-// definitions, not shared with converter/float_reference.cc).
+// definitions, not shared with converter/model/float_reference.cc).
 #ifndef EDGEATTN_TESTS_CONVERTER_FIXTURES_H_
 #define EDGEATTN_TESTS_CONVERTER_FIXTURES_H_
 
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "converter/array.h"
+#include "converter/base/array.h"
 
 namespace fixtures {
 

@@ -1,4 +1,4 @@
-// The float64 reference (converter/float_reference.cc) computes its sums in
+// The float64 reference (converter/model/float_reference.cc) computes its sums in
 // register tiles, vectorized per instruction set, but promises every value bit
 // for bit as the plain loops it documents: each sum in order from its start,
 // a multiply and an add per term (no fused multiply-add). Calibration ranges,
@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "converter/float_reference.h"
+#include "converter/model/float_reference.h"
 #include "converter/kinds/luong.h"
 #include "converter/kinds/mha.h"
 

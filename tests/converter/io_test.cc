@@ -6,8 +6,8 @@
 #include <cstring>
 #include <functional>
 
-#include "converter/dataset.h"
-#include "converter/error.h"
+#include "converter/model/dataset.h"
+#include "converter/base/error.h"
 #include "converter/io/file.h"
 #include "converter/io/formats.h"
 #include "converter/io/half.h"

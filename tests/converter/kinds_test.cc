@@ -7,13 +7,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "converter/calibrate.h"
-#include "converter/dataset.h"
-#include "converter/error.h"
+#include "converter/calibrate/calibrate.h"
+#include "converter/model/dataset.h"
+#include "converter/base/error.h"
 #include "converter/kinds/kind.h"
 #include "converter/kinds/mha.h"
 #include "converter/kinds/pooling.h"
-#include "converter/spec.h"
+#include "converter/spec/spec.h"
 #include "fixtures.h"
 
 namespace {

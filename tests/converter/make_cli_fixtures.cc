@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <zip.h>
 
-#include "converter/commands.h"
+#include "converter/cli/commands.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
@@ -109,6 +109,14 @@ int main(int argc, char** argv) {
           for (size_t i = 0; i < lq * lq; ++i) mean[s * lq * lq + i] += a.data[(s * 4 + h) * lq * lq + i] / 4;
       a = fixtures::make("<f4", {n, lq, lq}, mean);
       save_npz(d + "/mha_reference_averaged.npz", avg);
+    }
+    {
+      // Outputs only: many PyTorch models do not return attention weights.
+      Entries outputs_only;
+      for (const auto& e : ref) {
+        if (e.first != "attn.attn_weights") outputs_only.push_back(e);
+      }
+      save_npz(d + "/mha_reference_outputs_only.npz", outputs_only);
     }
 
     save_safetensors(d + "/mha_no_out_bias.safetensors", without(c.weights, "blk.attn.out_proj.bias"));

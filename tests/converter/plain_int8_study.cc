@@ -1,7 +1,7 @@
 // converter_plain_int8_study: where the int8 error of a model's mha layers
 // comes from (docs/quantization.md, "Against a plain int8 scheme"). For each
 // mha layer, on held-out data: edgeattn's int8 runtime and the plain int8
-// scheme (converter/plain_int8.h) against the float64 layer, the distance
+// scheme (converter/eval/plain_int8.h) against the float64 layer, the distance
 // between the two, and the plain scheme with single roundings switched off
 // (that tensor kept in float64) or with only one rounding on.
 //
@@ -17,17 +17,17 @@
 #include <string>
 #include <vector>
 
-#include "converter/calibrate.h"
-#include "converter/convert.h"
-#include "converter/dataset.h"
-#include "converter/heldout.h"
+#include "converter/calibrate/calibrate.h"
+#include "converter/write/model_file.h"
+#include "converter/model/dataset.h"
+#include "converter/eval/heldout.h"
 #include "converter/io/file.h"
 #include "converter/io/formats.h"
-#include "converter/metrics.h"
-#include "converter/plain_int8.h"
-#include "converter/runner.h"
+#include "converter/eval/metrics.h"
+#include "converter/eval/plain_int8.h"
+#include "converter/eval/runner.h"
 #include "converter/kinds/kind.h"
-#include "converter/spec.h"
+#include "converter/spec/spec.h"
 
 using namespace edgeattn::convert;
 

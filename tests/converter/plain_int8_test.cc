@@ -1,4 +1,4 @@
-// The plain int8 scheme's simulator (converter/plain_int8.h), the baseline of
+// The plain int8 scheme's simulator (converter/eval/plain_int8.h), the baseline of
 // issue 10's stretch target: with every rounding off it is the float layer
 // (checked against the fixtures' own float64 implementation), a small case
 // worked out by hand, saturation at the calibrated range, and its figure in
@@ -10,17 +10,17 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "converter/calibrate.h"
-#include "converter/commands.h"
-#include "converter/dataset.h"
+#include "converter/calibrate/calibrate.h"
+#include "converter/cli/commands.h"
+#include "converter/model/dataset.h"
 #include "converter/kinds/mha.h"
 #include "converter/kinds/pooling.h"
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/file.h"
 #include "converter/io/formats.h"
-#include "converter/metrics.h"
-#include "converter/plain_int8.h"
-#include "converter/spec.h"
+#include "converter/eval/metrics.h"
+#include "converter/eval/plain_int8.h"
+#include "converter/spec/spec.h"
 #include "fixtures.h"
 
 namespace {

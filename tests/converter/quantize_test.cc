@@ -6,15 +6,15 @@
 #include <cmath>
 #include <sstream>
 
-#include "converter/block_math.h"
-#include "converter/calibrate.h"
-#include "converter/commands.h"
-#include "converter/error.h"
+#include "converter/write/block_tables.h"
+#include "converter/calibrate/calibrate.h"
+#include "converter/cli/commands.h"
+#include "converter/base/error.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
-#include "converter/quantize.h"
-#include "converter/runner.h"
+#include "converter/quantize/quantize.h"
+#include "converter/eval/runner.h"
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
 #include "fixtures.h"

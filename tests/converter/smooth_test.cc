@@ -1,4 +1,4 @@
-// SmoothQuant in the converter (converter/smooth.h, convert --smooth-alpha):
+// SmoothQuant in the converter (converter/calibrate/smooth.h, convert --smooth-alpha):
 // the folded layer computes the same float function (float64 reference and
 // the runtime's f32 path), the int8 error falls on a block with outlier
 // LayerNorm channels (models/outlier_block), and the option is refused with
@@ -11,17 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "converter/block_math.h"
-#include "converter/commands.h"
-#include "converter/convert.h"
-#include "converter/error.h"
+#include "converter/write/block_tables.h"
+#include "converter/cli/commands.h"
+#include "converter/write/model_file.h"
+#include "converter/base/error.h"
 #include "converter/io/file.h"
 #include "converter/io/formats.h"
 #include "converter/kinds/decoder_block.h"
 #include "converter/kinds/encoder_block.h"
-#include "converter/metrics.h"
-#include "converter/runner.h"
-#include "converter/smooth.h"
+#include "converter/eval/metrics.h"
+#include "converter/eval/runner.h"
+#include "converter/calibrate/smooth.h"
 #include "fixtures.h"
 
 namespace {

@@ -3,12 +3,12 @@
 
 #include <cmath>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/kinds/additive.h"
 #include "converter/kinds/luong.h"
 #include "converter/kinds/mha.h"
 #include "converter/kinds/pooling.h"
-#include "converter/spec.h"
+#include "converter/spec/spec.h"
 #include "fixtures.h"
 
 namespace {

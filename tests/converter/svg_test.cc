@@ -1,4 +1,4 @@
-// Attention heatmaps (converter/svg.h, eval --svg): every element inside the
+// Attention heatmaps (converter/report/svg.h, eval --svg): every element inside the
 // canvas for any shape (a one-row pooling map included), token labels on both
 // axes, masked keys and padded query rows marked and not drawn as data.
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "converter/commands.h"
-#include "converter/svg.h"
+#include "converter/cli/commands.h"
+#include "converter/report/svg.h"
 
 namespace edgeattn {
 namespace convert {

@@ -1,4 +1,4 @@
-# Attention heatmaps (eval --svg, --tokens; converter/svg.cc): the unit and
+# Attention heatmaps (eval --svg, --tokens; converter/report/svg.cc): the unit and
 # end-to-end tests of svg_test.cc, and the CLI on the bundled coverage model
 # with its vocabulary and token ids (models/coverage/vocab.txt, token_ids.npz).
 add_executable(converter_svg_test svg_test.cc)

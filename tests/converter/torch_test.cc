@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/formats.h"
 #include "converter/io/torch_pickle.h"
 #include "fixtures.h"

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/formats.h"
 #include "converter/io/file.h"
-#include "converter/dataset.h"
+#include "converter/model/dataset.h"
 #include "converter/kinds/additive.h"
-#include "converter/metrics.h"
-#include "converter/spec.h"
+#include "converter/eval/metrics.h"
+#include "converter/spec/spec.h"
 #include "fixtures.h"
 
 namespace {

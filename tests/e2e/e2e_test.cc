@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/array.h"
+#include "converter/base/array.h"
 #include "converter/io/npy.h"
 #include "edgeattn/edgeattn.hpp"
 #include "test_models.h"

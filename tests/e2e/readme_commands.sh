@@ -105,7 +105,7 @@ done
 
 # The greedy-decoding figures the README's introduction and workflow.md's
 # table quote, against the demo's command (workflow.md, "Greedy decoding").
-decode=$BUILD/converter/demo/edgeattn-greedy-decode
+decode=$BUILD/examples/edgeattn-greedy-decode
 if [[ -x $decode ]]; then
   out=$(cd "$WORK" && "$decode" --model out/transformer_int8.eatn --float-model out/transformer_f32.eatn \
           --weights models/transformer/weights.safetensors --data models/transformer/heldout.npz \

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/formats.h"
 #include "converter/io/npy.h"
 #include "fuzz_util.h"

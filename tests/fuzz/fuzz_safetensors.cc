@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <string>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/safetensors.h"
 #include "fuzz_util.h"
 

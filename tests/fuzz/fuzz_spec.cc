@@ -9,10 +9,10 @@
 #include <cstring>
 #include <string>
 
-#include "converter/convert.h"
-#include "converter/error.h"
+#include "converter/write/model_file.h"
+#include "converter/base/error.h"
 #include "converter/io/safetensors.h"
-#include "converter/spec.h"
+#include "converter/spec/spec.h"
 #include "edgeattn/edgeattn.hpp"
 #include "fuzz_util.h"
 

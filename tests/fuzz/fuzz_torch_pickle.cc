@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "converter/error.h"
+#include "converter/base/error.h"
 #include "converter/io/torch_pickle.h"
 #include "fuzz_util.h"
 

@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "converter/array.h"
-#include "converter/convert.h"
-#include "converter/dataset.h"
+#include "converter/base/array.h"
+#include "converter/write/model_file.h"
+#include "converter/model/dataset.h"
 #include "converter/io/file.h"
-#include "converter/spec.h"
+#include "converter/spec/spec.h"
 #include "model_input.h"
 
 namespace cv = edgeattn::convert;

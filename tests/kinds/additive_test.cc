@@ -5,12 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "converter/commands.h"
-#include "converter/error.h"
+#include "converter/cli/commands.h"
+#include "converter/base/error.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
-#include "converter/runner.h"
+#include "converter/eval/runner.h"
 #include "round_trip.h"
 
 namespace {

@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <sstream>
 
-#include "converter/commands.h"
-#include "converter/error.h"
+#include "converter/cli/commands.h"
+#include "converter/base/error.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
-#include "converter/runner.h"
+#include "converter/eval/runner.h"
 
 namespace kindtest {
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "converter/dataset.h"
+#include "converter/model/dataset.h"
 #include "fixtures.h"
 
 namespace kindtest {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "converter/array.h"
+#include "converter/base/array.h"
 #include "test_models.h"
 
 namespace eatest {

@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "converter/array.h"
-#include "converter/convert.h"
-#include "converter/dataset.h"
-#include "converter/spec.h"
+#include "converter/base/array.h"
+#include "converter/write/model_file.h"
+#include "converter/model/dataset.h"
+#include "converter/spec/spec.h"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/kernels/ref.h"

@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "converter/array.h"
+#include "converter/base/array.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
 

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "converter/dataset.h"
-#include "converter/error.h"
+#include "converter/model/dataset.h"
+#include "converter/base/error.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
-#include "converter/runner.h"
+#include "converter/eval/runner.h"
 #include "edgeattn/edgeattn.hpp"
 
 namespace {

@@ -1,0 +1,223 @@
+#include "converter/model/dataset.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <utility>
+
+#include "converter/base/error.h"
+#include "converter/io/formats.h"
+
+namespace edgeattn {
+namespace convert {
+namespace {
+
+// Map: ArrayMap, or const ArrayMap (then the result is const).
+template <class Map>
+auto find(Map& npz, const std::string& key) -> decltype(&npz.begin()->second) {
+  auto it = npz.find(key);
+  return it == npz.end() ? nullptr : &it->second;
+}
+
+template <class Map>
+auto require(Map& npz, const std::string& path, const std::string& key, const std::string& why)
+    -> decltype(*find(npz, key)) {
+  auto* a = find(npz, key);
+  if (a == nullptr) fail(path, ": missing key '", key, "' (", why, ")");
+  return *a;
+}
+
+// Dimension i of `a` as an int; an untrusted file may declare any size_t.
+int dim_int(const Array& a, size_t i, const std::string& path, const std::string& key) {
+  if (a.shape[i] > static_cast<size_t>(INT_MAX)) {
+    fail(path, ": key '", key, "' has shape ", shape_string(a.shape), ": dimension ", i,
+         " is too large (above ", INT_MAX, ")");
+  }
+  return static_cast<int>(a.shape[i]);
+}
+
+// A float [N, L, D] array; D must equal dim. N and L must fit in an int and
+// the data must hold N * L * D values.
+void check_3d(const Array& a, const std::string& path, const std::string& key, int dim) {
+  if (!a.is_float) fail(path, ": key '", key, "' has dtype ", a.dtype, ", expected float16/32/64");
+  if (a.shape.size() != 3) {
+    fail(path, ": key '", key, "' has shape ", shape_string(a.shape), ", expected [N, L, ", dim, "]");
+  }
+  if (a.shape[0] == 0 || a.shape[1] == 0) {
+    fail(path, ": key '", key, "' is empty (shape ", shape_string(a.shape), ")");
+  }
+  if (a.shape[2] != static_cast<size_t>(dim)) {
+    fail(path, ": key '", key, "' has shape ", shape_string(a.shape), ", expected last dimension ", dim);
+  }
+  dim_int(a, 0, path, key);
+  dim_int(a, 1, path, key);
+  if (a.data.size() != checked_numel(a.shape, path + ": key '" + key + "'")) {
+    fail(path, ": key '", key, "' holds ", a.data.size(), " values for shape ", shape_string(a.shape));
+  }
+  size_t finite = 0;
+  size_t first_bad = a.data.size();
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    if (std::isfinite(a.data[i])) {
+      ++finite;
+    } else if (first_bad == a.data.size()) {
+      first_bad = i;
+    }
+  }
+  if (finite == 0) fail(path, ": key '", key, "' has no finite values (all NaN/Inf)");
+  if (first_bad != a.data.size()) {
+    fail(path, ": key '", key, "' has a non-finite value (", a.data[first_bad], ") at index ", first_bad);
+  }
+}
+
+}  // namespace
+
+SampleInput LayerData::sample(const FloatLayer& layer, int i) const {
+  SampleInput s;
+  const size_t si = static_cast<size_t>(i);
+  if (!query.empty()) s.query = query.data() + si * static_cast<size_t>(lq) * layer.query_dim;
+  if (!key.empty()) s.key = key.data() + si * static_cast<size_t>(lk) * layer.key_dim;
+  if (!value.empty()) s.value = value.data() + si * static_cast<size_t>(lk) * layer.value_dim;
+  s.q_len = lq;
+  s.kv_len = lk;
+  s.valid = valid[si];
+  return s;
+}
+
+namespace {
+
+// The arrays of `npz` are moved into the LayerData when Map is a non-const
+// ArrayMap (take_layer_data), copied when it is const (std::move of a const
+// vector copies it): one body for both.
+template <class Map>
+LayerData read_layer_data(Map& npz, const std::string& path, const FloatLayer& L, bool with_reference) {
+  const std::string p = L.name + ".";
+  LayerData d;
+  const LayerIo io = L.io();
+  if (!L.learned_query()) {
+    auto& q = require(npz, path, p + "query", "inputs of layer '" + L.name + "'");
+    check_3d(q, path, p + "query", L.query_dim);
+    d.n = dim_int(q, 0, path, p + "query");
+    d.lq = dim_int(q, 1, path, p + "query");
+    d.lk = d.lq;
+    d.query = std::move(q.data);
+  } else {
+    d.lq = 1;
+  }
+  if (io.keys) {
+    auto& k = require(npz, path, p + "key", "keys of layer '" + L.name + "'");
+    check_3d(k, path, p + "key", L.key_dim);
+    if (L.learned_query()) d.n = dim_int(k, 0, path, p + "key");
+    if (dim_int(k, 0, path, p + "key") != d.n) {
+      fail(path, ": key '", p, "key' has ", k.shape[0], " samples, '", p, "query' has ", d.n);
+    }
+    d.lk = dim_int(k, 1, path, p + "key");
+    d.key = std::move(k.data);
+    if (auto* v = find(npz, p + "value")) {
+      check_3d(*v, path, p + "value", L.value_dim);
+      if (v->shape[0] != k.shape[0] || v->shape[1] != k.shape[1]) {
+        fail(path, ": key '", p, "value' has shape ", shape_string(v->shape), ", keys are ",
+             shape_string(k.shape));
+      }
+      d.value = std::move(v->data);
+    } else if (L.value_dim != L.key_dim) {
+      fail(path, ": missing key '", p, "value' (value_dim ", L.value_dim, " != key_dim ", L.key_dim, ")");
+    }
+  }
+  if (d.lq > L.max_q_len || d.lk > L.max_kv_len) {
+    fail(path, ": layer '", L.name, "' inputs have q_len ", d.lq, " / kv_len ", d.lk,
+         ", above max_q_len ", L.max_q_len, " / max_kv_len ", L.max_kv_len,
+         " (raise them in the spec or with --max-q-len/--max-kv-len)");
+  }
+  d.valid.assign(static_cast<size_t>(d.n), -1);
+  if (const auto* v = find(npz, p + "kv_valid_len"); v != nullptr && L.mask == MaskKind::kKeyPadding) {
+    if (v->is_float || v->shape.size() != 1 || v->shape[0] != static_cast<size_t>(d.n)) {
+      fail(path, ": key '", p, "kv_valid_len' must be an integer array [", d.n, "], got ", v->dtype,
+           " ", shape_string(v->shape));
+    }
+    for (int i = 0; i < d.n; ++i) {
+      const double x = v->data[static_cast<size_t>(i)];
+      if (x < 0 || x > d.lk) fail(path, ": key '", p, "kv_valid_len'[", i, "] = ", x, " is outside 0..", d.lk);
+      d.valid[static_cast<size_t>(i)] = static_cast<int>(x);
+    }
+  }
+  if (with_reference) {
+    auto& o = require(npz, path, p + "output", "reference output");
+    const std::vector<size_t> oshape = {static_cast<size_t>(d.n), static_cast<size_t>(d.lq),
+                                        static_cast<size_t>(L.output_dim)};
+    if (o.shape != oshape) {
+      fail(path, ": key '", p, "output' has shape ", shape_string(o.shape), ", expected ", shape_string(oshape));
+    }
+    d.ref_output = std::move(o.data);
+  }
+  // Attention weights are optional: many PyTorch models do not return them
+  // (need_weights=False, fused attention), and the outputs alone are what a
+  // user ships. Kinds without attention weights have none to compare.
+  if (with_reference && io.heads > 0 && npz.count(p + "attn_weights") != 0) {
+    auto& w = npz.at(p + "attn_weights");
+    const std::vector<size_t> wshape = {static_cast<size_t>(d.n), static_cast<size_t>(L.heads()),
+                                        static_cast<size_t>(d.lq), static_cast<size_t>(d.lk)};
+    if (w.shape != wshape) {
+      // [N, Lq, Lk] for a multi-head layer: weights averaged over the heads.
+      const bool averaged = L.heads() > 1 && w.shape.size() == 3 && w.shape[0] == wshape[0] &&
+                            w.shape[1] == wshape[2] && w.shape[2] == wshape[3];
+      fail(path, ": key '", p, "attn_weights' has shape ", shape_string(w.shape), ", expected ",
+           shape_string(wshape),
+           averaged ? " (weights averaged over the heads? eval needs them per head: "
+                      "nn.MultiheadAttention(...)(q, k, v, need_weights=True, average_attn_weights=False))"
+                    : "");
+    }
+    d.ref_weights = std::move(w.data);
+  }
+  return d;
+}
+
+}  // namespace
+
+LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const FloatLayer& L,
+                          bool with_reference) {
+  return read_layer_data(npz, path, L, with_reference);
+}
+
+LayerData take_layer_data(ArrayMap* npz, const std::string& path, const FloatLayer& L, bool with_reference) {
+  return read_layer_data(*npz, path, L, with_reference);
+}
+
+LayerData slice_samples(const LayerData& d, int first, int count) {
+  LayerData s;
+  s.n = count;
+  s.lq = d.lq;
+  s.lk = d.lk;
+  // Every per-sample array is [n][...]: cut it at sample boundaries.
+  auto cut = [&](const auto& v, auto* out) {
+    if (v.empty()) return;
+    const size_t per = v.size() / static_cast<size_t>(d.n);
+    out->assign(v.begin() + static_cast<long>(per * first), v.begin() + static_cast<long>(per * (first + count)));
+  };
+  cut(d.query, &s.query);
+  cut(d.key, &s.key);
+  cut(d.value, &s.value);
+  cut(d.valid, &s.valid);
+  cut(d.ref_output, &s.ref_output);
+  cut(d.ref_weights, &s.ref_weights);
+  return s;
+}
+
+void split_heldout(const LayerData& d, double fraction, const std::string& what, LayerData* calib,
+                   LayerData* heldout) {
+  if (!(fraction > 0.0 && fraction < 1.0)) fail("--heldout-split must be in (0, 1), got ", fraction);
+  if (d.n < 2) fail(what, ": ", d.n, " sample cannot be split into calibration and held-out data");
+  const int held = std::clamp(static_cast<int>(std::lround(fraction * d.n)), 1, d.n - 1);
+  *calib = slice_samples(d, 0, d.n - held);
+  *heldout = slice_samples(d, d.n - held, held);
+}
+
+std::vector<LayerData> load_model_data(const std::string& path, const std::string& what,
+                                       const std::vector<FloatLayer>& layers) {
+  ArrayMap npz = load_data_npz(path, what);
+  std::vector<LayerData> data;
+  for (const FloatLayer& L : layers) data.push_back(take_layer_data(&npz, path, L, false));
+  return data;
+}
+
+}  // namespace convert
+}  // namespace edgeattn

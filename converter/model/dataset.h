@@ -1,0 +1,52 @@
+// Per-layer inputs (and PyTorch reference outputs) read from a calibration or
+// reference .npz: L.query [N,Lq,Dq], L.key [N,Lk,Dk], L.value [N,Lk,Dv],
+// L.kv_valid_len int [N], L.output [N,Lq,Dout], L.attn_weights [N,H,Lq,Lk].
+#ifndef EDGEATTN_CONVERTER_MODEL_DATASET_H_
+#define EDGEATTN_CONVERTER_MODEL_DATASET_H_
+
+#include <string>
+#include <vector>
+
+#include "converter/base/array.h"
+#include "converter/model/float_reference.h"
+
+namespace edgeattn {
+namespace convert {
+
+struct LayerData {
+  int n = 0, lq = 0, lk = 0;           // pooling: lq = 1
+  std::vector<double> query, key, value;  // key/value empty when absent
+  std::vector<int> valid;             // [n], -1 = all keys valid
+  std::vector<double> ref_output;     // [n][lq][output_dim] (reference sets only)
+  std::vector<double> ref_weights;    // [n][heads][lq][lk]
+
+  SampleInput sample(const FloatLayer& layer, int i) const;
+};
+
+// Throws naming `path` and the missing/bad key. with_reference: also require
+// L.output, and read L.attn_weights when the file has it (ref_weights stays
+// empty when it does not: eval then compares outputs only).
+LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const FloatLayer& layer,
+                          bool with_reference);
+// The same, moving the layer's arrays out of `npz` instead of copying them
+// (for a map that is read once; the moved-from entries keep their shapes).
+LayerData take_layer_data(ArrayMap* npz, const std::string& path, const FloatLayer& layer, bool with_reference);
+
+// Every layer's inputs from one .npz (`what`: "calibration data (--calib)"
+// in errors), [i] for layers[i].
+std::vector<LayerData> load_model_data(const std::string& path, const std::string& what,
+                                       const std::vector<FloatLayer>& layers);
+// Samples [first, first + count) of `d` (inputs and any reference outputs).
+LayerData slice_samples(const LayerData& d, int first, int count);
+
+// Splits off the last round(fraction * n) samples (at least 1, leaving at
+// least 1) as held-out data: deterministic, so a rerun calibrates on the same
+// samples. Throws naming `what` if d has fewer than 2 samples or fraction is
+// not in (0, 1).
+void split_heldout(const LayerData& d, double fraction, const std::string& what, LayerData* calib,
+                   LayerData* heldout);
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_MODEL_DATASET_H_

@@ -1,0 +1,110 @@
+#include "converter/report/inspect.h"
+
+#include <algorithm>
+#include <iomanip>
+
+#include "converter/kinds/kind.h"
+
+namespace edgeattn {
+namespace convert {
+
+namespace {
+
+std::string shape_str(const std::vector<uint32_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+// One row per tensor: role (what the layer uses it for) and the tensor's
+// name in the file in columns as wide as the layer's longest, so a long role
+// never runs into the name.
+void print_tensors(const std::vector<TensorEntry>& tensors, const std::string& layer, std::ostream& os) {
+  size_t role_w = 4, name_w = 4;
+  for (const TensorEntry& t : tensors) {
+    if (t.layer != layer) continue;
+    role_w = std::max(role_w, t.role.size());
+    name_w = std::max(name_w, t.name.size());
+  }
+  for (const TensorEntry& t : tensors) {
+    if (t.layer != layer) continue;
+    os << "    " << std::left << std::setw(static_cast<int>(role_w)) << t.role << "  "
+       << std::setw(static_cast<int>(name_w)) << t.name << "  " << std::setw(6) << t.dtype << std::setw(12)
+       << shape_str(t.shape) << (t.packed ? " K4N16  " : " stride ") << std::setw(4) << t.row_stride << " "
+       << std::right << std::setw(7) << t.size << " B @ " << t.offset << std::left;
+    if (!t.scales.empty()) {
+      const auto [lo, hi] = std::minmax_element(t.scales.begin(), t.scales.end());
+      os << "  scale " << std::setprecision(5) << *lo;
+      if (t.scales.size() > 1) os << " .. " << *hi << " (" << t.scales.size() << " channels)";
+    }
+    os << "\n";
+  }
+}
+
+// An int8 LayerNorm stores its gain as int16 (the only int16 tensors).
+bool has_layernorm(const std::vector<TensorEntry>& tensors, const std::string& layer) {
+  for (const TensorEntry& t : tensors) {
+    if (t.layer == layer && t.dtype == "int16") return true;
+  }
+  return false;
+}
+
+// What the int8 LayerNorm's constants are (quantize/block_quant.h, requant.h
+// contract 4), since inspect prints them without their formulas.
+void print_layernorm_legend(std::ostream& os) {
+  os << "  LayerNorm constants: gain int16 at s_g = max|gain| / 32767 and bias int32 at s_g 2^-f (tensors "
+        "above); E = round(2^16 dim^2 eps / s_in^2) is eps in the int8 input's units; one requant "
+        "s_g 2^-f / s_out to the output\n";
+}
+
+}  // namespace
+
+void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream& os) {
+  const fb::Model& m = *lm.model().flatbuffer();
+  os << "file: " << path << " (" << lm.size() << " bytes)\n";
+  os << "format_version: " << m.format_version() << "\n";
+  if (const auto* p = m.producer()) {
+    os << "producer: " << (p->name() ? p->name()->str() : "") << " " << (p->version() ? p->version()->str() : "")
+       << " (source: " << (p->source() ? p->source()->str() : "") << ")\n";
+  }
+  const size_t data_offset = m.data() != nullptr ? static_cast<size_t>(m.data()->data() - lm.data()) : 0;
+  // Since format 3: the last 4 bytes are the CRC-32 of the rest (Load checked it).
+  const uint8_t* tail = lm.data() + lm.size() - 4;
+  const uint32_t file_crc = static_cast<uint32_t>(tail[0]) | static_cast<uint32_t>(tail[1]) << 8 |
+                            static_cast<uint32_t>(tail[2]) << 16 | static_cast<uint32_t>(tail[3]) << 24;
+  os << "weight data: " << (m.data() ? m.data()->size() : 0) << " bytes at file offset " << data_offset << "\n";
+  os << "file checksum: CRC-32 0x" << std::hex << std::setw(8) << std::setfill('0') << file_crc << std::dec
+     << std::setfill(' ') << " of bytes 0.." << lm.size() - 4 << "\n";
+  os << "model arena: " << m.arena_bytes() << " bytes, " << m.worker_bytes()
+     << " more per extra pool worker (ea_model_arena_bytes_for_workers)\n";
+  const std::vector<TensorEntry> tensors = list_tensors(m);
+  for (int i = 0; i < lm.model().num_layers(); ++i) {
+    const fb::Layer* l = lm.model().layer(i);
+    LayerInfo info;
+    lm.model().GetLayerInfo(i, &info);
+    const FloatLayer shell = layer_shell(lm.model(), i);
+    const LayerIo io = shell.io();
+    os << "\nlayer " << i << ": " << info.name << "  kind " << shell.kind->name << "  dtype "
+       << dtype_name(l->dtype()) << "\n";
+    os << "  dims: query " << info.query_dim << ", key " << info.key_dim << ", value " << info.value_dim
+       << ", output " << info.output_dim << "; heads " << info.num_heads << "; "
+       << (shell.learned_query() ? "learned query" : io.keys ? "cross" : "self") << "; mask "
+       << mask_name(info.causal != 0) << "\n";
+    os << "  max_q_len " << l->max_q_len() << ", max_kv_len " << l->max_kv_len() << ", arena "
+       << l->arena_bytes() << " bytes\n";
+    if (shell.kind->inspect != nullptr) shell.kind->inspect(*l, info, os);
+    os << "  tensors:\n";
+    print_tensors(tensors, info.name, os);
+    if (l->dtype() != fb::DType::S8) continue;
+    os << "  quantization:\n";
+    if (shell.kind->inspect_quant != nullptr) shell.kind->inspect_quant(*l, os);
+    if (has_layernorm(tensors, info.name)) print_layernorm_legend(os);
+  }
+  uint64_t total = 0;
+  for (const TensorEntry& t : tensors) total += t.size;
+  os << "\ntotal: " << tensors.size() << " tensors, " << total << " weight bytes ("
+     << (m.data() ? m.data()->size() : 0) << " with alignment padding)\n";
+}
+
+}  // namespace convert
+}  // namespace edgeattn

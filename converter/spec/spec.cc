@@ -1,0 +1,374 @@
+#include "converter/spec/spec.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "converter/base/error.h"
+#include "converter/io/file.h"
+#include "converter/io/formats.h"
+#include "converter/kinds/kind.h"
+#include "converter/spec/spec_fields.h"
+
+namespace edgeattn {
+namespace convert {
+namespace {
+
+using nlohmann::json;
+
+MaskKind parse_mask(const SpecFields& f) {
+  const std::string m = f.string("mask", "none");
+  if (m == "none") return MaskKind::kNone;
+  if (m == "key_padding") return MaskKind::kKeyPadding;
+  if (m == "causal") return MaskKind::kCausal;
+  fail(f.where, ": unknown mask '", m, "' (expected none, key_padding or causal)");
+}
+
+// ---- strict field checking ------------------------------------------------
+
+using FieldList = std::vector<std::string>;
+
+const FieldList kTopLevelFields = {"model", "layers"};
+const FieldList kCommonFields = {"name", "kind", "mask", "max_q_len", "max_kv_len", "prefix", "tensors"};
+// The common fields and the kind's own (kinds/<kind>.cc).
+FieldList layer_fields(const KindModule& kind) {
+  FieldList f;
+  for (const std::string& c : kCommonFields) {
+    if (kind.learned_query && c == "max_q_len") continue;  // its query length is 1
+    f.push_back(c);
+  }
+  for (const std::string& k : kind.fields) f.push_back(k);
+  return f;
+}
+
+// Levenshtein distance with adjacent transpositions (optimal string alignment).
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t k = 0; k <= b.size(); ++k) d[0][k] = k;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t k = 1; k <= b.size(); ++k) {
+      const size_t cost = a[i - 1] == b[k - 1] ? 0 : 1;
+      d[i][k] = std::min({d[i - 1][k] + 1, d[i][k - 1] + 1, d[i - 1][k - 1] + cost});
+      if (i > 1 && k > 1 && a[i - 1] == b[k - 2] && a[i - 2] == b[k - 1]) {
+        d[i][k] = std::min(d[i][k], d[i - 2][k - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The known field nearest to `field`, or "" when none is plausibly meant:
+// within an edit distance of about a third of the name (at least 1, at most 3),
+// or the one containing it / contained in it ("masking" -> "mask").
+std::string nearest(const std::string& field, const FieldList& known) {
+  const std::string f = lower(field);
+  std::string best;
+  size_t best_d = std::string::npos;
+  for (const std::string& k : known) {
+    size_t d = edit_distance(f, k);
+    const size_t limit = std::clamp<size_t>(std::max(f.size(), k.size()) / 3, 1, 3);
+    const bool contains = std::min(f.size(), k.size()) >= 3 &&
+                          (f.find(k) != std::string::npos || k.find(f) != std::string::npos);
+    if (d > limit && !contains) continue;
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  }
+  return best;
+}
+
+std::string join(const FieldList& l) {
+  std::string s;
+  for (size_t i = 0; i < l.size(); ++i) s += (i ? ", " : "") + l[i];
+  return s;
+}
+
+// Fails on the first member of object `j` not in `known`: names it, suggests
+// the nearest known field, and says when it belongs to other layer kinds.
+// `what` names the object in the list of known fields ("mha layers");
+// `path` prefixes member names ("tensors.").
+void check_fields(const json& j, const FieldList& known, const std::string& where,
+                  const std::string& what, const std::string& path,
+                  const KindModule* kind = nullptr, bool tensors = false) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string msg = where + ": unknown field '" + path + key + "'";
+    if (kind != nullptr) {
+      FieldList owners;
+      for (const KindModule* other : all_kinds()) {
+        if (other == kind) continue;
+        const FieldList of = tensors ? other->tensor_fields : layer_fields(*other);
+        if (std::find(of.begin(), of.end(), key) != of.end()) owners.push_back(other->name);
+      }
+      if (kind->learned_query && key == "max_q_len") {
+        throw ConvertError(where + ": field 'max_q_len' is not used by " + kind->name +
+                           " layers (their query length is 1)");
+      }
+      if (!owners.empty()) {
+        msg = where + ": field '" + path + key + "' is not used by " + kind->name + " layers (only by " +
+              join(owners) + ")";
+      }
+    }
+    const std::string hint = nearest(key, known);
+    if (!hint.empty()) {
+      msg += ", did you mean '" + path + hint + "'?";
+    } else {
+      msg += " (" + what + " " + (known.size() == 1 ? "has" : "have") + ": " + join(known) + ")";
+    }
+    throw ConvertError(msg);
+  }
+}
+
+// Every member of layer object `lj` (and of its "tensors") must be a field of
+// its kind. With no valid kind, members are checked against every kind's
+// fields (so "kin": "mha" is reported as a misspelling of "kind").
+void check_layer_fields(const json& lj, const std::string& spec_path, const std::string& index_where) {
+  const std::string where = lj.contains("name") && lj.at("name").is_string()
+                                ? spec_path + ": layer '" + lj.at("name").get<std::string>() + "'"
+                                : index_where;
+  const KindModule* kind =
+      lj.contains("kind") && lj.at("kind").is_string() ? find_kind(lj.at("kind").get<std::string>()) : nullptr;
+  if (kind == nullptr) {
+    FieldList all = kCommonFields;
+    for (const KindModule* k : all_kinds()) {
+      for (const std::string& f : k->fields) {
+        if (std::find(all.begin(), all.end(), f) == all.end()) all.push_back(f);
+      }
+    }
+    check_fields(lj, all, where, "layers", "");
+    return;
+  }
+  const std::string what = std::string(kind->name) + " layers";
+  check_fields(lj, layer_fields(*kind), where, what, "", kind);
+  if (lj.contains("tensors") && lj.at("tensors").is_object()) {
+    check_fields(lj.at("tensors"), kind->tensor_fields, where, std::string(kind->name) + " tensors", "tensors.",
+                 kind, true);
+  }
+}
+
+// ---- JSON parse errors ----------------------------------------------------
+
+struct LineColumn {
+  size_t line = 1, column = 1;
+};
+
+// nlohmann's parse_error::byte is the 1-based index of the last byte read.
+LineColumn line_column(const std::string& text, size_t byte) {
+  LineColumn lc;
+  const size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
+  for (size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++lc.line;
+      lc.column = 1;
+    } else {
+      ++lc.column;
+    }
+  }
+  return lc;
+}
+
+// "[json.exception.parse_error.101] parse error at line 1, column 5: syntax
+// error ..." -> "syntax error ..." (the position is reported by the caller).
+std::string parse_reason(const std::string& what) {
+  const size_t p = what.find("parse error");
+  if (p == std::string::npos) return what;
+  const size_t colon = what.find(": ", p);
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+
+// ---- accounting for the weights file's tensors ------------------------------
+
+// "attn.Wa.weight" -> "attn.Wa"; "" for a name without a '.'.
+std::string parent_module(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  return dot == std::string::npos ? "" : name.substr(0, dot);
+}
+
+// The longest module path holding all of `names` ("" when none is common).
+std::string common_module(const std::set<std::string>& names) {
+  if (names.empty()) return "";
+  std::string m = parent_module(*names.begin());
+  for (const std::string& n : names) {
+    const std::string p = parent_module(n);
+    while (!m.empty() && p != m && p.compare(0, m.size() + 1, m + ".") != 0) m = parent_module(m);
+  }
+  return m;
+}
+
+// Every tensor no layer fetched, with the used tensor it sits next to (see
+// UnusedTensor in spec.h).
+std::vector<UnusedTensor> account(const ArrayMap& weights, const std::vector<FloatLayer>& layers,
+                                  const std::vector<std::set<std::string>>& fetched) {
+  std::set<std::string> used;
+  std::map<std::string, std::pair<std::string, std::string>> near;  // module -> (used tensor, layer)
+  for (size_t i = 0; i < layers.size(); ++i) {
+    for (const std::string& u : fetched[i]) {
+      used.insert(u);
+      near.emplace(parent_module(u), std::make_pair(u, layers[i].name));
+    }
+    const std::string m = common_module(fetched[i]);
+    if (!m.empty()) near.emplace(m, std::make_pair(*fetched[i].begin(), layers[i].name));
+  }
+  std::vector<UnusedTensor> unused;
+  for (const auto& kv : weights) {
+    if (used.count(kv.first) != 0) continue;
+    UnusedTensor t;
+    t.name = kv.first;
+    t.shape = kv.second.shape;
+    const auto it = near.find(parent_module(kv.first));
+    if (it != near.end()) {
+      t.beside = it->second.first;
+      t.layer = it->second.second;
+    }
+    unused.push_back(std::move(t));
+  }
+  return unused;
+}
+
+}  // namespace
+
+std::vector<std::string> check_unused(const ModelSpec& spec, const std::string& weights_path, bool allow_unused) {
+  std::vector<const UnusedTensor*> near;
+  for (const UnusedTensor& t : spec.unused) {
+    if (!t.beside.empty()) near.push_back(&t);
+  }
+  // "tensor 'attn.Wa.bias' (in module 'attn.Wa' with 'attn.Wa.weight' of layer 'attn')"
+  auto describe = [](const UnusedTensor& t) {
+    const std::string module = parent_module(t.name);
+    return "tensor '" + t.name + "' (in " + (module.empty() ? std::string("the top level") : "module '" + module + "'") +
+           " with '" + t.beside + "' of layer '" + t.layer + "')";
+  };
+  std::vector<std::string> warnings;
+  if (allow_unused) {
+    for (const UnusedTensor* t : near) {
+      warnings.push_back(describe(*t) + " is used by no layer: converted without it (--allow-unused)");
+    }
+    return warnings;
+  }
+  if (near.empty()) return warnings;
+  const UnusedTensor& t = *near[0];
+  std::string fields;
+  for (const FloatLayer& L : spec.layers) {
+    if (L.name != t.layer) continue;
+    for (const std::string& f : L.kind->tensor_fields) fields += (fields.empty() ? "" : ", ") + f;
+    fields = "; " + std::string(L.kind->name) + " layers take " + fields;
+  }
+  std::string also;
+  const size_t listed = std::min<size_t>(near.size(), 9);
+  for (size_t i = 1; i < listed; ++i) {
+    also += (i == 1 ? "; also unused next to used tensors: '" : ", '") + near[i]->name + "'";
+  }
+  if (near.size() > listed) also += " and " + std::to_string(near.size() - listed) + " more";
+  fail(weights_path, ": ", describe(t), " is used by no layer: map it in the spec (\"tensors\" of layer '", t.layer,
+       "'", fields, ") or pass --allow-unused to convert without it", also);
+}
+
+ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
+                    const ArrayMap& weights, const std::string& weights_path,
+                    const LengthOverrides& overrides) {
+  json j;
+  try {
+    // JSON keeps only the last of repeated keys; a spec that repeats one
+    // ("mask": "causal", ..., "mask": "none") would convert silently into
+    // the last value, so a repeat is an error (one key set per open object).
+    std::vector<std::set<std::string>> keys;
+    const json::parser_callback_t no_repeats = [&](int, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::object_start) keys.emplace_back();
+      if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+      if (event == json::parse_event_t::key && !keys.empty() &&
+          !keys.back().insert(parsed.get<std::string>()).second) {
+        fail(spec_path, ": field '", parsed.get<std::string>(),
+             "' appears twice in one object (JSON would keep only the last value); remove one");
+      }
+      return true;
+    };
+    j = json::parse(spec_text, no_repeats);
+  } catch (const json::parse_error& e) {
+    const LineColumn lc = line_column(spec_text, e.byte);
+    fail(spec_path, ": malformed JSON at line ", lc.line, ", column ", lc.column, ": ",
+         parse_reason(e.what()));
+  } catch (const json::exception& e) {
+    fail(spec_path, ": malformed JSON: ", e.what());
+  }
+  if (j.is_object()) check_fields(j, kTopLevelFields, spec_path, "the top level", "");
+  if (!j.is_object() || !j.contains("layers") || !j.at("layers").is_array()) {
+    fail(spec_path, ": expected an object with a \"layers\" array");
+  }
+  if (j.at("layers").empty()) fail(spec_path, ": \"layers\" is empty");
+  ModelSpec spec;
+  if (j.contains("model") && !j.at("model").is_null()) {
+    if (!j.at("model").is_string()) fail(spec_path, ": field 'model' must be a string");
+    spec.model = j.at("model").get<std::string>();
+  }
+  size_t index = 0;
+  std::vector<std::set<std::string>> fetched;  // of each layer (SpecWeights)
+  for (const json& lj : j.at("layers")) {
+    std::string where = spec_path + ": layer " + std::to_string(index);
+    if (!lj.is_object()) fail(where, ": expected an object");
+    check_layer_fields(lj, spec_path, where);
+    if (!lj.contains("name") || !lj.at("name").is_string() || lj.at("name").get<std::string>().empty()) {
+      fail(where, ": missing field 'name'");
+    }
+    FloatLayer L;
+    L.name = lj.at("name").get<std::string>();
+    for (const FloatLayer& other : spec.layers) {
+      if (other.name == L.name) fail(where, ": duplicate layer name '", L.name, "'");
+    }
+    SpecFields f{lj, spec_path + ": layer '" + L.name + "'"};
+    fetched.emplace_back();
+    SpecWeights w{weights, weights_path, L.name, f.string("prefix", ""), &fetched.back()};
+    const std::string kind = f.string("kind");
+    L.mask = parse_mask(f);
+    L.kind = find_kind(kind);
+    if (L.kind == nullptr) fail(f.where, ": unknown kind '", kind, "' (expected ", kind_names(), ")");
+    L.kind->resolve(f, w, &L);
+    if (L.mask == MaskKind::kCausal && !L.kind->causal_mask) {
+      std::string causal;
+      for (const KindModule* k : all_kinds()) {
+        if (k->causal_mask) causal += (causal.empty() ? "" : ", ") + std::string(k->name);
+      }
+      fail(f.where, ": causal masks are supported for ", causal, " layers only");
+    }
+    if (L.learned_query()) {
+      L.max_q_len = 1;
+      L.max_kv_len = overrides.max_kv_len > 0 ? overrides.max_kv_len : f.integer("max_kv_len");
+    } else {
+      L.max_q_len = overrides.max_q_len > 0 ? overrides.max_q_len : f.integer("max_q_len");
+      if (overrides.max_kv_len > 0) {
+        L.max_kv_len = overrides.max_kv_len;
+      } else if (!L.io().keys && !f.has("max_kv_len")) {  // keys (if any) are the query rows
+        L.max_kv_len = L.max_q_len;
+      } else {
+        L.max_kv_len = f.integer("max_kv_len");
+      }
+    }
+    spec.layers.push_back(std::move(L));
+    ++index;
+  }
+  spec.weights_tensors = weights.size();
+  spec.unused = account(weights, spec.layers, fetched);
+  return spec;
+}
+
+ModelSpec read_model_spec(const std::string& spec_path, const std::string& weights_path,
+                          const LengthOverrides& overrides) {
+  const ArrayMap weights = load_weights(weights_path);
+  const std::vector<uint8_t> spec_bytes = read_file(spec_path);
+  return load_spec(spec_path, std::string(spec_bytes.begin(), spec_bytes.end()), weights, weights_path, overrides);
+}
+
+}  // namespace convert
+}  // namespace edgeattn

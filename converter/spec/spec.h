@@ -1,0 +1,66 @@
+// The converter's JSON spec: which layers to export, their dimensions and where
+// their weights live in the source state dict (each kind's presets or
+// explicit tensor names, converter/kinds/). load_spec() resolves it against
+// the weights into FloatLayers, checking every tensor's presence, dtype,
+// shape and values.
+#ifndef EDGEATTN_CONVERTER_SPEC_SPEC_H_
+#define EDGEATTN_CONVERTER_SPEC_SPEC_H_
+
+#include <string>
+#include <vector>
+
+#include "converter/base/array.h"
+#include "converter/model/float_reference.h"
+
+namespace edgeattn {
+namespace convert {
+
+// A tensor of the weights file that no layer of the spec uses. It is "next
+// to" a used tensor (`beside`, of layer `layer`) when its parent module path
+// (its name up to the last '.'; "" for a name without one) is
+//   - the parent of a tensor a layer uses ('attn.Wa.bias' beside a used
+//     'attn.Wa.weight'), or
+//   - the module of a converted layer: the longest common module path of the
+//     tensors it uses, when not empty ('attn.scale' beside a layer using
+//     'attn.Wa.weight' and 'attn.Ua.weight', whose module is 'attn').
+// Otherwise it belongs to no converted layer's module (embeddings, an output
+// head, a module nobody asked for): `beside` and `layer` are empty.
+struct UnusedTensor {
+  std::string name;
+  std::vector<size_t> shape;
+  std::string beside, layer;
+};
+
+struct ModelSpec {
+  std::string model;              // "model" field (or the spec file's name)
+  std::vector<FloatLayer> layers;
+  bool tile_scratch = true;       // plan the tiled int8 attention's scratch (convert --no-tile-scratch)
+  size_t weights_tensors = 0;     // tensors in the weights file
+  std::vector<UnusedTensor> unused;  // the ones no layer uses, by name
+};
+
+struct LengthOverrides {
+  int max_q_len = 0;   // > 0: replaces every layer's max_q_len (not pooling's, which is 1)
+  int max_kv_len = 0;
+};
+
+// weights_path / spec_path are used in messages only.
+ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
+                    const ArrayMap& weights, const std::string& weights_path,
+                    const LengthOverrides& overrides);
+
+// The spec stage from files: reads the spec and the weights file (any format
+// io/formats.h recognises) and resolves the layers. The weights' arrays are
+// freed on return: the layers keep their own copies.
+ModelSpec read_model_spec(const std::string& spec_path, const std::string& weights_path,
+                          const LengthOverrides& overrides);
+
+// The unused tensors next to a used one (UnusedTensor): without
+// `allow_unused`, an error naming them and what to do (map them in the spec,
+// or --allow-unused); with it, one warning for each (returned).
+std::vector<std::string> check_unused(const ModelSpec& spec, const std::string& weights_path, bool allow_unused);
+
+}  // namespace convert
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_CONVERTER_SPEC_SPEC_H_

@@ -1,0 +1,60 @@
+# The converter's stage order (converter/README.md, "Stages"): a file may
+# include files of its own stage and of earlier ones, never of a later one, so
+# each stage can be read, tested and replaced without the ones after it.
+#
+#   cmake -DROOT=<source dir> -P stage_order.cmake
+#
+# kinds/ is the one plug-in folder: every stage asks a layer's kind module
+# through kinds/kind.h (spec fields, float forward, calibration points,
+# quantized tables, inspect lines), so any stage may include it; its own files
+# implement those stages' slices and may include stages up to `write`.
+set(stages base io model spec calibrate quantize write eval report cli)
+set(plugin kinds)
+set(plugin_stage write)
+
+if(NOT ROOT)
+  message(FATAL_ERROR "usage: cmake -DROOT=<source dir> -P stage_order.cmake")
+endif()
+file(GLOB_RECURSE files RELATIVE "${ROOT}/converter" "${ROOT}/converter/*.h" "${ROOT}/converter/*.cc")
+if(NOT files)
+  message(FATAL_ERROR "${ROOT}/converter: no source files")
+endif()
+set(errors "")
+set(checked 0)
+foreach(f IN LISTS files)
+  string(REGEX MATCH "^[^/]+" folder "${f}")
+  if(folder STREQUAL f)
+    string(APPEND errors "\n  converter/${f}: not in a stage folder (${stages}, or ${plugin}/)")
+    continue()
+  endif()
+  if(folder STREQUAL plugin)
+    set(own_stage ${plugin_stage})
+  else()
+    set(own_stage ${folder})
+  endif()
+  list(FIND stages ${own_stage} own)
+  if(own EQUAL -1)
+    string(APPEND errors "\n  converter/${f}: folder '${folder}' is not a stage (${stages}) nor ${plugin}/")
+    continue()
+  endif()
+  file(STRINGS "${ROOT}/converter/${f}" includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"converter/")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE ".*\"converter/([^\"]+)\".*" "\\1" target "${line}")
+    string(REGEX MATCH "^[^/]+" target_folder "${target}")
+    if(target_folder STREQUAL plugin)
+      continue()
+    endif()
+    list(FIND stages ${target_folder} their)
+    if(their EQUAL -1)
+      string(APPEND errors "\n  converter/${f}: includes converter/${target}, which is in no stage folder")
+    elseif(their GREATER own)
+      string(APPEND errors "\n  converter/${f} (stage ${own_stage}) includes converter/${target} of the later stage ${target_folder}")
+    endif()
+    math(EXPR checked "${checked} + 1")
+  endforeach()
+endforeach()
+if(errors)
+  message(FATAL_ERROR "converter stage order (${stages}; ${plugin}/ at ${plugin_stage}) broken:${errors}")
+endif()
+list(LENGTH files n)
+message(STATUS "converter stage order holds: ${n} files, ${checked} converter includes")

@@ -1,0 +1,1 @@
+// The later stage's header the bad spec.h includes.
