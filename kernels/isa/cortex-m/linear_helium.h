@@ -31,23 +31,28 @@
 // addresses that are not 4-byte aligned, whatever CCR.UNALIGN_TRP says (qemu
 // does not model this). The runtime gives 16-byte aligned weights
 // (EA_ALIGNMENT); anything else takes the reference kernel.
-#include "cortex-m/cortexm_kernels.h"
+//
+// Header-only, included by the two variants; the functions they share have
+// external linkage (inline, named namespace), so the link keeps one copy.
+#ifndef EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_HELIUM_H_
+#define EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_HELIUM_H_
 
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include <arm_mve.h>
 
 #include <cstddef>
 
 #include "edgeattn/kernels/packed_weights.h"
+#include "edgeattn/kernels/ref.h"
 #include "edgeattn/kernels/requant.h"
-#include "requant_cm.h"
+#include "isa/cortex-m/requant_cm.h"
 
 namespace edgeattn {
 namespace kernels {
-namespace {
+
+namespace cm_linear_helium {
 
 // The outputs one by one (a shift requant_cm.h's vector form does not take).
-__attribute__((noinline)) void store_scalar(int32x4_t acc, int n0, int cnt, const int32_t* mult,
+__attribute__((noinline)) inline void store_scalar(int32x4_t acc, int n0, int cnt, const int32_t* mult,
                                             const int32_t* shift, int per_channel, int32_t y_zp, int8_t* yr) {
   int32_t a[4];
   vst1q_s32(a, acc);
@@ -137,7 +142,7 @@ __attribute__((always_inline)) inline void pass_x2(const int8_t* xa, const int8_
 }
 
 // True when every channel's shift is <= -2 (requant_cm.h's vector form).
-bool shifts_vector_ready(int out_features, const int32_t* shift, int per_channel) {
+inline bool shifts_vector_ready(int out_features, const int32_t* shift, int per_channel) {
   const int n = per_channel ? out_features : 1;
   int32_t top = INT32_MIN;
   for (int i = 0; i < n; i += 4) {
@@ -341,7 +346,7 @@ static_assert(offsetof(PairsJob, chunks) == 80 && offsetof(PairsJob, x_adv) == 9
       [b2] "=&Te"(b2), [b3] "=&Te"(b3), [c] "=&l"(c), [xb] "=&r"(xb), [xa] "=&r"(xa), [ya] "=&l"(ya),       \
       [n] "=&r"(n)
 
-__attribute__((noinline)) void linear_pairs(PairsJob* p) {
+__attribute__((noinline)) inline void linear_pairs(PairsJob* p) {
   int32_t a0, a1, a2, a3, b0, b1, b2, b3, c, n;
   const int8_t *xa, *xb;
   int8_t* ya;
@@ -419,7 +424,7 @@ static_assert(sizeof(PairsJob) == 160 && offsetof(PairsResJob, res) == 160 &&
   "vshl.s32 q0, %[a3]\n"                \
   "vshl.s32 q1, %[a3]\n"
 
-__attribute__((noinline)) void linear_pairs_res(PairsResJob* j) {
+__attribute__((noinline)) inline void linear_pairs_res(PairsResJob* j) {
   PairsJob* p = &j->base;
   int32_t a0, a1, a2, a3, b0, b1, b2, b3, c, n;
   const int8_t *xa, *xb;
@@ -452,8 +457,8 @@ __attribute__((noinline)) void linear_pairs_res(PairsResJob* j) {
 #undef EA_PAIRS_STORE
 #undef EA_PAIRS_NEXT
 
-PairsJob& pairs_job(PairsJob& j) { return j; }
-PairsJob& pairs_job(PairsResJob& j) { return j.base; }
+inline PairsJob& pairs_job(PairsJob& j) { return j; }
+inline PairsJob& pairs_job(PairsResJob& j) { return j.base; }
 
 // qs8_linear's epilogue for run_pairs: the zero point.
 struct EpilogueS8 {
@@ -535,7 +540,7 @@ __attribute__((always_inline)) inline void run_pairs(int rows, int out_features,
 // The kernel proper; w is 4-byte aligned. Channel groups of 4 outer, so a
 // group's bias and requantization constants are set up once; two activation
 // rows per pass (an odd last row runs as a pair with itself and stores one).
-__attribute__((noinline)) void linear_aligned(int rows, int out_features, int in_features,
+__attribute__((noinline)) inline void linear_aligned(int rows, int out_features, int in_features,
                                               const int8_t* x, int x_stride, const int8_t* w,
                                               const int32_t* bias, const int32_t* mult,
                                               const int32_t* shift, int per_channel,
@@ -582,7 +587,7 @@ __attribute__((noinline)) void linear_aligned(int rows, int out_features, int in
 // Whole layers only (linear_pairs_res): a layer with a multiplier below
 // 2^30 at a shift >= -1, which quantize_multiplier never gives, and
 // unaligned w take the reference.
-__attribute__((noinline)) void linear_res_aligned(int rows, int out_features, int in_features,
+__attribute__((noinline)) inline void linear_res_aligned(int rows, int out_features, int in_features,
                                                          const int8_t* x, int x_stride, const int8_t* w,
                                                          const int32_t* bias, const int32_t* mult,
                                                          const int32_t* shift, int per_channel,
@@ -595,34 +600,9 @@ __attribute__((noinline)) void linear_res_aligned(int rows, int out_features, in
             EpilogueResidual{&res}, y, y_stride);
 }
 
-}  // namespace
-
-// The alignment test sits in front of the kernel's frame setup (inline, GCC
-// builds the whole frame first); both calls are tail branches.
-void qs8_linear__helium(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                        const int8_t* w, const int32_t* bias, const int32_t* mult,
-                        const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
-                        int y_stride) {
-  if ((reinterpret_cast<uintptr_t>(w) & 3u) != 0) {
-    return qs8_linear__ref(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
-                           per_channel, y_zp, y, y_stride);
-  }
-  return linear_aligned(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
-                        per_channel, y_zp, y, y_stride);
-}
-
-void qs8_linear_res__helium(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                            const int8_t* w, const int32_t* bias, const int32_t* mult,
-                            const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
-                            int y_stride) {
-  if ((reinterpret_cast<uintptr_t>(w) & 3u) != 0 || !EpilogueResidual::ready(out_features, mult, shift, per_channel)) {
-    return qs8_linear_res__ref(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
-                               per_channel, res, y, y_stride);
-  }
-  return linear_res_aligned(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
-                            per_channel, res, y, y_stride);
-}
+}  // namespace cm_linear_helium
 
 }  // namespace kernels
 }  // namespace edgeattn
-#endif
+
+#endif  // EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_HELIUM_H_

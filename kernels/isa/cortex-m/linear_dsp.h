@@ -11,7 +11,7 @@
 // bit-identical.
 //
 // qs8_linear_res (contract 5b) is the same kernel with another epilogue
-// (linear_dsp's Epi): its passes take the same loop's sums, and each output
+// (linear_dsp's Epi below): its passes take the same loop's sums, and each output
 // requant_cm.h's residual forms.
 //
 // A partial last group of inputs is copied into a zeroed word, so no load
@@ -19,22 +19,27 @@
 // multiplied by zero. A pass computes 2 channels even past out_features
 // (their weights are padding inside the block) but stores only real ones; an
 // odd last row is computed twice (as both rows of a pass) and stored once.
-#include "cortex-m/cortexm_kernels.h"
+//
+// Header-only, included by the two variants; the functions they share have
+// external linkage (inline, named namespace), so the link keeps one copy.
+#ifndef EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_DSP_H_
+#define EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_DSP_H_
 
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 #include <arm_acle.h>
 
 #include <cstddef>
 #include <cstring>
 
 #include "edgeattn/kernels/packed_weights.h"
+#include "edgeattn/kernels/ref.h"
 #include "edgeattn/kernels/requant.h"
-#include "dsp_common.h"
-#include "requant_cm.h"
+#include "isa/cortex-m/dsp_common.h"
+#include "isa/cortex-m/requant_cm.h"
 
 namespace edgeattn {
 namespace kernels {
-namespace {
+
+namespace cm_linear_dsp {
 
 using dsp::load4;
 using dsp::sxtb16_ror8;
@@ -74,7 +79,7 @@ struct Acc2x2 {
 // a += one group: the rows' words t0, t1 (a partial group zero-padded),
 // channels wq, wq + 4. Out of line: the partial group's and the slow passes'
 // one copy.
-__attribute__((noinline)) void mac_tail_2x2(uint32_t t0, uint32_t t1, const int8_t* wq, Acc2x2& a) {
+__attribute__((noinline)) inline void mac_tail_2x2(uint32_t t0, uint32_t t1, const int8_t* wq, Acc2x2& a) {
   const uint32_t xe0 = __sxtb16(t0), xo0 = sxtb16_ror8(t0), xe1 = __sxtb16(t1), xo1 = sxtb16_ror8(t1);
   uint32_t w = load4(wq), we = __sxtb16(w), wo = sxtb16_ror8(w);
   a.a00 = __smlad(wo, xo0, __smlad(we, xe0, a.a00));
@@ -277,23 +282,9 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
   }
 }
 
-}  // namespace
-
-void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                     const int8_t* w, const int32_t* bias, const int32_t* mult,
-                     const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
-  linear_dsp(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, y_zp,
-             StoreS8{y_zp}, y, y_stride);
-}
-
-void qs8_linear_res__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                         const int8_t* w, const int32_t* bias, const int32_t* mult,
-                         const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
-                         int y_stride) {
-  linear_dsp(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, 0,
-             StoreResidual{res, cm::residual_const(res.term), bias, mult, shift, per_channel}, y, y_stride);
-}
+}  // namespace cm_linear_dsp
 
 }  // namespace kernels
 }  // namespace edgeattn
-#endif
+
+#endif  // EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_DSP_H_
