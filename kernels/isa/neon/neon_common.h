@@ -1,9 +1,9 @@
 // Helpers shared by the baseline NEON kernel files (Armv7-A NEON and AArch64
 // Advanced SIMD). Everything here has internal linkage (static inline), and
-// this header must NOT be included by dotprod.cc: that file is compiled with
-// -march=armv8.2-a+dotprod, and a vague-linkage copy of a helper compiled
-// there could be picked by the linker for the baseline path (SIGILL on a
-// Cortex-A53). Only dotprod.cc gets that flag (kernels/neon/kernels.cmake).
+// this header must NOT be included by the SDOT files (isa/neondot/): they
+// are compiled with -march=armv8.2-a+dotprod, and a vague-linkage copy of a
+// helper compiled there could be picked by the linker for the baseline path
+// (SIGILL on a Cortex-A53). Only they get that flag (isa/neon/kernels.cmake).
 #ifndef EDGEATTN_KERNELS_NEON_NEON_COMMON_H_
 #define EDGEATTN_KERNELS_NEON_NEON_COMMON_H_
 

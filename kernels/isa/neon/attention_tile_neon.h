@@ -1,17 +1,18 @@
-// Tiled int8 attention for the Arm paths: the qs8_attention of `neon`
+// The tiled int8 attention for the Arm paths, shared by
+// qs8-attention-tile-neon.cc and qs8-attention-tile-neondot.cc: the qs8_attention of `neon`
 // (Armv7-A / AArch64) and of `neondot` (AArch64 SDOT/UDOT) whenever the
 // caller passes tile scratch and at least kQs8AttnTileMinRows query rows.
 // Same integers as qs8_attention__ref. Compiled with the baseline flags: the
-// only dot-product code it reaches is in dotprod.cc, through function
-// pointers and only on the neondot path.
+// only dot-product code it reaches is in the SDOT files (isa/neondot/sdot.h),
+// through function pointers and only on the neondot path.
 //
 // Fewer rows, or no tile scratch, take the shared row driver
 // (qs8_attention_rows, one row at a time, no buffers of its own). Here one
 // head's keys (and, for neondot, values) are repacked once into the tile
 // scratch of attention_tile.h, and Q.K^T and P.V run as GEMM tiles of up to
 // 8 query rows: the four stages of attention_tile.h (pack, qk, softmax, pv,
-// at the end of this file) under the shared tile loop. The scratch regions'
-// sizes are the contract; their contents are private to this file and differ
+// at the end of this header) under the shared tile loop. The scratch regions'
+// sizes are the contract; their contents are private to these files and differ
 // from the x86 kernel's:
 //
 // Keys: K4N16 (N = keys, K = head dim) of the keys as they are (signed k, not
@@ -19,7 +20,7 @@
 // exactly the int8 linear's accumulation with the query rows as activations
 // (neondot: qs8_attn_qk_tile__neondot, which keeps the query rows in
 // registers across the key blocks; neon: the linear's, int16-pair form when
-// the pair rule of linear.cc allows it), written straight into the tile's
+// the pair rule of isa/neon/linear_neon.cc allows it), written straight into the tile's
 // score rows.
 // With D the head dim, B_r = sum_i q_ri and T_j = sum_i k_ji,
 //   sum_i (q_ri - zq)(k_ji - zk) = sum_i q_ri k_ji - zq T_j + (D zq zk - zk B_r).
@@ -48,22 +49,31 @@
 // probabilities (zero past each limit) go to pv_group (qs8_pv_rows__neon)
 // (smlal by lane, 4 rows share each value load) over the tile's key count
 // (p <= 32767 fits int16); if v_dim % 16 != 0, the tile's rows use
-// qs8_pv_row__neon.
+//
+// Header-only: templates and inline functions in a named namespace, so the
+// two variants' files share one copy of what both use.
+#ifndef EDGEATTN_KERNELS_ISA_NEON_ATTENTION_TILE_NEON_H_
+#define EDGEATTN_KERNELS_ISA_NEON_ATTENTION_TILE_NEON_H_
+
+#include <arm_neon.h>
+
 #include <cstring>
 
 #include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/requant.h"
-#include "neon_common.h"
-#include "neon_kernels.h"
-#include "softmax_neon.h"
+#include "isa/neon/neon.h"
+#include "isa/neon/neon_common.h"
+#include "isa/neon/softmax_neon.h"
+#include "isa/neondot/sdot.h"
+#include "microkernels.h"
 
 namespace edgeattn {
 namespace kernels {
 
 using namespace neon;  // NOLINT(build/namespaces): internal helpers only
 
-namespace {
+namespace neon_tile {
 
 constexpr int kMr = kQs8AttnTileRows;
 
@@ -80,7 +90,7 @@ inline void transpose_words(const int32x4_t (&a)[4], int32x4_t (&out)[4]) {
 // Keys [0, n) as K4N16 blocks of signed bytes (padding keys and bytes past the
 // head dim zero); key_terms[j] = -zq * sum_i k_ji (wrapping) when zq != 0,
 // for j < round_up(n, 16) (the Q.K accumulators start from it).
-void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
+inline void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   const int dim = a.head_dim;
   const int kp = packed_k(dim);
   const size_t block = packed_block_bytes(dim);
@@ -126,7 +136,7 @@ void pack_keys(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 // v + 128 (unsigned, for UDOT). Per 4 keys and 16 channels the 4 value rows
 // are interleaved so that each channel's 4 keys are one word. Padding keys
 // are 128 (their probabilities are 0); channels past v_dim are never stored.
-void pack_values_u8(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
+inline void pack_values_u8(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
   const int kp = packed_k(n);
   const size_t block = static_cast<size_t>(kPackN) * static_cast<size_t>(kp);
   const uint8x16_t k80 = vdupq_n_u8(0x80);
@@ -253,7 +263,7 @@ void pack_stage(const QS8AttentionArgs& a, int keys, Qs8AttnTile* t) {
 #if defined(__aarch64__)
   if (kDot) pack_values_u8(a, keys, *t);
 #endif
-  // The pair rule of linear.cc for the neon Q.K (int16 pair sums are exact
+  // The pair rule of isa/neon/linear_neon.cc for the neon Q.K (int16 pair sums are exact
   // unless a query row and a key both have -128 at some k and k + 4): the
   // keys' half, once per head.
   if (!kDot) t->key_flags = qs8_weights_have_min_pair__neon(t->keys, (keys + kPackN - 1) / kPackN, a.head_dim) ? 1 : 0;
@@ -334,25 +344,9 @@ constexpr Qs8AttnTileStages kNeonStages = {pack_stage<false>, qk_stage<false>, s
 constexpr Qs8AttnTileStages kNeonDotStages = {pack_stage<true>, qk_stage<true>, softmax_stage<true>, pv_stage<true>};
 #endif
 
-}  // namespace
-
-const Qs8AttnTileStages& qs8_attention_tile_stages__neon() { return kNeonStages; }
-
-bool qs8_attention_tiled__neon(const QS8AttentionArgs& a) {
-  if (!qs8_attention_tiles_apply(a)) return false;
-  qs8_attention_tiled_with(kNeonStages, a);
-  return true;
-}
-
-#if defined(__aarch64__)
-const Qs8AttnTileStages& qs8_attention_tile_stages__neondot() { return kNeonDotStages; }
-
-bool qs8_attention_tiled__neondot(const QS8AttentionArgs& a) {
-  if (!qs8_attention_tiles_apply(a)) return false;
-  qs8_attention_tiled_with(kNeonDotStages, a);
-  return true;
-}
-#endif
+}  // namespace neon_tile
 
 }  // namespace kernels
 }  // namespace edgeattn
+
+#endif  // EDGEATTN_KERNELS_ISA_NEON_ATTENTION_TILE_NEON_H_

@@ -1,5 +1,6 @@
 // The integer softmax of requant.h on NEON (Armv7-A and AArch64), shared by
-// the row kernel (attention.cc) and the tiled kernel (attention_tile.cc).
+// the row kernels (qs8-softmax-exp-row-neon.cc, qs8-softmax-row-neon.cc)
+// and the tiled kernel (isa/neon/attention_tile_neon.h).
 //  - exponent (steps 1-2): 32-bit lanes. Where the layer's parameters allow
 //    it, two steps become one instruction (softmax_exp_row picks one of four
 //    loops per layer; each gives exactly softmax_exponent_q12):
