@@ -43,8 +43,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "avx2_kernels.h"
-#include "avx512_common.h"
+#include "isa/x86/avx512_common.h"
+#include "isa/x86/x86.h"
+#include "microkernels.h"
 #include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/requant.h"
@@ -397,14 +398,6 @@ constexpr Qs8AttnTileStages kStages = {pack_stage, qk_stage, softmax_stage, pv_s
 }  // namespace
 
 const Qs8AttnTileStages& qs8_attention_tile_stages__avx512vnni() { return kStages; }
-
-void qs8_attention_tiled__avx512vnni(const QS8AttentionArgs& a) {
-  if (!qs8_attention_tiles_apply(a)) {
-    qs8_attention__avx512vnni(a);
-    return;
-  }
-  qs8_attention_tiled_with(kStages, a);
-}
 
 }  // namespace kernels
 }  // namespace edgeattn

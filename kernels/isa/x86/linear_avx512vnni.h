@@ -23,14 +23,20 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
+//
+// Header-only, for the two variants (qs8-linear-avx512vnni.cc,
+// qs8-linear-res-avx512vnni.cc, same flags): internal linkage, as every x86
+// helper header, so no copy can reach a file compiled with other flags.
+#ifndef EDGEATTN_KERNELS_ISA_X86_LINEAR_AVX512VNNI_H_
+#define EDGEATTN_KERNELS_ISA_X86_LINEAR_AVX512VNNI_H_
+
 #include <immintrin.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-#include "avx2_kernels.h"
-#include "avx512_common.h"
+#include "isa/x86/avx512_common.h"
 #include "edgeattn/kernels/packed_weights.h"
 
 namespace edgeattn {
@@ -212,7 +218,7 @@ void row_tile(const Job& j, const Epilogue& epilogue, int m, const int8_t* w, co
 // 128 * sum of a row's inputs (wrapping) with VPSADBW on the offset bytes:
 // sum_k x_k = sum_k (x_k ^ 0x80) - 128 * in. The masked load of the last
 // chunk reads nothing past in_features.
-uint32_t row_correction(const int8_t* xr, int in_features) {
+inline uint32_t row_correction(const int8_t* xr, int in_features) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512i s = _mm512_setzero_si512();
   int k = 0;
@@ -261,24 +267,7 @@ void linear(const Job& j, const Epilogue& epilogue, int rows, const int8_t* w) {
 
 }  // namespace
 
-void qs8_linear__avx512vnni(int rows, int out_features, int in_features, const int8_t* x,
-                            int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
-                            const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
-                            int y_stride) {
-  const Job j = {out_features, in_features, x, x_stride, bias, mult, shift, per_channel, y, y_stride};
-  linear(j, PlainEpilogue{_mm512_set1_epi32(y_zp)}, rows, w);
-}
-
-void qs8_linear_res__avx512vnni(int rows, int out_features, int in_features, const int8_t* x,
-                                int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
-                                const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
-                                int y_stride) {
-  const Job j = {out_features, in_features, x, x_stride, bias, mult, shift, per_channel, y, y_stride};
-  const ResidualEpilogue epilogue = {res.res, res.res_stride, _mm512_set1_epi32(res.term.mult),
-                                     _mm512_set1_epi32(residual_offset(res.term)),
-                                     _mm_cvtsi32_si128(res.term.shift)};
-  linear(j, epilogue, rows, w);
-}
-
 }  // namespace kernels
 }  // namespace edgeattn
+
+#endif  // EDGEATTN_KERNELS_ISA_X86_LINEAR_AVX512VNNI_H_

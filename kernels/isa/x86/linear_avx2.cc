@@ -1,4 +1,5 @@
-// AVX2 linear kernels. int8 weights are in the packed K4N16 layout
+// The building blocks of the AVX2 int8 linear (qs8_linear__avx2,
+// qs8_linear_res__avx2 and the VNNI paths reuse them). int8 weights are in the packed K4N16 layout
 // (packed_weights.h): one 64-byte group holds 16 channels x 4 inputs. AVX2
 // has no 8-bit dot product that is exact (vpmaddubsw saturates), so a group is
 // widened to int16 16 bytes (4 channels x 4 inputs) at a time and multiplied
@@ -7,16 +8,17 @@
 // of one channel (a pair of products is at most 2 * 128 * 128 = 32768, exact).
 // The two partial sums of a channel are added once, after the whole K loop.
 // Requantization is exact and vectorised (avx2_common.h). The accumulation is
-// a parameter so the AVX-VNNI file reuses the driver, tails and requantization,
+// a parameter so the AVX-VNNI path reuses the driver, tails and requantization,
 // and the epilogue after the requantization a template parameter, so
 // qs8_linear and qs8_linear_res (the residual added, contract 5b) share the
 // loops.
 #include <cstring>
 
-#include "avx2_common.h"
-#include "avx2_kernels.h"
+#include "isa/x86/avx2_common.h"
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/requant.h"
+
+#include "isa/x86/x86.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -251,64 +253,6 @@ void qs8_linear_res_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features
   const ResidualEpilogue epilogue(res);
   linear_driver(acc_fn, rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel,
                 epilogue, y, y_stride);
-}
-
-void qs8_linear__avx2(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                      const int8_t* w, const int32_t* bias, const int32_t* mult,
-                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
-  qs8_linear_with__avx2(qs8_linear_acc__avx2, rows, out_features, in_features, x, x_stride, w,
-                        bias, mult, shift, per_channel, y_zp, y, y_stride);
-}
-
-void qs8_linear_res__avx2(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
-                          const int8_t* w, const int32_t* bias, const int32_t* mult,
-                          const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
-                          int y_stride) {
-  qs8_linear_res_with__avx2(qs8_linear_acc__avx2, rows, out_features, in_features, x, x_stride, w,
-                            bias, mult, shift, per_channel, res, y, y_stride);
-}
-
-// Float: four output channels per pass, 8-wide FMA partial sums,
-// scalar tail. Summation order differs from the reference; see simd_test.cc.
-void f32_linear__avx2(int rows, int out_features, int in_features, const float* x, int x_stride,
-                      const float* w, int w_stride, const float* bias, float* y, int y_stride) {
-  const int k8 = in_features & ~7;
-  for (int m = 0; m < rows; ++m) {
-    const float* xr = x + static_cast<ptrdiff_t>(m) * x_stride;
-    float* yr = y + static_cast<ptrdiff_t>(m) * y_stride;
-    int n = 0;
-    for (; n + 4 <= out_features; n += 4) {
-      const float* w0 = w + static_cast<ptrdiff_t>(n) * w_stride;
-      const float* w1 = w0 + w_stride;
-      const float* w2 = w1 + w_stride;
-      const float* w3 = w2 + w_stride;
-      __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-      for (int k = 0; k < k8; k += 8) {
-        const __m256 xv = _mm256_loadu_ps(xr + k);
-        a0 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w0 + k), a0);
-        a1 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w1 + k), a1);
-        a2 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w2 + k), a2);
-        a3 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w3 + k), a3);
-      }
-      alignas(16) float r[4];
-      _mm_store_ps(r, hsum4_f32(a0, a1, a2, a3));
-      for (int k = k8; k < in_features; ++k) {
-        r[0] += w0[k] * xr[k];
-        r[1] += w1[k] * xr[k];
-        r[2] += w2[k] * xr[k];
-        r[3] += w3[k] * xr[k];
-      }
-      for (int i = 0; i < 4; ++i) yr[n + i] = (bias != nullptr ? bias[n + i] : 0.0f) + r[i];
-    }
-    for (; n < out_features; ++n) {
-      const float* wr = w + static_cast<ptrdiff_t>(n) * w_stride;
-      __m256 a = _mm256_setzero_ps();
-      for (int k = 0; k < k8; k += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(xr + k), _mm256_loadu_ps(wr + k), a);
-      float r = hsum_f32(a);
-      for (int k = k8; k < in_features; ++k) r += wr[k] * xr[k];
-      yr[n] = (bias != nullptr ? bias[n] : 0.0f) + r;
-    }
-  }
 }
 
 }  // namespace kernels

@@ -21,8 +21,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "avx2_common.h"
-#include "avx2_kernels.h"
+#include "isa/x86/avx2_common.h"
+#include "isa/x86/x86.h"
+#include "microkernels.h"
 #include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/requant.h"
@@ -354,14 +355,6 @@ constexpr Qs8AttnTileStages kStages = {pack_stage, qk_stage, softmax_stage, pv_s
 }  // namespace tile_vnni
 
 const Qs8AttnTileStages& qs8_attention_tile_stages__avxvnni() { return tile_vnni::kStages; }
-
-void qs8_attention_tiled__avxvnni(const QS8AttentionArgs& a) {
-  if (!qs8_attention_tiles_apply(a)) {
-    qs8_attention__avxvnni(a);
-    return;
-  }
-  qs8_attention_tiled_with(tile_vnni::kStages, a);
-}
 
 }  // namespace kernels
 }  // namespace edgeattn

@@ -1,11 +1,11 @@
 // The activation table (requant.h contract 6) with AVX512_VBMI's VPERMI2B:
 // y = table[x + 128], two 128-byte lookups and one blend per 64 bytes.
 // Compiled with -mavx512vbmi; called only by qs8_lut__avx512vnni
-// (block_avx512.cc) after cpu_has_avx512vbmi() (cpu_features_x86.cc).
+// (qs8-lut-avx512vnni.cc) after cpu_has_avx512vbmi() (cpu_features_x86.cc).
 #include <immintrin.h>
 
-#include "avx2/avx2_kernels.h"
-#include "avx2/lut_rows_avx512.h"
+#include "isa/x86/lut_rows_avx512.h"
+#include "isa/x86/x86.h"
 
 namespace edgeattn {
 namespace kernels {
