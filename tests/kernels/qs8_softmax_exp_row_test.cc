@@ -17,6 +17,7 @@ struct SoftmaxRowVariant {
   ek::Qs8SoftmaxExpRowFn exp_fn;
   const char* name;
 };
+void PrintTo(const SoftmaxRowVariant& v, std::ostream* os) { *os << v.name; }
 
 std::vector<SoftmaxRowVariant> ExpRows() {
   std::vector<SoftmaxRowVariant> rows;

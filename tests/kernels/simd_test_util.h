@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,16 @@
 namespace ek = edgeattn::kernels;
 using eatest::gamma_f32;
 using eatest::Rng;
+
+namespace edgeattn {
+namespace kernels {
+// gtest prints a variant (a test's parameter) by its function's name.
+template <class Fn>
+void PrintTo(const Microkernel<Fn>& k, std::ostream* os) {
+  *os << k.name;
+}
+}  // namespace kernels
+}  // namespace edgeattn
 
 namespace simd_test {
 
