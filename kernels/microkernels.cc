@@ -5,8 +5,9 @@
 // A path's table holds, per family, the last listed variant of that path or
 // of a path it extends (extends() below): adding an ISA variant of a family
 // is its source file plus one line in the family's list; dispatch, the
-// bit-exact tests (tests/kernels/simd_test.cc) and the benchmarks
-// (bench/kernels_bench.cc) all read the lists.
+// bit-exact tests (tests/kernels/<family>_test.cc) and the benchmarks
+// (bench/kernels/<family>_bench.cc) all read the lists, and the lists
+// declare the variants' prototypes (microkernels.h).
 #include "microkernels.h"
 
 #include "cpu_features.h"

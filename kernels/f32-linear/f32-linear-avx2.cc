@@ -13,7 +13,7 @@ namespace kernels {
 using namespace avx2;  // NOLINT(build/namespaces)
 
 // Float: four output channels per pass, 8-wide FMA partial sums,
-// scalar tail. Summation order differs from the reference; see simd_test.cc.
+// scalar tail. Summation order differs from the reference; see tests/kernels/f32_linear_test.cc.
 void f32_linear__avx2(int rows, int out_features, int in_features, const float* x, int x_stride,
                       const float* w, int w_stride, const float* bias, float* y, int y_stride) {
   const int k8 = in_features & ~7;

@@ -13,7 +13,7 @@ using namespace neon;  // NOLINT(build/namespaces): internal helpers only
 
 // Float: four output channels per pass, four partial sums per channel (FMA on
 // AArch64, multiply-add on Armv7), scalar tail. Summation order differs from
-// the reference; see simd_test.cc for the tolerance.
+// the reference; see tests/kernels/f32_linear_test.cc for the tolerance.
 void f32_linear__neon(int rows, int out_features, int in_features, const float* x, int x_stride,
                       const float* w, int w_stride, const float* bias, float* y, int y_stride) {
   const int k4 = in_features & ~3;

@@ -2,11 +2,11 @@
 // path's qs8_attention. Same integers as qs8_attention__ref; reached only
 // after cpu_supports(KernelPath::kAvx512Vnni).
 //
-// The row kernel (attention_avx512vnni.cc) transposes the keys again for
+// The row kernel (qs8-qk-row-avx512vnni.cc) transposes the keys again for
 // every pair of query rows and forms P.V one row at a time. Here one head's
 // keys and values are repacked once into the tile scratch (attention_tile.h)
 // and both products become GEMM tiles of up to 8 query rows, the register
-// tile of the int8 linear (linear_avx512vnni.cc). The tile loop is the
+// tile of the int8 linear (isa/x86/linear_avx512vnni.h). The tile loop is the
 // shared qs8_attention_tiled_with (kernels/ref/attention_tiled.cc); this
 // file gives its four stages (attention_tile.h):
 //
@@ -122,7 +122,7 @@ using TileRows = Qs8AttnTileRows;
 // value blocks w0, w1 (32 bytes per pair, sign-extended to 16 int16 pairs)
 // with the row's probability pair at row[r] + 2 g broadcast. GCC 12 compiles
 // the accumulator-array form of the tiles below with two register copies per
-// accumulator and step (as in linear_avx512vnni.cc); named variables keep
+// accumulator and step (as in isa/x86/linear_avx512vnni.h); named variables keep
 // them in registers.
 inline __m512i value_pairs(const int8_t* w, int g) {
   return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32 * static_cast<ptrdiff_t>(g))));

@@ -3,7 +3,7 @@
 // Lake and later client cores, the N100-class gateway parts). Same integers
 // as qs8_attention__ref; reached only after cpu_supports(kAvxVnni).
 //
-// The design is the zmm kernel's (attention_tile_avx512vnni.cc; the
+// The design is the zmm kernel's (qs8-attention-tile-stages-avx512vnni.cc; the
 // numerics are derived there): one head's keys (k + 128, K4N16) and values
 // (byte pairs of two keys) packed once into the tile scratch, Q.K^T as
 // VPDPBUSD tiles and P.V as VPDPWSSD tiles on the 16-bit probabilities, both
@@ -114,7 +114,7 @@ void pack_values(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) {
 using Rows = Qs8AttnTileRows;
 
 // The row term -(128 + zk) sum_i (q_i - zq) of Q.K is left out, as on zmm
-// (attention_tile_avx512vnni.cc: the softmax sees only differences, and the
+// (qs8-attention-tile-stages-avx512vnni.cc: the softmax sees only differences, and the
 // scores without it never wrap).
 
 // The K loop of a full 4-row x 16-lane Q.K tile with 8 named accumulators,
@@ -123,7 +123,7 @@ using Rows = Qs8AttnTileRows;
 // two 32-byte halves) and the 4 query bytes at row[r] + 4 g broadcast. GCC
 // 12 compiles the accumulator-array loops below with a register copy per
 // accumulator and step and a spill (as in the zmm tile,
-// attention_tile_avx512vnni.cc); named variables keep them in registers.
+// qs8-attention-tile-stages-avx512vnni.cc); named variables keep them in registers.
 #define EA_ACC_IN(r) __m256i a##r##0 = acc[r][0], a##r##1 = acc[r][1];
 #define EA_ACC_ROW(r)                                                                 \
   {                                                                                   \

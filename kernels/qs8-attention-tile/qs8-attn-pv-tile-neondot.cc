@@ -24,7 +24,7 @@ namespace kernels {
 
 namespace {
 
-// P.V of the tiled attention (attention_tile.cc): UDOT by lane on one K4N16
+// P.V of the tiled attention (isa/neon/attention_tile_neon.h): UDOT by lane on one K4N16
 // block of unsigned values u = v + 128 (16 channels, K = keys), against the
 // probability byte planes (p = 256 hi + lo, both unsigned). The hi plane is
 // summed first, shifted left by 8, then the lo plane added into the same

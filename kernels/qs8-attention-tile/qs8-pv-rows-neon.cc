@@ -124,8 +124,5 @@ void qs8_pv_rows__neon(int rows, int n, int v_dim, const uint16_t* const* probs,
   }
 }
 
-// Tiled when the caller gave tile scratch and there are enough query rows
-// (attention_tile.cc), else the shared row driver with the row primitives
-
 }  // namespace kernels
 }  // namespace edgeattn

@@ -36,7 +36,7 @@ void row_sums(const int8_t* x, int d, int32_t* sum, int32_t* sum_sq) {
 }
 
 // Step 4 with VPSRAQ (AVX-512 has the 64-bit arithmetic shift). |y_q| <= 2^14
-// (block.cc): the clamp to +-32767 never binds and is left out (7 % of the
+// (qs8-layernorm-avx2.cc): the clamp to +-32767 never binds and is left out (7 % of the
 // time), and y_q g is VPMADDWD of y_q's low half with g zero-extended.
 struct LnRow {
   __m512i d, neg_sum, inv, rnd;

@@ -41,7 +41,7 @@ void row_sums(const int8_t* x, int d, int32_t* sum, int32_t* sum_sq) {
 //  - s > 31: SQDMULH of c by inv (floor(c inv / 2^31)), then a rounding shift
 //    right by R = s - 31 (VRSHL: round half up), nested floors: y_q again.
 // a fits int32: |y_q| <= 2^14 for every int8 row and E >= 1 (the proof is in
-// kernels/avx2/block.cc), so |c| <= (2^14 + 1) 2^s / inv < 2^(s - 14) and
+// kernels/qs8-layernorm/qs8-layernorm-avx2.cc), so |c| <= (2^14 + 1) 2^s / inv < 2^(s - 14) and
 // |c 2^(31-s)| < 2^17. For the same reason the clamp to +-32767 never binds,
 // and y_q fits int16 for the gain product (VMLAL). SQ(R)DMULH saturates only
 // for INT32_MIN x INT32_MIN; inv > 0.

@@ -60,7 +60,7 @@ TEST(SimdTest, LayerNormFastRowScaleIsTheReference) {
 
 // The SIMD LayerNorms leave out step 4's clamp and keep y_q in 16 bits:
 // they rely on |y_q| <= 2^14 for every int8 row and every E >= 1 (proof in
-// kernels/avx2/block.cc). Rows with one outlier reach the bound (Samuelson's
+// kernels/qs8-layernorm/qs8-layernorm-avx2.cc). Rows with one outlier reach the bound (Samuelson's
 // inequality is tight there); check the reference's y_q on them.
 TEST(SimdTest, LayerNormNormalizedValueStaysWithinFifteenBits) {
   int32_t largest = 0;

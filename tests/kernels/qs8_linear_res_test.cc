@@ -70,7 +70,7 @@ TEST_P(Qs8LinearRes, MatchesRefExactly) {
 
 // The block's usual case, n = 16 with every channel's s >= 0, which the
 // dot-product path runs with SQRDMLAH and the term's zero points (OutRes16 in
-// dotprod.cc): multipliers around 2^16 and at the edges (0, 2^16, 2^20 - 1,
+// isa/neondot/linear_rq_sdot.h): multipliers around 2^16 and at the edges (0, 2^16, 2^20 - 1,
 // many trailing zeros), s up to kMaxShift (x << s saturates), large biases,
 // zero points over int8 and every pair of its ends.
 TEST_P(Qs8LinearRes, Shift16MatchesRefExactly) {

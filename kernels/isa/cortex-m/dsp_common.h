@@ -1,5 +1,5 @@
-// Helpers shared by the Cortex-M DSP-extension kernels (linear_dsp.cc,
-// attention_cm.cc). Include only inside their __ARM_FEATURE_DSP sections.
+// Helpers shared by the Cortex-M DSP-extension kernels (isa/cortex-m/linear_dsp.h,
+// kernels/<family>/*-dsp.cc). Include only inside their __ARM_FEATURE_DSP sections.
 #ifndef EDGEATTN_KERNELS_CORTEX_M_DSP_COMMON_H_
 #define EDGEATTN_KERNELS_CORTEX_M_DSP_COMMON_H_
 

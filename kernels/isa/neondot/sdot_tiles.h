@@ -242,7 +242,7 @@ __attribute__((optimize("no-schedule-insns"))) void tile_dot(int in_features, co
 // 5 rows x 16 channels: 20 accumulators, 5 input and 4 weight vectors (6
 // rows spill; 4 rows load the weights for fewer rows).
 constexpr int kDotTileRows = 5;
-constexpr int kDotMaxRows = 10;  // kLinearAccMaxRows (neon_kernels.h)
+constexpr int kDotMaxRows = 10;  // kLinearAccMaxRows (isa/neon/neon.h)
 alignas(16) const int32_t kZeroInit[16] = {};
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Helpers shared by the AVX2 kernel files. Everything has internal linkage
-// (static inline) so no copy compiled with wider flags (avxvnni.cc) can be
+// (static inline) so no copy compiled with wider flags (the *-avxvnni.cc files) can be
 // picked by the linker for the AVX2 path.
 //
 // Exactness notes (requant.h defines the integers):

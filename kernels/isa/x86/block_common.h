@@ -1,4 +1,4 @@
-// Helpers shared by the x86 block kernels (block.cc with AVX2, block_avx512.cc
+// Helpers shared by the x86 block kernels (qs8-layernorm-avx2.cc, qs8-layernorm-avx512vnni.cc
 // with AVX-512 flags). Internal linkage only (static inline), as in
 // avx2_common.h, so no wider-flag copy can be linked into the AVX2 path.
 #ifndef EDGEATTN_KERNELS_AVX2_BLOCK_COMMON_H_
