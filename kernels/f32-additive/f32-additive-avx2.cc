@@ -1,12 +1,13 @@
 // f32_additive with AVX2: tanh is the scalar libm call like the reference;
 // the dot with v and P.V are vectorized.
-#include "isa/x86/x86.h"
-#include "microkernels.h"
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstring>
 
 #include "isa/x86/avx2_common.h"
-#include "edgeattn/kernels/requant.h"
+#include "isa/x86/x86.h"
+#include "microkernels.h"
 #include "ref/f32_row.h"
 
 namespace edgeattn {

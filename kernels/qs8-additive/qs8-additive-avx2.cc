@@ -1,26 +1,20 @@
-// AVX2 additive (Bahdanau) attention. int8: per key, 8 attention features per
-// step: pre = (qp - zq) + (kp - zk) in int32 (exact), exact vector
-// requantization to the tanh-table index, lookup with vpgatherdd from a
-// 256-entry int32 copy of the table on the stack (never reads past the
+// qs8_additive (Bahdanau attention) with AVX2: per key, 8 attention
+// features per step: pre = (qp - zq) + (kp - zk) in int32 (exact), exact
+// vector requantization to the tanh-table index, lookup with vpgatherdd from
+// a 256-entry int32 copy of the table on the stack (never reads past the
 // caller's 256-byte table), and the int32 product with v. Softmax and P.V are
 // the exact AVX2 row kernels. Coverage: per key, c_j broadcast, the product
 // with 8 sign-extended w_c lanes requantized exactly (requantize_x8) and added
-// to pre; the weights are added to c after the softmax. Float: tanh is the scalar libm call like the
-// reference; the dot with v and P.V are vectorized.
+// to pre; the weights are added to c after the softmax.
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstring>
 
-#include "isa/x86/avx2_common.h"
 #include "edgeattn/kernels/requant.h"
-#include "ref/f32_row.h"
-
+#include "isa/x86/avx2_common.h"
 #include "isa/x86/x86.h"
 #include "microkernels.h"
-#include <cmath>
-#include <cstring>
-
-#include "isa/x86/avx2_common.h"
-#include "edgeattn/kernels/requant.h"
 #include "ref/f32_row.h"
 
 namespace edgeattn {
