@@ -6,7 +6,7 @@ namespace edgeattn {
 namespace kernels {
 
 // Tiled when the caller gave tile scratch and there are enough query rows
-// (qs8-attention-tile-neon.cc), else the shared row driver with the row primitives
+// (qs8-attention-tile-stages-neon.cc), else the shared row driver with the row primitives
 // above.
 void qs8_attention__neon(const QS8AttentionArgs& a) {
   if (!qs8_attention_tiled__neon(a)) {

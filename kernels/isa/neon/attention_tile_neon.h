@@ -1,5 +1,5 @@
 // The tiled int8 attention for the Arm paths, shared by
-// qs8-attention-tile-neon.cc and qs8-attention-tile-neondot.cc: the qs8_attention of `neon`
+// qs8-attention-tile-stages-neon.cc and qs8-attention-tile-stages-neondot.cc: the qs8_attention of `neon`
 // (Armv7-A / AArch64) and of `neondot` (AArch64 SDOT/UDOT) whenever the
 // caller passes tile scratch and at least kQs8AttnTileMinRows query rows.
 // Same integers as qs8_attention__ref. Compiled with the baseline flags: the

@@ -12,7 +12,7 @@ set(_ea_neon_sources
   ${_ea_k}/qs8-softmax-row/qs8-softmax-row-neon.cc
   ${_ea_k}/qs8-pv-row/qs8-pv-row-neon.cc
   ${_ea_k}/qs8-attention-tile/qs8-pv-rows-neon.cc
-  ${_ea_k}/qs8-attention-tile/qs8-attention-tile-neon.cc
+  ${_ea_k}/qs8-attention-tile/qs8-attention-tile-stages-neon.cc
   ${_ea_k}/qs8-attention/qs8-attention-neon.cc
   ${_ea_k}/f32-attention/f32-attention-neon.cc
   ${_ea_k}/qs8-additive/qs8-additive-neon.cc
@@ -28,7 +28,7 @@ if(EA_KERNEL_ARCH STREQUAL "aarch64")
     ${_ea_k}/qs8-linear/qs8-linear-neondot.cc
     ${_ea_k}/qs8-linear-res/qs8-linear-res-neondot.cc
     ${_ea_k}/qs8-attention/qs8-attention-neondot.cc
-    ${_ea_k}/qs8-attention-tile/qs8-attention-tile-neondot.cc)
+    ${_ea_k}/qs8-attention-tile/qs8-attention-tile-stages-neondot.cc)
   # Only these files may contain SDOT/UDOT; they are reached after an HWCAP
   # check and include no project header with inline functions.
   set(_ea_sdot_sources
