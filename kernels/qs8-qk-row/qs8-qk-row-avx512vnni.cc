@@ -37,7 +37,6 @@ namespace {
 using avx512::lanes16;
 using avx512::load_keys_t;
 
-inline __m512i load16_s32(const int32_t* p) { return _mm512_loadu_si512(p); }
 
 // Query bytes [i, i + 4) as one word; bytes past dim read as 0 (never read).
 inline int32_t q_word(const int8_t* q, int i, int dim) {

@@ -24,7 +24,6 @@ namespace {
 using avx512::lanes16;
 using avx512::load_keys_t;
 
-inline __m512i load16_s32(const int32_t* p) { return _mm512_loadu_si512(p); }
 
 }  // namespace
 

@@ -8,16 +8,6 @@ using namespace simd_test;  // NOLINT(build/namespaces)
 using eatest::gamma_f32;
 using eatest::Rng;
 
-// A softmax row variant with the exp row (steps 1-4) its path's table pairs
-// it with (both lists have the same paths).
-struct SoftmaxRowVariant {
-  ek::KernelPath path;
-  ek::Qs8SoftmaxRowFn fn;
-  ek::Qs8SoftmaxExpRowFn exp_fn;
-  const char* name;
-};
-void PrintTo(const SoftmaxRowVariant& v, std::ostream* os) { *os << v.name; }
-
 std::vector<SoftmaxRowVariant> SoftmaxRows() {
   std::vector<SoftmaxRowVariant> rows;
   for (const auto& k : Variants(ek::microkernel_lists().qs8_softmax_row)) {

@@ -163,6 +163,16 @@ struct VariantName {
                            VariantName());                                                          \
   GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Suite)
 
+// A softmax row variant with the exp row (steps 1-4) its path's table pairs
+// it with (both lists have the same paths).
+struct SoftmaxRowVariant {
+  ek::KernelPath path;
+  ek::Qs8SoftmaxRowFn fn;
+  ek::Qs8SoftmaxExpRowFn exp_fn;
+  const char* name;
+};
+inline void PrintTo(const SoftmaxRowVariant& v, std::ostream* os) { *os << v.name; }
+
 // Canary bytes around outputs: a variant must not write past its rows.
 constexpr int8_t kCanary = 0x5A;
 

@@ -19,16 +19,6 @@ namespace kernels {
 using namespace avx2;  // NOLINT(build/namespaces)
 
 namespace {
-// (p <= 32767, an int16: the (p, 0) pair of vpmaddwd).
-inline void pv_add_one(__m256i row16, uint16_t p, __m256i* acc_lo, __m256i* acc_hi) {
-  const __m256i pp = _mm256_set1_epi32(static_cast<int32_t>(p));
-  *acc_lo = _mm256_add_epi32(*acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(row16, _mm256_setzero_si256()), pp));
-  *acc_hi = _mm256_add_epi32(*acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(row16, _mm256_setzero_si256()), pp));
-}
-
-}  // namespace
-
-namespace {
 
 // The two-row Q.K step for head dims of exactly 16 * KB (+ 8 with HALF:
 // 8, 16, 24, 32, 48, 64): the zero-point-corrected query vectors stay in

@@ -166,6 +166,14 @@ static inline __m256i load8_s16(const int8_t* p) {
   return _mm256_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }
 
+// acc_lo/acc_hi (columns 0-3,8-11 / 4-7,12-15) += p * row16 for one key
+// (p <= 32767, an int16: the (p, 0) pair of vpmaddwd).
+static inline void pv_add_one(__m256i row16, uint16_t p, __m256i* acc_lo, __m256i* acc_hi) {
+  const __m256i pp = _mm256_set1_epi32(static_cast<int32_t>(p));
+  *acc_lo = _mm256_add_epi32(*acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(row16, _mm256_setzero_si256()), pp));
+  *acc_hi = _mm256_add_epi32(*acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(row16, _mm256_setzero_si256()), pp));
+}
+
 }  // namespace avx2
 }  // namespace kernels
 }  // namespace edgeattn
