@@ -2,10 +2,14 @@
 // (kernels/lists/<family>.inc) and the attention layers built from each
 // dispatch path's table, for every path this build and CPU support (ref,
 // avx2, avxvnni, avx512vnni on x86; neon, neondot on Arm). Inputs are
-// random in-memory tensors (no model file); the layer benchmarks mirror
-// run_mha / run_additive / run_pooling in runtime/src/interpreter.cc
-// (projections, per-head attention, output projection) calling the table
-// entries directly.
+// random in-memory tensors (no model file); the layer benchmarks mirror the
+// layers' run functions in runtime/src/layers/ (mha.cc's run_mha,
+// additive.cc, pooling.cc: projections, per-head attention, output
+// projection) calling the table entries directly.
+//
+// The kernel benchmarks (one registered benchmark per listed variant) are
+// per family in bench/kernels/<family>_bench.cc; this file holds the layers,
+// the thread-pool hand-over and main.
 //
 // Grid (each for int8 "qs8" and float "f32", and for every supported path):
 //   {qs8,f32}_linear       rows {1,16,64,128} x in = out {64,128,256}
@@ -83,216 +87,19 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "edgeattn/kernels/attention_tile.h"
-#include "edgeattn/kernels/dispatch.h"
-#include "edgeattn/kernels/packed_weights.h"
-#include "edgeattn/kernels/quantize_multiplier.h"
-#include "edgeattn/kernels/requant.h"
-#include "edgeattn/kernels/task_split.h"
+#include "kernels_bench_util.h"
 #include "thread_pool.hpp"
 #if EA_BENCH_PTHREADPOOL
 #include "edgeattn/pthreadpool_executor.h"
 #endif
 
-#if EA_HAVE_XNNPACK
-#include <xnnpack.h>
-#endif
-
-namespace ek = edgeattn::kernels;
-
 namespace {
 
-std::vector<int8_t> RandS8(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> d(-128, 127);
-  std::vector<int8_t> v(n);
-  for (auto& x : v) x = static_cast<int8_t>(d(rng));
-  return v;
-}
-
-std::vector<float> RandF32(size_t n, uint64_t seed, float scale) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
-void Mult(double r, int32_t* m, int32_t* s) {
-  if (!ek::quantize_multiplier(r, m, s)) { *m = 1 << 30; *s = 0; }
-}
-
-int RoundUp16(int x) { return (x + 15) / 16 * 16; }
-
-// The "xnnpack" pseudo-path: while set (by the registered benchmark), int8
-// projections built from here on run through XNNPACK the way the runtime's
-// backend runs them (runtime/src/xnnpack_backend.cc: a qc8 1x1 convolution
-// with the real per-channel scale, input zero point 0, the folded bias), and
-// everything else on the CPU's best kernel path. XNNPACK's own allocator
-// (malloc) is used here: the arena placement is the runtime's business.
-bool g_xnnpack_projections = false;
-
-struct XnnpackScope {
-  XnnpackScope() { g_xnnpack_projections = true; }
-  ~XnnpackScope() { g_xnnpack_projections = false; }
-};
-
-// One int8 linear layer in the canonical layout ([out][round_up(in, 16)]).
-struct Qs8Linear {
-  int in, out, stride;
-  std::vector<int8_t> w;         // row-major [out][stride] (XNNPACK's input)
-  std::vector<int8_t> w_packed;  // the file's K4N16 layout (our kernels)
-  std::vector<int32_t> bias, mult, shift;
-  // The same projection with a residual in its epilogue (contract 5b):
-  // its multiplier times 2^kResShift.
-  static constexpr int32_t kResShift = 12;
-  int32_t res_mult = 0, res_shift = 0;
-  void* xnn_op = nullptr;
-  Qs8Linear(int in_, int out_, uint64_t seed) : in(in_), out(out_), stride(RoundUp16(in_)) {
-    w = RandS8(static_cast<size_t>(out) * stride, seed);
-    for (int n = 0; n < out; ++n)
-      for (int k = in; k < stride; ++k) w[static_cast<size_t>(n) * stride + k] = 0;
-    w_packed.resize(ek::packed_weight_bytes(out, in));
-    ek::pack_weights_k4n16(out, in, w.data(), stride, w_packed.data());
-    bias.assign(out, 100);
-    mult.resize(1);
-    shift.resize(1);
-    Mult(1.0 / (8.0 * std::sqrt(static_cast<double>(in)) * 64.0), &mult[0], &shift[0]);
-    Mult(std::ldexp(1.0 / (8.0 * std::sqrt(static_cast<double>(in)) * 64.0), kResShift), &res_mult, &res_shift);
-#if EA_HAVE_XNNPACK
-    if (g_xnnpack_projections && in % 16 == 0) {
-      const std::vector<float> scales(out, static_cast<float>(std::ldexp(double(mult[0]), shift[0] - 31)));
-      xnn_operator_t op = nullptr;
-      if (xnn_create_convolution2d_nhwc_qc8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, in, out, in, out, 0,
-                                            1.0f, scales.data(), w.data(), bias.data(), -3, 1.0f,
-                                            -128, 127, 0, &op) == xnn_status_success) {
-        xnn_op = op;
-      }
-    }
-#endif
-  }
-  Qs8Linear(const Qs8Linear&) = delete;
-  Qs8Linear& operator=(const Qs8Linear&) = delete;
-  ~Qs8Linear() {
-#if EA_HAVE_XNNPACK
-    if (xnn_op != nullptr) xnn_delete_operator(static_cast<xnn_operator_t>(xnn_op));
-#endif
-  }
-  void Run(const ek::KernelTable& t, int rows, const int8_t* x, int x_stride, int8_t* y, int y_stride) const {
-#if EA_HAVE_XNNPACK
-    if (xnn_op != nullptr && x_stride == in && y_stride == out) {
-      auto* op = static_cast<xnn_operator_t>(xnn_op);
-      xnn_setup_convolution2d_nhwc_qc8(op, static_cast<size_t>(rows), 1, 1, x, y, nullptr);
-      xnn_run_operator(op, nullptr);
-      return;
-    }
-#endif
-    t.qs8_linear(rows, out, in, x, x_stride, w_packed.data(), bias.data(), mult.data(),
-                 shift.data(), 0, -3, y, y_stride);
-  }
-  // y = res + linear(x) (dense rows), as the runtime's blocks: never through XNNPACK.
-  void RunRes(const ek::KernelTable& t, int rows, const int8_t* x, const int8_t* res, const ek::ResidualTerm& term,
-              int8_t* y) const {
-    t.qs8_linear_res(rows, out, in, x, in, w_packed.data(), bias.data(), &res_mult, &res_shift, 0, {res, out, term},
-                     y, out);
-  }
-};
-
-// The residual term of Qs8Linear::RunRes: residual and output at one scale
-// (A = 2^n), zero points a_zp and y_zp.
-ek::ResidualTerm ResTerm(int32_t a_zp, int32_t y_zp) {
-  const int32_t n = Qs8Linear::kResShift;
-  return {int32_t{1} << n, n, a_zp, y_zp};
-}
-
-struct F32Linear {
-  int in, out, stride;
-  std::vector<float> w, bias;
-  F32Linear(int in_, int out_, uint64_t seed) : in(in_), out(out_), stride(RoundUp16(in_)) {
-    w = RandF32(static_cast<size_t>(out) * stride, seed, 1.0f / std::sqrt(static_cast<float>(in)));
-    bias.assign(out, 0.01f);
-  }
-  void Run(const ek::KernelTable& t, int rows, const float* x, int x_stride, float* y, int y_stride) const {
-    t.f32_linear(rows, out, in, x, x_stride, w.data(), stride, bias.data(), y, y_stride);
-  }
-};
-
-void SetFlops(benchmark::State& state, double flops) {
-  state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-}
-
-// Bytes one call touches at least once (see the convention at the top).
-void SetBytes(benchmark::State& state, int64_t bytes) {
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * bytes);
-}
-
-// Weight + bias bytes of one linear layer; es = bytes per weight element.
-int64_t LinearBytes(int in, int out, int es) {
-  return static_cast<int64_t>(out) * in * es + static_cast<int64_t>(out) * 4;
-}
-
-// ------------------------------------------------------------ kernels ----
-
-void BM_Qs8Linear(benchmark::State& state, const ek::KernelTable& t, int rows, int in, int out) {
-  Qs8Linear lin(in, out, 1);
-  const auto x = RandS8(static_cast<size_t>(rows) * in, 2);
-  std::vector<int8_t> y(static_cast<size_t>(rows) * out);
-  for (auto _ : state) {
-    lin.Run(t, rows, x.data(), in, y.data(), out);
-    benchmark::DoNotOptimize(y.data());
-  }
-  SetFlops(state, 2.0 * rows * in * out);
-  SetBytes(state, LinearBytes(in, out, 1) + static_cast<int64_t>(rows) * (in + out));
-}
-
-// qs8_linear with the residual in its epilogue (contract 5b) as a block's
-// second FFN linear uses it: the layer's multiplier times 2^n, n = 12,
-// A = 2^n (residual and output at one scale), zero points 5 and -3.
-void BM_Qs8LinearRes(benchmark::State& state, const ek::KernelTable& t, int rows, int in, int out) {
-  Qs8Linear lin(in, out, 1);
-  const auto x = RandS8(static_cast<size_t>(rows) * in, 2);
-  const auto res = RandS8(static_cast<size_t>(rows) * out, 3);
-  std::vector<int8_t> y(static_cast<size_t>(rows) * out);
-  constexpr int32_t kShift = 12, kAZp = 5, kYZp = -3;
-  int32_t mult = 0, shift = 0;
-  Mult(std::ldexp(1.0 / (8.0 * std::sqrt(static_cast<double>(in)) * 64.0), kShift), &mult, &shift);
-  const ek::QS8Residual r = {res.data(), out, {1 << kShift, kShift, kAZp, kYZp}};
-  for (auto _ : state) {
-    t.qs8_linear_res(rows, out, in, x.data(), in, lin.w_packed.data(), lin.bias.data(), &mult, &shift, 0, r,
-                     y.data(), out);
-    benchmark::DoNotOptimize(y.data());
-  }
-  SetFlops(state, 2.0 * rows * in * out);
-  SetBytes(state, LinearBytes(in, out, 1) + static_cast<int64_t>(rows) * (in + 2 * out));
-}
-
-void BM_F32Linear(benchmark::State& state, const ek::KernelTable& t, int rows, int in, int out) {
-  F32Linear lin(in, out, 1);
-  const auto x = RandF32(static_cast<size_t>(rows) * in, 2, 1.0f);
-  std::vector<float> y(static_cast<size_t>(rows) * out);
-  for (auto _ : state) {
-    lin.Run(t, rows, x.data(), in, y.data(), out);
-    benchmark::DoNotOptimize(y.data());
-  }
-  SetFlops(state, 2.0 * rows * in * out);
-  SetBytes(state, LinearBytes(in, out, 4) + static_cast<int64_t>(rows) * (in + out) * 4);
-}
-
-ek::QS8AttentionArgs Qs8Head(int q_len, int kv, int hd, int stride) {
-  ek::QS8AttentionArgs a = {};
-  a.q_len = q_len; a.kv_len = kv; a.head_dim = hd; a.v_dim = hd;
-  a.q_stride = a.k_stride = a.v_stride = a.out_stride = stride;
-  a.q_zp = 3; a.k_zp = -5; a.v_zp = 2; a.out_zp = -1;
-  Mult(1.0 / (std::sqrt(static_cast<double>(hd)) * 64.0 * 64.0) * 65536.0 * 1.4427, &a.score_mult, &a.score_shift);
-  Mult(1.0 / 32768.0, &a.pv_mult, &a.pv_shift);
-  a.kv_valid_len = kv;
-  return a;
-}
+using namespace kbench;  // NOLINT(build/namespaces)
 
 // workers:N — a layer on N workers the way the runtime splits it
 // (kernels/include/edgeattn/kernels/task_split.h: projections in row or
@@ -445,46 +252,6 @@ void RunHeadsOut(const ek::KernelTable& t, Workers& w, std::vector<HeadScratch>&
     }
     wo.Run(t, r.end - r.begin, ctx + static_cast<size_t>(r.begin) * d, d, y + static_cast<size_t>(r.begin) * d, d);
   });
-}
-
-void BM_Qs8Attention(benchmark::State& state, const ek::KernelTable& t, int q_len, int kv, int hd) {
-  const auto q = RandS8(static_cast<size_t>(q_len) * hd, 1);
-  const auto k = RandS8(static_cast<size_t>(kv) * hd, 2);
-  const auto v = RandS8(static_cast<size_t>(kv) * hd, 3);
-  std::vector<int8_t> out(static_cast<size_t>(q_len) * hd);
-  std::vector<int32_t> scratch(kv);
-  std::vector<uint16_t> probs(kv);
-  std::vector<uint8_t> tile(ek::qs8_attention_tile_bytes(kv, hd, hd));
-  ek::QS8AttentionArgs a = Qs8Head(q_len, kv, hd, hd);
-  a.q = q.data(); a.k = k.data(); a.v = v.data(); a.out = out.data();
-  a.scratch = scratch.data(); a.prob_scratch = probs.data();
-  a.tile_scratch = tile.data();  // as the runtime plans it (used when q_len >= 4)
-  for (auto _ : state) {
-    t.qs8_attention(a);
-    benchmark::DoNotOptimize(out.data());
-  }
-  SetFlops(state, 4.0 * q_len * kv * hd);
-  SetBytes(state, 2 * (static_cast<int64_t>(q_len) + kv) * hd);
-}
-
-void BM_F32Attention(benchmark::State& state, const ek::KernelTable& t, int q_len, int kv, int hd) {
-  const auto q = RandF32(static_cast<size_t>(q_len) * hd, 1, 1.0f);
-  const auto k = RandF32(static_cast<size_t>(kv) * hd, 2, 1.0f);
-  const auto v = RandF32(static_cast<size_t>(kv) * hd, 3, 1.0f);
-  std::vector<float> out(static_cast<size_t>(q_len) * hd), scratch(kv);
-  ek::F32AttentionArgs a = {};
-  a.q_len = q_len; a.kv_len = kv; a.head_dim = hd; a.v_dim = hd;
-  a.q = q.data(); a.k = k.data(); a.v = v.data(); a.out = out.data();
-  a.q_stride = a.k_stride = a.v_stride = a.out_stride = hd;
-  a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  a.kv_valid_len = kv;
-  a.scratch = scratch.data();
-  for (auto _ : state) {
-    t.f32_attention(a);
-    benchmark::DoNotOptimize(out.data());
-  }
-  SetFlops(state, 4.0 * q_len * kv * hd);
-  SetBytes(state, 2 * (static_cast<int64_t>(q_len) + kv) * hd * 4);
 }
 
 // ------------------------------------------------------------- layers ----
@@ -919,30 +686,6 @@ void BM_F32Pooling(benchmark::State& state, ek::KernelPath path, int L, int d) {
 // second; table = the activation table alone, a part of ffn).
 enum class BlockStage { kAll, kNorm, kAttn, kFfn, kTable };
 
-struct Qs8Norm {
-  std::vector<int16_t> gain;
-  std::vector<int32_t> bias;
-  ek::QS8LayerNormArgs args = {};
-  explicit Qs8Norm(int d) {
-    std::mt19937_64 rng(d);
-    gain.resize(d);
-    bias.resize(d);
-    for (auto& g : gain) g = static_cast<int16_t>(16000 + rng() % 16767);
-    for (auto& b : bias) b = static_cast<int32_t>(rng() % 4001) - 2000;
-    args.dim = d;
-    args.eps_term = 65536;
-    args.gain = gain.data();
-    args.bias = bias.data();
-    Mult(std::ldexp(1.0, -ek::layernorm_frac_bits(d)) / 32767.0 / (4.0 / 127.0), &args.mult, &args.shift);
-    args.y_zp = 0;
-  }
-  void Run(const ek::KernelTable& t, int rows, const int8_t* x, int8_t* y) {
-    args.rows = rows;
-    args.x = x; args.x_stride = args.dim;
-    args.y = y; args.y_stride = args.dim;
-    t.qs8_layernorm(args);
-  }
-};
 
 // kAll runs the block as the runtime does (run_chain in
 // runtime/src/layers/exec.h): norm1 with the Q, K and V projections of row
@@ -1083,38 +826,6 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
   SetBytes(state, 4 * LinearBytes(d, d, 1) + LinearBytes(d, f, 1) + LinearBytes(f, d, 1) + 2 * static_cast<int64_t>(L) * d);
 }
 
-// The block's row-wise primitives alone, each listed variant by name
-// (kernels/lists/qs8_{layernorm,lut}.inc): rows x width as the block at
-// L 128, d 128 runs them (LayerNorm over d, the table over 4 d).
-template <class Fn>
-void ForEachListed(const ek::Microkernel<Fn>* list, const std::function<void(const char*, Fn)>& reg) {
-  for (; list->fn != nullptr; ++list) {
-    if (ek::kernel_path_supported(list->path)) reg(list->name, list->fn);
-  }
-}
-
-void BM_Qs8LayerNorm(benchmark::State& state, ek::Qs8LayerNormFn fn, int rows, int d) {
-  Qs8Norm n(d);
-  const auto x = RandS8(static_cast<size_t>(rows) * d, 21);
-  std::vector<int8_t> y(x.size());
-  n.args.rows = rows;
-  n.args.x = x.data(); n.args.x_stride = d;
-  n.args.y = y.data(); n.args.y_stride = d;
-  for (auto _ : state) {
-    fn(n.args);
-    benchmark::DoNotOptimize(y.data());
-  }
-}
-
-void BM_Qs8Lut(benchmark::State& state, ek::Qs8LutFn fn, int rows, int n) {
-  const auto x = RandS8(static_cast<size_t>(rows) * n, 24), table = RandS8(256, 25);
-  std::vector<int8_t> y(x.size());
-  for (auto _ : state) {
-    fn(rows, n, x.data(), n, table.data(), y.data(), n);
-    benchmark::DoNotOptimize(y.data());
-  }
-}
-
 void RegisterXnnpack() {
 #if EA_HAVE_XNNPACK
   if (xnn_initialize(nullptr) != xnn_status_success) return;
@@ -1153,66 +864,17 @@ void RegisterXnnpack() {
 #endif
 }
 
-// Calls reg(name suffix, table) for every listed variant of a family
-// (kernels/lists/<family>.inc) this CPU runs: its path's table with that
-// variant in the family's entry, named by the path.
-template <class Fn, class Reg>
-void ForEachVariant(const ek::Microkernel<Fn>* list, Fn ek::KernelTable::*entry, Reg reg) {
-  for (; list->fn != nullptr; ++list) {
-    if (!ek::kernel_path_supported(list->path)) continue;
-    ek::KernelTable t = *ek::kernel_table(list->path);
-    t.*entry = list->fn;
-    reg(std::string("/") + ek::kernel_path_name(list->path), t);
-  }
-}
-
 void RegisterKernels() {
+  // Per family (bench/kernels/<family>_bench.cc), every listed variant.
+  RegisterQs8LinearBenchmarks();
+  RegisterF32LinearBenchmarks();
+  RegisterQs8LinearResBenchmarks();
+  RegisterQs8LayerNormBenchmarks();
+  RegisterQs8LutBenchmarks();
+  RegisterQs8AttentionBenchmarks();
+  RegisterF32AttentionBenchmarks();
   const ek::MicrokernelLists& l = ek::microkernel_lists();
   auto reg = [](const std::string& name, auto fn) { benchmark::RegisterBenchmark(name.c_str(), fn); };
-  for (int rows : {1, 16, 64, 128}) {
-    for (int d : {64, 128, 256}) {
-      const std::string s = "/rows:" + std::to_string(rows) + "/in:" + std::to_string(d) + "/out:" + std::to_string(d);
-      ForEachVariant(l.qs8_linear, &ek::KernelTable::qs8_linear, [&](const std::string& v, ek::KernelTable t) {
-        reg("qs8_linear" + s + v, [=](benchmark::State& st) { BM_Qs8Linear(st, t, rows, d, d); });
-      });
-      ForEachVariant(l.f32_linear, &ek::KernelTable::f32_linear, [&](const std::string& v, ek::KernelTable t) {
-        reg("f32_linear" + s + v, [=](benchmark::State& st) { BM_F32Linear(st, t, rows, d, d); });
-      });
-    }
-  }
-  // The residual epilogue's cost: qs8_linear_res and qs8_linear at a block's
-  // second FFN linear (d 128, hidden 512).
-  {
-    const std::string s = "/rows:64/in:512/out:128";
-    ForEachVariant(l.qs8_linear_res, &ek::KernelTable::qs8_linear_res, [&](const std::string& v, ek::KernelTable t) {
-      reg("qs8_linear_res" + s + v, [=](benchmark::State& st) { BM_Qs8LinearRes(st, t, 64, 512, 128); });
-    });
-    ForEachVariant(l.qs8_linear, &ek::KernelTable::qs8_linear, [&](const std::string& v, ek::KernelTable t) {
-      reg("qs8_linear" + s + v, [=](benchmark::State& st) { BM_Qs8Linear(st, t, 64, 512, 128); });
-    });
-  }
-  ForEachListed<ek::Qs8LayerNormFn>(l.qs8_layernorm, [&](const char* name, ek::Qs8LayerNormFn fn) {
-    reg(std::string("qs8_layernorm/rows:128/d:128/") + name, [=](benchmark::State& st) { BM_Qs8LayerNorm(st, fn, 128, 128); });
-  });
-  ForEachListed<ek::Qs8LutFn>(l.qs8_lut, [&](const char* name, ek::Qs8LutFn fn) {
-    reg(std::string("qs8_lut/rows:128/n:512/") + name, [=](benchmark::State& st) { BM_Qs8Lut(st, fn, 128, 512); });
-  });
-  auto attention = [&](int q, int kv, int hd) {
-    const std::string s = "/q:" + std::to_string(q) + "/kv:" + std::to_string(kv) + "/hd:" + std::to_string(hd);
-    ForEachVariant(l.qs8_attention, &ek::KernelTable::qs8_attention, [&](const std::string& v, ek::KernelTable t) {
-      reg("qs8_attention" + s + v, [=](benchmark::State& st) { BM_Qs8Attention(st, t, q, kv, hd); });
-    });
-    ForEachVariant(l.f32_attention, &ek::KernelTable::f32_attention, [&](const std::string& v, ek::KernelTable t) {
-      reg("f32_attention" + s + v, [=](benchmark::State& st) { BM_F32Attention(st, t, q, kv, hd); });
-    });
-  };
-  for (int L : {16, 64, 128, 256}) {
-    for (int hd : {16, 32, 64, 128}) {
-      if (L == 256 && (hd == 16 || hd == 128)) continue;  // L 256: the hd 32/64 SDPA grid only
-      attention(L, L, hd);
-    }
-  }
-  for (int kv : {64, 256, 1024}) attention(1, kv, 64);
   // The tiled attention's stages inside the MHA layer, per tiling variant
   // (the projections: mha_stage_qs8 .../stage:proj).
   for (const ek::Microkernel<ek::Qs8AttnTileStagesFn>* v = l.qs8_attention_tile; v->fn != nullptr; ++v) {
@@ -1394,3 +1056,4 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   return 0;
 }
+

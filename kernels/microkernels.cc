@@ -5,47 +5,14 @@
 // A path's table holds, per family, the last listed variant of that path or
 // of a path it extends (extends() below): adding an ISA variant of a family
 // is its source file plus one line in the family's list; dispatch, the
-// bit-exact tests (tests/kernels/simd_test.cc) and the benchmarks
-// (bench/kernels_bench.cc) all read the lists.
+// bit-exact tests (tests/kernels/<family>_test.cc) and the benchmarks
+// (bench/kernels/<family>_bench.cc) all read the lists, and the lists
+// declare the variants' prototypes (microkernels.h).
+#include "microkernels.h"
+
 #include "cpu_features.h"
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/ref.h"
-
-#ifndef EA_KERNELS_X86
-#define EA_KERNELS_X86 0
-#endif
-#ifndef EA_KERNELS_NEON
-#define EA_KERNELS_NEON 0
-#endif
-#ifndef EA_KERNELS_NEON_DOT
-#define EA_KERNELS_NEON_DOT 0
-#endif
-#ifndef EA_KERNELS_CORTEX_M
-#define EA_KERNELS_CORTEX_M 0
-#endif
-#ifndef EA_INT8_ONLY
-#define EA_INT8_ONLY 0
-#endif
-#if EA_KERNELS_CORTEX_M && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-#define EA_KERNELS_CM_DSP 1
-#else
-#define EA_KERNELS_CM_DSP 0
-#endif
-#if EA_KERNELS_CORTEX_M && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-#define EA_KERNELS_CM_HELIUM 1
-#else
-#define EA_KERNELS_CM_HELIUM 0
-#endif
-
-#if EA_KERNELS_X86
-#include "avx2/avx2_kernels.h"
-#endif
-#if EA_KERNELS_NEON
-#include "neon/neon_kernels.h"
-#endif
-#if EA_KERNELS_CORTEX_M
-#include "cortex-m/cortexm_kernels.h"
-#endif
 
 namespace edgeattn {
 namespace kernels {

@@ -15,7 +15,7 @@
 // Float (f32) layers are run on every path but their values are NOT compared:
 // float paths are not bit-exact by contract (SIMD summation order, vector
 // expf vs libm). The kernel tests bound the difference per kernel
-// (tests/kernels/simd_test.cc, F32LinearWithinBound: 2 gamma_(in+1) sum|w x|;
+// (tests/kernels/f32_linear_test.cc, F32Linear.WithinBound: 2 gamma_(in+1) sum|w x|;
 // F32AttentionWithinBound: (expm1(2 ds) + 2 gamma_(n+8) + 2 gamma_n) max|v|),
 // and those bounds need the kernels' intermediate operands (projected Q/K/V,
 // scores), which the public API does not expose; through three projections

@@ -1,6 +1,6 @@
 // Off-target check of the AVX-VNNI int8 linear (with and without the residual
-// epilogue) and attention paths (avxvnni.cc) on CPUs
-// without AVX-VNNI (this x86 host, qemu-x86_64 TCG): avxvnni.cc is compiled
+// epilogue) and attention paths (the *-avxvnni.cc files) on CPUs
+// without AVX-VNNI (this x86 host, qemu-x86_64 TCG): those files are compiled
 // into this program with VPDPBUSD (and the tiled attention's VPDPWSSD)
 // replaced by exact AVX2 emulations, under renamed symbols, and compared bit for bit with qs8_linear__ref on random
 // shapes (ragged tails, tight and canonical strides, 1..5 rows, per-channel
@@ -45,8 +45,14 @@ static inline __m256i emu_dpwssd(__m256i acc, __m256i a, __m256i b) {
 #define qs8_attention__avxvnni qs8_attention__avxvnni_emu
 #define qs8_attention_tiled__avxvnni qs8_attention_tiled__avxvnni_emu
 #define qs8_attention_tile_stages__avxvnni qs8_attention_tile_stages__avxvnni_emu
-#include "avx2/avxvnni.cc"  // NOLINT(build/include): the real kernel, VPDPBUSD emulated
-#include "avx2/attention_tile_avxvnni.cc"  // NOLINT(build/include): the tiled attention, same
+// NOLINTBEGIN(build/include): the real kernels, VPDPBUSD (and VPDPWSSD) emulated
+#include "isa/x86/linear_avxvnni.cc"
+#include "qs8-linear/qs8-linear-avxvnni.cc"
+#include "qs8-linear-res/qs8-linear-res-avxvnni.cc"
+#include "qs8-attention/qs8-attention-avxvnni.cc"
+#include "qs8-attention-tile/qs8-attention-tile-stages-avxvnni.cc"
+#include "qs8-attention/qs8-attention-tiled-avxvnni.cc"
+// NOLINTEND(build/include)
 #include "edgeattn/kernels/attention_tile.h"
 
 #include "edgeattn/kernels/packed_weights.h"

@@ -16,8 +16,9 @@
 
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/kernels/ref.h"
-#include "cortex-m/cortexm_kernels.h"
-#include "cortex-m/requant_cm.h"
+#include "isa/cortex-m/cortexm.h"
+#include "isa/cortex-m/requant_cm.h"
+#include "microkernels.h"
 #include "platform.h"
 
 namespace {

@@ -18,9 +18,9 @@
 // private to a kernel (the x86 kernels store the keys as described above
 // but the values as byte pairs of two keys for VPDPWSSD on the 16-bit
 // probabilities, and leave the byte planes unused:
-// kernels/avx2/attention_tile_avx512vnni.cc; the Arm kernels store keys as
+// kernels/qs8-attention-tile/qs8-attention-tile-stages-avx512vnni.cc; the Arm kernels store keys as
 // signed k for SDOT and, with dot products, values as v + 128 for UDOT:
-// kernels/neon/attention_tile.cc). Kernels that do not tile ignore the
+// kernels/isa/neon/attention_tile_neon.h). Kernels that do not tile ignore the
 // scratch. Contents on entry do not matter.
 #ifndef EDGEATTN_KERNELS_ATTENTION_TILE_H_
 #define EDGEATTN_KERNELS_ATTENTION_TILE_H_
@@ -91,8 +91,8 @@ void qs8_attention_tile_q_tails(const QS8AttentionArgs& a, const Qs8AttnTileRows
 // One tiling path's stages, run by qs8_attention_tiled_with below. `keys` is
 // the tile's key count (the last row's limit: limits never decrease down
 // the rows); each stage's result is checked on its own against the row
-// reference (tests/kernels/simd_test.cc) and timed on its own
-// (bench/kernels_bench.cc, mha_tile_stage_qs8).
+// reference (tests/kernels/qs8_attention_tile_test.cc) and timed on its own
+// (kernels_bench, mha_tile_stage_qs8).
 //  - pack:    the keys and values of keys [0, keys) into t, in the path's own
 //             layout; sets t->value_keys = packed_k(keys).
 //  - qk:      t.scores of the tile's rows over [0, keys); row r's first

@@ -1,0 +1,19 @@
+// qs8_linear_res (contract 5b) with AVX2 (isa/x86/linear_avx2.cc).
+#include "isa/x86/x86.h"
+#include "microkernels.h"
+
+namespace edgeattn {
+namespace kernels {
+
+void qs8_linear_res__avx2(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                          const int8_t* w, const int32_t* bias, const int32_t* mult,
+                          const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
+                          int y_stride) {
+  qs8_linear_res_with__avx2(qs8_linear_acc__avx2, rows, out_features, in_features, x, x_stride, w,
+                            bias, mult, shift, per_channel, res, y, y_stride);
+}
+
+// Float: four output channels per pass, 8-wide FMA partial sums,
+
+}  // namespace kernels
+}  // namespace edgeattn

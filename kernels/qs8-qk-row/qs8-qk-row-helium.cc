@@ -1,0 +1,186 @@
+// qs8_qk_row on Helium (M-profile Vector Extension): one row of scores with
+// VMLADAVA.S16 on zero-point-corrected int16 lanes, or, for small head
+// dims, keys across the lanes.
+// Part of the Cortex-M int8 attention: the shared row driver
+// (qs8_attention_rows: scores -> integer softmax -> weighted sum) runs
+// the score row (Q.K^T of one query row) and the weighted sum (P.V) of
+// the DSP extension or Helium. Every score is the exact int32
+// sum_i (q_i - q_zp)(k_i - k_zp) the reference computes (zero-point-
+// corrected values lie in [-255, 255] and fit int16), so results are
+// bit-identical.
+#include "isa/cortex-m/cortexm.h"
+#include "microkernels.h"
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "edgeattn/kernels/ref.h"
+#include "edgeattn/kernels/requant.h"
+#include "isa/cortex-m/requant_cm.h"
+
+namespace edgeattn {
+namespace kernels {
+
+namespace {
+// Head dims up to this take the score row with keys across the lanes (9-16
+// first try qk_row_one_vector).
+constexpr int kQkKeysAcrossMaxDim = 16;
+
+// Scores of 4 keys per vector for small head dims (dim <= 8 would leave most
+// of an 8-lane row vector idle): per dimension i, a byte gather of k[j..j+3][i]
+// (offsets 0, s, 2s, 3s) and one VMLA by q_i - q_zp. The key zero point
+// comes out once per vector: sum_i (q_i - zq)(k_i - zk) = sum_i (q_i - zq) k_i
+// - zk sum_i (q_i - zq), in wrapping 32-bit arithmetic, which is the exact
+// sum the reference computes (it fits int32). The last 1-3 keys are
+// predicated (inactive lanes read nothing and store nothing).
+// Out of line: its written-out loop's registers would otherwise be saved on
+// every call of qs8_qk_row__helium, the one-vector rows' too.
+__attribute__((noinline)) void qk_row_keys_across(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                                                  int k_stride, int32_t k_zp, int32_t* scores) {
+  int32_t qd[kQkKeysAcrossMaxDim];
+  uint32_t qsum = 0;
+  for (int i = 0; i < dim; ++i) {
+    qd[i] = q[i] - q_zp;
+    qsum += static_cast<uint32_t>(qd[i]);
+  }
+  const int32x4_t corr = vdupq_n_s32(static_cast<int32_t>(qsum * static_cast<uint32_t>(k_zp)));
+  const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0, 1), static_cast<uint32_t>(k_stride));
+  const ptrdiff_t step = static_cast<ptrdiff_t>(4) * k_stride;
+  int j = 0;
+  if (n >= 8 && dim > 0) {
+    // 8 keys per step, written out (GCC 12 at -Os reloaded qd and the
+    // pointers per dimension: about 13 instructions per score at dim 4,
+    // here 8 per dimension and 8 keys plus 9): per dimension the byte
+    // gathers of two 4-key vectors and their VMLA by qd_i.
+    const uint32x4_t offs_hi = vaddq_n_u32(offs, static_cast<uint32_t>(4 * k_stride));
+    const int32x4_t init = vnegq_s32(corr);
+    int groups = n >> 3;
+    const int32_t* qp;
+    const int8_t* kk;
+    int32_t i, r;
+    __asm__ volatile(  // reads memory the operands do not name
+        "1:\n"
+        "vmov q0, %q[init]\n"
+        "vmov q1, %q[init]\n"
+        "mov %[qp], %[qd]\n"
+        "mov %[i], %[dim]\n"
+        "mov %[kk], %[k]\n"
+        "2:\n"
+        "ldr %[r], [%[qp]], #4\n"
+        "vldrb.s32 q2, [%[kk], %q[lo]]\n"
+        "vldrb.s32 q3, [%[kk], %q[hi]]\n"
+        "adds %[kk], #1\n"
+        "vmla.s32 q0, q2, %[r]\n"
+        "vmla.s32 q1, q3, %[r]\n"
+        "subs %[i], #1\n"
+        "bne 2b\n"
+        "vstrw.32 q0, [%[o]], #16\n"
+        "vstrw.32 q1, [%[o]], #16\n"
+        "add %[k], %[st8]\n"
+        "subs %[g], #1\n"
+        "bne 1b\n"
+        : [qp] "=&r"(qp), [i] "=&r"(i), [kk] "=&r"(kk), [r] "=&r"(r), [k] "+r"(k), [o] "+r"(scores),
+          [g] "+r"(groups)
+        : [init] "w"(init), [lo] "w"(offs), [hi] "w"(offs_hi), [qd] "r"(qd), [dim] "r"(dim),
+          [st8] "r"(2 * step)
+        : "q0", "q1", "q2", "q3", "memory", "cc");
+    j = n & ~7;
+    scores -= j;  // the loops below index from the row's start
+  }
+  for (; j + 4 <= n; j += 4, k += step) {
+    int32x4_t acc = vnegq_s32(corr);
+    for (int i = 0; i < dim; ++i) acc = vmlaq_n_s32(acc, vldrbq_gather_offset_s32(k + i, offs), qd[i]);
+    vst1q_s32(scores + j, acc);
+  }
+  if (j < n) {
+    const mve_pred16_t p = vctp32q(static_cast<uint32_t>(n - j));
+    int32x4_t acc = vnegq_s32(corr);
+    for (int i = 0; i < dim; ++i) acc = vmlaq_n_s32(acc, vldrbq_gather_offset_z_s32(k + i, offs, p), qd[i]);
+    vstrwq_p_s32(scores + j, acc, p);
+  }
+}
+
+// Scores for head dims 9-16, one key per vector: the query's zero-point-
+// corrected values qd_i = q_i - zq (in [-255, 254] here) split into two int8
+// vectors, A = floor(qd / 2) (VHSUB) and B = qd - A, so each key is one byte
+// load and two VMLADAVA.S8 of its raw bytes: sum_i (A_i + B_i) k_i. The key
+// zero point comes out once per row as in qk_row_keys_across (the
+// accumulator starts at -zk sum_i qd_i), so the wrapping 32-bit sum is the
+// reference's exact one. Lanes past dim are 0 in A and B and not loaded. A
+// row with qd_i = 255 (q_i = 127, zq = -128: B would be 128) returns false.
+// The key loop is written out (two keys per step, 7 instructions per key):
+// GCC 12 at -Os moved every accumulator through r0 and kept the loop's
+// values on the stack.
+bool qk_row_one_vector(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                       int32_t k_zp, int32_t* scores) {
+  const mve_pred16_t p = vctp8q(static_cast<uint32_t>(dim));
+  const int8x16_t qv = vldrbq_z_s8(q, p);
+  if (q_zp == -128 && vmaxvq_p_s8(-128, qv, p) == 127) return false;
+  const int8x16_t zero = vdupq_n_s8(0);
+  const int8x16_t qa = vhsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p);
+  const int8x16_t qb = vsubq_m_s8(zero, vsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p), qa, p);
+  const uint32_t qsum = static_cast<uint32_t>(vaddvq_p_s8(qv, p)) - static_cast<uint32_t>(dim * q_zp);
+  const int32_t init = static_cast<int32_t>(0u - qsum * static_cast<uint32_t>(k_zp));
+  int pairs = n / 2;
+  if (pairs > 0) {
+    const int8_t* k2 = k + k_stride;
+    int32_t a0, a1;
+    __asm__ volatile(  // volatile: its effect is the stores
+        "vmsr p0, %[p]\n"
+        "1:\n"
+        "vpstt\n"
+        "vldrbt.u8 q0, [%[k]]\n"
+        "vldrbt.u8 q1, [%[k2]]\n"
+        "add %[k], %[k], %[s2]\n"
+        "add %[k2], %[k2], %[s2]\n"
+        "mov %[a0], %[c]\n"
+        "mov %[a1], %[c]\n"
+        "vmladava.s8 %[a0], %q[A], q0\n"
+        "vmladava.s8 %[a0], %q[B], q0\n"
+        "vmladava.s8 %[a1], %q[A], q1\n"
+        "vmladava.s8 %[a1], %q[B], q1\n"
+        "strd %[a0], %[a1], [%[o]], #8\n"
+        "subs %[n], #1\n"
+        "bne 1b\n"
+        : [k] "+r"(k), [k2] "+r"(k2), [o] "+r"(scores), [n] "+r"(pairs), [a0] "=&Te"(a0), [a1] "=&Te"(a1)
+        : [A] "w"(qa), [B] "w"(qb), [s2] "r"(2 * k_stride), [c] "r"(init), [p] "r"(static_cast<uint32_t>(p))
+        : "q0", "q1", "memory", "cc");
+  }
+  if ((n & 1) != 0) {
+    const int8x16_t kv = vldrbq_z_s8(k, p);
+    *scores = vmladavaq_s8(vmladavaq_s8(init, qa, kv), qb, kv);
+  }
+  return true;
+}
+}  // namespace
+
+void qs8_qk_row__helium(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                        int32_t k_zp, int32_t* scores) {
+  if (dim > 8 && dim <= 16 && qk_row_one_vector(n, dim, q, q_zp, k, k_stride, k_zp, scores)) return;
+  if (dim <= kQkKeysAcrossMaxDim) {
+    qk_row_keys_across(n, dim, q, q_zp, k, k_stride, k_zp, scores);
+    return;
+  }
+  const int16_t qz = static_cast<int16_t>(q_zp), kz = static_cast<int16_t>(k_zp);
+  for (int j = 0; j < n; ++j) {
+    const int8_t* kr = k + static_cast<ptrdiff_t>(j) * k_stride;
+    int32_t acc = 0;
+    // 8 lanes per step: widening byte loads to int16, zero points subtracted
+    // in int16, VMLADAVA.S16; the tail is predicated (VCTP16), so inactive
+    // lanes add nothing.
+    for (int i = 0; i < dim; i += 8) {
+      const mve_pred16_t p = vctp16q(static_cast<uint32_t>(dim - i));
+      const int16x8_t vq = vsubq_x_n_s16(vldrbq_z_s16(q + i, p), qz, p);
+      const int16x8_t vk = vsubq_x_n_s16(vldrbq_z_s16(kr + i, p), kz, p);
+      acc = vmladavaq_p_s16(acc, vq, vk, p);
+    }
+    scores[j] = acc;
+  }
+}
+
+}  // namespace kernels
+}  // namespace edgeattn
+#endif
