@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "converter/base/error.h"
+#include "converter/kinds/kind.h"
 
 namespace edgeattn {
 namespace convert {
@@ -48,7 +49,23 @@ ModelCalibration calibrate_model(const ModelSpec& spec, const std::vector<LayerD
   worker();
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
+  link_chained_inputs(spec, &found);
   return found;
+}
+
+void link_chained_inputs(const ModelSpec& spec, ModelCalibration* found) {
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    const FloatLayer& L = spec.layers[i];
+    if (L.input_layer < 0) continue;
+    const FloatLayer& src = spec.layers[static_cast<size_t>(L.input_layer)];
+    const RangeMap& from = found->layers[static_cast<size_t>(L.input_layer)].ranges;
+    if (from.count("output") == 0) fail("layer '", src.name, "': no calibrated output range to chain '", L.name, "' from");
+    LayerCalibration& c = found->layers[i];
+    const std::vector<std::string> points =
+        L.kind->input_points != nullptr ? L.kind->input_points(L) : std::vector<std::string>{"query"};
+    for (const std::string& p : points) c.ranges[p] = from.at("output");
+    for (const auto& [to, source] : c.copies) c.ranges[to] = c.ranges[source];
+  }
 }
 
 }  // namespace convert

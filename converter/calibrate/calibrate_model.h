@@ -28,6 +28,12 @@ ModelCalibration calibrate_model(const ModelSpec& spec, const std::vector<LayerD
                                  const std::string& calib_path, const CalibOptions& options,
                                  const ProgressFn& progress, bool keep_outputs);
 
+// A chained layer's (the spec's "input") input points get its source's chosen
+// "output" range (calibrate_model does this last): the two int8
+// quantizations are then the same numbers, and the source's output bytes can
+// be passed on as they are.
+void link_chained_inputs(const ModelSpec& spec, ModelCalibration* found);
+
 }  // namespace convert
 }  // namespace edgeattn
 

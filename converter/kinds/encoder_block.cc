@@ -249,6 +249,13 @@ std::vector<SmoothPair> smooth_pairs(FloatLayer* L) {
           SmoothPair{"norm2", "norm2 -> fc1", &P.norm2, {&P.ffn.fc1}}};
 }
 
+// Post-norm: the attention reads the block's input x itself, so x is
+// quantized by the attention's query (and key, value) points too.
+std::vector<std::string> input_points(const FloatLayer& L) {
+  if (L.as<BlockParams>().norm_first) return {"query"};
+  return {"query", "attn.query", "attn.key", "attn.value"};
+}
+
 // The kind's traits, by name (the rest keep KindModule's defaults).
 KindModule module() {
   KindModule m = kind_identity(EA_LAYER_ENCODER_BLOCK);
@@ -261,6 +268,7 @@ KindModule module() {
   m.forward = forward_layer;
   m.value_points = value_points;
   m.minmax_points = minmax_points;
+  m.input_points = input_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
   m.tensors = tensors;

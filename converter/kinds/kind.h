@@ -96,6 +96,11 @@ struct KindModule {
   // chosen by min/max (+ headroom) whatever the method (additive: pre_tanh).
   std::vector<std::string> (*value_points)(const FloatLayer& L) = nullptr;
   std::vector<std::string> (*minmax_points)(const FloatLayer& L) = nullptr;
+  // The points whose range quantizes the layer's query input (the file's
+  // query quantization); null: {"query"}. A chained layer (the spec's
+  // "input") takes their range from its source's "output", so the source's
+  // int8 output bytes are exactly its input.
+  std::vector<std::string> (*input_points)(const FloatLayer& L) = nullptr;
 
   // ---- quantization and writer (convert.cc) ----------------------------------
   // The layer's options table (the union member `options`), int8 from the

@@ -7,6 +7,7 @@
 
 #include "converter/base/error.h"
 #include "converter/io/formats.h"
+#include "converter/model/float_reference.h"
 
 namespace edgeattn {
 namespace convert {
@@ -211,11 +212,35 @@ void split_heldout(const LayerData& d, double fraction, const std::string& what,
   *heldout = slice_samples(d, d.n - held, held);
 }
 
+LayerData chained_layer_data(const FloatLayer& source, const LayerData& in) {
+  LayerData d;
+  d.n = in.n;
+  d.lq = source.learned_query() ? 1 : in.lq;
+  d.lk = d.lq;  // a chained layer's keys, if any, are its query rows
+  // Valid rows carry over (a padded sequence stays padded); one pooled row is
+  // all valid.
+  d.valid.assign(static_cast<size_t>(d.n), -1);
+  if (!source.learned_query()) d.valid = in.valid;
+  d.query.resize(static_cast<size_t>(d.n) * d.lq * source.output_dim);
+  const size_t per = static_cast<size_t>(d.lq) * source.output_dim;
+  for (int i = 0; i < in.n; ++i) {
+    forward(source, in.sample(source, i), d.query.data() + static_cast<size_t>(i) * per, nullptr, nullptr);
+  }
+  return d;
+}
+
 std::vector<LayerData> load_model_data(const std::string& path, const std::string& what,
                                        const std::vector<FloatLayer>& layers) {
   ArrayMap npz = load_data_npz(path, what);
   std::vector<LayerData> data;
-  for (const FloatLayer& L : layers) data.push_back(take_layer_data(&npz, path, L, false));
+  for (const FloatLayer& L : layers) {
+    if (L.input_layer >= 0) {  // made from the earlier layer's float64 outputs
+      const size_t src = static_cast<size_t>(L.input_layer);
+      data.push_back(chained_layer_data(layers[src], data[src]));
+    } else {
+      data.push_back(take_layer_data(&npz, path, L, false));
+    }
+  }
   return data;
 }
 

@@ -32,8 +32,12 @@ LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const Fl
 // (for a map that is read once; the moved-from entries keep their shapes).
 LayerData take_layer_data(ArrayMap* npz, const std::string& path, const FloatLayer& layer, bool with_reference);
 
+// The inputs of a layer whose query is `source`'s output (the spec's
+// "input"): source's float64 forward over each of its samples `in`.
+LayerData chained_layer_data(const FloatLayer& source, const LayerData& in);
 // Every layer's inputs from one .npz (`what`: "calibration data (--calib)"
-// in errors), [i] for layers[i].
+// in errors), [i] for layers[i]; a chained layer's (FloatLayer::input_layer)
+// are made from its source's float64 outputs, not read.
 std::vector<LayerData> load_model_data(const std::string& path, const std::string& what,
                                        const std::vector<FloatLayer>& layers);
 // Samples [first, first + count) of `d` (inputs and any reference outputs).

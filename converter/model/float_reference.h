@@ -99,6 +99,11 @@ struct FloatLayer {
   MaskKind mask = MaskKind::kNone;
   int max_q_len = 0, max_kv_len = 0;
   int query_dim = 0, key_dim = 0, value_dim = 0, output_dim = 0;
+  // The spec's "input": the earlier layer whose output rows are this layer's
+  // query (its index in the model, -1: the layer's own inputs from the data
+  // files). The converter makes this layer's data by running that layer's
+  // float64 forward, and gives its input the earlier output's quantization.
+  int input_layer = -1;
   KindPayload params;  // the kind's parameters (kinds/<kind>.h)
 
   template <class P>

@@ -34,7 +34,7 @@ MaskKind parse_mask(const SpecFields& f) {
 using FieldList = std::vector<std::string>;
 
 const FieldList kTopLevelFields = {"model", "layers"};
-const FieldList kCommonFields = {"name", "kind", "mask", "max_q_len", "max_kv_len", "prefix", "tensors"};
+const FieldList kCommonFields = {"name", "kind", "mask", "max_q_len", "max_kv_len", "prefix", "tensors", "input"};
 // The common fields and the kind's own (kinds/<kind>.cc).
 FieldList layer_fields(const KindModule& kind) {
   FieldList f;
@@ -276,6 +276,40 @@ std::vector<std::string> check_unused(const ModelSpec& spec, const std::string& 
        "'", fields, ") or pass --allow-unused to convert without it", also);
 }
 
+namespace {
+
+// "input": "<layer>": this layer's query is the output rows of an earlier
+// layer (a chain of blocks, a head after a final norm). Only a layer that
+// reads nothing else can be chained: no key sequence of its own, no learned
+// query.
+void chain_input(const SpecFields& f, const std::vector<FloatLayer>& earlier, FloatLayer* L) {
+  const std::string from = f.string("input");
+  int index = -1;
+  for (size_t i = 0; i < earlier.size(); ++i) {
+    if (earlier[i].name == from) index = static_cast<int>(i);
+  }
+  if (index < 0) {
+    fail(f.where, ": field 'input': '", from, "' is not an earlier layer (a layer reads the output of one above it)");
+  }
+  if (L->io().keys || L->learned_query()) {
+    fail(f.where, ": field 'input': a ", L->kind->name, " layer reads ",
+         L->learned_query() ? "keys, not query rows" : "a key sequence of its own",
+         "; only layers whose one input is their query rows can take an earlier layer's output");
+  }
+  const FloatLayer& src = earlier[static_cast<size_t>(index)];
+  if (src.output_dim != L->query_dim) {
+    fail(f.where, ": field 'input': layer '", from, "' gives rows of ", src.output_dim, " values, this layer reads ",
+         L->query_dim);
+  }
+  if (src.max_q_len > L->max_q_len) {
+    fail(f.where, ": field 'input': layer '", from, "' gives up to ", src.max_q_len, " rows, more than max_q_len ",
+         L->max_q_len);
+  }
+  L->input_layer = index;
+}
+
+}  // namespace
+
 ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
                     const ArrayMap& weights, const std::string& weights_path,
                     const LengthOverrides& overrides) {
@@ -355,6 +389,7 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
         L.max_kv_len = f.integer("max_kv_len");
       }
     }
+    if (f.has("input")) chain_input(f, spec.layers, &L);
     spec.layers.push_back(std::move(L));
     ++index;
   }

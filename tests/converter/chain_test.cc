@@ -1,0 +1,230 @@
+// A chain of layers (the spec's "input"): calibrated from the first layer's
+// inputs only, each hand-over quantized once, so the runtime passes one
+// layer's int8 output bytes to the next as they are; the chain's output
+// against the fixtures' own float64 layers run one after another.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "converter/base/error.h"
+#include "converter/cli/commands.h"
+#include "converter/io/file.h"
+#include "converter/io/npy.h"
+#include "converter/io/safetensors.h"
+#include "edgeattn/edgeattn.hpp"
+#include "fixtures.h"
+
+namespace {
+
+using namespace edgeattn::convert;
+using fixtures::Entries;
+using fixtures::LayerCase;
+
+constexpr int kRows = 9, kDim = 16, kClasses = 5;
+
+// Two post-norm encoder blocks (the fixture's nn.TransformerEncoderLayer with
+// its own weights each) and a linear head, the blocks' weights renamed
+// under b0. / b1.
+struct Chain {
+  LayerCase b0 = fixtures::encoder_block_case(31, false);
+  LayerCase b1 = fixtures::encoder_block_case(32, false);
+  Array head_w, head_b;
+  Entries weights;
+
+  Chain() {
+    fixtures::Rng rng(33);
+    head_w = fixtures::random_weight(rng, {size_t(kClasses), size_t(kDim)}, 2.0);
+    head_b = fixtures::random_weight(rng, {size_t(kClasses)}, 1.0);
+    for (const auto& [name, a] : b0.weights) weights.emplace_back("b0." + name.substr(4), a);  // "enc." -> "b0."
+    for (const auto& [name, a] : b1.weights) weights.emplace_back("b1." + name.substr(4), a);
+    weights.emplace_back("head.weight", head_w);
+    weights.emplace_back("head.bias", head_b);
+  }
+
+  std::string spec(const std::string& b1_input = "b0") const {
+    return R"({"model": "chain", "layers": [
+      {"name": "b0", "kind": "encoder_block", "preset": "torch", "prefix": "b0.", "embed_dim": 16, "num_heads": 2,
+       "ffn_dim": 40, "mask": "key_padding", "max_q_len": 9},
+      {"name": "b1", "kind": "encoder_block", "preset": "torch", "prefix": "b1.", "embed_dim": 16, "num_heads": 2,
+       "ffn_dim": 40, "mask": "key_padding", "max_q_len": 9, "input": ")" + b1_input + R"("},
+      {"name": "head", "kind": "linear", "prefix": "head.", "max_q_len": 9, "input": "b1"}]})";
+  }
+
+  // The model's inputs only: the first block's rows and their valid lengths.
+  Entries calib() const {
+    return {{"b0.query", b0.calib[0].second}, {"b0.kv_valid_len", b0.calib[1].second}};
+  }
+
+  // float64: b0, then b1 on its rows, then the head, for sample i.
+  std::vector<double> reference(int i) const {
+    const Array& q = b0.calib[0].second;
+    const Array& v = b0.calib[1].second;
+    ArrayMap in;
+    in["block.query"] = fixtures::make("F32", {1, size_t(kRows), size_t(kDim)},
+                                       std::vector<double>(q.data.begin() + i * kRows * kDim,
+                                                           q.data.begin() + (i + 1) * kRows * kDim));
+    in["block.kv_valid_len"] = fixtures::make("<i4", {1}, {v.data[static_cast<size_t>(i)]});
+    std::vector<double> y0, y1, w;
+    b0.reference(in, &y0, &w);
+    in["block.query"].data = y0;
+    b1.reference(in, &y1, &w);
+    std::vector<double> out(static_cast<size_t>(kRows) * kClasses);
+    for (int r = 0; r < kRows; ++r) {
+      for (int c = 0; c < kClasses; ++c) {
+        double acc = head_b.data[static_cast<size_t>(c)];
+        for (int k = 0; k < kDim; ++k) acc += head_w.data[static_cast<size_t>(c) * kDim + k] * y1[static_cast<size_t>(r) * kDim + k];
+        out[static_cast<size_t>(r) * kClasses + c] = acc;
+      }
+    }
+    return out;
+  }
+};
+
+std::string convert(const Chain& chain, const std::string& dir, const std::string& dtype, const std::string& spec) {
+  save_safetensors(dir + "/weights.safetensors", chain.weights);
+  fixtures::write_text(dir + "/spec.json", spec);
+  save_npz(dir + "/calib.npz", chain.calib());
+  ConvertOptions o;
+  o.weights = dir + "/weights.safetensors";
+  o.spec = dir + "/spec.json";
+  o.calib = dir + "/calib.npz";
+  o.dtype = dtype;
+  o.output = dir + "/chain_" + dtype + ".eatn";
+  std::ostringstream report;
+  run_convert(o, report);
+  return o.output;
+}
+
+struct Runtime {
+  std::vector<uint8_t> file;
+  std::vector<uint8_t> arena;
+  edgeattn::Model model;
+  edgeattn::Interpreter interp;
+  // Aligned copies: the runtime reads the model in place.
+  std::vector<uint64_t> file_words, arena_words;
+
+  explicit Runtime(const std::string& path) {
+    file = read_file(path);
+    file_words.assign((file.size() + 7) / 8, 0);
+    std::memcpy(file_words.data(), file.data(), file.size());
+    EXPECT_EQ(model.Load(file_words.data(), file.size()), edgeattn::Status::kOk) << model.error();
+    arena_words.assign(model.arena_bytes() / 8 + 2, 0);
+    EXPECT_EQ(interp.Init(&model, arena_words.data(), model.arena_bytes()), edgeattn::Status::kOk) << interp.error();
+  }
+  edgeattn::LayerInfo info(int l) const {
+    edgeattn::LayerInfo i = {};
+    model.GetLayerInfo(l, &i);
+    return i;
+  }
+};
+
+double relative_l2(const std::vector<double>& got, const std::vector<double>& want, int valid_rows, int width) {
+  double e2 = 0, r2 = 0;
+  for (size_t k = 0; k < static_cast<size_t>(valid_rows) * width; ++k) {
+    e2 += (got[k] - want[k]) * (got[k] - want[k]);
+    r2 += want[k] * want[k];
+  }
+  return std::sqrt(e2 / r2);
+}
+
+TEST(Chain, Int8BytesPassFromLayerToLayer) {
+  const Chain chain;
+  const std::string model = convert(chain, fixtures::temp_dir("chain_int8"), "int8", chain.spec());
+  Runtime rt(model);
+  ASSERT_EQ(rt.model.num_layers(), 3);
+  // Each hand-over has one quantization: the same scale and zero point.
+  for (int l = 1; l < 3; ++l) {
+    const edgeattn::LayerInfo from = rt.info(l - 1), to = rt.info(l);
+    EXPECT_EQ(std::memcmp(&from.output_quant.scale, &to.query_quant.scale, sizeof(float)), 0)
+        << from.name << " -> " << to.name << ": " << from.output_quant.scale << " vs " << to.query_quant.scale;
+    EXPECT_EQ(from.output_quant.zero_point, to.query_quant.zero_point) << from.name << " -> " << to.name;
+  }
+  const edgeattn::LayerInfo in = rt.info(0), out = rt.info(2);
+  const Array& q = chain.b0.calib[0].second;
+  const Array& valid = chain.b0.calib[1].second;
+  double worst = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::vector<int8_t> x(static_cast<size_t>(kRows) * kDim), y0(x.size()), y1(x.size());
+    std::vector<int8_t> logits(static_cast<size_t>(kRows) * kClasses);
+    for (size_t k = 0; k < x.size(); ++k) {
+      const double v = std::nearbyint(q.data[static_cast<size_t>(i) * x.size() + k] / in.query_quant.scale) +
+                       in.query_quant.zero_point;
+      x[k] = static_cast<int8_t>(std::fmin(127.0, std::fmax(-128.0, v)));
+    }
+    const int n_valid = static_cast<int>(valid.data[static_cast<size_t>(i)]);
+    edgeattn::RunArgs a = {};
+    a.q_len = a.kv_len = kRows;
+    a.kv_valid_len = n_valid;
+    a.query = x.data();
+    a.output = y0.data();
+    ASSERT_EQ(rt.interp.Run(0, a), edgeattn::Status::kOk) << rt.interp.error();
+    a.query = y0.data();  // b0's bytes, as they are
+    a.output = y1.data();
+    ASSERT_EQ(rt.interp.Run(1, a), edgeattn::Status::kOk) << rt.interp.error();
+    a.query = y1.data();
+    a.kv_valid_len = -1;
+    a.output = logits.data();
+    ASSERT_EQ(rt.interp.Run(2, a), edgeattn::Status::kOk) << rt.interp.error();
+    std::vector<double> got(logits.size());
+    for (size_t k = 0; k < got.size(); ++k) got[k] = out.output_quant.scale * (logits[k] - out.output_quant.zero_point);
+    const double e = relative_l2(got, chain.reference(i), n_valid, kClasses);
+    worst = std::max(worst, e);
+  }
+  std::printf("  int8 chain b0 -> b1 -> head, worst sample's relative L2 on the valid rows: %.4f\n", worst);
+  // One int8 block round trip is 1.5-2.2 % (tests/kinds); two blocks and a
+  // head, compounding, stay within 5 %.
+  EXPECT_LE(worst, 0.05);
+}
+
+TEST(Chain, Float32ChainEqualsTheFloat64Layers) {
+  const Chain chain;
+  const std::string model = convert(chain, fixtures::temp_dir("chain_f32"), "f32", chain.spec());
+  Runtime rt(model);
+  const Array& q = chain.b0.calib[0].second;
+  const Array& valid = chain.b0.calib[1].second;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<float> x(static_cast<size_t>(kRows) * kDim), y0(x.size()), y1(x.size());
+    std::vector<float> logits(static_cast<size_t>(kRows) * kClasses);
+    for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(q.data[static_cast<size_t>(i) * x.size() + k]);
+    const int n_valid = static_cast<int>(valid.data[static_cast<size_t>(i)]);
+    edgeattn::RunArgs a = {};
+    a.q_len = a.kv_len = kRows;
+    a.kv_valid_len = n_valid;
+    a.query = x.data();
+    a.output = y0.data();
+    ASSERT_EQ(rt.interp.Run(0, a), edgeattn::Status::kOk) << rt.interp.error();
+    a.query = y0.data();
+    a.output = y1.data();
+    ASSERT_EQ(rt.interp.Run(1, a), edgeattn::Status::kOk) << rt.interp.error();
+    a.query = y1.data();
+    a.kv_valid_len = -1;
+    a.output = logits.data();
+    ASSERT_EQ(rt.interp.Run(2, a), edgeattn::Status::kOk) << rt.interp.error();
+    const std::vector<double> got(logits.begin(), logits.end());
+    EXPECT_LE(relative_l2(got, chain.reference(i), n_valid, kClasses), 1e-5) << "sample " << i;
+  }
+}
+
+// What a wrong "input" says.
+TEST(Chain, BadInputIsASpecError) {
+  const Chain chain;
+  const std::string dir = fixtures::temp_dir("chain_bad");
+  for (const auto& [input, says] : std::vector<std::pair<std::string, std::string>>{
+           {"nope", "'nope' is not an earlier layer"}, {"b1", "'b1' is not an earlier layer"},
+           {"head", "'head' is not an earlier layer"}}) {
+    try {
+      convert(chain, dir, "f32", chain.spec(input));
+      ADD_FAILURE() << "\"input\": \"" << input << "\" converted";
+    } catch (const ConvertError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("layer 'b1'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
