@@ -7,6 +7,7 @@ std::vector<LayerAccuracy> verify_model(const LoadedModel& model, const ModelSpe
                                         const std::vector<LayerData>& calib,
                                         std::vector<FloatOutputs> float_outputs, const ProgressFn& progress) {
   std::vector<LayerAccuracy> result(spec.layers.size());
+  std::vector<std::vector<double>> chain_output(spec.layers.size());  // each layer's runtime output along its chain
   for (size_t i = 0; i < spec.layers.size() && i < calib.size(); ++i) {
     const FloatLayer& L = spec.layers[i];
     if (progress) {
@@ -23,6 +24,16 @@ std::vector<LayerAccuracy> verify_model(const LoadedModel& model, const ModelSpe
     result[i].metrics = compare(L, calib[i], run.output, ref.output, run.weights, ref.weights);
     result[i].has_metrics = true;
     result[i].samples = calib[i].n;
+    if (L.input_layer < 0) {
+      chain_output[i] = run.output;
+    } else {
+      LayerData fed = calib[i];
+      fed.query = chain_output[static_cast<size_t>(L.input_layer)];
+      const RunResult chained = run_layer(model, static_cast<int>(i), fed, 1);
+      result[i].chained = compare(L, fed, chained.output, ref.output, chained.weights, ref.weights);
+      result[i].has_chained = true;
+      chain_output[i] = chained.output;
+    }
   }
   return result;
 }

@@ -55,6 +55,8 @@ void add_conversion_results(const ConversionResults& c, ConvertReport* r) {
       lr.metrics = c.accuracy[i].metrics;
       lr.has_metrics = true;
       lr.samples = c.accuracy[i].samples;
+      lr.has_chained = c.accuracy[i].has_chained;
+      lr.chained = c.accuracy[i].chained;
     }
     if (i < c.calibration.size()) {
       lr.calib_samples = c.calib[i].n;

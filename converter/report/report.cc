@@ -159,6 +159,18 @@ void print_report(const ConvertReport& r, std::ostream& os) {
     os << "accuracy (runtime vs " << r.reference << "):\n";
     print_layer_table(r.layers, os);
   }
+  bool chained = false;
+  for (const LayerResult& l : r.layers) chained = chained || l.has_chained;
+  if (chained) {
+    os << "chained layers (the runtime's outputs passed on, against the float64 layers one after another):\n";
+    for (const LayerResult& l : r.layers) {
+      if (!l.has_chained) continue;
+      LayerResult c = l;
+      c.metrics = l.chained;
+      c.has_latency = false;
+      print_layer_table({c}, os);
+    }
+  }
   if (!r.calib_method.empty()) {
     os << "calibration: " << r.calib_method << " (ranges of the float64 layer over the calibration samples)\n";
     print_ranges(r.layers, os);
@@ -213,6 +225,7 @@ nlohmann::json report_json(const ConvertReport& r) {
                                 {"scale", t.scale}, {"zero_point", t.zero_point}});
       }
     }
+    if (l.has_chained) lj["chained"] = metrics_json(l.chained, l.samples);
     if (l.has_heldout) {
       lj["heldout"] = metrics_json(l.heldout, l.heldout_samples);
       if (l.heldout.has_plain_int8) lj["heldout"]["plain_int8"] = plain_int8_json(l.heldout);

@@ -37,6 +37,10 @@ struct LayerResult {
   int samples = 0;
   bool has_metrics = false;
   Metrics metrics;
+  // convert, a chained layer: the chain's error up to this layer, the
+  // runtime's own outputs passed on (verify.h LayerAccuracy::chained).
+  bool has_chained = false;
+  Metrics chained;
   // Latency (eval): microseconds for the whole sample set and per sample.
   bool has_latency = false;
   double set_median_us = 0, set_min_us = 0, sample_median_us = 0, sample_min_us = 0;

@@ -4,6 +4,9 @@
 // against the fixtures' own float64 layers run one after another.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -85,7 +88,8 @@ struct Chain {
   }
 };
 
-std::string convert(const Chain& chain, const std::string& dir, const std::string& dtype, const std::string& spec) {
+std::string convert(const Chain& chain, const std::string& dir, const std::string& dtype, const std::string& spec,
+                    const std::string& report_json = "") {
   save_safetensors(dir + "/weights.safetensors", chain.weights);
   fixtures::write_text(dir + "/spec.json", spec);
   save_npz(dir + "/calib.npz", chain.calib());
@@ -95,6 +99,7 @@ std::string convert(const Chain& chain, const std::string& dir, const std::strin
   o.calib = dir + "/calib.npz";
   o.dtype = dtype;
   o.output = dir + "/chain_" + dtype + ".eatn";
+  o.report_json = report_json;
   std::ostringstream report;
   run_convert(o, report);
   return o.output;
@@ -132,6 +137,38 @@ double relative_l2(const std::vector<double>& got, const std::vector<double>& wa
   return std::sqrt(e2 / r2);
 }
 
+// Runs sample i of the first layer's inputs through the int8 chain, each
+// layer's output bytes passed to the next as they are; the head's output,
+// dequantized.
+std::vector<double> run_int8_chain(Runtime& rt, const Chain& chain, int i) {
+  const edgeattn::LayerInfo in = rt.info(0), out = rt.info(2);
+  const Array& q = chain.b0.calib[0].second;
+  const Array& valid = chain.b0.calib[1].second;
+  std::vector<int8_t> x(static_cast<size_t>(kRows) * kDim), y0(x.size()), y1(x.size());
+  std::vector<int8_t> logits(static_cast<size_t>(kRows) * kClasses);
+  for (size_t k = 0; k < x.size(); ++k) {
+    const double v = std::nearbyint(q.data[static_cast<size_t>(i) * x.size() + k] / in.query_quant.scale) +
+                     in.query_quant.zero_point;
+    x[k] = static_cast<int8_t>(std::fmin(127.0, std::fmax(-128.0, v)));
+  }
+  edgeattn::RunArgs a = {};
+  a.q_len = a.kv_len = kRows;
+  a.kv_valid_len = static_cast<int>(valid.data[static_cast<size_t>(i)]);
+  a.query = x.data();
+  a.output = y0.data();
+  EXPECT_EQ(rt.interp.Run(0, a), edgeattn::Status::kOk) << rt.interp.error();
+  a.query = y0.data();  // b0's bytes, as they are
+  a.output = y1.data();
+  EXPECT_EQ(rt.interp.Run(1, a), edgeattn::Status::kOk) << rt.interp.error();
+  a.query = y1.data();
+  a.kv_valid_len = -1;
+  a.output = logits.data();
+  EXPECT_EQ(rt.interp.Run(2, a), edgeattn::Status::kOk) << rt.interp.error();
+  std::vector<double> got(logits.size());
+  for (size_t k = 0; k < got.size(); ++k) got[k] = out.output_quant.scale * (logits[k] - out.output_quant.zero_point);
+  return got;
+}
+
 TEST(Chain, Int8BytesPassFromLayerToLayer) {
   const Chain chain;
   const std::string model = convert(chain, fixtures::temp_dir("chain_int8"), "int8", chain.spec());
@@ -144,36 +181,11 @@ TEST(Chain, Int8BytesPassFromLayerToLayer) {
         << from.name << " -> " << to.name << ": " << from.output_quant.scale << " vs " << to.query_quant.scale;
     EXPECT_EQ(from.output_quant.zero_point, to.query_quant.zero_point) << from.name << " -> " << to.name;
   }
-  const edgeattn::LayerInfo in = rt.info(0), out = rt.info(2);
-  const Array& q = chain.b0.calib[0].second;
   const Array& valid = chain.b0.calib[1].second;
   double worst = 0;
   for (int i = 0; i < 8; ++i) {
-    std::vector<int8_t> x(static_cast<size_t>(kRows) * kDim), y0(x.size()), y1(x.size());
-    std::vector<int8_t> logits(static_cast<size_t>(kRows) * kClasses);
-    for (size_t k = 0; k < x.size(); ++k) {
-      const double v = std::nearbyint(q.data[static_cast<size_t>(i) * x.size() + k] / in.query_quant.scale) +
-                       in.query_quant.zero_point;
-      x[k] = static_cast<int8_t>(std::fmin(127.0, std::fmax(-128.0, v)));
-    }
     const int n_valid = static_cast<int>(valid.data[static_cast<size_t>(i)]);
-    edgeattn::RunArgs a = {};
-    a.q_len = a.kv_len = kRows;
-    a.kv_valid_len = n_valid;
-    a.query = x.data();
-    a.output = y0.data();
-    ASSERT_EQ(rt.interp.Run(0, a), edgeattn::Status::kOk) << rt.interp.error();
-    a.query = y0.data();  // b0's bytes, as they are
-    a.output = y1.data();
-    ASSERT_EQ(rt.interp.Run(1, a), edgeattn::Status::kOk) << rt.interp.error();
-    a.query = y1.data();
-    a.kv_valid_len = -1;
-    a.output = logits.data();
-    ASSERT_EQ(rt.interp.Run(2, a), edgeattn::Status::kOk) << rt.interp.error();
-    std::vector<double> got(logits.size());
-    for (size_t k = 0; k < got.size(); ++k) got[k] = out.output_quant.scale * (logits[k] - out.output_quant.zero_point);
-    const double e = relative_l2(got, chain.reference(i), n_valid, kClasses);
-    worst = std::max(worst, e);
+    worst = std::max(worst, relative_l2(run_int8_chain(rt, chain, i), chain.reference(i), n_valid, kClasses));
   }
   std::printf("  int8 chain b0 -> b1 -> head, worst sample's relative L2 on the valid rows: %.4f\n", worst);
   // One int8 block round trip is 1.5-2.2 % (tests/kinds); two blocks and a
@@ -208,6 +220,36 @@ TEST(Chain, Float32ChainEqualsTheFloat64Layers) {
     const std::vector<double> got(logits.begin(), logits.end());
     EXPECT_LE(relative_l2(got, chain.reference(i), n_valid, kClasses), 1e-5) << "sample " << i;
   }
+}
+
+// The report's chained error of the head is the chain's own: the test runs
+// the int8 chain on every calibration sample and sums the same way (every
+// row of a linear layer compared).
+TEST(Chain, ReportGivesTheChainsErrorAfterEveryLayer) {
+  const Chain chain;
+  const std::string dir = fixtures::temp_dir("chain_report");
+  const std::string model = convert(chain, dir, "int8", chain.spec(), dir + "/report.json");
+  Runtime rt(model);
+  const std::vector<uint8_t> text = read_file(dir + "/report.json");
+  const nlohmann::json report = nlohmann::json::parse(text.begin(), text.end());
+  ASSERT_EQ(report["layers"].size(), 3u);
+  EXPECT_FALSE(report["layers"][0].contains("chained"));  // the first layer reads the model's input
+  ASSERT_TRUE(report["layers"][1].contains("chained"));
+  ASSERT_TRUE(report["layers"][2].contains("chained"));
+  double e2 = 0, r2 = 0;
+  const int n = static_cast<int>(chain.b0.calib[1].second.data.size());
+  for (int i = 0; i < n; ++i) {
+    const std::vector<double> got = run_int8_chain(rt, chain, i), want = chain.reference(i);
+    for (size_t k = 0; k < got.size(); ++k) {
+      e2 += (got[k] - want[k]) * (got[k] - want[k]);
+      r2 += want[k] * want[k];
+    }
+  }
+  const double mine = std::sqrt(e2 / r2);
+  const double reported = report["layers"][2]["chained"]["relative_l2"].get<double>();
+  std::printf("  head after the chain: relative L2 %.5f (report %.5f); the head alone on float64 inputs %.5f\n",
+              mine, reported, report["layers"][2]["relative_l2"].get<double>());
+  EXPECT_NEAR(reported, mine, 1e-6 * mine);
 }
 
 // What a wrong "input" says.
