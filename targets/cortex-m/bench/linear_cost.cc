@@ -1,6 +1,6 @@
 // Instructions of this build's qs8_linear kernel alone on the shapes of the
-// CMSIS-NN linear comparison (/work/shared/peers/cmsis, `lin:LxKxN`: L rows,
-// K inputs, N outputs), with the multiply-adds per instruction. The peer
+// CMSIS-NN linear comparison (../shared/peers/cmsis beside the repository,
+// `lin:LxKxN`: L rows, K inputs, N outputs), with the multiply-adds per instruction. The peer
 // harness counts a whole Interpreter::Run; this counts the kernel call only,
 // so a kernel change shows without the converter or a model. Data: xorshift32
 // inputs and weights, per-channel multipliers in [2^30, 2^31) and shifts
