@@ -179,5 +179,58 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
   return Status::kOk;
 }
 
+Status RunModel(const Model& model, Interpreter& interp, const Options& options, TickFn ticks,
+                const Workspace& ws, LayerResult* result, const char** why) {
+  *why = "";
+  GraphInfo g;
+  Status s = model.GetGraphInfo(&g);
+  if (s != Status::kOk) return s;
+  const size_t es = g.dtype == EA_S8 ? 1 : 4;
+  const int rows = options.q_len > 0 ? options.q_len : g.max_input_rows;
+  const int memory_rows = g.memory_dim == 0 ? 0 : options.kv_len > 0 ? options.kv_len : g.max_memory_rows;
+  const int out_rows = g.max_output_rows < rows ? g.max_output_rows : rows;
+  const size_t in_bytes = align16(static_cast<size_t>(rows) * g.input_dim * es);
+  const size_t memory_bytes = align16(static_cast<size_t>(memory_rows) * g.memory_dim * es);
+  const size_t out_bytes = static_cast<size_t>(out_rows) * g.output_dim * es;
+  if (in_bytes + memory_bytes + align16(out_bytes) > ws.io_bytes) {
+    *why = "input/output buffers exceed the bench's I/O space";
+    return Status::kInvalidArgument;
+  }
+  if (options.iters < 1 || options.iters > ws.max_samples || options.warmup < 0) {
+    *why = "iterations must be in 1..max samples";
+    return Status::kInvalidArgument;
+  }
+  uint8_t* in = ws.io;
+  uint8_t* memory = ws.io + in_bytes;
+  uint8_t* out = memory + memory_bytes;
+  Rng rng{0x2545F491u};
+  Fill(in, static_cast<size_t>(rows) * g.input_dim, g.dtype, rng);
+  Fill(memory, static_cast<size_t>(memory_rows) * g.memory_dim, g.dtype, rng);
+  ModelInputs inputs = {in, rows, 0, g.memory_dim > 0 ? memory : nullptr, memory_rows, 0};
+  ModelOutputs outputs = {out, 0};
+  for (int i = -options.warmup; i < options.iters; ++i) {
+    const uint64_t t0 = ticks();
+    s = interp.Invoke(inputs, &outputs);
+    const uint64_t elapsed = ticks() - t0;
+    if (s != Status::kOk) return s;
+    if (i >= 0) ws.samples[i] = elapsed;
+  }
+  SortSamples(ws.samples, options.iters);
+  LayerInfo last;
+  model.GetLayerInfo(g.output_layer, &last);
+  result->name = "model";
+  result->kind = last.kind;
+  result->dtype = g.dtype;
+  result->q_len = rows;
+  result->kv_len = memory_rows;
+  result->min = ws.samples[0];
+  result->median = ws.samples[options.iters / 2];
+  result->p90 = ws.samples[(options.iters * 9) / 10 < options.iters ? (options.iters * 9) / 10 : options.iters - 1];
+  result->max = ws.samples[options.iters - 1];
+  result->output_hash = Fnv1a(out, static_cast<size_t>(outputs.num_rows) * g.output_dim * es);
+  result->arena_bytes = model.arena_bytes();
+  return Status::kOk;
+}
+
 }  // namespace bench
 }  // namespace edgeattn

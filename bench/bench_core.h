@@ -50,6 +50,13 @@ size_t IoBytes(const LayerInfo& info, int q_len, int kv_len);
 Status RunLayer(const Model& model, Interpreter& interp, int layer, const Options& options,
                 TickFn ticks, const Workspace& ws, LayerResult* result, const char** why);
 
+// Runs the whole model (Interpreter::Invoke; the model must have a graph):
+// input rows options.q_len (0: the graph's maximum), memory rows
+// options.kv_len (0: its maximum), the same pseudo-random inputs on every
+// target. result->name is "model", result->kind the output layer's.
+Status RunModel(const Model& model, Interpreter& interp, const Options& options, TickFn ticks,
+                const Workspace& ws, LayerResult* result, const char** why);
+
 }  // namespace bench
 }  // namespace edgeattn
 

@@ -339,6 +339,30 @@ int main(int argc, char** argv) {
     Print(2, "edgeattn-bench: no layer named '%s'\n", layer_name != nullptr ? layer_name : "");
     return 1;
   }
+  // A model with a graph: the whole model in one Invoke too (kind column
+  // "graph"; its hash compares across targets like the layers').
+  if (model.has_graph() && layer_name == nullptr && !options.cached) {
+    edgeattn::bench::LayerResult r;
+    const char* why = "";
+    const Status s = edgeattn::bench::RunModel(model, interp, options, NowNs, ws, &r, &why);
+    if (s != Status::kOk) {
+      Print(2, "edgeattn-bench: the model's Invoke: %s: %s%s\n", edgeattn::status_string(s), why,
+            why[0] != '\0' ? "" : interp.error());
+      return 1;
+    }
+    if (json) {
+      Print(1,
+            ",\n  {\"name\": \"model\", \"kind\": \"graph\", \"dtype\": \"%s\", \"q_len\": %d, \"kv_len\": %d, "
+            "\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f, \"max\": %.3f, \"arena_bytes\": %zu, "
+            "\"output_hash\": \"%08x\"}",
+            r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len, Us(r.min), Us(r.median), Us(r.p90), Us(r.max),
+            r.arena_bytes, r.output_hash);
+    } else {
+      Print(1, "  %-14s %-8s %-5s %5d %5d %10.2f %10.2f %10.2f %10.2f  %08x\n", "model", "graph",
+            r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len, Us(r.min), Us(r.median), Us(r.p90), Us(r.max),
+            r.output_hash);
+    }
+  }
   const uint64_t handover_after = threads > 1 ? MedianHandoverNs(executor, threads) : 0;
   if (json) {
     Print(1, "\n], \"total_median\": %.3f, \"total_min\": %.3f", Us(total_median), Us(total_min));

@@ -12,10 +12,11 @@ ea_layer_kinds() {
 }
 
 # "layer hash" lines of edgeattn-bench's table (layer name, output hash =
-# last column): the rows whose second column is a kind of the list.
+# last column): the rows whose second column is a kind of the list, and the
+# whole model's row (kind column "graph": one Invoke of a model with a graph).
 ea_bench_hash_lines() {
   local kinds
   kinds=$(ea_layer_kinds | paste -sd'|')
   [[ -n $kinds ]] || { echo "ea_bench_hash_lines: no kinds in $EA_KINDS_DEF" >&2; return 1; }
-  awk -v kinds="^($kinds)\$" '$2 ~ kinds { print $1, $NF }'
+  awk -v kinds="^($kinds|graph)\$" '$2 ~ kinds { print $1, $NF }'
 }

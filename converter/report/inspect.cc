@@ -57,6 +57,37 @@ void print_layernorm_legend(std::ostream& os) {
         "s_g 2^-f / s_out to the output\n";
 }
 
+// The graph (format 6): one line per step, where it reads and what it gives,
+// and the activations' share of the arena.
+void print_graph(const Model& model, std::ostream& os) {
+  GraphInfo g;
+  if (model.GetGraphInfo(&g) != Status::kOk) {
+    os << "graph: none (the layers run one by one; chain them with \"input\" for one Invoke)\n";
+    return;
+  }
+  std::vector<uint64_t> offsets(static_cast<size_t>(g.num_steps));
+  const ArenaLayout a = model.LayOutArena(0, 0, nullptr, offsets.data());
+  os << "graph: " << g.num_steps << " steps, input [" << g.max_input_rows << "][" << g.input_dim << "]";
+  if (g.memory_dim > 0) os << ", memory [" << g.max_memory_rows << "][" << g.memory_dim << "]";
+  os << " -> output [" << g.max_output_rows << "][" << g.output_dim << "]; intermediate rows "
+     << a.scratch_offset - a.activation_offset << " arena bytes at " << a.activation_offset << "\n";
+  const auto source = [](int src) {
+    return src == -1 ? std::string("input") : src == -2 ? std::string("memory") : "step " + std::to_string(src);
+  };
+  for (int s = 0; s < g.num_steps; ++s) {
+    const fb::GraphStep* st = model.step(s);
+    LayerInfo info;
+    model.GetLayerInfo(static_cast<int>(st->layer()), &info);
+    os << "  step " << s << ": " << info.name << " <- " << source(st->query());
+    if (info.cross && !layer_shell(model, static_cast<int>(st->layer())).learned_query()) os << ", memory <- " << source(st->memory());
+    if (s + 1 < g.num_steps) {
+      os << "; output at arena +" << a.activation_offset + offsets[static_cast<size_t>(s)] << "\n";
+    } else {
+      os << "; output: the model's\n";
+    }
+  }
+}
+
 }  // namespace
 
 void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream& os) {
@@ -77,6 +108,7 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
      << std::setfill(' ') << " of bytes 0.." << lm.size() - 4 << "\n";
   os << "model arena: " << m.arena_bytes() << " bytes, " << m.worker_bytes()
      << " more per extra pool worker (ea_model_arena_bytes_for_workers)\n";
+  print_graph(lm.model(), os);
   const std::vector<TensorEntry> tensors = list_tensors(m);
   for (int i = 0; i < lm.model().num_layers(); ++i) {
     const fb::Layer* l = lm.model().layer(i);

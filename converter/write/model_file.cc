@@ -9,6 +9,39 @@
 
 namespace edgeattn {
 namespace convert {
+namespace {
+
+// The spec's chain ("input") as the file's Graph: every layer a step in
+// spec order, reading its "input" layer's output or the model's input (a
+// cross layer's keys and values: the model's memory). Only the last layer's
+// output leaves the model, so each other layer must feed a later one.
+// Returns 0 when no layer is chained (the layers run one by one).
+flatbuffers::Offset<fb::Graph> write_graph(const ModelSpec& spec, ModelWriter& w) {
+  bool chained = false;
+  std::vector<bool> read(spec.layers.size(), false);
+  for (const FloatLayer& L : spec.layers) {
+    if (L.input_layer >= 0) {
+      chained = true;
+      read[static_cast<size_t>(L.input_layer)] = true;
+    }
+  }
+  if (!chained) return 0;
+  if (spec.layers.size() > static_cast<size_t>(kMaxGraphSteps)) {
+    fail("a chained model has at most ", kMaxGraphSteps, " layers, the spec has ", spec.layers.size());
+  }
+  std::vector<flatbuffers::Offset<fb::GraphStep>> steps;
+  for (size_t i = 0; i < spec.layers.size(); ++i) {
+    const FloatLayer& L = spec.layers[i];
+    if (i + 1 < spec.layers.size() && !read[i]) {
+      fail("layer '", L.name, "': the layers are chained (\"input\"), and no later layer reads its output;",
+           " only the last layer's output is the model's (remove it, or move it last)");
+    }
+    steps.push_back(fb::CreateGraphStep(w.fbb(), static_cast<uint32_t>(i), L.input_layer >= 0 ? L.input_layer : -1));
+  }
+  return fb::CreateGraphDirect(w.fbb(), &steps);
+}
+
+}  // namespace
 
 std::vector<uint8_t> write_model(const ModelSpec& spec, OutputType type,
                                  const std::vector<LayerCalibration>& calibration, const std::string& calib_path,
@@ -41,9 +74,25 @@ std::vector<uint8_t> write_model(const ModelSpec& spec, OutputType type,
                                      static_cast<uint32_t>(L.max_q_len), static_cast<uint32_t>(L.max_kv_len),
                                      layer_bytes, L.kind->options, layer_options, spec.tile_scratch));
   }
-  // The runtime's own layout (Model::Load checks the file against it).
-  const ArenaLayout layout = lay_out_arena(plans.data(), static_cast<int>(plans.size()), nullptr);
-  return w.Finish(source, layout.total_bytes, layout.worker_bytes);
+  // The runtime's own layout (Model::Load checks the file against it),
+  // the graph's activations read from the tables just written.
+  const flatbuffers::Offset<fb::Graph> graph = write_graph(spec, w);
+  uint64_t activation_bytes = 0;
+  if (!graph.IsNull()) {
+    std::vector<const fb::Layer*> layers;
+    for (const auto& l : w.layers()) layers.push_back(flatbuffers::GetTemporaryPointer(w.fbb(), l));
+    std::vector<GraphTensor> tensors(spec.layers.size());
+    std::vector<uint64_t> offsets(spec.layers.size());
+    const int n = graph_tensors(layers.data(), static_cast<int>(layers.size()),
+                                *flatbuffers::GetTemporaryPointer(w.fbb(), graph), 0, tensors.data());
+    activation_bytes = lay_out_graph(tensors.data(), n, offsets.data());
+  }
+  const ArenaLayout layout =
+      lay_out_arena(plans.data(), static_cast<int>(plans.size()), nullptr, activation_bytes);
+  if (layout.total_bytes > kMaxArenaBytes) {
+    fail("the model's arena (", layout.total_bytes, " bytes) exceeds ", kMaxArenaBytes, " bytes");
+  }
+  return w.Finish(source, layout.total_bytes, layout.worker_bytes, graph);
 }
 
 std::vector<uint8_t> build_model(const ModelSpec& spec, OutputType type,

@@ -109,7 +109,8 @@ flatbuffers::Offset<fb::Linear> ModelWriter::LinearF32(const FloatLinear& f) {
   return fb::CreateLinear(fbb_, static_cast<uint32_t>(f.in), static_cast<uint32_t>(f.out), weight, bias);
 }
 
-std::vector<uint8_t> ModelWriter::Finish(const std::string& source, uint64_t arena_bytes, uint64_t worker_bytes) {
+std::vector<uint8_t> ModelWriter::Finish(const std::string& source, uint64_t arena_bytes, uint64_t worker_bytes,
+                                         flatbuffers::Offset<fb::Graph> graph) {
   const auto producer = fb::CreateProducerDirect(fbb_, kProducerName, kProducerVersion, source.c_str());
   const auto layers = fbb_.CreateVector(layers_);
   if (blob_.empty()) blob_.resize(16, 0);
@@ -120,7 +121,8 @@ std::vector<uint8_t> ModelWriter::Finish(const std::string& source, uint64_t are
   // multiple of 64 and the data offset from the file start is a multiple of 64).
   fbb_.PreAlign(blob_.size(), 64);
   const auto data = fbb_.CreateVector(blob_);
-  const auto model = fb::CreateModel(fbb_, EA_FORMAT_VERSION, producer, layers, arena_bytes, data, worker_bytes);
+  const auto model =
+      fb::CreateModel(fbb_, EA_FORMAT_VERSION, producer, layers, arena_bytes, data, worker_bytes, graph);
   fb::FinishModelBuffer(fbb_, model);
   std::vector<uint8_t> file(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
   append_file_crc32(&file);

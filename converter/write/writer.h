@@ -42,10 +42,13 @@ class ModelWriter {
   flatbuffers::Offset<fb::Linear> LinearF32(const FloatLinear& f);
 
   void AddLayer(flatbuffers::Offset<fb::Layer> layer) { layers_.push_back(layer); }
+  const std::vector<flatbuffers::Offset<fb::Layer>>& layers() const { return layers_; }
 
   // Finishes the buffer (identifier EATN) and returns the file bytes: the
   // FlatBuffer followed by its CRC-32 (append_file_crc32).
-  std::vector<uint8_t> Finish(const std::string& source, uint64_t arena_bytes, uint64_t worker_bytes);
+  // graph: the model's Graph table (0: none).
+  std::vector<uint8_t> Finish(const std::string& source, uint64_t arena_bytes, uint64_t worker_bytes,
+                              flatbuffers::Offset<fb::Graph> graph = 0);
 
  private:
   uint64_t Append(const void* data, size_t bytes);

@@ -75,6 +75,11 @@ ea_status ea_model_layer_info(const ea_model* model, int32_t layer, ea_layer_inf
   return to_c(as_model(model)->GetLayerInfo(layer, info));
 }
 
+ea_status ea_model_graph_info(const ea_model* model, ea_graph_info* info) {
+  if (model == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_model(model)->GetGraphInfo(info));
+}
+
 size_t ea_model_arena_bytes(const ea_model* model) {
   return model != nullptr ? as_model(model)->arena_bytes() : 0;
 }
@@ -134,6 +139,12 @@ ea_status ea_interpreter_run_float(ea_interpreter* interp, int32_t layer, const 
 ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run_args* args) {
   if (interp == nullptr || args == nullptr) return EA_INVALID_ARGUMENT;
   return to_c(as_interp(interp)->Run(layer, *args));
+}
+
+ea_status ea_interpreter_invoke(ea_interpreter* interp, const ea_model_inputs* inputs,
+                                ea_model_outputs* outputs) {
+  if (interp == nullptr || inputs == nullptr || outputs == nullptr) return EA_INVALID_ARGUMENT;
+  return to_c(as_interp(interp)->Invoke(*inputs, outputs));
 }
 
 ea_status ea_interpreter_begin_sequence(ea_interpreter* interp, int32_t layer) {

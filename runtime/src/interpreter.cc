@@ -4,6 +4,7 @@
 
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
+#include "graph.h"
 #include "layers/layer_kind.h"
 #include "model_access.h"
 #include "xnnpack_backend.h"
@@ -131,7 +132,8 @@ Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, in
     return Status::kInvalidArgument;
   }
   uint64_t cache_offsets[kMaxLayers];
-  const ArenaLayout layout = model->LayOutArena(max_q_len, max_kv_len, cache_offsets);
+  uint64_t activation_offsets[kMaxGraphSteps];
+  const ArenaLayout layout = model->LayOutArena(max_q_len, max_kv_len, cache_offsets, activation_offsets);
   if (arena_bytes < layout.total_bytes) {
     error_ << "arena has " << static_cast<uint64_t>(arena_bytes) << " bytes, the model needs "
            << layout.total_bytes;
@@ -143,6 +145,9 @@ Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, in
     const LayerKindModule* kind = find_layer_kind(shape.kind);
     cached_kv_len_[i] = -1;
     position_[i] = kind->has_kv_cache != nullptr && kind->has_kv_cache(shape) ? 0 : -1;
+  }
+  for (int s = 0; s < model->num_steps(); ++s) {  // each < total_bytes <= kMaxArenaBytes
+    activation_offset_[s] = static_cast<uint32_t>(layout.activation_offset + activation_offsets[s]);
   }
   q_cap_ = max_q_len;
   kv_cap_ = max_kv_len;
@@ -304,7 +309,7 @@ Status Interpreter::Run(int layer, const RunArgs& args) {
 }
 
 Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* range,
-                            size_t checked_arena_bytes) {
+                            size_t checked_arena_bytes, bool buffers_checked) {
   Status s = CheckLayer(layer);
   if (s != Status::kOk) return s;
   const fb::Layer* l = model_->layer(layer);
@@ -388,8 +393,10 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
     error_ << "layer '" << name << "' (" << kind.name << ") has no attention weights: pass attn_weights = null";
     return Status::kInvalidArgument;
   }
-  s = check_buffers(c, kind, info, arena_, checked_arena_bytes, error_);
-  if (s != Status::kOk) return s;
+  if (!buffers_checked) {
+    s = check_buffers(c, kind, info, arena_, checked_arena_bytes, error_);
+    if (s != Status::kOk) return s;
+  }
 
   kind.run(*model_->flatbuffer(), c, max_kv);
   // A direct (uncached) run overwrote the cross-attention/additive cache
@@ -407,6 +414,115 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
     const bool rescaled = range != nullptr && range->range_q16 != kRangeOne;
     position_[layer] = rescaled ? kKvCacheRescaled : c.q_len;
   }
+  return Status::kOk;
+}
+
+Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
+  error_.Clear();
+  if (model_ == nullptr) {
+    error_ << "interpreter has no model (Init failed or was not called)";
+    return Status::kNotReady;
+  }
+  GraphInfo g;
+  if (model_->GetGraphInfo(&g) != Status::kOk) {
+    error_ << model_->error();
+    return Status::kUnsupported;
+  }
+  if (out == nullptr || out->rows == nullptr || in.rows == nullptr) {
+    error_ << "Invoke needs input rows and an output buffer";
+    return Status::kInvalidArgument;
+  }
+  if (g.memory_dim > 0 && in.memory == nullptr) {
+    error_ << "the model reads memory rows (cross-attention): memory is null";
+    return Status::kInvalidArgument;
+  }
+  const bool memory = g.memory_dim > 0;
+  if (in.num_rows < 1 || (memory && in.memory_rows < 1)) {
+    error_ << "Invoke: num_rows " << in.num_rows << (memory ? " and memory_rows " : "")
+           << (memory ? in.memory_rows : 0) << " must be >= 1";
+    return Status::kInvalidArgument;
+  }
+  if (in.num_rows > g.max_input_rows || (memory && in.memory_rows > g.max_memory_rows)) {
+    error_ << "Invoke: " << in.num_rows << " input rows" << (memory ? ", " : "") << (memory ? in.memory_rows : 0)
+           << (memory ? " memory rows" : "") << " exceed the model's " << g.max_input_rows
+           << (memory ? " / " : "") << (memory ? g.max_memory_rows : 0);
+    return Status::kLengthExceedsPlan;
+  }
+  if (in.valid_rows > in.num_rows || (memory && in.memory_valid_rows > in.memory_rows)) {
+    error_ << "Invoke: valid_rows exceed the rows given";
+    return Status::kInvalidArgument;
+  }
+  const int n = model_->num_steps();
+  const bool learned_last = find_layer_kind(model_->layer(g.output_layer)->options_type())->learned_query;
+  const int out_rows = learned_last ? 1 : in.num_rows;  // every other step keeps its rows
+  const size_t es = g.dtype == EA_S8 ? 1 : 4;
+  const Span caller[3] = {
+      {in.rows, static_cast<size_t>(in.num_rows) * static_cast<size_t>(g.input_dim) * es, "input"},
+      {memory ? in.memory : nullptr,
+       static_cast<size_t>(memory ? in.memory_rows : 0) * static_cast<size_t>(g.memory_dim) * es, "memory"},
+      {out->rows, static_cast<size_t>(out_rows) * static_cast<size_t>(g.output_dim) * es, "output"}};
+  const Span arena = {arena_, arena_bytes_, "the arena"};
+  for (const Span& sp : caller) {
+    if (sp.p != nullptr && es == 4 && !aligned(sp.p, 4)) {
+      error_ << "Invoke: float " << sp.what << " must be 4-byte aligned";
+      return Status::kInvalidArgument;
+    }
+    if (overlaps(sp, arena)) {
+      error_ << "Invoke: " << sp.what << " overlaps the arena";
+      return Status::kInvalidArgument;
+    }
+  }
+  if (overlaps(caller[2], caller[0]) || overlaps(caller[2], caller[1])) {
+    error_ << "Invoke: the output overlaps an input";
+    return Status::kInvalidArgument;
+  }
+
+  // Each step reads the model's input or memory or an earlier step's output
+  // (in the arena, at its planned offset) and passes its rows and valid rows on.
+  int rows[kMaxGraphSteps], valid[kMaxGraphSteps];
+  const auto source = [&](int src, const void** p, int* r, int* v) {
+    if (src == kModelInput) {
+      *p = in.rows;
+      *r = in.num_rows;
+      *v = in.valid_rows > 0 ? in.valid_rows : in.num_rows;
+    } else if (src == kModelMemory) {
+      *p = in.memory;
+      *r = in.memory_rows;
+      *v = in.memory_valid_rows > 0 ? in.memory_valid_rows : in.memory_rows;
+    } else {
+      *p = arena_ + activation_offset_[src];
+      *r = rows[src];
+      *v = valid[src];
+    }
+  };
+  for (int s = 0; s < n; ++s) {
+    const fb::GraphStep* st = model_->step(s);
+    const int layer = static_cast<int>(st->layer());
+    const StepIo io = step_io(*model_->layer(layer), q_cap_);
+    const void* p;
+    int r, v;
+    source(st->query(), &p, &r, &v);
+    RunArgs a = {};
+    if (io.learned_query) {  // pooling: the rows are its keys and values
+      a.key = p;
+      a.kv_len = r;
+      a.kv_valid_len = v;
+    } else {
+      a.query = p;
+      a.q_len = r;
+      a.kv_valid_len = v;  // self-attention masks the padding rows
+    }
+    if (io.cross) {
+      source(st->memory(), &a.key, &a.kv_len, &a.kv_valid_len);
+      a.value = a.key;
+    }
+    a.output = s == n - 1 ? out->rows : arena_ + activation_offset_[s];
+    rows[s] = io.learned_query ? 1 : r;
+    valid[s] = io.learned_query ? 1 : v;
+    const Status status = RunWith(layer, a, nullptr, arena_bytes_, /*buffers_checked=*/true);
+    if (status != Status::kOk) return status;
+  }
+  out->num_rows = rows[n - 1];
   return Status::kOk;
 }
 

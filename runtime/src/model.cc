@@ -80,6 +80,7 @@ bool intact_earlier_format(const uint8_t* bytes, size_t size, uint32_t* version)
 
 Status Model::Fail(Status status) {
   model_ = nullptr;
+  num_steps_ = 0;
   return status;
 }
 
@@ -164,6 +165,7 @@ Status Model::VerifyLayer(int index) {
 
 Status Model::Load(const void* data, size_t size) {
   model_ = nullptr;
+  num_steps_ = 0;
   error_.Clear();
   if (data == nullptr || size == 0) {
     error_ << "model buffer is empty";
@@ -236,6 +238,8 @@ Status Model::Load(const void* data, size_t size) {
     const Status s = VerifyLayer(i);
     if (s != Status::kOk) return Fail(s);
   }
+  const Status graph = VerifyGraph();
+  if (graph != Status::kOk) return Fail(graph);
   arena_bytes_ = ArenaBytesFor(0, 0);
   if (arena_bytes_ > kMaxArenaBytes) {
     error_ << "model needs more than " << kMaxArenaBytes << " arena bytes";
@@ -265,17 +269,29 @@ int Model::CappedKvLen(int index, int cap) const {
   return cap > 0 && cap < max ? cap : max;
 }
 
-ArenaLayout Model::LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_offsets) const {
+ArenaLayout Model::LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_offsets,
+                               uint64_t* activation_offsets) const {
   LayerPlan plans[Interpreter::kMaxLayers];
+  const fb::Layer* layers[Interpreter::kMaxLayers];
   for (int i = 0; i < num_layers(); ++i) {
     plans[i] = PlanLayer(i, CappedQLen(i, max_q_len), CappedKvLen(i, max_kv_len));
+    layers[i] = layer(i);
   }
-  return lay_out_arena(plans, num_layers(), cache_offsets);
+  uint64_t activation_bytes = 0;
+  if (num_steps_ > 0) {
+    GraphTensor tensors[kMaxGraphSteps];
+    uint64_t offsets[kMaxGraphSteps];
+    const int n = graph_tensors(layers, num_layers(), *model_->graph(), max_q_len, tensors);
+    activation_bytes = lay_out_graph(tensors, n, offsets);
+    for (int s = 0; s < n && activation_offsets != nullptr; ++s) activation_offsets[s] = offsets[s];
+  }
+  return lay_out_arena(plans, num_layers(), cache_offsets, activation_bytes);
 }
 
 size_t Model::ArenaBytesFor(int max_q_len, int max_kv_len) const {
-  // Each layer's plan is <= kMaxArenaBytes (checked at load) and there are at
-  // most 16 layers, so the 64-bit sum cannot overflow; it still has to fit.
+  // Each layer's plan is <= kMaxArenaBytes (checked at load), each graph
+  // tensor < 2^34 bytes (verified dimensions and lengths) and there are at
+  // most 64 of each, so the 64-bit sum cannot overflow; it still has to fit.
   const uint64_t total = LayOutArena(max_q_len, max_kv_len, nullptr).total_bytes;
   return total > kMaxArenaBytes ? static_cast<size_t>(kMaxArenaBytes) + 1 : static_cast<size_t>(total);
 }

@@ -26,7 +26,31 @@ LayerPlan plan_layer(const LayerShape& shape, int q_len, int kv_len) {
   return kind->plan(shape, q_len > 0 ? q_len : 0, kv_len > 0 ? kv_len : 0);
 }
 
-ArenaLayout lay_out_arena(const LayerPlan* plans, int num_layers, uint64_t* cache_offsets) {
+uint64_t lay_out_graph(const GraphTensor* tensors, int n, uint64_t* offsets) {
+  uint64_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    // The lowest offset where tensor i fits between the earlier tensors it
+    // lives beside: try 0, then the end of each such tensor.
+    uint64_t at = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (int j = 0; j < i; ++j) {
+        const bool live_together = tensors[j].first <= tensors[i].last && tensors[i].first <= tensors[j].last;
+        const uint64_t end = offsets[j] + align_up(tensors[j].bytes);
+        if (live_together && offsets[j] < at + align_up(tensors[i].bytes) && at < end) {
+          at = end;
+          moved = true;
+        }
+      }
+    }
+    offsets[i] = at;
+    if (at + align_up(tensors[i].bytes) > total) total = at + align_up(tensors[i].bytes);
+  }
+  return total;
+}
+
+ArenaLayout lay_out_arena(const LayerPlan* plans, int num_layers, uint64_t* cache_offsets,
+                          uint64_t activation_bytes) {
   uint64_t cache = 0, scratch = 0, worker = 0;
   for (int i = 0; i < num_layers; ++i) {
     if (cache_offsets != nullptr) cache_offsets[i] = cache;
@@ -34,7 +58,8 @@ ArenaLayout lay_out_arena(const LayerPlan* plans, int num_layers, uint64_t* cach
     if (plans[i].scratch_bytes > scratch) scratch = plans[i].scratch_bytes;
     if (plans[i].worker_bytes > worker) worker = plans[i].worker_bytes;
   }
-  return ArenaLayout{cache, cache + scratch, worker};
+  const uint64_t scratch_offset = cache + activation_bytes;
+  return ArenaLayout{cache, scratch_offset, scratch_offset + scratch, worker};
 }
 
 }  // namespace edgeattn

@@ -19,7 +19,9 @@
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
+#include "converter/write/writer.h"
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
 #include "fixtures.h"
 
 namespace {
@@ -137,10 +139,23 @@ double relative_l2(const std::vector<double>& got, const std::vector<double>& wa
   return std::sqrt(e2 / r2);
 }
 
+// Sample i of the first layer's inputs, quantized at its query scale.
+std::vector<int8_t> quantized_input(Runtime& rt, const Chain& chain, int i) {
+  const edgeattn::LayerInfo in = rt.info(0);
+  const Array& q = chain.b0.calib[0].second;
+  std::vector<int8_t> x(static_cast<size_t>(kRows) * kDim);
+  for (size_t k = 0; k < x.size(); ++k) {
+    const double v = std::nearbyint(q.data[static_cast<size_t>(i) * x.size() + k] / in.query_quant.scale) +
+                     in.query_quant.zero_point;
+    x[k] = static_cast<int8_t>(std::fmin(127.0, std::fmax(-128.0, v)));
+  }
+  return x;
+}
+
 // Runs sample i of the first layer's inputs through the int8 chain, each
 // layer's output bytes passed to the next as they are; the head's output,
-// dequantized.
-std::vector<double> run_int8_chain(Runtime& rt, const Chain& chain, int i) {
+// dequantized (and its bytes in *bytes, when given).
+std::vector<double> run_int8_chain(Runtime& rt, const Chain& chain, int i, std::vector<int8_t>* bytes = nullptr) {
   const edgeattn::LayerInfo in = rt.info(0), out = rt.info(2);
   const Array& q = chain.b0.calib[0].second;
   const Array& valid = chain.b0.calib[1].second;
@@ -166,6 +181,7 @@ std::vector<double> run_int8_chain(Runtime& rt, const Chain& chain, int i) {
   EXPECT_EQ(rt.interp.Run(2, a), edgeattn::Status::kOk) << rt.interp.error();
   std::vector<double> got(logits.size());
   for (size_t k = 0; k < got.size(); ++k) got[k] = out.output_quant.scale * (logits[k] - out.output_quant.zero_point);
+  if (bytes != nullptr) *bytes = logits;
   return got;
 }
 
@@ -219,6 +235,163 @@ TEST(Chain, Float32ChainEqualsTheFloat64Layers) {
     ASSERT_EQ(rt.interp.Run(2, a), edgeattn::Status::kOk) << rt.interp.error();
     const std::vector<double> got(logits.begin(), logits.end());
     EXPECT_LE(relative_l2(got, chain.reference(i), n_valid, kClasses), 1e-5) << "sample " << i;
+  }
+}
+
+// The file holds the chain as a graph, and one Invoke runs it: the same
+// bytes as the three layers called one by one, the intermediate rows in the
+// arena the converter counted (two regions of 9 rows x 16 int8, 144 bytes
+// each: b0's output, read by b1, and b1's, read by the head).
+TEST(Chain, InvokeRunsTheWholeChainInOneCall) {
+  const Chain chain;
+  const std::string model = convert(chain, fixtures::temp_dir("chain_invoke"), "int8", chain.spec());
+  Runtime rt(model);
+  ASSERT_TRUE(rt.model.has_graph());
+  edgeattn::GraphInfo g = {};
+  ASSERT_EQ(rt.model.GetGraphInfo(&g), edgeattn::Status::kOk) << rt.model.error();
+  EXPECT_EQ(g.num_steps, 3);
+  EXPECT_EQ(g.dtype, EA_S8);
+  EXPECT_EQ(g.input_dim, kDim);
+  EXPECT_EQ(g.max_input_rows, kRows);
+  EXPECT_EQ(g.memory_dim, 0);
+  EXPECT_EQ(g.output_dim, kClasses);
+  EXPECT_EQ(g.output_layer, 2);
+  EXPECT_EQ(g.input_quant.scale, rt.info(0).query_quant.scale);
+  EXPECT_EQ(g.output_quant.scale, rt.info(2).output_quant.scale);
+  uint64_t offsets[3] = {9, 9, 9};
+  const edgeattn::ArenaLayout layout = rt.model.LayOutArena(0, 0, nullptr, offsets);
+  EXPECT_EQ(layout.scratch_offset - layout.activation_offset, 288u);
+  EXPECT_EQ(offsets[0], 0u);
+  EXPECT_EQ(offsets[1], 144u);
+  EXPECT_EQ(offsets[2], 0u);
+  const Array& valid = chain.b0.calib[1].second;
+  for (int i = 0; i < 8; ++i) {
+    std::vector<int8_t> want;
+    run_int8_chain(rt, chain, i, &want);
+    const std::vector<int8_t> x = quantized_input(rt, chain, i);
+    std::vector<int8_t> got(want.size(), 0x55);
+    edgeattn::ModelInputs in = {};
+    in.rows = x.data();
+    in.num_rows = kRows;
+    in.valid_rows = static_cast<int>(valid.data[static_cast<size_t>(i)]);
+    edgeattn::ModelOutputs out = {got.data(), 0};
+    ASSERT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kOk) << rt.interp.error();
+    EXPECT_EQ(out.num_rows, kRows);
+    EXPECT_EQ(got, want) << "sample " << i;
+  }
+  // The C API, and what a wrong call says.
+  const std::vector<int8_t> x = quantized_input(rt, chain, 0);
+  std::vector<int8_t> y(static_cast<size_t>(kRows) * kClasses);
+  ea_model_inputs in = {};
+  in.rows = x.data();
+  in.num_rows = kRows;
+  ea_model_outputs out = {y.data(), 0};
+  {
+    ea_model m;
+    ASSERT_EQ(ea_model_load(&m, rt.file_words.data(), rt.file.size()), EA_OK);
+    ea_graph_info cg;
+    ASSERT_EQ(ea_model_graph_info(&m, &cg), EA_OK);
+    EXPECT_EQ(cg.output_dim, kClasses);
+    std::vector<uint64_t> arena(ea_model_arena_bytes(&m) / 8 + 1);
+    ea_interpreter interp;
+    ASSERT_EQ(ea_interpreter_init(&interp, &m, arena.data(), ea_model_arena_bytes(&m)), EA_OK);
+    EXPECT_EQ(ea_interpreter_invoke(&interp, &in, &out), EA_OK) << ea_interpreter_error(&interp);
+    EXPECT_EQ(out.num_rows, kRows);
+    std::vector<int8_t> want;
+    run_int8_chain(rt, chain, 0, &want);
+    EXPECT_EQ(y, want);
+  }
+  in.num_rows = kRows + 1;
+  EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kLengthExceedsPlan);
+  EXPECT_NE(std::string(rt.interp.error()).find("exceed the model's 9"), std::string::npos) << rt.interp.error();
+  in.num_rows = kRows;
+  out.rows = nullptr;
+  EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kInvalidArgument);
+  out.rows = const_cast<int8_t*>(x.data());  // over its own input
+  EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kInvalidArgument);
+  EXPECT_NE(std::string(rt.interp.error()).find("output overlaps an input"), std::string::npos) << rt.interp.error();
+}
+
+TEST(Chain, InvokeInFloat32EqualsTheFloat64Layers) {
+  const Chain chain;
+  const std::string model = convert(chain, fixtures::temp_dir("chain_invoke_f32"), "f32", chain.spec());
+  Runtime rt(model);
+  const Array& q = chain.b0.calib[0].second;
+  const Array& valid = chain.b0.calib[1].second;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<float> x(static_cast<size_t>(kRows) * kDim), logits(static_cast<size_t>(kRows) * kClasses);
+    for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(q.data[static_cast<size_t>(i) * x.size() + k]);
+    const int n_valid = static_cast<int>(valid.data[static_cast<size_t>(i)]);
+    edgeattn::ModelInputs in = {x.data(), kRows, n_valid, nullptr, 0, 0};
+    edgeattn::ModelOutputs out = {logits.data(), 0};
+    ASSERT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kOk) << rt.interp.error();
+    const std::vector<double> got(logits.begin(), logits.end());
+    EXPECT_LE(relative_l2(got, chain.reference(i), n_valid, kClasses), 1e-5) << "sample " << i;
+  }
+}
+
+// What a graph the runtime cannot run says at load: a step reading itself,
+// a hand-over whose quantizations differ, an output nobody reads.
+TEST(Chain, BadGraphIsRefusedAtLoad) {
+  const Chain chain;
+  const std::string model = convert(chain, fixtures::temp_dir("chain_badgraph"), "int8", chain.spec());
+  const std::vector<uint8_t> good = read_file(model);
+  const auto patched = [&](int step, int query) {
+    std::vector<uint8_t> b(good.begin(), good.end() - 4);
+    auto* m = flatbuffers::GetMutableRoot<edgeattn::fb::Model>(b.data());
+    auto* st = const_cast<edgeattn::fb::GraphStep*>(m->graph()->steps()->Get(static_cast<uint32_t>(step)));
+    EXPECT_TRUE(reinterpret_cast<flatbuffers::Table*>(st)->SetField<int32_t>(edgeattn::fb::GraphStep::VT_QUERY, query, -1));
+    append_file_crc32(&b);
+    std::vector<uint64_t> words((b.size() + 7) / 8);
+    std::memcpy(words.data(), b.data(), b.size());
+    edgeattn::Model m2;
+    EXPECT_EQ(m2.Load(words.data(), b.size()), edgeattn::Status::kInvalidModel);
+    return std::string(m2.error());
+  };
+  std::string msg = patched(1, 1);
+  EXPECT_NE(msg.find("graph step 1 (layer 'b1') reads its query from step 1"), std::string::npos) << msg;
+  msg = patched(2, 0);  // the head reads b0's rows, quantized for b1
+  EXPECT_NE(msg.find("graph step 2 (layer 'head')"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the bytes cannot be passed on"), std::string::npos) << msg;
+  msg = patched(1, -1);  // b1 reads the model's input too, at its own scale
+  EXPECT_NE(msg.find("graph step 1 (layer 'b1')"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the model's input gives"), std::string::npos) << msg;
+}
+
+// A model whose layers are not chained has no graph: Invoke says so.
+TEST(Chain, UnchainedModelHasNoGraph) {
+  const Chain chain;
+  const std::string spec = R"({"model": "one", "layers": [
+      {"name": "b0", "kind": "encoder_block", "preset": "torch", "prefix": "b0.", "embed_dim": 16, "num_heads": 2,
+       "ffn_dim": 40, "mask": "key_padding", "max_q_len": 9}]})";
+  Chain only_b0;
+  only_b0.weights.clear();
+  for (const auto& [name, a] : chain.weights) {
+    if (name.rfind("b0.", 0) == 0) only_b0.weights.emplace_back(name, a);
+  }
+  Runtime rt(convert(only_b0, fixtures::temp_dir("chain_none"), "int8", spec));
+  EXPECT_FALSE(rt.model.has_graph());
+  edgeattn::GraphInfo g;
+  EXPECT_EQ(rt.model.GetGraphInfo(&g), edgeattn::Status::kUnsupported);
+  std::vector<int8_t> x(static_cast<size_t>(kRows) * kDim), y(x.size());
+  edgeattn::ModelInputs in = {x.data(), kRows, 0, nullptr, 0, 0};
+  edgeattn::ModelOutputs out = {y.data(), 0};
+  EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kUnsupported);
+  EXPECT_NE(std::string(rt.interp.error()).find("no graph"), std::string::npos) << rt.interp.error();
+}
+
+// A layer that nothing reads, in a chained spec, is refused by the converter.
+TEST(Chain, UnreadLayerIsAConvertError) {
+  const Chain chain;
+  std::string spec = chain.spec();
+  const std::string head_input = R"("input": "b1"})";
+  spec.replace(spec.find(head_input), head_input.size(), R"("input": "b0"})");  // the head reads b0: b1 unread
+  try {
+    convert(chain, fixtures::temp_dir("chain_unread"), "f32", spec);
+    ADD_FAILURE() << "converted";
+  } catch (const ConvertError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'b1'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no later layer reads its output"), std::string::npos) << e.what();
   }
 }
 

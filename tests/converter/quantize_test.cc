@@ -158,7 +158,7 @@ TEST(ConverterFile, LayoutAlignmentCrcAndArena) {
     const std::vector<uint8_t> bytes = read_file(o.output);
     const LoadedModel lm(bytes, o.output);
     const fb::Model* m = lm.model().flatbuffer();
-    EXPECT_EQ(m->format_version(), 5u);
+    EXPECT_EQ(m->format_version(), 6u);
     EXPECT_EQ(m->producer()->name()->str(), "edgeattn-convert");
     EXPECT_EQ(m->producer()->version()->str(), "0.1.0");
     // int8 models also record their calibration (shown by inspect).

@@ -203,6 +203,16 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack, const ea_execut
       p.io.back().Make(info, info.max_q_len, info.max_kv_len, rng);
     }
   }
+  eatest::GraphIo graph;  // a model with a graph: one Invoke as well
+  edgeattn::GraphInfo graph_info;
+  {
+    Model dry;
+    ASSERT_EQ(dry.Load(p.file.data(), p.file.size()), Status::kOk);
+    if (dry.GetGraphInfo(&graph_info) == Status::kOk) {
+      eatest::Rng rng(43);
+      graph.Make(graph_info, rng);
+    }
+  }
   std::vector<RunArgs> args(p.io.size() * 4);
   for (size_t l = 0; l < p.io.size(); ++l) {
     args[4 * l] = p.io[l].Args(-1, true);                              // with weights
@@ -285,6 +295,7 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack, const ea_execut
       }
     }
   }
+  if (model.has_graph()) record(interp.Invoke(graph.in, &graph.out));
   // Error paths must not allocate either (messages are formatted in place).
   RunArgs bad = {};
   const Status bad_status = interp.Run(1000, bad);
@@ -298,6 +309,7 @@ void CheckZeroAllocations(const std::string& name, bool xnnpack, const ea_execut
   }
   EXPECT_EQ(bad_status, Status::kInvalidArgument);
   EXPECT_EQ(bad_load, Status::kInvalidModel);
+  if (!graph.input.empty()) EXPECT_EQ(graph.out.num_rows, graph_info.max_output_rows) << name;
   if (pool != nullptr) EXPECT_EQ(interp.workers(), kPoolWorkers);
   interp.SetMinTaskWork(Interpreter::kMinTaskWork);
   // The bundled Bahdanau model's projections (64 -> 32) are XNNPACK-eligible:

@@ -184,9 +184,9 @@ TEST(BadModel, WrongFileIdentifier) {
 }
 
 TEST(BadModel, WrongFormatVersion) {
-  // 1 to 4: earlier formats, which must be re-converted (4: the separate
-  // int8 residual adds of the blocks); 6: a later one.
-  for (uint32_t v : {0u, 1u, 2u, 3u, 4u, 6u, 0xFFFFFFFFu}) {
+  // 1 to 5: earlier formats, which must be re-converted (4: the separate
+  // int8 residual adds of the blocks; 5: no graph); 7: a later one.
+  for (uint32_t v : {0u, 1u, 2u, 3u, 4u, 5u, 7u, 0xFFFFFFFFu}) {
     ExpectPatched(kInt8, "format_version", Status::kVersionMismatch, [v](fb::Model* m, uint8_t*) {
       return SetScalar<uint32_t>(m, fb::Model::VT_FORMAT_VERSION, v);
     });

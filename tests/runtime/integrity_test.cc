@@ -183,7 +183,7 @@ TEST(Integrity, FileEndsInTheCrcOfEveryByteBeforeIt) {
     const AlignedBuffer b = ReadModel(name);
     ASSERT_GT(b.size(), 4u) << name;
     EXPECT_EQ(Tail32(b), eatest::Crc32(b.data(), b.size() - 4)) << name;
-    EXPECT_EQ(fb::GetModel(b.data())->format_version(), 5u) << name;
+    EXPECT_EQ(fb::GetModel(b.data())->format_version(), 6u) << name;
   }
 }
 
@@ -198,13 +198,13 @@ TEST(Integrity, PreviousFormatIsAVersionMismatch) {
   EXPECT_EQ(m.Load(v2.data(), v2.size()), Status::kVersionMismatch) << m.error();
   const std::string msg = m.error();
   EXPECT_NE(msg.find("format version 2"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("reads version 5"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("reads version 6"), std::string::npos) << msg;
   EXPECT_NE(msg.find("re-convert"), std::string::npos) << msg;
   // Its weights no longer matching its data_crc32: not an intact old file.
   AlignedBuffer bad = v2;
   bad.data()[fb::GetModel(v2.data())->data()->data() - v2.data()] ^= 0x10;
   EXPECT_EQ(m.Load(bad.data(), bad.size()), Status::kCrcMismatch) << m.error();
-  // A format-3 to 5 file without its checksum, claiming version 2, has no
+  // A format-3 to 6 file without its checksum, claiming version 2, has no
   // data_crc32: a truncated or corrupted file, not an old one.
   const AlignedBuffer v3 = ReadModel("fixture_int8");
   ASSERT_GT(v3.size(), 4u);
@@ -214,16 +214,16 @@ TEST(Integrity, PreviousFormatIsAVersionMismatch) {
   ASSERT_TRUE(table->SetField<uint32_t>(fb::Model::VT_FORMAT_VERSION, 2u, 0u));
   EXPECT_EQ(m.Load(cut.data(), cut.size()), Status::kCrcMismatch) << m.error();
   // An intact file of another checksummed version (3: before the per-worker
-  // scratch; 4: the blocks' separate int8 adds; 6: later) is a version
-  // mismatch that says to re-convert.
-  for (const uint32_t version : {3u, 4u, 6u}) {
+  // scratch; 4: the blocks' separate int8 adds; 5: no graph; 7: later) is a
+  // version mismatch that says to re-convert.
+  for (const uint32_t version : {3u, 4u, 5u, 7u}) {
     AlignedBuffer other = v3;
     table = reinterpret_cast<flatbuffers::Table*>(flatbuffers::GetMutableRoot<fb::Model>(other.data()));
     ASSERT_TRUE(table->SetField<uint32_t>(fb::Model::VT_FORMAT_VERSION, version, 0u));
     eatest::SealModel(&other);
     EXPECT_EQ(m.Load(other.data(), other.size()), Status::kVersionMismatch) << m.error();
     const std::string text = m.error();
-    EXPECT_NE(text.find("format version " + std::to_string(version) + ", this runtime reads version 5"),
+    EXPECT_NE(text.find("format version " + std::to_string(version) + ", this runtime reads version 6"),
               std::string::npos) << text;
   }
 }

@@ -181,6 +181,39 @@ struct LayerIo {
   }
 };
 
+// Inputs and output of a whole-model run (Interpreter::Invoke) at the
+// graph's maximum rows, the last quarter of the input rows padding.
+struct GraphIo {
+  std::vector<uint8_t> input, memory, output;
+  edgeattn::ModelInputs in = {};
+  edgeattn::ModelOutputs out = {};
+
+  void Make(const edgeattn::GraphInfo& g, Rng& rng) {
+    const size_t es = g.dtype == EA_S8 ? 1 : 4;
+    auto fill = [&](std::vector<uint8_t>& v, size_t n) {
+      v.assign(n * es, 0);
+      for (size_t i = 0; i < n; ++i) {
+        if (es == 1) {
+          v[i] = static_cast<uint8_t>(rng.next());
+        } else {
+          const float f = static_cast<float>(rng.normal());
+          std::memcpy(&v[i * 4], &f, 4);
+        }
+      }
+    };
+    fill(input, static_cast<size_t>(g.max_input_rows) * g.input_dim);
+    fill(memory, static_cast<size_t>(g.max_memory_rows) * g.memory_dim);
+    output.assign(static_cast<size_t>(g.max_output_rows) * g.output_dim * es, 0xCD);
+    in.rows = input.data();
+    in.num_rows = g.max_input_rows;
+    in.valid_rows = g.max_input_rows - g.max_input_rows / 4;
+    in.memory = g.memory_dim > 0 ? memory.data() : nullptr;
+    in.memory_rows = g.max_memory_rows;
+    in.memory_valid_rows = g.max_memory_rows - g.max_memory_rows / 4;
+    out.rows = output.data();
+  }
+};
+
 }  // namespace eatest
 
 #endif  // EDGEATTN_TESTS_RUNTIME_TEST_MODELS_H_

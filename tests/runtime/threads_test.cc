@@ -126,6 +126,17 @@ std::vector<uint8_t> Outputs(Interpreter& interp, const Model& model, int layer,
   return out;
 }
 
+// The whole model's output (Invoke) for a model with a graph, else empty.
+std::vector<uint8_t> InvokeOutput(Interpreter& interp, const Model& model, uint64_t seed) {
+  edgeattn::GraphInfo g;
+  if (model.GetGraphInfo(&g) != Status::kOk) return {};
+  eatest::Rng rng(seed);
+  eatest::GraphIo io;
+  io.Make(g, rng);
+  EXPECT_EQ(interp.Invoke(io.in, &io.out), Status::kOk) << interp.error();
+  return io.output;
+}
+
 struct PooledModel {
   AlignedBuffer file, arena;
   Model model;
@@ -181,6 +192,7 @@ TEST_P(Threads, SameBytesForAnyPoolAndWorkerCount) {
       want.push_back(Outputs(one.interp, one.model, l, 100 + l));
       splits = splits || one.Info(l).kind != EA_LAYER_POOLING;
     }
+    const std::vector<uint8_t> want_model = InvokeOutput(one.interp, one.model, 99);
 
     auto check = [&](const ea_executor& ex, int workers, const std::string& pool) {
       PooledModel s;
@@ -193,6 +205,8 @@ TEST_P(Threads, SameBytesForAnyPoolAndWorkerCount) {
         EXPECT_TRUE(got == want[static_cast<size_t>(l)])
             << name << " layer " << l << " path " << path << " pool " << pool << " workers " << workers;
       }
+      EXPECT_TRUE(InvokeOutput(s.interp, s.model, 99) == want_model)
+          << name << " Invoke path " << path << " pool " << pool << " workers " << workers;
     };
     // Pools that run tasks on the calling thread, in an order that changes
     // with the worker count, then real threads.

@@ -38,7 +38,7 @@ ea_status ea_set_kernel_path(const char* name);
 const char* ea_kernel_path(void);
 
 /* Model format version this runtime reads. */
-#define EA_FORMAT_VERSION 5u
+#define EA_FORMAT_VERSION 6u
 /* Arena and model buffers must be aligned to this many bytes. */
 #define EA_ALIGNMENT 16u
 #define EA_ERROR_MESSAGE_BYTES 160
@@ -149,12 +149,62 @@ typedef struct ea_executor {
   void (*parallel_for)(void* context, ea_task_fn task, void* arg, int32_t n_tasks);
 } ea_executor;
 
+/* The whole model as one call (format 6): a file converted from a spec whose
+ * layers are chained ("input") holds a graph, the layers in order, each
+ * reading the model's input, its memory or an earlier step's output. Invoke
+ * runs it from the model's input rows to the last step's output rows; every
+ * intermediate output lives in the arena (the converter's exact arena counts
+ * them, reusing a region once no later step reads it).
+ *   input  [num_rows][input_dim]            the first step's query (or the
+ *                                           rows a pooling step pools)
+ *   memory [memory_rows][memory_dim]        cross-attention keys and values,
+ *                                           a decoder block's memory (NULL if
+ *                                           memory_dim is 0)
+ *   output [output rows][output_dim]        output rows: num_rows, or 1 after
+ *                                           a pooling step
+ * valid_rows / memory_valid_rows <= 0: every row is valid; otherwise the rows
+ * after it are padding that self-attention steps mask (the key padding of
+ * ea_run_args, passed from step to step). int8 models read and write bytes at
+ * input_quant / memory_quant / output_quant; each hand-over inside passes the
+ * bytes on as they are (the file is refused when a step's input quantization
+ * is not its source's output quantization). Buffers as for ea_interpreter_run:
+ * float buffers 4-byte aligned, none overlapping the arena, the output
+ * overlapping no input. */
+typedef struct ea_graph_info {
+  int32_t num_steps;
+  ea_dtype dtype;
+  int32_t input_dim;
+  int32_t max_input_rows;
+  ea_quant input_quant;    /* S8 only */
+  int32_t memory_dim;      /* 0: no step reads the memory */
+  int32_t max_memory_rows;
+  ea_quant memory_quant;
+  int32_t output_dim;
+  int32_t max_output_rows;
+  ea_quant output_quant;
+  int32_t output_layer;    /* the last step's layer */
+} ea_graph_info;
+
+typedef struct ea_model_inputs {
+  const void* rows;
+  int32_t num_rows;
+  int32_t valid_rows;
+  const void* memory;
+  int32_t memory_rows;
+  int32_t memory_valid_rows;
+} ea_model_inputs;
+
+typedef struct ea_model_outputs {
+  void* rows;
+  int32_t num_rows;        /* set by ea_interpreter_invoke */
+} ea_model_outputs;
+
 /* Opaque storage; sizes are checked at compile time by the implementation. */
 typedef struct ea_model {
   union { uint64_t align_; unsigned char bytes[256]; } opaque;
 } ea_model;
 typedef struct ea_interpreter {
-  union { uint64_t align_; unsigned char bytes[640]; } opaque;
+  union { uint64_t align_; unsigned char bytes[1792]; } opaque;
 } ea_interpreter;
 
 /* Verifies the file (whole-file CRC-32, identifier, FlatBuffers verifier,
@@ -165,6 +215,8 @@ const char* ea_model_error(const ea_model* model);
 int32_t ea_model_num_layers(const ea_model* model);
 int32_t ea_model_find_layer(const ea_model* model, const char* name); /* -1 if absent */
 ea_status ea_model_layer_info(const ea_model* model, int32_t layer, ea_layer_info* info);
+/* EA_UNSUPPORTED (and a message) for a model without a graph. */
+ea_status ea_model_graph_info(const ea_model* model, ea_graph_info* info);
 /* Arena bytes for the whole model at every layer's declared maxima. */
 size_t ea_model_arena_bytes(const ea_model* model);
 /* Arena bytes when runs never exceed max_q_len / max_kv_len (each capped by
@@ -189,6 +241,9 @@ ea_status ea_interpreter_init_for_lengths(ea_interpreter* interp, const ea_model
 ea_status ea_interpreter_cache_keys(ea_interpreter* interp, int32_t layer, const void* key,
                                     const void* value, int32_t kv_len, int32_t kv_valid_len);
 ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run_args* args);
+/* The whole model (ea_graph_info above); EA_UNSUPPORTED without a graph. */
+ea_status ea_interpreter_invoke(ea_interpreter* interp, const ea_model_inputs* inputs,
+                                ea_model_outputs* outputs);
 /* Runs the layers on the caller's thread pool from now on (until the next
  * init; NULL: the caller's thread again). Call it after init and before
  * ea_interpreter_use_xnnpack. Asks executor->num_threads once; the arena

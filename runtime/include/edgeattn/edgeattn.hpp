@@ -23,6 +23,7 @@ namespace edgeattn {
 namespace fb {
 struct Model;
 struct Layer;
+struct GraphStep;
 }  // namespace fb
 struct RangeScale;
 struct Pool;
@@ -54,7 +55,10 @@ bool XnnpackBuilt();
 Status XnnpackInitialize();
 
 using LayerInfo = ea_layer_info;
+using GraphInfo = ea_graph_info;
 using RunArgs = ea_run_args;
+using ModelInputs = ea_model_inputs;
+using ModelOutputs = ea_model_outputs;
 using Quant = ea_quant;
 
 // Fixed-size message buffer: formatting without printf or the heap.
@@ -85,6 +89,12 @@ class Model {
   int num_layers() const;
   int FindLayer(const char* name) const;  // -1 if absent
   Status GetLayerInfo(int layer, LayerInfo* info) const;
+  // The whole model as one call (format 6, the file's Graph; Interpreter::
+  // Invoke). Without a graph: has_graph() false, GetGraphInfo kUnsupported.
+  bool has_graph() const { return num_steps_ > 0; }
+  int num_steps() const { return num_steps_; }
+  const fb::GraphStep* step(int index) const;  // null outside 0..num_steps()-1
+  Status GetGraphInfo(GraphInfo* info) const;
   // Whole model at every layer's maxima (equals what the converter recorded).
   size_t arena_bytes() const { return arena_bytes_; }
   // Arena bytes each thread-pool worker beyond the first adds (recorded in
@@ -99,9 +109,12 @@ class Model {
   int CappedKvLen(int layer, int cap) const;
   // One layer's plan at the given lengths.
   LayerPlan PlanLayer(int layer, int q_len, int kv_len) const;
-  // The arena at these length caps (lay_out_arena over every layer's plan);
-  // cache_offsets (num_layers() entries) may be null.
-  ArenaLayout LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_offsets) const;
+  // The arena at these length caps (lay_out_arena over every layer's plan
+  // and the graph's activations); cache_offsets (num_layers() entries) and
+  // activation_offsets (num_steps(), from the activations region; the last
+  // step's is 0, its output is the caller's) may be null.
+  ArenaLayout LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_offsets,
+                          uint64_t* activation_offsets = nullptr) const;
   LayerShape ShapeOf(int layer) const;
   // Extra arena bytes range-mode runs need under these caps (ea_model_range_bytes).
   size_t RangeBytes(int max_q_len, int max_kv_len) const;
@@ -112,12 +125,14 @@ class Model {
  private:
   Status Fail(Status status);
   Status VerifyLayer(int index);
+  Status VerifyGraph();
 
   const fb::Model* model_ = nullptr;
   const uint8_t* data_ = nullptr;  // Model.data
   size_t data_size_ = 0;
   size_t arena_bytes_ = 0;
   size_t worker_bytes_ = 0;
+  int num_steps_ = 0;
   mutable ErrorMessage error_;
 };
 
@@ -146,6 +161,10 @@ class Interpreter {
   // Float inputs and output for an int8 layer, R picked per call by `policy`
   // (ea_interpreter_run_float); *range_q16 (may be null) receives R.
   Status RunFloat(int layer, const RunArgs& args, ea_range_policy policy, uint32_t* range_q16);
+  // The whole model in one call (ea_interpreter_invoke): its graph's steps
+  // in order, each intermediate output in the arena, the last step's into
+  // outputs->rows (outputs->num_rows receives its row count).
+  Status Invoke(const ModelInputs& inputs, ModelOutputs* outputs);
   static constexpr uint32_t kRangeOne = EA_RANGE_ONE;
   static constexpr uint32_t kRangeMax = EA_RANGE_MAX;
 
@@ -201,15 +220,17 @@ class Interpreter {
   size_t xnnpack_bytes() const { return xnn_bytes_; }
   int xnnpack_ops() const { return xnn_ops_; }
 
-  static constexpr int kMaxLayers = 16;
+  static constexpr int kMaxLayers = kMaxGraphSteps;
 
  private:
   Status CheckLayer(int layer);
   Status CheckKvCacheLayer(int layer);
   // Run, optionally in range mode; caller buffers must not overlap the first
   // checked_arena_bytes of the arena.
+  // Invoke's steps pass their own arena buffers: buffers_checked skips the
+  // caller-buffer checks (Invoke checks the caller's once).
   Status RunWith(int layer, const RunArgs& args, const RangeScale* range,
-                 size_t checked_arena_bytes);
+                 size_t checked_arena_bytes, bool buffers_checked = false);
   static constexpr int kKvCacheRescaled = -2;  // position_: filled at range > 1
   // Range mode (range_mode.cc): the arena after the plan and XNNPACK's
   // bytes, and the checks and derived parameters of one run at range_q16.
@@ -239,6 +260,7 @@ class Interpreter {
   int cached_kv_len_[kMaxLayers] = {};      // key-cache layers: cached key rows, -1: none
   int cached_kv_valid_len_[kMaxLayers] = {};
   int position_[kMaxLayers] = {};           // KV-cache layers: positions filled (next step's)
+  uint32_t activation_offset_[kMaxLayers] = {};  // graph step s's output, from arena_ (< kMaxArenaBytes)
   ErrorMessage error_;
 };
 

@@ -72,19 +72,54 @@ LayerPlan plan_layer(const LayerShape& shape, int q_len, int kv_len);
 // (plan_layer refuses it).
 LayerShape shape_of_options(int kind, const void* options, ea_dtype dtype, bool tile_scratch);
 
+// The intermediate tensors of a whole-model run (the file's Graph): step
+// s's output rows, live from step `first` (which writes them) to step `last`
+// (the last that reads them). The model's output goes to the caller's buffer
+// and gets none.
+struct GraphTensor {
+  uint64_t bytes;  // rows at the step's maximum x output width x element size
+  int first;
+  int last;
+};
+
+// Offsets (from the start of the activations region) for n tensors, each
+// aligned to kArenaAlignment: tensors whose live steps overlap never share
+// bytes, and a region is reused once its tensor is dead. First fit in step
+// order, so a chain of layers needs two regions (the output of step s and
+// its input, step s-1's) and the converter and the runtime get the same
+// offsets. Returns the region's size. n <= kMaxGraphSteps.
+constexpr int kMaxGraphSteps = 64;
+uint64_t lay_out_graph(const GraphTensor* tensors, int n, uint64_t* offsets);
+
+namespace fb {
+struct Layer;
+struct Graph;
+}  // namespace fb
+
+// The graph's tensors (tensors[s]: step s's output; the last step's has 0
+// bytes) from the file's layers and graph, rows capped at max_q_len as
+// Interpreter::Init's cap does (0: none). The converter calls it on the
+// tables it has just written, the runtime on the loaded file, so both plan
+// the same arena. Returns the number of steps (<= kMaxGraphSteps after Load).
+int graph_tensors(const fb::Layer* const* layers, int num_layers, const fb::Graph& graph, int max_q_len,
+                  GraphTensor* tensors);
+
 // The arena of a model, laid out once for the converter, Model::Load and
 // Interpreter::Init: the layers' persistent caches one after another (layer
-// i's at cache_offsets[i] when that pointer is not null), then one scratch
-// region shared by every layer, as large as the largest layer's scratch
-// (plans come from plan_layer, so no sum overflows).
+// i's at cache_offsets[i] when that pointer is not null), then the graph's
+// activations (activation_bytes, lay_out_graph; 0 without a graph), then
+// one scratch region shared by every layer, as large as the largest layer's
+// scratch (plans come from plan_layer, so no sum overflows).
 // With a thread pool of T workers (ea_executor), workers 1..T-1 each get
 // worker_bytes after total_bytes: arena_bytes_for_workers().
 struct ArenaLayout {
-  uint64_t scratch_offset;  // = the sum of the caches
+  uint64_t activation_offset;  // = the sum of the caches
+  uint64_t scratch_offset;     // = activation_offset + activation_bytes
   uint64_t total_bytes;
-  uint64_t worker_bytes;    // the largest layer's worker_bytes
+  uint64_t worker_bytes;       // the largest layer's worker_bytes
 };
-ArenaLayout lay_out_arena(const LayerPlan* plans, int num_layers, uint64_t* cache_offsets);
+ArenaLayout lay_out_arena(const LayerPlan* plans, int num_layers, uint64_t* cache_offsets,
+                          uint64_t activation_bytes = 0);
 
 // The arena for `workers` >= 1 pool workers (1: total_bytes).
 constexpr uint64_t arena_bytes_for_workers(const ArenaLayout& a, int workers) {

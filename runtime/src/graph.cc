@@ -1,0 +1,236 @@
+// The whole model as one call (format 6): the file's Graph verified at load,
+// its intermediate tensors for the arena plan, its public description.
+// Interpreter::Invoke (interpreter.cc) runs it.
+#include <cstring>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
+#include "layers/layer_kind.h"
+#include "graph.h"
+#include "model_access.h"
+
+namespace edgeattn {
+
+StepIo step_io(const fb::Layer& l, int q_cap) {
+  const LayerInfo info = layer_info(l);
+  const LayerKindModule* kind = find_layer_kind(l.options_type());
+  const int max_q = static_cast<int>(l.max_q_len());
+  const int capped_q = q_cap > 0 && q_cap < max_q ? q_cap : max_q;
+  StepIo io = {};
+  io.learned_query = kind != nullptr && kind->learned_query;
+  io.cross = info.cross != 0 && !io.learned_query;  // pooling's "keys" are its primary input
+  io.input_dim = io.learned_query ? info.key_dim : info.query_dim;
+  io.input_quant = io.learned_query ? info.key_quant : info.query_quant;
+  io.max_input_rows = io.learned_query ? info.max_kv_len : info.max_q_len;
+  io.memory_dim = info.key_dim;
+  io.memory_quant = info.key_quant;
+  io.max_memory_rows = info.max_kv_len;
+  io.output_dim = info.output_dim;
+  io.output_quant = info.output_quant;
+  io.max_output_rows = io.learned_query ? 1 : capped_q;
+  io.elem = info.dtype == EA_S8 ? 1 : 4;
+  return io;
+}
+
+namespace {
+
+bool same_quant(const ea_quant& a, const ea_quant& b) {
+  return std::memcmp(&a.scale, &b.scale, sizeof(float)) == 0 && a.zero_point == b.zero_point;
+}
+
+// A scale for a message: micro-units (ErrorMessage prints integers).
+int64_t micro(float scale) { return static_cast<int64_t>(static_cast<double>(scale) * 1e6 + 0.5); }
+
+const char* source_name(int source) {
+  return source == kModelInput ? "the model's input" : source == kModelMemory ? "the model's memory" : "step";
+}
+
+}  // namespace
+
+int graph_tensors(const fb::Layer* const* layers, int num_layers, const fb::Graph& graph, int max_q_len,
+                  GraphTensor* tensors) {
+  const int n = static_cast<int>(graph.steps()->size());
+  for (int s = 0; s < n; ++s) {
+    const uint32_t layer = graph.steps()->Get(static_cast<uint32_t>(s))->layer();
+    const StepIo io = layer < static_cast<uint32_t>(num_layers) ? step_io(*layers[layer], max_q_len) : StepIo{};
+    tensors[s] = GraphTensor{static_cast<uint64_t>(io.max_output_rows) * static_cast<uint64_t>(io.output_dim) * io.elem,
+                             s, s};
+  }
+  for (int s = 0; s < n; ++s) {
+    const fb::GraphStep* st = graph.steps()->Get(static_cast<uint32_t>(s));
+    for (const int src : {st->query(), st->memory()}) {
+      if (src >= 0 && src < s && tensors[src].last < s) tensors[src].last = s;
+    }
+  }
+  if (n > 0) tensors[n - 1].bytes = 0;  // the caller's output buffer
+  return n;
+}
+
+const fb::GraphStep* Model::step(int index) const {
+  if (index < 0 || index >= num_steps_) return nullptr;
+  return model_->graph()->steps()->Get(static_cast<uint32_t>(index));
+}
+
+Status Model::VerifyGraph() {
+  num_steps_ = 0;
+  const fb::Graph* g = model_->graph();
+  if (g == nullptr) return Status::kOk;  // layers run one by one only
+  error_.Clear();
+  const int n = g->steps() != nullptr ? static_cast<int>(g->steps()->size()) : 0;
+  if (n < 1 || n > kMaxGraphSteps) {
+    error_ << "graph must have 1.." << kMaxGraphSteps << " steps, has " << n;
+    return Status::kInvalidModel;
+  }
+  bool used[kMaxGraphSteps] = {};
+  bool read[kMaxGraphSteps] = {};
+  StepIo io[kMaxGraphSteps];
+  bool have_input = false, have_memory = false;
+  StepIo model_in = {}, model_mem = {};
+  for (int s = 0; s < n; ++s) {
+    const fb::GraphStep* st = g->steps()->Get(static_cast<uint32_t>(s));
+    const int layer = static_cast<int>(st->layer());
+    if (st->layer() >= static_cast<uint32_t>(num_layers())) {
+      error_ << "graph step " << s << " names layer " << st->layer() << ", the model has " << num_layers();
+      return Status::kInvalidModel;
+    }
+    if (used[layer]) {
+      error_ << "graph step " << s << ": layer '" << this->layer(layer)->name()->c_str()
+             << "' appears twice in the graph";
+      return Status::kInvalidModel;
+    }
+    used[layer] = true;
+    const char* name = this->layer(layer)->name()->c_str();
+    io[s] = step_io(*this->layer(layer), 0);
+    if (s > 0 && io[s].elem != io[0].elem) {
+      error_ << "graph step " << s << " (layer '" << name << "'): float and int8 layers in one graph";
+      return Status::kInvalidModel;
+    }
+    // Its primary input, then (cross layers) its memory.
+    struct Edge {
+      int source;
+      int dim;
+      ea_quant quant;
+      int max_rows;
+      const char* what;
+    };
+    const Edge edges[2] = {{st->query(), io[s].input_dim, io[s].input_quant, io[s].max_input_rows,
+                            io[s].learned_query ? "the rows it pools" : "its query"},
+                           {st->memory(), io[s].memory_dim, io[s].memory_quant, io[s].max_memory_rows,
+                            "its memory (keys and values)"}};
+    for (int e = 0; e < 2; ++e) {
+      const Edge& edge = edges[e];
+      if (e == 0 && edge.source == kModelMemory) {
+        error_ << "graph step " << s << " (layer '" << name << "') reads the model's memory as its query";
+        return Status::kInvalidModel;
+      }
+      if (e == 1 && !io[s].cross) {
+        if (edge.source != kModelMemory) {
+          error_ << "graph step " << s << " (layer '" << name << "') reads no memory (not cross-attention)";
+          return Status::kInvalidModel;
+        }
+        continue;
+      }
+      if (e == 1) {
+        const LayerInfo info = layer_info(*this->layer(layer));
+        if (info.value_dim != info.key_dim || !same_quant(info.key_quant, info.value_quant)) {
+          error_ << "graph step " << s << " (layer '" << name
+                 << "'): its keys and values differ in width or quantization, one memory cannot feed both";
+          return Status::kInvalidModel;
+        }
+      }
+      if (edge.source < kModelMemory || edge.source >= s) {
+        error_ << "graph step " << s << " (layer '" << name << "') reads " << edge.what << " from step "
+               << edge.source << ": a source is an earlier step, -1 (input) or -2 (memory)";
+        return Status::kInvalidModel;
+      }
+      StepIo from = {};
+      if (edge.source >= 0) {
+        read[edge.source] = true;
+        from = io[edge.source];
+      } else {
+        // Every step that reads a model input agrees on its width and quantization.
+        bool& have = edge.source == kModelInput ? have_input : have_memory;
+        StepIo& model = edge.source == kModelInput ? model_in : model_mem;
+        if (!have) {
+          have = true;
+          model.output_dim = edge.dim;
+          model.output_quant = edge.quant;
+          model.max_output_rows = edge.max_rows;
+          model.elem = io[s].elem;
+        }
+        if (edge.max_rows < model.max_output_rows) model.max_output_rows = edge.max_rows;
+        from = model;
+      }
+      if (from.output_dim != edge.dim) {
+        error_ << "graph step " << s << " (layer '" << name << "'): " << edge.what << " is " << edge.dim
+               << " wide, " << source_name(edge.source);
+        if (edge.source >= 0) error_ << " " << edge.source;
+        error_ << " gives " << from.output_dim;
+        return Status::kInvalidModel;
+      }
+      if (io[s].elem == 1 && !same_quant(from.output_quant, edge.quant)) {
+        error_ << "graph step " << s << " (layer '" << name << "'): " << edge.what << " is quantized at scale "
+               << micro(edge.quant.scale) << "e-6 zp " << edge.quant.zero_point << ", "
+               << source_name(edge.source);
+        if (edge.source >= 0) error_ << " " << edge.source;
+        error_ << " gives " << micro(from.output_quant.scale) << "e-6 zp " << from.output_quant.zero_point
+               << ": the bytes cannot be passed on";
+        return Status::kInvalidModel;
+      }
+      if (edge.source >= 0 && from.max_output_rows > edge.max_rows) {
+        error_ << "graph step " << s << " (layer '" << name << "'): " << edge.what << " takes at most "
+               << edge.max_rows << " rows, step " << edge.source << " gives up to " << from.max_output_rows;
+        return Status::kInvalidModel;
+      }
+    }
+  }
+  for (int s = 0; s + 1 < n; ++s) {
+    if (!read[s]) {
+      error_ << "graph step " << s << " (layer '" << layer(static_cast<int>(g->steps()->Get(s)->layer()))->name()->c_str()
+             << "'): no later step reads its output, and only the last step's is the model's";
+      return Status::kInvalidModel;
+    }
+  }
+  num_steps_ = n;
+  return Status::kOk;
+}
+
+Status Model::GetGraphInfo(GraphInfo* info) const {
+  error_.Clear();
+  if (info == nullptr) {
+    error_ << "GetGraphInfo: info is null";
+    return Status::kInvalidArgument;
+  }
+  if (num_steps_ == 0) {
+    error_ << "the model has no graph (convert a spec whose layers are chained with \"input\")";
+    return Status::kUnsupported;
+  }
+  *info = GraphInfo{};
+  info->num_steps = num_steps_;
+  for (int s = 0; s < num_steps_; ++s) {
+    const fb::GraphStep* st = step(s);
+    const StepIo io = step_io(*layer(static_cast<int>(st->layer())), 0);
+    info->dtype = io.elem == 1 ? EA_S8 : EA_F32;
+    if (st->query() == kModelInput) {
+      if (info->input_dim == 0 || io.max_input_rows < info->max_input_rows) info->max_input_rows = io.max_input_rows;
+      info->input_dim = io.input_dim;
+      info->input_quant = io.input_quant;
+    }
+    if (io.cross && st->memory() == kModelMemory) {
+      if (info->memory_dim == 0 || io.max_memory_rows < info->max_memory_rows) {
+        info->max_memory_rows = io.max_memory_rows;
+      }
+      info->memory_dim = io.memory_dim;
+      info->memory_quant = io.memory_quant;
+    }
+    if (s == num_steps_ - 1) {
+      info->output_dim = io.output_dim;
+      info->output_quant = io.output_quant;
+      info->max_output_rows = io.max_output_rows;
+      info->output_layer = static_cast<int32_t>(st->layer());
+    }
+  }
+  return Status::kOk;
+}
+
+}  // namespace edgeattn

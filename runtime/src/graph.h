@@ -1,0 +1,38 @@
+// A whole-model run's steps (format 6, the file's Graph): where a step reads
+// and what it writes, shared by the load-time checks and the planning
+// (graph.cc) and Interpreter::Invoke (interpreter.cc).
+#ifndef EDGEATTN_RUNTIME_GRAPH_H_
+#define EDGEATTN_RUNTIME_GRAPH_H_
+
+#include <cstddef>
+
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
+
+namespace edgeattn {
+
+constexpr int kModelInput = -1;   // GraphStep source: the model's input rows
+constexpr int kModelMemory = -2;  // the model's memory rows
+
+// What one step reads and writes, from its layer's public description.
+struct StepIo {
+  bool learned_query;  // the primary input is the sequence it pools (pooling)
+  bool cross;          // reads memory rows as its keys and values
+  int input_dim;
+  ea_quant input_quant;
+  int max_input_rows;
+  int memory_dim;
+  ea_quant memory_quant;
+  int max_memory_rows;
+  int output_dim;
+  ea_quant output_quant;
+  int max_output_rows;  // 1 after pooling, else the layer's max_q_len under the cap
+  size_t elem;          // bytes per element: 1 (int8) or 4 (float)
+};
+
+// A step's inputs and output for a verified layer, rows capped at q_cap (0: none).
+StepIo step_io(const fb::Layer& layer, int q_cap);
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_RUNTIME_GRAPH_H_
