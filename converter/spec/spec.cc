@@ -292,7 +292,8 @@ std::vector<LayerEntry> expand_repeats(const json& layers, const std::string& sp
     }
     const std::string no_index = " of a \"repeat\" entry has no {i}: every block would read the same tensors "
                                  "(write blocks that share weights out one by one)";
-    if (lj.contains("prefix") && lj.at("prefix").is_string()) {
+    if (lj.contains("prefix") && !lj.at("prefix").is_null()) {
+      if (!lj.at("prefix").is_string()) fail(where, ": field 'prefix' must be a string");
       rep.prefix = lj.at("prefix").get<std::string>();
       if (!has_index(rep.prefix)) fail(where, ": field 'prefix' '", rep.prefix, "'", no_index);
     }

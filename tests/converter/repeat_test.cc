@@ -85,6 +85,7 @@ struct Variant {
   bool q_bias = true, k_bias = true, v_bias = true;
   bool tanh_gelu = false;
   double eps = 1e-6;
+  bool bias_free = false;  // nn.TransformerEncoderLayer(bias=False): no bias in any Linear or LayerNorm
 };
 
 constexpr int kE = 16, kH = 2, kF = 40, kRows = 9, kClasses = 5, kSamples = 16;
@@ -180,6 +181,10 @@ struct Stack {
       if (v.v_bias) b.bv = uniform(E, 0.3);
       b.bo = uniform(E, 0.3);
       b.w1 = uniform(F * E, we), b.b1 = uniform(F, 0.3), b.w2 = uniform(E * F, wf), b.b2 = uniform(E, 0.3);
+      if (v.bias_free) {
+        b.bo.clear(), b.b1.clear(), b.b2.clear();
+        b.n1b.assign(E, 0.0), b.n2b.assign(E, 0.0);
+      }
       add_block(i, b);
       w.push_back(std::move(b));
     }
@@ -207,6 +212,8 @@ struct Stack {
     const size_t E = kE, F = kF;
     const std::string p = block_prefix(i);
     auto put = [&](const std::string& name, std::vector<size_t> shape, const Mat& m) {
+      const bool bias = name.size() > 4 && name.compare(name.size() - 4, 4, "bias") == 0;
+      if (v.bias_free && bias) return;  // the module has none
       weights.emplace_back(p + name, f64(std::move(shape), m));
     };
     Mat qkv = b.wq, qkv_b;
@@ -441,6 +448,19 @@ TEST(Repeat, TorchEncoderStackPostNormTanhGelu) {
   v.tanh_gelu = true;
   v.eps = 1e-5;
   const Figures f = check_stack(Stack(v, 2, false, false, 42), "repeat_torch_post");
+  EXPECT_LE(f.f32, 1e-5);
+  EXPECT_LE(f.int8, 0.06);
+}
+
+// nn.TransformerEncoder of nn.TransformerEncoderLayer(..., bias=False,
+// norm_first=True): no bias tensor at all (LayerNorms without bias too).
+TEST(Repeat, TorchEncoderStackWithoutBiases) {
+  Variant v;
+  v.naming = "torch";
+  v.q_bias = v.k_bias = v.v_bias = false;
+  v.bias_free = true;
+  v.eps = 1e-5;
+  const Figures f = check_stack(Stack(v, 3, false, false, 49), "repeat_torch_no_bias");
   EXPECT_LE(f.f32, 1e-5);
   EXPECT_LE(f.int8, 0.06);
 }
