@@ -431,7 +431,21 @@ Figures check_stack(const Stack& s, const std::string& tag) {
 TEST(Repeat, VitStackMatchesItsFloat64Forward) {
   Variant v;
   v.q_bias = v.k_bias = v.v_bias = false;
-  const Stack s(v, 4, true, true, 41);
+  Stack s(v, 4, true, true, 41);
+  // The ViT's front end, not converted: listed as unused, not an error.
+  const size_t E = kE;
+  s.weights.emplace_back("cls_token", f64({1, 1, E}, Mat(E, 0.01)));
+  s.weights.emplace_back("pos_embed", f64({1, size_t(kRows), E}, Mat(size_t(kRows) * E, 0.02)));
+  s.weights.emplace_back("patch_embed.proj.weight", f64({E, 3, 4, 4}, Mat(E * 48, 0.03)));
+  s.weights.emplace_back("patch_embed.proj.bias", f64({E}, Mat(E, 0.04)));
+  {
+    ArrayMap w;
+    for (const auto& [k, a] : s.weights) w[k] = a;
+    const ModelSpec m = load_spec("spec.json", s.spec(), w, "w.safetensors", {});
+    ASSERT_EQ(m.unused.size(), 4u);
+    for (const UnusedTensor& t : m.unused) EXPECT_TRUE(t.beside.empty() && t.beyond.empty()) << t.name;
+    EXPECT_TRUE(check_unused(m, "w.safetensors", false).empty());
+  }
   const Figures f = check_stack(s, "repeat_vit");
   EXPECT_LE(f.f32, 1e-5);
   EXPECT_LE(f.int8, 0.08);
