@@ -138,9 +138,11 @@ void check_fields(const json& j, const FieldList& known, const std::string& wher
 // Every member of layer object `lj` (and of its "tensors") must be a field of
 // its kind. With no valid kind, members are checked against every kind's
 // fields (so "kin": "mha" is reported as a misspelling of "kind").
-void check_layer_fields(const json& lj, const std::string& spec_path, const std::string& index_where) {
+// `origin` follows the layer's name in messages (" (block 7 of \"repeat\" ...)").
+void check_layer_fields(const json& lj, const std::string& spec_path, const std::string& index_where,
+                        const std::string& origin) {
   const std::string where = lj.contains("name") && lj.at("name").is_string()
-                                ? spec_path + ": layer '" + lj.at("name").get<std::string>() + "'"
+                                ? spec_path + ": layer '" + lj.at("name").get<std::string>() + "'" + origin
                                 : index_where;
   const KindModule* kind =
       lj.contains("kind") && lj.at("kind").is_string() ? find_kind(lj.at("kind").get<std::string>()) : nullptr;
@@ -337,7 +339,7 @@ std::vector<LayerEntry> expand_repeats(const json& layers, const std::string& sp
   return out;
 }
 
-// "block 12 under prefix 'blocks.{i}.' of \"repeat\" 'block{i}' (blocks 0..11)"
+// "block 12 under prefix 'blocks.{i}.' of \"repeat\" 'block{i}', which converts blocks 0..11"
 // when `name` is where one of the repeats would put a block it does not make.
 std::string beyond_repeats(const std::string& name, const std::vector<Repeat>& repeats) {
   for (const Repeat& r : repeats) {
@@ -541,7 +543,7 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
     const json& lj = e.j;
     std::string where = spec_path + ": layer " + std::to_string(index);
     if (!lj.is_object()) fail(where, ": expected an object");
-    check_layer_fields(lj, spec_path, where);
+    check_layer_fields(lj, spec_path, where, e.origin);
     if (!lj.contains("name") || !lj.at("name").is_string() || lj.at("name").get<std::string>().empty()) {
       fail(where, ": missing field 'name'");
     }

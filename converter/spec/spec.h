@@ -35,7 +35,7 @@ struct UnusedTensor {
   std::string name;
   std::vector<size_t> shape;
   std::string beside, layer;
-  std::string beyond;  // "block 12 under prefix 'blocks.{i}.' of \"repeat\" 'block{i}' (blocks 0..11)"
+  std::string beyond;  // "block 12 under prefix 'blocks.{i}.' of \"repeat\" 'block{i}', which converts blocks 0..11"
 };
 
 struct ModelSpec {

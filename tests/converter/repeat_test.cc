@@ -592,7 +592,10 @@ TEST(Repeat, Errors) {
   EXPECT_HAS(error_of(with({{"tensors", {{"q_w", "blocks.0.attn.q.weight"}}}}), w),
              "tensors.q_w 'blocks.0.attn.q.weight' of a \"repeat\" entry has no {i}");
   EXPECT_HAS(error_of(with({{"input", "block{i}"}}), w), "field 'input' of a \"repeat\" entry is the first block's input");
-  EXPECT_HAS(error_of(with({{"repeats", 3}}), w), "unknown field 'repeats', did you mean 'repeat'?");
+  EXPECT_HAS(error_of(with({{"repeats", 3}}), w),
+             "spec.json: layer 'block0' (block 0 of \"repeat\" 'block{i}'): unknown field 'repeats', did you mean 'repeat'?");
+  EXPECT_HAS(error_of(json{{"layers", {{{"repeats", 3}, {"name", "b"}, {"kind", "layernorm"}, {"dim", kE}, {"max_q_len", kRows}}}}}.dump(), w),
+             "spec.json: layer 'b': unknown field 'repeats', did you mean 'repeat'?");
   // Name clashes: with a layer before the repeat, and between two repeats.
   const std::string clash = json{{"layers", {{{"name", "block2"}, {"kind", "layernorm"}, {"prefix", "blocks.0.norm1."},
                                               {"dim", kE}, {"max_q_len", kRows}},
