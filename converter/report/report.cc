@@ -142,6 +142,7 @@ void print_report(const ConvertReport& r, std::ostream& os) {
   for (const UnusedTensor& t : r.unused) {
     os << "  unused " << std::setw(44) << t.name << " " << shape_str(t.shape);
     if (!t.beside.empty()) os << "  next to '" << t.beside << "' of layer '" << t.layer << "' (--allow-unused)";
+    if (!t.beyond.empty()) os << "  " << t.beyond << " (--allow-unused)";
     os << "\n";
   }
   if (r.smooth_alpha >= 0.0) {
@@ -212,6 +213,8 @@ nlohmann::json report_json(const ConvertReport& r) {
     nlohmann::json u = {{"name", t.name}, {"shape", t.shape}};
     // Next to a used tensor (converted with --allow-unused), or null: in no converted layer's module.
     u["next_to"] = t.beside.empty() ? nlohmann::json() : nlohmann::json{{"tensor", t.beside}, {"layer", t.layer}};
+    // A block of a "repeat" pattern beyond its count (converted with --allow-unused).
+    if (!t.beyond.empty()) u["beyond_repeat"] = t.beyond;
     j["unused_tensors"].push_back(u);
   }
   j["layers"] = nlohmann::json::array();

@@ -34,7 +34,10 @@ MaskKind parse_mask(const SpecFields& f) {
 using FieldList = std::vector<std::string>;
 
 const FieldList kTopLevelFields = {"model", "layers"};
-const FieldList kCommonFields = {"name", "kind", "mask", "max_q_len", "max_kv_len", "prefix", "tensors", "input"};
+// "repeat" is taken out of an entry when it is expanded (expand_repeats);
+// it is listed so that a misspelling of it is suggested.
+const FieldList kCommonFields = {"name", "kind", "mask", "max_q_len", "max_kv_len", "prefix", "tensors", "input",
+                                 "repeat"};
 // The common fields and the kind's own (kinds/<kind>.cc).
 FieldList layer_fields(const KindModule& kind) {
   FieldList f;
@@ -135,9 +138,11 @@ void check_fields(const json& j, const FieldList& known, const std::string& wher
 // Every member of layer object `lj` (and of its "tensors") must be a field of
 // its kind. With no valid kind, members are checked against every kind's
 // fields (so "kin": "mha" is reported as a misspelling of "kind").
-void check_layer_fields(const json& lj, const std::string& spec_path, const std::string& index_where) {
+// `origin` follows the layer's name in messages (" (block 7 of \"repeat\" ...)").
+void check_layer_fields(const json& lj, const std::string& spec_path, const std::string& index_where,
+                        const std::string& origin) {
   const std::string where = lj.contains("name") && lj.at("name").is_string()
-                                ? spec_path + ": layer '" + lj.at("name").get<std::string>() + "'"
+                                ? spec_path + ": layer '" + lj.at("name").get<std::string>() + "'" + origin
                                 : index_where;
   const KindModule* kind =
       lj.contains("kind") && lj.at("kind").is_string() ? find_kind(lj.at("kind").get<std::string>()) : nullptr;
@@ -208,10 +213,162 @@ std::string common_module(const std::set<std::string>& names) {
   return m;
 }
 
+// ---- "repeat": N chained blocks from one entry --------------------------------
+
+const std::string kIndex = "{i}";
+
+bool has_index(const std::string& s) { return s.find(kIndex) != std::string::npos; }
+
+std::string with_index(std::string s, int i) {
+  const std::string n = std::to_string(i);
+  for (size_t p = s.find(kIndex); p != std::string::npos; p = s.find(kIndex, p + n.size())) s.replace(p, kIndex.size(), n);
+  return s;
+}
+
+// The i for which with_index(pattern, i) is `name` (as_prefix: is a prefix
+// of `name`), or -1. Every {i} of the pattern must read the same index,
+// written as std::to_string writes it (no sign, no leading zeros).
+long index_in(const std::string& pattern, const std::string& name, bool as_prefix) {
+  size_t p = 0, n = 0;
+  long index = -1;
+  while (true) {
+    const size_t at = pattern.find(kIndex, p);
+    const std::string text = pattern.substr(p, at == std::string::npos ? std::string::npos : at - p);
+    if (name.compare(n, text.size(), text) != 0) return -1;
+    n += text.size();
+    if (at == std::string::npos) break;
+    size_t digits = 0;
+    while (n + digits < name.size() && digits < 6 && std::isdigit(static_cast<unsigned char>(name[n + digits]))) ++digits;
+    if (digits == 0 || (digits > 1 && name[n] == '0')) return -1;
+    const long i = std::stol(name.substr(n, digits));
+    if (index >= 0 && i != index) return -1;
+    index = i;
+    n += digits;
+    p = at + kIndex.size();
+  }
+  return (as_prefix || n == name.size()) ? index : -1;
+}
+
+// What one "repeat" entry made, for the account of the weights' tensors.
+struct Repeat {
+  std::string name;                     // the name pattern ("block{i}")
+  int count = 0;
+  std::string prefix;                   // the prefix pattern, "" when it has none
+  std::vector<std::string> tensors;     // the patterns of its "tensors" names
+};
+
+// One layer object after the "repeat" entries are expanded.
+struct LayerEntry {
+  json j;
+  std::string origin;    // " (block 7 of \"repeat\" 'block{i}')", "" for a layer written out
+  bool chained = false;  // block i > 0 of a repeat: "input" is block i - 1
+  std::string block_prefix;  // that block's prefix (everything under it is the block's)
+};
+
+// Every layer of the spec in order, each "repeat" entry replaced by its
+// blocks: {i} in "name", "prefix" and the "tensors" names becomes 0 .. N-1,
+// block 0 keeps the entry's "input" (if any), block i > 0 reads block i - 1.
+std::vector<LayerEntry> expand_repeats(const json& layers, const std::string& spec_path,
+                                       std::vector<Repeat>* repeats) {
+  std::vector<LayerEntry> out;
+  size_t index = 0;
+  for (const json& lj : layers) {
+    const std::string at = spec_path + ": layer " + std::to_string(index++);
+    if (!lj.is_object() || !lj.contains("repeat")) {
+      out.push_back(LayerEntry{lj, "", false, ""});
+      continue;
+    }
+    const bool named = lj.contains("name") && lj.at("name").is_string();
+    const std::string where = named ? spec_path + ": layer '" + lj.at("name").get<std::string>() + "'" : at;
+    const json& r = lj.at("repeat");
+    if (!r.is_number_integer() || r.get<long long>() < 1 || r.get<long long>() > 4096) {
+      fail(where, ": field 'repeat' must be the number of blocks, an integer in 1..4096, got ", r.dump());
+    }
+    if (!named) fail(where, ": missing field 'name' (with {i} for the block's index: \"block{i}\")");
+    Repeat rep;
+    rep.name = lj.at("name").get<std::string>();
+    rep.count = r.get<int>();
+    if (!has_index(rep.name)) {
+      fail(where, ": field 'name' of a \"repeat\" entry must contain {i}, the block's index (\"", rep.name,
+           "{i}\" names the blocks ", rep.name, "0, ", rep.name, "1, ...)");
+    }
+    const std::string no_index = " of a \"repeat\" entry has no {i}: every block would read the same tensors "
+                                 "(write blocks that share weights out one by one)";
+    if (lj.contains("prefix") && !lj.at("prefix").is_null()) {
+      if (!lj.at("prefix").is_string()) fail(where, ": field 'prefix' must be a string");
+      rep.prefix = lj.at("prefix").get<std::string>();
+      if (!has_index(rep.prefix)) fail(where, ": field 'prefix' '", rep.prefix, "'", no_index);
+    }
+    if (lj.contains("tensors") && lj.at("tensors").is_object()) {
+      for (auto it = lj.at("tensors").begin(); it != lj.at("tensors").end(); ++it) {
+        if (!it.value().is_string()) continue;  // the kind's own check names it
+        const std::string t = it.value().get<std::string>();
+        if (!has_index(t)) fail(where, ": tensors.", it.key(), " '", t, "'", no_index);
+        rep.tensors.push_back(t);
+      }
+    }
+    if (rep.prefix.empty() && rep.tensors.empty()) {
+      fail(where, ": a \"repeat\" entry needs a 'prefix' with {i} (\"blocks.{i}.\") or \"tensors\" names with {i}, "
+           "to say where block i's tensors are");
+    }
+    if (lj.contains("input") && lj.at("input").is_string() && has_index(lj.at("input").get<std::string>())) {
+      fail(where, ": field 'input' of a \"repeat\" entry is the first block's input (block i reads block i - 1); "
+           "it has no {i}");
+    }
+    for (int i = 0; i < rep.count; ++i) {
+      LayerEntry e;
+      e.j = lj;
+      e.j.erase("repeat");
+      e.j["name"] = with_index(rep.name, i);
+      if (!rep.prefix.empty()) e.j["prefix"] = with_index(rep.prefix, i);
+      if (e.j.contains("tensors") && e.j.at("tensors").is_object()) {
+        for (auto& t : e.j.at("tensors")) {
+          if (t.is_string()) t = with_index(t.get<std::string>(), i);
+        }
+      }
+      if (i > 0) {
+        e.j["input"] = with_index(rep.name, i - 1);
+        e.chained = true;
+      }
+      e.origin = " (block " + std::to_string(i) + " of \"repeat\" '" + rep.name + "')";
+      if (!rep.prefix.empty() && rep.prefix.back() == '.') e.block_prefix = with_index(rep.prefix, i);
+      out.push_back(std::move(e));
+    }
+    repeats->push_back(std::move(rep));
+  }
+  return out;
+}
+
+// "block 12 under prefix 'blocks.{i}.' of \"repeat\" 'block{i}', which converts blocks 0..11"
+// when `name` is where one of the repeats would put a block it does not make.
+std::string beyond_repeats(const std::string& name, const std::vector<Repeat>& repeats) {
+  for (const Repeat& r : repeats) {
+    long i = -1;
+    std::string pattern;
+    if (!r.prefix.empty() && (i = index_in(r.prefix, name, true)) >= r.count) {
+      pattern = "prefix '" + r.prefix + "'";
+    } else {
+      for (const std::string& t : r.tensors) {
+        if ((i = index_in(t, name, false)) >= r.count) {
+          pattern = "tensor name '" + t + "'";
+          break;
+        }
+      }
+    }
+    if (!pattern.empty()) {
+      return "block " + std::to_string(i) + " under " + pattern + " of \"repeat\" '" + r.name + "', which converts blocks 0.." +
+             std::to_string(r.count - 1);
+    }
+  }
+  return "";
+}
+
 // Every tensor no layer fetched, with the used tensor it sits next to (see
-// UnusedTensor in spec.h).
+// UnusedTensor in spec.h). block_prefix[i]: layer i's prefix when a repeat
+// made it (every tensor under it is the block's), else "".
 std::vector<UnusedTensor> account(const ArrayMap& weights, const std::vector<FloatLayer>& layers,
-                                  const std::vector<std::set<std::string>>& fetched) {
+                                  const std::vector<std::set<std::string>>& fetched,
+                                  const std::vector<std::string>& block_prefix, const std::vector<Repeat>& repeats) {
   std::set<std::string> used;
   std::map<std::string, std::pair<std::string, std::string>> near;  // module -> (used tensor, layer)
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -233,6 +390,14 @@ std::vector<UnusedTensor> account(const ArrayMap& weights, const std::vector<Flo
       t.beside = it->second.first;
       t.layer = it->second.second;
     }
+    for (size_t i = 0; i < layers.size() && t.beside.empty(); ++i) {
+      const std::string& p = block_prefix[i];
+      if (!p.empty() && !fetched[i].empty() && kv.first.compare(0, p.size(), p) == 0) {
+        t.beside = *fetched[i].begin();
+        t.layer = layers[i].name;
+      }
+    }
+    if (t.beside.empty()) t.beyond = beyond_repeats(kv.first, repeats);
     unused.push_back(std::move(t));
   }
   return unused;
@@ -243,10 +408,11 @@ std::vector<UnusedTensor> account(const ArrayMap& weights, const std::vector<Flo
 std::vector<std::string> check_unused(const ModelSpec& spec, const std::string& weights_path, bool allow_unused) {
   std::vector<const UnusedTensor*> near;
   for (const UnusedTensor& t : spec.unused) {
-    if (!t.beside.empty()) near.push_back(&t);
+    if (!t.beside.empty() || !t.beyond.empty()) near.push_back(&t);
   }
   // "tensor 'attn.Wa.bias' (in module 'attn.Wa' with 'attn.Wa.weight' of layer 'attn')"
   auto describe = [](const UnusedTensor& t) {
+    if (!t.beyond.empty()) return "tensor '" + t.name + "' (" + t.beyond + ")";
     const std::string module = parent_module(t.name);
     return "tensor '" + t.name + "' (in " + (module.empty() ? std::string("the top level") : "module '" + module + "'") +
            " with '" + t.beside + "' of layer '" + t.layer + "')";
@@ -260,6 +426,10 @@ std::vector<std::string> check_unused(const ModelSpec& spec, const std::string& 
   }
   if (near.empty()) return warnings;
   const UnusedTensor& t = *near[0];
+  if (!t.beyond.empty()) {
+    fail(weights_path, ": ", describe(t), " is used by no layer: the model has more blocks than the spec converts; "
+         "set \"repeat\" to the model's number of blocks or pass --allow-unused to convert without them");
+  }
   std::string fields;
   for (const FloatLayer& L : spec.layers) {
     if (L.name != t.layer) continue;
@@ -282,8 +452,26 @@ namespace {
 // layer (a chain of blocks, a head after a final norm). Only a layer that
 // reads nothing else can be chained: no key sequence of its own, no learned
 // query.
-void chain_input(const SpecFields& f, const std::vector<FloatLayer>& earlier, FloatLayer* L) {
+// Every tensor the layer's "tensors" names is one its kind read: a named
+// bias that is not in the file (a misspelling) or a name the kind passed
+// over (tensors.qkv_w beside tensors.q_w) is an error, never a layer
+// converted without it.
+void check_named_tensors(const SpecFields& f, const SpecWeights& w, const FloatLayer& L) {
+  if (!f.has("tensors") || !f.j.at("tensors").is_object()) return;
+  for (auto it = f.j.at("tensors").begin(); it != f.j.at("tensors").end(); ++it) {
+    if (!it.value().is_string()) continue;
+    const std::string name = it.value().get<std::string>();
+    if (w.fetched == nullptr || w.fetched->count(name) != 0) continue;
+    if (!w.has(name)) fail(w.where(), ": missing tensor '", name, "' (tensors.", it.key(), ")");
+    fail(f.where, ": tensors.", it.key(), " names '", name, "', which this ", L.kind->name,
+         " layer does not read with these fields (another tensors key takes its place?)");
+  }
+}
+
+// `repeated`: block i > 0 of a "repeat", whose input the repeat set.
+void chain_input(const SpecFields& f, const std::vector<FloatLayer>& earlier, FloatLayer* L, bool repeated) {
   const std::string from = f.string("input");
+  const std::string field = repeated ? "\"repeat\" (each block reads the one before)" : "field 'input'";
   int index = -1;
   for (size_t i = 0; i < earlier.size(); ++i) {
     if (earlier[i].name == from) index = static_cast<int>(i);
@@ -292,17 +480,17 @@ void chain_input(const SpecFields& f, const std::vector<FloatLayer>& earlier, Fl
     fail(f.where, ": field 'input': '", from, "' is not an earlier layer (a layer reads the output of one above it)");
   }
   if (L->io().keys || L->learned_query()) {
-    fail(f.where, ": field 'input': a ", L->kind->name, " layer reads ",
+    fail(f.where, ": ", field, ": a ", L->kind->name, " layer reads ",
          L->learned_query() ? "keys, not query rows" : "a key sequence of its own",
          "; only layers whose one input is their query rows can take an earlier layer's output");
   }
   const FloatLayer& src = earlier[static_cast<size_t>(index)];
   if (src.output_dim != L->query_dim) {
-    fail(f.where, ": field 'input': layer '", from, "' gives rows of ", src.output_dim, " values, this layer reads ",
+    fail(f.where, ": ", field, ": layer '", from, "' gives rows of ", src.output_dim, " values, this layer reads ",
          L->query_dim);
   }
   if (src.max_q_len > L->max_q_len) {
-    fail(f.where, ": field 'input': layer '", from, "' gives up to ", src.max_q_len, " rows, more than max_q_len ",
+    fail(f.where, ": ", field, ": layer '", from, "' gives up to ", src.max_q_len, " rows, more than max_q_len ",
          L->max_q_len);
   }
   L->input_layer = index;
@@ -349,26 +537,34 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
   }
   size_t index = 0;
   std::vector<std::set<std::string>> fetched;  // of each layer (SpecWeights)
-  for (const json& lj : j.at("layers")) {
+  std::vector<std::string> block_prefix;       // of each layer a repeat made
+  std::vector<Repeat> repeats;
+  for (const LayerEntry& e : expand_repeats(j.at("layers"), spec_path, &repeats)) {
+    const json& lj = e.j;
     std::string where = spec_path + ": layer " + std::to_string(index);
     if (!lj.is_object()) fail(where, ": expected an object");
-    check_layer_fields(lj, spec_path, where);
+    check_layer_fields(lj, spec_path, where, e.origin);
     if (!lj.contains("name") || !lj.at("name").is_string() || lj.at("name").get<std::string>().empty()) {
       fail(where, ": missing field 'name'");
     }
     FloatLayer L;
     L.name = lj.at("name").get<std::string>();
     for (const FloatLayer& other : spec.layers) {
-      if (other.name == L.name) fail(where, ": duplicate layer name '", L.name, "'");
+      if (other.name == L.name) {
+        fail(spec_path, ": layer '", L.name, "'", e.origin, ": duplicate layer name '", L.name,
+             "' (an earlier layer has it)");
+      }
     }
-    SpecFields f{lj, spec_path + ": layer '" + L.name + "'"};
+    SpecFields f{lj, spec_path + ": layer '" + L.name + "'" + e.origin};
     fetched.emplace_back();
-    SpecWeights w{weights, weights_path, L.name, f.string("prefix", ""), &fetched.back()};
+    block_prefix.push_back(e.block_prefix);
+    SpecWeights w{weights, weights_path, L.name, f.string("prefix", ""), &fetched.back(), e.origin};
     const std::string kind = f.string("kind");
     L.mask = parse_mask(f);
     L.kind = find_kind(kind);
     if (L.kind == nullptr) fail(f.where, ": unknown kind '", kind, "' (expected ", kind_names(), ")");
     L.kind->resolve(f, w, &L);
+    check_named_tensors(f, w, L);
     if (L.mask == MaskKind::kCausal && !L.kind->causal_mask) {
       std::string causal;
       for (const KindModule* k : all_kinds()) {
@@ -389,12 +585,12 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
         L.max_kv_len = f.integer("max_kv_len");
       }
     }
-    if (f.has("input")) chain_input(f, spec.layers, &L);
+    if (f.has("input")) chain_input(f, spec.layers, &L, e.chained);
     spec.layers.push_back(std::move(L));
     ++index;
   }
   spec.weights_tensors = weights.size();
-  spec.unused = account(weights, spec.layers, fetched);
+  spec.unused = account(weights, spec.layers, fetched, block_prefix, repeats);
   return spec;
 }
 

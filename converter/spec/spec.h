@@ -23,12 +23,19 @@ namespace convert {
 //   - the module of a converted layer: the longest common module path of the
 //     tensors it uses, when not empty ('attn.scale' beside a layer using
 //     'attn.Wa.weight' and 'attn.Ua.weight', whose module is 'attn').
+// A tensor under the prefix of a block a "repeat" made ('blocks.3.ls1.gamma'
+// beside layer 'block3' with prefix 'blocks.3.') is next to that block too.
 // Otherwise it belongs to no converted layer's module (embeddings, an output
 // head, a module nobody asked for): `beside` and `layer` are empty.
+// `beyond` is set when the tensor sits where a "repeat" entry's pattern
+// would put block i for an i the repeat does not reach ('blocks.12.norm1.weight'
+// with "repeat": 12 and prefix 'blocks.{i}.'): the model has more blocks than
+// the spec converts, an error as a tensor next to a used one is.
 struct UnusedTensor {
   std::string name;
   std::vector<size_t> shape;
   std::string beside, layer;
+  std::string beyond;  // "block 12 under prefix 'blocks.{i}.' of \"repeat\" 'block{i}', which converts blocks 0..11"
 };
 
 struct ModelSpec {

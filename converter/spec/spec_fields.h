@@ -79,8 +79,9 @@ struct SpecWeights {
   std::string layer;
   std::string prefix;  // for the misnamed-prefix hint
   std::set<std::string>* fetched = nullptr;
+  std::string origin;  // " (block 7 of \"repeat\" 'block{i}')" for a layer a repeat made, else ""
 
-  std::string where() const { return file + ": layer '" + layer + "'"; }
+  std::string where() const { return file + ": layer '" + layer + "'" + origin; }
 
   bool has(const std::string& name) const { return map.count(name) != 0; }
 

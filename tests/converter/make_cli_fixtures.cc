@@ -213,6 +213,26 @@ int main(int argc, char** argv) {
     fixtures::write_text(d + "/spec_kind.json", replace(c.spec_json, "\"kind\": \"mha\"", "\"kind\": \"transformer\""));
     fixtures::write_text(d + "/spec_preset.json", replace(c.spec_json, "\"torch_mha\"", "\"keras\""));
     {
+      // nn.TransformerEncoder: three post-norm layers under layers.{i}.
+      // (each the fixture's encoder layer with its own weights), one
+      // "repeat" entry in the spec, calibration with the first block's inputs only.
+      Entries stack;
+      Entries calib;
+      for (int i = 0; i < 3; ++i) {
+        const fixtures::LayerCase b = fixtures::encoder_block_case(60 + static_cast<unsigned>(i), false);
+        for (const auto& [name, a] : b.weights) stack.emplace_back("layers." + std::to_string(i) + "." + name.substr(4), a);
+        if (i == 0) calib = {{"block0.query", b.calib[0].second}, {"block0.kv_valid_len", b.calib[1].second}};
+      }
+      save_safetensors(d + "/stack.safetensors", stack);
+      save_npz(d + "/stack_calib.npz", calib);
+      const std::string spec =
+          R"({"model": "stack", "layers": [{"repeat": 3, "name": "block{i}", "kind": "encoder_block", "preset": "torch",
+              "prefix": "layers.{i}.", "embed_dim": 16, "num_heads": 2, "mask": "key_padding", "max_q_len": 9}]})";
+      fixtures::write_text(d + "/stack_spec.json", spec);
+      fixtures::write_text(d + "/stack_spec_short.json", replace(spec, "\"repeat\": 3", "\"repeat\": 2"));
+      fixtures::write_text(d + "/stack_spec_no_index.json", replace(spec, "\"block{i}\"", "\"block\""));
+    }
+    {
       std::vector<uint8_t> junk(200);
       for (size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<uint8_t>(i * 37 + 11);
       write_file_atomic(d + "/corrupt.eatn", junk.data(), junk.size());

@@ -51,6 +51,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_weights->emplace("fz.out_proj.weight", Tensor({8, 8}));
   g_weights->emplace("fz.out_proj.bias", Tensor({8}));
   g_weights->emplace("fz.bad", Tensor({0}));
+  // Two blocks under fz.blocks.{i}. for the "repeat" seed (repeat_mha.json).
+  for (const char* b : {"fz.blocks.0.", "fz.blocks.1."}) {
+    g_weights->emplace(std::string(b) + "in_proj_weight", Tensor({24, 8}));
+    g_weights->emplace(std::string(b) + "in_proj_bias", Tensor({24}));
+    g_weights->emplace(std::string(b) + "out_proj.weight", Tensor({8, 8}));
+    g_weights->emplace(std::string(b) + "out_proj.bias", Tensor({8}));
+  }
   return 0;
 }
 
