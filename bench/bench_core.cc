@@ -17,8 +17,12 @@ struct Rng {
   }
 };
 
-void Fill(void* data, size_t count, ea_dtype dtype, Rng& rng) {
-  if (dtype == EA_S8) {
+// range: S32 values (token ids) in 0..range-1.
+void Fill(void* data, size_t count, ea_dtype dtype, Rng& rng, int32_t range = 0) {
+  if (dtype == EA_S32) {
+    auto* p = static_cast<int32_t*>(data);
+    for (size_t i = 0; i < count; ++i) p[i] = range > 0 ? static_cast<int32_t>(rng.Next() % static_cast<uint32_t>(range)) : 0;
+  } else if (dtype == EA_S8) {
     auto* p = static_cast<int8_t*>(data);
     for (size_t i = 0; i < count; ++i) p[i] = static_cast<int8_t>(rng.Next() >> 24);
   } else {
@@ -60,18 +64,20 @@ struct Buffers {
   size_t total;
 };
 
+size_t Elem(ea_dtype t) { return t == EA_S8 ? 1 : 4; }
+
 Buffers Layout(const LayerInfo& info, int q_len, int kv_len, uint8_t* base) {
-  const size_t es = info.dtype == EA_S8 ? 1 : 4;
+  const size_t es = Elem(info.dtype);
   Buffers b = {};
   size_t off = 0;
   b.query = base + off;
-  off += align16(static_cast<size_t>(q_len) * info.query_dim * es);
+  off += align16(static_cast<size_t>(q_len) * info.query_dim * Elem(info.input_dtype));
   b.key = base + off;
   off += align16(static_cast<size_t>(kv_len) * info.key_dim * es);
   b.value = base + off;
   off += align16(static_cast<size_t>(kv_len) * info.value_dim * es);
   b.output = base + off;
-  b.output_bytes = static_cast<size_t>(q_len) * info.output_dim * es;
+  b.output_bytes = static_cast<size_t>(q_len + info.added_rows) * info.output_dim * Elem(info.output_dtype);
   off += align16(b.output_bytes);
   b.total = off;
   return b;
@@ -111,7 +117,7 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
     return Status::kInvalidArgument;
   }
   Rng rng{0x2545F491u + static_cast<uint32_t>(layer)};
-  Fill(b.query, static_cast<size_t>(q_len) * info.query_dim, info.dtype, rng);
+  Fill(b.query, static_cast<size_t>(q_len) * info.query_dim, info.input_dtype, rng, info.input_range);
   Fill(b.key, static_cast<size_t>(kv_len) * info.key_dim, info.dtype, rng);
   Fill(b.value, static_cast<size_t>(kv_len) * info.value_dim, info.dtype, rng);
 
@@ -130,7 +136,7 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
     if (s != Status::kOk) return s;
     args.use_cached_keys = 1;
   }
-  const size_t token_bytes = static_cast<size_t>(info.query_dim) * (info.dtype == EA_S8 ? 1 : 4);
+  const size_t token_bytes = static_cast<size_t>(info.query_dim) * Elem(info.input_dtype);
   // One call: a run, or (kv_step) a prefill of kv_len - 1 tokens and the timed step.
   auto call = [&](uint64_t* elapsed) {
     Status st = Status::kOk;
@@ -173,7 +179,7 @@ Status RunLayer(const Model& model, Interpreter& interp, int layer, const Option
   result->median = ws.samples[options.iters / 2];
   result->p90 = ws.samples[(options.iters * 9) / 10 < options.iters ? (options.iters * 9) / 10 : options.iters - 1];
   result->max = ws.samples[options.iters - 1];
-  result->output_hash = Fnv1a(b.output, kv_step ? static_cast<size_t>(info.output_dim) * (info.dtype == EA_S8 ? 1 : 4)
+  result->output_hash = Fnv1a(b.output, kv_step ? static_cast<size_t>(info.output_dim) * Elem(info.output_dtype)
                                                : b.output_bytes);
   result->arena_bytes = info.arena_bytes;
   return Status::kOk;
@@ -185,13 +191,12 @@ Status RunModel(const Model& model, Interpreter& interp, const Options& options,
   GraphInfo g;
   Status s = model.GetGraphInfo(&g);
   if (s != Status::kOk) return s;
-  const size_t es = g.dtype == EA_S8 ? 1 : 4;
   const int rows = options.q_len > 0 ? options.q_len : g.max_input_rows;
   const int memory_rows = g.memory_dim == 0 ? 0 : options.kv_len > 0 ? options.kv_len : g.max_memory_rows;
-  const int out_rows = g.max_output_rows < rows ? g.max_output_rows : rows;
-  const size_t in_bytes = align16(static_cast<size_t>(rows) * g.input_dim * es);
-  const size_t memory_bytes = align16(static_cast<size_t>(memory_rows) * g.memory_dim * es);
-  const size_t out_bytes = static_cast<size_t>(out_rows) * g.output_dim * es;
+  const int out_rows = model.GraphOutputRows(rows);
+  const size_t in_bytes = align16(static_cast<size_t>(rows) * g.input_dim * Elem(g.input_dtype));
+  const size_t memory_bytes = align16(static_cast<size_t>(memory_rows) * g.memory_dim * Elem(g.dtype));
+  const size_t out_bytes = static_cast<size_t>(out_rows) * g.output_dim * Elem(g.output_dtype);
   if (in_bytes + memory_bytes + align16(out_bytes) > ws.io_bytes) {
     *why = "input/output buffers exceed the bench's I/O space";
     return Status::kInvalidArgument;
@@ -204,7 +209,7 @@ Status RunModel(const Model& model, Interpreter& interp, const Options& options,
   uint8_t* memory = ws.io + in_bytes;
   uint8_t* out = memory + memory_bytes;
   Rng rng{0x2545F491u};
-  Fill(in, static_cast<size_t>(rows) * g.input_dim, g.dtype, rng);
+  Fill(in, static_cast<size_t>(rows) * g.input_dim, g.input_dtype, rng, g.input_range);
   Fill(memory, static_cast<size_t>(memory_rows) * g.memory_dim, g.dtype, rng);
   ModelInputs inputs = {in, rows, 0, g.memory_dim > 0 ? memory : nullptr, memory_rows, 0};
   ModelOutputs outputs = {out, 0};
@@ -227,7 +232,7 @@ Status RunModel(const Model& model, Interpreter& interp, const Options& options,
   result->median = ws.samples[options.iters / 2];
   result->p90 = ws.samples[(options.iters * 9) / 10 < options.iters ? (options.iters * 9) / 10 : options.iters - 1];
   result->max = ws.samples[options.iters - 1];
-  result->output_hash = Fnv1a(out, static_cast<size_t>(outputs.num_rows) * g.output_dim * es);
+  result->output_hash = Fnv1a(out, static_cast<size_t>(outputs.num_rows) * g.output_dim * Elem(g.output_dtype));
   result->arena_bytes = model.arena_bytes();
   return Status::kOk;
 }

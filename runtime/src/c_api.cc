@@ -80,6 +80,10 @@ ea_status ea_model_graph_info(const ea_model* model, ea_graph_info* info) {
   return to_c(as_model(model)->GetGraphInfo(info));
 }
 
+int32_t ea_model_graph_output_rows(const ea_model* model, int32_t num_rows) {
+  return model != nullptr ? as_model(model)->GraphOutputRows(num_rows) : 0;
+}
+
 size_t ea_model_arena_bytes(const ea_model* model) {
   return model != nullptr ? as_model(model)->arena_bytes() : 0;
 }

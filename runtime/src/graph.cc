@@ -27,8 +27,11 @@ StepIo step_io(const fb::Layer& l, int q_cap) {
   io.max_memory_rows = info.max_kv_len;
   io.output_dim = info.output_dim;
   io.output_quant = info.output_quant;
-  io.max_output_rows = io.learned_query ? 1 : capped_q;
-  io.elem = info.dtype == EA_S8 ? 1 : 4;
+  io.added_rows = info.added_rows;
+  io.max_output_rows = io.learned_query ? 1 : capped_q + info.added_rows;
+  io.dtype = info.dtype;
+  io.input_dtype = info.input_dtype;
+  io.output_dtype = info.output_dtype;
   return io;
 }
 
@@ -40,6 +43,8 @@ bool same_quant(const ea_quant& a, const ea_quant& b) {
 
 // A scale for a message: micro-units (ErrorMessage prints integers).
 int64_t micro(float scale) { return static_cast<int64_t>(static_cast<double>(scale) * 1e6 + 0.5); }
+
+const char* dtype_label(ea_dtype t) { return t == EA_S8 ? "int8" : t == EA_S32 ? "int32" : "float"; }
 
 const char* source_name(int source) {
   return source == kModelInput ? "the model's input" : source == kModelMemory ? "the model's memory" : "step";
@@ -53,7 +58,8 @@ int graph_tensors(const fb::Layer* const* layers, int num_layers, const fb::Grap
   for (int s = 0; s < n; ++s) {
     const uint32_t layer = graph.steps()->Get(static_cast<uint32_t>(s))->layer();
     const StepIo io = layer < static_cast<uint32_t>(num_layers) ? step_io(*layers[layer], max_q_len) : StepIo{};
-    tensors[s] = GraphTensor{static_cast<uint64_t>(io.max_output_rows) * static_cast<uint64_t>(io.output_dim) * io.elem,
+    tensors[s] = GraphTensor{static_cast<uint64_t>(io.max_output_rows) * static_cast<uint64_t>(io.output_dim) *
+                                 (io.output_dtype == EA_S8 ? 1u : 4u),
                              s, s};
   }
   for (int s = 0; s < n; ++s) {
@@ -101,7 +107,7 @@ Status Model::VerifyGraph() {
     used[layer] = true;
     const char* name = this->layer(layer)->name()->c_str();
     io[s] = step_io(*this->layer(layer), 0);
-    if (s > 0 && io[s].elem != io[0].elem) {
+    if (s > 0 && io[s].dtype != io[0].dtype) {
       error_ << "graph step " << s << " (layer '" << name << "'): float and int8 layers in one graph";
       return Status::kInvalidModel;
     }
@@ -156,7 +162,7 @@ Status Model::VerifyGraph() {
           model.output_dim = edge.dim;
           model.output_quant = edge.quant;
           model.max_output_rows = edge.max_rows;
-          model.elem = io[s].elem;
+          model.output_dtype = e == 0 ? io[s].input_dtype : io[s].dtype;
         }
         if (edge.max_rows < model.max_output_rows) model.max_output_rows = edge.max_rows;
         from = model;
@@ -168,7 +174,15 @@ Status Model::VerifyGraph() {
         error_ << " gives " << from.output_dim;
         return Status::kInvalidModel;
       }
-      if (io[s].elem == 1 && !same_quant(from.output_quant, edge.quant)) {
+      const ea_dtype wants = e == 0 ? io[s].input_dtype : io[s].dtype;
+      if (from.output_dtype != wants) {
+        error_ << "graph step " << s << " (layer '" << name << "'): " << edge.what << " takes "
+               << dtype_label(wants) << " elements, " << source_name(edge.source);
+        if (edge.source >= 0) error_ << " " << edge.source;
+        error_ << " gives " << dtype_label(from.output_dtype);
+        return Status::kInvalidModel;
+      }
+      if (wants == EA_S8 && !same_quant(from.output_quant, edge.quant)) {
         error_ << "graph step " << s << " (layer '" << name << "'): " << edge.what << " is quantized at scale "
                << micro(edge.quant.scale) << "e-6 zp " << edge.quant.zero_point << ", "
                << source_name(edge.source);
@@ -195,6 +209,16 @@ Status Model::VerifyGraph() {
   return Status::kOk;
 }
 
+int Model::GraphOutputRows(int num_rows) const {
+  int rows[kMaxGraphSteps];
+  for (int s = 0; s < num_steps_; ++s) {
+    const fb::GraphStep* st = step(s);
+    const int in = st->query() >= 0 ? rows[st->query()] : num_rows;  // verified: an earlier step or the input
+    rows[s] = step_output_rows(step_io(*layer(static_cast<int>(st->layer())), 0), in);
+  }
+  return num_steps_ > 0 ? rows[num_steps_ - 1] : 0;
+}
+
 Status Model::GetGraphInfo(GraphInfo* info) const {
   error_.Clear();
   if (info == nullptr) {
@@ -210,8 +234,10 @@ Status Model::GetGraphInfo(GraphInfo* info) const {
   for (int s = 0; s < num_steps_; ++s) {
     const fb::GraphStep* st = step(s);
     const StepIo io = step_io(*layer(static_cast<int>(st->layer())), 0);
-    info->dtype = io.elem == 1 ? EA_S8 : EA_F32;
+    info->dtype = io.dtype;
     if (st->query() == kModelInput) {
+      info->input_dtype = io.input_dtype;
+      info->input_range = layer_info(*layer(static_cast<int>(st->layer()))).input_range;
       if (info->input_dim == 0 || io.max_input_rows < info->max_input_rows) info->max_input_rows = io.max_input_rows;
       info->input_dim = io.input_dim;
       info->input_quant = io.input_quant;
@@ -225,6 +251,7 @@ Status Model::GetGraphInfo(GraphInfo* info) const {
     }
     if (s == num_steps_ - 1) {
       info->output_dim = io.output_dim;
+      info->output_dtype = io.output_dtype;
       info->output_quant = io.output_quant;
       info->max_output_rows = io.max_output_rows;
       info->output_layer = static_cast<int32_t>(st->layer());

@@ -26,9 +26,17 @@ struct StepIo {
   int max_memory_rows;
   int output_dim;
   ea_quant output_quant;
-  int max_output_rows;  // 1 after pooling, else the layer's max_q_len under the cap
-  size_t elem;          // bytes per element: 1 (int8) or 4 (float)
+  int added_rows;       // output rows = input rows + added_rows (class tokens), unless learned_query
+  int max_output_rows;  // 1 after pooling, else the layer's max_q_len under the cap + added_rows
+  ea_dtype dtype;       // the layer's (S8 or F32)
+  ea_dtype input_dtype; // its primary input's elements (S32: token ids)
+  ea_dtype output_dtype;
 };
+
+// Output rows of a step that reads in_rows rows.
+inline int step_output_rows(const StepIo& io, int in_rows) {
+  return io.learned_query ? 1 : in_rows + io.added_rows;
+}
 
 // A step's inputs and output for a verified layer, rows capped at q_cap (0: none).
 StepIo step_io(const fb::Layer& layer, int q_cap);

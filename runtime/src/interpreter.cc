@@ -43,28 +43,32 @@ Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo
   const char* name = c.layer->name()->c_str();
   const size_t es = elem_size(c.s8);
   const size_t q = static_cast<size_t>(c.q_len), kv = static_cast<size_t>(c.kv_len);
+  const size_t out_rows = q + static_cast<size_t>(info.added_rows);
   const bool self_attention = !info.cross;
   const bool reads_key = !self_attention && !c.keys_cached;
   const bool reads_value = !self_attention && !kind.learned_query &&
                            (!c.keys_cached || kind.cached_run_reads_values);
   const Span inputs[3] = {
-      {kind.learned_query ? nullptr : c.query, q * info.query_dim * es, "query"},
+      {kind.learned_query ? nullptr : c.query, q * info.query_dim * elem_size(info.input_dtype), "query"},
       {reads_key ? c.key : nullptr, kv * info.key_dim * es, "key"},
       {reads_value ? c.value : nullptr, kv * info.value_dim * es, "value"}};
-  const Span out = {c.output, q * info.output_dim * es, "output"};
+  const Span out = {c.output, out_rows * info.output_dim * elem_size(info.output_dtype), "output"};
   const Span weights = {c.weights,
                         static_cast<size_t>(info.num_heads) * q * kv * (c.s8 ? 2 : 4),
                         "attn_weights"};
   const Span arena = {arena_base, arena_bytes, "the arena"};
-  const size_t io_align = c.s8 ? 1 : 4;
-  for (const Span& sp : inputs) {
-    if (sp.p != nullptr && !aligned(sp.p, io_align)) {
-      error_ << "layer '" << name << "': float " << sp.what << " must be 4-byte aligned";
+  // int8 rows: any alignment; float rows, token ids and class indices: 4 bytes.
+  const size_t in_align[3] = {elem_size(info.input_dtype), es, es};
+  for (int i = 0; i < 3; ++i) {
+    if (inputs[i].p != nullptr && !aligned(inputs[i].p, in_align[i])) {
+      error_ << "layer '" << name << "': " << (info.input_dtype == EA_S32 && i == 0 ? "token-id " : "float ")
+             << inputs[i].what << " must be 4-byte aligned";
       return Status::kInvalidArgument;
     }
   }
-  if (!aligned(out.p, io_align)) {
-    error_ << "layer '" << name << "': float output must be 4-byte aligned";
+  if (!aligned(out.p, elem_size(info.output_dtype))) {
+    error_ << "layer '" << name << "': " << (info.output_dtype == EA_S32 ? "index" : "float")
+           << " output must be 4-byte aligned";
     return Status::kInvalidArgument;
   }
   if (weights.p != nullptr && !aligned(weights.p, c.s8 ? 2 : 4)) {
@@ -397,6 +401,16 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
     s = check_buffers(c, kind, info, arena_, checked_arena_bytes, error_);
     if (s != Status::kOk) return s;
   }
+  if (info.input_dtype == EA_S32 && info.input_range > 0) {  // token ids index a table: each must be in it
+    const int32_t* ids = static_cast<const int32_t*>(c.query);
+    for (int i = 0; i < c.q_len * info.query_dim; ++i) {
+      if (ids[i] < 0 || ids[i] >= info.input_range) {
+        error_ << "layer '" << name << "': token id " << ids[i] << " at " << i << " is outside 0.."
+               << info.input_range - 1;
+        return Status::kInvalidArgument;
+      }
+    }
+  }
 
   kind.run(*model_->flatbuffer(), c, max_kv);
   // A direct (uncached) run overwrote the cross-attention/additive cache
@@ -453,18 +467,18 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
     return Status::kInvalidArgument;
   }
   const int n = model_->num_steps();
-  const bool learned_last = find_layer_kind(model_->layer(g.output_layer)->options_type())->learned_query;
-  const int out_rows = learned_last ? 1 : in.num_rows;  // every other step keeps its rows
-  const size_t es = g.dtype == EA_S8 ? 1 : 4;
+  const int out_rows = model_->GraphOutputRows(in.num_rows);
+  const size_t es[3] = {elem_size(g.input_dtype), elem_size(g.dtype), elem_size(g.output_dtype)};
   const Span caller[3] = {
-      {in.rows, static_cast<size_t>(in.num_rows) * static_cast<size_t>(g.input_dim) * es, "input"},
+      {in.rows, static_cast<size_t>(in.num_rows) * static_cast<size_t>(g.input_dim) * es[0], "input"},
       {memory ? in.memory : nullptr,
-       static_cast<size_t>(memory ? in.memory_rows : 0) * static_cast<size_t>(g.memory_dim) * es, "memory"},
-      {out->rows, static_cast<size_t>(out_rows) * static_cast<size_t>(g.output_dim) * es, "output"}};
+       static_cast<size_t>(memory ? in.memory_rows : 0) * static_cast<size_t>(g.memory_dim) * es[1], "memory"},
+      {out->rows, static_cast<size_t>(out_rows) * static_cast<size_t>(g.output_dim) * es[2], "output"}};
   const Span arena = {arena_, arena_bytes_, "the arena"};
-  for (const Span& sp : caller) {
-    if (sp.p != nullptr && es == 4 && !aligned(sp.p, 4)) {
-      error_ << "Invoke: float " << sp.what << " must be 4-byte aligned";
+  for (int i = 0; i < 3; ++i) {
+    const Span& sp = caller[i];
+    if (sp.p != nullptr && !aligned(sp.p, es[i])) {
+      error_ << "Invoke: " << sp.what << " must be 4-byte aligned (float or int32 elements)";
       return Status::kInvalidArgument;
     }
     if (overlaps(sp, arena)) {
@@ -479,8 +493,8 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
 
   // Each step reads the model's input or memory or an earlier step's output
   // (in the arena, at its planned offset) and passes its rows and valid rows on.
-  int rows[kMaxGraphSteps], valid[kMaxGraphSteps];
-  const auto source = [&](int src, const void** p, int* r, int* v) {
+  int32_t rows[kMaxGraphSteps], valid[kMaxGraphSteps];  // int32_t: RunArgs' lengths (long on arm-none-eabi)
+  const auto source = [&](int src, const void** p, int32_t* r, int32_t* v) {
     if (src == kModelInput) {
       *p = in.rows;
       *r = in.num_rows;
@@ -500,7 +514,7 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
     const int layer = static_cast<int>(st->layer());
     const StepIo io = step_io(*model_->layer(layer), q_cap_);
     const void* p;
-    int r, v;
+    int32_t r, v;
     source(st->query(), &p, &r, &v);
     RunArgs a = {};
     if (io.learned_query) {  // pooling: the rows are its keys and values
@@ -517,8 +531,8 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
       a.value = a.key;
     }
     a.output = s == n - 1 ? out->rows : arena_ + activation_offset_[s];
-    rows[s] = io.learned_query ? 1 : r;
-    valid[s] = io.learned_query ? 1 : v;
+    rows[s] = step_output_rows(io, r);
+    valid[s] = step_output_rows(io, v);  // class tokens are valid rows; a pooled row is
     const Status status = RunWith(layer, a, nullptr, arena_bytes_, /*buffers_checked=*/true);
     if (status != Status::kOk) return status;
   }

@@ -40,6 +40,8 @@ LayerInfo layer_info(const fb::Layer& layer) {
   info.arena_bytes = static_cast<size_t>(layer.arena_bytes());
   info.num_heads = 1;
   info.num_kv_heads = 1;
+  info.input_dtype = info.dtype;  // a kind at a model's end sets its own (kind->info)
+  info.output_dtype = info.dtype;
   const LayerKindModule* kind = find_layer_kind(layer.options_type());
   if (kind == nullptr) return info;  // not after Load (it refuses unknown kinds)
   info.kind = kind->kind;

@@ -149,10 +149,14 @@ struct LayerIo {
     q_len = pooling ? 1 : ql;
     kv_len = self_attention ? ql : kvl;
     const size_t es = ElemSize(info);
-    auto fill = [&](std::vector<uint8_t>& v, size_t n) {
-      v.assign(n * es, 0);
+    auto fill = [&](std::vector<uint8_t>& v, size_t n, ea_dtype t) {
+      const size_t bytes = t == EA_S8 ? 1 : 4;
+      v.assign(n * bytes, 0);
       for (size_t i = 0; i < n; ++i) {
-        if (es == 1) {
+        if (t == EA_S32) {  // token ids, each in the layer's table
+          const int32_t id = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(info.input_range));
+          std::memcpy(&v[i * 4], &id, 4);
+        } else if (t == EA_S8) {
           v[i] = static_cast<uint8_t>(rng.next());
         } else {
           const float f = static_cast<float>(rng.normal());
@@ -160,10 +164,11 @@ struct LayerIo {
         }
       }
     };
-    if (!pooling) fill(query, static_cast<size_t>(q_len) * info.query_dim);
-    if (!self_attention) fill(key, static_cast<size_t>(kv_len) * info.key_dim);
-    if (!self_attention && !pooling) fill(value, static_cast<size_t>(kv_len) * info.value_dim);
-    output.assign(static_cast<size_t>(q_len) * info.output_dim * es, 0xCD);
+    if (!pooling) fill(query, static_cast<size_t>(q_len) * info.query_dim, info.input_dtype);
+    if (!self_attention) fill(key, static_cast<size_t>(kv_len) * info.key_dim, info.dtype);
+    if (!self_attention && !pooling) fill(value, static_cast<size_t>(kv_len) * info.value_dim, info.dtype);
+    output.assign(static_cast<size_t>(q_len + info.added_rows) * info.output_dim *
+                      (info.output_dtype == EA_S8 ? 1 : 4), 0xCD);
     weights.assign(static_cast<size_t>(info.num_heads) * q_len * kv_len * (es == 1 ? 2 : 4), 0xCD);
   }
 
@@ -189,11 +194,14 @@ struct GraphIo {
   edgeattn::ModelOutputs out = {};
 
   void Make(const edgeattn::GraphInfo& g, Rng& rng) {
-    const size_t es = g.dtype == EA_S8 ? 1 : 4;
-    auto fill = [&](std::vector<uint8_t>& v, size_t n) {
+    auto fill = [&](std::vector<uint8_t>& v, size_t n, ea_dtype t) {
+      const size_t es = t == EA_S8 ? 1 : 4;
       v.assign(n * es, 0);
       for (size_t i = 0; i < n; ++i) {
-        if (es == 1) {
+        if (t == EA_S32) {
+          const int32_t id = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(g.input_range));
+          std::memcpy(&v[i * 4], &id, 4);
+        } else if (es == 1) {
           v[i] = static_cast<uint8_t>(rng.next());
         } else {
           const float f = static_cast<float>(rng.normal());
@@ -201,9 +209,9 @@ struct GraphIo {
         }
       }
     };
-    fill(input, static_cast<size_t>(g.max_input_rows) * g.input_dim);
-    fill(memory, static_cast<size_t>(g.max_memory_rows) * g.memory_dim);
-    output.assign(static_cast<size_t>(g.max_output_rows) * g.output_dim * es, 0xCD);
+    fill(input, static_cast<size_t>(g.max_input_rows) * g.input_dim, g.input_dtype);
+    fill(memory, static_cast<size_t>(g.max_memory_rows) * g.memory_dim, g.dtype);
+    output.assign(static_cast<size_t>(g.max_output_rows) * g.output_dim * (g.output_dtype == EA_S8 ? 1 : 4), 0xCD);
     in.rows = input.data();
     in.num_rows = g.max_input_rows;
     in.valid_rows = g.max_input_rows - g.max_input_rows / 4;

@@ -63,7 +63,11 @@ typedef enum ea_layer_kind {
  * ...), or "?" for a value that is no kind. */
 const char* ea_layer_kind_name(ea_layer_kind kind);
 
-typedef enum ea_dtype { EA_F32 = 0, EA_S8 = 1 } ea_dtype;
+/* Element types. A layer is F32 or S8; a kind at a model's ends may read or
+ * write another type (ea_layer_info.input_dtype / output_dtype): S32 for
+ * token ids and class indices, F32 for the float features a quantizing kind
+ * reads. */
+typedef enum ea_dtype { EA_F32 = 0, EA_S8 = 1, EA_S32 = 2 } ea_dtype;
 
 /* Quantization of an int8 input or output: real = scale * (q - zero_point). */
 typedef struct ea_quant {
@@ -97,6 +101,10 @@ typedef struct ea_layer_info {
   size_t coverage_bytes;   /* arena bytes of its coverage vector at max_kv_len (0 if none) */
   int32_t key_cache;       /* 1: its keys can be cached once and reused (ea_interpreter_cache_keys:
                               cross-attention, additive, a decoder block's memory) */
+  ea_dtype input_dtype;    /* element type of its query (or pooled rows): dtype, or S32 token ids, or F32 */
+  ea_dtype output_dtype;   /* element type of its output: dtype, or S32 class indices, or F32 */
+  int32_t input_range;     /* S32 inputs: every value must be in 0..input_range-1 (EA_INVALID_ARGUMENT) */
+  int32_t added_rows;      /* output rows = q_len + added_rows (class tokens prepended); else 0 */
 } ea_layer_info;
 
 /* One inference of one layer. Buffers are row-major and dense:
@@ -160,8 +168,11 @@ typedef struct ea_executor {
  *   memory [memory_rows][memory_dim]        cross-attention keys and values,
  *                                           a decoder block's memory (NULL if
  *                                           memory_dim is 0)
- *   output [output rows][output_dim]        output rows: num_rows, or 1 after
- *                                           a pooling step
+ *   output [output rows][output_dim]        output rows: num_rows plus the
+ *                                           rows steps add (class tokens), or
+ *                                           1 after a step that pools
+ * Elements: input_dtype / output_dtype (S8 or F32 as the layers, S32 token
+ * ids in or class indices out).
  * valid_rows / memory_valid_rows <= 0: every row is valid; otherwise the rows
  * after it are padding that self-attention steps mask (the key padding of
  * ea_run_args, passed from step to step). int8 models read and write bytes at
@@ -172,7 +183,10 @@ typedef struct ea_executor {
  * overlapping no input. */
 typedef struct ea_graph_info {
   int32_t num_steps;
-  ea_dtype dtype;
+  ea_dtype dtype;          /* the layers' (F32 or S8) */
+  ea_dtype input_dtype;    /* element types of the input rows and of the output */
+  ea_dtype output_dtype;
+  int32_t input_range;     /* S32 input: token ids in 0..input_range-1 */
   int32_t input_dim;
   int32_t max_input_rows;
   ea_quant input_quant;    /* S8 only */
@@ -217,6 +231,8 @@ int32_t ea_model_find_layer(const ea_model* model, const char* name); /* -1 if a
 ea_status ea_model_layer_info(const ea_model* model, int32_t layer, ea_layer_info* info);
 /* EA_UNSUPPORTED (and a message) for a model without a graph. */
 ea_status ea_model_graph_info(const ea_model* model, ea_graph_info* info);
+/* Output rows of a run of the graph over num_rows input rows. */
+int32_t ea_model_graph_output_rows(const ea_model* model, int32_t num_rows);
 /* Arena bytes for the whole model at every layer's declared maxima. */
 size_t ea_model_arena_bytes(const ea_model* model);
 /* Arena bytes when runs never exceed max_q_len / max_kv_len (each capped by

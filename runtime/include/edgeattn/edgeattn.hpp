@@ -95,6 +95,8 @@ class Model {
   int num_steps() const { return num_steps_; }
   const fb::GraphStep* step(int index) const;  // null outside 0..num_steps()-1
   Status GetGraphInfo(GraphInfo* info) const;
+  // Output rows of a graph run over num_rows input rows (0 without a graph).
+  int GraphOutputRows(int num_rows) const;
   // Whole model at every layer's maxima (equals what the converter recorded).
   size_t arena_bytes() const { return arena_bytes_; }
   // Arena bytes each thread-pool worker beyond the first adds (recorded in

@@ -143,6 +143,7 @@ const T* tensor_data(const fb::Model& model, const fb::Tensor* t) {
 }
 
 inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
+inline size_t elem_size(ea_dtype t) { return t == EA_S8 ? 1 : 4; }
 
 // The residual a block adds to a projection's output (its out_proj, fc2):
 // y = x + linear(...). int8 in the projection's epilogue from its int32 sums
