@@ -13,6 +13,25 @@ EA_VARIANT_SUITE(Qs16LayerNorm, qs16_layernorm);
 
 constexpr int16_t kCanary16 = 0x5A5A;
 
+// The SIMD paths' row scale (layernorm_row.h, the root from its top 32 bits
+// and one Newton step) against the reference's, on the sums of every int16
+// row shape (S^2 / d <= Q <= 2^30 d) and eps terms from 1 to 2^60.
+TEST(SimdTest, LayerNorm16FastRowScaleIsTheReference) {
+  Rng rng(47050);
+  for (int it = 0; it < 300000; ++it) {
+    const int d = static_cast<int>(rng.uniform_int(0, 1) ? rng.uniform_int(1, 300) : rng.uniform_int(1, 16384));
+    const int64_t s = rng.uniform_int(-32768LL * d, 32767LL * d);
+    const int64_t qmin = (s * s + d - 1) / d;
+    const int64_t q = rng.uniform_int(0, 2) ? qmin + rng.uniform_int(0, 3) : rng.uniform_int(qmin, (int64_t{1} << 30) * d);
+    const int64_t e = rng.uniform_int(0, 2) == 0 ? int64_t{1} << rng.uniform_int(0, 60)
+                                                 : static_cast<int64_t>(rng.log_uniform(1.0, 1e15));
+    const ek::LayerNormRowScale want = ek::layernorm16_row_scale(d, static_cast<int32_t>(s), q, e);
+    const ek::LayerNormRowScale got = ek::layernorm16_row_scale_fast(d, static_cast<int32_t>(s), q, e);
+    ASSERT_EQ(got.inv, want.inv) << "d " << d << " S " << s << " Q " << q << " E " << e;
+    ASSERT_EQ(got.shift, want.shift) << "d " << d << " S " << s << " Q " << q << " E " << e;
+  }
+}
+
 // Row kinds the arithmetic treats differently: uniform over int16, the int16
 // corners, constant (zero variance), constant with one element off by one
 // (the smallest nonzero variance), a narrow spread, one outlier at an int16

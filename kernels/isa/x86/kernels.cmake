@@ -21,6 +21,7 @@ set(_ea_avx2_sources
   ${_ea_k}/qs8-additive/qs8-additive-avx2.cc
   ${_ea_k}/f32-additive/f32-additive-avx2.cc
   ${_ea_k}/qs8-layernorm/qs8-layernorm-avx2.cc
+  ${_ea_k}/qs16-layernorm/qs16-layernorm-avx2.cc
   ${_ea_k}/qs8-lut/qs8-lut-avx2.cc)
 set_source_files_properties(${_ea_avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 # Only these files may contain VPDPBUSD (VEX); reached after the AVX-VNNI
