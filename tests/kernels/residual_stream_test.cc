@@ -95,7 +95,7 @@ TEST(QS8LinearRes16, HandComputed) {
 // clamp and past int32 (requantize saturates): the kernel against the model
 // without clamp or saturation, element by element.
 TEST(QS8LinearRes16, MatchesTheInt64Model) {
-  const int32_t kEdgeA[] = {0, 1, 1 << 13, ek::kResidual16MaxMultiplier};
+  const int32_t kEdgeA[] = {0, 1, (1 << 13) - 1, ek::kResidual16MaxMultiplier};
   for (uint64_t seed = 0; seed < 300; ++seed) {
     Rng rng(37000 + seed);
     const int rows = static_cast<int>(rng.uniform_int(1, 6));
@@ -137,7 +137,7 @@ TEST(QS8LinearRes16, MatchesTheInt64Model) {
 }
 
 // Contract 5c against the real sum it stands for, (s_x s_w acc + s_a a) / s_y,
-// with the converter's choice (the largest n <= 14 with A < 2^14) and the
+// with the converter's choice (the largest n <= 13 with A <= 2^13) and the
 // bound of the contract: one rounding, A's own rounding (2^-(n+1) per unit
 // of |a|) and M_c's (31 bits).
 TEST(QS8LinearRes16, WithinHalfAStepOfTheRealSum) {

@@ -171,10 +171,10 @@ struct ResidualEpilogue {
   }
 };
 
-// qs8_linear_res16 (contract 5c): sat16((clamp(y, -2^30, 2^30) + A a +
+// qs8_linear_res16 (contract 5c): sat16((clamp(y, -2^29, 2^29) + A a +
 // 2^(n-1)) >> n) with a the residual's int16 at (m, n). A a + 2^(n-1) is one
-// VPMADDWD of the pairs (a, 1) and (A, 2^(n-1)) (both pairs int16: A < 2^14,
-// 2^(n-1) <= 2^13; the products are exact and never the -32768 x -32768 x 2
+// VPMADDWD of the pairs (a, 1) and (A, 2^(n-1)) (both pairs int16: A <= 2^13,
+// 2^(n-1) <= 2^12; the products are exact and never the -32768 x -32768 x 2
 // that VPMADDWD wraps); the sum fits int32 (requant.h); VPACKSSDW is sat16.
 // Returns the 8 int16 results in order.
 struct Residual16Epilogue {

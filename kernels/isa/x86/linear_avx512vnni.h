@@ -87,7 +87,7 @@ struct ResidualEpilogue {
   }
 };
 
-// qs8_linear_res16 (contract 5c): sat16((clamp(requantize(s), -2^30, 2^30) +
+// qs8_linear_res16 (contract 5c): sat16((clamp(requantize(s), -2^29, 2^29) +
 // A a + 2^(n-1)) >> n), a = the residual's int16 at (m, n0 + lane), the
 // int16 results stored by the tile through y/y_stride here (the Job's int8
 // y is unused). A a + 2^(n-1) is one VPMADDWD of the pairs (a, 1) and

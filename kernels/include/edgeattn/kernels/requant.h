@@ -312,37 +312,41 @@ inline int8_t residual_epilogue_s8(int32_t acc, int32_t multiplier, int32_t shif
 // the contract 5b epilogue with the residual a and the output y int16, both
 // per tensor with zero point 0 (the stream is symmetric: no zero point to
 // fold, and one more bit than an asymmetric int16 would waste on the sign):
-//   y = sat16((clamp(requantize(acc, M_c, s_c), -2^30, 2^30) + A a + 2^(n-1)) >> n)
+//   y = sat16((clamp(requantize(acc, M_c, s_c), -2^29, 2^29) + A a + 2^(n-1)) >> n)
 // (M_c, s_c) maps the projection's sum to y's step times 2^n (r_c = s_x
-// s_w,c 2^n / s_y), A = round(s_a 2^n / s_y) in [0, 2^14) and n in [1, 14]:
-// the converter takes the largest n with A < 2^14 (n = 13, A = 2^13 when
-// the residual and the output share one scale).
-// Why these ranges: A and a both fit int16 (A < 2^14, a in [-2^15, 2^15)),
-// so A a + 2^(n-1) is one 16 x 16 -> 32 multiply-add on every ISA (SMLABB
-// on the M4, VMLAL.S16 / VMLADAVA on NEON and Helium, one VPMADDWD of the
-// pairs (a, 1) and (A, 2^(n-1)) on x86), and everything else stays in 32-bit
-// lanes, as in 5b. Bounds:
-//  - |A a| <= (2^14 - 1) 2^15 < 2^29, so |clamped + A a + 2^(n-1)|
-//    <= 2^30 + 2^29 + 2^13 < 2^31: the sum fits int32.
-//  - The clamp never changes a result: a term y_c > 2^30 gives, for every a,
-//    clamped + A a + 2^(n-1) >= 2^30 - 2^29 > 2^29 >= 2^(n+15), which
-//    saturates to 32767 as the unclamped sum does (it is larger still); a
-//    term below -2^30 gives at most -2^30 + 2^29 + 2^13 < -2^(n+15), which
-//    saturates to -32768 likewise.
+// s_w,c 2^n / s_y), A = round(s_a 2^n / s_y) in [0, 2^13] and n in [1, 13]:
+// the converter takes the largest n with A <= 2^13 (n = 13, A = 2^13 when
+// the residual and the output share one scale: the add is then exact up to
+// its one rounding).
+// Why these ranges: A and a both fit int16 (a in [-2^15, 2^15)), and so does
+// the rounding constant 2^(n-1) <= 2^12, so A a + 2^(n-1) is one
+// 16 x 16 -> 32 multiply-add on every ISA (one VPMADDWD of the pairs (a, 1)
+// and (A, 2^(n-1)) on x86, VMLAL.S16 on NEON, SMLABB on the M4), and
+// everything else stays in 32-bit lanes, as in 5b. The clamp is 5b's 2^29:
+// the NEON requantization (requantize32_x4) gives lanes whose |requantize()|
+// is at least 2^29 only as some value in [2^29, 2^30] of the right sign,
+// which the clamp maps to the reference's integer. Bounds:
+//  - |A a| <= 2^13 2^15 = 2^28, so |clamped + A a + 2^(n-1)|
+//    <= 2^29 + 2^28 + 2^12 < 2^31: the sum fits int32.
+//  - The clamp never changes a result: a term y_c >= 2^29 gives, for every
+//    a, a sum of at least 2^29 - 2^28 + 2^(n-1) > 2^28 - 2^n >= 32767 2^n,
+//    which saturates to 32767 as the unclamped sum does (it is no smaller);
+//    a term <= -2^29 gives at most -2^29 + 2^13 (2^15 - 1) + 2^12
+//    = -2^28 - 2^12 < -32767 2^n, which saturates to -32768 likewise.
 // One rounding of the whole sum; the projection's part enters at 2^-n of an
 // int16 step (1/8192 at n = 13). A's own rounding adds at most
 // 2^15 2^-(n+1) = 2^(14-n) steps (2 at n = 13, 0 when s_a 2^n / s_y is an
-// integer, as it is for a shared scale). 5b allowed n = 16 and A < 2^20;
-// an int16 residual is 2^8 times wider, so both shrink to keep int32.
+// integer, as for a shared scale). 5b allowed n = 16 and A < 2^20; an int16
+// residual is 2^8 times wider, so both shrink to keep int32.
 // ---------------------------------------------------------------------------
-constexpr int32_t kResidual16MaxShift = 14;
-constexpr int32_t kResidual16MaxMultiplier = (int32_t{1} << 14) - 1;
-constexpr int32_t kResidual16Clamp = int32_t{1} << 30;
+constexpr int32_t kResidual16MaxShift = 13;
+constexpr int32_t kResidual16MaxMultiplier = int32_t{1} << 13;  // inclusive
+constexpr int32_t kResidual16Clamp = int32_t{1} << 29;
 
 // What a caller hands the int16 epilogue: A and n (the loader checks them).
 struct Residual16Term {
-  int32_t mult;   // A, [0, 2^14)
-  int32_t shift;  // n, [1, 14]
+  int32_t mult;   // A, [0, 2^13]
+  int32_t shift;  // n, [1, 13]
 };
 
 inline int16_t saturate_s16(int32_t v) {
