@@ -48,6 +48,7 @@ set(_ea_avx512_sources
   ${_ea_k}/qs8-attention/qs8-attention-tiled-avx512vnni.cc
   ${_ea_k}/qs8-attention-tile/qs8-attention-tile-stages-avx512vnni.cc
   ${_ea_k}/qs8-layernorm/qs8-layernorm-avx512vnni.cc
+  ${_ea_k}/qs16-layernorm/qs16-layernorm-avx512vnni.cc
   ${_ea_k}/qs8-lut/qs8-lut-avx512bw.cc
   ${_ea_k}/qs8-lut/qs8-lut-avx512vnni.cc)
 set_source_files_properties(${_ea_avx512_sources} PROPERTIES
