@@ -368,15 +368,15 @@ inline int16_t residual_epilogue_s16(int32_t acc, int32_t multiplier, int32_t sh
 // wider sums and a variance scale that depends on d:
 //  1. S = sum_i x_i (int32: |S| <= 2^15 d <= 2^29) and Q = sum_i x_i^2, int64:
 //     Q <= 2^30 d <= 2^44 (one x_i^2 alone is up to 2^30, so int32 holds only
-//     one square; SIMD paths add pairs of squares as uint32, <= 2^31, and
-//     widen those to 64 bits).
+//     one square; the x86 paths add pairs of squares as uint32, <= 2^31,
+//     NEON single squares as int32, and both widen those to 64-bit lanes).
 //  2. c_i = d x_i - S (|c_i| <= (2^16 - 1) d < 2^30, int32) and
 //     D = 4^p (d Q - S^2) + E (int64) = 4^p d^2 (var + eps) in input units
 //     squared, p = 14 - ceil(log2 d) (0..14): d Q <= 2^58 and S^2 <= 2^58
 //     are int64, d Q - S^2 = d^2 var < d^2 2^30, so 4^p (d Q - S^2) < 2^58;
 //     E = round(4^p d^2 eps / s_in^2) in [1, 2^60] (converter), 1 <= D < 2^61.
-//     4^p d^2 is about 2^28 for every d, so E keeps eps's share exact to
-//     about 2^-29 of an input step squared (contract 4's 2^16 does the same;
+//     4^p d^2 is in (2^26, 2^28] for every d, so E keeps eps's share exact to
+//     2^-27 of an input step squared or better (contract 4's 2^16 does the same;
 //     without it a 3-wide row one step from constant was off by hundreds of
 //     int16 steps, E rounding d^2 eps / s_in^2 = 0.02 up to 1).
 //  3. As contract 4: k = (62 - bits(D)) / 2 (0..30), r = floor(sqrt(D 4^k))
