@@ -15,11 +15,6 @@ using namespace cm_linear_dsp;  // NOLINT(build/namespaces)
 void qs8_linear__dsp(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
                      const int8_t* w, const int32_t* bias, const int32_t* mult,
                      const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y, int y_stride) {
-  if (in_features <= kPreMaxInputs) {
-    linear_dsp_pre(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, y_zp,
-             StoreS8{y_zp}, y, y_stride);
-    return;
-  }
   linear_dsp(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, y_zp,
              StoreS8{y_zp}, y, y_stride);
 }
