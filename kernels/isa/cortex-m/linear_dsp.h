@@ -130,11 +130,12 @@ struct ChannelRequant {
   int32_t bias, mult, round, sh;  // round = 2^(-shift-2), sh = -shift-1
 };
 struct PassCtx {
-  int8_t *y0, *y1;  // the outputs y0[0], y0[1], y1[0], y1[1]
+  int8_t* y0;  // the outputs y0[0], y0[1], y0[dy], y0[dy + 1]; the pass
+  int32_t dy;  // advances y0 by 2 dy, to the next row pair
   int32_t zp;
   ChannelRequant c0, c1;
 };
-static_assert(offsetof(PassCtx, y0) == 0 && offsetof(PassCtx, zp) == 8 && offsetof(PassCtx, c0) == 12 &&
+static_assert(offsetof(PassCtx, y0) == 0 && offsetof(PassCtx, dy) == 4 && offsetof(PassCtx, zp) == 8 && offsetof(PassCtx, c0) == 12 &&
                   offsetof(PassCtx, c1) == 28,
               "the asm below reads PassCtx at these offsets");
 
@@ -159,8 +160,9 @@ __attribute__((always_inline)) inline void pass_2x2_fast(const uint32_t* xp, con
       EA_MAC_2X2_LOOP("x1") "\n\t"
       EA_REQUANT_PAIR("a00", "a10", "12")
       EA_REQUANT_PAIR("a01", "a11", "28")
-      "ldrd %[x0], %[x1], [%[ctx]]\n\t"  // y0, y1
+      "ldrd %[x0], %[x1], [%[ctx]]\n\t"  // y0, dy
       "ldr %[wq], [%[ctx], #8]\n\t"      // zp
+      "add %[w1], %[x0], %[x1]\n\t"      // y1
       "add %[a00], %[a00], %[wq]\n\t"
       "ssat %[a00], #8, %[a00]\n\t"
       "strb %[a00], [%[x0]]\n\t"
@@ -169,10 +171,12 @@ __attribute__((always_inline)) inline void pass_2x2_fast(const uint32_t* xp, con
       "strb %[a01], [%[x0], #1]\n\t"
       "add %[a10], %[a10], %[wq]\n\t"
       "ssat %[a10], #8, %[a10]\n\t"
-      "strb %[a10], [%[x1]]\n\t"
+      "strb %[a10], [%[w1]]\n\t"
       "add %[a11], %[a11], %[wq]\n\t"
       "ssat %[a11], #8, %[a11]\n\t"
-      "strb %[a11], [%[x1], #1]"
+      "strb %[a11], [%[w1], #1]\n\t"
+      "add %[w1], %[w1], %[x1]\n\t"  // y0 + 2 dy
+      "str %[w1], [%[ctx]]"
       : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [x0] "+r"(xp), [x1] "+r"(end),
         [wq] "+r"(wq), [ctx] "+r"(ctx), [w0] "=&r"(w0), [w1] "=&r"(w1), [wo0] "=&r"(wo0), [wo1] "=&r"(wo1),
         [xe] "=&r"(xe), [xo] "=&r"(xo)
@@ -238,7 +242,8 @@ struct StoreResidual {
     const cm::ResidualConst t = k;  // in registers: the byte stores below may alias *this
     const int8_t* r0 = r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n0;
     const int8_t* r1 = r0 + r.res_stride;
-    int8_t *y0 = ctx->y0, *y1 = ctx->y1;
+    int8_t *y0 = ctx->y0, *y1 = y0 + ctx->dy;
+    ctx->y0 = y1 + ctx->dy;  // the next row pair (as pass_2x2_fast)
     y0[0] = cm::residual_s8(cm::requantize_rmul(a.a00 + b0, m0, s0), r0[0], t);
     y0[1] = cm::residual_s8(cm::requantize_rmul(a.a01 + b1, m1, s1), r0[1], t);
     if (!two) return;
@@ -291,6 +296,8 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
       PairPass& pp = pair[p];
       pp.wq = w + (nb / kPackN) * block_bytes + p * 2 * kPackK;
       pp.ctx.zp = zp;
+      pp.ctx.y0 = y + nb + 2 * p;  // advanced by the passes
+      pp.ctx.dy = y_stride;
       pp.fast = n0 + 1 < out_features && Epi::fast(mult, shift, q0, q1);
       if (pp.fast && Epi::kRequantInPass) {
         pp.ctx.c0 = ChannelRequant{bias[n0], mult[q0], int32_t{1} << (-shift[q0] - 2), -shift[q0] - 1};
@@ -302,9 +309,8 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
       const int8_t* x0 = x + m * xs;
       const int8_t* x1 = two ? x0 + xs : x0;
       int8_t* y0 = y + m * ys + nb;
-      for (int p = 0; p < pairs; ++p) {
-        pair[p].ctx.y0 = y0 + 2 * p;
-        pair[p].ctx.y1 = two ? y0 + ys + 2 * p : scratch;
+      if (!two) {  // the odd last row's copy to scratch
+        for (int p = 0; p < pairs; ++p) pair[p].ctx.dy = static_cast<int32_t>(scratch - pair[p].ctx.y0);
       }
       for (int k0 = 0; k0 < in_features; k0 += kChunkInputs) {
         const int kc = in_features - k0 < kChunkInputs ? in_features - k0 : kChunkInputs;
