@@ -57,9 +57,10 @@ struct Acc2x2 {
 // wo1, xe, xo; END: the operand holding x0's end): both channels' weight
 // words by one LDRD and extended once, then per row its two extended words
 // by one LDRD (extend_rows' order) and four SMLAD: 17 instructions per
-// group of 16 products.
-#define EA_MAC_2X2_LOOP(END)                        \
-  "1:\n\t"                                          \
+// group of 16 products. Two groups per iteration (the loop test once per
+// two), entered at the second when the count is odd (16 bytes of x0 per
+// group); at least one group.
+#define EA_MAC_2X2_GROUP                            \
   "ldrd %[w0], %[w1], [%[wq]], #64\n\t"             \
   "sxtb16 %[wo0], %[w0], ror #8\n\t"                \
   "sxtb16 %[w0], %[w0]\n\t"                         \
@@ -74,7 +75,13 @@ struct Acc2x2 {
   "smlad %[a10], %[xe], %[w0], %[a10]\n\t"          \
   "smlad %[a10], %[xo], %[wo0], %[a10]\n\t"         \
   "smlad %[a11], %[xe], %[w1], %[a11]\n\t"          \
-  "smlad %[a11], %[xo], %[wo1], %[a11]\n\t"         \
+  "smlad %[a11], %[xo], %[wo1], %[a11]\n\t"
+#define EA_MAC_2X2_LOOP(END)                        \
+  "sub %[w0], %[" END "], %[x0]\n\t"                \
+  "tst %[w0], #16\n\t"                              \
+  "bne 2f\n\t"                                      \
+  "1:\n\t" EA_MAC_2X2_GROUP                         \
+  "2:\n\t" EA_MAC_2X2_GROUP                         \
   "cmp %[x0], %[" END "]\n\t"                       \
   "bne 1b"
 
@@ -200,6 +207,7 @@ __attribute__((always_inline)) inline Acc2x2 pass_2x2_sums(const uint32_t* xp, c
   return Acc2x2{a00, a01, a10, a11};
 }
 #undef EA_MAC_2X2_LOOP
+#undef EA_MAC_2X2_GROUP
 
 // qs8_linear's epilogue: requantize_s8 with the zero point; its fast passes
 // are pass_2x2_fast (both channels' shift <= -2).
