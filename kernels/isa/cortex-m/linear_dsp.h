@@ -6,7 +6,7 @@
 // channel's accumulator. A pass computes two rows x two channels: each
 // extended weight word serves two rows, and the two rows' activations are
 // sign-extended once (extend_rows, into a stack buffer) for all the channel
-// pairs of a 16-channel block, so the group loop loads them extended: 17
+// pairs of a 16-channel block, so the group loop loads them extended: 16
 // instructions per 16 multiply-accumulates (extending them in every pass
 // took 21; one row x four channels 27). The sum is the reference's exact
 // int32 dot product (|acc| < 2^31, see ref/linear.cc) in another order, so
@@ -56,10 +56,10 @@ struct Acc2x2 {
 // The group loop (operands a00..a11, x0: the extended rows, wq, w0, w1, wo0,
 // wo1, xe, xo; END: the operand holding x0's end): both channels' weight
 // words by one LDRD and extended once, then per row its two extended words
-// by one LDRD (extend_rows' order) and four SMLAD: 17 instructions per
-// group of 16 products. Two groups per iteration (the loop test once per
-// two), entered at the second when the count is odd (16 bytes of x0 per
-// group); at least one group.
+// by one LDRD (extend_rows' order) and four SMLAD: 15 instructions per
+// group of 16 products, two groups per iteration with the loop test once
+// (16 per group), entered at the second when the count is odd (16 bytes of
+// x0 per group); at least one group.
 #define EA_MAC_2X2_GROUP                            \
   "ldrd %[w0], %[w1], [%[wq]], #64\n\t"             \
   "sxtb16 %[wo0], %[w0], ror #8\n\t"                \
@@ -263,7 +263,7 @@ struct StoreResidual {
 // Blocks of 16 channels outer: each channel pair's pass context
 // (requantization constants, and whether it takes the fast pass) set up once
 // per block in a table. Then row pairs, and per row pair the inputs in
-// chunks of kChunkInputs: the chunk of both rows extended (about 8
+// chunks of kChunkInputs: the chunk of both rows extended (about 10
 // instructions per group, once per block, against 4 saved per group in each
 // of the block's 8 passes) and every channel pair's pass over it; the sums
 // of a chunk that is not the last wait in the table (one chunk up to 256

@@ -8,7 +8,8 @@
 // K4N16 weights with random padding, misaligned activation rows, row
 // strides > in_features, per-tensor and
 // per-channel requantization with shifts on both sides of requant_cm.h's
-// fast form (n = 31 - shift >= 32), and the extreme int8 values. The
+// fast form (n = 31 - shift >= 32), and the extreme int8 values; both
+// projections also on larger shapes (up to 40 channels, 600 inputs). The
 // transformer blocks' LayerNorm and activation table on ragged widths,
 // zero-variance and extreme rows; on Helium the
 // LayerNorm's row scale alone, at the ends of its square root and division.
