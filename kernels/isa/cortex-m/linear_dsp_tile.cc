@@ -1,0 +1,172 @@
+// The inner loop of qs8_linear__dsp and qs8_linear_res__dsp
+// (isa/cortex-m/linear_dsp.h): three activation rows against one 16-channel
+// block of packed K4N16 weights, the 3 x 16 int32 sums in a tile the
+// caller owns (192 B on its stack), written in assembly because it needs
+// all 14 general registers (GCC -Os kept loop values on the stack).
+//
+// Per group of 4 inputs the three rows' words are loaded and sign-extended
+// once (SXTB16 bytes 0,2 and SXTB16 ROR 8 bytes 1,3: 6 registers), then for
+// each of the block's 16 channels (the group's 16 weight words are
+// contiguous in K4N16, so the weight pointer only advances): LDR the
+// channel's word, SXTB16 it twice, LDM its three sums from the tile, six
+// SMLAD, STM the sums back: 11 instructions per 12 multiply-adds. The sums
+// are the reference's exact int32 dot products in another order (SMLAD
+// wraps like the reference's int32 arithmetic, |acc| < 2^31: ref/linear.cc),
+// so the results are bit-identical. No heap, no buffer but the caller's tile.
+#include "isa/cortex-m/cortexm.h"
+
+#if EA_CM_DSP_ONLY
+
+// ea_cm_linear_tile_3x16(tile, x, xs, wq, groups, zero):
+//   r0 tile: int32[16][3], channel c's sums of rows 0, 1, 2 at tile[3c ...];
+//            zeroed first when zero != 0, then += the groups' products
+//   r1 x: row 0's first input word; rows 1 and 2 at x + xs and x + 2 xs
+//         (xs may be 0: one row three times); any alignment
+//   r2 xs: row stride in bytes
+//   r3 wq: the block's weights at the first group (64 bytes per group)
+//   [sp] groups >= 1, [sp + 4] zero
+// Registers: r0-r2 the channel's three sums, r3 the weight word (then its
+// odd halves), r4 its even halves, r5-r10 the rows' extended words (even,
+// odd per row), r11 the tile pointer, r12 the weight pointer, lr the
+// activation pointer; the frame holds xs, the activation end and the
+// tile's end.
+#define EA_TILE_CHANNEL                 \
+  "ldr r3, [r12], #4\n\t"               \
+  "ldmia r11, {r0, r1, r2}\n\t"         \
+  "sxtb16 r4, r3\n\t"                   \
+  "sxtb16 r3, r3, ror #8\n\t"           \
+  "smlad r0, r5, r4, r0\n\t"            \
+  "smlad r0, r6, r3, r0\n\t"            \
+  "smlad r1, r7, r4, r1\n\t"            \
+  "smlad r1, r8, r3, r1\n\t"            \
+  "smlad r2, r9, r4, r2\n\t"            \
+  "smlad r2, r10, r3, r2\n\t"           \
+  "stmia r11!, {r0, r1, r2}\n\t"
+
+__asm__(
+    ".syntax unified\n\t"
+    ".thumb\n\t"
+    ".section .text.ea_cm_linear_tile_3x16,\"ax\",%progbits\n\t"
+    ".global ea_cm_linear_tile_3x16\n\t"
+    ".type ea_cm_linear_tile_3x16, %function\n\t"
+    ".thumb_func\n\t"
+    ".p2align 2\n"
+    "ea_cm_linear_tile_3x16:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "sub sp, sp, #12\n\t"
+    "ldr r4, [sp, #48]\n\t"            // groups
+    "ldr r5, [sp, #52]\n\t"            // zero
+    "mov r11, r0\n\t"
+    "mov r12, r3\n\t"
+    "mov lr, r1\n\t"
+    "str r2, [sp]\n\t"                 // xs
+    "add r4, r1, r4, lsl #2\n\t"
+    "str r4, [sp, #4]\n\t"             // activation end
+    "add r4, r0, #192\n\t"
+    "str r4, [sp, #8]\n\t"             // tile end
+    "cbz r5, 1f\n\t"
+    "movs r0, #0\n\t"
+    "movs r1, #0\n\t"
+    "movs r2, #0\n\t"
+    "mov r3, r11\n\t"
+    ".rept 16\n\t"
+    "stmia r3!, {r0, r1, r2}\n\t"
+    ".endr\n"
+    "1:\n\t"                           // a group: the rows' words
+    "ldr r3, [sp]\n\t"
+    "ldr r8, [lr, r3]\n\t"
+    "ldr r10, [lr, r3, lsl #1]\n\t"
+    "ldr r6, [lr], #4\n\t"
+    "sxtb16 r5, r6\n\t"
+    "sxtb16 r6, r6, ror #8\n\t"
+    "sxtb16 r7, r8\n\t"
+    "sxtb16 r8, r8, ror #8\n\t"
+    "sxtb16 r9, r10\n\t"
+    "sxtb16 r10, r10, ror #8\n"
+    "2:\n\t"                           // 8 channels per iteration
+    EA_TILE_CHANNEL EA_TILE_CHANNEL EA_TILE_CHANNEL EA_TILE_CHANNEL
+    EA_TILE_CHANNEL EA_TILE_CHANNEL EA_TILE_CHANNEL EA_TILE_CHANNEL
+    "ldr r3, [sp, #8]\n\t"
+    "cmp r11, r3\n\t"
+    "bne 2b\n\t"
+    "sub r11, r11, #192\n\t"
+    "ldr r3, [sp, #4]\n\t"
+    "cmp lr, r3\n\t"
+    "bne 1b\n\t"
+    "add sp, sp, #12\n\t"
+    "pop {r4-r11, pc}\n\t"
+    ".size ea_cm_linear_tile_3x16, .-ea_cm_linear_tile_3x16\n\t"
+    ".text");
+#undef EA_TILE_CHANNEL
+
+// ea_cm_linear_store_3x16(tile, y, ys, args): qs8_linear's outputs of a
+// whole pass (three rows, args->nc channels, per-channel requantization with
+// every channel's shift in [-23, -2]) from the tile:
+//   r0 tile, r1 y (row 0's first output; rows 1, 2 at y + ys, y + 2 ys),
+//   r2 ys, r3 args (StoreArgs3x16 in linear_dsp.h: bias, mult, shift at
+//   the block's first channel, zp, nc).
+// Per channel requant_cm.h's SMMLA form with the zero point folded into the
+// rounding term: r = 2^(n-33) + zp 2^(n-32), n = 31 - shift, so that
+// (SMMLA(acc + bias, M, r)) >> (n - 32) = requantize(acc + bias) + zp
+// exactly (zp 2^(n-32) is a multiple of 2^(n-32); |requantize| <= 2^30 and
+// |zp 2^(n-32)| <= 2^29 for n <= 54, so nothing wraps), then SSAT #8:
+// requant.h's clamp to [-512, 512] before the zero point cannot change the
+// byte (requant_cm.h's to_s8). 29 instructions per channel of 3 outputs.
+__asm__(
+    ".syntax unified\n\t"
+    ".thumb\n\t"
+    ".section .text.ea_cm_linear_store_3x16,\"ax\",%progbits\n\t"
+    ".global ea_cm_linear_store_3x16\n\t"
+    ".type ea_cm_linear_store_3x16, %function\n\t"
+    ".thumb_func\n\t"
+    ".p2align 2\n"
+    "ea_cm_linear_store_3x16:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "sub sp, sp, #8\n\t"
+    "mov r8, r0\n\t"
+    "mov r9, r1\n\t"
+    "mov r10, r2\n\t"
+    "ldr r11, [r3]\n\t"                // bias
+    "ldr r12, [r3, #4]\n\t"            // mult
+    "ldr lr, [r3, #8]\n\t"             // shift
+    "ldr r4, [r3, #12]\n\t"            // zp
+    "ldr r5, [r3, #16]\n\t"            // nc
+    "str r4, [sp]\n\t"
+    "add r5, r1, r5\n\t"
+    "str r5, [sp, #4]\n"               // y's end
+    "1:\n\t"
+    "ldmia r8!, {r0, r1, r2}\n\t"
+    "ldr r3, [r11], #4\n\t"            // bias
+    "ldr r4, [r12], #4\n\t"            // M
+    "ldr r5, [lr], #4\n\t"             // shift
+    "mvns r5, r5\n\t"                  // n - 32 = -shift - 1
+    "subs r6, r5, #1\n\t"
+    "movs r7, #1\n\t"
+    "lsls r7, r6\n\t"                  // 2^(n-33)
+    "ldr r6, [sp]\n\t"
+    "lsls r6, r5\n\t"                  // zp 2^(n-32)
+    "add r7, r6\n\t"
+    "add r0, r3\n\t"
+    "smmla r0, r0, r4, r7\n\t"
+    "asrs r0, r5\n\t"
+    "ssat r0, #8, r0\n\t"
+    "add r1, r3\n\t"
+    "smmla r1, r1, r4, r7\n\t"
+    "asrs r1, r5\n\t"
+    "ssat r1, #8, r1\n\t"
+    "add r2, r3\n\t"
+    "smmla r2, r2, r4, r7\n\t"
+    "asrs r2, r5\n\t"
+    "ssat r2, #8, r2\n\t"
+    "strb r1, [r9, r10]\n\t"
+    "strb r2, [r9, r10, lsl #1]\n\t"
+    "strb r0, [r9], #1\n\t"
+    "ldr r6, [sp, #4]\n\t"
+    "cmp r9, r6\n\t"
+    "bne 1b\n\t"
+    "add sp, sp, #8\n\t"
+    "pop {r4-r11, pc}\n\t"
+    ".size ea_cm_linear_store_3x16, .-ea_cm_linear_store_3x16\n\t"
+    ".text");
+
+#endif  // EA_CM_DSP_ONLY
