@@ -45,7 +45,7 @@ alignas(16) int8_t g_v[24 * 24 + 4];  // P.V values: up to 24 keys, row stride u
 alignas(16) uint16_t g_p[25];
 // Larger projections: several 16-channel blocks and in_features past one
 // 256-input chunk of the DSP kernel (its sums carried across chunks).
-constexpr int kBigRows = 5, kBigOut = 40, kBigIn = 600;
+constexpr int kBigRows = 8, kBigOut = 40, kBigIn = 600;
 alignas(16) int8_t g_big_x[kBigRows * (kBigIn + 8) + 16];
 alignas(16) int8_t g_big_w[packed_weight_bytes(kBigOut, kBigIn)];
 int32_t g_big_bias[kBigOut], g_big_mult[kBigOut], g_big_shift[kBigOut];
@@ -220,7 +220,7 @@ int main() {
   // Both projections on larger shapes (kBig*): out_features up to 40 (three
   // blocks of 16, ragged), in_features up to 600 (one to three chunks of the
   // DSP kernel, ragged), shifts on both sides of the fast forms.
-  for (int trial = 0; trial < 48; ++trial) {
+  for (int trial = 0; trial < 96; ++trial) {
     const int rows = range(1, kBigRows), out = range(1, kBigOut);
     const int in = trial % 4 == 0 ? range(1, 80) : range(200, kBigIn);
     const int x_stride = in + range(0, 8);
@@ -232,7 +232,9 @@ int main() {
     for (int n = 0; n < kBigOut; ++n) {
       g_big_bias[n] = range(-40000, 40000);
       g_big_mult[n] = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
-      g_big_shift[n] = res_trial ? range(-12, 12) : range(-22, 1);
+      // Every third plain trial: every shift in the DSP store's folded form
+      // (-23..-2), its ends included.
+      g_big_shift[n] = res_trial ? range(-12, 12) : trial % 3 == 1 ? range(-23, -2) : range(-25, 1);
     }
     const int per_channel = trial & 1;
     const int32_t zp = range(-128, 127);
