@@ -584,6 +584,74 @@ __attribute__((noinline)) inline void linear_aligned(int rows, int out_features,
   }
 }
 
+// Six-row passes (linear_helium_tile.cc): 8 channels x 6 rows per pass,
+// the sums in a 192-byte tile, for the rows in whole sixes of a layer whose
+// every shift is in [-23, -2] (the store's folded zero point); the other
+// rows take linear_aligned's pairs.
+struct alignas(16) SixArgs {
+  uint32x4_t addr0;        // 0: the 4 group addresses of the first chunk minus 256
+  const int8_t* x[6];      // 16: the rows
+  int32_t chunks, rem, groups;  // 40, 44, 48: in_features / 16, % 16, ceil(rem / 4)
+  int32_t* tile;           // 52
+};
+struct alignas(16) SixStoreArgs {
+  uint32x4_t tile_addr;    // 0: tile + {0, 24, 48, 72}
+  int8_t* y;               // 16
+  int32_t ys;              // 20
+  const int32_t *bias, *mult, *shift;  // 24, 28, 32
+  int32_t zp2, nc, rq_step;  // 36, 40, 44: 2 zp + 1, channels 1..8, 16 or 0
+};
+static_assert(offsetof(SixArgs, x) == 16 && offsetof(SixArgs, chunks) == 40 && offsetof(SixArgs, tile) == 52 &&
+                  offsetof(SixStoreArgs, y) == 16 && offsetof(SixStoreArgs, bias) == 24 &&
+                  offsetof(SixStoreArgs, zp2) == 36 && offsetof(SixStoreArgs, rq_step) == 44,
+              "linear_helium_tile.cc reads the arguments at these offsets");
+extern "C" void ea_cm_linear_tile_6x8(const SixArgs* a);
+extern "C" void ea_cm_linear_store_6x8(const SixStoreArgs* a);
+
+inline bool six_ready(int out_features, const int32_t* shift, int per_channel) {
+  for (int i = 0; i < (per_channel ? out_features : 1); ++i) {
+    if (shift[i] > -2 || shift[i] < -23) return false;
+  }
+  return true;
+}
+
+// rows: a multiple of 6; w 4-byte aligned.
+__attribute__((noinline)) inline void linear_six(int rows, int out_features, int in_features, const int8_t* x,
+                                                 int x_stride, const int8_t* w, const int32_t* bias,
+                                                 const int32_t* mult, const int32_t* shift, int per_channel,
+                                                 int32_t y_zp, int8_t* y, int y_stride) {
+  alignas(16) int32_t tile[6 * 8];
+  const int32_t mult4[4] = {mult[0], mult[0], mult[0], mult[0]};
+  const int32_t shift4[4] = {shift[0], shift[0], shift[0], shift[0]};
+  SixArgs a;
+  SixStoreArgs s;
+  a.chunks = in_features / 16;
+  a.rem = in_features - a.chunks * 16;
+  a.groups = (a.rem + kPackK - 1) / kPackK;
+  a.tile = tile;
+  const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kPackN * kPackK);  // 0 64 128 192
+  s.tile_addr = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0u, 1), 24), reinterpret_cast<uint32_t>(tile));
+  s.ys = y_stride;
+  s.zp2 = 2 * y_zp + 1;
+  s.rq_step = per_channel ? 16 : 0;
+  const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
+  const ptrdiff_t xs = x_stride, ys = y_stride;
+  for (int n0 = 0; n0 < out_features; n0 += 8) {
+    const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
+    a.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(wq) - 256u);
+    s.nc = out_features - n0 < 8 ? out_features - n0 : 8;
+    s.bias = bias + n0;
+    s.mult = per_channel ? mult + n0 : mult4;
+    s.shift = per_channel ? shift + n0 : shift4;
+    for (int m = 0; m < rows; m += 6) {
+      for (int r = 0; r < 6; ++r) a.x[r] = x + (m + r) * xs;
+      ea_cm_linear_tile_6x8(&a);
+      s.y = y + m * ys + n0;
+      ea_cm_linear_store_6x8(&s);
+    }
+  }
+}
+
 // Whole layers only (linear_pairs_res): a layer with a multiplier below
 // 2^30 at a shift >= -1, which quantize_multiplier never gives, and
 // unaligned w take the reference.
