@@ -48,6 +48,14 @@ struct StoreArgs3x16 {
 };
 static_assert(sizeof(StoreArgs3x16) == 20, "linear_dsp_tile.cc reads StoreArgs3x16 at these offsets");
 extern "C" void ea_cm_linear_store_3x16(const int32_t* tile, int8_t* y, int ys, const StoreArgs3x16* args);
+struct StoreResArgs3x16 {
+  const int32_t* bias;            // 0: at the block's first channel
+  int32_t mult_off, shift_off;    // 4, 8: mult - bias, shift - bias in bytes
+  const int8_t* res;              // 12: the pass's first row, first channel
+  int32_t res_stride, a, c, n, nc;  // 16 .. 32: A, C, n of the term
+};
+static_assert(sizeof(StoreResArgs3x16) == 36, "linear_dsp_tile.cc reads StoreResArgs3x16 at these offsets");
+extern "C" void ea_cm_linear_store_res_3x16(const int32_t* tile, int8_t* y, int ys, const StoreResArgs3x16* args);
 
 // qs8_linear's epilogue: requantize_s8 with the zero point. For shift <= -2
 // (n = 31 - shift >= 33) requant_cm.h's SMMLA form inline: the high word of
@@ -57,7 +65,7 @@ struct StoreS8 {
   int32_t zp;
   // A block's channels all in ea_cm_linear_store_3x16's form (per channel,
   // every shift in [-23, -2]).
-  static bool block_fast(const int32_t* shift, int per_channel, int n0, int nc) {
+  bool block_fast(const int32_t* shift, int per_channel, int n0, int nc) const {
     if (!per_channel) return false;
     for (int c = 0; c < nc; ++c) {
       if (shift[n0 + c] > -2 || shift[n0 + c] < -23) return false;
@@ -92,8 +100,33 @@ struct StoreS8 {
 struct StoreResidual {
   const QS8Residual& r;
   cm::ResidualConst k;  // A, C, n
-  static bool block_fast(const int32_t*, int, int, int) { return false; }
-  void pass(const int32_t*, const int32_t*, const int32_t*, const int32_t*, int, int, int, int8_t*, int) const {}
+  // A block's channels all in requant_cm.h's residual_rmul_form (per
+  // channel; mult is read through shift's index as well).
+  const int32_t* mult_;
+  bool block_fast(const int32_t* shift, int per_channel, int n0, int nc) const {
+    if (!per_channel) return false;
+    for (int c = 0; c < nc; ++c) {
+      if (!cm::residual_rmul_form(mult_[n0 + c], shift[n0 + c])) return false;
+    }
+    return true;
+  }
+  // A whole pass of three rows (block_fast).
+  void pass(const int32_t* tile, const int32_t* bias, const int32_t* mult, const int32_t* shift, int n0, int nc,
+            int row, int8_t* y, int ys) const {
+    const int32_t* b = bias + n0;
+    const StoreResArgs3x16 a{b,
+                             static_cast<int32_t>(reinterpret_cast<uintptr_t>(mult + n0) -
+                                                  reinterpret_cast<uintptr_t>(b)),
+                             static_cast<int32_t>(reinterpret_cast<uintptr_t>(shift + n0) -
+                                                  reinterpret_cast<uintptr_t>(b)),
+                             r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n0,
+                             r.res_stride,
+                             k.mult,
+                             k.offset,
+                             k.shift,
+                             nc};
+    ea_cm_linear_store_res_3x16(tile, y, ys, &a);
+  }
   __attribute__((always_inline)) void channel(const int32_t* acc, int r0, int r1, int32_t b, int32_t m, int32_t s,
                                               int row, int n, int8_t* y, ptrdiff_t ys) const {
     const cm::ResidualConst t = k;  // in registers: the byte stores below may alias *this
@@ -123,7 +156,7 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
   for (int n0 = 0; n0 < out_features; n0 += kPackN) {
     const int8_t* wb = w + (n0 / kPackN) * block_bytes;
     const int nc = out_features - n0 < kPackN ? out_features - n0 : kPackN;
-    const bool fast = Epi::block_fast(shift, per_channel, n0, nc);
+    const bool fast = epi.block_fast(shift, per_channel, n0, nc);
     for (int m = 0; m < rows;) {
       // This pass's rows: first, first + step, first + 2 step; store [r0, 3).
       int first = m, r0 = 0, r1 = 3, step = x_stride;

@@ -164,4 +164,82 @@ __asm__(
     ".size ea_cm_linear_store_3x16, .-ea_cm_linear_store_3x16\n\t"
     ".text");
 
+// ea_cm_linear_store_res_3x16(tile, y, ys, args): qs8_linear_res's outputs
+// of a whole pass (three rows, args->nc channels, every channel in
+// requant_cm.h's residual_rmul_form) from the tile:
+//   r0 tile, r1 y, r2 ys, r3 args (StoreResArgs3x16 in linear_dsp.h).
+// Per output requant_cm.h's requantize_rmul (acc + bias shifted left by
+// s = shift + 1, saturated as there when it does not fit, then SMMULR) and
+// residual_s8: (y + A a + C) >> n, SSAT #8, with C added by the SMMLAR that
+// rounds y (SMMLAR with accumulator C is C + SMMULR exactly, and the sum
+// fits int32 by requant.h's bound, as in residual_s8). Channel c's bias,
+// multiplier and shift at the bias pointer and two fixed distances from it.
+// 52 instructions per channel of 3 outputs.
+#define EA_RES_RQ(R)                          \
+  "lsl r6, " R ", r5\n\t"                     \
+  "asr r7, r6, r5\n\t"                        \
+  "cmp r7, " R "\n\t"                         \
+  "itt ne\n\t"                                \
+  "mvnne r6, #0x80000000\n\t"                 \
+  "eorne r6, r6, " R ", asr #31\n\t"          \
+  "smmlar " R ", r6, r4, r3\n\t"
+#define EA_RES_OUT(R, LOAD)                   \
+  LOAD "\n\t"                                 \
+  "mla " R ", r6, r4, " R "\n\t"              \
+  "asrs " R ", r5\n\t"                        \
+  "ssat " R ", #8, " R "\n\t"
+__asm__(
+    ".syntax unified\n\t"
+    ".thumb\n\t"
+    ".section .text.ea_cm_linear_store_res_3x16,\"ax\",%progbits\n\t"
+    ".global ea_cm_linear_store_res_3x16\n\t"
+    ".type ea_cm_linear_store_res_3x16, %function\n\t"
+    ".thumb_func\n\t"
+    ".p2align 2\n"
+    "ea_cm_linear_store_res_3x16:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "sub sp, sp, #28\n\t"
+    "mov r8, r0\n\t"
+    "mov r9, r1\n\t"
+    "mov r10, r2\n\t"
+    "ldm r3, {r0, r1, r2, r4, r5, r6, r7}\n\t"  // bias, mult - bias, shift - bias, res, rs, A, C
+    "mov lr, r0\n\t"
+    "mov r11, r4\n\t"
+    "mov r12, r5\n\t"
+    "strd r1, r2, [sp]\n\t"            // the distances
+    "strd r6, r7, [sp, #8]\n\t"        // A, C
+    "ldrd r4, r5, [r3, #28]\n\t"       // n, nc
+    "str r4, [sp, #16]\n\t"
+    "add r5, r9, r5\n\t"
+    "str r5, [sp, #20]\n"              // y's end
+    "1:\n\t"
+    "ldmia r8!, {r0, r1, r2}\n\t"
+    "ldrd r4, r5, [sp]\n\t"
+    "ldr r4, [lr, r4]\n\t"             // M
+    "ldr r5, [lr, r5]\n\t"             // shift
+    "ldr r3, [lr], #4\n\t"             // bias
+    "adds r5, #1\n\t"                  // s
+    "add r0, r3\n\t"
+    "add r1, r3\n\t"
+    "add r2, r3\n\t"
+    "ldr r3, [sp, #12]\n\t"            // C
+    EA_RES_RQ("r0") EA_RES_RQ("r1") EA_RES_RQ("r2")
+    "ldr r4, [sp, #8]\n\t"             // A
+    "ldr r5, [sp, #16]\n\t"            // n
+    EA_RES_OUT("r1", "ldrsb r6, [r11, r12]")
+    "strb r1, [r9, r10]\n\t"
+    EA_RES_OUT("r2", "ldrsb r6, [r11, r12, lsl #1]")
+    "strb r2, [r9, r10, lsl #1]\n\t"
+    EA_RES_OUT("r0", "ldrsb r6, [r11], #1")
+    "strb r0, [r9], #1\n\t"
+    "ldr r6, [sp, #20]\n\t"
+    "cmp r9, r6\n\t"
+    "bne 1b\n\t"
+    "add sp, sp, #28\n\t"
+    "pop {r4-r11, pc}\n\t"
+    ".size ea_cm_linear_store_res_3x16, .-ea_cm_linear_store_res_3x16\n\t"
+    ".text");
+#undef EA_RES_RQ
+#undef EA_RES_OUT
+
 #endif  // EA_CM_DSP_ONLY

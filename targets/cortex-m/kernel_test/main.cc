@@ -234,8 +234,10 @@ int main() {
       g_big_bias[n] = range(-40000, 40000);
       g_big_mult[n] = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
       // Every third plain trial: every shift in the DSP store's folded form
-      // (-23..-2), its ends included.
-      g_big_shift[n] = res_trial ? range(-12, 12) : trial % 3 == 1 ? range(-23, -2) : range(-25, 1);
+      // (-23..-2), its ends included; every other residual trial: every
+      // channel in requant_cm.h's residual_rmul_form (shift >= -1).
+      g_big_shift[n] = res_trial ? (trial % 4 == 2 ? range(-1, 12) : range(-12, 12))
+                               : trial % 3 == 1 ? range(-23, -2) : range(-25, 1);
     }
     const int per_channel = trial & 1;
     const int32_t zp = range(-128, 127);
