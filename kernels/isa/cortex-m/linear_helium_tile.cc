@@ -24,7 +24,7 @@
 // tile[6c ... 6c + 5]. The tail (rem inputs) loads the rows under VCTP8 and
 // the groups under VCTP32: inactive lanes read nothing and load as 0, so
 // nothing past a row or the packed block is read and the padding weights
-// meet zeros.
+// meet zeros (the tail's channels in a loop, for flash).
 #define EA_SIX_CHANNEL(GATHER)                  \
   GATHER "\n\t"                                 \
   "ldm r12, {r0, r2, r4, r6, r8, r10}\n\t"      \
@@ -98,14 +98,13 @@ __asm__(
     "vldrbt.u8 q5, [r11]\n\t"
     "ldr r0, [lr, #48]\n\t"
     "vctp.32 r0\n\t"
-    EA_SIX_CHANNEL("vpst\n\tvldrwt.u32 q6, [q7, #256]")
-    EA_SIX_CHANNEL("vpst\n\tvldrwt.u32 q6, [q7, #260]")
-    EA_SIX_CHANNEL("vpst\n\tvldrwt.u32 q6, [q7, #264]")
-    EA_SIX_CHANNEL("vpst\n\tvldrwt.u32 q6, [q7, #268]")
-    EA_SIX_CHANNEL("vpst\n\tvldrwt.u32 q6, [q7, #272]")
-    EA_SIX_CHANNEL("vpst\n\tvldrwt.u32 q6, [q7, #276]")
-    EA_SIX_CHANNEL("vpst\n\tvldrwt.u32 q6, [q7, #280]")
-    EA_SIX_CHANNEL("vpst\n\tvldrwt.u32 q6, [q7, #284]")
+    "movs r0, #252\n\t"
+    "vadd.i32 q7, q7, r0\n\t"        // the tail's groups minus 4
+    "mov lr, #8\n"
+    "4:\n\t"                           // the 8 channels
+    EA_SIX_CHANNEL("vpst\n\tvldrwt.u32 q6, [q7, #4]!")
+    "subs lr, #1\n\t"
+    "bne 4b\n"
     "3:\n\t"
     "vpop {d8-d15}\n\t"
     "add sp, sp, #4\n\t"
