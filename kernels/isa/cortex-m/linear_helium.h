@@ -488,6 +488,14 @@ struct EpilogueResidual {
   // Every channel has shift <= -2 (requant_x4's form) or is in
   // requant_cm.h's residual_rmul_form: every (M, shift) quantize_multiplier
   // gives.
+  // Every channel in residual_rmul_form (linear_six's residual store).
+  static bool six_ready(int out_features, const int32_t* mult, const int32_t* shift, int per_channel) {
+    if (!per_channel) return false;
+    for (int i = 0; i < out_features; ++i) {
+      if (!cm::residual_rmul_form(mult[i], shift[i])) return false;
+    }
+    return true;
+  }
   static bool ready(int out_features, const int32_t* mult, const int32_t* shift, int per_channel) {
     for (int i = 0; i < (per_channel ? out_features : 1); ++i) {
       if (shift[i] > -2 && !cm::residual_rmul_form(mult[i], shift[i])) return false;
@@ -585,9 +593,11 @@ __attribute__((noinline)) inline void linear_aligned(int rows, int out_features,
 }
 
 // Six-row passes (linear_helium_tile.cc): 8 channels x 6 rows per pass,
-// the sums in a 192-byte tile, for the rows in whole sixes of a layer whose
-// every shift is in [-23, -2] (the store's folded zero point); the other
-// rows take linear_aligned's pairs.
+// the sums in a 192-byte tile, for the rows in whole sixes of a layer with
+// per-channel requantization whose every shift is in [-23, -2] (the
+// store's folded zero point; qs8_linear_res: every channel in
+// residual_rmul_form); the other rows and layers take linear_aligned's
+// pairs.
 struct alignas(16) SixArgs {
   uint32x4_t addr0;        // 0: the 4 group addresses of the first chunk minus 256
   const int8_t* x[6];      // 16: the rows
@@ -600,57 +610,33 @@ struct alignas(16) SixStoreArgs {
   int32_t ys;              // 20
   const int32_t *bias, *mult, *shift;  // 24, 28, 32
   int32_t zp2, nc, rq_step;  // 36, 40, 44: 2 zp + 1, channels 1..8, 16 or 0
+  const int8_t* res;       // 48: qs8_linear_res: the residual at the pass's first row and channel
+  int32_t rs, a, c, neg_n;  // 52 .. 64: its row stride, A, C, -n
 };
 static_assert(offsetof(SixArgs, x) == 16 && offsetof(SixArgs, chunks) == 40 && offsetof(SixArgs, tile) == 52 &&
                   offsetof(SixStoreArgs, y) == 16 && offsetof(SixStoreArgs, bias) == 24 &&
-                  offsetof(SixStoreArgs, zp2) == 36 && offsetof(SixStoreArgs, rq_step) == 44,
+                  offsetof(SixStoreArgs, zp2) == 36 && offsetof(SixStoreArgs, rq_step) == 44 &&
+                  offsetof(SixStoreArgs, res) == 48 && offsetof(SixStoreArgs, neg_n) == 64,
               "linear_helium_tile.cc reads the arguments at these offsets");
 extern "C" void ea_cm_linear_tile_6x8(const SixArgs* a);
 extern "C" void ea_cm_linear_store_6x8(const SixStoreArgs* a);
+extern "C" void ea_cm_linear_store_res_6x8(const SixStoreArgs* a);
 
 inline bool six_ready(int out_features, const int32_t* shift, int per_channel) {
-  for (int i = 0; i < (per_channel ? out_features : 1); ++i) {
+  if (!per_channel) return false;
+  for (int i = 0; i < out_features; ++i) {
     if (shift[i] > -2 || shift[i] < -23) return false;
   }
   return true;
 }
 
-// rows: a multiple of 6; w 4-byte aligned.
-__attribute__((noinline)) inline void linear_six(int rows, int out_features, int in_features, const int8_t* x,
-                                                 int x_stride, const int8_t* w, const int32_t* bias,
-                                                 const int32_t* mult, const int32_t* shift, int per_channel,
-                                                 int32_t y_zp, int8_t* y, int y_stride) {
-  alignas(16) int32_t tile[6 * 8];
-  const int32_t mult4[4] = {mult[0], mult[0], mult[0], mult[0]};
-  const int32_t shift4[4] = {shift[0], shift[0], shift[0], shift[0]};
-  SixArgs a;
-  SixStoreArgs s;
-  a.chunks = in_features / 16;
-  a.rem = in_features - a.chunks * 16;
-  a.groups = (a.rem + kPackK - 1) / kPackK;
-  a.tile = tile;
-  const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kPackN * kPackK);  // 0 64 128 192
-  s.tile_addr = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0u, 1), 24), reinterpret_cast<uint32_t>(tile));
-  s.ys = y_stride;
-  s.zp2 = 2 * y_zp + 1;
-  s.rq_step = per_channel ? 16 : 0;
-  const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
-  const ptrdiff_t xs = x_stride, ys = y_stride;
-  for (int n0 = 0; n0 < out_features; n0 += 8) {
-    const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
-    a.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(wq) - 256u);
-    s.nc = out_features - n0 < 8 ? out_features - n0 : 8;
-    s.bias = bias + n0;
-    s.mult = per_channel ? mult + n0 : mult4;
-    s.shift = per_channel ? shift + n0 : shift4;
-    for (int m = 0; m < rows; m += 6) {
-      for (int r = 0; r < 6; ++r) a.x[r] = x + (m + r) * xs;
-      ea_cm_linear_tile_6x8(&a);
-      s.y = y + m * ys + n0;
-      ea_cm_linear_store_6x8(&s);
-    }
-  }
-}
+// rows: a multiple of 6; w 4-byte aligned; per-channel requantization.
+// res: qs8_linear_res's residual (every channel in residual_rmul_form), or
+// null for qs8_linear (every shift in [-23, -2]: six_ready). One copy for
+// both variants (linear_helium_tile.cc).
+void linear_six(int rows, int out_features, int in_features, const int8_t* x, int x_stride, const int8_t* w,
+                const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t y_zp, const QS8Residual* res,
+                int8_t* y, int y_stride);
 
 // Whole layers only (linear_pairs_res): a layer with a multiplier below
 // 2^30 at a shift >= -1, which quantize_multiplier never gives, and
