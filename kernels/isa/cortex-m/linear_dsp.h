@@ -166,7 +166,11 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
         first = rows - 3, r0 = 3 - (rows - m);
       }
       const int8_t* x0 = x + first * xs;
-      if (groups != 0) ea_cm_linear_tile_3x16(tile, x0, step, wb, groups, 1);
+      if (groups != 0) {
+        ea_cm_linear_tile_3x16(tile, x0, step, wb, groups, 1);
+      } else if (rem == 0) {
+        std::memset(tile, 0, sizeof tile);  // no inputs: the outputs of the bias alone
+      }
       if (rem != 0) {  // the partial group, zero-padded (no load past the row)
         uint32_t part[3] = {0, 0, 0};
         for (int r = 0; r < 3; ++r) std::memcpy(&part[r], x0 + r * step + groups * kPackK, static_cast<size_t>(rem));
