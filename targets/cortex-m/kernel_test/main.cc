@@ -44,8 +44,9 @@ int8_t g_y_ref[4 * 16], g_y[4 * 16];
 int8_t g_res[4 * 20 + 16];  // qs8_linear_res: up to 4 rows, stride up to 20, offset up to 15
 alignas(16) int8_t g_v[24 * 24 + 4];  // P.V values: up to 24 keys, row stride up to 24
 alignas(16) uint16_t g_p[25];
-// Larger projections: several 16-channel blocks and in_features past one
-// 256-input chunk of the DSP kernel (its sums carried across chunks).
+// Larger projections: several 16-channel blocks, long rows (in_features up
+// to 600) and up to 13 rows (the DSP kernel's row triples and its
+// overlapping last pass, Helium's six-row passes and the pairs after them).
 constexpr int kBigRows = 13, kBigOut = 40, kBigIn = 600;
 alignas(16) int8_t g_big_x[kBigRows * (kBigIn + 8) + 16];
 alignas(16) int8_t g_big_w[packed_weight_bytes(kBigOut, kBigIn)];
@@ -219,8 +220,8 @@ int main() {
     }
   }
   // Both projections on larger shapes (kBig*): out_features up to 40 (three
-  // blocks of 16, ragged), in_features up to 600 (one to three chunks of the
-  // DSP kernel, ragged), shifts on both sides of the fast forms.
+  // blocks of 16, ragged), in_features up to 600 (ragged), 1 to 13 rows,
+  // shifts on both sides of the fast forms.
   for (int trial = 0; trial < 128; ++trial) {
     const int rows = range(1, kBigRows), out = range(1, kBigOut);
     const int in = trial % 4 == 0 ? range(1, 80) : range(200, kBigIn);
