@@ -21,6 +21,13 @@
 // outputs requantized as vectors); otherwise pass_x2 and the outputs one by
 // one (store_scalar).
 //
+// A layer with per-channel requantization whose rows come in sixes takes
+// linear_six first for its whole sixes (linear_helium_tile.cc: 6 rows x 8
+// channels per pass, the sums in a 192-byte stack tile, 9 instructions per
+// 96 multiply-adds against 16 per 128 here; qs8_linear: every shift in
+// [-23, -2], qs8_linear_res: every channel in residual_rmul_form); the
+// rows after them, and every other layer, take the pairs below.
+//
 // qs8_linear_res (contract 5b) is linear_pairs_res, the written-out block
 // built from linear_pairs' macros with its own requantization and the
 // residual between the pass and the stores, driven by the same run_pairs.
