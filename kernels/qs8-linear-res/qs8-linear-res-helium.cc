@@ -33,8 +33,8 @@ void qs8_linear_res__helium(int rows, int out_features, int in_features, const i
   }
   const QS8Residual rest{res.res + static_cast<ptrdiff_t>(six) * res.res_stride, res.res_stride, res.term};
   return linear_res_aligned(rows - six, out_features, in_features, x + static_cast<ptrdiff_t>(six) * x_stride,
-                            x_stride, w, bias, mult, shift, per_channel, rest, y + static_cast<ptrdiff_t>(six) * y_stride,
-                            y_stride);
+                            x_stride, w, bias, mult, shift, per_channel, rest,
+                            y + static_cast<ptrdiff_t>(six) * y_stride, y_stride);
 }
 
 }  // namespace kernels

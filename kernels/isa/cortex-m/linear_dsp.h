@@ -133,7 +133,9 @@ struct StoreResidual {
     const int8_t* res = r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n;
     const ptrdiff_t rs = r.res_stride;
     if (cm::residual_rmul_form(m, s)) {
-      for (int i = r0; i < r1; ++i) y[i * ys] = cm::residual_s8(cm::requantize_rmul(acc[i] + b, m, s + 1), res[i * rs], t);
+      for (int i = r0; i < r1; ++i) {
+        y[i * ys] = cm::residual_s8(cm::requantize_rmul(acc[i] + b, m, s + 1), res[i * rs], t);
+      }
       return;
     }
     for (int i = r0; i < r1; ++i) y[i * ys] = cm::requantize_residual_s8(acc[i] + b, m, s, res[i * rs], t);
