@@ -17,7 +17,7 @@
 // 16 channels of a block (the layout pads them) and stores only the real
 // ones. Rows go in threes; a last one or two rows take the last three rows
 // (the earlier ones computed again, not stored), and fewer than three rows
-// in all go one by one (the row three times: xs = 0).
+// in all take one pass (two rows as rows 0, 1, 1; one row three times).
 //
 // Header-only, included by the two variants; the functions they share have
 // external linkage (inline, named namespace), so the link keeps one copy.
@@ -41,7 +41,7 @@ namespace kernels {
 namespace cm_linear_dsp {
 
 extern "C" void ea_cm_linear_tile_3x16(int32_t* tile, const int8_t* x, int xs, const int8_t* wq, int groups,
-                                       int zero);
+                                       int zero, int xs2);
 struct StoreArgs3x16 {
   const int32_t *bias, *mult, *shift;  // at the block's first channel
   int32_t zp, nc;
@@ -160,24 +160,28 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
     const int nc = out_features - n0 < kPackN ? out_features - n0 : kPackN;
     const bool fast = epi.block_fast(shift, per_channel, n0, nc);
     for (int m = 0; m < rows;) {
-      // This pass's rows: first, first + step, first + 2 step; store [r0, 3).
-      int first = m, r0 = 0, r1 = 3, step = x_stride;
+      // This pass's rows: first, first + o1, first + o2; store [r0, r1).
+      // Fewer than three rows in all: two as rows 0, 1, 1, one three times.
+      int first = m, r0 = 0, r1 = 3, o1 = x_stride, o2 = 2 * x_stride;
       if (rows < 3) {
-        r1 = 1, step = 0;
+        r1 = rows, o1 = rows == 2 ? x_stride : 0, o2 = o1;
       } else if (rows - m < 3) {
         first = rows - 3, r0 = 3 - (rows - m);
       }
       const int8_t* x0 = x + first * xs;
       if (groups != 0) {
-        ea_cm_linear_tile_3x16(tile, x0, step, wb, groups, 1);
+        ea_cm_linear_tile_3x16(tile, x0, o1, wb, groups, 1, o2);
       } else if (rem == 0) {
         std::memset(tile, 0, sizeof tile);  // no inputs: the outputs of the bias alone
       }
       if (rem != 0) {  // the partial group, zero-padded (no load past the row)
         uint32_t part[3] = {0, 0, 0};
-        for (int r = 0; r < 3; ++r) std::memcpy(&part[r], x0 + r * step + groups * kPackK, static_cast<size_t>(rem));
+        const int8_t* xr = x0 + groups * kPackK;
+        std::memcpy(&part[0], xr, static_cast<size_t>(rem));
+        std::memcpy(&part[1], xr + o1, static_cast<size_t>(rem));
+        std::memcpy(&part[2], xr + o2, static_cast<size_t>(rem));
         ea_cm_linear_tile_3x16(tile, reinterpret_cast<const int8_t*>(part), 4, wb + groups * kPackN * kPackK, 1,
-                               groups == 0);
+                               groups == 0, 8);
       }
       int8_t* yp = y + first * ys + n0;
       if (fast && r0 == 0 && r1 == 3) {

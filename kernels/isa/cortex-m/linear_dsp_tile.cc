@@ -18,18 +18,20 @@
 
 #if EA_CM_DSP_ONLY
 
-// ea_cm_linear_tile_3x16(tile, x, xs, wq, groups, zero):
+// ea_cm_linear_tile_3x16(tile, x, xs, wq, groups, zero, xs2):
 //   r0 tile: int32[16][3], channel c's sums of rows 0, 1, 2 at tile[3c ...];
 //            zeroed first when zero != 0, then += the groups' products
-//   r1 x: row 0's first input word; rows 1 and 2 at x + xs and x + 2 xs
-//         (xs may be 0: one row three times); any alignment
-//   r2 xs: row stride in bytes
+//   r1 x: row 0's first input word; rows 1 and 2 at x + xs and x + xs2
+//         (2 xs, or xs2 = xs for two rows, xs = xs2 = 0 for one); any
+//         alignment
+//   r2 xs: row 1's offset in bytes
 //   r3 wq: the block's weights at the first group (64 bytes per group)
-//   [sp] groups >= 1, [sp + 4] zero
+//   [sp] groups >= 1, [sp + 4] zero, [sp + 8] xs2
 // Registers: r0-r2 the channel's three sums, r3 and lr two channels'
 // weight words (r3 then the odd halves), r4 the even halves, r5-r10 the
 // rows' extended words (even, odd per row), r11 the tile pointer, r12 the
-// weight pointer; the frame holds xs, the activation pointer and its end.
+// weight pointer; the frame holds xs, xs2, the activation pointer and its
+// end.
 // Two channels per step: one LDRD of their weight words (r3, lr), each
 // extended into r4 (even) and r3 (odd) in turn.
 #define EA_TILE_CHANNEL(W)              \
@@ -54,15 +56,16 @@ __asm__(
     ".p2align 2\n"
     "ea_cm_linear_tile_3x16:\n\t"
     "push {r4-r11, lr}\n\t"
-    "sub sp, sp, #12\n\t"
-    "ldr r4, [sp, #48]\n\t"            // groups
-    "ldr r5, [sp, #52]\n\t"            // zero
+    "sub sp, sp, #16\n\t"
+    "ldr r4, [sp, #52]\n\t"            // groups
+    "ldr r5, [sp, #60]\n\t"            // xs2
     "mov r11, r0\n\t"
     "mov r12, r3\n\t"
-    "str r2, [sp]\n\t"                 // xs
-    "str r1, [sp, #4]\n\t"             // the activation pointer
+    "strd r2, r5, [sp]\n\t"            // xs, xs2
+    "ldr r5, [sp, #56]\n\t"            // zero
+    "str r1, [sp, #8]\n\t"             // the activation pointer
     "add r4, r1, r4, lsl #2\n\t"
-    "str r4, [sp, #8]\n\t"             // its end
+    "str r4, [sp, #12]\n\t"            // its end
     "cbz r5, 1f\n\t"
     "movs r0, #0\n\t"
     "movs r1, #0\n\t"
@@ -72,11 +75,11 @@ __asm__(
     "stmia r3!, {r0, r1, r2}\n\t"
     ".endr\n"
     "1:\n\t"                           // a group: the rows' words
-    "ldrd r3, lr, [sp]\n\t"
+    "ldm sp, {r3, r4, lr}\n\t"          // xs, xs2, the activation pointer
     "ldr r8, [lr, r3]\n\t"
-    "ldr r10, [lr, r3, lsl #1]\n\t"
+    "ldr r10, [lr, r4]\n\t"
     "ldr r6, [lr], #4\n\t"
-    "str lr, [sp, #4]\n\t"
+    "str lr, [sp, #8]\n\t"
     "sxtb16 r5, r6\n\t"
     "sxtb16 r6, r6, ror #8\n\t"
     "sxtb16 r7, r8\n\t"
@@ -88,10 +91,10 @@ __asm__(
     EA_TILE_CHANNEL("r3") EA_TILE_CHANNEL("lr")
     ".endr\n\t"
     "sub r11, r11, #192\n\t"
-    "ldrd r3, lr, [sp, #4]\n\t"
+    "ldrd r3, lr, [sp, #8]\n\t"
     "cmp r3, lr\n\t"
     "bne 1b\n\t"
-    "add sp, sp, #12\n\t"
+    "add sp, sp, #16\n\t"
     "pop {r4-r11, pc}\n\t"
     ".size ea_cm_linear_tile_3x16, .-ea_cm_linear_tile_3x16\n\t"
     ".text");
