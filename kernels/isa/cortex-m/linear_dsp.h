@@ -17,7 +17,9 @@
 // 16 channels of a block (the layout pads them) and stores only the real
 // ones. Rows go in threes; a last one or two rows take the last three rows
 // (the earlier ones computed again, not stored), and fewer than three rows
-// in all take one pass (two rows as rows 0, 1, 1; one row three times).
+// in all take one pass: two rows as rows 0, 1, 1, a single row (decoding)
+// ea_cm_linear_row_1x16's 1 x 4 register passes (23 instructions per 16
+// multiply-adds) into row 0 of the tile.
 //
 // Header-only, included by the two variants; the functions they share have
 // external linkage (inline, named namespace), so the link keeps one copy.
@@ -42,6 +44,7 @@ namespace cm_linear_dsp {
 
 extern "C" void ea_cm_linear_tile_3x16(int32_t* tile, const int8_t* x, int xs, const int8_t* wq, int groups,
                                        int zero, int xs2);
+extern "C" void ea_cm_linear_row_1x16(int32_t* tile, const int8_t* x, const int8_t* wq, int groups);
 struct StoreArgs3x16 {
   const int32_t *bias, *mult, *shift;  // at the block's first channel
   int32_t zp, nc;
@@ -62,6 +65,9 @@ extern "C" void ea_cm_linear_store_res_3x16(const int32_t* tile, int8_t* y, int 
 // (acc + bias) M + 2^(n-1), then the arithmetic shift by n - 32 and
 // to_s8; other shifts call cm::requantize_s8.
 struct StoreS8 {
+  // A single row's pass may store through the 3-row store with ys = 0 (it
+  // reads nothing but the tile).
+  static constexpr bool kOneRowPass = true;
   int32_t zp;
   // A block's channels all in ea_cm_linear_store_3x16's form (per channel,
   // every shift in [-23, -2]).
@@ -98,6 +104,9 @@ struct StoreS8 {
 // requant_cm.h's residual_rmul_form (the residual's usual shifts >= -1)
 // requantize_rmul per output, the others requantize_residual_s8.
 struct StoreResidual {
+  // Not for a single row: y may be the residual itself (in place), which
+  // the 3-row store would read after writing the same byte.
+  static constexpr bool kOneRowPass = false;
   const QS8Residual& r;
   cm::ResidualConst k;  // A, C, n
   // A block's channels all in requant_cm.h's residual_rmul_form (per
@@ -169,7 +178,9 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
         first = rows - 3, r0 = 3 - (rows - m);
       }
       const int8_t* x0 = x + first * xs;
-      if (groups != 0) {
+      if (groups != 0 && rows == 1) {
+        ea_cm_linear_row_1x16(tile, x0, wb, groups);  // row 0 only (o1 = o2 = 0: rows 1, 2 as row 0 below)
+      } else if (groups != 0) {
         ea_cm_linear_tile_3x16(tile, x0, o1, wb, groups, 1, o2);
       } else if (rem == 0) {
         std::memset(tile, 0, sizeof tile);  // no inputs: the outputs of the bias alone
@@ -184,9 +195,11 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
                                groups == 0, 8);
       }
       int8_t* yp = y + first * ys + n0;
-      if (fast && r0 == 0 && r1 == 3) {
-        epi.pass(tile, bias, mult, shift, n0, nc, first, yp, y_stride);
-        m = first + 3;
+      if (fast && r0 == 0 && (r1 == 3 || (rows == 1 && Epi::kOneRowPass))) {
+        // One row in all (qs8_linear): the three stores of an output go to
+        // the same byte (ys 0), row 0's last.
+        epi.pass(tile, bias, mult, shift, n0, nc, first, yp, rows == 1 ? 0 : y_stride);
+        m = first + r1;
         continue;
       }
       for (int c = 0; c < nc; ++c) {
