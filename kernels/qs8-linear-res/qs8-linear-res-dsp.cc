@@ -16,8 +16,8 @@ void qs8_linear_res__dsp(int rows, int out_features, int in_features, const int8
                          const int8_t* w, const int32_t* bias, const int32_t* mult,
                          const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
                          int y_stride) {
-  linear_dsp(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, 0,
-             StoreResidual{res, cm::residual_const(res.term), bias, mult, shift, per_channel}, y, y_stride);
+  linear_dsp(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel,
+             StoreResidual{res, cm::residual_const(res.term), mult}, y, y_stride);
 }
 
 }  // namespace kernels

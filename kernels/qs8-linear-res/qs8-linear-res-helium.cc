@@ -23,8 +23,18 @@ void qs8_linear_res__helium(int rows, int out_features, int in_features, const i
     return qs8_linear_res__ref(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
                                per_channel, res, y, y_stride);
   }
-  return linear_res_aligned(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
-                            per_channel, res, y, y_stride);
+  // Whole sixes of rows in six-row passes (linear_six) when every channel
+  // is in residual_rmul_form (the residual projections' shifts >= -1), the
+  // rest in pairs.
+  const int six = rows >= 6 && EpilogueResidual::six_ready(out_features, mult, shift, per_channel) ? rows / 6 * 6 : 0;
+  if (six != 0) {
+    linear_six(six, out_features, in_features, x, x_stride, w, bias, mult, shift, 0, &res, y, y_stride);
+    if (six == rows) return;
+  }
+  const QS8Residual rest{res.res + static_cast<ptrdiff_t>(six) * res.res_stride, res.res_stride, res.term};
+  return linear_res_aligned(rows - six, out_features, in_features, x + static_cast<ptrdiff_t>(six) * x_stride,
+                            x_stride, w, bias, mult, shift, per_channel, rest,
+                            y + static_cast<ptrdiff_t>(six) * y_stride, y_stride);
 }
 
 }  // namespace kernels

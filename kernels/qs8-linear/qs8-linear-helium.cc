@@ -22,8 +22,15 @@ void qs8_linear__helium(int rows, int out_features, int in_features, const int8_
     return qs8_linear__ref(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
                            per_channel, y_zp, y, y_stride);
   }
-  return linear_aligned(rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
-                        per_channel, y_zp, y, y_stride);
+  // Whole sixes of rows in six-row passes (linear_six), the rest in pairs.
+  const int six = rows >= 6 && six_ready(out_features, shift, per_channel) ? rows / 6 * 6 : 0;
+  if (six != 0) {
+    linear_six(six, out_features, in_features, x, x_stride, w, bias, mult, shift, y_zp, nullptr, y, y_stride);
+    if (six == rows) return;
+  }
+  return linear_aligned(rows - six, out_features, in_features, x + static_cast<ptrdiff_t>(six) * x_stride,
+                        x_stride, w, bias, mult, shift, per_channel, y_zp, y + static_cast<ptrdiff_t>(six) * y_stride,
+                        y_stride);
 }
 
 }  // namespace kernels

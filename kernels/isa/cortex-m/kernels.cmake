@@ -16,6 +16,8 @@
 set(_ea_k ${CMAKE_CURRENT_SOURCE_DIR})
 list(APPEND EA_KERNEL_SOURCES
   ${_ea_k}/isa/cortex-m/prob_normalizer_cm.cc
+  ${_ea_k}/isa/cortex-m/linear_dsp_tile.cc
+  ${_ea_k}/isa/cortex-m/linear_helium_tile.cc
   ${_ea_k}/qs8-linear/qs8-linear-dsp.cc
   ${_ea_k}/qs8-linear/qs8-linear-helium.cc
   ${_ea_k}/qs8-linear-res/qs8-linear-res-dsp.cc

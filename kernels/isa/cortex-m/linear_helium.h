@@ -21,6 +21,13 @@
 // outputs requantized as vectors); otherwise pass_x2 and the outputs one by
 // one (store_scalar).
 //
+// A layer with per-channel requantization whose rows come in sixes takes
+// linear_six first for its whole sixes (linear_helium_tile.cc: 6 rows x 8
+// channels per pass, the sums in a 192-byte stack tile, 9 instructions per
+// 96 multiply-adds against 16 per 128 here; qs8_linear: every shift in
+// [-23, -2], qs8_linear_res: every channel in residual_rmul_form); the
+// rows after them, and every other layer, take the pairs below.
+//
 // qs8_linear_res (contract 5b) is linear_pairs_res, the written-out block
 // built from linear_pairs' macros with its own requantization and the
 // residual between the pass and the stores, driven by the same run_pairs.
@@ -488,6 +495,14 @@ struct EpilogueResidual {
   // Every channel has shift <= -2 (requant_x4's form) or is in
   // requant_cm.h's residual_rmul_form: every (M, shift) quantize_multiplier
   // gives.
+  // Every channel in residual_rmul_form (linear_six's residual store).
+  static bool six_ready(int out_features, const int32_t* mult, const int32_t* shift, int per_channel) {
+    if (!per_channel) return false;
+    for (int i = 0; i < out_features; ++i) {
+      if (!cm::residual_rmul_form(mult[i], shift[i])) return false;
+    }
+    return true;
+  }
   static bool ready(int out_features, const int32_t* mult, const int32_t* shift, int per_channel) {
     for (int i = 0; i < (per_channel ? out_features : 1); ++i) {
       if (shift[i] > -2 && !cm::residual_rmul_form(mult[i], shift[i])) return false;
@@ -583,6 +598,52 @@ __attribute__((noinline)) inline void linear_aligned(int rows, int out_features,
     }
   }
 }
+
+// Six-row passes (linear_helium_tile.cc): 8 channels x 6 rows per pass,
+// the sums in a 192-byte tile, for the rows in whole sixes of a layer with
+// per-channel requantization whose every shift is in [-23, -2] (the
+// store's folded zero point; qs8_linear_res: every channel in
+// residual_rmul_form); the other rows and layers take linear_aligned's
+// pairs.
+struct alignas(16) SixArgs {
+  uint32x4_t addr0;        // 0: the 4 group addresses of the first chunk minus 256
+  const int8_t* x[6];      // 16: the rows
+  int32_t chunks, rem, groups;  // 40, 44, 48: in_features / 16, % 16, ceil(rem / 4)
+  int32_t* tile;           // 52
+};
+struct alignas(16) SixStoreArgs {
+  uint32x4_t tile_addr;    // 0: tile + {0, 24, 48, 72}
+  int8_t* y;               // 16
+  int32_t ys;              // 20
+  const int32_t *bias, *mult, *shift;  // 24, 28, 32
+  int32_t zp2, nc, rq_step;  // 36, 40, 44: 2 zp + 1, channels 1..8, 16 or 0
+  const int8_t* res;       // 48: qs8_linear_res: the residual at the pass's first row and channel
+  int32_t rs, a, c, neg_n;  // 52 .. 64: its row stride, A, C, -n
+};
+static_assert(offsetof(SixArgs, x) == 16 && offsetof(SixArgs, chunks) == 40 && offsetof(SixArgs, tile) == 52 &&
+                  offsetof(SixStoreArgs, y) == 16 && offsetof(SixStoreArgs, bias) == 24 &&
+                  offsetof(SixStoreArgs, zp2) == 36 && offsetof(SixStoreArgs, rq_step) == 44 &&
+                  offsetof(SixStoreArgs, res) == 48 && offsetof(SixStoreArgs, neg_n) == 64,
+              "linear_helium_tile.cc reads the arguments at these offsets");
+extern "C" void ea_cm_linear_tile_6x8(const SixArgs* a);
+extern "C" void ea_cm_linear_store_6x8(const SixStoreArgs* a);
+extern "C" void ea_cm_linear_store_res_6x8(const SixStoreArgs* a);
+
+inline bool six_ready(int out_features, const int32_t* shift, int per_channel) {
+  if (!per_channel) return false;
+  for (int i = 0; i < out_features; ++i) {
+    if (shift[i] > -2 || shift[i] < -23) return false;
+  }
+  return true;
+}
+
+// rows: a multiple of 6; w 4-byte aligned; per-channel requantization.
+// res: qs8_linear_res's residual (every channel in residual_rmul_form), or
+// null for qs8_linear (every shift in [-23, -2]: six_ready). One copy for
+// both variants (linear_helium_tile.cc).
+void linear_six(int rows, int out_features, int in_features, const int8_t* x, int x_stride, const int8_t* w,
+                const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t y_zp, const QS8Residual* res,
+                int8_t* y, int y_stride);
 
 // Whole layers only (linear_pairs_res): a layer with a multiplier below
 // 2^30 at a shift >= -1, which quantize_multiplier never gives, and

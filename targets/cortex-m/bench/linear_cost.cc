@@ -1,6 +1,7 @@
 // Instructions of this build's qs8_linear kernel alone on the shapes of the
 // CMSIS-NN linear comparison (../shared/peers/cmsis beside the repository,
-// `lin:LxKxN`: L rows, K inputs, N outputs), with the multiply-adds per instruction. The peer
+// `lin:LxKxN`: L rows, K inputs, N outputs) and on one and two rows, with the
+// multiply-adds per instruction. The peer
 // harness counts a whole Interpreter::Run; this counts the kernel call only,
 // so a kernel change shows without the converter or a model. Data: xorshift32
 // inputs and weights, per-channel multipliers in [2^30, 2^31) and shifts
@@ -22,7 +23,10 @@ using namespace edgeattn::kernels;
 struct Shape {
   int rows, in, out;
 };
-const Shape kShapes[] = {{99, 64, 192}, {99, 64, 256}, {99, 256, 64}, {32, 128, 128}, {197, 192, 768}};
+// The CMSIS-NN comparison's five, then one and two rows (a decoding step,
+// a short batch) of two of them: the kernels' passes for fewer rows.
+const Shape kShapes[] = {{99, 64, 192}, {99, 64, 256}, {99, 256, 64}, {32, 128, 128}, {197, 192, 768},
+                         {1, 64, 192},  {2, 64, 192},  {1, 256, 64},  {2, 256, 64}};
 
 // The largest shape's buffers (M55's RAM is 512 KiB).
 constexpr int kMaxX = 197 * 192, kMaxY = 197 * 768;
@@ -84,6 +88,7 @@ int main() {
     ea_cm::write_hex32(h);
     ea_cm::write_line("");
   }
-  ea_cm::write_line("5 passed, 0 failed");
+  ea_cm::write_int(static_cast<int>(sizeof kShapes / sizeof kShapes[0]));
+  ea_cm::write_line(" passed, 0 failed");
   return 0;
 }

@@ -8,13 +8,16 @@
 // K4N16 weights with random padding, misaligned activation rows, row
 // strides > in_features, per-tensor and
 // per-channel requantization with shifts on both sides of requant_cm.h's
-// fast form (n = 31 - shift >= 32), and the extreme int8 values. The
+// fast form (n = 31 - shift >= 32), and the extreme int8 values; both
+// projections also on larger shapes (up to 13 rows, 40 channels, 600
+// inputs: the DSP kernel's row triples, Helium's six-row passes). The
 // transformer blocks' LayerNorm and activation table on ragged widths,
 // zero-variance and extreme rows; on Helium the
 // LayerNorm's row scale alone, at the ends of its square root and division.
 #include <cstring>
 
 #include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/ref.h"
 #include "isa/cortex-m/cortexm.h"
 #include "isa/cortex-m/requant_cm.h"
@@ -41,6 +44,14 @@ int8_t g_y_ref[4 * 16], g_y[4 * 16];
 int8_t g_res[4 * 20 + 16];  // qs8_linear_res: up to 4 rows, stride up to 20, offset up to 15
 alignas(16) int8_t g_v[24 * 24 + 4];  // P.V values: up to 24 keys, row stride up to 24
 alignas(16) uint16_t g_p[25];
+// Larger projections: several 16-channel blocks, long rows (in_features up
+// to 600) and up to 13 rows (the DSP kernel's row triples and its
+// overlapping last pass, Helium's six-row passes and the pairs after them).
+constexpr int kBigRows = 13, kBigOut = 40, kBigIn = 600;
+alignas(16) int8_t g_big_x[kBigRows * (kBigIn + 8) + 16];
+alignas(16) int8_t g_big_w[packed_weight_bytes(kBigOut, kBigIn)];
+int32_t g_big_bias[kBigOut], g_big_mult[kBigOut], g_big_shift[kBigOut];
+int8_t g_big_res[kBigRows * kBigOut], g_big_y_ref[kBigRows * kBigOut], g_big_y[kBigRows * kBigOut];
 // Additive layers: up to 4 query rows, 12 keys, attn_dim 20, v_dim 12.
 int8_t g_qp[4 * 20], g_kp[12 * 20], g_vals[12 * 12], g_table[256], g_vw[20], g_covw[20];
 int8_t g_out_ref[4 * 12], g_out[4 * 12];
@@ -203,6 +214,59 @@ int main() {
       ++failed;
       ea_cm::write("FAIL linear_res trial ");
       ea_cm::write_int(trial);
+      ea_cm::write(" in_features ");
+      ea_cm::write_int(in);
+      ea_cm::write_line("");
+    }
+  }
+  // Both projections on larger shapes (kBig*): out_features up to 40 (three
+  // blocks of 16, ragged), in_features up to 600 (ragged), 1 to 13 rows,
+  // shifts on both sides of the fast forms.
+  for (int trial = 0; trial < 128; ++trial) {
+    const int rows = range(1, kBigRows), out = range(1, kBigOut);
+    const int in = trial % 4 == 0 ? range(1, 80) : range(200, kBigIn);
+    const int x_stride = in + range(0, 8);
+    const bool extreme = trial % 8 == 0;
+    for (int8_t& v : g_big_x) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
+    for (int8_t& v : g_big_w) v = static_cast<int8_t>(extreme ? (next() & 1 ? -127 : 127) : next());
+    for (int8_t& v : g_big_res) v = static_cast<int8_t>(next());
+    const bool res_trial = trial & 2;
+    for (int n = 0; n < kBigOut; ++n) {
+      g_big_bias[n] = range(-40000, 40000);
+      g_big_mult[n] = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+      // Every third plain trial: every shift in the DSP store's folded form
+      // (-23..-2), its ends included; every other residual trial: every
+      // channel in requant_cm.h's residual_rmul_form (shift >= -1).
+      g_big_shift[n] = res_trial ? (trial % 4 == 2 ? range(-1, 12) : range(-12, 12))
+                               : trial % 3 == 1 ? range(-23, -2) : range(-25, 1);
+    }
+    const int per_channel = trial & 1;
+    const int32_t zp = range(-128, 127);
+    const QS8Residual res = {g_big_res, out, ResidualTerm{range(0, 1 << 18), range(1, kResidualMaxShift),
+                                                          range(-128, 127), zp}};
+    std::memset(g_big_y_ref, 0x5A, sizeof g_big_y_ref);
+    std::memset(g_big_y, 0x5A, sizeof g_big_y);
+    if (res_trial) {
+      qs8_linear_res__ref(rows, out, in, g_big_x, x_stride, g_big_w, g_big_bias, g_big_mult, g_big_shift,
+                          per_channel, res, g_big_y_ref, out);
+      t.qs8_linear_res(rows, out, in, g_big_x, x_stride, g_big_w, g_big_bias, g_big_mult, g_big_shift, per_channel,
+                       res, g_big_y, out);
+    } else {
+      qs8_linear__ref(rows, out, in, g_big_x, x_stride, g_big_w, g_big_bias, g_big_mult, g_big_shift, per_channel,
+                      zp, g_big_y_ref, out);
+      t.qs8_linear(rows, out, in, g_big_x, x_stride, g_big_w, g_big_bias, g_big_mult, g_big_shift, per_channel, zp,
+                   g_big_y, out);
+    }
+    if (same(g_big_y, g_big_y_ref, static_cast<int>(sizeof g_big_y))) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write(res_trial ? "FAIL big linear_res trial " : "FAIL big linear trial ");
+      ea_cm::write_int(trial);
+      ea_cm::write(" rows ");
+      ea_cm::write_int(rows);
+      ea_cm::write(" out ");
+      ea_cm::write_int(out);
       ea_cm::write(" in_features ");
       ea_cm::write_int(in);
       ea_cm::write_line("");
