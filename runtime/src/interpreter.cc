@@ -135,23 +135,22 @@ Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, in
     error_ << "length caps must be >= 0";
     return Status::kInvalidArgument;
   }
-  uint64_t cache_offsets[kMaxLayers];
-  uint64_t activation_offsets[kMaxGraphSteps];
-  const ArenaLayout layout = model->LayOutArena(max_q_len, max_kv_len, cache_offsets, activation_offsets);
+  // Offsets straight into the tables (each < total_bytes <= kMaxArenaBytes
+  // once the arena check below passes; unused until then).
+  const ArenaLayout layout = model->LayOutArena(max_q_len, max_kv_len, cache_offset_, activation_offset_);
   if (arena_bytes < layout.total_bytes) {
     error_ << "arena has " << static_cast<uint64_t>(arena_bytes) << " bytes, the model needs "
            << layout.total_bytes;
     return Status::kArenaTooSmall;
   }
   for (int i = 0; i < model->num_layers(); ++i) {
-    cache_offset_[i] = static_cast<uint32_t>(cache_offsets[i]);  // < total_bytes <= kMaxArenaBytes
     const LayerShape shape = model->ShapeOf(i);
     const LayerKindModule* kind = find_layer_kind(shape.kind);
     cached_kv_len_[i] = -1;
     position_[i] = kind->has_kv_cache != nullptr && kind->has_kv_cache(shape) ? 0 : -1;
   }
-  for (int s = 0; s < model->num_steps(); ++s) {  // each < total_bytes <= kMaxArenaBytes
-    activation_offset_[s] = static_cast<uint32_t>(layout.activation_offset + activation_offsets[s]);
+  for (int s = 0; s < model->num_steps(); ++s) {  // from the arena's start
+    activation_offset_[s] += static_cast<uint32_t>(layout.activation_offset);
   }
   q_cap_ = max_q_len;
   kv_cap_ = max_kv_len;

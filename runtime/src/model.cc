@@ -271,10 +271,20 @@ int Model::CappedKvLen(int index, int cap) const {
 
 ArenaLayout Model::LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_offsets,
                                uint64_t* activation_offsets) const {
+  return LayOut(max_q_len, max_kv_len, cache_offsets, activation_offsets);
+}
+
+ArenaLayout Model::LayOutArena(int max_q_len, int max_kv_len, uint32_t* cache_offsets,
+                               uint32_t* activation_offsets) const {
+  return LayOut(max_q_len, max_kv_len, cache_offsets, activation_offsets);
+}
+
+template <typename Offset>
+ArenaLayout Model::LayOut(int max_q_len, int max_kv_len, Offset* cache_offsets, Offset* activation_offsets) const {
   ArenaBuilder arena;  // no array of plans: this runs on a microcontroller's stack
   for (int i = 0; i < num_layers(); ++i) {
     const uint64_t offset = arena.Add(PlanLayer(i, CappedQLen(i, max_q_len), CappedKvLen(i, max_kv_len)));
-    if (cache_offsets != nullptr) cache_offsets[i] = offset;
+    if (cache_offsets != nullptr) cache_offsets[i] = static_cast<Offset>(offset);
   }
   uint64_t activation_bytes = 0;
   if (num_steps_ > 0) {
@@ -284,7 +294,7 @@ ArenaLayout Model::LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_of
     uint64_t offsets[kMaxGraphSteps];
     const int n = graph_tensors(layers, num_layers(), *model_->graph(), max_q_len, tensors);
     activation_bytes = lay_out_graph(tensors, n, offsets);
-    for (int s = 0; s < n && activation_offsets != nullptr; ++s) activation_offsets[s] = offsets[s];
+    for (int s = 0; s < n && activation_offsets != nullptr; ++s) activation_offsets[s] = static_cast<Offset>(offsets[s]);
   }
   return arena.Finish(activation_bytes);
 }

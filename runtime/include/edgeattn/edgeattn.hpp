@@ -117,6 +117,11 @@ class Model {
   // step's is 0, its output is the caller's) may be null.
   ArenaLayout LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_offsets,
                           uint64_t* activation_offsets = nullptr) const;
+  // The same with 32-bit offsets (a loaded model's arena is below 2^31):
+  // Interpreter::Init writes them into its own tables, with no arrays on the
+  // stack.
+  ArenaLayout LayOutArena(int max_q_len, int max_kv_len, uint32_t* cache_offsets,
+                          uint32_t* activation_offsets) const;
   LayerShape ShapeOf(int layer) const;
   // Extra arena bytes range-mode runs need under these caps (ea_model_range_bytes).
   size_t RangeBytes(int max_q_len, int max_kv_len) const;
@@ -126,6 +131,8 @@ class Model {
 
  private:
   Status Fail(Status status);
+  template <typename Offset>
+  ArenaLayout LayOut(int max_q_len, int max_kv_len, Offset* cache_offsets, Offset* activation_offsets) const;
   Status VerifyLayer(int index);
   Status VerifyGraph();
 
