@@ -315,6 +315,31 @@ inline int8_t residual_epilogue_s8(int32_t acc, int32_t multiplier, int32_t shif
 // on every path.
 // ---------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------
+// Positions (the positions contract, layer kind `positions`): an int8 row x
+// at (s_in, zp_in) plus a positional table row pos, out at (s_out, zp_out):
+//   y = sat8((A (x - zp_in) + P 2^(16 - b) + 2^15 + zp_out 2^16) >> 16)
+// The converter writes A = round(s_in / s_out 2^16), an int32 in
+// [0, 2^22) (input steps at most 64 output steps), and the table as int16
+// P = round(pos / s_out 2^b) with b, the table's fraction bits, the largest
+// in [3, 16] that keeps every |P| <= 32767 (so |pos| < 4096 output steps).
+// So y is the exact real (s_in (x - zp_in) + pos) / s_out + zp_out rounded
+// once (half up, the arithmetic shift), up to A's and P's own roundings:
+// 255 2^-17 + 2^-(b+1) output steps (at most 0.064 at b = 3, 0.002 at
+// b >= 8). Bounds: |A (x - zp_in)| <= 255 (2^22 - 1) < 2^30,
+// |P 2^(16 - b)| <= 2^15 2^13 = 2^28, |2^15 + zp_out 2^16| < 2^24: the sum
+// stays below 2^31 in magnitude, one int32 per element, no 64-bit step.
+// Class rows are constants (the converter writes their int8 outputs).
+// ---------------------------------------------------------------------------
+constexpr int32_t kPositionsMaxMultiplier = (int32_t{1} << 22) - 1;
+constexpr int32_t kPositionsMinBits = 3;
+constexpr int32_t kPositionsMaxBits = 16;
+
+inline int8_t positions_s8(int32_t x, int32_t zp_in, int32_t a, int32_t p, int32_t bits, int32_t zp_out) {
+  const int32_t v = a * (x - zp_in) + p * (int32_t{1} << (16 - bits)) + (int32_t{1} << 15) + zp_out * 65536;
+  return saturate_s8(v >> 16);
+}
+
 }  // namespace kernels
 }  // namespace edgeattn
 
