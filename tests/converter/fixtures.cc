@@ -743,4 +743,33 @@ LayerCase positions_case(const std::string& table, unsigned seed) {
   return c;
 }
 
+LayerCase row_pool_case(const std::string& mode, unsigned seed) {
+  Rng rng(seed);
+  const int D = 10, lk = 9;
+  LayerCase c;
+  c.name = "rowpool_" + mode;
+  c.spec_json = R"({"model": "test_row_pool", "layers": [{"name": "pool", "kind": "row_pool", "mode": ")" + mode +
+                R"(", "dim": 10, "mask": "key_padding", "max_kv_len": 9}]})";
+  c.calib = make_inputs(rng, "pool", 64, 1, 0, lk, D, 0, true, 1.0);
+  std::vector<double>& x = c.calib[0].second.data;
+  for (size_t i = 0; i < x.size(); ++i) x[i] += 0.2 * static_cast<double>(i % D) - 0.5;  // columns off zero
+  c.test = first_samples(c.calib, 8);
+  const bool mean = mode == "mean";
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& k = in.at("pool.key");
+    const int n = static_cast<int>(k.shape[0]);
+    out->clear();
+    wts->clear();
+    for (int i = 0; i < n; ++i) {
+      const int valid = mean ? valid_of(in, "pool.kv_valid_len", i, lk) : 1;
+      for (int d = 0; d < D; ++d) {
+        double s = 0.0;
+        for (int j = 0; j < valid; ++j) s += k.data[(static_cast<size_t>(i) * lk + j) * D + d];
+        out->push_back(s / valid);
+      }
+    }
+  };
+  return c;
+}
+
 }  // namespace fixtures

@@ -76,6 +76,8 @@ LayerCase decoder_block_case(unsigned seed);
 // tokens [2, 12] named in "tensors", num_cls 2, the classic sin/cos table,
 // key padding.
 LayerCase positions_case(const std::string& table, unsigned seed);
+// row_pool "first" or "mean" over 9 rows of width 10 (off zero) with key padding.
+LayerCase row_pool_case(const std::string& mode, unsigned seed);
 
 // A fresh empty directory under the test's working directory or $TMPDIR.
 std::string temp_dir(const std::string& tag);

@@ -340,6 +340,36 @@ inline int8_t positions_s8(int32_t x, int32_t zp_in, int32_t a, int32_t p, int32
   return saturate_s8(v >> 16);
 }
 
+// ---------------------------------------------------------------------------
+// Row mean (the row-mean contract, layer kind `row_pool`): n int8 values
+// x_j of one column at (s_in, zp_in), 1 <= n <= 65535, to their mean at
+// (s_out, zp_out):
+//  1. S = sum_j (x_j - zp_in), int32 (|S| <= 255 n < 2^24).
+//  2. Q = floor((2^16 S + floor(n / 2)) / n): the mean in 2^-16 input steps,
+//     rounded half up, one exact integer division. It is computed in 32
+//     bits: with S = a n + b (floor division, 0 <= b < n),
+//     Q = 2^16 a + floor((2^16 b + floor(n / 2)) / n), whose numerator is
+//     below 65534 2^16 + 2^15 < 2^32 (uint32), and |Q| <= 255 2^16 < 2^24.
+//  3. y = requantize_s8(Q, M, shift, zp_out), M 2^(shift - 31) =
+//     s_in / (2^16 s_out) (contract 1: Q M fits 2^55, one rounding).
+// Q is off the true mean by at most 2^-17 input steps, so y is the real mean
+// rounded once up to s_in / s_out 2^-17 output steps (and M's 2^-31
+// relative). n = 1 (mode "first", the class row) is the row itself; at
+// s_out = s_in that is an exact copy: Q = 2^16 (x - zp_in), M = 2^30,
+// shift = -15.
+// ---------------------------------------------------------------------------
+inline int32_t row_mean_q16(int32_t sum, int32_t n) {
+  int32_t a = sum / n;  // truncates; made a floor below
+  int32_t b = sum - a * n;
+  if (b < 0) {
+    a -= 1;
+    b += n;
+  }
+  const uint32_t un = static_cast<uint32_t>(n);
+  const uint32_t f = ((static_cast<uint32_t>(b) << 16) + (un >> 1)) / un;
+  return a * 65536 + static_cast<int32_t>(f);
+}
+
 }  // namespace kernels
 }  // namespace edgeattn
 
