@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "converter/base/error.h"
 #include "converter/cli/commands.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
@@ -266,6 +267,47 @@ TEST(VitChain, Int8InvokeIsWithinTheLayersErrorsOfTheFloat64Model) {
     EXPECT_LE(e.rel_l2, bound);
     EXPECT_GE(e.top1_agree, kSamples - 3);
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The rows positions adds count at the next hand-over: a block that takes
+// only max_q_len rows is a spec error naming both, and so is a row_pool
+// whose max_kv_len is short.
+TEST(VitChain, AddedRowsMustFitTheNextLayer) {
+  const Vit vit(false);
+  const auto error_of = [&](const std::string& from, const std::string& to) {
+    std::string spec = vit.spec();
+    spec.replace(spec.find(from), from.size(), to);
+    try {
+      const std::string dir = fixtures::temp_dir("vit_rows");
+      save_safetensors(dir + "/weights.safetensors", vit.weights);
+      fixtures::write_text(dir + "/spec.json", spec);
+      save_npz(dir + "/calib.npz", vit.calib());
+      ConvertOptions o;
+      o.weights = dir + "/weights.safetensors";
+      o.spec = dir + "/spec.json";
+      o.calib = dir + "/calib.npz";
+      o.dtype = "f32";
+      o.output = dir + "/vit.eatn";
+      std::ostringstream report;
+      run_convert(o, report);
+    } catch (const ConvertError& e) {
+      return std::string(e.what());
+    }
+    return std::string("converted");
+  };
+  std::string msg = error_of(R"("max_q_len": 9, "input": "tok")", R"("max_q_len": 8, "input": "tok")");
+  EXPECT_NE(msg.find("layer 'block'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("layer 'tok' gives up to 9 rows (max_q_len 8 + 1 it adds), more than max_q_len 8"),
+            std::string::npos)
+      << msg;
+  msg = error_of(R"("max_kv_len": 9, "input": "norm")", R"("max_kv_len": 7, "input": "norm")");
+  EXPECT_NE(msg.find("layer 'norm' gives up to 9 rows, more than max_kv_len 7"), std::string::npos) << msg;
+  msg = error_of(R"("dim": 16, "max_kv_len": 9)", R"("dim": 12, "max_kv_len": 9)");
+  EXPECT_NE(msg.find("layer 'norm' gives rows of 16 values, this layer reads 12"), std::string::npos) << msg;
 }
 
 }  // namespace

@@ -325,8 +325,8 @@ inline int8_t residual_epilogue_s8(int32_t acc, int32_t multiplier, int32_t shif
 // in [3, 16] that keeps every |P| <= 32767 (so |pos| < 4096 output steps).
 // So y is the exact real (s_in (x - zp_in) + pos) / s_out + zp_out rounded
 // once (half up, the arithmetic shift), up to A's and P's own roundings:
-// 255 2^-17 + 2^-(b+1) output steps (at most 0.064 at b = 3, 0.002 at
-// b >= 8). Bounds: |A (x - zp_in)| <= 255 (2^22 - 1) < 2^30,
+// 255 2^-17 + 2^-(b+1) output steps (at most 0.064 at b = 3, 0.004 at
+// b = 8). Bounds: |A (x - zp_in)| <= 255 (2^22 - 1) < 2^30,
 // |P 2^(16 - b)| <= 2^15 2^13 = 2^28, |2^15 + zp_out 2^16| < 2^24: the sum
 // stays below 2^31 in magnitude, one int32 per element, no 64-bit step.
 // Class rows are constants (the converter writes their int8 outputs).
