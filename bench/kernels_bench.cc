@@ -870,6 +870,8 @@ void RegisterKernels() {
   RegisterF32LinearBenchmarks();
   RegisterQs8LinearResBenchmarks();
   RegisterQs8LayerNormBenchmarks();
+  RegisterQs8LinearRes16Benchmarks();
+  RegisterQs16LayerNormBenchmarks();
   RegisterQs8LutBenchmarks();
   RegisterQs8AttentionBenchmarks();
   RegisterF32AttentionBenchmarks();

@@ -233,6 +233,8 @@ void RegisterQs8LinearBenchmarks();
 void RegisterF32LinearBenchmarks();
 void RegisterQs8LinearResBenchmarks();
 void RegisterQs8LayerNormBenchmarks();
+void RegisterQs8LinearRes16Benchmarks();  // the 16-bit residual stream (issue 37)
+void RegisterQs16LayerNormBenchmarks();
 void RegisterQs8LutBenchmarks();
 void RegisterQs8AttentionBenchmarks();
 void RegisterF32AttentionBenchmarks();

@@ -76,6 +76,12 @@ constexpr Microkernel<Qs8LutFn> kQs8Lut[] = {
 constexpr Microkernel<F32ActivationFn> kF32Activation[] = {
 #include "lists/f32_activation.inc"
     EA_LIST_END};
+constexpr Microkernel<Qs8LinearRes16Fn> kQs8LinearRes16[] = {
+#include "lists/qs8_linear_res16.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs16LayerNormFn> kQs16LayerNorm[] = {
+#include "lists/qs16_layernorm.inc"
+    EA_LIST_END};
 
 #undef EA_UKERNEL
 #undef EA_LIST_END
@@ -138,7 +144,9 @@ constexpr KernelTable make_table(KernelPath p) {
                      pick(kF32LayerNorm, p),
                      pick(kF32Add, p),
                      pick(kQs8Lut, p),
-                     pick(kF32Activation, p)};
+                     pick(kF32Activation, p),
+                     pick(kQs8LinearRes16, p),
+                     pick(kQs16LayerNorm, p)};
 }
 
 constexpr int count_built() {
@@ -148,7 +156,7 @@ constexpr int count_built() {
 }
 
 // Only the tables of the paths in this build (firmware keeps ref and its
-// own: 2 tables of 72 bytes on Cortex-M, not 8).
+// own: 2 tables of 80 bytes on Cortex-M, not 8).
 struct Tables {
   KernelTable table[count_built()];
 };
@@ -168,7 +176,7 @@ constexpr MicrokernelLists kLists = {kQs8Linear,   kQs8LinearRes, kF32Linear,   
                                      kQs8Additive, kF32Additive,   kQs8QkRow,         kQs8SoftmaxRow,
                                      kQs8SoftmaxExpRow, kQs8PvRow,   kQs8AttentionTile,
                                      kQs8LayerNorm, kF32LayerNorm, kF32Add, kQs8Lut,
-                                     kF32Activation};
+                                     kF32Activation, kQs8LinearRes16, kQs16LayerNorm};
 
 }  // namespace
 

@@ -102,6 +102,12 @@ using MicrokernelSignature = std::remove_pointer_t<FnPointer>;
 #define EA_UKERNEL(path, fn) MicrokernelSignature<F32ActivationFn> fn;
 #include "lists/f32_activation.inc"
 #undef EA_UKERNEL
+#define EA_UKERNEL(path, fn) MicrokernelSignature<Qs8LinearRes16Fn> fn;
+#include "lists/qs8_linear_res16.inc"
+#undef EA_UKERNEL
+#define EA_UKERNEL(path, fn) MicrokernelSignature<Qs16LayerNormFn> fn;
+#include "lists/qs16_layernorm.inc"
+#undef EA_UKERNEL
 
 }  // namespace kernels
 }  // namespace edgeattn

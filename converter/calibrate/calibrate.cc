@@ -47,6 +47,8 @@ LayerCalibration calibrate(const FloatLayer& layer, const LayerData& data, const
     }
   }
   const std::vector<std::string> minmax_points = layer.kind->minmax_points(layer);
+  const std::vector<std::string> exact_points =
+      layer.kind->exact_points != nullptr ? layer.kind->exact_points(layer) : std::vector<std::string>{};
   std::vector<double> out;
   if (outputs != nullptr) *outputs = FloatOutputs();
   size_t out_n = 0, w_n = 0;
@@ -100,6 +102,10 @@ LayerCalibration calibrate(const FloatLayer& layer, const LayerData& data, const
     Range chosen;
     chosen.count = r.count;
     if (r.count == 0) {
+      chosen.lo = r.lo;
+      chosen.hi = r.hi;
+    } else if (std::find(exact_points.begin(), exact_points.end(), key) != exact_points.end()) {
+      // the tensor's whole range, known exactly (an embedding's table): no headroom
       chosen.lo = r.lo;
       chosen.hi = r.hi;
     } else if (std::find(minmax_points.begin(), minmax_points.end(), key) != minmax_points.end()) {

@@ -154,6 +154,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
   if (gated) {
     for (const LayerResult& l : results) {
       char buf[256];
+      if (l.metrics.indices) continue;  // class indices (argmax): agreement, no error figure to gate
       if (o.max_rel_l2 >= 0.0 && !(l.metrics.rel_l2 <= o.max_rel_l2)) {
         std::snprintf(buf, sizeof buf, "%slayer '%s': relative L2 %.4g > --max-rel-l2 %.10g",
                       worse.empty() ? "" : "; ", l.name.c_str(), l.metrics.rel_l2, o.max_rel_l2);

@@ -4,6 +4,7 @@
 
 #include "converter/eval/runner.h"
 #include "converter/io/file.h"
+#include "converter/kinds/kind.h"
 
 namespace edgeattn {
 namespace convert {
@@ -28,8 +29,11 @@ HeldoutData take_heldout(const HeldoutChoice& c, const std::vector<FloatLayer>& 
     h.what = buf;
   }
   if (c.scale != 1.0) {
-    for (LayerData& d : h.layers) {
-      for (std::vector<double>* v : {&d.query, &d.key, &d.value}) {
+    for (size_t i = 0; i < h.layers.size(); ++i) {
+      LayerData& d = h.layers[i];
+      const bool ids = layers[i].kind->input_range != nullptr;  // token ids are not scaled
+      for (std::vector<double>* v : {ids ? nullptr : &d.query, &d.key, &d.value}) {
+        if (v == nullptr) continue;
         for (double& x : *v) x *= c.scale;
       }
     }

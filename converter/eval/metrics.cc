@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "converter/kinds/kind.h"
+
 namespace edgeattn {
 namespace convert {
 namespace {
@@ -41,6 +43,12 @@ Metrics compare(const FloatLayer& L, const LayerData& d, const std::vector<doubl
     Sums one;
     for (int r = 0; r < rows; ++r) {
       const size_t base = (static_cast<size_t>(i) * out_rows + r) * L.output_dim;
+      if (L.kind != nullptr && L.kind->index_output) {
+        m.indices = true;
+        bool same = true;
+        for (int c = 0; c < L.output_dim; ++c) same = same && out[base + c] == ref_out[base + c];
+        if (same) ++m.agreeing_rows;
+      }
       for (int c = 0; c < L.output_dim; ++c) {
         const double y = out[base + c], t = ref_out[base + c];
         one.max_abs = std::max(one.max_abs, std::fabs(y - t));
@@ -66,6 +74,7 @@ Metrics compare(const FloatLayer& L, const LayerData& d, const std::vector<doubl
       m.worst_max_abs = one.max_abs;
     }
   }
+  if (m.indices) m.agreement = m.rows > 0 ? static_cast<double>(m.agreeing_rows) / static_cast<double>(m.rows) : 1.0;
   m.max_abs = all.max_abs;
   m.rel_l2 = all.rel_l2();
   m.cosine = all.cosine();

@@ -22,6 +22,13 @@ struct Metrics {
   // The sample with the largest relative L2 error, and its own figures.
   int worst_sample = 0;
   double worst_rel_l2 = 0.0, worst_cosine = 1.0, worst_max_abs = 0.0;
+  // A layer whose outputs are class indices (KindModule::index_output,
+  // argmax): the error figures above are meaningless for them; `agreement`
+  // is the fraction of compared rows whose indices all equal the
+  // reference's, and the report gives it instead.
+  bool indices = false;
+  double agreement = 1.0;
+  size_t agreeing_rows = 0;
 };
 
 // Compares [n][q_len][output_dim] outputs and [n][heads][q_len][kv_len] weights.

@@ -34,7 +34,13 @@ int8_t quantize(double x, const ea_quant& q) {
 // One input tensor of all samples in the layer's dtype.
 std::vector<uint8_t> encode(const std::vector<double>& x, ea_dtype dtype, const ea_quant& q) {
   std::vector<uint8_t> out;
-  if (dtype == EA_S8) {
+  if (dtype == EA_S32) {  // token ids (checked integers in range when read)
+    resize_large(&out, x.size() * sizeof(int32_t));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const int32_t id = static_cast<int32_t>(x[i]);
+      std::memcpy(out.data() + i * sizeof(int32_t), &id, sizeof id);
+    }
+  } else if (dtype == EA_S8) {
     resize_large(&out, x.size());
     for (size_t i = 0; i < x.size(); ++i) out[i] = static_cast<uint8_t>(quantize(x[i], q));
   } else {
@@ -167,7 +173,9 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   const size_t elem = s8 ? 1 : sizeof(float);
   const FloatLayer shell = layer_shell(model, layer);
   const bool self = !shell.io().keys;
-  const std::vector<uint8_t> q = encode(d.query, info.dtype, info.query_quant);
+  const std::vector<uint8_t> q = encode(d.query, info.input_dtype, info.query_quant);
+  const size_t in_elem = info.input_dtype == EA_S8 ? 1 : 4;
+  const size_t out_elem = info.output_dtype == EA_S8 ? 1 : 4;
   const std::vector<uint8_t> k = encode(d.key, info.dtype, info.key_quant);
   const std::vector<uint8_t> v = encode(d.value, info.dtype, info.value_quant);
   const int lq = shell.learned_query() ? 1 : d.lq;
@@ -176,7 +184,7 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   const size_t out_per = static_cast<size_t>(shell.output_rows(d.lq)) * info.output_dim;
   const size_t w_per = static_cast<size_t>(H) * lq * lk;
   std::vector<uint8_t> out, wts;
-  resize_large(&out, static_cast<size_t>(d.n) * out_per * elem);
+  resize_large(&out, static_cast<size_t>(d.n) * out_per * out_elem);
   resize_large(&wts, static_cast<size_t>(d.n) * w_per * (s8 ? 2 : 4));
 
   AlignedBuffer arena(model.arena_bytes());
@@ -191,14 +199,14 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
     for (int i = 0; i < d.n; ++i) {
       const size_t si = static_cast<size_t>(i);
       RunArgs a = {};
-      if (!q.empty()) a.query = q.data() + si * static_cast<size_t>(d.lq) * info.query_dim * elem;
+      if (!q.empty()) a.query = q.data() + si * static_cast<size_t>(d.lq) * info.query_dim * in_elem;
       if (!self && !k.empty()) a.key = k.data() + si * static_cast<size_t>(lk) * info.key_dim * elem;
       if (!self && !v.empty()) a.value = v.data() + si * static_cast<size_t>(lk) * info.value_dim * elem;
       a.q_len = lq;
       a.kv_len = self ? d.lq : lk;
       a.kv_valid_len = d.valid[si];
       a.use_cached_keys = 0;
-      a.output = out.data() + si * out_per * elem;
+      a.output = out.data() + si * out_per * out_elem;
       a.attn_weights = w_per != 0 ? wts.data() + si * w_per * (s8 ? 2 : 4) : nullptr;
       // (A coverage layer's uncached run is one sequence: its rows are the steps.)
       st = interp.Run(layer, a);
@@ -212,7 +220,11 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   resize_large(&r.output, static_cast<size_t>(d.n) * out_per);
   resize_large(&r.weights, static_cast<size_t>(d.n) * w_per);
   for (size_t i = 0; i < r.output.size(); ++i) {
-    if (s8) {
+    if (info.output_dtype == EA_S32) {  // class indices, as they are
+      int32_t v;
+      std::memcpy(&v, out.data() + i * 4, 4);
+      r.output[i] = v;
+    } else if (s8) {
       r.output[i] = info.output_quant.scale * (static_cast<int8_t>(out[i]) - info.output_quant.zero_point);
     } else {
       float f;

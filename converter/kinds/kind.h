@@ -125,6 +125,20 @@ struct KindModule {
   // a LayerNorm's output feeds more than projections (post-norm: the residual
   // adds). null: the kind has no LayerNorm.
   std::vector<SmoothPair> (*smooth_pairs)(FloatLayer* L) = nullptr;
+
+  // ---- a model's ends (ea_layer_info.input_dtype / output_dtype S32) --------
+  // Token ids in (embedding): the query rows are int32 ids, one per row
+  // (query_dim 1), each in 0..input_range(L)-1; datasets read L.query as an
+  // integer array [N, L] (or [N, L, 1]) and the runner passes int32 ids.
+  // null: float (or int8) rows.
+  int (*input_range)(const FloatLayer& L) = nullptr;
+  // Class indices out (argmax): the output rows are int32 indices, compared
+  // with the float model's by agreement (Metrics::agreement), not by error.
+  bool index_output = false;
+  // Points whose recorded min/max are the tensor's whole range, known
+  // exactly (an embedding's output: the table's range): min/max, no method,
+  // no headroom. null: none.
+  std::vector<std::string> (*exact_points)(const FloatLayer& L) = nullptr;
 };
 
 // The list's entry of `kind` (name, runtime kind, file options) with every

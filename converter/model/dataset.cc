@@ -7,6 +7,7 @@
 
 #include "converter/base/error.h"
 #include "converter/io/formats.h"
+#include "converter/kinds/kind.h"
 #include "converter/model/float_reference.h"
 
 namespace edgeattn {
@@ -70,6 +71,28 @@ void check_3d(const Array& a, const std::string& path, const std::string& key, i
   }
 }
 
+// Token ids (a kind with KindModule::input_range): an integer [N, L] or
+// [N, L, 1] array whose every value is in 0..range-1.
+void check_ids(const Array& a, const std::string& path, const std::string& key, int range) {
+  if (a.is_float) {
+    fail(path, ": key '", key, "' has dtype ", a.dtype, ": token ids must be an integer array (int32 [N, L])");
+  }
+  const bool shape_ok = (a.shape.size() == 2 || (a.shape.size() == 3 && a.shape[2] == 1)) && a.shape[0] > 0 &&
+                        a.shape[1] > 0;
+  if (!shape_ok) fail(path, ": key '", key, "' has shape ", shape_string(a.shape), ", expected token ids [N, L]");
+  dim_int(a, 0, path, key);
+  dim_int(a, 1, path, key);
+  if (a.data.size() != checked_numel(a.shape, path + ": key '" + key + "'")) {
+    fail(path, ": key '", key, "' holds ", a.data.size(), " values for shape ", shape_string(a.shape));
+  }
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    if (!(a.data[i] >= 0 && a.data[i] < range)) {
+      fail(path, ": key '", key, "': token id ", a.data[i], " (sample ", i / a.shape[1], ", row ", i % a.shape[1],
+           ") is outside 0..", range - 1);
+    }
+  }
+}
+
 }  // namespace
 
 SampleInput LayerData::sample(const FloatLayer& layer, int i) const {
@@ -96,7 +119,11 @@ LayerData read_layer_data(Map& npz, const std::string& path, const FloatLayer& L
   const LayerIo io = L.io();
   if (!L.learned_query()) {
     auto& q = require(npz, path, p + "query", "inputs of layer '" + L.name + "'");
-    check_3d(q, path, p + "query", L.query_dim);
+    if (L.kind->input_range != nullptr) {
+      check_ids(q, path, p + "query", L.kind->input_range(L));
+    } else {
+      check_3d(q, path, p + "query", L.query_dim);
+    }
     d.n = dim_int(q, 0, path, p + "query");
     d.lq = dim_int(q, 1, path, p + "query");
     d.lk = d.lq;

@@ -30,9 +30,17 @@ nlohmann::json worst_json(const Metrics& m) {
 
 // Accuracy figures only (the held-out block of a layer).
 nlohmann::json metrics_json(const Metrics& m, int samples) {
+  if (m.indices) return {{"samples", samples}, {"agreement", m.agreement}, {"compared_rows", m.rows}};
   return {{"samples", samples}, {"max_abs_error", m.max_abs}, {"ref_max_abs", m.ref_max_abs},
           {"relative_l2", m.rel_l2}, {"cosine", m.cosine}, {"attn_weights_max_abs_diff", m.weights_max_abs},
           {"compared_rows", m.rows}, {"worst_sample", worst_json(m)}};
+}
+
+// A layer whose outputs are class indices (argmax): the rows whose indices
+// equal the float model's, instead of error figures.
+std::string agreement_line(const Metrics& m) {
+  return "  agreement " + fmt("%.2f", 100.0 * m.agreement) + " % (" + std::to_string(m.agreeing_rows) + " of " +
+         std::to_string(m.rows) + " rows' indices equal the float64 model's)";
 }
 
 void print_ranges(const std::vector<LayerResult>& layers, std::ostream& os) {
@@ -72,7 +80,9 @@ void print_layer_table(const std::vector<LayerResult>& layers, std::ostream& os)
   for (const LayerResult& l : layers) {
     os << "  " << std::left << std::setw(12) << l.name << " " << std::setw(8) << l.kind << " "
        << std::setw(4) << l.dtype;
-    if (l.has_metrics) {
+    if (l.has_metrics && l.metrics.indices) {
+      os << agreement_line(l.metrics) << "  [" << l.samples << " samples]";
+    } else if (l.has_metrics) {
       const Metrics& m = l.metrics;
       os << "  max|err| " << fmt("%.3e", m.max_abs) << " (ref max " << fmt("%.3g", m.ref_max_abs)
          << ")  relL2 " << fmt("%.3e", m.rel_l2) << "  cos " << fmt("%.6f", m.cosine);
@@ -100,7 +110,10 @@ nlohmann::json layer_json(const LayerResult& l) {
   nlohmann::json j = {{"name", l.name}, {"kind", l.kind}, {"dtype", l.dtype},
                       {"arena_bytes", l.arena_bytes}, {"samples", l.samples}};
   if (l.coverage_bytes != 0) j["coverage_bytes"] = l.coverage_bytes;
-  if (l.has_metrics) {
+  if (l.has_metrics && l.metrics.indices) {
+    j["agreement"] = l.metrics.agreement;
+    j["compared_rows"] = l.metrics.rows;
+  } else if (l.has_metrics) {
     j["max_abs_error"] = l.metrics.max_abs;
     j["ref_max_abs"] = l.metrics.ref_max_abs;
     j["relative_l2"] = l.metrics.rel_l2;

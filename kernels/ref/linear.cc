@@ -89,5 +89,16 @@ void qs8_linear_res__ref(int rows, int out_features, int in_features, const int8
   });
 }
 
+void qs8_linear_res16__ref(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                           const int8_t* w, const int32_t* bias, const int32_t* mult,
+                           const int32_t* shift, int per_channel, const QS16Residual& res, int16_t* y,
+                           int y_stride) {
+  qs8_linear_sums(rows, out_features, in_features, x, x_stride, w, bias, [&](int m, int n, int32_t acc) {
+    const int ch = per_channel ? n : 0;
+    const int32_t a = res.res[static_cast<ptrdiff_t>(m) * res.res_stride + n];
+    y[static_cast<ptrdiff_t>(m) * y_stride + n] = residual_epilogue_s16(acc, mult[ch], shift[ch], a, res.term);
+  });
+}
+
 }  // namespace kernels
 }  // namespace edgeattn

@@ -271,27 +271,28 @@ int Model::CappedKvLen(int index, int cap) const {
 
 ArenaLayout Model::LayOutArena(int max_q_len, int max_kv_len, uint64_t* cache_offsets,
                                uint64_t* activation_offsets) const {
-  LayerPlan plans[Interpreter::kMaxLayers];
-  const fb::Layer* layers[Interpreter::kMaxLayers];
+  ArenaBuilder arena;  // no array of plans: this runs on a microcontroller's stack
   for (int i = 0; i < num_layers(); ++i) {
-    plans[i] = PlanLayer(i, CappedQLen(i, max_q_len), CappedKvLen(i, max_kv_len));
-    layers[i] = layer(i);
+    const uint64_t offset = arena.Add(PlanLayer(i, CappedQLen(i, max_q_len), CappedKvLen(i, max_kv_len)));
+    if (cache_offsets != nullptr) cache_offsets[i] = offset;
   }
   uint64_t activation_bytes = 0;
   if (num_steps_ > 0) {
+    const fb::Layer* layers[Interpreter::kMaxLayers];
+    for (int i = 0; i < num_layers(); ++i) layers[i] = layer(i);
     GraphTensor tensors[kMaxGraphSteps];
     uint64_t offsets[kMaxGraphSteps];
     const int n = graph_tensors(layers, num_layers(), *model_->graph(), max_q_len, tensors);
     activation_bytes = lay_out_graph(tensors, n, offsets);
     for (int s = 0; s < n && activation_offsets != nullptr; ++s) activation_offsets[s] = offsets[s];
   }
-  return lay_out_arena(plans, num_layers(), cache_offsets, activation_bytes);
+  return arena.Finish(activation_bytes);
 }
 
 size_t Model::ArenaBytesFor(int max_q_len, int max_kv_len) const {
   // Each layer's plan is <= kMaxArenaBytes (checked at load), each graph
   // tensor < 2^34 bytes (verified dimensions and lengths) and there are at
-  // most 64 of each, so the 64-bit sum cannot overflow; it still has to fit.
+  // most 32 of each, so the 64-bit sum cannot overflow; it still has to fit.
   const uint64_t total = LayOutArena(max_q_len, max_kv_len, nullptr).total_bytes;
   return total > kMaxArenaBytes ? static_cast<size_t>(kMaxArenaBytes) + 1 : static_cast<size_t>(total);
 }

@@ -51,15 +51,12 @@ uint64_t lay_out_graph(const GraphTensor* tensors, int n, uint64_t* offsets) {
 
 ArenaLayout lay_out_arena(const LayerPlan* plans, int num_layers, uint64_t* cache_offsets,
                           uint64_t activation_bytes) {
-  uint64_t cache = 0, scratch = 0, worker = 0;
+  ArenaBuilder arena;
   for (int i = 0; i < num_layers; ++i) {
-    if (cache_offsets != nullptr) cache_offsets[i] = cache;
-    cache += plans[i].cache_bytes;
-    if (plans[i].scratch_bytes > scratch) scratch = plans[i].scratch_bytes;
-    if (plans[i].worker_bytes > worker) worker = plans[i].worker_bytes;
+    const uint64_t offset = arena.Add(plans[i]);
+    if (cache_offsets != nullptr) cache_offsets[i] = offset;
   }
-  const uint64_t scratch_offset = cache + activation_bytes;
-  return ArenaLayout{cache, scratch_offset, scratch_offset + scratch, worker};
+  return arena.Finish(activation_bytes);
 }
 
 }  // namespace edgeattn

@@ -692,6 +692,68 @@ void write_text(const std::string& path, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write " + path);
 }
 
+LayerCase embedding_case(unsigned seed) {
+  Rng rng(seed);
+  const int vocab = 23, dim = 12, lq = 7;
+  LayerCase c;
+  c.name = "emb";
+  Array table = random_normal(rng, {size_t(vocab), size_t(dim)}, 1.0, "F32");
+  // The table's extremes in rows the calibration ids (0..9) never use.
+  table.data[20 * dim + 3] = 4.5;
+  table.data[15 * dim + 0] = -4.75;
+  c.weights = {{"tok.weight", table}};
+  c.spec_json = R"({"model": "test_embedding", "layers": [{"name": "emb", "kind": "embedding", "prefix": "tok.",
+    "scale": 2.0, "max_q_len": 7}]})";
+  // Calibration ids use only the first 10 tokens: the output range must still be the table's.
+  std::vector<double> ids;
+  for (int i = 0; i < 16 * lq; ++i) ids.push_back(rng.integer(0, 9));
+  c.calib = {{"emb.query", make("<i4", {16, size_t(lq)}, ids)}};
+  std::vector<double> test;
+  for (int i = 0; i < 5 * lq; ++i) test.push_back(i % vocab);  // every id, 0..22, then 0..11
+  c.test["emb.query"] = make("<i4", {5, size_t(lq)}, test);
+  c.reference = [=](const ArrayMap& inputs, std::vector<double>* y, std::vector<double>* wts) {
+    const Array& q = inputs.at("emb.query");
+    y->clear();
+    wts->clear();  // no attention weights
+    for (double id : q.data) {
+      for (int k = 0; k < dim; ++k) y->push_back(2.0 * table.data[static_cast<size_t>(id) * dim + k]);
+    }
+  };
+  return c;
+}
+
+LayerCase argmax_case(unsigned seed, int k) {
+  Rng rng(seed);
+  const int dim = 13, lq = 6;
+  LayerCase c;
+  c.name = "top";
+  c.spec_json = R"({"model": "test_argmax", "layers": [{"name": "top", "kind": "argmax", "dim": 13, "k": )" +
+                std::to_string(k) + R"(, "max_q_len": 6}]})";
+  const auto grid_rows = [&](int n) {
+    std::vector<double> v(static_cast<size_t>(n) * lq * dim);
+    for (double& x : v) x = 0.5 * rng.integer(-8, 8);
+    v[0] = -4.0;  // the grid's ends in the first sample: the calibrated range is [-4, 4]
+    v[1] = 4.0;
+    return make("<f4", {size_t(n), size_t(lq), size_t(dim)}, v);
+  };
+  c.calib = {{"top.query", grid_rows(32)}};
+  c.test = first_samples(c.calib, 8);
+  c.reference = [=](const ArrayMap& inputs, std::vector<double>* y, std::vector<double>* wts) {
+    const Array& q = inputs.at("top.query");
+    const size_t rows = q.data.size() / dim;
+    y->clear();
+    wts->clear();
+    for (size_t r = 0; r < rows; ++r) {
+      std::vector<int> order(dim);
+      for (int i = 0; i < dim; ++i) order[static_cast<size_t>(i)] = i;
+      const double* x = q.data.data() + r * dim;
+      // stable: equal values keep increasing index order
+      std::stable_sort(order.begin(), order.end(), [x](int a, int b) { return x[a] > x[b]; });
+      for (int j = 0; j < k; ++j) y->push_back(order[static_cast<size_t>(j)]);
+    }
+  };
+  return c;
+}
 
 LayerCase positions_case(const std::string& table, unsigned seed) {
   Rng rng(seed);

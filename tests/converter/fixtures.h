@@ -79,6 +79,17 @@ LayerCase positions_case(const std::string& table, unsigned seed);
 // row_pool "first" or "mean" over 9 rows of width 10 (off zero) with key padding.
 LayerCase row_pool_case(const std::string& mode, unsigned seed);
 
+// nn.Embedding(23, 12) (layer 'emb', tensor 'tok.weight') with the spec's
+// "scale" 2.0 (e.g. sqrt(d_model)) over 7 int32 token ids per sample; the
+// reference is the table lookup times 2. Test ids cover the whole vocab;
+// calibration ids use tokens 0..9 only, and the table's largest and
+// smallest values (4.5, -4.75) are in rows 20 and 15.
+LayerCase embedding_case(unsigned seed);
+// argmax (layer 'top', dim 13, "k" as given) over 6 rows per sample whose
+// values lie on a grid of 0.5 in [-4, 4] (ties included), so that int8 at
+// the calibrated range keeps every order and tie; the reference is the
+// indices of the k largest, largest first, ties to the lower index.
+LayerCase argmax_case(unsigned seed, int k);
 // A fresh empty directory under the test's working directory or $TMPDIR.
 std::string temp_dir(const std::string& tag);
 void write_text(const std::string& path, const std::string& text);

@@ -1,4 +1,5 @@
-// libFuzzer target: model load + verification + one inference of every layer.
+// libFuzzer target: model load + verification + one inference of every layer,
+// and of the whole model when it has a graph (Invoke).
 //
 // The input is a model file, optionally followed by a 16-byte trailer that
 // picks the run lengths, the kv_valid_len, whether attention weights are
@@ -75,6 +76,39 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (s != edgeattn::Status::kOk) Die("Run (coverage, new sequence)", interp.error());
       }
     }
+  }
+  edgeattn::GraphInfo g;
+  if (model.GetGraphInfo(&g) == edgeattn::Status::kOk) {
+    // Rows within the caps, the trailer's padding; inputs of the layers' seed.
+    const int rows = 1 + trailer[2] % (g.max_input_rows < input.q_cap ? g.max_input_rows : input.q_cap);
+    const int cap_m = g.max_memory_rows < input.kv_cap ? g.max_memory_rows : input.kv_cap;
+    const int memory_rows = g.memory_dim > 0 ? 1 + trailer[3] % cap_m : 0;
+    const size_t in_elem = g.input_dtype == EA_S8 ? 1 : 4, mem_elem = g.dtype == EA_S8 ? 1 : 4;
+    const size_t out_bytes = static_cast<size_t>(model.GraphOutputRows(rows)) * g.output_dim *
+                             (g.output_dtype == EA_S8 ? 1 : 4);
+    if (static_cast<size_t>(rows) * g.input_dim * in_elem + out_bytes > kMaxIo) return 0;
+    std::vector<uint32_t> x((static_cast<size_t>(rows) * g.input_dim * in_elem + 3) / 4);
+    std::vector<uint32_t> m((static_cast<size_t>(memory_rows) * g.memory_dim * mem_elem + 3) / 4 + 1);
+    std::vector<uint32_t> y(out_bytes / 4 + 1);
+    uint64_t state = input.seed | 1;
+    for (uint32_t& v : x) v = static_cast<uint32_t>(eafuzz::Mix(state));
+    for (uint32_t& v : m) v = static_cast<uint32_t>(eafuzz::Mix(state));
+    if (g.input_dtype == EA_S32) {  // token ids inside the table
+      for (uint32_t& v : x) v %= static_cast<uint32_t>(g.input_range > 0 ? g.input_range : 1);
+    } else if (g.input_dtype == EA_F32) {
+      for (uint32_t& v : x) v = (v & 0x807FFFFFu) | 0x3F000000u;  // finite, |v| in [0.5, 1)
+    }
+    if (g.dtype == EA_F32) {
+      for (uint32_t& v : m) v = (v & 0x807FFFFFu) | 0x3F000000u;
+    }
+    edgeattn::ModelInputs mi = {x.data(), rows, 1 + trailer[4] % rows,
+                                g.memory_dim > 0 ? m.data() : nullptr, memory_rows,
+                                memory_rows > 0 ? 1 + trailer[5] % memory_rows : 0};
+    edgeattn::ModelOutputs mo = {y.data(), 0};
+    s = interp.Invoke(mi, &mo);
+    // Valid arguments and a verified graph: only a step past its capped length
+    // (rows a step adds under an Init cap) may refuse.
+    if (s != edgeattn::Status::kOk && s != edgeattn::Status::kLengthExceedsPlan) Die("Invoke", interp.error());
   }
   return 0;
 }

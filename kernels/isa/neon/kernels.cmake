@@ -6,6 +6,7 @@ set(_ea_neon_sources
   ${_ea_k}/isa/neon/linear_neon.cc
   ${_ea_k}/qs8-linear/qs8-linear-neon.cc
   ${_ea_k}/qs8-linear-res/qs8-linear-res-neon.cc
+  ${_ea_k}/qs8-linear-res16/qs8-linear-res16-neon.cc
   ${_ea_k}/f32-linear/f32-linear-neon.cc
   ${_ea_k}/qs8-qk-row/qs8-qk-row-neon.cc
   ${_ea_k}/qs8-softmax-exp-row/qs8-softmax-exp-row-neon.cc
@@ -18,6 +19,7 @@ set(_ea_neon_sources
   ${_ea_k}/qs8-additive/qs8-additive-neon.cc
   ${_ea_k}/f32-additive/f32-additive-neon.cc
   ${_ea_k}/qs8-layernorm/qs8-layernorm-neon.cc
+  ${_ea_k}/qs16-layernorm/qs16-layernorm-neon.cc
   ${_ea_k}/qs8-lut/qs8-lut-neon.cc)
 list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_NEON=1)
 if(EA_KERNEL_ARCH STREQUAL "aarch64")
@@ -27,6 +29,7 @@ if(EA_KERNEL_ARCH STREQUAL "aarch64")
   list(APPEND _ea_neon_sources
     ${_ea_k}/qs8-linear/qs8-linear-neondot.cc
     ${_ea_k}/qs8-linear-res/qs8-linear-res-neondot.cc
+    ${_ea_k}/qs8-linear-res16/qs8-linear-res16-neondot.cc
     ${_ea_k}/qs8-attention/qs8-attention-neondot.cc
     ${_ea_k}/qs8-attention-tile/qs8-attention-tile-stages-neondot.cc)
   # Only these files may contain SDOT/UDOT; they are reached after an HWCAP

@@ -385,6 +385,39 @@ struct EpilogueRes {
   }
 };
 
+// qs8_linear_res16 (requant.h contract 5c, residual_epilogue_s16):
+// sat16((clamp(y, -2^29, 2^29) + A a + 2^(n-1)) >> n), int16 residual and
+// output. The clamp is needed here (unlike EpilogueRes below, whose residual
+// term is smaller) and makes requantize32_x4's saturated lanes exact: they
+// hold a value in [2^29, 2^30] where requantize() is at least 2^29, of the
+// same sign, and both clamp to the same +-2^29. A a + 2^(n-1) is one
+// VMLAL.S16 (A and a both int16) onto the clamped y plus the rounding
+// constant; the sum fits int32 (requant.h), the shift is VSHL by -n
+// (arithmetic), VQMOVN.S32 is sat16.
+struct EpilogueRes16 {
+  int32x4_t rnd, neg_shift, lo, hi;  // 2^(n-1), -n, -2^29, 2^29 in every lane
+  int16x4_t mult;                    // A
+  const int16_t* res;
+  int res_stride;
+  Residual16Term term;
+  int16_t* y;
+  int y_stride;
+  __attribute__((always_inline)) int32x4_t add(int32x4_t v, int16x4_t a) const {
+    const int32x4_t c = vaddq_s32(vmaxq_s32(vminq_s32(v, hi), lo), rnd);
+    return vshlq_s32(vmlal_s16(c, a, mult), neg_shift);
+  }
+  __attribute__((always_inline)) void store8(int t, int n, int32x4_t y0, int32x4_t y1) const {
+    const int16x8_t a = vld1q_s16(res + static_cast<ptrdiff_t>(t) * res_stride + n);
+    const int32x4_t s0 = add(y0, vget_low_s16(a));
+    const int32x4_t s1 = add(y1, vget_high_s16(a));
+    vst1q_s16(y + static_cast<ptrdiff_t>(t) * y_stride + n, vcombine_s16(vqmovn_s32(s0), vqmovn_s32(s1)));
+  }
+  __attribute__((always_inline)) void store1(int t, int n, int32_t acc, int32_t m, int32_t s) const {
+    const int32_t a = res[static_cast<ptrdiff_t>(t) * res_stride + n];
+    y[static_cast<ptrdiff_t>(t) * y_stride + n] = residual_epilogue_s16(acc, m, s, a, term);
+  }
+};
+
 // Rows in passes of kLinearAccMaxRows, channels in chunks of 64 (4 packed
 // blocks): the accumulation fills a rows x 64 int32 tile (whole blocks:
 // channels past out_features are computed from the padding and never
@@ -482,6 +515,19 @@ void qs8_linear_res_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, i
   const int32_t c = residual_offset(res.term);
   const EpilogueRes epi{vdupq_n_s32(res.term.mult), vdupq_n_s32(c), vdupq_n_s32(-res.term.shift),
                         res.res, res.res_stride, res.term, c, y, y_stride};
+  linear_driver(acc_fn, pairs_fn, rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
+                per_channel, epi);
+}
+
+void qs8_linear_res16_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int rows,
+                                 int out_features, int in_features, const int8_t* x, int x_stride,
+                                 const int8_t* w, const int32_t* bias, const int32_t* mult,
+                                 const int32_t* shift, int per_channel, const QS16Residual& res,
+                                 int16_t* y, int y_stride) {
+  const EpilogueRes16 epi{vdupq_n_s32(int32_t{1} << (res.term.shift - 1)), vdupq_n_s32(-res.term.shift),
+                          vdupq_n_s32(-kResidual16Clamp), vdupq_n_s32(kResidual16Clamp),
+                          vdup_n_s16(static_cast<int16_t>(res.term.mult)), res.res, res.res_stride, res.term,
+                          y, y_stride};
   linear_driver(acc_fn, pairs_fn, rows, out_features, in_features, x, x_stride, w, bias, mult, shift,
                 per_channel, epi);
 }

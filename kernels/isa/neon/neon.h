@@ -58,6 +58,12 @@ void qs8_linear_res_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, i
                                const int8_t* w, const int32_t* bias, const int32_t* mult,
                                const int32_t* shift, int per_channel, const QS8Residual& res,
                                int8_t* y, int y_stride);
+// The same driver with contract 5c's int16 residual and output (qs8_linear_res16).
+void qs8_linear_res16_with__neon(Qs8LinearAccFn acc_fn, Qs8LinearAccFn pairs_fn, int rows,
+                                 int out_features, int in_features, const int8_t* x, int x_stride,
+                                 const int8_t* w, const int32_t* bias, const int32_t* mult,
+                                 const int32_t* shift, int per_channel, const QS16Residual& res,
+                                 int16_t* y, int y_stride);
 // The int16 pair condition of qs8_linear_acc_pairs__neon, in two halves:
 // row x has x[k] = x[k + 4] = -128 for some k % 8 < 4, k < len (len a
 // multiple of 8); packed weights (blocks of in_features) have w = -128 at

@@ -14,17 +14,12 @@ namespace edgeattn {
 namespace kernels {
 namespace avx2 {
 
-// The row scales of n <= 16 rows (layernorm_row.h): isqrt_u32_top's 15
-// steps on two vectors of 8 uint32 lanes at once (a >= t as max(a, t) == a;
-// two independent chains), the rest per row.
-static inline void layernorm_row_scales_x16(int n, int d, const int32_t* sum, const int32_t* sum_sq,
-                                            int64_t eps_term, LayerNormRowScale* out) {
-  LayerNormScaledVar v[16];
+// floor(sqrt(v[b].x >> 32)) for n <= 16 rows (layernorm_row.h):
+// isqrt_u32_top's 15 steps on two vectors of 8 uint32 lanes at once
+// (a >= t as max(a, t) == a; two independent chains).
+static inline void layernorm_roots_x16(int n, const LayerNormScaledVar* v, uint32_t* roots) {
   alignas(32) uint32_t a[16] = {};
-  for (int b = 0; b < n; ++b) {
-    v[b] = layernorm_scaled_var(d, sum[b], sum_sq[b], eps_term);
-    a[b] = static_cast<uint32_t>(v[b].x >> 32);
-  }
+  for (int b = 0; b < n; ++b) a[b] = static_cast<uint32_t>(v[b].x >> 32);
   __m256i va[2] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(a)),
                    _mm256_load_si256(reinterpret_cast<const __m256i*>(a + 8))};
   __m256i root[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
@@ -37,10 +32,29 @@ static inline void layernorm_row_scales_x16(int n, int d, const int32_t* sum, co
       root[h] = _mm256_add_epi32(_mm256_srli_epi32(root[h], 1), _mm256_and_si256(vb, take));
     }
   }
-  alignas(32) uint32_t roots[16];
   _mm256_store_si256(reinterpret_cast<__m256i*>(roots), root[0]);
   _mm256_store_si256(reinterpret_cast<__m256i*>(roots + 8), root[1]);
+}
+
+// The row scales of n <= 16 rows (contract 4): the roots together, the rest
+// per row.
+static inline void layernorm_row_scales_x16(int n, int d, const int32_t* sum, const int32_t* sum_sq,
+                                            int64_t eps_term, LayerNormRowScale* out) {
+  LayerNormScaledVar v[16];
+  for (int b = 0; b < n; ++b) v[b] = layernorm_scaled_var(d, sum[b], sum_sq[b], eps_term);
+  alignas(32) uint32_t roots[16];
+  layernorm_roots_x16(n, v, roots);
   for (int b = 0; b < n; ++b) out[b] = layernorm_row_scale_finish(d, v[b], roots[b]);
+}
+
+// Contract 4b's row scales (int16 rows, 64-bit sums of squares).
+static inline void layernorm16_row_scales_x16(int n, int d, const int32_t* sum, const int64_t* sum_sq,
+                                              int64_t eps_term, LayerNormRowScale* out) {
+  LayerNormScaledVar v[16];
+  for (int b = 0; b < n; ++b) v[b] = layernorm16_scaled_var(d, sum[b], sum_sq[b], eps_term);
+  alignas(32) uint32_t roots[16];
+  layernorm_roots_x16(n, v, roots);
+  for (int b = 0; b < n; ++b) out[b] = layernorm16_row_scale_finish(d, v[b], roots[b]);
 }
 
 }  // namespace avx2

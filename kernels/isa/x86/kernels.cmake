@@ -10,6 +10,7 @@ set(_ea_avx2_sources
   ${_ea_k}/isa/x86/attention_avx2.cc
   ${_ea_k}/qs8-linear/qs8-linear-avx2.cc
   ${_ea_k}/qs8-linear-res/qs8-linear-res-avx2.cc
+  ${_ea_k}/qs8-linear-res16/qs8-linear-res16-avx2.cc
   ${_ea_k}/f32-linear/f32-linear-avx2.cc
   ${_ea_k}/qs8-qk-row/qs8-qk-row-avx2.cc
   ${_ea_k}/qs8-softmax-exp-row/qs8-softmax-exp-row-avx2.cc
@@ -20,6 +21,7 @@ set(_ea_avx2_sources
   ${_ea_k}/qs8-additive/qs8-additive-avx2.cc
   ${_ea_k}/f32-additive/f32-additive-avx2.cc
   ${_ea_k}/qs8-layernorm/qs8-layernorm-avx2.cc
+  ${_ea_k}/qs16-layernorm/qs16-layernorm-avx2.cc
   ${_ea_k}/qs8-lut/qs8-lut-avx2.cc)
 set_source_files_properties(${_ea_avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 # Only these files may contain VPDPBUSD (VEX); reached after the AVX-VNNI
@@ -28,6 +30,7 @@ set(_ea_avxvnni_sources
   ${_ea_k}/isa/x86/linear_avxvnni.cc
   ${_ea_k}/qs8-linear/qs8-linear-avxvnni.cc
   ${_ea_k}/qs8-linear-res/qs8-linear-res-avxvnni.cc
+  ${_ea_k}/qs8-linear-res16/qs8-linear-res16-avxvnni.cc
   ${_ea_k}/qs8-attention/qs8-attention-avxvnni.cc
   ${_ea_k}/qs8-attention/qs8-attention-tiled-avxvnni.cc
   ${_ea_k}/qs8-attention-tile/qs8-attention-tile-stages-avxvnni.cc)
@@ -37,6 +40,7 @@ set_source_files_properties(${_ea_avxvnni_sources} PROPERTIES COMPILE_OPTIONS "-
 set(_ea_avx512_sources
   ${_ea_k}/qs8-linear/qs8-linear-avx512vnni.cc
   ${_ea_k}/qs8-linear-res/qs8-linear-res-avx512vnni.cc
+  ${_ea_k}/qs8-linear-res16/qs8-linear-res16-avx512vnni.cc
   ${_ea_k}/qs8-qk-row/qs8-qk-row-avx512vnni.cc
   ${_ea_k}/qs8-softmax-exp-row/qs8-softmax-exp-row-avx512vnni.cc
   ${_ea_k}/qs8-softmax-row/qs8-softmax-row-avx512vnni.cc
@@ -44,6 +48,7 @@ set(_ea_avx512_sources
   ${_ea_k}/qs8-attention/qs8-attention-tiled-avx512vnni.cc
   ${_ea_k}/qs8-attention-tile/qs8-attention-tile-stages-avx512vnni.cc
   ${_ea_k}/qs8-layernorm/qs8-layernorm-avx512vnni.cc
+  ${_ea_k}/qs16-layernorm/qs16-layernorm-avx512vnni.cc
   ${_ea_k}/qs8-lut/qs8-lut-avx512bw.cc
   ${_ea_k}/qs8-lut/qs8-lut-avx512vnni.cc)
 set_source_files_properties(${_ea_avx512_sources} PROPERTIES

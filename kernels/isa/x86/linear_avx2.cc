@@ -171,16 +171,58 @@ struct ResidualEpilogue {
   }
 };
 
+// qs8_linear_res16 (contract 5c): sat16((clamp(y, -2^29, 2^29) + A a +
+// 2^(n-1)) >> n) with a the residual's int16 at (m, n). A a + 2^(n-1) is one
+// VPMADDWD of the pairs (a, 1) and (A, 2^(n-1)) (both pairs int16: A <= 2^13,
+// 2^(n-1) <= 2^12; the products are exact and never the -32768 x -32768 x 2
+// that VPMADDWD wraps); the sum fits int32 (requant.h); VPACKSSDW is sat16.
+// Returns the 8 int16 results in order.
+struct Residual16Epilogue {
+  const int16_t* res;
+  int res_stride;
+  __m256i coef, lo, hi;
+  __m128i shift, ones;
+  explicit Residual16Epilogue(const QS16Residual& r)
+      : res(r.res),
+        res_stride(r.res_stride),
+        coef(_mm256_set1_epi32(static_cast<int32_t>((static_cast<uint32_t>(1u << (r.term.shift - 1)) << 16) |
+                                                    static_cast<uint32_t>(r.term.mult)))),
+        lo(_mm256_set1_epi32(-kResidual16Clamp)),
+        hi(_mm256_set1_epi32(kResidual16Clamp)),
+        shift(_mm_cvtsi32_si128(r.term.shift)),
+        ones(_mm_set1_epi16(1)) {}
+  __m128i operator()(__m256i y, int m, int n, int count) const {
+    const int16_t* a = res + static_cast<ptrdiff_t>(m) * res_stride + n;
+    __m128i a16;
+    if (count >= 8) {
+      a16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+    } else {  // the row's last channels: read none past them
+      alignas(16) int16_t tmp[8] = {};
+      std::memcpy(tmp, a, sizeof(int16_t) * static_cast<size_t>(count));
+      a16 = _mm_load_si128(reinterpret_cast<const __m128i*>(tmp));
+    }
+    const __m256i pairs = _mm256_set_m128i(_mm_unpackhi_epi16(a16, ones), _mm_unpacklo_epi16(a16, ones));
+    const __m256i t = _mm256_add_epi32(_mm256_max_epi32(_mm256_min_epi32(y, hi), lo), _mm256_madd_epi16(pairs, coef));
+    const __m256i v = _mm256_sra_epi32(t, shift);
+    return _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  }
+};
+
+// The driver's stores: 8 results in the low 8 (int8) or all 16 (int16)
+// bytes of v, or the first count < 8 of them.
+inline void store_out8(int8_t* p, __m128i v) { store8(p, v); }
+inline void store_out8(int16_t* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
+
 // Rows in blocks of 4, channels in chunks of 64 (4 packed blocks): the acc
 // function fills a 4 x 64 int32 tile, then each row is requantized 8 lanes at
 // a time and handed to the epilogue. The last chunk's bias and
 // requantization constants are copied into padded arrays so no vector load
 // reads past out_features.
-template <class Epilogue>
+template <class Epilogue, class Out>
 void linear_driver(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
                    const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
                    const int32_t* mult, const int32_t* shift, int per_channel,
-                   const Epilogue epilogue, int8_t* y, int y_stride) {
+                   const Epilogue epilogue, Out* y, int y_stride) {
   constexpr int kChunk = 64;
   constexpr int kRowBlock = kLinearAccMaxRows;
   const size_t block_bytes = packed_block_bytes(in_features);
@@ -214,7 +256,7 @@ void linear_driver(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_fea
         }
       }
       for (int r = 0; r < nr; ++r) {
-        int8_t* yr = y + static_cast<ptrdiff_t>(m + r) * y_stride + n0;
+        Out* yr = y + static_cast<ptrdiff_t>(m + r) * y_stride + n0;
         for (int i = 0; i < cnt; i += 8) {
           const __m256i s = _mm256_add_epi32(
               _mm256_load_si256(reinterpret_cast<const __m256i*>(acc[r] + i)),
@@ -223,11 +265,11 @@ void linear_driver(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_fea
                                          : requantize_x8(s, rq0);
           const __m128i y8 = epilogue(yq, m + r, n0 + i, cnt - i);
           if (cnt - i >= 8) {
-            store8(yr + i, y8);
+            store_out8(yr + i, y8);
           } else {
-            alignas(16) int8_t tmp[16];
+            alignas(16) uint8_t tmp[16];
             _mm_store_si128(reinterpret_cast<__m128i*>(tmp), y8);
-            std::memcpy(yr + i, tmp, static_cast<size_t>(cnt - i));
+            std::memcpy(yr + i, tmp, sizeof(Out) * static_cast<size_t>(cnt - i));
           }
         }
       }
@@ -251,6 +293,15 @@ void qs8_linear_res_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features
                                const int32_t* mult, const int32_t* shift, int per_channel,
                                const QS8Residual& res, int8_t* y, int y_stride) {
   const ResidualEpilogue epilogue(res);
+  linear_driver(acc_fn, rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel,
+                epilogue, y, y_stride);
+}
+
+void qs8_linear_res16_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
+                                 const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
+                                 const int32_t* mult, const int32_t* shift, int per_channel,
+                                 const QS16Residual& res, int16_t* y, int y_stride) {
+  const Residual16Epilogue epilogue(res);
   linear_driver(acc_fn, rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel,
                 epilogue, y, y_stride);
 }

@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "isa/x86/avx512_common.h"
 #include "edgeattn/kernels/packed_weights.h"
@@ -83,6 +84,28 @@ struct ResidualEpilogue {
     const __m512i t = _mm512_add_epi32(requantize_clamp_x16(s, q, kResidualClamp),
                                        _mm512_add_epi32(_mm512_mullo_epi32(a, mult), offset));
     return _mm512_cvtsepi32_epi8(_mm512_sra_epi32(t, shift));
+  }
+};
+
+// qs8_linear_res16 (contract 5c): sat16((clamp(requantize(s), -2^29, 2^29) +
+// A a + 2^(n-1)) >> n), a = the residual's int16 at (m, n0 + lane), the
+// int16 results stored by the tile through y/y_stride here (the Job's int8
+// y is unused). A a + 2^(n-1) is one VPMADDWD of the pairs (a, 1) and
+// (A, 2^(n-1)), both int16 (requant.h); the sum fits int32, VPMOVSDW
+// saturates to int16.
+struct Residual16Epilogue {
+  const int16_t* res;
+  int res_stride;
+  __m512i coef;
+  __m128i shift;
+  int16_t* y;
+  int y_stride;
+  __m256i operator()(__m512i s, const Rq16& q, int m, int n0, __mmask16 mask) const {
+    const int16_t* ar = res + static_cast<ptrdiff_t>(m) * res_stride + n0;
+    const __m512i pairs = _mm512_or_si512(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, ar)),
+                                          _mm512_set1_epi32(0x10000));
+    const __m512i t = _mm512_add_epi32(requantize_clamp_x16(s, q, kResidual16Clamp), _mm512_madd_epi16(pairs, coef));
+    return _mm512_cvtsepi32_epi16(_mm512_sra_epi32(t, shift));
   }
 };
 
@@ -200,8 +223,12 @@ void tile(const Job& j, const Epilogue epilogue, int m, int b, const int8_t* w, 
     for (int r = 0; r < MR; ++r) {
       const __m512i s = _mm512_add_epi32(
           _mm512_sub_epi32(acc[r][c], _mm512_set1_epi32(static_cast<int32_t>(corr[r]))), bias);
-      const __m128i y8 = epilogue(s, q, m + r, n0, mask);
-      _mm_mask_storeu_epi8(j.y + static_cast<ptrdiff_t>(m + r) * j.y_stride + n0, mask, y8);
+      const auto out = epilogue(s, q, m + r, n0, mask);
+      if constexpr (std::is_same_v<std::decay_t<decltype(out)>, __m256i>) {  // int16 outputs
+        _mm256_mask_storeu_epi16(epilogue.y + static_cast<ptrdiff_t>(m + r) * epilogue.y_stride + n0, mask, out);
+      } else {
+        _mm_mask_storeu_epi8(j.y + static_cast<ptrdiff_t>(m + r) * j.y_stride + n0, mask, out);
+      }
     }
   }
 }

@@ -60,6 +60,11 @@ void qs8_linear_res_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features
                                const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
                                const int32_t* mult, const int32_t* shift, int per_channel,
                                const QS8Residual& res, int8_t* y, int y_stride);
+// The same driver with contract 5c's int16 residual and output (qs8_linear_res16).
+void qs8_linear_res16_with__avx2(Qs8LinearAccFn acc_fn, int rows, int out_features, int in_features,
+                                 const int8_t* x, int x_stride, const int8_t* w, const int32_t* bias,
+                                 const int32_t* mult, const int32_t* shift, int per_channel,
+                                 const QS16Residual& res, int16_t* y, int y_stride);
 
 // -------------------------------------------------------------- avxvnni ----
 // Compiled with -mavxvnni: only call after cpu_supports(kAvxVnni).

@@ -218,7 +218,7 @@ typedef struct ea_model {
   union { uint64_t align_; unsigned char bytes[256]; } opaque;
 } ea_model;
 typedef struct ea_interpreter {
-  union { uint64_t align_; unsigned char bytes[1792]; } opaque;
+  union { uint64_t align_; unsigned char bytes[1024]; } opaque;
 } ea_interpreter;
 
 /* Verifies the file (whole-file CRC-32, identifier, FlatBuffers verifier,

@@ -88,7 +88,7 @@ struct GraphTensor {
 // order, so a chain of layers needs two regions (the output of step s and
 // its input, step s-1's) and the converter and the runtime get the same
 // offsets. Returns the region's size. n <= kMaxGraphSteps.
-constexpr int kMaxGraphSteps = 64;
+constexpr int kMaxGraphSteps = 32;
 uint64_t lay_out_graph(const GraphTensor* tensors, int n, uint64_t* offsets);
 
 namespace fb {
@@ -120,6 +120,27 @@ struct ArenaLayout {
 };
 ArenaLayout lay_out_arena(const LayerPlan* plans, int num_layers, uint64_t* cache_offsets,
                           uint64_t activation_bytes = 0);
+
+// lay_out_arena one layer at a time, for callers that keep no array of plans
+// (the runtime plans at load and Init on a microcontroller's stack).
+class ArenaBuilder {
+ public:
+  // Returns the layer's cache offset.
+  uint64_t Add(const LayerPlan& plan) {
+    const uint64_t offset = cache_;
+    cache_ += plan.cache_bytes;
+    if (plan.scratch_bytes > scratch_) scratch_ = plan.scratch_bytes;
+    if (plan.worker_bytes > worker_) worker_ = plan.worker_bytes;
+    return offset;
+  }
+  ArenaLayout Finish(uint64_t activation_bytes) const {
+    const uint64_t scratch_offset = cache_ + activation_bytes;
+    return ArenaLayout{cache_, scratch_offset, scratch_offset + scratch_, worker_};
+  }
+
+ private:
+  uint64_t cache_ = 0, scratch_ = 0, worker_ = 0;
+};
 
 // The arena for `workers` >= 1 pool workers (1: total_bytes).
 constexpr uint64_t arena_bytes_for_workers(const ArenaLayout& a, int workers) {

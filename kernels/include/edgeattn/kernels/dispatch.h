@@ -36,6 +36,11 @@ using Qs8LinearResFn = void (*)(int rows, int out_features, int in_features, con
                                 int x_stride, const int8_t* w_packed, const int32_t* bias,
                                 const int32_t* mult, const int32_t* shift, int per_channel,
                                 const QS8Residual& res, int8_t* y, int y_stride);
+// qs8_linear with an int16 residual and int16 output (contract 5c, ref.h).
+using Qs8LinearRes16Fn = void (*)(int rows, int out_features, int in_features, const int8_t* x,
+                                  int x_stride, const int8_t* w_packed, const int32_t* bias,
+                                  const int32_t* mult, const int32_t* shift, int per_channel,
+                                  const QS16Residual& res, int16_t* y, int y_stride);
 using F32LinearFn = void (*)(int rows, int out_features, int in_features, const float* x,
                              int x_stride, const float* w, int w_stride, const float* bias,
                              float* y, int y_stride);
@@ -69,6 +74,7 @@ using Qs8PvRowFn = void (*)(int n, int v_dim, const uint16_t* probs, const int8_
 
 // The transformer-block primitives (contracts 4 and 6 of requant.h, ref.h).
 using Qs8LayerNormFn = void (*)(const QS8LayerNormArgs&);
+using Qs16LayerNormFn = void (*)(const QS16LayerNormArgs&);  // contract 4b
 using F32LayerNormFn = void (*)(int rows, int dim, const float* x, int x_stride, float eps,
                                 const float* gain, const float* bias, float* y, int y_stride);
 using F32AddFn = void (*)(int rows, int n, const float* a, int a_stride, const float* b,
@@ -104,6 +110,8 @@ struct KernelTable {
   F32AddFn f32_add;
   Qs8LutFn qs8_lut;
   F32ActivationFn f32_activation;
+  Qs8LinearRes16Fn qs8_linear_res16;  // the 16-bit residual stream (issue 37)
+  Qs16LayerNormFn qs16_layernorm;
 };
 
 // One variant of a microkernel family: the path whose CPU check it needs and
@@ -137,6 +145,8 @@ struct MicrokernelLists {
   const Microkernel<F32AddFn>* f32_add;
   const Microkernel<Qs8LutFn>* qs8_lut;
   const Microkernel<F32ActivationFn>* f32_activation;
+  const Microkernel<Qs8LinearRes16Fn>* qs8_linear_res16;
+  const Microkernel<Qs16LayerNormFn>* qs16_layernorm;
 };
 const MicrokernelLists& microkernel_lists();
 

@@ -73,6 +73,28 @@ inline LayerNormRowScale layernorm_row_scale_fast(int d, int32_t sum, int32_t su
   return layernorm_row_scale_finish(d, v, isqrt_u32_top(static_cast<uint32_t>(v.x >> 32)));
 }
 
+// The same for contract 4b (int16 rows): D = 4^p (d Q - S^2) + E < 2^61,
+// so D 4^k is in [2^60, 2^62) as above.
+inline LayerNormScaledVar layernorm16_scaled_var(int d, int32_t sum, int64_t sum_sq, int64_t eps_term) {
+  const int64_t var_d2 = static_cast<int64_t>(d) * sum_sq - static_cast<int64_t>(sum) * sum;
+  const uint64_t big =
+      (static_cast<uint64_t>(var_d2) << (2 * layernorm16_var_shift(d))) + static_cast<uint64_t>(eps_term);
+  const int k = (62 - bit_length_u64(big)) / 2;
+  return LayerNormScaledVar{big << (2 * k), k};
+}
+
+inline LayerNormRowScale layernorm16_row_scale_finish(int d, const LayerNormScaledVar& v, uint32_t root) {
+  const uint64_t r = isqrt_u64_top_finish(v.x, root);
+  const int32_t inv = static_cast<int32_t>(((uint64_t{1} << 60) + (r >> 1)) / r);
+  return LayerNormRowScale{inv, 60 - v.k - layernorm16_var_shift(d) - layernorm_frac_bits(d)};
+}
+
+// = layernorm16_row_scale(d, sum, sum_sq, eps_term) for every input it accepts.
+inline LayerNormRowScale layernorm16_row_scale_fast(int d, int32_t sum, int64_t sum_sq, int64_t eps_term) {
+  const LayerNormScaledVar v = layernorm16_scaled_var(d, sum, sum_sq, eps_term);
+  return layernorm16_row_scale_finish(d, v, isqrt_u32_top(static_cast<uint32_t>(v.x >> 32)));
+}
+
 }  // namespace kernels
 }  // namespace edgeattn
 

@@ -48,6 +48,20 @@ void qs8_linear_res__ref(int rows, int out_features, int in_features, const int8
                          const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
                          int y_stride);
 
+// qs8_linear with an int16 residual added in its epilogue and an int16
+// output (requant.h contract 5c, the 16-bit residual stream):
+// y[m][n] = residual_epilogue_s16(bias[n] + sum_k w[n][k] x[m][k], mult[n],
+// shift[n], res[m][n], term). res overlaps neither x nor y.
+struct QS16Residual {
+  const int16_t* res;
+  int res_stride;
+  Residual16Term term;
+};
+void qs8_linear_res16__ref(int rows, int out_features, int in_features, const int8_t* x, int x_stride,
+                           const int8_t* w, const int32_t* bias, const int32_t* mult,
+                           const int32_t* shift, int per_channel, const QS16Residual& res, int16_t* y,
+                           int y_stride);
+
 // ------------------------------------------------------- attention core ----
 
 // Which keys a query row may see; see the conventions above.
@@ -232,6 +246,25 @@ struct QS8LayerNormArgs {
   int8_t* y; int y_stride;
 };
 void qs8_layernorm__ref(const QS8LayerNormArgs& a);
+// LayerNorm of int16 rows (requant.h contract 4b): the 16-bit residual
+// stream's. Writes the int8 output (y8, requantize_s8 with mult/shift/y_zp),
+// the int16 output (y16, zero point 0, sat16(requantize) with
+// mult16/shift16), or both (a post-norm block's stream and its GEMM input);
+// a null pointer skips that output. y16 may be x (same stride); y8 overlaps
+// neither.
+struct QS16LayerNormArgs {
+  int rows, dim;           // dim <= 16384
+  const int16_t* x; int x_stride;
+  int64_t eps_term;        // E = round(d^2 eps / s_in^2), 1 <= E <= kLayerNormMaxEpsTerm
+  const int16_t* gain;     // [dim], at one scale s_g
+  const int32_t* bias;     // [dim], at s_g 2^-f, |bias| <= kLayerNormMaxBias
+  int32_t mult, shift;     // s_g 2^-f / s_out8
+  int32_t y_zp;            // the int8 output's zero point
+  int8_t* y8; int y8_stride;
+  int32_t mult16, shift16; // s_g 2^-f / s_out16
+  int16_t* y16; int y16_stride;
+};
+void qs16_layernorm__ref(const QS16LayerNormArgs& a);
 // Float: (x - mean) / sqrt(var + eps) * gain + bias, biased variance (as PyTorch).
 void f32_layernorm__ref(int rows, int dim, const float* x, int x_stride, float eps,
                         const float* gain, const float* bias, float* y, int y_stride);

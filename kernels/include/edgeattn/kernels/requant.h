@@ -243,7 +243,7 @@ inline int layernorm_frac_bits(int d) {
 // Steps 2-3 for one row: the multiplier inv and shift s of step 4.
 struct LayerNormRowScale {
   int32_t inv;  // [2^29, 2^30]
-  int shift;    // s, 8..45
+  int shift;    // s, 8..45 (contract 4b: 2..53)
 };
 inline LayerNormRowScale layernorm_row_scale(int d, int32_t sum, int32_t sum_sq, int64_t eps_term) {
   const int64_t var_d2 = static_cast<int64_t>(d) * sum_sq - static_cast<int64_t>(sum) * sum;
@@ -305,6 +305,110 @@ inline int8_t residual_epilogue_s8(int32_t acc, int32_t multiplier, int32_t shif
   int32_t y = requantize(acc, multiplier, shift);
   y = y < -kResidualClamp ? -kResidualClamp : (y > kResidualClamp ? kResidualClamp : y);
   return saturate_s8((y + r.mult * a + offset) >> r.shift);
+}
+
+// ---------------------------------------------------------------------------
+// Residual add into a 16-bit residual stream (numerics contract 5c, issue 37):
+// the contract 5b epilogue with the residual a and the output y int16, both
+// per tensor with zero point 0 (the stream is symmetric: no zero point to
+// fold, and one more bit than an asymmetric int16 would waste on the sign):
+//   y = sat16((clamp(requantize(acc, M_c, s_c), -2^29, 2^29) + A a + 2^(n-1)) >> n)
+// (M_c, s_c) maps the projection's sum to y's step times 2^n (r_c = s_x
+// s_w,c 2^n / s_y), A = round(s_a 2^n / s_y) in [0, 2^13] and n in [1, 13]:
+// the converter takes the largest n with A <= 2^13 (n = 13, A = 2^13 when
+// the residual and the output share one scale: the add is then exact up to
+// its one rounding).
+// Why these ranges: A and a both fit int16 (a in [-2^15, 2^15)), and so does
+// the rounding constant 2^(n-1) <= 2^12, so A a + 2^(n-1) is one
+// 16 x 16 -> 32 multiply-add on every ISA (one VPMADDWD of the pairs (a, 1)
+// and (A, 2^(n-1)) on x86, VMLAL.S16 on NEON, SMLABB on the M4), and
+// everything else stays in 32-bit lanes, as in 5b. The clamp is 5b's 2^29:
+// the NEON requantization (requantize32_x4) gives lanes whose |requantize()|
+// is at least 2^29 only as some value in [2^29, 2^30] of the right sign,
+// which the clamp maps to the reference's integer. Bounds:
+//  - |A a| <= 2^13 2^15 = 2^28, so |clamped + A a + 2^(n-1)|
+//    <= 2^29 + 2^28 + 2^12 < 2^31: the sum fits int32.
+//  - The clamp never changes a result: a term y_c >= 2^29 gives, for every
+//    a, a sum of at least 2^29 - 2^28 + 2^(n-1) > 2^28 - 2^n >= 32767 2^n,
+//    which saturates to 32767 as the unclamped sum does (it is no smaller);
+//    a term <= -2^29 gives at most -2^29 + 2^13 (2^15 - 1) + 2^12
+//    = -2^28 - 2^12 < -32767 2^n, which saturates to -32768 likewise.
+// One rounding of the whole sum; the projection's part enters at 2^-n of an
+// int16 step (1/8192 at n = 13). A's own rounding adds at most
+// 2^15 2^-(n+1) = 2^(14-n) steps (2 at n = 13, 0 when s_a 2^n / s_y is an
+// integer, as for a shared scale). 5b allowed n = 16 and A < 2^20; an int16
+// residual is 2^8 times wider, so both shrink to keep int32.
+// ---------------------------------------------------------------------------
+constexpr int32_t kResidual16MaxShift = 13;
+constexpr int32_t kResidual16MaxMultiplier = int32_t{1} << 13;  // inclusive
+constexpr int32_t kResidual16Clamp = int32_t{1} << 29;
+
+// What a caller hands the int16 epilogue: A and n (the loader checks them).
+struct Residual16Term {
+  int32_t mult;   // A, [0, 2^13]
+  int32_t shift;  // n, [1, 13]
+};
+
+inline int16_t saturate_s16(int32_t v) {
+  return static_cast<int16_t>(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
+}
+
+// One output of contract 5c.
+inline int16_t residual_epilogue_s16(int32_t acc, int32_t multiplier, int32_t shift, int32_t a,
+                                     const Residual16Term& r) {
+  int32_t y = requantize(acc, multiplier, shift);
+  y = y < -kResidual16Clamp ? -kResidual16Clamp : (y > kResidual16Clamp ? kResidual16Clamp : y);
+  return saturate_s16((y + r.mult * a + (int32_t{1} << (r.shift - 1))) >> r.shift);
+}
+
+// ---------------------------------------------------------------------------
+// Integer LayerNorm of an int16 row (numerics contract 4b, issue 37): the
+// residual stream's LayerNorm, x[0..d) int16 with zero point 0 (any zero
+// point would do, as in contract 4), d <= 16384. Contract 4's steps with
+// wider sums and a variance scale that depends on d:
+//  1. S = sum_i x_i (int32: |S| <= 2^15 d <= 2^29) and Q = sum_i x_i^2, int64:
+//     Q <= 2^30 d <= 2^44 (one x_i^2 alone is up to 2^30, so int32 holds only
+//     one square; the x86 paths add pairs of squares as uint32, <= 2^31,
+//     NEON single squares as int32, and both widen those to 64-bit lanes).
+//  2. c_i = d x_i - S (|c_i| <= (2^16 - 1) d < 2^30, int32) and
+//     D = 4^p (d Q - S^2) + E (int64) = 4^p d^2 (var + eps) in input units
+//     squared, p = 14 - ceil(log2 d) (0..14): d Q <= 2^58 and S^2 <= 2^58
+//     are int64, d Q - S^2 = d^2 var < d^2 2^30, so 4^p (d Q - S^2) < 2^58;
+//     E = round(4^p d^2 eps / s_in^2) in [1, 2^60] (converter), 1 <= D < 2^61.
+//     4^p d^2 is in (2^26, 2^28] for every d, so E keeps eps's share exact to
+//     2^-27 of an input step squared or better (contract 4's 2^16 does the same;
+//     without it a 3-wide row one step from constant was off by hundreds of
+//     int16 steps, E rounding d^2 eps / s_in^2 = 0.02 up to 1).
+//  3. As contract 4: k = (62 - bits(D)) / 2 (0..30), r = floor(sqrt(D 4^k))
+//     in [2^30, 2^31), inv = round(2^60 / r) in [2^29, 2^30]; then
+//     y_i = c_i 2^p / sqrt(D) = c_i inv 2^(k + p - 60).
+//  4. y_q = clamp((c_i inv + 2^(s-1)) >> s, +-32767) with s = 60 - k - p - f,
+//     f = layernorm_frac_bits(d) as in contract 4 (2 <= s <= 53;
+//     |c_i inv| < 2^60, int64). |y_q| <= 2^14 for every row (Samuelson's
+//     inequality as in contract 4).
+//  5. acc_i = y_q gain_i + bias_i as contract 4 (int32), then
+//     int8 output (the GEMM after it): requantize_s8(acc_i, M, shift, zp_y);
+//     int16 output (the stream itself, post-norm blocks; zero point 0):
+//       sat16(requantize(acc_i, M16, shift16)),
+//     each with its own M 2^(shift-31) = s_g 2^-f / s_out.
+// ---------------------------------------------------------------------------
+// Step 2's p for a row of d elements.
+inline int layernorm16_var_shift(int d) {
+  return 14 - (d <= 1 ? 0 : bit_length_u32(static_cast<uint32_t>(d - 1)));
+}
+
+inline LayerNormRowScale layernorm16_row_scale(int d, int32_t sum, int64_t sum_sq, int64_t eps_term) {
+  const int p = layernorm16_var_shift(d);
+  const int64_t var_d2 = static_cast<int64_t>(d) * sum_sq - static_cast<int64_t>(sum) * sum;
+  const uint64_t big = (static_cast<uint64_t>(var_d2) << (2 * p)) + static_cast<uint64_t>(eps_term);  // [1, 2^61)
+  const int k = (62 - bit_length_u64(big)) / 2;
+  const uint64_t r = isqrt_u64(big << (2 * k));
+  const int32_t inv = static_cast<int32_t>(((uint64_t{1} << 60) + (r >> 1)) / r);
+  return LayerNormRowScale{inv, 60 - k - p - layernorm_frac_bits(d)};
+}
+
+inline int16_t requantize_s16(int32_t acc, int32_t multiplier, int32_t shift) {
+  return saturate_s16(requantize(acc, multiplier, shift));
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,86 @@
+// Every listed SIMD variant of qs8_linear_res16 (requant.h contract 5c, the
+// 16-bit residual stream) against the reference, bit for bit, with canaries.
+#include "simd_test_util.h"
+
+namespace {
+
+using namespace simd_test;  // NOLINT(build/namespaces)
+using eatest::Rng;
+
+EA_VARIANT_SUITE(Qs8LinearRes16, qs8_linear_res16);
+
+// Residuals at the int16 ends (all corners, corners mixed with uniform, or
+// uniform).
+std::vector<int16_t> RandS16(Rng& rng, size_t count) {
+  std::vector<int16_t> v(count);
+  const int64_t mode = rng.uniform_int(0, 2);
+  for (auto& x : v) {
+    const int64_t u = rng.uniform_int(0, 3);
+    if (mode == 0 || (mode == 1 && u < 2)) {
+      x = rng.uniform_int(0, 1) ? int16_t{-32768} : int16_t{32767};
+    } else {
+      x = static_cast<int16_t>(rng.uniform_int(-32768, 32767));
+    }
+  }
+  return v;
+}
+
+constexpr int16_t kCanary16 = 0x5A5A;
+
+// Ragged shapes as Qs8LinearRes.MatchesRefExactly (rows 1..20, outputs
+// 1..150 and past 256, inputs 1..600, strides with padding), n over 1..13,
+// A over [0, 2^13] with its ends, projection terms from small to past the
+// 2^29 clamp and past int32 (large biases, any multiplier and shift: NEON's
+// saturated requantization lanes).
+TEST_P(Qs8LinearRes16, MatchesRefExactly) {
+  const auto variants = Only(GetParam());
+  const int kWideOuts[] = {256, 257, 300, 529};
+  const int32_t kEdgeA[] = {0, 1, (1 << 13) - 1, ek::kResidual16MaxMultiplier};
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    Rng rng(37700 + seed);
+    const bool wide = seed % 8 == 7;
+    const int rows = static_cast<int>(rng.uniform_int(1, wide ? 9 : 20));
+    const int out = wide ? kWideOuts[seed / 8 % 4]
+                         : (rng.uniform_int(0, 2) ? static_cast<int>(rng.uniform_int(1, 150)) : kDims[rng.uniform_int(0, 10)]);
+    const int in = rng.uniform_int(0, 2) ? SampleDim(rng) : static_cast<int>(rng.uniform_int(1, 600));
+    const int x_stride = in + static_cast<int>(rng.uniform_int(0, 3));
+    const int y_stride = out + static_cast<int>(rng.uniform_int(0, 3));
+    const int r_stride = out + static_cast<int>(rng.uniform_int(0, 5));
+    const auto x = RandS8(rng, static_cast<size_t>(rows - 1) * x_stride + in);
+    const auto res = RandS16(rng, static_cast<size_t>(rows - 1) * r_stride + out);
+    const auto w = PackedWithGarbagePadding(rng, out, in, RandS8(rng, static_cast<size_t>(out) * in));
+    ek::Residual16Term term = {};
+    term.shift = static_cast<int32_t>(seed % 5 == 0 ? 13 : rng.uniform_int(1, ek::kResidual16MaxShift));
+    term.mult = seed % 4 == 1 ? kEdgeA[seed / 4 % 4]
+                              : static_cast<int32_t>(std::min<double>(
+                                    ek::kResidual16MaxMultiplier,
+                                    std::lround(rng.uniform(0.25, 2.0) * std::ldexp(1.0, term.shift))));
+    std::vector<int32_t> bias(out), mult(out), shift(out);
+    const int per_channel = static_cast<int>(rng.uniform_int(0, 1));
+    const int32_t bias_mag = rng.uniform_int(0, 3) == 0 ? (1 << 30) : (1 << 20);
+    for (auto& b : bias) b = static_cast<int32_t>(rng.uniform_int(-bias_mag, bias_mag));
+    for (int n = 0; n < out; ++n) {
+      if (rng.uniform_int(0, 9) == 0) {
+        mult[n] = static_cast<int32_t>(rng.uniform_int(1 << 30, INT32_MAX));
+        shift[n] = static_cast<int32_t>(rng.uniform_int(ek::kMinShift, ek::kMaxShift));
+      } else {  // the projection's r_c 2^n for an int16 output
+        Multiplier(rng.log_uniform(1e-4, 10.0) * std::ldexp(1.0, term.shift), &mult[n], &shift[n]);
+      }
+    }
+    const ek::QS16Residual r = {res.data(), r_stride, term};
+    std::vector<int16_t> want(static_cast<size_t>(rows) * y_stride, kCanary16);
+    Ref().qs8_linear_res16(rows, out, in, x.data(), x_stride, w.data(), bias.data(), mult.data(), shift.data(),
+                           per_channel, r, want.data(), y_stride);
+    for (const auto& uk : variants) {
+      std::vector<int16_t> got(want.size(), kCanary16);
+      uk.fn(rows, out, in, x.data(), x_stride, w.data(), bias.data(), mult.data(), shift.data(), per_channel, r,
+            got.data(), y_stride);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << uk.name << " index " << i << " seed " << seed << " rows " << rows
+                                   << " out " << out << " in " << in << " n " << term.shift << " A " << term.mult;
+      }
+    }
+  }
+}
+
+}  // namespace
