@@ -191,7 +191,10 @@ int main(int argc, char** argv) {
       Usage(1);
       return 0;
     } else if (std::strcmp(a, "--list-kinds") == 0) {
-      for (int k = 0; k < EA_LAYER_KIND_COUNT; ++k) Print(1, "%s\n", ea_layer_kind_name(static_cast<ea_layer_kind>(k)));
+      for (int k = 0; k < EA_LAYER_KIND_COUNT; ++k) {
+        const char* kind = ea_layer_kind_name(static_cast<ea_layer_kind>(k));
+        if (std::strcmp(kind, "?") != 0) Print(1, "%s\n", kind);  // values the list skips
+      }
       return 0;
     } else if (std::strcmp(a, "--q-len") == 0 || std::strcmp(a, "--kv-len") == 0 ||
                std::strcmp(a, "--warmup") == 0 || std::strcmp(a, "--iters") == 0 ||

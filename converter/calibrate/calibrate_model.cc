@@ -59,11 +59,13 @@ void link_chained_inputs(const ModelSpec& spec, ModelCalibration* found) {
     if (L.input_layer < 0) continue;
     const FloatLayer& src = spec.layers[static_cast<size_t>(L.input_layer)];
     const RangeMap& from = found->layers[static_cast<size_t>(L.input_layer)].ranges;
-    if (from.count("output") == 0) fail("layer '", src.name, "': no calibrated output range to chain '", L.name, "' from");
+    // (src is earlier: its own chained input, which its output point may be, is linked already)
+    const std::string out = src.kind->output_point != nullptr ? src.kind->output_point(src) : "output";
+    if (from.count(out) == 0) fail("layer '", src.name, "': no calibrated output range to chain '", L.name, "' from");
     LayerCalibration& c = found->layers[i];
     const std::vector<std::string> points =
         L.kind->input_points != nullptr ? L.kind->input_points(L) : std::vector<std::string>{"query"};
-    for (const std::string& p : points) c.ranges[p] = from.at("output");
+    for (const std::string& p : points) c.ranges[p] = from.at(out);
     for (const auto& [to, source] : c.copies) c.ranges[to] = c.ranges[source];
   }
 }

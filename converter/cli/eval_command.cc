@@ -55,7 +55,8 @@ void add_dumped_outputs(const FloatLayer& L, const LayerData& d, const RunResult
     dumped->emplace_back(key, std::move(a));
   };
   const size_t n = static_cast<size_t>(d.n), lq = static_cast<size_t>(d.lq), lk = static_cast<size_t>(d.lk);
-  add(L.name + ".output", {n, lq, static_cast<size_t>(L.output_dim)}, run.output);
+  add(L.name + ".output", {n, static_cast<size_t>(L.output_rows(d.lq)), static_cast<size_t>(L.output_dim)},
+      run.output);
   if (L.heads() > 0) add(L.name + ".attn_weights", {n, static_cast<size_t>(L.heads()), lq, lk}, run.weights);
 }
 

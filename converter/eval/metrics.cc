@@ -32,16 +32,17 @@ Metrics compare(const FloatLayer& L, const LayerData& d, const std::vector<doubl
                 const std::vector<double>& ref_weights) {
   Metrics m;
   const int lq = L.learned_query() ? 1 : d.lq;
+  const int out_rows = L.output_rows(d.lq);  // lq plus any added rows (class tokens)
   const int H = L.heads();
   const bool row_mask = L.self_attention() && L.mask == MaskKind::kKeyPadding;
   Sums all;
   for (int i = 0; i < d.n; ++i) {
     const int valid = d.valid[static_cast<size_t>(i)];
-    const int rows = row_mask && valid >= 0 ? std::min(valid, lq) : lq;
+    const int rows = row_mask && valid >= 0 ? std::min(valid, lq) : out_rows;
     m.rows += static_cast<size_t>(rows);
     Sums one;
     for (int r = 0; r < rows; ++r) {
-      const size_t base = (static_cast<size_t>(i) * lq + r) * L.output_dim;
+      const size_t base = (static_cast<size_t>(i) * out_rows + r) * L.output_dim;
       if (L.kind != nullptr && L.kind->index_output) {
         m.indices = true;
         bool same = true;

@@ -84,6 +84,7 @@ FloatLayer layer_shell(const Model& model, int layer) {
   L.output_dim = info.output_dim;
   L.max_q_len = info.max_q_len;
   L.max_kv_len = info.max_kv_len;
+  L.added_rows = info.added_rows;
   L.kind->shell(info, &L);
   return L;
 }
@@ -118,7 +119,7 @@ RunResult run_layer_float(const LoadedModel& lm, int layer, const LayerData& d, 
   const std::vector<float> q = to_float(d.query), k = to_float(d.key), v = to_float(d.value);
   const int lq = shell.learned_query() ? 1 : d.lq;
   const int lk = d.lk;
-  const size_t out_per = static_cast<size_t>(lq) * info.output_dim;
+  const size_t out_per = static_cast<size_t>(shell.output_rows(d.lq)) * info.output_dim;
   const size_t w_per = static_cast<size_t>(shell.heads()) * lq * lk;  // 0: a kind without attention weights
   std::vector<float> out(static_cast<size_t>(d.n) * out_per);
   std::vector<uint16_t> wts(static_cast<size_t>(d.n) * w_per);
@@ -180,7 +181,7 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   const int lq = shell.learned_query() ? 1 : d.lq;
   const int lk = d.lk;
   const int H = shell.heads();  // 0: a kind without attention weights
-  const size_t out_per = static_cast<size_t>(lq) * info.output_dim;
+  const size_t out_per = static_cast<size_t>(shell.output_rows(d.lq)) * info.output_dim;
   const size_t w_per = static_cast<size_t>(H) * lq * lk;
   std::vector<uint8_t> out, wts;
   resize_large(&out, static_cast<size_t>(d.n) * out_per * out_elem);

@@ -28,7 +28,7 @@ std::vector<LayerAccuracy> verify_model(const LoadedModel& model, const ModelSpe
       chain_output[i] = run.output;
     } else {
       LayerData fed = calib[i];
-      fed.query = chain_output[static_cast<size_t>(L.input_layer)];
+      (L.learned_query() ? fed.key : fed.query) = chain_output[static_cast<size_t>(L.input_layer)];
       const RunResult chained = run_layer(model, static_cast<int>(i), fed, 1);
       result[i].chained = compare(L, fed, chained.output, ref.output, chained.weights, ref.weights);
       result[i].has_chained = true;

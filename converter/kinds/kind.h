@@ -101,6 +101,10 @@ struct KindModule {
   // "input") takes their range from its source's "output", so the source's
   // int8 output bytes are exactly its input.
   std::vector<std::string> (*input_points)(const FloatLayer& L) = nullptr;
+  // The point whose range quantizes the layer's output in the file; null:
+  // "output". A layer chained after it takes its input range from there
+  // (pooling and row_pool "first" write their input's quantization).
+  std::string (*output_point)(const FloatLayer& L) = nullptr;
 
   // ---- quantization and writer (convert.cc) ----------------------------------
   // The layer's options table (the union member `options`), int8 from the

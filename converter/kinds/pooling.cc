@@ -40,6 +40,10 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
 
 std::vector<std::string> value_points(const FloatLayer&) { return {"key", "value", "output"}; }
 std::vector<std::string> minmax_points(const FloatLayer&) { return {}; }
+// Chained ("input"), the earlier layer's output rows are its keys and values.
+std::vector<std::string> input_points(const FloatLayer&) { return {"key"}; }
+// Its output keeps the input's quantization (write_s8).
+std::string output_point(const FloatLayer&) { return "key"; }
 
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
   const PoolingParams& P = L.as<PoolingParams>();
@@ -85,6 +89,8 @@ KindModule module() {
   m.forward = forward_layer;
   m.value_points = value_points;
   m.minmax_points = minmax_points;
+  m.input_points = input_points;
+  m.output_point = output_point;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
   m.tensors = tensors;

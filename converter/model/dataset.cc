@@ -170,7 +170,7 @@ LayerData read_layer_data(Map& npz, const std::string& path, const FloatLayer& L
   }
   if (with_reference) {
     auto& o = require(npz, path, p + "output", "reference output");
-    const std::vector<size_t> oshape = {static_cast<size_t>(d.n), static_cast<size_t>(d.lq),
+    const std::vector<size_t> oshape = {static_cast<size_t>(d.n), static_cast<size_t>(L.output_rows(d.lq)),
                                         static_cast<size_t>(L.output_dim)};
     if (o.shape != oshape) {
       fail(path, ": key '", p, "output' has shape ", shape_string(o.shape), ", expected ", shape_string(oshape));
@@ -239,19 +239,29 @@ void split_heldout(const LayerData& d, double fraction, const std::string& what,
   *heldout = slice_samples(d, d.n - held, held);
 }
 
-LayerData chained_layer_data(const FloatLayer& source, const LayerData& in) {
+LayerData chained_layer_data(const FloatLayer& source, const LayerData& in, const FloatLayer& consumer) {
   LayerData d;
   d.n = in.n;
-  d.lq = source.learned_query() ? 1 : in.lq;
+  d.lq = source.output_rows(in.lq);
   d.lk = d.lq;  // a chained layer's keys, if any, are its query rows
-  // Valid rows carry over (a padded sequence stays padded); one pooled row is
-  // all valid.
+  // Valid rows carry over (a padded sequence stays padded, rows the source
+  // prepends are valid); one pooled row is all valid.
   d.valid.assign(static_cast<size_t>(d.n), -1);
-  if (!source.learned_query()) d.valid = in.valid;
+  if (!source.learned_query()) {
+    for (int i = 0; i < d.n; ++i) {
+      const int v = in.valid[static_cast<size_t>(i)];
+      d.valid[static_cast<size_t>(i)] = v >= 0 ? v + source.added_rows : -1;
+    }
+  }
   d.query.resize(static_cast<size_t>(d.n) * d.lq * source.output_dim);
   const size_t per = static_cast<size_t>(d.lq) * source.output_dim;
   for (int i = 0; i < in.n; ++i) {
     forward(source, in.sample(source, i), d.query.data() + static_cast<size_t>(i) * per, nullptr, nullptr);
+  }
+  if (consumer.learned_query()) {  // the rows are the keys it pools (row_pool, pooling)
+    d.key = std::move(d.query);
+    d.query.clear();
+    d.lq = 1;
   }
   return d;
 }
@@ -270,7 +280,7 @@ std::vector<LayerData> load_model_data(const std::string& path, const std::strin
                "''s float64 outputs; remove it from the file");
         }
       }
-      data.push_back(chained_layer_data(layers[src], data[src]));
+      data.push_back(chained_layer_data(layers[src], data[src], L));
     } else {
       data.push_back(take_layer_data(&npz, path, L, false));
     }

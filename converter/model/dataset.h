@@ -32,9 +32,10 @@ LayerData load_layer_data(const ArrayMap& npz, const std::string& path, const Fl
 // (for a map that is read once; the moved-from entries keep their shapes).
 LayerData take_layer_data(ArrayMap* npz, const std::string& path, const FloatLayer& layer, bool with_reference);
 
-// The inputs of a layer whose query is `source`'s output (the spec's
-// "input"): source's float64 forward over each of its samples `in`.
-LayerData chained_layer_data(const FloatLayer& source, const LayerData& in);
+// The inputs of a layer `consumer` whose query is `source`'s output (the
+// spec's "input"): source's float64 forward over each of its samples `in`
+// (source.output_rows(in.lq) rows; the keys when consumer's query is learned).
+LayerData chained_layer_data(const FloatLayer& source, const LayerData& in, const FloatLayer& consumer);
 // Every layer's inputs from one .npz (`what`: "calibration data (--calib)"
 // in errors), [i] for layers[i]; a chained layer's (FloatLayer::input_layer)
 // are made from its source's float64 outputs, not read.

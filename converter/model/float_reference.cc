@@ -260,8 +260,7 @@ int row_limit(const FloatLayer& layer, int row, int q_len, int kv_len, int valid
 }
 
 size_t output_size(const FloatLayer& L, const SampleInput& in) {
-  const int lq = L.learned_query() ? 1 : in.q_len;
-  return static_cast<size_t>(lq) * L.output_dim;
+  return static_cast<size_t>(L.output_rows(in.q_len)) * L.output_dim;
 }
 
 size_t weights_size(const FloatLayer& L, const SampleInput& in) {

@@ -104,6 +104,9 @@ struct FloatLayer {
   // files). The converter makes this layer's data by running that layer's
   // float64 forward, and gives its input the earlier output's quantization.
   int input_layer = -1;
+  // Rows the layer adds to its input's (class tokens prepended: output rows
+  // = q_len + added_rows; ea_layer_info.added_rows), 0 for most kinds.
+  int added_rows = 0;
   KindPayload params;  // the kind's parameters (kinds/<kind>.h)
 
   template <class P>
@@ -116,6 +119,9 @@ struct FloatLayer {
   // The query is a learned weight: no query input, one output row (pooling).
   bool learned_query() const;
   int heads() const { return io().heads; }
+  // Output rows of a call with q_len query rows: 1 with a learned query,
+  // else q_len + added_rows.
+  int output_rows(int q_len) const { return learned_query() ? 1 : q_len + added_rows; }
   // Attention whose keys and values are its query rows.
   bool self_attention() const {
     const LayerIo i = io();
@@ -159,7 +165,7 @@ struct SampleInput {
   int q_len = 0, kv_len = 0, valid = -1;
 };
 
-// Computes out [q_len][output_dim] (pooling: q_len = 1) and, if weights is
+// Computes out [output_rows(q_len)][output_dim] (pooling: 1 row) and, if weights is
 // non-null, attention weights [heads][q_len][kv_len] (0 on masked keys).
 // If ranges is non-null, adds this sample's tensors to it; for self-attention
 // with key padding only valid query rows are recorded (padded rows are

@@ -41,10 +41,15 @@ void print_tensors(const std::vector<TensorEntry>& tensors, const std::string& l
   }
 }
 
-// An int8 LayerNorm stores its gain as int16 (the only int16 tensors).
+// An int8 LayerNorm stores its gain as int16 (role "<norm>.gain"; a
+// positional table is int16 too).
 bool has_layernorm(const std::vector<TensorEntry>& tensors, const std::string& layer) {
+  const std::string gain = ".gain";
   for (const TensorEntry& t : tensors) {
-    if (t.layer == layer && t.dtype == "int16") return true;
+    if (t.layer == layer && t.dtype == "int16" && t.role.size() >= gain.size() &&
+        t.role.compare(t.role.size() - gain.size(), gain.size(), gain) == 0) {
+      return true;
+    }
   }
   return false;
 }

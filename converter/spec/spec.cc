@@ -479,19 +479,26 @@ void chain_input(const SpecFields& f, const std::vector<FloatLayer>& earlier, Fl
   if (index < 0) {
     fail(f.where, ": field 'input': '", from, "' is not an earlier layer (a layer reads the output of one above it)");
   }
-  if (L->io().keys || L->learned_query()) {
-    fail(f.where, ": ", field, ": a ", L->kind->name, " layer reads ",
-         L->learned_query() ? "keys, not query rows" : "a key sequence of its own",
-         "; only layers whose one input is their query rows can take an earlier layer's output");
+  // A learned-query layer (pooling, row_pool) reads the rows as its keys.
+  const bool learned = L->learned_query();
+  if (L->io().keys && !learned) {
+    fail(f.where, ": ", field, ": a ", L->kind->name, " layer reads a key sequence of its own",
+         "; only layers whose one input is their query rows (or the rows they pool) can take an earlier layer's output");
   }
   const FloatLayer& src = earlier[static_cast<size_t>(index)];
-  if (src.output_dim != L->query_dim) {
+  const int reads = learned ? L->key_dim : L->query_dim;
+  if (src.output_dim != reads) {
     fail(f.where, ": ", field, ": layer '", from, "' gives rows of ", src.output_dim, " values, this layer reads ",
-         L->query_dim);
+         reads);
   }
-  if (src.max_q_len > L->max_q_len) {
-    fail(f.where, ": ", field, ": layer '", from, "' gives up to ", src.max_q_len, " rows, more than max_q_len ",
-         L->max_q_len);
+  const int src_rows = src.output_rows(src.max_q_len);
+  const int max_rows = learned ? L->max_kv_len : L->max_q_len;
+  if (src_rows > max_rows) {
+    fail(f.where, ": ", field, ": layer '", from, "' gives up to ", src_rows, " rows",
+         src.added_rows > 0 ? " (max_q_len " + std::to_string(src.max_q_len) + " + " +
+                                  std::to_string(src.added_rows) + " it adds)"
+                            : std::string(),
+         ", more than ", learned ? "max_kv_len " : "max_q_len ", max_rows);
   }
   L->input_layer = index;
 }

@@ -64,6 +64,14 @@ flatbuffers::Offset<fb::Tensor> ModelWriter::TensorS16(const std::string& name,
                                 static_cast<uint32_t>(v.size()), offset, v.size() * sizeof(int16_t));
 }
 
+flatbuffers::Offset<fb::Tensor> ModelWriter::TensorS16(const std::string& name, int rows, int cols,
+                                                       const std::vector<int16_t>& v) {
+  const uint64_t offset = Append(v.data(), v.size() * sizeof(int16_t));
+  std::vector<uint32_t> shape = {static_cast<uint32_t>(rows), static_cast<uint32_t>(cols)};
+  return fb::CreateTensorDirect(fbb_, name.c_str(), fb::DType::S16, &shape, static_cast<uint32_t>(cols), offset,
+                                v.size() * sizeof(int16_t));
+}
+
 flatbuffers::Offset<fb::ActQuant> ModelWriter::Act(const ActQuantParams& q) {
   return fb::CreateActQuant(fbb_, static_cast<float>(q.scale), q.zero_point);
 }

@@ -32,6 +32,8 @@ class ModelWriter {
                                             const double* data);
   flatbuffers::Offset<fb::Tensor> TensorS32(const std::string& name, const std::vector<int32_t>& v);
   flatbuffers::Offset<fb::Tensor> TensorS16(const std::string& name, const std::vector<int16_t>& v);
+  // Row-major int16 tensor [rows][cols], dense (row stride cols).
+  flatbuffers::Offset<fb::Tensor> TensorS16(const std::string& name, int rows, int cols, const std::vector<int16_t>& v);
 
   flatbuffers::Offset<fb::ActQuant> Act(const ActQuantParams& q);
   flatbuffers::Offset<fb::Requant> Requants(const std::vector<Requant>& r);

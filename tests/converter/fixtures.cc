@@ -755,4 +755,83 @@ LayerCase argmax_case(unsigned seed, int k) {
   return c;
 }
 
+LayerCase positions_case(const std::string& table, unsigned seed) {
+  Rng rng(seed);
+  const int D = 12, lq = 7;
+  const bool learned = table == "learned";
+  const int nc = learned ? 1 : 2;
+  LayerCase c;
+  c.name = "pos_" + table;
+  const Array cls = random_normal(rng, {1, size_t(nc), size_t(D)}, 0.5, "F32");
+  const Array pos = random_normal(rng, {1, size_t(nc + lq), size_t(D)}, 0.3, "F32");
+  if (learned) {
+    c.weights = {{"cls_token", cls}, {"pos_embed", pos}};
+    c.spec_json = R"({"model": "test_positions", "layers": [{"name": "tok", "kind": "positions", "max_q_len": 7}]})";
+  } else {
+    c.weights = {{"front.cls", make("F32", {size_t(nc), size_t(D)}, cls.data)}};
+    c.spec_json = R"({"model": "test_positions", "layers": [{"name": "tok", "kind": "positions", "num_cls": 2,
+      "table": "sinusoidal", "tensors": {"cls_token": "front.cls"}, "mask": "key_padding", "max_q_len": 7}]})";
+  }
+  c.calib = make_inputs(rng, "tok", 64, lq, D, lq, 0, 0, !learned, 1.0);
+  std::vector<double>& x = c.calib[0].second.data;
+  for (size_t i = 0; i < x.size(); ++i) x[i] += 0.1 * static_cast<double>(i % D);  // columns off zero
+  if (!learned) {  // padded rows hold zeros, as a padded batch does
+    for (int i = 0; i < 64; ++i) {
+      const int valid = static_cast<int>(c.calib[1].second.data[static_cast<size_t>(i)]);
+      std::fill(x.begin() + (static_cast<long>(i) * lq + valid) * D, x.begin() + (static_cast<long>(i) + 1) * lq * D, 0.0);
+    }
+  }
+  c.test = first_samples(c.calib, 8);
+  // Row r: (r < nc ? cls[r] : x[r - nc]) + pos[r]; the sinusoidal table as
+  // sin(r w) / cos(r w), w = exp(-ln(10000) 2i / D) for columns 2i, 2i + 1.
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& q = in.at("tok.query");
+    const int n = static_cast<int>(q.shape[0]);
+    out->clear();
+    wts->clear();
+    for (int i = 0; i < n; ++i) {
+      for (int r = 0; r < lq + nc; ++r) {
+        for (int k = 0; k < D; ++k) {
+          const double v = r < nc ? cls.data[static_cast<size_t>(r) * D + k]
+                                  : q.data[(static_cast<size_t>(i) * lq + (r - nc)) * D + k];
+          const double w = std::exp(-std::log(10000.0) * (k / 2 * 2) / D);
+          const double p = learned ? pos.data[static_cast<size_t>(r) * D + k]
+                                   : (k % 2 == 0 ? std::sin(r * w) : std::cos(r * w));
+          out->push_back(v + p);
+        }
+      }
+    }
+  };
+  return c;
+}
+
+LayerCase row_pool_case(const std::string& mode, unsigned seed) {
+  Rng rng(seed);
+  const int D = 10, lk = 9;
+  LayerCase c;
+  c.name = "rowpool_" + mode;
+  c.spec_json = R"({"model": "test_row_pool", "layers": [{"name": "pool", "kind": "row_pool", "mode": ")" + mode +
+                R"(", "dim": 10, "mask": "key_padding", "max_kv_len": 9}]})";
+  c.calib = make_inputs(rng, "pool", 64, 1, 0, lk, D, 0, true, 1.0);
+  std::vector<double>& x = c.calib[0].second.data;
+  for (size_t i = 0; i < x.size(); ++i) x[i] += 0.2 * static_cast<double>(i % D) - 0.5;  // columns off zero
+  c.test = first_samples(c.calib, 8);
+  const bool mean = mode == "mean";
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& k = in.at("pool.key");
+    const int n = static_cast<int>(k.shape[0]);
+    out->clear();
+    wts->clear();
+    for (int i = 0; i < n; ++i) {
+      const int valid = mean ? valid_of(in, "pool.kv_valid_len", i, lk) : 1;
+      for (int d = 0; d < D; ++d) {
+        double s = 0.0;
+        for (int j = 0; j < valid; ++j) s += k.data[(static_cast<size_t>(i) * lk + j) * D + d];
+        out->push_back(s / valid);
+      }
+    }
+  };
+  return c;
+}
+
 }  // namespace fixtures

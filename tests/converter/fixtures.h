@@ -70,6 +70,14 @@ LayerCase encoder_block_case(unsigned seed, bool norm_first);
 // nn.TransformerDecoderLayer(16, 4, 24) (ReLU, post-norm): 6 target rows
 // (causal) over 7 memory rows with a memory padding mask.
 LayerCase decoder_block_case(unsigned seed);
+// ViT token preparation, width 12 over 7 rows whose columns are off zero:
+// "learned": timm's cls_token [1, 1, 12] and pos_embed [1, 8, 12] under
+// their default names (num_cls from the tensor); "sinusoidal": 2 class
+// tokens [2, 12] named in "tensors", num_cls 2, the classic sin/cos table,
+// key padding.
+LayerCase positions_case(const std::string& table, unsigned seed);
+// row_pool "first" or "mean" over 9 rows of width 10 (off zero) with key padding.
+LayerCase row_pool_case(const std::string& mode, unsigned seed);
 
 // nn.Embedding(23, 12) (layer 'emb', tensor 'tok.weight') with the spec's
 // "scale" 2.0 (e.g. sqrt(d_model)) over 7 int32 token ids per sample; the

@@ -40,7 +40,9 @@ TEST(ConverterKinds, TableIsComplete) {
   }
   // Every kind the runtime's public enum names has a converter module, under
   // the runtime's name for it.
+  // (Values the list skips are no kind: "?".)
   for (int k = 0; k < EA_LAYER_KIND_COUNT; ++k) {
+    if (std::string(ea_layer_kind_name(static_cast<ea_layer_kind>(k))) == "?") continue;
     const KindModule* module = find_kind(static_cast<ea_layer_kind>(k));
     ASSERT_NE(module, nullptr) << k;
     EXPECT_STREQ(module->name, ea_layer_kind_name(static_cast<ea_layer_kind>(k)));

@@ -73,7 +73,7 @@ void check_case(const LayerCase& c) {
     const FloatLayer shell = layer_shell(lm.model(), 0);
     const LayerData d = load_layer_data(c.test, "test", shell, false);
     const RunResult run = run_layer(lm, 0, d, 1);
-    const int lq = shell.learned_query() ? 1 : d.lq;
+    const int lq = shell.output_rows(d.lq);  // 1 with a learned query, + added rows (class tokens)
     const Figures f = measure(c, d, lq, shell.output_dim, shell.heads(), run.output, ref, run.weights, ref_w);
     std::printf("  %-10s %-5s max|err| %.3e (range %.3g) relL2 %.4f cos %.6f attn max|diff| %.3e\n",
                 c.name.c_str(), dtype.c_str(), f.max_abs, f.ref_range, f.rel_l2, f.cosine, f.weights_max_abs);
@@ -86,6 +86,22 @@ void check_case(const LayerCase& c) {
       EXPECT_LE(f.weights_max_abs, 1e-5);
     }
   }
+}
+
+std::string convert_case(const LayerCase& c, const std::string& dtype) {
+  const std::string dir = fixtures::temp_dir(c.name + "_" + dtype);
+  save_safetensors(dir + "/weights.safetensors", c.weights);
+  fixtures::write_text(dir + "/spec.json", c.spec_json);
+  save_npz(dir + "/calib.npz", c.calib);
+  ConvertOptions o;
+  o.weights = dir + "/weights.safetensors";
+  o.spec = dir + "/spec.json";
+  o.calib = dir + "/calib.npz";
+  o.dtype = dtype;
+  o.output = dir + "/model_" + dtype + ".eatn";
+  std::ostringstream report;
+  run_convert(o, report);
+  return o.output;
 }
 
 }  // namespace kindtest

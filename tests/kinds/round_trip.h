@@ -4,6 +4,7 @@
 #ifndef EDGEATTN_TESTS_KINDS_ROUND_TRIP_H_
 #define EDGEATTN_TESTS_KINDS_ROUND_TRIP_H_
 
+#include <string>
 #include <vector>
 
 #include "converter/model/dataset.h"
@@ -24,6 +25,10 @@ Figures measure(const fixtures::LayerCase& c, const edgeattn::convert::LayerData
 // c.reference: int8 within 3 % relative L2 (cosine >= 0.999, weights within
 // 0.05), f32 within 1e-4 of the output range (weights within 1e-5).
 void check_case(const fixtures::LayerCase& c);
+
+// Converts c (its weights, spec and calibration set) to `dtype` ("int8" or
+// "f32") in a fresh directory and returns the model file's path.
+std::string convert_case(const fixtures::LayerCase& c, const std::string& dtype);
 
 }  // namespace kindtest
 

@@ -46,8 +46,10 @@ constexpr const LayerKindModule* kKinds[] = {
 }  // namespace
 
 bool layer_kind_left_out(fb::LayerOptions options) {
+  // (A value between two members is no kind: the schema's values have gaps.)
   return options >= fb::LayerOptions::MIN && options <= fb::LayerOptions::MAX &&
-         options != fb::LayerOptions::NONE && find_layer_kind(options) == nullptr;
+         options != fb::LayerOptions::NONE && fb::EnumNameLayerOptions(options)[0] != '\0' &&
+         find_layer_kind(options) == nullptr;
 }
 
 const char* layer_kind_option_name(fb::LayerOptions options) {

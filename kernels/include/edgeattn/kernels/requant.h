@@ -419,6 +419,61 @@ inline int16_t requantize_s16(int32_t acc, int32_t multiplier, int32_t shift) {
 // on every path.
 // ---------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------
+// Positions (the positions contract, layer kind `positions`): an int8 row x
+// at (s_in, zp_in) plus a positional table row pos, out at (s_out, zp_out):
+//   y = sat8((A (x - zp_in) + P 2^(16 - b) + 2^15 + zp_out 2^16) >> 16)
+// The converter writes A = round(s_in / s_out 2^16), an int32 in
+// [0, 2^22) (input steps at most 64 output steps), and the table as int16
+// P = round(pos / s_out 2^b) with b, the table's fraction bits, the largest
+// in [3, 16] that keeps every |P| <= 32767 (so |pos| < 4096 output steps).
+// So y is the exact real (s_in (x - zp_in) + pos) / s_out + zp_out rounded
+// once (half up, the arithmetic shift), up to A's and P's own roundings:
+// 255 2^-17 + 2^-(b+1) output steps (at most 0.064 at b = 3, 0.004 at
+// b = 8). Bounds: |A (x - zp_in)| <= 255 (2^22 - 1) < 2^30,
+// |P 2^(16 - b)| <= 2^15 2^13 = 2^28, |2^15 + zp_out 2^16| < 2^24: the sum
+// stays below 2^31 in magnitude, one int32 per element, no 64-bit step.
+// Class rows are constants (the converter writes their int8 outputs).
+// ---------------------------------------------------------------------------
+constexpr int32_t kPositionsMaxMultiplier = (int32_t{1} << 22) - 1;
+constexpr int32_t kPositionsMinBits = 3;
+constexpr int32_t kPositionsMaxBits = 16;
+
+inline int8_t positions_s8(int32_t x, int32_t zp_in, int32_t a, int32_t p, int32_t bits, int32_t zp_out) {
+  const int32_t v = a * (x - zp_in) + p * (int32_t{1} << (16 - bits)) + (int32_t{1} << 15) + zp_out * 65536;
+  return saturate_s8(v >> 16);
+}
+
+// ---------------------------------------------------------------------------
+// Row mean (the row-mean contract, layer kind `row_pool`): n int8 values
+// x_j of one column at (s_in, zp_in), 1 <= n <= 65535, to their mean at
+// (s_out, zp_out):
+//  1. S = sum_j (x_j - zp_in), int32 (|S| <= 255 n < 2^24).
+//  2. Q = floor((2^16 S + floor(n / 2)) / n): the mean in 2^-16 input steps,
+//     rounded half up, one exact integer division. It is computed in 32
+//     bits: with S = a n + b (floor division, 0 <= b < n),
+//     Q = 2^16 a + floor((2^16 b + floor(n / 2)) / n), whose numerator is
+//     below 65534 2^16 + 2^15 < 2^32 (uint32), and |Q| <= 255 2^16 < 2^24.
+//  3. y = requantize_s8(Q, M, shift, zp_out), M 2^(shift - 31) =
+//     s_in / (2^16 s_out) (contract 1: Q M fits 2^55, one rounding).
+// Q is off the true mean by at most 2^-17 input steps, so y is the real mean
+// rounded once up to s_in / s_out 2^-17 output steps (and M's 2^-31
+// relative). n = 1 (mode "first", the class row) is the row itself; at
+// s_out = s_in that is an exact copy: Q = 2^16 (x - zp_in), M = 2^30,
+// shift = -15.
+// ---------------------------------------------------------------------------
+inline int32_t row_mean_q16(int32_t sum, int32_t n) {
+  int32_t a = sum / n;  // truncates; made a floor below
+  int32_t b = sum - a * n;
+  if (b < 0) {
+    a -= 1;
+    b += n;
+  }
+  const uint32_t un = static_cast<uint32_t>(n);
+  const uint32_t f = ((static_cast<uint32_t>(b) << 16) + (un >> 1)) / un;
+  return a * 65536 + static_cast<int32_t>(f);
+}
+
 }  // namespace kernels
 }  // namespace edgeattn
 

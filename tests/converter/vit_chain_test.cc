@@ -1,0 +1,313 @@
+// A tiny ViT as one chained model (issue 36's model ends): patch projection
+// (linear) -> positions (one class token, timm's cls_token / pos_embed) ->
+// pre-norm encoder block -> LayerNorm -> row_pool -> linear head, converted
+// from a float64 state dict made here with "input" chaining and run with one
+// Interpreter::Invoke, against the test's own float64 model. A second model
+// pools the mean of the valid rows over a sinusoidal table with padded inputs
+// (a keyword-spotting shape), so the valid rows travel through the chain.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "converter/base/error.h"
+#include "converter/cli/commands.h"
+#include "converter/io/file.h"
+#include "converter/io/npy.h"
+#include "converter/io/safetensors.h"
+#include "edgeattn/edgeattn.hpp"
+#include "fixtures.h"
+
+namespace {
+
+using namespace edgeattn::convert;
+using fixtures::Entries;
+
+constexpr int kPatches = 8, kPatchDim = 12, kDim = 16, kRows = kPatches + 1, kClasses = 5, kSamples = 64;
+
+struct Vit {
+  bool mean;  // false: the class row and a learned table; true: the mean of the valid rows, sinusoidal, padding
+  fixtures::LayerCase block = fixtures::encoder_block_case(71, true);  // pre-norm, as ViT
+  Array patch_w, patch_b, cls, pos, norm_g, norm_b, head_w, head_b, patches, valid;
+  Entries weights;
+
+  explicit Vit(bool mean_pool) : mean(mean_pool) {
+    fixtures::Rng rng(mean ? 72 : 73);
+    patch_w = fixtures::random_weight(rng, {size_t(kDim), size_t(kPatchDim)}, 1.5);
+    patch_b = fixtures::random_weight(rng, {size_t(kDim)}, 0.5);
+    cls = fixtures::random_normal(rng, {1, 1, size_t(kDim)}, 0.5, "F32");
+    pos = fixtures::random_normal(rng, {1, size_t(kRows), size_t(kDim)}, 0.3, "F32");
+    norm_g = fixtures::random_weight(rng, {size_t(kDim)}, 0.5);
+    for (double& g : norm_g.data) g += 1.0;
+    norm_b = fixtures::random_weight(rng, {size_t(kDim)}, 0.3);
+    head_w = fixtures::random_weight(rng, {size_t(kClasses), size_t(kDim)}, 2.0);
+    head_b = fixtures::random_weight(rng, {size_t(kClasses)}, 0.5);
+    patches = fixtures::random_normal(rng, {size_t(kSamples), size_t(kPatches), size_t(kPatchDim)}, 1.0);
+    std::vector<double> v;
+    for (int i = 0; i < kSamples; ++i) {
+      const int n = mean && i > 0 ? rng.integer(2, kPatches) : kPatches;
+      v.push_back(n);
+      for (int r = n; r < kPatches; ++r) {  // padded patches are zeros
+        std::fill_n(patches.data.begin() + (static_cast<long>(i) * kPatches + r) * kPatchDim, kPatchDim, 0.0);
+      }
+    }
+    valid = fixtures::make("<i4", {size_t(kSamples)}, v);
+    weights = {{"patch_embed.proj.weight", patch_w}, {"patch_embed.proj.bias", patch_b}, {"cls_token", cls}};
+    if (!mean) weights.emplace_back("pos_embed", pos);
+    for (const auto& [name, a] : block.weights) weights.emplace_back("blocks.0." + name.substr(4), a);  // "enc."
+    weights.emplace_back("norm.weight", norm_g);
+    weights.emplace_back("norm.bias", norm_b);
+    weights.emplace_back("head.weight", head_w);
+    weights.emplace_back("head.bias", head_b);
+  }
+
+  std::string spec() const {
+    return std::string(R"({"model": "vit", "layers": [
+      {"name": "embed", "kind": "linear", "prefix": "patch_embed.proj.", "max_q_len": 8)") +
+           (mean ? R"(, "mask": "key_padding")" : "") + R"(},
+      {"name": "tok", "kind": "positions", "max_q_len": 8, "input": "embed")" +
+           (mean ? R"(, "table": "sinusoidal")" : "") + R"(},
+      {"name": "block", "kind": "encoder_block", "preset": "torch", "prefix": "blocks.0.", "embed_dim": 16,
+       "num_heads": 2, "ffn_dim": 40, "norm_first": true, "mask": "key_padding", "max_q_len": 9, "input": "tok"},
+      {"name": "norm", "kind": "layernorm", "prefix": "norm.", "dim": 16, "eps": 1e-6, "max_q_len": 9,
+       "input": "block"},
+      {"name": "pool", "kind": "row_pool", "mode": ")" +
+           (mean ? "mean" : "first") + R"(", "dim": 16, "max_kv_len": 9, "input": "norm"},
+      {"name": "head", "kind": "linear", "prefix": "head.", "max_q_len": 1, "input": "pool"}]})";
+  }
+
+  Entries calib() const {
+    Entries e = {{"embed.query", patches}};
+    if (mean) e.emplace_back("embed.kv_valid_len", valid);
+    return e;
+  }
+
+  int valid_patches(int i) const { return static_cast<int>(valid.data[static_cast<size_t>(i)]); }
+
+  // The float64 model on sample i: its logits [kClasses] (and the pooled row
+  // the head reads [kDim], when asked).
+  std::vector<double> reference(int i, std::vector<double>* pooled_row = nullptr) const {
+    const double* x = patches.data.data() + static_cast<size_t>(i) * kPatches * kPatchDim;
+    std::vector<double> t(static_cast<size_t>(kRows) * kDim);
+    for (int r = 0; r < kRows; ++r) {
+      for (int k = 0; k < kDim; ++k) {
+        double v = cls.data[static_cast<size_t>(k)];
+        if (r > 0) {
+          v = patch_b.data[static_cast<size_t>(k)];
+          for (int c = 0; c < kPatchDim; ++c) {
+            v += patch_w.data[static_cast<size_t>(k) * kPatchDim + c] * x[static_cast<size_t>(r - 1) * kPatchDim + c];
+          }
+        }
+        const double w = std::pow(10000.0, -static_cast<double>(k - k % 2) / kDim);
+        const double p = mean ? (k % 2 == 0 ? std::sin(r * w) : std::cos(r * w)) : pos.data[static_cast<size_t>(r) * kDim + k];
+        t[static_cast<size_t>(r) * kDim + k] = v + p;
+      }
+    }
+    const int rows_valid = valid_patches(i) + 1;  // the class row is valid
+    ArrayMap in;
+    in["block.query"] = fixtures::make("F32", {1, size_t(kRows), size_t(kDim)}, t);
+    in["block.kv_valid_len"] = fixtures::make("<i4", {1}, {static_cast<double>(rows_valid)});
+    std::vector<double> y, wts;
+    block.reference(in, &y, &wts);
+    // LayerNorm (eps 1e-6) of the rows the pooling reads, then the pooled row.
+    const int pooled = mean ? rows_valid : 1;
+    std::vector<double> row(kDim, 0.0);
+    for (int r = 0; r < pooled; ++r) {
+      const double* yr = y.data() + static_cast<size_t>(r) * kDim;
+      double mu = 0, var = 0;
+      for (int k = 0; k < kDim; ++k) mu += yr[k] / kDim;
+      for (int k = 0; k < kDim; ++k) var += (yr[k] - mu) * (yr[k] - mu) / kDim;
+      for (int k = 0; k < kDim; ++k) {
+        row[static_cast<size_t>(k)] += ((yr[k] - mu) / std::sqrt(var + 1e-6) * norm_g.data[static_cast<size_t>(k)] +
+                                        norm_b.data[static_cast<size_t>(k)]) / pooled;
+      }
+    }
+    if (pooled_row != nullptr) *pooled_row = row;
+    std::vector<double> logits(kClasses);
+    for (int c = 0; c < kClasses; ++c) {
+      double acc = head_b.data[static_cast<size_t>(c)];
+      for (int k = 0; k < kDim; ++k) acc += head_w.data[static_cast<size_t>(c) * kDim + k] * row[static_cast<size_t>(k)];
+      logits[static_cast<size_t>(c)] = acc;
+    }
+    return logits;
+  }
+};
+
+std::string convert(const Vit& vit, const std::string& dtype) {
+  const std::string dir = fixtures::temp_dir(std::string("vit_") + (vit.mean ? "mean_" : "first_") + dtype);
+  save_safetensors(dir + "/weights.safetensors", vit.weights);
+  fixtures::write_text(dir + "/spec.json", vit.spec());
+  save_npz(dir + "/calib.npz", vit.calib());
+  ConvertOptions o;
+  o.weights = dir + "/weights.safetensors";
+  o.spec = dir + "/spec.json";
+  o.calib = dir + "/calib.npz";
+  o.dtype = dtype;
+  o.output = dir + "/vit_" + dtype + ".eatn";
+  std::ostringstream report;
+  run_convert(o, report);
+  return o.output;
+}
+
+struct Runtime {
+  std::vector<uint64_t> file_words, arena_words;
+  edgeattn::Model model;
+  edgeattn::Interpreter interp;
+  explicit Runtime(const std::string& path) {
+    const std::vector<uint8_t> file = read_file(path);
+    file_words.assign((file.size() + 7) / 8, 0);
+    std::memcpy(file_words.data(), file.data(), file.size());
+    EXPECT_EQ(model.Load(file_words.data(), file.size()), edgeattn::Status::kOk) << model.error();
+    arena_words.assign(model.arena_bytes() / 8 + 2, 0);
+    EXPECT_EQ(interp.Init(&model, arena_words.data(), model.arena_bytes()), edgeattn::Status::kOk) << interp.error();
+  }
+};
+
+struct Errors {
+  double rel_l2 = 0, worst_sample = 0;
+  int top1_agree = 0;
+};
+
+// Every sample through one Invoke each; the logits against the float64 model.
+Errors run_all(Runtime& rt, const Vit& vit, bool s8) {
+  edgeattn::GraphInfo g;
+  EXPECT_EQ(rt.model.GetGraphInfo(&g), edgeattn::Status::kOk) << rt.model.error();
+  EXPECT_EQ(g.num_steps, 6);
+  EXPECT_EQ(g.input_dim, kPatchDim);
+  EXPECT_EQ(g.output_dim, kClasses);
+  EXPECT_EQ(g.max_output_rows, 1);
+  Errors e;
+  double e2 = 0, r2 = 0;
+  for (int i = 0; i < kSamples; ++i) {
+    const double* x = vit.patches.data.data() + static_cast<size_t>(i) * kPatches * kPatchDim;
+    std::vector<int8_t> x8(static_cast<size_t>(kPatches) * kPatchDim), y8(kClasses);
+    std::vector<float> xf(x8.size()), yf(kClasses);
+    for (size_t k = 0; k < x8.size(); ++k) {
+      const double q = std::nearbyint(x[k] / g.input_quant.scale) + g.input_quant.zero_point;
+      x8[k] = static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
+      xf[k] = static_cast<float>(x[k]);
+    }
+    edgeattn::ModelInputs in = {s8 ? static_cast<const void*>(x8.data()) : xf.data(), kPatches,
+                                vit.mean ? vit.valid_patches(i) : 0, nullptr, 0, 0};
+    edgeattn::ModelOutputs out = {s8 ? static_cast<void*>(y8.data()) : yf.data(), 0};
+    EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kOk) << rt.interp.error();
+    EXPECT_EQ(out.num_rows, 1);
+    const std::vector<double> want = vit.reference(i);
+    double se = 0, sr = 0;
+    int got_top = 0, want_top = 0;
+    std::vector<double> got(kClasses);
+    for (int c = 0; c < kClasses; ++c) {
+      got[static_cast<size_t>(c)] = s8 ? g.output_quant.scale * (y8[static_cast<size_t>(c)] - g.output_quant.zero_point)
+                                       : yf[static_cast<size_t>(c)];
+      se += (got[static_cast<size_t>(c)] - want[static_cast<size_t>(c)]) * (got[static_cast<size_t>(c)] - want[static_cast<size_t>(c)]);
+      sr += want[static_cast<size_t>(c)] * want[static_cast<size_t>(c)];
+      if (got[static_cast<size_t>(c)] > got[static_cast<size_t>(got_top)]) got_top = c;
+      if (want[static_cast<size_t>(c)] > want[static_cast<size_t>(want_top)]) want_top = c;
+    }
+    e2 += se;
+    r2 += sr;
+    e.worst_sample = std::max(e.worst_sample, std::sqrt(se / sr));
+    e.top1_agree += got_top == want_top ? 1 : 0;
+  }
+  e.rel_l2 = std::sqrt(e2 / r2);
+  return e;
+}
+
+TEST(VitChain, Float32InvokeEqualsTheFloat64Model) {
+  for (const bool mean : {false, true}) {
+    SCOPED_TRACE(mean ? "mean, sinusoidal, padded" : "class row, learned table");
+    const Vit vit(mean);
+    Runtime rt(convert(vit, "f32"));
+    const Errors e = run_all(rt, vit, false);
+    std::printf("  vit %-5s f32 logits: relative L2 %.2e (worst sample %.2e)\n", mean ? "mean" : "first", e.rel_l2,
+                e.worst_sample);
+    EXPECT_LE(e.worst_sample, 1e-5);
+  }
+}
+
+// The head's gain on a relative error of the row it reads, for an error in
+// no particular direction (int8 rounding noise): |W e| ~ |W|_F / sqrt(kDim) |e|,
+// so kappa = |W|_F / sqrt(kDim) rms|x| / rms|W x + b| over the samples
+// (float64 only).
+double head_gain(const Vit& vit) {
+  double w2 = 0;
+  for (const double w : vit.head_w.data) w2 += w * w;
+  double x2 = 0, y2 = 0;
+  for (int i = 0; i < kSamples; ++i) {
+    std::vector<double> row;
+    for (const double y : vit.reference(i, &row)) y2 += y * y;
+    for (const double x : row) x2 += x * x;
+  }
+  return std::sqrt(w2 / kDim) * std::sqrt(x2 / y2);
+}
+
+// int8: every hand-over quantized once and passed on as bytes. The bound:
+// the pooled row's relative error is at most the sum of the layers' own
+// int8 round-trip errors along the chain (tests/kinds, each against its own
+// float64: linear 1.3 %, positions 1.0 %, encoder block 1.6-1.8 %, LayerNorm
+// 1.3 %, row_pool "mean" 0.8 %, "first" an exact copy): 5.4 % for "first",
+// 6.2 % for "mean"; the head turns a relative error e of its input into
+// about kappa e of its logits (head_gain, from the float64 model) and adds
+// its own rounding, 1.3 %. And the top class agrees on nearly every sample.
+TEST(VitChain, Int8InvokeIsWithinTheLayersErrorsOfTheFloat64Model) {
+  for (const bool mean : {false, true}) {
+    SCOPED_TRACE(mean ? "mean, sinusoidal, padded" : "class row, learned table");
+    const Vit vit(mean);
+    Runtime rt(convert(vit, "int8"));
+    const Errors e = run_all(rt, vit, true);
+    const double kappa = head_gain(vit), bound = kappa * (mean ? 0.062 : 0.054) + 0.013;
+    std::printf("  vit %-5s int8 logits: relative L2 %.4f (worst sample %.4f), top-1 agreement %d / %d;"
+                " head gain %.2f, bound %.4f\n",
+                mean ? "mean" : "first", e.rel_l2, e.worst_sample, e.top1_agree, kSamples, kappa, bound);
+    EXPECT_LE(e.rel_l2, bound);
+    EXPECT_GE(e.top1_agree, kSamples - 3);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The rows positions adds count at the next hand-over: a block that takes
+// only max_q_len rows is a spec error naming both, and so is a row_pool
+// whose max_kv_len is short.
+TEST(VitChain, AddedRowsMustFitTheNextLayer) {
+  const Vit vit(false);
+  const auto error_of = [&](const std::string& from, const std::string& to) {
+    std::string spec = vit.spec();
+    spec.replace(spec.find(from), from.size(), to);
+    try {
+      const std::string dir = fixtures::temp_dir("vit_rows");
+      save_safetensors(dir + "/weights.safetensors", vit.weights);
+      fixtures::write_text(dir + "/spec.json", spec);
+      save_npz(dir + "/calib.npz", vit.calib());
+      ConvertOptions o;
+      o.weights = dir + "/weights.safetensors";
+      o.spec = dir + "/spec.json";
+      o.calib = dir + "/calib.npz";
+      o.dtype = "f32";
+      o.output = dir + "/vit.eatn";
+      std::ostringstream report;
+      run_convert(o, report);
+    } catch (const ConvertError& e) {
+      return std::string(e.what());
+    }
+    return std::string("converted");
+  };
+  std::string msg = error_of(R"("max_q_len": 9, "input": "tok")", R"("max_q_len": 8, "input": "tok")");
+  EXPECT_NE(msg.find("layer 'block'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("layer 'tok' gives up to 9 rows (max_q_len 8 + 1 it adds), more than max_q_len 8"),
+            std::string::npos)
+      << msg;
+  msg = error_of(R"("max_kv_len": 9, "input": "norm")", R"("max_kv_len": 7, "input": "norm")");
+  EXPECT_NE(msg.find("layer 'norm' gives up to 9 rows, more than max_kv_len 7"), std::string::npos) << msg;
+  msg = error_of(R"("dim": 16, "max_kv_len": 9)", R"("dim": 12, "max_kv_len": 9)");
+  EXPECT_NE(msg.find("layer 'norm' gives rows of 16 values, this layer reads 12"), std::string::npos) << msg;
+}
+
+}  // namespace
