@@ -221,9 +221,9 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   resize_large(&r.weights, static_cast<size_t>(d.n) * w_per);
   for (size_t i = 0; i < r.output.size(); ++i) {
     if (info.output_dtype == EA_S32) {  // class indices, as they are
-      int32_t v;
-      std::memcpy(&v, out.data() + i * 4, 4);
-      r.output[i] = v;
+      int32_t index;
+      std::memcpy(&index, out.data() + i * 4, 4);
+      r.output[i] = index;
     } else if (s8) {
       r.output[i] = info.output_quant.scale * (static_cast<int8_t>(out[i]) - info.output_quant.zero_point);
     } else {

@@ -31,6 +31,7 @@ StepIo step_io(const fb::Layer& l, int q_cap) {
   io.max_output_rows = io.learned_query ? 1 : capped_q + info.added_rows;
   io.dtype = info.dtype;
   io.input_dtype = info.input_dtype;
+  io.input_range = info.input_range;
   io.output_dtype = info.output_dtype;
   return io;
 }
@@ -210,16 +211,19 @@ Status Model::VerifyGraph() {
 }
 
 int Model::GraphOutputRows(int num_rows) const {
-  int rows[kMaxGraphSteps];
-  for (int s = 0; s < num_steps_; ++s) {
-    const fb::GraphStep* st = step(s);
-    const int in = st->query() >= 0 ? rows[st->query()] : num_rows;  // verified: an earlier step or the input
-    rows[s] = step_output_rows(step_io(*layer(static_cast<int>(st->layer())), 0), in);
-  }
-  return num_steps_ > 0 ? rows[num_steps_ - 1] : 0;
+  GraphInfo info;
+  int rows = 0;
+  return GetGraphInfo(&info, num_rows, &rows) == Status::kOk ? rows : 0;
 }
 
 Status Model::GetGraphInfo(GraphInfo* info) const {
+  int rows = 0;
+  return GetGraphInfo(info, 0, &rows);
+}
+
+// One pass over the steps (Invoke calls it once per run): the description
+// and the rows each step gives for num_rows input rows.
+Status Model::GetGraphInfo(GraphInfo* info, int num_rows, int* output_rows) const {
   error_.Clear();
   if (info == nullptr) {
     error_ << "GetGraphInfo: info is null";
@@ -231,13 +235,16 @@ Status Model::GetGraphInfo(GraphInfo* info) const {
   }
   *info = GraphInfo{};
   info->num_steps = num_steps_;
+  int rows[kMaxGraphSteps];
+  if (num_rows < 0 || num_rows > static_cast<int>(kMaxLength)) num_rows = 0;  // the caller refuses it; no overflow here
   for (int s = 0; s < num_steps_; ++s) {
     const fb::GraphStep* st = step(s);
     const StepIo io = step_io(*layer(static_cast<int>(st->layer())), 0);
+    rows[s] = step_output_rows(io, st->query() >= 0 ? rows[st->query()] : num_rows);  // verified: earlier or input
     info->dtype = io.dtype;
     if (st->query() == kModelInput) {
       info->input_dtype = io.input_dtype;
-      info->input_range = layer_info(*layer(static_cast<int>(st->layer()))).input_range;
+      info->input_range = io.input_range;
       if (info->input_dim == 0 || io.max_input_rows < info->max_input_rows) info->max_input_rows = io.max_input_rows;
       info->input_dim = io.input_dim;
       info->input_quant = io.input_quant;
@@ -257,6 +264,7 @@ Status Model::GetGraphInfo(GraphInfo* info) const {
       info->output_layer = static_cast<int32_t>(st->layer());
     }
   }
+  *output_rows = rows[num_steps_ - 1];
   return Status::kOk;
 }
 

@@ -30,6 +30,7 @@ struct StepIo {
   int max_output_rows;  // 1 after pooling, else the layer's max_q_len under the cap + added_rows
   ea_dtype dtype;       // the layer's (S8 or F32)
   ea_dtype input_dtype; // its primary input's elements (S32: token ids)
+  int input_range;      // S32 input: ids in 0..input_range-1
   ea_dtype output_dtype;
 };
 

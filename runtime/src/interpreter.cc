@@ -437,7 +437,8 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
     return Status::kNotReady;
   }
   GraphInfo g;
-  if (model_->GetGraphInfo(&g) != Status::kOk) {
+  int out_rows = 0;
+  if (model_->GetGraphInfo(&g, in.num_rows, &out_rows) != Status::kOk) {
     error_ << model_->error();
     return Status::kUnsupported;
   }
@@ -466,7 +467,6 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
     return Status::kInvalidArgument;
   }
   const int n = model_->num_steps();
-  const int out_rows = model_->GraphOutputRows(in.num_rows);
   const size_t es[3] = {elem_size(g.input_dtype), elem_size(g.dtype), elem_size(g.output_dtype)};
   const Span caller[3] = {
       {in.rows, static_cast<size_t>(in.num_rows) * static_cast<size_t>(g.input_dim) * es[0], "input"},

@@ -187,7 +187,7 @@ TEST(IdsChain, Int8IndicesAgreeWithTheFloat64Model) {
   edgeattn::LayerInfo head = {};
   ASSERT_EQ(logits_rt.model.GetLayerInfo(2, &head), edgeattn::Status::kOk);
   int rows = 0, agree = 0, safe = 0, safe_agree = 0;
-  for (int i = 0; i < m.test_ids.shape[0]; ++i) {
+  for (int i = 0; i < static_cast<int>(m.test_ids.shape[0]); ++i) {
     const std::vector<int32_t> got = rt.invoke<int32_t>(m.test_ids, i, 1);
     const std::vector<int8_t> q = logits_rt.invoke<int8_t>(m.test_ids, i, kClasses);
     const std::vector<double> ref = m.logits(m.test_ids, i);
@@ -265,7 +265,7 @@ TEST(IdsChain, ReportGivesTheArgmaxAgreement) {
   EXPECT_FALSE(top.contains("relative_l2"));
   ASSERT_TRUE(top.contains("chained")) << top.dump();
   int rows = 0, agree = 0;
-  for (int i = 0; i < m.calib_ids.shape[0]; ++i) {
+  for (int i = 0; i < static_cast<int>(m.calib_ids.shape[0]); ++i) {
     const std::vector<int32_t> got = rt.invoke<int32_t>(m.calib_ids, i, 1);
     const std::vector<double> ref = m.logits(m.calib_ids, i);
     for (int r = 0; r < kRows; ++r, ++rows) agree += got[static_cast<size_t>(r)] == argmax(ref.data() + r * kClasses, kClasses);

@@ -134,6 +134,23 @@ class Rng {
 
 inline size_t ElemSize(const edgeattn::LayerInfo& info) { return info.dtype == EA_S8 ? 1 : 4; }
 
+// n random elements of type t: int8 uniform, float N(0, 1), S32 token ids
+// in 0..range-1.
+inline void FillElements(std::vector<uint8_t>& v, size_t n, ea_dtype t, int32_t range, Rng& rng) {
+  v.assign(n * (t == EA_S8 ? 1 : 4), 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (t == EA_S32) {
+      const int32_t id = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(range));
+      std::memcpy(&v[i * 4], &id, 4);
+    } else if (t == EA_S8) {
+      v[i] = static_cast<uint8_t>(rng.next());
+    } else {
+      const float f = static_cast<float>(rng.normal());
+      std::memcpy(&v[i * 4], &f, 4);
+    }
+  }
+}
+
 // Inputs and outputs of one Run, sized from the layer info.
 struct LayerIo {
   std::vector<uint8_t> query, key, value, output, weights;
@@ -149,21 +166,7 @@ struct LayerIo {
     q_len = pooling ? 1 : ql;
     kv_len = self_attention ? ql : kvl;
     const size_t es = ElemSize(info);
-    auto fill = [&](std::vector<uint8_t>& v, size_t n, ea_dtype t) {
-      const size_t bytes = t == EA_S8 ? 1 : 4;
-      v.assign(n * bytes, 0);
-      for (size_t i = 0; i < n; ++i) {
-        if (t == EA_S32) {  // token ids, each in the layer's table
-          const int32_t id = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(info.input_range));
-          std::memcpy(&v[i * 4], &id, 4);
-        } else if (t == EA_S8) {
-          v[i] = static_cast<uint8_t>(rng.next());
-        } else {
-          const float f = static_cast<float>(rng.normal());
-          std::memcpy(&v[i * 4], &f, 4);
-        }
-      }
-    };
+    auto fill = [&](std::vector<uint8_t>& v, size_t n, ea_dtype t) { FillElements(v, n, t, info.input_range, rng); };
     if (!pooling) fill(query, static_cast<size_t>(q_len) * info.query_dim, info.input_dtype);
     if (!self_attention) fill(key, static_cast<size_t>(kv_len) * info.key_dim, info.dtype);
     if (!self_attention && !pooling) fill(value, static_cast<size_t>(kv_len) * info.value_dim, info.dtype);
@@ -194,21 +197,7 @@ struct GraphIo {
   edgeattn::ModelOutputs out = {};
 
   void Make(const edgeattn::GraphInfo& g, Rng& rng) {
-    auto fill = [&](std::vector<uint8_t>& v, size_t n, ea_dtype t) {
-      const size_t es = t == EA_S8 ? 1 : 4;
-      v.assign(n * es, 0);
-      for (size_t i = 0; i < n; ++i) {
-        if (t == EA_S32) {
-          const int32_t id = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(g.input_range));
-          std::memcpy(&v[i * 4], &id, 4);
-        } else if (es == 1) {
-          v[i] = static_cast<uint8_t>(rng.next());
-        } else {
-          const float f = static_cast<float>(rng.normal());
-          std::memcpy(&v[i * 4], &f, 4);
-        }
-      }
-    };
+    auto fill = [&](std::vector<uint8_t>& v, size_t n, ea_dtype t) { FillElements(v, n, t, g.input_range, rng); };
     fill(input, static_cast<size_t>(g.max_input_rows) * g.input_dim, g.input_dtype);
     fill(memory, static_cast<size_t>(g.max_memory_rows) * g.memory_dim, g.dtype);
     output.assign(static_cast<size_t>(g.max_output_rows) * g.output_dim * (g.output_dtype == EA_S8 ? 1 : 4), 0xCD);

@@ -97,6 +97,8 @@ class Model {
   Status GetGraphInfo(GraphInfo* info) const;
   // Output rows of a graph run over num_rows input rows (0 without a graph).
   int GraphOutputRows(int num_rows) const;
+  // Both in one pass over the steps (what Invoke needs before it runs).
+  Status GetGraphInfo(GraphInfo* info, int num_rows, int* output_rows) const;
   // Whole model at every layer's maxima (equals what the converter recorded).
   size_t arena_bytes() const { return arena_bytes_; }
   // Arena bytes each thread-pool worker beyond the first adds (recorded in
