@@ -23,6 +23,17 @@ ActQuantParams act_quant(double lo, double hi) {
   return q;
 }
 
+ActQuantParams stream16_quant(const Range& range, const std::string& what) {
+  if (range.count == 0 || !std::isfinite(range.lo) || !std::isfinite(range.hi)) {
+    fail(what, ": calibration saw no finite values (empty calibration set?)");
+  }
+  double scale = std::max(std::fabs(range.lo), std::fabs(range.hi)) / 32767.0;
+  if (!(scale > 0.0)) scale = 1.0 / 32767.0;  // constant-zero tensor: any scale represents it
+  ActQuantParams q;
+  q.scale = static_cast<double>(static_cast<float>(scale));
+  return q;
+}
+
 ActQuantParams act_quant(const Range& range, const std::string& what) {
   if (range.count == 0 || !std::isfinite(range.lo) || !std::isfinite(range.hi)) {
     fail(what, ": calibration saw no finite values (empty calibration set?)");

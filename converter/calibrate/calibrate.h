@@ -24,6 +24,9 @@ struct ActQuantParams {
 // Throws naming `what` if the range saw no finite value.
 ActQuantParams act_quant(const Range& range, const std::string& what);
 ActQuantParams act_quant(double lo, double hi);
+// The 16-bit residual stream (issue 37): symmetric int16, zero point 0,
+// scale = max(|lo|, |hi|) / 32767 (rounded to float).
+ActQuantParams stream16_quant(const Range& range, const std::string& what);
 
 // What calibration found for one layer. `seen`: min/max of each tensor over
 // the calibration set; `ranges`: the ranges chosen from them by the method,

@@ -61,6 +61,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   const OutputType type = check_convert_options(o);
   ModelSpec spec = read_model_spec(o.spec, o.weights, LengthOverrides{o.max_q_len, o.max_kv_len});
   spec.tile_scratch = !o.no_tile_scratch;
+  if (type == OutputType::kInt8 && o.residual == "int16") use_residual16(&spec);
   // A weights tensor next to a used one and used by no layer stops here unless --allow-unused.
   const std::vector<std::string> unused_warnings = check_unused(spec, o.weights, o.allow_unused);
   Progress progress(!o.quiet && ::isatty(STDERR_FILENO) == 1, layer_names(spec));

@@ -20,6 +20,8 @@ OutputType check_convert_options(const ConvertOptions& o) {
   } else {
     fail("--dtype must be int8 or f32, got '", o.dtype, "'");
   }
+  if (o.residual != "int8" && o.residual != "int16") fail("--residual must be int8 or int16, got '", o.residual, "'");
+  if (o.residual == "int16" && type != OutputType::kInt8) fail("--residual int16 needs --dtype int8");
   if (o.output.empty()) fail("missing output file (-o OUT.eatn)");
   check_writable(o.output);
   if (!o.report_json.empty()) check_writable(o.report_json);
@@ -76,6 +78,7 @@ std::string producer_source(const ConvertOptions& o, const CalibOptions& c, cons
     source += "; int8 calibration: " + describe(c) + " on " + std::to_string(calib[0].n) + " samples of " +
               base_name(o.calib);
   }
+  if (o.dtype == "int8" && o.residual == "int16") source += "; residual stream int16";
   if (o.smooth_alpha >= 0.0) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "; SmoothQuant alpha %.10g", o.smooth_alpha);

@@ -91,6 +91,11 @@ int main(int argc, char** argv) {
   conv->add_option("--smooth-layers", c.smooth_layers,
                    "with --smooth-alpha: only these layers (comma-separated names; default: every block layer)")
       ->delimiter(',');
+  conv->add_option("--residual", c.residual,
+                   "int8 encoder blocks' residual stream: int8, or int16 (block inputs and outputs int16, "
+                   "residual adds and LayerNorms on int16, the GEMMs int8; a chained layernorm reads it)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"int8", "int16"}));
   conv->add_flag("-q,--quiet", c.quiet, "no progress lines (they are shown only when stderr is a terminal)");
   conv->add_flag("--no-tile-scratch", c.no_tile_scratch,
                  "smaller arena for targets that never tile (Cortex-M): leave the tiled int8 attention's "

@@ -43,6 +43,12 @@ std::vector<uint8_t> encode(const std::vector<double>& x, ea_dtype dtype, const 
   } else if (dtype == EA_S8) {
     resize_large(&out, x.size());
     for (size_t i = 0; i < x.size(); ++i) out[i] = static_cast<uint8_t>(quantize(x[i], q));
+  } else if (dtype == EA_S16) {  // the 16-bit residual stream: symmetric, zero point 0
+    resize_large(&out, x.size() * sizeof(int16_t));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const int16_t v = static_cast<int16_t>(std::clamp(std::round(x[i] / q.scale), -32768.0, 32767.0));
+      std::memcpy(out.data() + i * sizeof(int16_t), &v, sizeof v);
+    }
   } else {
     resize_large(&out, x.size() * sizeof(float));
     for (size_t i = 0; i < x.size(); ++i) {
@@ -174,8 +180,8 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   const FloatLayer shell = layer_shell(model, layer);
   const bool self = !shell.io().keys;
   const std::vector<uint8_t> q = encode(d.query, info.input_dtype, info.query_quant);
-  const size_t in_elem = info.input_dtype == EA_S8 ? 1 : 4;
-  const size_t out_elem = info.output_dtype == EA_S8 ? 1 : 4;
+  const size_t in_elem = info.input_dtype == EA_S8 ? 1 : info.input_dtype == EA_S16 ? 2 : 4;
+  const size_t out_elem = info.output_dtype == EA_S8 ? 1 : info.output_dtype == EA_S16 ? 2 : 4;
   const std::vector<uint8_t> k = encode(d.key, info.dtype, info.key_quant);
   const std::vector<uint8_t> v = encode(d.value, info.dtype, info.value_quant);
   const int lq = shell.learned_query() ? 1 : d.lq;
@@ -224,6 +230,10 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
       int32_t index;
       std::memcpy(&index, out.data() + i * 4, 4);
       r.output[i] = index;
+    } else if (info.output_dtype == EA_S16) {
+      int16_t q16;
+      std::memcpy(&q16, out.data() + i * 2, 2);
+      r.output[i] = info.output_quant.scale * q16;
     } else if (s8) {
       r.output[i] = info.output_quant.scale * (static_cast<int8_t>(out[i]) - info.output_quant.zero_point);
     } else {

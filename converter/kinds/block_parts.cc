@@ -110,22 +110,23 @@ void add_ffn_tensors(std::vector<TensorEntry>* out, const std::string& layer, co
 
 void print_norm(std::ostream& os, const char* role, const fb::LayerNorm* n) {
   os << "  " << role << ": LayerNorm eps " << n->eps() << ", E " << n->eps_term() << "\n";
-  print_act(os, "    input", n->input());
+  print_act(os, "    input", n->input(), n->input16());
   print_act(os, "    output", n->output());
+  print_act(os, "    output16", n->output16(), true);
 }
 
-void print_ffn(std::ostream& os, const char* role, const fb::FeedForward* f) {
+void print_ffn(std::ostream& os, const char* role, const fb::FeedForward* f, bool output16) {
   os << "  " << role << ": " << f->dim() << " -> " << f->hidden_dim() << " ("
      << fb::EnumNameActivation(f->activation()) << ") -> " << f->dim() << "\n";
   print_linear(os, "fc1", f->fc1());
-  print_linear(os, "fc2", f->fc2());
+  print_linear(os, "fc2", f->fc2(), output16);
 }
 
-void print_add(std::ostream& os, const char* role, const char* in, const fb::ResidualAdd* a) {
+void print_add(std::ostream& os, const char* role, const char* in, const fb::ResidualAdd* a, bool int16) {
   os << "  " << role << ": residual add in " << in << "'s epilogue, residual multiplier " << a->a_multiplier()
      << " >> " << a->shift() << "\n";
-  print_act(os, "    residual", a->a());
-  print_act(os, "    output", a->output());
+  print_act(os, "    residual", a->a(), int16);
+  print_act(os, "    output", a->output(), int16);
 }
 
 }  // namespace convert

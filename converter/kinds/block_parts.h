@@ -44,9 +44,10 @@ void add_norm_tensors(std::vector<TensorEntry>* out, const std::string& layer, c
 void add_ffn_tensors(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
                      const fb::FeedForward* f);
 void print_norm(std::ostream& os, const char* role, const fb::LayerNorm* n);
-void print_ffn(std::ostream& os, const char* role, const fb::FeedForward* f);
-// A block's residual add, computed in the epilogue of `in` (out_proj, fc2).
-void print_add(std::ostream& os, const char* role, const char* in, const fb::ResidualAdd* a);
+void print_ffn(std::ostream& os, const char* role, const fb::FeedForward* f, bool output16 = false);
+// A block's residual add, computed in the epilogue of `in` (out_proj, fc2);
+// int16: on the 16-bit residual stream.
+void print_add(std::ostream& os, const char* role, const char* in, const fb::ResidualAdd* a, bool int16 = false);
 
 }  // namespace convert
 }  // namespace edgeattn

@@ -162,7 +162,52 @@ std::vector<std::string> value_points(const FloatLayer& L) {
 }
 std::vector<std::string> minmax_points(const FloatLayer&) { return {}; }
 
+// The 16-bit residual stream (L.output16, convert --residual int16): x, the
+// adds and y int16 at their calibrated ranges (zero point 0), every GEMM
+// input int8 as in write_s8 (runtime/src/layers/encoder_block.cc).
+flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  const BlockParams& P = L.as<BlockParams>();
+  const Calibrated a = c.sub("attn.");
+  const std::string& at = c.where;
+  const ActQuantParams x = c.s16("query"), h = c.s16("add1"), y = c.s16("output");
+  const ActQuantParams hid = c("ffn.hidden"), act = c("ffn.act"), fo = c("ffn.output");
+  QuantNorm n1, n2;
+  QuantAdd q1, q2;
+  flatbuffers::Offset<fb::Requant> narrow;
+  if (P.norm_first) {  // h = x + attn(norm1(x)); y = h + ffn(norm2(h))
+    const ActQuantParams n1q = a("query"), n2q = c("norm2");
+    n1 = quantize_layernorm16(P.norm1, x, &n1q, nullptr, at + ": norm1");
+    q1 = quantize_add16(x, h, at + ": add1");
+    n2 = quantize_layernorm16(P.norm2, h, &n2q, nullptr, at + ": norm2");
+    q2 = quantize_add16(h, y, at + ": add2");
+  } else {  // h = norm1(x + attn(x)); y = norm2(h + ffn(h))
+    const ActQuantParams x8 = a("query"), n1q = c("norm1"), n1s = c.s16("norm1"), h2 = c.s16("add2");
+    narrow = w.Requants({requant(x.scale / x8.scale, at + ": input_requant")});
+    q1 = quantize_add16(x, h, at + ": add1");
+    n1 = quantize_layernorm16(P.norm1, h, &n1q, &n1s, at + ": norm1");
+    q2 = quantize_add16(n1s, h2, at + ": add2");
+    n2 = quantize_layernorm16(P.norm2, h2, nullptr, &y, at + ": norm2");
+  }
+  const auto t1 = write_layernorm_s8(w, P.norm1, n1), t2 = write_layernorm_s8(w, P.norm2, n2);
+  const auto ffn = ffn_table_s8(w, P.ffn, P.norm_first ? n2.output : n1.output, hid, act, fo, at + ": ffn", &q2);
+  const auto add1 = write_add_s8(w, q1), add2 = write_add_s8(w, q2);
+  const auto mha = mha_table_s8(w, P.attn, a, &q1);
+  fb::EncoderBlockBuilder b(w.fbb());
+  b.add_dim(static_cast<uint32_t>(L.query_dim));
+  b.add_norm_first(P.norm_first);
+  b.add_norm1(t1);
+  b.add_self_attn(mha);
+  b.add_add1(add1);
+  b.add_norm2(t2);
+  b.add_ffn(ffn);
+  b.add_add2(add2);
+  b.add_residual16(true);
+  if (!P.norm_first) b.add_input_requant(narrow);
+  return b.Finish().Union();
+}
+
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  if (L.output16) return write_s8_stream16(w, L, c);
   const BlockParams& P = L.as<BlockParams>();
   const Calibrated a = c.sub("attn.");
   const std::string& at = c.where;
@@ -219,21 +264,25 @@ void inspect(const fb::Layer& l, const LayerInfo&, std::ostream& os) {
   const auto* b = l.options_as_EncoderBlock();
   os << "  " << (b->norm_first() ? "pre-norm" : "post-norm") << ", embed_dim " << b->dim() << ", "
      << b->self_attn()->num_heads() << " heads, FFN " << b->ffn()->hidden_dim() << " ("
-     << fb::EnumNameActivation(b->ffn()->activation()) << ")\n";
+     << fb::EnumNameActivation(b->ffn()->activation()) << ")";
+  if (l.dtype() == fb::DType::S8) os << ", residual stream " << (b->residual16() ? "int16" : "int8");
+  os << "\n";
 }
 
 void inspect_quant(const fb::Layer& l, std::ostream& os) {
   const auto* b = l.options_as_EncoderBlock();
+  const bool s16 = b->residual16();
+  if (s16 && b->input_requant() != nullptr) print_requant(os, "  input_requant (int16 x -> attention's int8)", b->input_requant());
   print_norm(os, "norm1", b->norm1());
   print_linear(os, "q_proj", b->self_attn()->q_proj());
   print_linear(os, "k_proj", b->self_attn()->k_proj());
   print_linear(os, "v_proj", b->self_attn()->v_proj());
-  print_linear(os, "out_proj", b->self_attn()->out_proj());
+  print_linear(os, "out_proj", b->self_attn()->out_proj(), s16);
   print_softmax(os, b->self_attn()->softmax());
-  print_add(os, "add1", "out_proj", b->add1());
+  print_add(os, "add1", "out_proj", b->add1(), s16);
   print_norm(os, "norm2", b->norm2());
-  print_ffn(os, "ffn", b->ffn());
-  print_add(os, "add2", "fc2", b->add2());
+  print_ffn(os, "ffn", b->ffn(), s16);
+  print_add(os, "add2", "fc2", b->add2(), s16);
 }
 
 // Pre-norm: norm1 feeds only the attention's q/k/v projections, norm2 only

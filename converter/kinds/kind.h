@@ -56,6 +56,8 @@ struct Calibrated {
   bool has(const std::string& key) const { return r.count(prefix + key) != 0; }
   const Range& range(const std::string& key) const;
   ActQuantParams operator()(const std::string& key) const;
+  // The same range as an int16 tensor of the residual stream (stream16_quant).
+  ActQuantParams s16(const std::string& key) const;
   Calibrated sub(const std::string& p) const { return Calibrated{r, where, prefix + p}; }
 };
 

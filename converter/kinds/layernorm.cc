@@ -36,7 +36,12 @@ std::vector<std::string> value_points(const FloatLayer&) { return {"query", "out
 std::vector<std::string> minmax_points(const FloatLayer&) { return {}; }
 
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
-  return norm_table_s8(w, L.as<NormParams>().norm, c("query"), c("output"), c.where).Union();
+  const FloatNorm& n = L.as<NormParams>().norm;
+  if (L.input16) {  // after a block of the 16-bit residual stream: int16 rows in (contract 4b), int8 out
+    const ActQuantParams out = c("output");
+    return write_layernorm_s8(w, n, quantize_layernorm16(n, c.s16("query"), &out, nullptr, c.where)).Union();
+  }
+  return norm_table_s8(w, n, c("query"), c("output"), c.where).Union();
 }
 
 flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {

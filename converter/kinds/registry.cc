@@ -85,6 +85,10 @@ ActQuantParams Calibrated::operator()(const std::string& key) const {
   return act_quant(range(key), where + ": " + prefix + key);
 }
 
+ActQuantParams Calibrated::s16(const std::string& key) const {
+  return stream16_quant(range(key), where + ": " + prefix + key);
+}
+
 LayerIo FloatLayer::io() const {
   if (kind == nullptr) throw std::logic_error("layer '" + name + "' has no kind");
   return kind->io(*this);

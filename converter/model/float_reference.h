@@ -107,6 +107,9 @@ struct FloatLayer {
   // Rows the layer adds to its input's (class tokens prepended: output rows
   // = q_len + added_rows; ea_layer_info.added_rows), 0 for most kinds.
   int added_rows = 0;
+  // The 16-bit residual stream (convert --residual int16, issue 37): the
+  // query rows / output rows are int16 (symmetric) in an int8 model.
+  bool input16 = false, output16 = false;
   KindPayload params;  // the kind's parameters (kinds/<kind>.h)
 
   template <class P>

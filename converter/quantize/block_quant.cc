@@ -38,6 +38,27 @@ QuantNorm quantize_layernorm(const FloatNorm& n, const ActQuantParams& in, const
   return q;
 }
 
+QuantNorm quantize_layernorm16(const FloatNorm& n, const ActQuantParams& in, const ActQuantParams* out8,
+                               const ActQuantParams* out16, const std::string& what) {
+  // Contract 4's gain, bias and (for the int8 output) multiplier; the
+  // variance scale is 4^p instead of 2^16.
+  QuantNorm q = quantize_layernorm(n, in, out8 != nullptr ? *out8 : *out16, what);
+  q.input16 = true;
+  const double var_scale = std::ldexp(1.0, 2 * kernels::layernorm16_var_shift(n.dim));
+  const double e = std::round(var_scale * n.dim * n.dim * n.eps / (in.scale * in.scale));
+  q.eps_term = static_cast<int64_t>(std::clamp(e, 1.0, static_cast<double>(kernels::kLayerNormMaxEpsTerm)));
+  q.has_output8 = out8 != nullptr;
+  if (out16 != nullptr) {
+    q.has_output16 = true;
+    q.output16 = *out16;
+    double gmax = 0.0;
+    for (double g : n.gain) gmax = std::max(gmax, std::fabs(g));
+    const double s_g = gmax > 0.0 ? gmax / 32767.0 : 1.0 / 32767.0;
+    q.requant16 = requant(s_g * std::ldexp(1.0, -kernels::layernorm_frac_bits(n.dim)) / out16->scale, what);
+  }
+  return q;
+}
+
 std::vector<int8_t> activation_table(Activation act, const ActQuantParams& in, const ActQuantParams& out) {
   std::vector<int8_t> t(256);
   for (int i = 0; i < 256; ++i) {
@@ -95,6 +116,23 @@ QuantAdd quantize_add(const ActQuantParams& a, const ActQuantParams& out, const 
     }
   }
   fail(what, ": residual add input scale ", a.scale, " is more than 2^19 times the output's ", out.scale);
+}
+
+QuantAdd quantize_add16(const ActQuantParams& a, const ActQuantParams& out, const std::string& what) {
+  QuantAdd q;
+  q.a = a;
+  q.output = out;
+  const double ra = a.scale / out.scale;
+  for (int n = kernels::kResidual16MaxShift; n >= 1; --n) {
+    const double ma = std::round(std::ldexp(ra, n));
+    if (ma <= kernels::kResidual16MaxMultiplier) {
+      q.a_multiplier = static_cast<int32_t>(ma);
+      q.shift = n;
+      return q;
+    }
+  }
+  fail(what, ": residual add input scale ", a.scale, " is more than 2^12 times the output's ", out.scale,
+       " (the int16 stream's add, contract 5c)");
 }
 
 void layernorm_s8(const QuantNorm& q, int dim, int rows, const int8_t* x, int8_t* y) {

@@ -23,9 +23,18 @@ struct QuantNorm {
   int64_t eps_term = 1;
   Requant requant;
   ActQuantParams input, output;
+  // The 16-bit residual stream (contract 4b): int16 input (E =
+  // round(4^p dim^2 eps / s_in^2)); an int8 output (has_output8) and/or an
+  // int16 one at output16 (zero point 0) with requant16.
+  bool input16 = false, has_output8 = true, has_output16 = false;
+  ActQuantParams output16;
+  Requant requant16;
 };
 QuantNorm quantize_layernorm(const FloatNorm& n, const ActQuantParams& in, const ActQuantParams& out,
                              const std::string& what);
+// Contract 4b: int16 input `in`; out8 / out16 null for no such output.
+QuantNorm quantize_layernorm16(const FloatNorm& n, const ActQuantParams& in, const ActQuantParams* out8,
+                               const ActQuantParams* out16, const std::string& what);
 
 // Contract 6: table[i] = the output quantization of act(s_in (i - 128 - zp_in)).
 std::vector<int8_t> activation_table(Activation act, const ActQuantParams& in, const ActQuantParams& out);
@@ -46,6 +55,9 @@ struct QuantAdd {
   int32_t a_multiplier = 0, shift = 0;
 };
 QuantAdd quantize_add(const ActQuantParams& a, const ActQuantParams& out, const std::string& what);
+// Contract 5c (the 16-bit residual stream, a and out int16): the largest
+// n <= 13 with A <= 2^13.
+QuantAdd quantize_add16(const ActQuantParams& a, const ActQuantParams& out, const std::string& what);
 
 // What the int8 runtime computes for these steps, for the converter's own
 // checks (the same integers as requant.h, on host vectors).

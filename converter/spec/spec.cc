@@ -608,5 +608,27 @@ ModelSpec read_model_spec(const std::string& spec_path, const std::string& weigh
   return load_spec(spec_path, std::string(spec_bytes.begin(), spec_bytes.end()), weights, weights_path, overrides);
 }
 
+void use_residual16(ModelSpec* spec) {
+  for (FloatLayer& L : spec->layers) {
+    if (L.kind->runtime_kind == EA_LAYER_ENCODER_BLOCK) L.input16 = L.output16 = true;
+  }
+  for (FloatLayer& L : spec->layers) {
+    if (L.input_layer < 0) continue;
+    const FloatLayer& src = spec->layers[static_cast<size_t>(L.input_layer)];
+    if (src.output16 && !L.input16) {
+      if (L.kind->runtime_kind != EA_LAYER_LAYERNORM) {
+        fail("layer '", L.name, "' (", L.kind->name, ") reads the int16 residual stream of '", src.name,
+             "' (--residual int16); only encoder_block and layernorm layers read it: put a layernorm between "
+             "them or convert with --residual int8");
+      }
+      L.input16 = true;
+    }
+    if (L.input16 && !src.output16) {
+      fail("layer '", L.name, "' (", L.kind->name, " with --residual int16) reads '", src.name, "' (",
+           src.kind->name, "), whose output is int8, not the int16 residual stream; convert with --residual int8");
+    }
+  }
+}
+
 }  // namespace convert
 }  // namespace edgeattn

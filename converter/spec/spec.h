@@ -46,6 +46,12 @@ struct ModelSpec {
   std::vector<UnusedTensor> unused;  // the ones no layer uses, by name
 };
 
+// convert --residual int16 (issue 37): every encoder_block's residual stream
+// int16 (FloatLayer::input16 / output16), and a layernorm chained after one
+// reads it. An error names a chained layer that cannot read an int16 stream
+// or a block whose source writes int8.
+void use_residual16(ModelSpec* spec);
+
 struct LengthOverrides {
   int max_q_len = 0;   // > 0: replaces every layer's max_q_len (not pooling's, which is 1)
   int max_kv_len = 0;

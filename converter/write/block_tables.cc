@@ -8,10 +8,12 @@ flatbuffers::Offset<fb::LayerNorm> write_layernorm_s8(ModelWriter& w, const Floa
   const auto gain = w.TensorS16(f.gain_name, q.gain);
   const auto bias = w.TensorS32(f.bias_name, q.bias);
   const auto in = w.Act(q.input);
-  const auto out = w.Act(q.output);
-  const auto rq = w.Requants({q.requant});
+  const auto out = q.has_output8 ? w.Act(q.output) : flatbuffers::Offset<fb::ActQuant>();
+  const auto rq = q.has_output8 ? w.Requants({q.requant}) : flatbuffers::Offset<fb::Requant>();
+  const auto out16 = q.has_output16 ? w.Act(q.output16) : flatbuffers::Offset<fb::ActQuant>();
+  const auto rq16 = q.has_output16 ? w.Requants({q.requant16}) : flatbuffers::Offset<fb::Requant>();
   return fb::CreateLayerNorm(w.fbb(), static_cast<uint32_t>(f.dim), static_cast<float>(f.eps), gain, bias, in, out,
-                             q.eps_term, rq);
+                             q.eps_term, rq, q.input16, out16, rq16);
 }
 
 flatbuffers::Offset<fb::LayerNorm> write_layernorm_f32(ModelWriter& w, const FloatNorm& f) {

@@ -35,9 +35,14 @@ void add_linear(std::vector<TensorEntry>* out, const std::string& layer, const s
 
 
 // With the real range the int8 values cover: what calibration chose.
-void print_act(std::ostream& os, const char* what, const fb::ActQuant* q) {
+void print_act(std::ostream& os, const char* what, const fb::ActQuant* q, bool int16) {
   if (q == nullptr) return;
   const double s = q->scale();
+  if (int16) {
+    os << "      " << std::left << std::setw(18) << what << "int16 scale " << std::setprecision(6) << s
+       << "  zero_point 0  range [" << std::setprecision(4) << s * -32768 << ", " << s * 32767 << "]\n";
+    return;
+  }
   os << "      " << std::left << std::setw(18) << what << "scale " << std::setprecision(6) << s
      << "  zero_point " << q->zero_point() << "  range [" << std::setprecision(4) << s * (-128 - q->zero_point())
      << ", " << s * (127 - q->zero_point()) << "]\n";
@@ -60,11 +65,11 @@ void print_requant(std::ostream& os, const char* what, const fb::Requant* r) {
   os << "\n";
 }
 
-void print_linear(std::ostream& os, const char* role, const fb::Linear* l) {
+void print_linear(std::ostream& os, const char* role, const fb::Linear* l, bool output16) {
   if (l == nullptr) return;
   os << "    " << role << ": " << l->out_features() << " x " << l->in_features() << "\n";
   print_act(os, "input", l->input());
-  print_act(os, "output", l->output());
+  print_act(os, "output", l->output(), output16);
   print_requant(os, "requant", l->requant());
 }
 

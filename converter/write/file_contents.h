@@ -34,9 +34,10 @@ void add_tensor(std::vector<TensorEntry>* out, const std::string& layer, const s
                 const fb::Tensor* t);
 void add_linear(std::vector<TensorEntry>* out, const std::string& layer, const std::string& role,
                 const fb::Linear* l);
-void print_act(std::ostream& os, const char* what, const fb::ActQuant* q);
+// int16: a tensor of the 16-bit residual stream (zero point 0).
+void print_act(std::ostream& os, const char* what, const fb::ActQuant* q, bool int16 = false);
 void print_requant(std::ostream& os, const char* what, const fb::Requant* r);
-void print_linear(std::ostream& os, const char* role, const fb::Linear* l);
+void print_linear(std::ostream& os, const char* role, const fb::Linear* l, bool output16 = false);
 void print_softmax(std::ostream& os, const fb::SoftmaxQuant* s);
 
 }  // namespace convert

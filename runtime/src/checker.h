@@ -73,6 +73,20 @@ struct Checker {
     return true;
   }
 
+  // An int16 tensor of the 16-bit residual stream: symmetric, zero point 0.
+  bool Quant16(const fb::ActQuant* q, const char* what) {
+    if (q == nullptr) {
+      Msg() << "missing quantization of " << what;
+      return false;
+    }
+    if (!Positive(q->scale(), what)) return false;
+    if (q->zero_point() != 0) {
+      Msg() << what << " is int16 (the residual stream) with zero point " << q->zero_point() << ", must be 0";
+      return false;
+    }
+    return true;
+  }
+
   bool Multiplier(int32_t m, int32_t s, const char* what) {
     if (m < (int32_t{1} << 30) || s < kernels::kMinShift || s > kernels::kMaxShift) {
       Msg() << what << " requantization (" << m << ", " << s << ") is out of range";

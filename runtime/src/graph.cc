@@ -45,7 +45,9 @@ bool same_quant(const ea_quant& a, const ea_quant& b) {
 // A scale for a message: micro-units (ErrorMessage prints integers).
 int64_t micro(float scale) { return static_cast<int64_t>(static_cast<double>(scale) * 1e6 + 0.5); }
 
-const char* dtype_label(ea_dtype t) { return t == EA_S8 ? "int8" : t == EA_S32 ? "int32" : "float"; }
+const char* dtype_label(ea_dtype t) {
+  return t == EA_S8 ? "int8" : t == EA_S16 ? "int16" : t == EA_S32 ? "int32" : "float";
+}
 
 const char* source_name(int source) {
   return source == kModelInput ? "the model's input" : source == kModelMemory ? "the model's memory" : "step";
@@ -60,7 +62,7 @@ int graph_tensors(const fb::Layer* const* layers, int num_layers, const fb::Grap
     const uint32_t layer = graph.steps()->Get(static_cast<uint32_t>(s))->layer();
     const StepIo io = layer < static_cast<uint32_t>(num_layers) ? step_io(*layers[layer], max_q_len) : StepIo{};
     tensors[s] = GraphTensor{static_cast<uint64_t>(io.max_output_rows) * static_cast<uint64_t>(io.output_dim) *
-                                 (io.output_dtype == EA_S8 ? 1u : 4u),
+                                 elem_size(io.output_dtype),
                              s, s};
   }
   for (int s = 0; s < n; ++s) {
@@ -183,7 +185,7 @@ Status Model::VerifyGraph() {
         error_ << " gives " << dtype_label(from.output_dtype);
         return Status::kInvalidModel;
       }
-      if (wants == EA_S8 && !same_quant(from.output_quant, edge.quant)) {
+      if ((wants == EA_S8 || wants == EA_S16) && !same_quant(from.output_quant, edge.quant)) {
         error_ << "graph step " << s << " (layer '" << name << "'): " << edge.what << " is quantized at scale "
                << micro(edge.quant.scale) << "e-6 zp " << edge.quant.zero_point << ", "
                << source_name(edge.source);

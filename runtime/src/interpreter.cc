@@ -61,14 +61,16 @@ Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo
   const size_t in_align[3] = {elem_size(info.input_dtype), es, es};
   for (int i = 0; i < 3; ++i) {
     if (inputs[i].p != nullptr && !aligned(inputs[i].p, in_align[i])) {
-      error_ << "layer '" << name << "': " << (info.input_dtype == EA_S32 && i == 0 ? "token-id " : "float ")
-             << inputs[i].what << " must be 4-byte aligned";
+      const ea_dtype t = i == 0 ? info.input_dtype : info.dtype;
+      error_ << "layer '" << name << "': " << (t == EA_S32 ? "token-id " : t == EA_S16 ? "int16 " : "float ")
+             << inputs[i].what << " must be " << in_align[i] << "-byte aligned";
       return Status::kInvalidArgument;
     }
   }
   if (!aligned(out.p, elem_size(info.output_dtype))) {
-    error_ << "layer '" << name << "': " << (info.output_dtype == EA_S32 ? "index" : "float")
-           << " output must be 4-byte aligned";
+    error_ << "layer '" << name << "': "
+           << (info.output_dtype == EA_S32 ? "index" : info.output_dtype == EA_S16 ? "int16" : "float")
+           << " output must be " << elem_size(info.output_dtype) << "-byte aligned";
     return Status::kInvalidArgument;
   }
   if (weights.p != nullptr && !aligned(weights.p, c.s8 ? 2 : 4)) {
@@ -477,7 +479,7 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
   for (int i = 0; i < 3; ++i) {
     const Span& sp = caller[i];
     if (sp.p != nullptr && !aligned(sp.p, es[i])) {
-      error_ << "Invoke: " << sp.what << " must be 4-byte aligned (float or int32 elements)";
+      error_ << "Invoke: " << sp.what << " must be " << es[i] << "-byte aligned (" << es[i] << "-byte elements)";
       return Status::kInvalidArgument;
     }
     if (overlaps(sp, arena)) {

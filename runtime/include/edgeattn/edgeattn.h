@@ -66,8 +66,9 @@ const char* ea_layer_kind_name(ea_layer_kind kind);
 /* Element types. A layer is F32 or S8; a kind at a model's ends may read or
  * write another type (ea_layer_info.input_dtype / output_dtype): S32 for
  * token ids and class indices, F32 for the float features a quantizing kind
- * reads. */
-typedef enum ea_dtype { EA_F32 = 0, EA_S8 = 1, EA_S32 = 2 } ea_dtype;
+ * reads, S16 for the 16-bit residual stream of int8 transformer blocks
+ * (int16 rows, real = scale * q, zero point 0; 2-byte aligned). */
+typedef enum ea_dtype { EA_F32 = 0, EA_S8 = 1, EA_S32 = 2, EA_S16 = 3 } ea_dtype;
 
 /* Quantization of an int8 input or output: real = scale * (q - zero_point). */
 typedef struct ea_quant {

@@ -12,6 +12,11 @@
 // the two. Each residual add runs in the epilogue of the projection before
 // it (int8: requant.h contract 5b), so neither out_proj's nor fc2's output
 // is rounded to int8 on its own.
+// The 16-bit residual stream (EncoderBlock.residual16, issue 37): x, y and
+// `o` are int16 rows; the adds are contract 5c, the LayerNorms contract 4b
+// (int16 in, the int8 GEMM input out; post-norm norm1 also rewrites the
+// stream in `o`, norm2 the output in place). Post-norm first narrows x to
+// the attention's int8 input in `a` (free until the context lands there).
 #include "edgeattn/kernels/dispatch.h"
 #include "layer_kind.h"
 #include "parts.h"
@@ -43,6 +48,32 @@ bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a, 
   return true;
 }
 
+// Contract 5c's add: both sides int16 with zero point 0, A and n in range.
+bool verify_add16(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a, const fb::Linear* from,
+                  const char* what) {
+  if (a == nullptr) {
+    c.Msg() << "missing residual add " << what;
+    return false;
+  }
+  if (!c.Quant16(a->a(), what) || !c.Quant16(a->output(), what) || !c.Quant16(from->output(), what)) return false;
+  if (a->a()->scale() != in_a->scale() || a->a()->zero_point() != in_a->zero_point()) {
+    c.Msg() << "residual add " << what << ": its residual input's quantization differs from the tensor it adds";
+    return false;
+  }
+  if (a->output()->scale() != from->output()->scale()) {
+    c.Msg() << "residual add " << what << ": its output quantization differs from the projection computing it";
+    return false;
+  }
+  if (a->shift() < 1 || a->shift() > kernels::kResidual16MaxShift || a->a_multiplier() < 0 ||
+      a->a_multiplier() > kernels::kResidual16MaxMultiplier) {
+    c.Msg() << "residual add " << what << " (int16 stream): multiplier " << a->a_multiplier() << " or shift "
+            << a->shift() << " out of range (0.." << kernels::kResidual16MaxMultiplier << ", 1.."
+            << kernels::kResidual16MaxShift << ")";
+    return false;
+  }
+  return true;
+}
+
 namespace {
 
 // Offsets in the scratch (see the top of this file).
@@ -53,16 +84,79 @@ struct BlockLayout {
 BlockLayout block_layout(const LayerShape& s, int q_len, int kv_len) {
   const bool s8 = s.dtype == EA_S8;
   const uint64_t row = static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.embed_dim) * (s8 ? 1 : 4);
+  const uint64_t stream_row = s.residual16 ? 2 * row : row;  // `o`: int16 with the 16-bit stream
   const uint64_t hidden = ffn_hidden_bytes(s.hidden_dim, s8, q_len);  // in `region`, after the attention
   const uint64_t attn = plan_mha(s, q_len, kv_len).scratch_bytes;
   Regions scratch;
   BlockLayout b = {};
   b.a = scratch.Add(row);
-  b.o = scratch.Add(row);
+  b.o = scratch.Add(stream_row);
   b.region = scratch.Add(attn > hidden ? attn : hidden);
   b.hidden = b.region;
   b.total = scratch.bytes();
   return b;
+}
+
+struct Handover {
+  bool applies;  // pre-norm only, post-norm only, or both
+  const fb::ActQuant* from;
+  const fb::ActQuant* to;
+  const char* what;
+};
+
+bool same_quant(Checker& c, const Handover* hs, int n) {
+  for (int i = 0; i < n; ++i) {
+    const Handover& h = hs[i];
+    if (h.applies && (h.from->scale() != h.to->scale() || h.from->zero_point() != h.to->zero_point())) {
+      c.Msg() << "quantization differs at " << h.what;
+      return false;
+    }
+  }
+  return true;
+}
+
+// The int8 block with the 16-bit residual stream (see the top of this file).
+bool verify_stream16(Checker& c, const fb::EncoderBlock& b) {
+  const fb::LayerNorm* n1 = b.norm1();
+  const fb::LayerNorm* n2 = b.norm2();
+  const fb::MultiHeadAttention* m = b.self_attn();
+  const fb::Linear* q = m->q_proj();
+  const bool pre = b.norm_first();
+  if (!n1->input16() || !n2->input16()) {
+    c.Msg() << "a block with the int16 residual stream needs LayerNorms that read int16 (input16)";
+    return false;
+  }
+  // The int8 outputs the GEMMs read, the int16 ones the stream.
+  const bool outputs = pre ? n1->output() != nullptr && n2->output() != nullptr
+                           : n1->output() != nullptr && n1->output16() != nullptr && n2->output16() != nullptr;
+  if (!outputs) {
+    c.Msg() << (pre ? "norm1 and norm2 need int8 outputs (the GEMMs' inputs)"
+                    : "post-norm: norm1 needs its int8 and int16 outputs, norm2 its int16 output");
+    return false;
+  }
+  if (b.add1() == nullptr || b.add2() == nullptr) {
+    c.Msg() << "missing residual add " << (b.add1() == nullptr ? "add1" : "add2");
+    return false;
+  }
+  const fb::ActQuant* x = pre ? n1->input() : b.add1()->a();
+  if (!c.Quant16(x, "the block's int16 input") ||
+      !verify_add16(c, b.add1(), x, m->out_proj(), "add1") ||
+      !verify_add16(c, b.add2(), pre ? b.add1()->output() : n1->output16(), b.ffn()->fc2(), "add2")) {
+    return false;
+  }
+  if (!pre && !c.Requant(b.input_requant(), 1, "input_requant (the int16 input to the attention's int8)")) {
+    return false;
+  }
+  const Handover handovers[] = {
+      {pre, n1->output(), q->input(), "norm1's output / self_attn's input"},
+      {pre, b.add1()->output(), n2->input(), "add1's output / norm2's input"},
+      {pre, n2->output(), b.ffn()->fc1()->input(), "norm2's output / the FFN's input"},
+      {!pre, b.add1()->output(), n1->input(), "add1's output / norm1's input"},
+      {!pre, n1->output(), b.ffn()->fc1()->input(), "norm1's output / the FFN's input"},
+      {!pre, b.add2()->output(), n2->input(), "add2's output / norm2's input"},
+      {true, q->input(), m->k_proj()->input(), "self_attn's query / key input"},
+      {true, q->input(), m->v_proj()->input(), "self_attn's query / value input"}};
+  return same_quant(c, handovers, static_cast<int>(sizeof handovers / sizeof handovers[0]));
 }
 
 bool verify(Checker& c, const fb::Layer& l, bool s8) {
@@ -79,6 +173,7 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
     return false;
   }
   if (!s8) return true;
+  if (b->residual16()) return verify_stream16(c, *b);
   // The int8 steps must agree on the quantization of every tensor one hands
   // to the next (the converter writes them so; a file that does not is refused).
   const fb::LayerNorm* n1 = b->norm1();
@@ -90,12 +185,6 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
       !verify_add(c, b->add2(), add2_a, b->ffn()->fc2(), "add2")) {
     return false;
   }
-  struct Handover {
-    bool applies;  // pre-norm only, post-norm only, or both
-    const fb::ActQuant* from;
-    const fb::ActQuant* to;
-    const char* what;
-  };
   const bool pre = b->norm_first();
   const Handover handovers[] = {
       {pre, n1->output(), q->input(), "norm1's output / self_attn's input"},
@@ -106,19 +195,14 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
       {!pre, b->add2()->output(), n2->input(), "add2's output / norm2's input"},
       {true, q->input(), m->k_proj()->input(), "self_attn's query / key input"},
       {true, q->input(), m->v_proj()->input(), "self_attn's query / value input"}};
-  for (const Handover& h : handovers) {
-    if (h.applies && (h.from->scale() != h.to->scale() || h.from->zero_point() != h.to->zero_point())) {
-      c.Msg() << "int8 quantization differs at " << h.what;
-      return false;
-    }
-  }
-  return true;
+  return same_quant(c, handovers, static_cast<int>(sizeof handovers / sizeof handovers[0]));
 }
 
 void shape(const void* options, LayerShape* s) {
   const auto* b = static_cast<const fb::EncoderBlock*>(options);
   mha_shape(*b->self_attn(), s);
   s->hidden_dim = static_cast<int>(b->ffn()->hidden_dim());
+  s->residual16 = s->dtype == EA_S8 && b->residual16();
 }
 
 void info(const fb::Layer& l, LayerInfo* info) {
@@ -139,7 +223,40 @@ void info(const fb::Layer& l, LayerInfo* info) {
   } else {
     info->output_quant = quant_of(b->norm2()->output());
   }
+  if (l.dtype() == fb::DType::S8 && b->residual16()) {  // int16 rows in and out (zero point 0)
+    info->input_dtype = info->output_dtype = EA_S16;
+    if (!b->norm_first()) {
+      info->query_quant = quant_of(b->add1()->a());
+      info->output_quant = quant_of(b->norm2()->output16());
+    }
+    info->key_quant = info->value_quant = info->query_quant;
+  }
 }
+
+// Post-norm with the 16-bit stream: the int16 input rows narrowed to the
+// attention's int8 input (requantize_s8, contract 1 on the int16 value).
+class NarrowStep {
+ public:
+  NarrowStep(const fb::EncoderBlock* b, int dim, const void* x, void* y)
+      : work_per_row(static_cast<uint64_t>(dim)), dim_(dim), x_(static_cast<const int16_t*>(x)),
+        y_(static_cast<int8_t*>(y)), mult_(b->input_requant()->multiplier()->Get(0)),
+        shift_(b->input_requant()->shift()->Get(0)), zp_(b->self_attn()->q_proj()->input()->zero_point()) {}
+  uint64_t work_per_row;
+  void Prepare() {}
+  void Rows(int r0, int r1, int) const {
+    const size_t end = static_cast<size_t>(r1) * static_cast<size_t>(dim_);
+    for (size_t i = static_cast<size_t>(r0) * static_cast<size_t>(dim_); i < end; ++i) {
+      y_[i] = kernels::requantize_s8(x_[i], mult_, shift_, zp_);
+    }
+  }
+  void Alone(int rows) const { Rows(0, rows, 0); }
+
+ private:
+  int dim_;
+  const int16_t* x_;
+  int8_t* y_;
+  int32_t mult_, shift_, zp_;
+};
 
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   return LayerPlan{0, block_layout(s, q_len, kv_len).total, plan_mha(s, q_len, kv_len).worker_bytes};
@@ -160,7 +277,7 @@ void run(const fb::Model& model, const Call& c, int) {
   Call attn = c;  // the same masks and attention-weights output, the block's own buffers
   attn.scratch = c.scratch + lay.region;
   attn.output = o;
-  attn.query = attn.key = attn.value = b->norm_first() ? a : c.query;
+  attn.query = attn.key = attn.value = b->norm_first() || s.residual16 ? a : c.query;
   const auto* m = b->self_attn();
   // Three pool calls (run_chain): the Q, K and V projections (after norm1
   // in pre-norm) of row tiles; the attention core (heads x row ranges); and
@@ -170,6 +287,26 @@ void run(const fb::Model& model, const Call& c, int) {
   MhaBuffers mb = mha_buffers(m, attn, c.kv_len);
   mb.ctx = a;
   const int unit = kernels::kLinearRowUnit;
+  if (s.residual16) {  // int16 x, o and y (see the top of this file)
+    const Residual res1 = {b->add1(), c.query, true};
+    if (b->norm_first()) {
+      const Residual add2 = {b->add2(), o, true};
+      run_chain(c, rows, unit, NormStep(model, c, b->norm1(), c.query, a, nullptr), mha_qkv_step(model, m, c, a, mb));
+      mha_attend(m, attn, mb);
+      run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o, &res1),
+                NormStep(model, c, b->norm2(), o, a, nullptr), LinearStep(model, c, b->ffn()->fc1(), a, hidden),
+                TableStep(c, b->ffn(), hidden), LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &add2));
+    } else {
+      const Residual add2 = {b->add2(), o, true};
+      run_chain(c, rows, unit, NarrowStep(b, static_cast<int>(b->dim()), c.query, a), mha_qkv_step(model, m, c, a, mb));
+      mha_attend(m, attn, mb);
+      run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o, &res1),
+                NormStep(model, c, b->norm1(), o, a, o), LinearStep(model, c, b->ffn()->fc1(), a, hidden),
+                TableStep(c, b->ffn(), hidden), LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &add2),
+                NormStep(model, c, b->norm2(), c.output, nullptr, c.output));
+    }
+    return;
+  }
   const Residual res1 = {b->add1(), c.query};
   if (b->norm_first()) {
     const Residual res2 = {b->add2(), o};

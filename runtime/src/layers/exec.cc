@@ -22,7 +22,11 @@ void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l,
     shift = rq->shift()->data();
     per_channel = rq->multiplier()->size() > 1 ? 1 : 0;
     zp = l->output()->zero_point();
-    if (r != nullptr) {  // contract 5b's term; verify_add checked A, n and both int8 zero points
+    res16 = r != nullptr && r->s16;
+    if (res16) {  // contract 5c's term; verify_add checked A and n
+      term16.mult = r->add->a_multiplier();
+      term16.shift = r->add->shift();
+    } else if (r != nullptr) {  // contract 5b's term; verify_add checked A, n and both int8 zero points
       const fb::ResidualAdd* a = r->add;
       term.mult = a->a_multiplier();
       term.shift = a->shift();
@@ -41,7 +45,11 @@ void Projection::Rows(int r0, int r1, const void* x, void* y) const {
   if (s8) {
     const int8_t* xr = static_cast<const int8_t*>(x) + static_cast<size_t>(r0) * in;
     int8_t* yr = static_cast<int8_t*>(y) + at;
-    if (res != nullptr) {
+    if (res16) {
+      const k::QS16Residual rs = {static_cast<const int16_t*>(res) + at, out, term16};
+      k::kernels().qs8_linear_res16(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, rs,
+                                    static_cast<int16_t*>(y) + at, out);
+    } else if (res != nullptr) {
       const k::QS8Residual rs = {static_cast<const int8_t*>(res) + at, out, term};
       k::kernels().qs8_linear_res(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, rs, yr, out);
     } else {
@@ -63,7 +71,11 @@ void Projection::Channels(int c0, int c1, int rows, const void* x, void* y) cons
     const int32_t* m = per_channel ? mult + c0 : mult;
     const int32_t* sh = per_channel ? shift + c0 : shift;
     int8_t* yc = static_cast<int8_t*>(y) + c0;
-    if (res != nullptr) {
+    if (res16) {
+      const k::QS16Residual rs = {static_cast<const int16_t*>(res) + c0, out, term16};
+      k::kernels().qs8_linear_res16(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel,
+                                    rs, static_cast<int16_t*>(y) + c0, out);
+    } else if (res != nullptr) {
       const k::QS8Residual rs = {static_cast<const int8_t*>(res) + c0, out, term};
       k::kernels().qs8_linear_res(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel, rs,
                                   yc, out);

@@ -143,15 +143,18 @@ const T* tensor_data(const fb::Model& model, const fb::Tensor* t) {
 }
 
 inline size_t elem_size(bool s8) { return s8 ? 1 : 4; }
-inline size_t elem_size(ea_dtype t) { return t == EA_S8 ? 1 : 4; }
+inline size_t elem_size(ea_dtype t) { return t == EA_S8 ? 1 : t == EA_S16 ? 2 : 4; }
 
 // The residual a block adds to a projection's output (its out_proj, fc2):
 // y = x + linear(...). int8 in the projection's epilogue from its int32 sums
 // (requant.h contract 5b, `add` the block's ResidualAdd); f32 (add null) as
 // the linear, then f32_add.
+// With s16 (a block's 16-bit residual stream, contract 5c) the residual
+// rows and the output are int16.
 struct Residual {
   const fb::ResidualAdd* add;
   const void* x;  // rows of the projection's out_features, dense
+  bool s16 = false;
 };
 
 // One projection with its tensors resolved, run over a row range or an
@@ -174,6 +177,8 @@ struct Projection {
   // The residual (null: none) and, int8, its epilogue term.
   const void* res = nullptr;
   kernels::ResidualTerm term = {};
+  bool res16 = false;  // int16 residual and output (contract 5c)
+  kernels::Residual16Term term16 = {};
 
   void Set(const fb::Model& model, const Call& c, const fb::Linear* l, const Residual* r = nullptr);
   // Rows r0..r1 of y from the same rows of x (dense rows).

@@ -26,18 +26,58 @@ bool verify_layernorm(Checker& c, const fb::LayerNorm* n, bool s8, uint32_t dim,
     c.Msg() << what << " eps_term " << n->eps_term() << " is outside 1..2^60";
     return false;
   }
-  return c.Tensor(n->gain(), fb::DType::S16, 1, dim, what) &&
-         c.Tensor(n->bias(), fb::DType::S32, 1, dim, what) &&
-         c.Int32sWithin(n->bias(), kernels::kLayerNormMaxBias, "LayerNorm bias") &&
-         c.Quant(n->input(), what) && c.Quant(n->output(), what) && c.Requant(n->requant(), 1, what);
+  if (!c.Tensor(n->gain(), fb::DType::S16, 1, dim, what) || !c.Tensor(n->bias(), fb::DType::S32, 1, dim, what) ||
+      !c.Int32sWithin(n->bias(), kernels::kLayerNormMaxBias, "LayerNorm bias")) {
+    return false;
+  }
+  // The 16-bit residual stream (contract 4b): int16 input, an int16 output
+  // beside the int8 one or instead of it; at least one output.
+  if (!(n->input16() ? c.Quant16(n->input(), what) : c.Quant(n->input(), what))) return false;
+  if (n->output16() != nullptr &&
+      (!c.Quant16(n->output16(), what) || !c.Requant(n->requant16(), 1, what))) {
+    return false;
+  }
+  if (n->output() == nullptr && n->output16() != nullptr) return true;
+  return c.Quant(n->output(), what) && c.Requant(n->requant(), 1, what);
 }
 
 NormStep::NormStep(const fb::Model& model, const Call& c, const fb::LayerNorm* n, const void* x, void* y)
-    : work_per_row(kernels::kLayerNormWorkPerElement * n->dim()), model_(model), c_(c), n_(n), x_(x), y_(y) {}
+    : NormStep(model, c, n, x, y, nullptr) {}
+
+NormStep::NormStep(const fb::Model& model, const Call& c, const fb::LayerNorm* n, const void* x, void* y8,
+                   void* y16)
+    : work_per_row(kernels::kLayerNormWorkPerElement * n->dim()), model_(model), c_(c), n_(n), x_(x), y_(y8),
+      y16_(y16) {}
 
 void NormStep::Rows(int r0, int r1, int) const {
   const int dim = static_cast<int>(n_->dim());
   const size_t row_bytes = static_cast<size_t>(dim) * elem_size(c_.s8);
+  const size_t r = static_cast<size_t>(r0) * static_cast<size_t>(dim);
+  if (c_.s8 && n_->input16()) {  // contract 4b: int16 rows in, int8 and/or int16 out
+    kernels::QS16LayerNormArgs a = {};
+    a.rows = r1 - r0;
+    a.dim = dim;
+    a.x = static_cast<const int16_t*>(x_) + r;
+    a.x_stride = dim;
+    a.eps_term = n_->eps_term();
+    a.gain = tensor_data<int16_t>(model_, n_->gain());
+    a.bias = tensor_data<int32_t>(model_, n_->bias());
+    if (y_ != nullptr) {
+      a.mult = n_->requant()->multiplier()->Get(0);
+      a.shift = n_->requant()->shift()->Get(0);
+      a.y_zp = n_->output()->zero_point();
+      a.y8 = static_cast<int8_t*>(y_) + r;
+      a.y8_stride = dim;
+    }
+    if (y16_ != nullptr) {
+      a.mult16 = n_->requant16()->multiplier()->Get(0);
+      a.shift16 = n_->requant16()->shift()->Get(0);
+      a.y16 = static_cast<int16_t*>(y16_) + r;
+      a.y16_stride = dim;
+    }
+    kernels::kernels().qs16_layernorm(a);
+    return;
+  }
   const void* xr = static_cast<const uint8_t*>(x_) + static_cast<size_t>(r0) * row_bytes;
   void* yr = static_cast<uint8_t*>(y_) + static_cast<size_t>(r0) * row_bytes;
   if (c_.s8) {
@@ -65,10 +105,14 @@ void NormStep::Rows(int r0, int r1, int) const {
 void run_layernorm(const fb::Model& model, const Call& c, const fb::LayerNorm* n, int rows, const void* x,
                    void* y) {
   // Rows on the pool (a row's statistics and output belong to one task).
-  const NormStep step(model, c, n, x, y);
-  const uint64_t work = step.work_per_row * static_cast<uint64_t>(rows);
-  parallel_ranges(c.pool, rows, task_count(c.pool, work, rows),
-                  [&](int r0, int r1, int w) { step.Rows(r0, r1, w); });
+  // A layer with only an int16 output writes that (the 16-bit stream).
+  const bool only16 = c.s8 && n->output() == nullptr;
+  NormStep(model, c, n, x, only16 ? nullptr : y, only16 ? y : nullptr).Alone(rows);
+}
+
+void NormStep::Alone(int rows) const {
+  const uint64_t work = work_per_row * static_cast<uint64_t>(rows);
+  parallel_ranges(c_.pool, rows, task_count(c_.pool, work, rows), [&](int r0, int r1, int w) { Rows(r0, r1, w); });
 }
 
 namespace {
@@ -85,7 +129,11 @@ void shape(const void* options, LayerShape* s) {
 void info(const fb::Layer& l, LayerInfo* info) {
   const auto* n = l.options_as_LayerNorm();
   const int d = static_cast<int>(n->dim());
-  row_layer_info(d, d, n->input(), n->output(), info);
+  const bool s8 = l.dtype() == fb::DType::S8;
+  const bool out16 = s8 && n->output() == nullptr;
+  row_layer_info(d, d, n->input(), out16 ? n->output16() : n->output(), info);
+  if (s8 && n->input16()) info->input_dtype = EA_S16;  // reads the 16-bit residual stream
+  if (out16) info->output_dtype = EA_S16;
 }
 
 // No buffers: each row is normalized from the caller's input to its output.

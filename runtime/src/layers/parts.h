@@ -58,10 +58,13 @@ void run_layernorm(const fb::Model& model, const Call& c, const fb::LayerNorm* n
 class NormStep {
  public:
   NormStep(const fb::Model& model, const Call& c, const fb::LayerNorm* n, const void* x, void* y);
+  // A LayerNorm of the 16-bit stream (n->input16(): contract 4b) writing the
+  // int8 rows y8 and/or the int16 rows y16 (null: not that one).
+  NormStep(const fb::Model& model, const Call& c, const fb::LayerNorm* n, const void* x, void* y8, void* y16);
   uint64_t work_per_row;
   void Prepare() {}
   void Rows(int r0, int r1, int) const;
-  void Alone(int rows) const { run_layernorm(model_, c_, n_, rows, x_, y_); }
+  void Alone(int rows) const;
 
  private:
   const fb::Model& model_;
@@ -69,6 +72,7 @@ class NormStep {
   const fb::LayerNorm* n_;
   const void* x_;
   void* y_;
+  void* y16_;
 };
 
 // Feed-forward (ffn.cc): y = fc2(act(fc1(x))) with the hidden rows in
@@ -101,6 +105,10 @@ class TableStep {
 // output, the multiplier and shift in range.
 bool verify_add(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a, const fb::Linear* from,
                 const char* what);
+// The same add on the 16-bit residual stream (requant.h contract 5c): the
+// residual, the output and from's output int16 with zero point 0.
+bool verify_add16(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a, const fb::Linear* from,
+                  const char* what);
 
 }  // namespace edgeattn
 
