@@ -25,6 +25,9 @@ void Fill(void* data, size_t count, ea_dtype dtype, Rng& rng, int32_t range = 0)
   } else if (dtype == EA_S8) {
     auto* p = static_cast<int8_t*>(data);
     for (size_t i = 0; i < count; ++i) p[i] = static_cast<int8_t>(rng.Next() >> 24);
+  } else if (dtype == EA_S16) {  // the 16-bit residual stream: uniform over int16, its ends included
+    auto* p = static_cast<int16_t*>(data);
+    for (size_t i = 0; i < count; ++i) p[i] = static_cast<int16_t>(rng.Next() >> 16);
   } else {
     auto* p = static_cast<float*>(data);
     // Uniform in [-1, 1): exact in float, identical on every target.
@@ -64,7 +67,7 @@ struct Buffers {
   size_t total;
 };
 
-size_t Elem(ea_dtype t) { return t == EA_S8 ? 1 : 4; }
+size_t Elem(ea_dtype t) { return t == EA_S8 ? 1 : t == EA_S16 ? 2 : 4; }
 
 Buffers Layout(const LayerInfo& info, int q_len, int kv_len, uint8_t* base) {
   const size_t es = Elem(info.dtype);

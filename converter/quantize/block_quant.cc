@@ -120,6 +120,7 @@ QuantAdd quantize_add(const ActQuantParams& a, const ActQuantParams& out, const 
 
 QuantAdd quantize_add16(const ActQuantParams& a, const ActQuantParams& out, const std::string& what) {
   QuantAdd q;
+  q.stream16 = true;
   q.a = a;
   q.output = out;
   const double ra = a.scale / out.scale;

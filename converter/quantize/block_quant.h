@@ -53,6 +53,7 @@ ActQuantParams activation_input_quant(Activation act, const ActQuantParams& in, 
 struct QuantAdd {
   ActQuantParams a, output;
   int32_t a_multiplier = 0, shift = 0;
+  bool stream16 = false;  // contract 5c (quantize_add16)
 };
 QuantAdd quantize_add(const ActQuantParams& a, const ActQuantParams& out, const std::string& what);
 // Contract 5c (the 16-bit residual stream, a and out int16): the largest

@@ -76,6 +76,13 @@ flatbuffers::Offset<fb::ActQuant> ModelWriter::Act(const ActQuantParams& q) {
   return fb::CreateActQuant(fbb_, static_cast<float>(q.scale), q.zero_point);
 }
 
+flatbuffers::Offset<fb::ActQuant> ModelWriter::Act16(const ActQuantParams& q) {
+  fbb_.ForceDefaults(true);
+  const auto a = fb::CreateActQuant(fbb_, static_cast<float>(q.scale), q.zero_point);
+  fbb_.ForceDefaults(false);
+  return a;
+}
+
 flatbuffers::Offset<fb::Requant> ModelWriter::Requants(const std::vector<Requant>& r) {
   std::vector<int32_t> m, s;
   for (const Requant& x : r) {

@@ -36,6 +36,9 @@ class ModelWriter {
   flatbuffers::Offset<fb::Tensor> TensorS16(const std::string& name, int rows, int cols, const std::vector<int16_t>& v);
 
   flatbuffers::Offset<fb::ActQuant> Act(const ActQuantParams& q);
+  // An int16 tensor of the residual stream: its zero point 0 written out
+  // (FlatBuffers leaves defaults out), so the file states it.
+  flatbuffers::Offset<fb::ActQuant> Act16(const ActQuantParams& q);
   flatbuffers::Offset<fb::Requant> Requants(const std::vector<Requant>& r);
   flatbuffers::Offset<fb::SoftmaxQuant> Softmax(const Requant& score, const Requant& pv);
   // An int8 Linear weight in the packed K4N16 layout (schema/edgeattn.fbs).

@@ -83,9 +83,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int rows = 1 + trailer[2] % (g.max_input_rows < input.q_cap ? g.max_input_rows : input.q_cap);
     const int cap_m = g.max_memory_rows < input.kv_cap ? g.max_memory_rows : input.kv_cap;
     const int memory_rows = g.memory_dim > 0 ? 1 + trailer[3] % cap_m : 0;
-    const size_t in_elem = g.input_dtype == EA_S8 ? 1 : 4, mem_elem = g.dtype == EA_S8 ? 1 : 4;
-    const size_t out_bytes = static_cast<size_t>(model.GraphOutputRows(rows)) * g.output_dim *
-                             (g.output_dtype == EA_S8 ? 1 : 4);
+    const auto bytes = [](ea_dtype t) -> size_t { return t == EA_S8 ? 1 : t == EA_S16 ? 2 : 4; };
+    const size_t in_elem = bytes(g.input_dtype), mem_elem = bytes(g.dtype);
+    const size_t out_bytes = static_cast<size_t>(model.GraphOutputRows(rows)) * g.output_dim * bytes(g.output_dtype);
     if (static_cast<size_t>(rows) * g.input_dim * in_elem + out_bytes > kMaxIo) return 0;
     std::vector<uint32_t> x((static_cast<size_t>(rows) * g.input_dim * in_elem + 3) / 4);
     std::vector<uint32_t> m((static_cast<size_t>(memory_rows) * g.memory_dim * mem_elem + 3) / 4 + 1);

@@ -559,3 +559,85 @@ TEST(BadModel, BlockKindsFields) {
     EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
   }
 }
+
+// The 16-bit residual stream (issue 37, encoder_block_int8_res16: "pre" is
+// pre-norm, "post" post-norm): the stream's tensors must be int16 with zero
+// point 0 and a positive scale, contract 5c's A and n in range, and a block
+// whose flag says int8 must not carry int16 LayerNorms.
+TEST(BadModel, Residual16Fields) {
+  const std::string name = "encoder_block_int8_res16";
+  bool present = false;
+  for (const std::string& m : eatest::AllModels()) present = present || m == name;
+  if (!present) GTEST_SKIP() << "models/encoder_block not converted in this build";
+  const auto block = [](fb::Model* m, const char* layer) -> const fb::EncoderBlock* {
+    for (uint32_t i = 0; i < m->layers()->size(); ++i) {
+      if (m->layers()->Get(i)->name()->str() == layer) return m->layers()->Get(i)->options_as_EncoderBlock();
+    }
+    return nullptr;
+  };
+  struct Case {
+    const char* what;
+    std::function<bool(fb::Model*)> patch;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"pre: the int16 input with zero point 5",
+       [&](fb::Model* m) {
+         const auto* b = block(m, "pre");
+         return b != nullptr && SetScalar<int32_t>(b->norm1()->input(), fb::ActQuant::VT_ZERO_POINT, 5);
+       },
+       "norm1 is int16 (the residual stream) with zero point 5, must be 0"},
+      {"pre: add1's residual with zero point -3",
+       [&](fb::Model* m) {
+         const auto* b = block(m, "pre");
+         return b != nullptr && SetScalar<int32_t>(b->add1()->a(), fb::ActQuant::VT_ZERO_POINT, -3);
+       },
+       "add1 is int16 (the residual stream) with zero point -3, must be 0"},
+      {"pre: add2's output scale 0",
+       [&](fb::Model* m) {
+         const auto* b = block(m, "pre");
+         return b != nullptr && SetScalar<float>(b->add2()->output(), fb::ActQuant::VT_SCALE, 0.0f);
+       },
+       "add2 must be finite and > 0"},
+      {"pre: add1 shift 14 (contract 5c: n <= 13)",
+       [&](fb::Model* m) {
+         const auto* b = block(m, "pre");
+         return b != nullptr && SetScalar<int32_t>(b->add1(), fb::ResidualAdd::VT_SHIFT, 14);
+       },
+       "residual add add1 (int16 stream): multiplier"},
+      {"pre: add2 multiplier 2^13 + 1",
+       [&](fb::Model* m) {
+         const auto* b = block(m, "pre");
+         return b != nullptr && SetScalar<int32_t>(b->add2(), fb::ResidualAdd::VT_A_MULTIPLIER, 8193);
+       },
+       "multiplier 8193 or shift"},
+      {"post: norm2's int16 output with zero point 1",
+       [&](fb::Model* m) {
+         const auto* b = block(m, "post");
+         return b != nullptr && SetScalar<int32_t>(b->norm2()->output16(), fb::ActQuant::VT_ZERO_POINT, 1);
+       },
+       "norm2 is int16 (the residual stream) with zero point 1, must be 0"},
+      {"post: the int16 input (add1's residual) with a NaN scale",
+       [&](fb::Model* m) {
+         const auto* b = block(m, "post");
+         return b != nullptr &&
+                SetScalar<float>(b->add1()->a(), fb::ActQuant::VT_SCALE, std::numeric_limits<float>::quiet_NaN());
+       },
+       "the block's int16 input must be finite and > 0"},
+      {"pre: the flag says int8, the LayerNorms read int16",
+       [&](fb::Model* m) {
+         const auto* b = block(m, "pre");
+         return b != nullptr && SetScalar<uint8_t>(b, fb::EncoderBlock::VT_RESIDUAL16, 0);
+       },
+       "LayerNorms on an int16 stream in a block whose residual stream is int8"},
+  };
+  for (const Case& c : cases) {
+    std::string msg;
+    ExpectPatched(name, c.what, Status::kInvalidModel, [&](fb::Model* m, uint8_t*) { return c.patch(m); });
+    AlignedBuffer b = ReadModel(name);
+    ASSERT_TRUE(c.patch(flatbuffers::GetMutableRoot<fb::Model>(b.data()))) << c.what;
+    eatest::SealModel(&b);
+    LoadStatus(b.data(), b.size(), &msg);
+    EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
+  }
+}

@@ -133,13 +133,17 @@ class Rng {
 };
 
 inline size_t ElemSize(const edgeattn::LayerInfo& info) { return info.dtype == EA_S8 ? 1 : 4; }
+inline size_t ElemBytes(ea_dtype t) { return t == EA_S8 ? 1 : t == EA_S16 ? 2 : 4; }
 
-// n random elements of type t: int8 uniform, float N(0, 1), S32 token ids
-// in 0..range-1.
+// n random elements of type t: int8 and int16 uniform (the int16 residual
+// stream's ends included), float N(0, 1), S32 token ids in 0..range-1.
 inline void FillElements(std::vector<uint8_t>& v, size_t n, ea_dtype t, int32_t range, Rng& rng) {
-  v.assign(n * (t == EA_S8 ? 1 : 4), 0);
+  v.assign(n * ElemBytes(t), 0);
   for (size_t i = 0; i < n; ++i) {
-    if (t == EA_S32) {
+    if (t == EA_S16) {
+      const int16_t x = static_cast<int16_t>(rng.next());
+      std::memcpy(&v[i * 2], &x, 2);
+    } else if (t == EA_S32) {
       const int32_t id = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(range));
       std::memcpy(&v[i * 4], &id, 4);
     } else if (t == EA_S8) {
@@ -170,8 +174,8 @@ struct LayerIo {
     if (!pooling) fill(query, static_cast<size_t>(q_len) * info.query_dim, info.input_dtype);
     if (!self_attention) fill(key, static_cast<size_t>(kv_len) * info.key_dim, info.dtype);
     if (!self_attention && !pooling) fill(value, static_cast<size_t>(kv_len) * info.value_dim, info.dtype);
-    output.assign(static_cast<size_t>(q_len + info.added_rows) * info.output_dim *
-                      (info.output_dtype == EA_S8 ? 1 : 4), 0xCD);
+    output.assign(static_cast<size_t>(q_len + info.added_rows) * info.output_dim * ElemBytes(info.output_dtype),
+                  0xCD);
     weights.assign(static_cast<size_t>(info.num_heads) * q_len * kv_len * (es == 1 ? 2 : 4), 0xCD);
   }
 
@@ -200,7 +204,7 @@ struct GraphIo {
     auto fill = [&](std::vector<uint8_t>& v, size_t n, ea_dtype t) { FillElements(v, n, t, g.input_range, rng); };
     fill(input, static_cast<size_t>(g.max_input_rows) * g.input_dim, g.input_dtype);
     fill(memory, static_cast<size_t>(g.max_memory_rows) * g.memory_dim, g.dtype);
-    output.assign(static_cast<size_t>(g.max_output_rows) * g.output_dim * (g.output_dtype == EA_S8 ? 1 : 4), 0xCD);
+    output.assign(static_cast<size_t>(g.max_output_rows) * g.output_dim * ElemBytes(g.output_dtype), 0xCD);
     in.rows = input.data();
     in.num_rows = g.max_input_rows;
     in.valid_rows = g.max_input_rows - g.max_input_rows / 4;

@@ -174,6 +174,11 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   }
   if (!s8) return true;
   if (b->residual16()) return verify_stream16(c, *b);
+  if (b->norm1()->input16() || b->norm2()->input16() || b->norm1()->output16() != nullptr ||
+      b->norm2()->output16() != nullptr) {
+    c.Msg() << "LayerNorms on an int16 stream in a block whose residual stream is int8 (residual16 false)";
+    return false;
+  }
   // The int8 steps must agree on the quantization of every tensor one hands
   // to the next (the converter writes them so; a file that does not is refused).
   const fb::LayerNorm* n1 = b->norm1();
