@@ -91,7 +91,7 @@ struct Chain {
 };
 
 std::string convert(const Chain& chain, const std::string& dir, const std::string& dtype, const std::string& spec,
-                    const std::string& report_json = "") {
+                    const std::string& report_json = "", const std::string& residual = "int8") {
   save_safetensors(dir + "/weights.safetensors", chain.weights);
   fixtures::write_text(dir + "/spec.json", spec);
   save_npz(dir + "/calib.npz", chain.calib());
@@ -102,6 +102,7 @@ std::string convert(const Chain& chain, const std::string& dir, const std::strin
   o.dtype = dtype;
   o.output = dir + "/chain_" + dtype + ".eatn";
   o.report_json = report_json;
+  o.residual = residual;
   std::ostringstream report;
   run_convert(o, report);
   return o.output;
@@ -439,6 +440,145 @@ TEST(Chain, BadInputIsASpecError) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("layer 'b1'"), std::string::npos) << e.what();
     }
+  }
+}
+
+
+// The 16-bit residual stream through a graph (issue 37, --residual int16):
+// b0 -> b1 hand over int16 rows, a final LayerNorm reads them (contract 4b)
+// and writes int8 for the head. Invoke gives the bytes of the layers run one
+// by one; the chain is closer to its float64 model than the int8 stream's;
+// a head straight after a block cannot read the stream (a convert error).
+struct NormChain {
+  Chain chain;
+  Array gain, bias;
+  NormChain() {
+    fixtures::Rng rng(34);
+    gain = fixtures::random_weight(rng, {size_t(kDim)}, 1.0);
+    bias = fixtures::random_weight(rng, {size_t(kDim)}, 0.5);
+    chain.weights.emplace_back("norm.weight", gain);
+    chain.weights.emplace_back("norm.bias", bias);
+  }
+  std::string spec() const {
+    return R"({"model": "chain16", "layers": [
+      {"name": "b0", "kind": "encoder_block", "preset": "torch", "prefix": "b0.", "embed_dim": 16, "num_heads": 2,
+       "ffn_dim": 40, "mask": "key_padding", "max_q_len": 9},
+      {"name": "b1", "kind": "encoder_block", "preset": "torch", "prefix": "b1.", "embed_dim": 16, "num_heads": 2,
+       "ffn_dim": 40, "mask": "key_padding", "max_q_len": 9, "input": "b0"},
+      {"name": "norm", "kind": "layernorm", "prefix": "norm.", "dim": 16, "max_q_len": 9, "input": "b1"},
+      {"name": "head", "kind": "linear", "prefix": "head.", "max_q_len": 9, "input": "norm"}]})";
+  }
+  // float64: b0, b1, the LayerNorm (eps 1e-5), the head, for sample i.
+  std::vector<double> reference(int i) const {
+    const Array& q = chain.b0.calib[0].second;
+    const Array& v = chain.b0.calib[1].second;
+    ArrayMap in;
+    in["block.query"] = fixtures::make("F32", {1, size_t(kRows), size_t(kDim)},
+                                       std::vector<double>(q.data.begin() + i * kRows * kDim,
+                                                           q.data.begin() + (i + 1) * kRows * kDim));
+    in["block.kv_valid_len"] = fixtures::make("<i4", {1}, {v.data[static_cast<size_t>(i)]});
+    std::vector<double> y0, y1, w;
+    chain.b0.reference(in, &y0, &w);
+    in["block.query"].data = y0;
+    chain.b1.reference(in, &y1, &w);
+    std::vector<double> out(static_cast<size_t>(kRows) * kClasses);
+    for (int r = 0; r < kRows; ++r) {
+      const double* x = y1.data() + static_cast<size_t>(r) * kDim;
+      double mean = 0, var = 0;
+      for (int k = 0; k < kDim; ++k) mean += x[k] / kDim;
+      for (int k = 0; k < kDim; ++k) var += (x[k] - mean) * (x[k] - mean) / kDim;
+      std::vector<double> n(kDim);
+      for (int k = 0; k < kDim; ++k) {
+        n[static_cast<size_t>(k)] = (x[k] - mean) / std::sqrt(var + 1e-5) * gain.data[static_cast<size_t>(k)] +
+                                    bias.data[static_cast<size_t>(k)];
+      }
+      for (int c = 0; c < kClasses; ++c) {
+        double acc = chain.head_b.data[static_cast<size_t>(c)];
+        for (int k = 0; k < kDim; ++k) acc += chain.head_w.data[static_cast<size_t>(c) * kDim + k] * n[static_cast<size_t>(k)];
+        out[static_cast<size_t>(r) * kClasses + c] = acc;
+      }
+    }
+    return out;
+  }
+};
+
+TEST(Chain, Residual16StreamThroughInvoke) {
+  const NormChain nc;
+  const Array& q = nc.chain.b0.calib[0].second;
+  const Array& valid = nc.chain.b0.calib[1].second;
+  double err[2] = {0, 0};
+  for (int stream = 0; stream < 2; ++stream) {
+    const bool s16 = stream == 1;
+    const std::string model = convert(nc.chain, fixtures::temp_dir(s16 ? "chain_res16" : "chain_res8"), "int8",
+                                      nc.spec(), "", s16 ? "int16" : "int8");
+    Runtime rt(model);
+    edgeattn::GraphInfo g = {};
+    ASSERT_EQ(rt.model.GetGraphInfo(&g), edgeattn::Status::kOk) << rt.model.error();
+    EXPECT_EQ(g.input_dtype, s16 ? EA_S16 : EA_S8);
+    EXPECT_EQ(g.output_dtype, EA_S8);
+    EXPECT_EQ(rt.info(1).input_dtype, s16 ? EA_S16 : EA_S8);
+    EXPECT_EQ(rt.info(2).input_dtype, s16 ? EA_S16 : EA_S8);  // the LayerNorm reads the stream
+    EXPECT_EQ(rt.info(2).output_dtype, EA_S8);
+    // The int16 hand-overs share one scale, zero point 0.
+    EXPECT_EQ(rt.info(0).output_quant.scale, rt.info(1).query_quant.scale);
+    EXPECT_EQ(rt.info(1).output_quant.scale, rt.info(2).query_quant.scale);
+    const size_t es = s16 ? 2 : 1;
+    double e2 = 0, r2 = 0;
+    for (int i = 0; i < 8; ++i) {
+      // Input rows at the first layer's quantization (int16: symmetric).
+      const edgeattn::LayerInfo in0 = rt.info(0);
+      std::vector<uint8_t> x(static_cast<size_t>(kRows) * kDim * es);
+      for (size_t k = 0; k < static_cast<size_t>(kRows) * kDim; ++k) {
+        const double v = std::nearbyint(q.data[static_cast<size_t>(i) * kRows * kDim + k] / in0.query_quant.scale) +
+                         in0.query_quant.zero_point;
+        if (s16) {
+          const int16_t h = static_cast<int16_t>(std::fmin(32767.0, std::fmax(-32768.0, v)));
+          std::memcpy(&x[k * 2], &h, 2);
+        } else {
+          x[k] = static_cast<uint8_t>(static_cast<int8_t>(std::fmin(127.0, std::fmax(-128.0, v))));
+        }
+      }
+      // One by one: each layer's output bytes are the next one's input.
+      std::vector<uint8_t> y0(x.size()), y1(x.size()), n(static_cast<size_t>(kRows) * kDim);
+      std::vector<int8_t> want(static_cast<size_t>(kRows) * kClasses);
+      edgeattn::RunArgs a = {};
+      a.q_len = a.kv_len = kRows;
+      a.kv_valid_len = static_cast<int>(valid.data[static_cast<size_t>(i)]);
+      const void* ins[4] = {x.data(), y0.data(), y1.data(), n.data()};
+      void* outs[4] = {y0.data(), y1.data(), n.data(), want.data()};
+      for (int l = 0; l < 4; ++l) {
+        a.query = ins[l];
+        a.output = outs[l];
+        ASSERT_EQ(rt.interp.Run(l, a), edgeattn::Status::kOk) << rt.interp.error();
+      }
+      std::vector<int8_t> got(want.size(), 0x55);
+      edgeattn::ModelInputs mi = {};
+      mi.rows = x.data();
+      mi.num_rows = kRows;
+      mi.valid_rows = a.kv_valid_len;
+      edgeattn::ModelOutputs mo = {got.data(), 0};
+      ASSERT_EQ(rt.interp.Invoke(mi, &mo), edgeattn::Status::kOk) << rt.interp.error();
+      EXPECT_EQ(got, want) << "sample " << i;
+      const edgeattn::LayerInfo out = rt.info(3);
+      const std::vector<double> ref = nc.reference(i);
+      for (size_t k = 0; k < static_cast<size_t>(a.kv_valid_len) * kClasses; ++k) {
+        const double d = out.output_quant.scale * (got[k] - out.output_quant.zero_point) - ref[k];
+        e2 += d * d;
+        r2 += ref[k] * ref[k];
+      }
+    }
+    err[stream] = std::sqrt(e2 / r2);
+    std::printf("  chain b0 -> b1 -> norm -> head, residual %s: relL2 %.4f\n", s16 ? "int16" : "int8", err[stream]);
+  }
+  EXPECT_LT(err[1], err[0]);
+  // A head straight after the blocks cannot read the int16 stream.
+  try {
+    convert(nc.chain, fixtures::temp_dir("chain_res16_bad"), "int8", nc.chain.spec(), "", "int16");
+    ADD_FAILURE() << "a linear layer after an int16 block converted";
+  } catch (const ConvertError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'head' (linear) reads the int16 residual stream of 'b1'"),
+              std::string::npos)
+        << e.what();
   }
 }
 
