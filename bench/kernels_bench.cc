@@ -49,6 +49,8 @@
 //                          = the hidden states, 1 head, head_dim 128)
 //   encoder_block_qs8      the pre-norm encoder block (see BM_Qs8EncoderBlock),
 //                          L {16,64,128,256} x d {64,128,256} x heads 4;
+//                          .../stream:int16 the same block on the 16-bit
+//                          residual stream (BM_Qs8EncoderBlockStream16);
 //                          encoder_block_stage_qs8 its stages alone at a few
 //                          shapes: stage:norm, attn, ffn, table
 //   qs8_{layernorm,lut}    the block's row-wise primitives alone, every listed
@@ -826,6 +828,66 @@ void BM_Qs8EncoderBlock(benchmark::State& state, ek::KernelPath path, int L, int
   SetBytes(state, 4 * LinearBytes(d, d, 1) + LinearBytes(d, f, 1) + LinearBytes(f, d, 1) + 2 * static_cast<int64_t>(L) * d);
 }
 
+// The same pre-norm block on the 16-bit residual stream (issue 37), as the
+// runtime runs it with EncoderBlock.residual16 on the caller's thread: x,
+// h and y int16 (zero point 0), both LayerNorms qs16_layernorm (int16 in,
+// the GEMM's int8 out), both residual adds qs8_linear_res16 (contract 5c,
+// residual and output at one scale: A = 2^13, n = 13). The GEMMs, the
+// attention core and the activation table are the int8 block's.
+void BM_Qs8EncoderBlockStream16(benchmark::State& state, ek::KernelPath path, int L, int d, int heads) {
+  const ek::KernelTable& t = *ek::kernel_table(path);
+  Workers w(1);
+  const int hd = d / heads, f = 4 * d;
+  Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13), wo(d, d, 14), fc1(d, f, 16), fc2(f, d, 17);
+  Qs8Norm n1(d), n2(d);
+  std::vector<int8_t> gelu(256);
+  for (int i = 0; i < 256; ++i) {
+    const double x = (i - 128) * (8.0 / 128.0);
+    gelu[i] = static_cast<int8_t>(std::lround(std::min(127.0, 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))) / (8.0 / 127.0))));
+  }
+  std::vector<int16_t> x(static_cast<size_t>(L) * d), o(x.size()), y(x.size());
+  {
+    const auto r = RandS8(x.size(), 15);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int16_t>(r[i] * 200);
+  }
+  std::vector<int8_t> a(x.size()), q(x.size()), kp(x.size()), vp(x.size());
+  std::vector<int8_t> hidden(static_cast<size_t>(L) * f);
+  std::vector<HeadScratch> heads_scratch(1, HeadScratch(L, hd));
+  auto norm16 = [&](const Qs8Norm& n, const int16_t* in, int8_t* out, int r0, int r1) {
+    ek::QS16LayerNormArgs s = {};
+    s.rows = r1 - r0;
+    s.dim = d;
+    s.x = in + static_cast<size_t>(r0) * d; s.x_stride = d;
+    s.eps_term = int64_t{1} << 28;
+    s.gain = n.args.gain; s.bias = n.args.bias;
+    s.mult = n.args.mult; s.shift = n.args.shift; s.y_zp = 0;
+    s.y8 = out + static_cast<size_t>(r0) * d; s.y8_stride = d;
+    t.qs16_layernorm(s);
+  };
+  const ek::Residual16Term term = {int32_t{1} << 13, 13};
+  auto linear_res16 = [&](const Qs8Linear& l, const int8_t* in, const int16_t* res, int16_t* out, int r0, int r1) {
+    const int32_t shift = l.res_shift + 1;  // the epilogue's 2^13 (RunRes's multiplier carries 2^12)
+    const size_t at = static_cast<size_t>(r0) * l.out;
+    t.qs8_linear_res16(r1 - r0, l.out, l.in, in + static_cast<size_t>(r0) * l.in, l.in, l.w_packed.data(),
+                       l.bias.data(), &l.res_mult, &shift, 0, {res + at, l.out, term}, out + at, l.out);
+  };
+  for (auto _ : state) {
+    norm16(n1, x.data(), a.data(), 0, L);
+    wq.Run(t, L, a.data(), d, q.data(), d);
+    wk.Run(t, L, a.data(), d, kp.data(), d);
+    wv.Run(t, L, a.data(), d, vp.data(), d);
+    RunHeads(t, w, heads_scratch, L, L, d, heads, q.data(), kp.data(), vp.data(), a.data());
+    linear_res16(wo, a.data(), x.data(), o.data(), 0, L);
+    norm16(n2, o.data(), a.data(), 0, L);
+    fc1.Run(t, L, a.data(), d, hidden.data(), f);
+    t.qs8_lut(L, f, hidden.data(), f, gelu.data(), hidden.data(), f);
+    linear_res16(fc2, hidden.data(), o.data(), y.data(), 0, L);
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetFlops(state, 24.0 * L * d * static_cast<double>(d) + 4.0 * L * static_cast<double>(L) * d);
+  SetBytes(state, 4 * LinearBytes(d, d, 1) + LinearBytes(d, f, 1) + LinearBytes(f, d, 1) + 4 * static_cast<int64_t>(L) * d);
+}
+
 void RegisterXnnpack() {
 #if EA_HAVE_XNNPACK
   if (xnn_initialize(nullptr) != xnn_status_success) return;
@@ -1007,6 +1069,8 @@ void RegisterAll() {
       for (int d : {64, 128, 256}) {
         const std::string s = "/L:" + std::to_string(L) + "/d:" + std::to_string(d) + "/heads:4";
         reg("encoder_block_qs8" + s, [=](benchmark::State& st) { BM_Qs8EncoderBlock(st, p, L, d, 4, BlockStage::kAll); });
+        reg("encoder_block_qs8" + s + "/stream:int16",
+            [=](benchmark::State& st) { BM_Qs8EncoderBlockStream16(st, p, L, d, 4); });
         for (int n : {2, 4}) {
           const std::string wn = s + "/" + pn + "/workers:" + std::to_string(n);
           benchmark::RegisterBenchmark(("encoder_block_qs8" + wn).c_str(), [=](benchmark::State& st) {
