@@ -8,10 +8,15 @@ namespace {
 
 // The calibrated tensors of a layer in a fixed order, without the copies
 // (self-attention's key/value are its query; a missing value is the key).
-std::vector<TensorRangeRow> range_rows(const LayerCalibration& c) {
+// A layer on the 16-bit residual stream (--residual int16) adds its int16
+// stream's points and lists its int16 input and output as such.
+std::vector<TensorRangeRow> range_rows(const FloatLayer& L, const LayerCalibration& c) {
   std::vector<TensorRangeRow> rows;
   for (const char* key : {"query", "key", "value", "q_proj", "k_proj", "v_proj", "w_q", "w_k", "w", "context",
-                          "output"}) {
+                          "add1", "add2", "output"}) {
+    const std::string k = key;
+    const bool int16 = (k == "query" && L.input16) || (L.output16 && (k == "output" || k == "add1" || k == "add2"));
+    if ((k == "add1" || k == "add2") && !L.output16) continue;
     const auto seen = c.seen.find(key);
     const auto used = c.ranges.find(key);
     if (seen == c.seen.end() || used == c.ranges.end() || seen->second.count == 0) continue;
@@ -20,11 +25,12 @@ std::vector<TensorRangeRow> range_rows(const LayerCalibration& c) {
     t.tensor = key;
     t.seen_lo = seen->second.lo;
     t.seen_hi = seen->second.hi;
-    const ActQuantParams q = act_quant(used->second.lo, used->second.hi);
+    const ActQuantParams q = int16 ? stream16_quant(used->second, key) : act_quant(used->second.lo, used->second.hi);
     t.scale = q.scale;
     t.zero_point = q.zero_point;
-    t.lo = q.scale * (-128 - q.zero_point);
-    t.hi = q.scale * (127 - q.zero_point);
+    t.int16 = int16;
+    t.lo = int16 ? q.scale * -32768 : q.scale * (-128 - q.zero_point);
+    t.hi = int16 ? q.scale * 32767 : q.scale * (127 - q.zero_point);
     rows.push_back(t);
   }
   return rows;
@@ -60,7 +66,7 @@ void add_conversion_results(const ConversionResults& c, ConvertReport* r) {
     }
     if (i < c.calibration.size()) {
       lr.calib_samples = c.calib[i].n;
-      lr.ranges = range_rows(c.calibration[i]);
+      lr.ranges = range_rows(L, c.calibration[i]);
     }
     if (i < c.heldout.size()) {
       lr.has_heldout = true;

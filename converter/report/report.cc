@@ -47,7 +47,8 @@ void print_ranges(const std::vector<LayerResult>& layers, std::ostream& os) {
   for (const LayerResult& l : layers) {
     for (const TensorRangeRow& t : l.ranges) {
       os << "  " << std::left << std::setw(12) << l.name << " " << std::setw(26) << tensor_label(t.tensor)
-         << " seen [" << fmt("%.4g", t.seen_lo) << ", " << fmt("%.4g", t.seen_hi) << "]  int8 range ["
+         << " seen [" << fmt("%.4g", t.seen_lo) << ", " << fmt("%.4g", t.seen_hi) << "]  "
+         << (t.int16 ? "int16" : "int8") << " range ["
          << fmt("%.4g", t.lo) << ", " << fmt("%.4g", t.hi) << "]  scale " << fmt("%.6g", t.scale)
          << " zero_point " << t.zero_point << "\n";
     }
@@ -239,6 +240,7 @@ nlohmann::json report_json(const ConvertReport& r) {
       for (const TensorRangeRow& t : l.ranges) {
         lj["ranges"].push_back({{"tensor", t.tensor}, {"seen", {t.seen_lo, t.seen_hi}}, {"range", {t.lo, t.hi}},
                                 {"scale", t.scale}, {"zero_point", t.zero_point}});
+        if (t.int16) lj["ranges"].back()["dtype"] = "int16";  // the residual stream (int8 otherwise)
       }
     }
     if (l.has_chained) lj["chained"] = metrics_json(l.chained, l.samples);

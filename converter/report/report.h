@@ -24,6 +24,7 @@ struct TensorRangeRow {
   double seen_lo = 0, seen_hi = 0, lo = 0, hi = 0;
   double scale = 0;
   int zero_point = 0;
+  bool int16 = false;  // a tensor of the 16-bit residual stream (symmetric int16)
 };
 
 struct LayerResult {
