@@ -211,7 +211,62 @@ FloatLayer with_lengths(const FloatLayer& A, const FloatLayer& L) {
   return B;
 }
 
+// The 16-bit residual stream (L.output16, convert --residual int16): x,
+// the adds and y int16 (zero point 0), every GEMM input int8 as in
+// write_s8 (runtime/src/layers/decoder_block.cc).
+flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  const DecoderParams& P = L.as<DecoderParams>();
+  const Calibrated s = c.sub("self."), x = c.sub("cross.");
+  const std::string& at = c.where;
+  const ActQuantParams in = c.s16("query"), h1 = c.s16("add1"), h2 = c.s16("add2"), y = c.s16("output");
+  const ActQuantParams hid = c("ffn.hidden"), act = c("ffn.act"), fo = c("ffn.output");
+  QuantNorm n1, n2, n3;
+  QuantAdd q1, q2, q3;
+  flatbuffers::Offset<fb::Requant> narrow;
+  if (P.norm_first) {
+    const ActQuantParams n1q = s("query"), n2q = x("query"), n3q = c("norm3");
+    n1 = quantize_layernorm16(P.norm1, in, &n1q, nullptr, at + ": norm1");
+    q1 = quantize_add16(in, h1, at + ": add1");
+    n2 = quantize_layernorm16(P.norm2, h1, &n2q, nullptr, at + ": norm2");
+    q2 = quantize_add16(h1, h2, at + ": add2");
+    n3 = quantize_layernorm16(P.norm3, h2, &n3q, nullptr, at + ": norm3");
+    q3 = quantize_add16(h2, y, at + ": add3");
+  } else {
+    const ActQuantParams x8 = s("query"), n1q = x("query"), n1s = x.s16("query"), n2q = c("norm2"),
+                         n2s = c.s16("norm2"), h3 = c.s16("add3");
+    narrow = w.Requants({requant(in.scale / x8.scale, at + ": input_requant")});
+    q1 = quantize_add16(in, h1, at + ": add1");
+    n1 = quantize_layernorm16(P.norm1, h1, &n1q, &n1s, at + ": norm1");
+    q2 = quantize_add16(n1s, h2, at + ": add2");
+    n2 = quantize_layernorm16(P.norm2, h2, &n2q, &n2s, at + ": norm2");
+    q3 = quantize_add16(n2s, h3, at + ": add3");
+    n3 = quantize_layernorm16(P.norm3, h3, nullptr, &y, at + ": norm3");
+  }
+  const auto t1 = write_layernorm_s8(w, P.norm1, n1), t2 = write_layernorm_s8(w, P.norm2, n2);
+  const auto t3 = write_layernorm_s8(w, P.norm3, n3);
+  const auto ffn = ffn_table_s8(w, P.ffn, P.norm_first ? n3.output : n2.output, hid, act, fo, at + ": ffn", &q3);
+  const auto add1 = write_add_s8(w, q1), add2 = write_add_s8(w, q2), add3 = write_add_s8(w, q3);
+  const auto sa = mha_table_s8(w, with_lengths(P.self_attn, L), s, &q1);
+  const auto ca = mha_table_s8(w, with_lengths(P.cross_attn, L), x, &q2);
+  fb::DecoderBlockBuilder b(w.fbb());
+  b.add_dim(static_cast<uint32_t>(L.query_dim));
+  b.add_norm_first(P.norm_first);
+  b.add_norm1(t1);
+  b.add_self_attn(sa);
+  b.add_add1(add1);
+  b.add_norm2(t2);
+  b.add_cross_attn(ca);
+  b.add_add2(add2);
+  b.add_norm3(t3);
+  b.add_ffn(ffn);
+  b.add_add3(add3);
+  b.add_residual16(true);
+  if (!P.norm_first) b.add_input_requant(narrow);
+  return b.Finish().Union();
+}
+
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  if (L.output16) return write_s8_stream16(w, L, c);
   const DecoderParams& P = L.as<DecoderParams>();
   const Calibrated s = c.sub("self."), x = c.sub("cross.");
   const std::string& at = c.where;
@@ -280,7 +335,9 @@ void inspect(const fb::Layer& l, const LayerInfo& info, std::ostream& os) {
   const auto* b = l.options_as_DecoderBlock();
   os << "  " << (b->norm_first() ? "pre-norm" : "post-norm") << ", embed_dim " << b->dim() << ", "
      << b->self_attn()->num_heads() << " heads, FFN " << b->ffn()->hidden_dim() << " ("
-     << fb::EnumNameActivation(b->ffn()->activation()) << ")\n";
+     << fb::EnumNameActivation(b->ffn()->activation()) << ")";
+  if (l.dtype() == fb::DType::S8) os << ", residual stream " << (b->residual16() ? "int16" : "int8");
+  os << "\n";
   os << "  self-attention kv cache: " << info.max_q_len << " positions, " << info.kv_cache_bytes
      << " arena bytes (K and V); memory: " << info.max_kv_len << " rows\n";
 }
@@ -295,17 +352,21 @@ void print_mha(std::ostream& os, const fb::MultiHeadAttention* m) {
 
 void inspect_quant(const fb::Layer& l, std::ostream& os) {
   const auto* b = l.options_as_DecoderBlock();
+  const bool s16 = b->residual16();
+  if (s16 && b->input_requant() != nullptr) {
+    print_requant(os, "  input_requant (int16 x -> self-attention's int8)", b->input_requant());
+  }
   print_norm(os, "norm1", b->norm1());
   os << "  self_attn:\n";
   print_mha(os, b->self_attn());
-  print_add(os, "add1", "self_attn.out_proj", b->add1());
+  print_add(os, "add1", "self_attn.out_proj", b->add1(), s16);
   print_norm(os, "norm2", b->norm2());
   os << "  cross_attn:\n";
   print_mha(os, b->cross_attn());
-  print_add(os, "add2", "cross_attn.out_proj", b->add2());
+  print_add(os, "add2", "cross_attn.out_proj", b->add2(), s16);
   print_norm(os, "norm3", b->norm3());
-  print_ffn(os, "ffn", b->ffn());
-  print_add(os, "add3", "fc2", b->add3());
+  print_ffn(os, "ffn", b->ffn(), s16);
+  print_add(os, "add3", "fc2", b->add3(), s16);
 }
 
 // Pre-norm: norm1 feeds only the self-attention's q/k/v projections, norm2

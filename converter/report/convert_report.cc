@@ -13,10 +13,10 @@ namespace {
 std::vector<TensorRangeRow> range_rows(const FloatLayer& L, const LayerCalibration& c) {
   std::vector<TensorRangeRow> rows;
   for (const char* key : {"query", "key", "value", "q_proj", "k_proj", "v_proj", "w_q", "w_k", "w", "context",
-                          "add1", "add2", "output"}) {
+                          "add1", "add2", "add3", "output"}) {
     const std::string k = key;
-    const bool int16 = (k == "query" && L.input16) || (L.output16 && (k == "output" || k == "add1" || k == "add2"));
-    if ((k == "add1" || k == "add2") && !L.output16) continue;
+    const bool int16 = (k == "query" && L.input16) || (L.output16 && (k == "output" || k.rfind("add", 0) == 0));
+    if (k.rfind("add", 0) == 0 && !L.output16) continue;
     const auto seen = c.seen.find(key);
     const auto used = c.ranges.find(key);
     if (seen == c.seen.end() || used == c.ranges.end() || seen->second.count == 0) continue;

@@ -610,7 +610,8 @@ ModelSpec read_model_spec(const std::string& spec_path, const std::string& weigh
 
 void use_residual16(ModelSpec* spec) {
   for (FloatLayer& L : spec->layers) {
-    if (L.kind->runtime_kind == EA_LAYER_ENCODER_BLOCK) L.input16 = L.output16 = true;
+    const ea_layer_kind k = L.kind->runtime_kind;
+    if (k == EA_LAYER_ENCODER_BLOCK || k == EA_LAYER_DECODER_BLOCK) L.input16 = L.output16 = true;
   }
   for (FloatLayer& L : spec->layers) {
     if (L.input_layer < 0) continue;
@@ -618,7 +619,7 @@ void use_residual16(ModelSpec* spec) {
     if (src.output16 && !L.input16) {
       if (L.kind->runtime_kind != EA_LAYER_LAYERNORM) {
         fail("layer '", L.name, "' (", L.kind->name, ") reads the int16 residual stream of '", src.name,
-             "' (--residual int16); only encoder_block and layernorm layers read it: put a layernorm between "
+             "' (--residual int16); only block and layernorm layers read it: put a layernorm between "
              "them or convert with --residual int8");
       }
       L.input16 = true;

@@ -575,12 +575,36 @@ TEST(BadModel, Residual16Fields) {
     }
     return nullptr;
   };
+  const auto decoder = [](fb::Model* m, const char* layer) -> const fb::DecoderBlock* {
+    for (uint32_t i = 0; i < m->layers()->size(); ++i) {
+      if (m->layers()->Get(i)->name()->str() == layer) return m->layers()->Get(i)->options_as_DecoderBlock();
+    }
+    return nullptr;
+  };
   struct Case {
     const char* what;
     std::function<bool(fb::Model*)> patch;
     const char* message;
   };
   const Case cases[] = {
+      {"dec_pre: add3 shift 14",
+       [&](fb::Model* m) {
+         const auto* b = decoder(m, "dec_pre");
+         return b != nullptr && SetScalar<int32_t>(b->add3(), fb::ResidualAdd::VT_SHIFT, 14);
+       },
+       "residual add add3 (int16 stream): multiplier"},
+      {"dec_post: norm3's int16 output with zero point 2",
+       [&](fb::Model* m) {
+         const auto* b = decoder(m, "dec_post");
+         return b != nullptr && SetScalar<int32_t>(b->norm3()->output16(), fb::ActQuant::VT_ZERO_POINT, 2);
+       },
+       "norm3 is int16 (the residual stream) with zero point 2, must be 0"},
+      {"dec_post: the flag says int8",
+       [&](fb::Model* m) {
+         const auto* b = decoder(m, "dec_post");
+         return b != nullptr && SetScalar<uint8_t>(b, fb::DecoderBlock::VT_RESIDUAL16, 0);
+       },
+       "LayerNorms on an int16 stream in a block whose residual stream is int8"},
       {"pre: the int16 input with zero point 5",
        [&](fb::Model* m) {
          const auto* b = block(m, "pre");

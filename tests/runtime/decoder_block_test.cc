@@ -30,13 +30,13 @@ bool Converted(const std::string& name) {
   return std::find(all.begin(), all.end(), name) != all.end();
 }
 
-// n rows of the layer's width: int8 bytes or floats in [-2, 2].
-std::vector<uint8_t> Rows(const LayerInfo& info, int n, uint32_t seed) {
-  const size_t es = info.dtype == EA_S8 ? 1 : 4;
+// n rows of the layer's width of es-byte elements: int8 bytes, int16
+// values (the 16-bit residual stream, its ends included) or floats in [-2, 2].
+std::vector<uint8_t> Rows(const LayerInfo& info, int n, uint32_t seed, size_t es) {
   std::vector<uint8_t> x(static_cast<size_t>(n) * info.query_dim * es);
   uint32_t s = seed;
   auto next = [&s] { s = s * 1664525u + 1013904223u; return s >> 8; };
-  if (es == 1) {
+  if (es <= 2) {
     for (auto& b : x) b = static_cast<uint8_t>(next());
   } else {
     float* f = reinterpret_cast<float*>(x.data());
@@ -70,13 +70,17 @@ class DecoderBlock : public ::testing::TestWithParam<Case> {
     ASSERT_GE(layer, 0);
     info = m.Info(layer);
     s8 = info.dtype == EA_S8;
-    es = s8 ? 1 : 4;
+    mem_es = s8 ? 1 : 4;
+    es = info.input_dtype == EA_S16 ? 2 : mem_es;  // the rows in and out (int16: the residual stream)
   }
   void TearDown() override { ek::set_kernel_path(ek::best_kernel_path()); }
 
   void ExpectRowsEqual(const uint8_t* got, const uint8_t* want, int rows, const std::string& what) {
     for (int i = 0; i < rows * info.output_dim; ++i) {
-      if (s8) {
+      if (es == 2) {
+        ASSERT_EQ(reinterpret_cast<const int16_t*>(got)[i], reinterpret_cast<const int16_t*>(want)[i])
+            << what << " element " << i;
+      } else if (s8) {
         ASSERT_EQ(static_cast<int8_t>(got[i]), static_cast<int8_t>(want[i])) << what << " element " << i;
       } else {
         ASSERT_NEAR(reinterpret_cast<const float*>(got)[i], reinterpret_cast<const float*>(want)[i], kF32Tolerance)
@@ -89,7 +93,7 @@ class DecoderBlock : public ::testing::TestWithParam<Case> {
   int layer = -1;
   LayerInfo info = {};
   bool s8 = false;
-  size_t es = 1;
+  size_t es = 1, mem_es = 1;
 };
 
 TEST_P(DecoderBlock, LayerInfo) {
@@ -100,15 +104,15 @@ TEST_P(DecoderBlock, LayerInfo) {
   EXPECT_EQ(info.max_q_len, 12);
   EXPECT_EQ(info.max_kv_len, 16);
   // The self-attention's K and V for max_q_len positions of 64 elements.
-  EXPECT_EQ(info.kv_cache_bytes, 2u * 12 * 64 * es);
+  EXPECT_EQ(info.kv_cache_bytes, 2u * 12 * 64 * mem_es);
   EXPECT_EQ(m.interp.CachedLength(layer), 0);
 }
 
 TEST_P(DecoderBlock, StepsEqualTheFullRunOnEveryPath) {
   const int n = info.max_q_len, lk = info.max_kv_len, e = info.query_dim, heads = info.num_heads;
   const size_t we = s8 ? 2 : 4;
-  const auto x = Rows(info, n, 7);
-  const auto memory = Rows(info, lk, 11);
+  const auto x = Rows(info, n, 7, es);
+  const auto memory = Rows(info, lk, 11, mem_es);
   for (int valid : {lk, 9}) {
     for (ek::KernelPath path : Paths()) {
       ASSERT_TRUE(ek::set_kernel_path(path));
@@ -187,7 +191,7 @@ TEST_P(DecoderBlock, StepsEqualTheFullRunOnEveryPath) {
 
 TEST_P(DecoderBlock, MisuseIsRefused) {
   const int e = info.query_dim;
-  const auto x = Rows(info, 2, 3);
+  const auto x = Rows(info, 2, 3, es);
   std::vector<uint8_t> out(static_cast<size_t>(e) * es * 2);
   // A step needs the memory's keys first (a fresh interpreter has none).
   ASSERT_EQ(m.interp.BeginSequence(layer), Status::kOk);
@@ -204,7 +208,7 @@ TEST_P(DecoderBlock, MisuseIsRefused) {
   a.kv_len = 4;
   EXPECT_EQ(m.interp.Run(layer, a), Status::kInvalidArgument);
   // More memory rows than the plan.
-  const auto memory = Rows(info, info.max_kv_len + 1, 5);
+  const auto memory = Rows(info, info.max_kv_len + 1, 5, mem_es);
   EXPECT_EQ(m.interp.CacheKeys(layer, memory.data(), nullptr, info.max_kv_len + 1, 0), Status::kLengthExceedsPlan);
   // More target rows than the plan.
   a.key = memory.data();
@@ -213,7 +217,8 @@ TEST_P(DecoderBlock, MisuseIsRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, DecoderBlock,
-                         ::testing::Combine(::testing::Values("encoder_block_int8", "encoder_block_f32"),
+                         ::testing::Combine(::testing::Values("encoder_block_int8", "encoder_block_f32",
+                                                              "encoder_block_int8_res16"),
                                             ::testing::Values("dec_pre", "dec_post")));
 
 }  // namespace

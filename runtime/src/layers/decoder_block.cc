@@ -18,6 +18,10 @@
 // self-attention's K, V for max_q_len positions (a decoding step appends one).
 // A full run fills self positions 0..q_len-1 (prefill), as an MHA layer with
 // kv_cache does; attention weights, when asked for, are the cross-attention's.
+// The 16-bit residual stream (DecoderBlock.residual16, issue 37): x, y and
+// the stream's rows are int16 (a, o, t then hold 2 bytes per element), the
+// adds contract 5c, the LayerNorms contract 4b; a row tile never writes an
+// int16 row over int8 rows other tiles still read (run16, steps16 below).
 #include "layer_kind.h"
 #include "parts.h"
 
@@ -49,7 +53,8 @@ LayerShape cross_shape(const LayerShape& s) {
 // max_q_len self positions and max_kv_len memory rows.
 DecoderLayout decoder_layout(const LayerShape& s, int q_len, int kv_len, int max_q_len, int max_kv_len) {
   const bool s8 = s.dtype == EA_S8;
-  const uint64_t row = static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.embed_dim) * (s8 ? 1 : 4);
+  const uint64_t row = static_cast<uint64_t>(q_len) * static_cast<uint64_t>(s.embed_dim) * (s8 ? 1 : 4) *
+                       (s.residual16 ? 2 : 1);  // the int16 stream's rows
   const uint64_t self_attn = plan_mha(self_shape(s), q_len, q_len).scratch_bytes;
   const uint64_t cross_attn = plan_mha(cross_shape(s), q_len, kv_len).scratch_bytes;
   const uint64_t hidden = ffn_hidden_bytes(s.hidden_dim, s8, q_len);  // in `region`, after the attentions
@@ -74,6 +79,66 @@ bool same_quant(Checker& c, const fb::ActQuant* from, const fb::ActQuant* to, co
   if (from->scale() != to->scale() || from->zero_point() != to->zero_point()) {
     c.Msg() << "int8 quantization differs at " << what;
     return false;
+  }
+  return true;
+}
+
+// The int8 block with the 16-bit residual stream (see the top of this file).
+bool verify_stream16(Checker& c, const fb::DecoderBlock& b) {
+  const fb::LayerNorm* n1 = b.norm1();
+  const fb::LayerNorm* n2 = b.norm2();
+  const fb::LayerNorm* n3 = b.norm3();
+  const auto* sa = b.self_attn();
+  const auto* ca = b.cross_attn();
+  const bool pre = b.norm_first();
+  if (!n1->input16() || !n2->input16() || !n3->input16()) {
+    c.Msg() << "a block with the int16 residual stream needs LayerNorms that read int16 (input16)";
+    return false;
+  }
+  const bool outputs = pre ? n1->output() && n2->output() && n3->output()
+                           : n1->output() && n1->output16() && n2->output() && n2->output16() && n3->output16();
+  if (!outputs) {
+    c.Msg() << (pre ? "norm1..norm3 need int8 outputs (the GEMMs' inputs)"
+                    : "post-norm: norm1 and norm2 need int8 and int16 outputs, norm3 its int16 output");
+    return false;
+  }
+  if (b.add1() == nullptr || b.add2() == nullptr || b.add3() == nullptr) {
+    c.Msg() << "missing a residual add";
+    return false;
+  }
+  const fb::ActQuant* x = pre ? n1->input() : b.add1()->a();
+  if (!c.Quant16(x, "the block's int16 input") || !verify_add16(c, b.add1(), x, sa->out_proj(), "add1") ||
+      !verify_add16(c, b.add2(), pre ? b.add1()->output() : n1->output16(), ca->out_proj(), "add2") ||
+      !verify_add16(c, b.add3(), pre ? b.add2()->output() : n2->output16(), b.ffn()->fc2(), "add3")) {
+    return false;
+  }
+  if (!pre && !c.Requant(b.input_requant(), 1, "input_requant (the int16 input to the attention's int8)")) {
+    return false;
+  }
+  const fb::ActQuant* sq = sa->q_proj()->input();
+  const fb::ActQuant* cq = ca->q_proj()->input();
+  const fb::ActQuant* fc1 = b.ffn()->fc1()->input();
+  const struct {
+    bool applies;
+    const fb::ActQuant* from;
+    const fb::ActQuant* to;
+    const char* what;
+  } handovers[] = {
+      {pre, n1->output(), sq, "norm1's output / self_attn's input"},
+      {pre, b.add1()->output(), n2->input(), "add1's output / norm2's input"},
+      {pre, n2->output(), cq, "norm2's output / cross_attn's query input"},
+      {pre, b.add2()->output(), n3->input(), "add2's output / norm3's input"},
+      {pre, n3->output(), fc1, "norm3's output / the FFN's input"},
+      {!pre, b.add1()->output(), n1->input(), "add1's output / norm1's input"},
+      {!pre, n1->output(), cq, "norm1's output / cross_attn's query input"},
+      {!pre, b.add2()->output(), n2->input(), "add2's output / norm2's input"},
+      {!pre, n2->output(), fc1, "norm2's output / the FFN's input"},
+      {!pre, b.add3()->output(), n3->input(), "add3's output / norm3's input"},
+      {true, sq, sa->k_proj()->input(), "self_attn's query / key input"},
+      {true, sq, sa->v_proj()->input(), "self_attn's query / value input"},
+      {true, ca->k_proj()->input(), ca->v_proj()->input(), "cross_attn's key / value input (the memory)"}};
+  for (const auto& h : handovers) {
+    if (h.applies && !same_quant(c, h.from, h.to, h.what)) return false;
   }
   return true;
 }
@@ -106,11 +171,18 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
     return false;
   }
   if (!s8) return true;
+  if (b->residual16()) return verify_stream16(c, *b);
   // The int8 steps must agree on the quantization of every tensor one hands
   // to the next (the converter writes them so; a file that does not is refused).
   const fb::LayerNorm* n1 = b->norm1();
   const fb::LayerNorm* n2 = b->norm2();
   const fb::LayerNorm* n3 = b->norm3();
+  for (const fb::LayerNorm* n : {n1, n2, n3}) {
+    if (n->input16() || n->output16() != nullptr) {
+      c.Msg() << "LayerNorms on an int16 stream in a block whose residual stream is int8 (residual16 false)";
+      return false;
+    }
+  }
   const fb::ActQuant* sq = sa->q_proj()->input();
   const fb::ActQuant* cq = ca->q_proj()->input();
   const fb::ActQuant* fc1 = b->ffn()->fc1()->input();
@@ -154,6 +226,7 @@ void shape(const void* options, LayerShape* s) {
   s->cross = false;
   s->kv_cache = true;
   s->hidden_dim = static_cast<int>(b->ffn()->hidden_dim());
+  s->residual16 = s->dtype == EA_S8 && b->residual16();
 }
 
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
@@ -184,6 +257,13 @@ void info(const fb::Layer& l, LayerInfo* info) {
   } else {
     info->output_quant = quant_of(b->norm3()->output());
   }
+  if (l.dtype() == fb::DType::S8 && b->residual16()) {  // int16 rows in and out (zero point 0)
+    info->input_dtype = info->output_dtype = EA_S16;
+    if (!b->norm_first()) {
+      info->query_quant = quant_of(b->add1()->a());
+      info->output_quant = quant_of(b->norm3()->output16());
+    }
+  }
   LayerShape s = shape_with(l, shape);
   s.dtype = info->dtype;
   const DecoderLayout d = decoder_layout(s, 1, 1, static_cast<int>(l.max_q_len()), static_cast<int>(l.max_kv_len()));
@@ -201,6 +281,29 @@ void run_steps(const fb::Model& model, const Call& c, const DecoderLayout& lay, 
   uint8_t* o = c.scratch + lay.o;
   uint8_t* t = c.scratch + lay.t;
   uint8_t* hidden = c.scratch + lay.hidden;
+  if (c.s8 && b->residual16()) {  // int16 x, the stream's rows int16 (see the top of this file)
+    const Residual r1 = {b->add1(), c.query, true};
+    if (b->norm_first()) {
+      const Residual r2 = {b->add2(), o, true}, r3 = {b->add3(), t, true};
+      NormStep(model, c, b->norm1(), c.query, a, nullptr).Alone(rows);
+      self_attn(a, o, &r1);
+      NormStep(model, c, b->norm2(), o, a, nullptr).Alone(rows);
+      cross_attn(a, t, &r2);
+      NormStep(model, c, b->norm3(), t, a, nullptr).Alone(rows);
+      run_ffn(model, c, b->ffn(), rows, a, hidden, c.output, &r3);
+    } else {
+      const Residual r2 = {b->add2(), o, true}, r3 = {b->add3(), t, true};
+      NarrowStep(b->input_requant(), b->self_attn()->q_proj()->input(), static_cast<int>(b->dim()), c.query, a)
+          .Alone(rows);
+      self_attn(a, o, &r1);
+      NormStep(model, c, b->norm1(), o, a, o).Alone(rows);
+      cross_attn(a, t, &r2);
+      NormStep(model, c, b->norm2(), t, a, t).Alone(rows);
+      run_ffn(model, c, b->ffn(), rows, a, hidden, c.output, &r3);
+      NormStep(model, c, b->norm3(), c.output, nullptr, c.output).Alone(rows);
+    }
+    return;
+  }
   if (b->norm_first()) {
     run_layernorm(model, c, b->norm1(), rows, c.query, a);
     const Residual r1 = {b->add1(), c.query}, r2 = {b->add2(), o}, r3 = {b->add3(), t};
@@ -252,7 +355,7 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   const auto* sa = b->self_attn();
   const auto* ca = b->cross_attn();
   Call self = c;  // causal self-attention over the query rows, K and V into the self cache (prefill)
-  self.query = self.key = self.value = pre ? a : c.query;
+  self.query = self.key = self.value = pre || s.residual16 ? a : c.query;
   self.kv_len = self.kv_valid_len = c.q_len;
   self.keys_cached = false;
   self.weights = nullptr;
@@ -264,6 +367,39 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   xb.ctx = t;
   const int unit = kernels::kLinearRowUnit;
   const fb::FeedForward* ffn = b->ffn();
+  if (s.residual16) {
+    // The int16 stream: every row a chain step writes as int16 is a buffer
+    // no later tile reads as int8 (the cross-attention's output goes to `a`,
+    // whose int8 rows the Q projection read in the chain before; norm3 /
+    // norm2 write their int8 rows over the context rows just read).
+    const Residual r1 = {b->add1(), c.query, true};
+    if (pre) {
+      run_chain(c, rows, unit, NormStep(model, c, b->norm1(), c.query, a, nullptr),
+                mha_qkv_step(model, sa, c, a, sb));
+    } else {
+      run_chain(c, rows, unit, NarrowStep(b->input_requant(), sa->q_proj()->input(), static_cast<int>(b->dim()),
+                                          c.query, a),
+                mha_qkv_step(model, sa, c, a, sb));
+    }
+    mha_attend(sa, self, sb);
+    mha_project_keys(model, ca, cross, xb);
+    const Residual r2 = {b->add2(), o, true}, r3 = {b->add3(), a, true};
+    run_chain(c, rows, unit, LinearStep(model, c, sa->out_proj(), sb.ctx, o, &r1),
+              NormStep(model, c, pre ? b->norm2() : b->norm1(), o, a, pre ? nullptr : o),
+              LinearStep(model, c, ca->q_proj(), a, xb.q));
+    mha_attend(ca, cross, xb);
+    if (pre) {
+      run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), t, a, &r2),
+                NormStep(model, c, b->norm3(), a, t, nullptr), LinearStep(model, c, ffn->fc1(), t, hidden),
+                TableStep(c, ffn, hidden), LinearStep(model, c, ffn->fc2(), hidden, c.output, &r3));
+    } else {
+      run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), t, a, &r2),
+                NormStep(model, c, b->norm2(), a, t, a), LinearStep(model, c, ffn->fc1(), t, hidden),
+                TableStep(c, ffn, hidden), LinearStep(model, c, ffn->fc2(), hidden, c.output, &r3),
+                NormStep(model, c, b->norm3(), c.output, nullptr, c.output));
+    }
+    return;
+  }
   if (pre) {
     run_chain(c, rows, unit, NormStep(model, c, b->norm1(), c.query, a), mha_qkv_step(model, sa, c, a, sb));
   } else {

@@ -238,30 +238,6 @@ void info(const fb::Layer& l, LayerInfo* info) {
   }
 }
 
-// Post-norm with the 16-bit stream: the int16 input rows narrowed to the
-// attention's int8 input (requantize_s8, contract 1 on the int16 value).
-class NarrowStep {
- public:
-  NarrowStep(const fb::EncoderBlock* b, int dim, const void* x, void* y)
-      : work_per_row(static_cast<uint64_t>(dim)), dim_(dim), x_(static_cast<const int16_t*>(x)),
-        y_(static_cast<int8_t*>(y)), mult_(b->input_requant()->multiplier()->Get(0)),
-        shift_(b->input_requant()->shift()->Get(0)), zp_(b->self_attn()->q_proj()->input()->zero_point()) {}
-  uint64_t work_per_row;
-  void Prepare() {}
-  void Rows(int r0, int r1, int) const {
-    const size_t end = static_cast<size_t>(r1) * static_cast<size_t>(dim_);
-    for (size_t i = static_cast<size_t>(r0) * static_cast<size_t>(dim_); i < end; ++i) {
-      y_[i] = kernels::requantize_s8(x_[i], mult_, shift_, zp_);
-    }
-  }
-  void Alone(int rows) const { Rows(0, rows, 0); }
-
- private:
-  int dim_;
-  const int16_t* x_;
-  int8_t* y_;
-  int32_t mult_, shift_, zp_;
-};
 
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
   return LayerPlan{0, block_layout(s, q_len, kv_len).total, plan_mha(s, q_len, kv_len).worker_bytes};
@@ -303,7 +279,7 @@ void run(const fb::Model& model, const Call& c, int) {
                 TableStep(c, b->ffn(), hidden), LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &add2));
     } else {
       const Residual add2 = {b->add2(), o, true};
-      run_chain(c, rows, unit, NarrowStep(b, static_cast<int>(b->dim()), c.query, a), mha_qkv_step(model, m, c, a, mb));
+      run_chain(c, rows, unit, NarrowStep(b->input_requant(), m->q_proj()->input(), static_cast<int>(b->dim()), c.query, a), mha_qkv_step(model, m, c, a, mb));
       mha_attend(m, attn, mb);
       run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o, &res1),
                 NormStep(model, c, b->norm1(), o, a, o), LinearStep(model, c, b->ffn()->fc1(), a, hidden),

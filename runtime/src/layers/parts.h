@@ -99,6 +99,32 @@ class TableStep {
   void* hidden_;
 };
 
+// A post-norm block on the 16-bit stream: its int16 input rows narrowed to
+// the attention's int8 input, requantize_s8 (contract 1) of each value with
+// the block's input_requant, as a chain step (one multiply per element).
+class NarrowStep {
+ public:
+  NarrowStep(const fb::Requant* rq, const fb::ActQuant* to, int dim, const void* x, void* y)
+      : work_per_row(static_cast<uint64_t>(dim)), dim_(dim), x_(static_cast<const int16_t*>(x)),
+        y_(static_cast<int8_t*>(y)), mult_(rq->multiplier()->Get(0)), shift_(rq->shift()->Get(0)),
+        zp_(to->zero_point()) {}
+  uint64_t work_per_row;
+  void Prepare() {}
+  void Rows(int r0, int r1, int) const {
+    const size_t end = static_cast<size_t>(r1) * static_cast<size_t>(dim_);
+    for (size_t i = static_cast<size_t>(r0) * static_cast<size_t>(dim_); i < end; ++i) {
+      y_[i] = kernels::requantize_s8(x_[i], mult_, shift_, zp_);
+    }
+  }
+  void Alone(int rows) const { Rows(0, rows, 0); }
+
+ private:
+  int dim_;
+  const int16_t* x_;
+  int8_t* y_;
+  int32_t mult_, shift_, zp_;
+};
+
 // A block's residual add (encoder_block.cc), run in the epilogue of the
 // Linear `from` that computes its b (requant.h contract 5b): the add's
 // residual input quantized as `in_a`, from's output quantization the add's
