@@ -202,6 +202,33 @@ heldout() {
   heldout_py "$OUT" "${MODELS[@]}"
 }
 
+# The blocks' residual stream, int8 (the default) against --residual int16
+# (docs/quantization.md, "The 16-bit residual stream"): held-out relative
+# L2 of each block's output and of its change (output - input).
+residual_streams() {
+  section "Transformer blocks: int8 vs int16 residual stream (convert --residual int16), held-out"
+  local name dir stream blocks
+  for name in encoder_block outlier_block; do
+    dir=models/$name
+    [[ -f $dir/spec.json ]] || continue
+    case $name in
+      encoder_block) blocks=(pre post vit custom dec:dec_pre dec:dec_post) ;;
+      *) blocks=(enc dec:dec) ;;
+    esac
+    for stream in int8 int16; do
+      logged "$LOGS/residual_${name}_${stream}.log" \
+        "$CONVERT" convert --weights "$dir/weights.safetensors" --spec "$dir/spec.json" \
+          --calib "$dir/calib.npz" --dtype int8 --residual "$stream" -q -o "$OUT/${name}_res_${stream}.eatn"
+      logged "$LOGS/residual_${name}_${stream}_eval.log" \
+        "$CONVERT" eval "$OUT/${name}_res_${stream}.eatn" --reference "$dir/reference.npz" --repeat 1 \
+          --dump-outputs "$OUT/${name}_res_${stream}.outputs.npz"
+      echo "models/$name, --residual $stream (relative L2 % of the output, and of the block's change):"
+      python3 scripts/block_change_error.py "$dir/reference.npz" "$OUT/${name}_res_${stream}.outputs.npz" \
+        "${blocks[@]}" | sed 's/^/  /'
+    done
+  done
+}
+
 inspect_one() {
   local file=$OUT/${MODELS[0]}_int8.eatn
   section "edgeattn-convert inspect $file (first 20 lines)"
@@ -418,6 +445,7 @@ main() {
   find_models
   convert_all
   heldout
+  residual_streams
   inspect_one
   evaluate
   decode
