@@ -840,10 +840,11 @@ void BM_Qs8EncoderBlockStream16(benchmark::State& state, ek::KernelPath path, in
   const int hd = d / heads, f = 4 * d;
   Qs8Linear wq(d, d, 11), wk(d, d, 12), wv(d, d, 13), wo(d, d, 14), fc1(d, f, 16), fc2(f, d, 17);
   Qs8Norm n1(d), n2(d);
-  std::vector<int8_t> gelu(256);
+  std::vector<int8_t> gelu(256);  // BM_Qs8EncoderBlock's table
   for (int i = 0; i < 256; ++i) {
-    const double x = (i - 128) * (8.0 / 128.0);
-    gelu[i] = static_cast<int8_t>(std::lround(std::min(127.0, 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))) / (8.0 / 127.0))));
+    const double v = (i - 128) * (8.0 / 128.0);
+    gelu[i] = static_cast<int8_t>(
+        std::lround(std::min(127.0, 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))) / (8.0 / 127.0))));
   }
   std::vector<int16_t> x(static_cast<size_t>(L) * d), o(x.size()), y(x.size());
   {
@@ -885,7 +886,8 @@ void BM_Qs8EncoderBlockStream16(benchmark::State& state, ek::KernelPath path, in
     benchmark::DoNotOptimize(y.data());
   }
   SetFlops(state, 24.0 * L * d * static_cast<double>(d) + 4.0 * L * static_cast<double>(L) * d);
-  SetBytes(state, 4 * LinearBytes(d, d, 1) + LinearBytes(d, f, 1) + LinearBytes(f, d, 1) + 4 * static_cast<int64_t>(L) * d);
+  SetBytes(state,
+           4 * LinearBytes(d, d, 1) + LinearBytes(d, f, 1) + LinearBytes(f, d, 1) + 4 * static_cast<int64_t>(L) * d);
 }
 
 void RegisterXnnpack() {

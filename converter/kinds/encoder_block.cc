@@ -272,7 +272,9 @@ void inspect(const fb::Layer& l, const LayerInfo&, std::ostream& os) {
 void inspect_quant(const fb::Layer& l, std::ostream& os) {
   const auto* b = l.options_as_EncoderBlock();
   const bool s16 = b->residual16();
-  if (s16 && b->input_requant() != nullptr) print_requant(os, "  input_requant (int16 x -> attention's int8)", b->input_requant());
+  if (s16 && b->input_requant() != nullptr) {
+    print_requant(os, "  input_requant (int16 x -> attention's int8)", b->input_requant());
+  }
   print_norm(os, "norm1", b->norm1());
   print_linear(os, "q_proj", b->self_attn()->q_proj());
   print_linear(os, "k_proj", b->self_attn()->k_proj());

@@ -279,7 +279,9 @@ void run(const fb::Model& model, const Call& c, int) {
                 TableStep(c, b->ffn(), hidden), LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &add2));
     } else {
       const Residual add2 = {b->add2(), o, true};
-      run_chain(c, rows, unit, NarrowStep(b->input_requant(), m->q_proj()->input(), static_cast<int>(b->dim()), c.query, a), mha_qkv_step(model, m, c, a, mb));
+      run_chain(c, rows, unit,
+                NarrowStep(b->input_requant(), m->q_proj()->input(), static_cast<int>(b->dim()), c.query, a),
+                mha_qkv_step(model, m, c, a, mb));
       mha_attend(m, attn, mb);
       run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o, &res1),
                 NormStep(model, c, b->norm1(), o, a, o), LinearStep(model, c, b->ffn()->fc1(), a, hidden),
