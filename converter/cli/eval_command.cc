@@ -12,6 +12,7 @@
 #include "converter/io/formats.h"
 #include "converter/io/npy.h"
 #include "converter/kinds/kind.h"
+#include "converter/model/dataset.h"
 #include "converter/report/report.h"
 #include "converter/report/eval_heatmap.h"
 #include "converter/report/tokens.h"
@@ -66,7 +67,10 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
   const std::vector<uint8_t> bytes = read_file(o.model);
   const LoadedModel lm(bytes, o.model);
   const Model& model = lm.model();
-  const ArrayMap ref = load_data_npz(o.reference, "reference data (--reference)");
+  ArrayMap ref = load_data_npz(o.reference, "reference data (--reference)");
+  std::vector<std::string> layer_names;
+  for (int i = 0; i < model.num_layers(); ++i) layer_names.push_back(layer_shell(model, i).name);
+  rename_data_keys(&ref, o.reference, parse_data_keys(o.data_keys), layer_names);
   const ea_range_policy range_policy = parse_range_mode(o.range_mode);
   std::vector<LayerResult> results;
   std::vector<std::pair<std::string, Array>> dumped;  // --dump-outputs
