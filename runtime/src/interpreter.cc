@@ -1,5 +1,6 @@
 // Execution: checks the run-time arguments (the only thing not verified at
 // load), carves the layer's buffers out of the arena and calls the kernels.
+#include <cmath>
 #include <cstring>
 
 #include "edgeattn/edgeattn.hpp"
@@ -406,6 +407,17 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
       if (ids[i] < 0 || ids[i] >= info.input_range) {
         error_ << "layer '" << name << "': token id " << ids[i] << " at " << i << " is outside 0.."
                << info.input_range - 1;
+        return Status::kInvalidArgument;
+      }
+    }
+  }
+
+  if (info.input_dtype == EA_F32 && info.dtype == EA_S8) {  // float rows into int8 (quantize): no byte for NaN
+    const float* x = static_cast<const float*>(c.query);
+    for (int i = 0; i < c.q_len * info.query_dim; ++i) {
+      if (!std::isfinite(x[i])) {
+        error_ << "layer '" << name << "': input value " << i << " (row " << i / info.query_dim << ") is "
+               << (std::isnan(x[i]) ? "NaN" : "infinite") << ": it has no int8 value";
         return Status::kInvalidArgument;
       }
     }
