@@ -86,7 +86,10 @@ constexpr Microkernel<Qs16LayerNormFn> kQs16LayerNorm[] = {
 #undef EA_UKERNEL
 #undef EA_LIST_END
 
-constexpr const char* kNames[] = {"ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "cmsis-dsp", "helium"};
+// Characters, not pointers to literals: a pointer would keep this file's
+// literals, the lists' variant names among them (460 B on Cortex-M), in
+// every firmware that prints its path.
+constexpr char kNames[][12] = {"ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "cmsis-dsp", "helium"};
 static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(KernelPath::kCount),
               "one name per path");
 
