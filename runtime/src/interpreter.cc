@@ -463,15 +463,18 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
     return Status::kInvalidArgument;
   }
   const bool memory = g.memory_dim > 0;
+  // (The memory's numbers only when the model reads a memory.)
   if (in.num_rows < 1 || (memory && in.memory_rows < 1)) {
-    error_ << "Invoke: num_rows " << in.num_rows << (memory ? " and memory_rows " : "")
-           << (memory ? in.memory_rows : 0) << " must be >= 1";
+    error_ << "Invoke: num_rows " << in.num_rows;
+    if (memory) error_ << " and memory_rows " << in.memory_rows;
+    error_ << " must be >= 1";
     return Status::kInvalidArgument;
   }
   if (in.num_rows > g.max_input_rows || (memory && in.memory_rows > g.max_memory_rows)) {
-    error_ << "Invoke: " << in.num_rows << " input rows" << (memory ? ", " : "") << (memory ? in.memory_rows : 0)
-           << (memory ? " memory rows" : "") << " exceed the model's " << g.max_input_rows
-           << (memory ? " / " : "") << (memory ? g.max_memory_rows : 0);
+    error_ << "Invoke: " << in.num_rows << " input rows";
+    if (memory) error_ << ", " << in.memory_rows << " memory rows";
+    error_ << " exceed the model's " << g.max_input_rows;
+    if (memory) error_ << " / " << g.max_memory_rows;
     return Status::kLengthExceedsPlan;
   }
   if (in.valid_rows > in.num_rows || (memory && in.memory_valid_rows > in.memory_rows)) {
