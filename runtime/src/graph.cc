@@ -145,8 +145,8 @@ Status Model::VerifyGraph() {
     const bool decoder_part = generates && s >= decoder_start;
     if (decoder_part) {
       if (token_step(*this->layer(layer)) == TokenStep::kNone) {
-        error_ << "graph step " << s << " (layer '" << name << "'): a " << kind_label(*this->layer(layer))
-               << " layer cannot run one token at a time in the decoder part (per-row kinds, positions without "
+        error_ << "graph step " << s << " (layer '" << name << "', " << kind_label(*this->layer(layer))
+               << ") cannot run one token at a time in the decoder part (per-row kinds, positions without "
                   "class tokens, KV-cache layers and cross-attention over cached memory can)";
         return Status::kInvalidModel;
       }
