@@ -207,8 +207,8 @@ int RunGenerate(const std::vector<std::string>& paths, const std::vector<Sequenc
   for (const std::string& p : paths) gens.push_back(std::make_unique<edgeattn::demo::RuntimeGenerator>(p));
   std::vector<std::vector<std::vector<int>>> out(gens.size());
   std::vector<std::vector<double>> us(gens.size());
-  for (size_t k = 0; k < gens.size(); ++k) {
-    for (const Sequence& s : seqs) {
+  for (const Sequence& s : seqs) {  // interleaved: the models' latencies see the same machine state
+    for (size_t k = 0; k < gens.size(); ++k) {
       out[k].push_back(gens[k]->Generate(s.digits, kPad, kBos, kEos));
       us[k].push_back(gens[k]->last_us());
     }
