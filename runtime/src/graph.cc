@@ -48,7 +48,9 @@ TokenStep token_step(const fb::Layer& l) {
     return TokenStep::kCachedMemory;
   }
   if (kind->rows_independent) return TokenStep::kRow;
-  if (kind->step != nullptr && info.added_rows == 0) return TokenStep::kPosition;
+  // A step without a KV cache at all (positions); MHA without "kv_cache"
+  // has a step function too, but attends over rows it does not keep.
+  if (kind->step != nullptr && kind->has_kv_cache == nullptr && info.added_rows == 0) return TokenStep::kPosition;
   return TokenStep::kNone;
 }
 

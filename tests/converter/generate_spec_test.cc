@@ -70,7 +70,11 @@ TEST(GenerateSpec, BadFieldsAreErrorsNamingThem) {
        "layer 'decoder': field 'memory': 'head' is not an earlier layer"},
       {"memory on a layer that reads none", [](json& s) { Layer(s, "dec_norm")["memory"] = "enc_norm"; },
        "field 'memory': a layernorm layer reads no memory (only cross-attention does)"},
-      {"memory from a decoder layer", [](json& s) { Layer(s, "decoder")["memory"] = "tgt_pos"; },
+      {"memory from a decoder layer",
+       [](json& s) {
+         Layer(s, "decoder")["memory"] = "tgt_pos";
+         Layer(s, "decoder")["max_kv_len"] = 13;  // its 13 rows fit
+       },
        "layer 'decoder': \"memory\" is for a decoder layer reading an encoder layer's rows"},
       {"decoder_start not a layer", [](json& s) { s["decoder_start"] = "nope"; },
        "field 'decoder_start': 'nope' is not a layer"},
