@@ -19,8 +19,8 @@ RuntimeGenerator::RuntimeGenerator(const std::string& path) : path_(path) {
     fail(path, ": not a generating model (convert models/transformer/generate.spec.json)");
   }
   if (info_.input_dtype != EA_S32 || info_.input_dim != 1) fail(path, ": its input is not token ids");
-  arena_bytes_ = std::max<size_t>((m.arena_bytes() + 63) / 64 * 64, 64);
-  arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, arena_bytes_));
+  arena_bytes_ = m.arena_bytes();
+  arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, std::max<size_t>((arena_bytes_ + 63) / 64 * 64, 64)));
   if (arena_ == nullptr) throw std::bad_alloc();
   const Status st = interp_.Init(&m, arena_, m.arena_bytes());
   if (st != Status::kOk) fail(path, ": Init failed (", status_string(st), "): ", interp_.error());

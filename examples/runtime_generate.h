@@ -30,7 +30,7 @@ class RuntimeGenerator {
   bool int8() const { return info_.dtype == EA_S8; }
   int max_source_len() const { return info_.max_input_rows; }
   int max_tokens() const { return info_.max_tokens; }
-  size_t arena_bytes() const { return arena_bytes_; }
+  size_t arena_bytes() const { return arena_bytes_; }  // the model's exact arena
   // The source ids padded with `pad` to the encoder's rows (valid_rows =
   // digits.size()), greedy tokens from `bos` until `eos` or max_tokens.
   std::vector<int> Generate(const std::vector<int>& digits, int pad, int bos, int eos);
