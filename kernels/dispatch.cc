@@ -5,18 +5,38 @@
 #include <cstring>
 
 #include "cpu_features.h"
+#include "microkernels.h"
 
 namespace edgeattn {
 namespace kernels {
 namespace {
 
-// The table in use. Several threads may run interpreters and select it on
-// first use at the same time; they store the same pointer, and the tables
-// are constant data, so relaxed atomic loads and stores are enough (plain
-// loads and stores on every target, no lock).
-std::atomic<const KernelTable*> g_active{nullptr};
+// The slot of the path in use (microkernels.h), -1 until chosen. Several
+// threads may choose it on first use at the same time; they store the same
+// value, so relaxed atomic loads and stores are enough (plain loads and
+// stores on every target, no lock). A slot, not a table: the per-family
+// accessors read it without keeping any family's table (see dispatch.h).
+std::atomic<int> g_active_slot{-1};
+
+int choose_slot() {
+  KernelPath path = best_kernel_path();
+#if !defined(EA_BARE_METAL)
+  KernelPath forced;
+  if (parse_kernel_path(std::getenv("EA_KERNEL_PATH"), &forced) && kernel_path_supported(forced)) {
+    path = forced;
+  }
+#endif
+  const int slot = path_slot(path);
+  g_active_slot.store(slot, std::memory_order_relaxed);
+  return slot;
+}
 
 }  // namespace
+
+int active_slot() {
+  const int slot = g_active_slot.load(std::memory_order_relaxed);
+  return slot >= 0 ? slot : choose_slot();
+}
 
 bool parse_kernel_path(const char* name, KernelPath* path) {
   if (name == nullptr) return false;
@@ -30,7 +50,7 @@ bool parse_kernel_path(const char* name, KernelPath* path) {
 }
 
 bool kernel_path_supported(KernelPath path) {
-  return kernel_table(path) != nullptr && cpu_supports(path);
+  return path_slot(path) >= 0 && cpu_supports(path);
 }
 
 KernelPath best_kernel_path() {
@@ -48,25 +68,13 @@ KernelPath best_kernel_path() {
   return best;
 }
 
-const KernelTable& kernels() {
-  const KernelTable* active = g_active.load(std::memory_order_relaxed);
-  if (active == nullptr) {
-    KernelPath path = best_kernel_path();
-#if !defined(EA_BARE_METAL)
-    KernelPath forced;
-    if (parse_kernel_path(std::getenv("EA_KERNEL_PATH"), &forced) && kernel_path_supported(forced)) {
-      path = forced;
-    }
-#endif
-    active = kernel_table(path);
-    g_active.store(active, std::memory_order_relaxed);
-  }
-  return *active;
-}
+KernelPath active_kernel_path() { return slot_path(active_slot()); }
+
+const KernelTable& kernels() { return *kernel_table(active_kernel_path()); }
 
 bool set_kernel_path(KernelPath path) {
   if (!kernel_path_supported(path)) return false;
-  g_active.store(kernel_table(path), std::memory_order_relaxed);
+  g_active_slot.store(path_slot(path), std::memory_order_relaxed);
   return true;
 }
 

@@ -86,7 +86,10 @@ constexpr Microkernel<Qs16LayerNormFn> kQs16LayerNorm[] = {
 #undef EA_UKERNEL
 #undef EA_LIST_END
 
-constexpr const char* kNames[] = {"ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "cmsis-dsp", "helium"};
+// Characters, not pointers to literals: a pointer would keep this file's
+// literals, the lists' variant names among them (460 B on Cortex-M), in
+// every firmware that prints its path.
+constexpr char kNames[][12] = {"ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "cmsis-dsp", "helium"};
 static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(KernelPath::kCount),
               "one name per path");
 
@@ -172,6 +175,35 @@ constexpr Tables make_tables() {
 
 constexpr Tables kTables = make_tables();
 
+// The paths in this build, in the tables' order: a path's slot is its index.
+struct BuiltPaths {
+  KernelPath path[count_built()];
+};
+
+constexpr BuiltPaths make_built_paths() {
+  BuiltPaths b{};
+  int n = 0;
+  for (int i = 0; i < static_cast<int>(KernelPath::kCount); ++i) {
+    if (built(static_cast<KernelPath>(i))) b.path[n++] = static_cast<KernelPath>(i);
+  }
+  return b;
+}
+
+constexpr BuiltPaths kBuiltPaths = make_built_paths();
+
+// One family's variants by slot: what a family's accessor below indexes.
+template <class Fn>
+struct BySlot {
+  Fn fn[count_built()];
+};
+
+template <class Fn, int N>
+constexpr BySlot<Fn> by_slot(const Microkernel<Fn> (&list)[N]) {
+  BySlot<Fn> t{};
+  for (int i = 0; i < count_built(); ++i) t.fn[i] = pick(list, kBuiltPaths.path[i]);
+  return t;
+}
+
 constexpr MicrokernelLists kLists = {kQs8Linear,   kQs8LinearRes, kF32Linear,     kQs8Attention,     kF32Attention,
                                      kQs8Additive, kF32Additive,   kQs8QkRow,         kQs8SoftmaxRow,
                                      kQs8SoftmaxExpRow, kQs8PvRow,   kQs8AttentionTile,
@@ -193,6 +225,42 @@ const char* kernel_path_name(KernelPath path) {
 }
 
 const MicrokernelLists& microkernel_lists() { return kLists; }
+
+int path_slot(KernelPath path) {
+  for (int i = 0; i < count_built(); ++i) {
+    if (kBuiltPaths.path[i] == path) return i;
+  }
+  return -1;
+}
+
+KernelPath slot_path(int slot) { return kBuiltPaths.path[slot]; }
+
+// Each accessor's table is a function-local constant of its own, so an
+// accessor no linked code calls takes its table and variants with it.
+#define EA_KERNEL_FAMILY(family, list)                      \
+  decltype(KernelTable::family) family##_kernel() {         \
+    static constexpr BySlot<decltype(KernelTable::family)> kBySlot = by_slot(list); \
+    return kBySlot.fn[active_slot()];                       \
+  }
+EA_KERNEL_FAMILY(qs8_linear, kQs8Linear)
+EA_KERNEL_FAMILY(qs8_linear_res, kQs8LinearRes)
+EA_KERNEL_FAMILY(f32_linear, kF32Linear)
+EA_KERNEL_FAMILY(qs8_attention, kQs8Attention)
+EA_KERNEL_FAMILY(f32_attention, kF32Attention)
+EA_KERNEL_FAMILY(qs8_additive, kQs8Additive)
+EA_KERNEL_FAMILY(f32_additive, kF32Additive)
+EA_KERNEL_FAMILY(qs8_qk_row, kQs8QkRow)
+EA_KERNEL_FAMILY(qs8_softmax_row, kQs8SoftmaxRow)
+EA_KERNEL_FAMILY(qs8_softmax_exp_row, kQs8SoftmaxExpRow)
+EA_KERNEL_FAMILY(qs8_pv_row, kQs8PvRow)
+EA_KERNEL_FAMILY(qs8_layernorm, kQs8LayerNorm)
+EA_KERNEL_FAMILY(f32_layernorm, kF32LayerNorm)
+EA_KERNEL_FAMILY(f32_add, kF32Add)
+EA_KERNEL_FAMILY(qs8_lut, kQs8Lut)
+EA_KERNEL_FAMILY(f32_activation, kF32Activation)
+EA_KERNEL_FAMILY(qs8_linear_res16, kQs8LinearRes16)
+EA_KERNEL_FAMILY(qs16_layernorm, kQs16LayerNorm)
+#undef EA_KERNEL_FAMILY
 
 }  // namespace kernels
 }  // namespace edgeattn

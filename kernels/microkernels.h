@@ -109,6 +109,13 @@ using MicrokernelSignature = std::remove_pointer_t<FnPointer>;
 #include "lists/qs16_layernorm.inc"
 #undef EA_UKERNEL
 
+// The paths in this build by slot, 0..(paths built - 1), the order of the
+// per-family tables (microkernels.cc): a path's slot (-1: not built), a
+// slot's path, and the slot in use (dispatch.cc: chosen on first call).
+int path_slot(KernelPath path);
+KernelPath slot_path(int slot);
+int active_slot();
+
 }  // namespace kernels
 }  // namespace edgeattn
 

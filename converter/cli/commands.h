@@ -29,6 +29,9 @@ struct ConvertOptions {
   // --heldout-split F (the last F of the calibration samples, not calibrated on).
   std::string heldout;
   double heldout_split = 0.0;
+  // --data-key FILE_KEY=LAYER.WHAT: the data files' own names for the keys
+  // (dataset.h, DataKey), applied to --calib and --heldout.
+  std::vector<std::string> data_keys;
   // --heldout-scale S: multiply the held-out inputs by S (e.g. 1.25) to see
   // what int8 gives on inputs beyond the calibrated range.
   double heldout_scale = 1.0;
@@ -62,6 +65,7 @@ void run_inspect(const std::string& path, std::ostream& out);
 
 struct EvalOptions {
   std::string model, reference, svg, svg_layer, json;
+  std::vector<std::string> data_keys;  // --data-key FILE_KEY=LAYER.WHAT, as convert's
   int svg_sample = 0, svg_head = 0, repeat = 5;
   // Heatmap axis labels: --tokens VOCAB.txt (one token per line, line i = id i)
   // and the ids L.query_ids / L.key_ids from --token-ids FILE.npz (default: --reference).

@@ -65,7 +65,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   const std::vector<std::string> unused_warnings = check_unused(spec, o.weights, o.allow_unused);
   Progress progress(!o.quiet && ::isatty(STDERR_FILENO) == 1, layer_names(spec));
   std::vector<LayerData> calib;
-  if (!o.calib.empty()) calib = load_model_data(o.calib, "calibration data (--calib)", spec.layers);
+  if (!o.calib.empty()) calib = load_model_data(o.calib, "calibration data (--calib)", spec.layers, parse_data_keys(o.data_keys));
   const HeldoutData heldout = take_heldout(heldout_choice(o), spec.layers, &calib);
   std::vector<SmoothedPair> smoothing;
   if (o.smooth_alpha >= 0.0) smoothing = smooth_model(&spec, calib, o.smooth_alpha, o.smooth_layers);

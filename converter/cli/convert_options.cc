@@ -11,6 +11,10 @@ namespace edgeattn {
 namespace convert {
 
 OutputType check_convert_options(const ConvertOptions& o) {
+  parse_data_keys(o.data_keys);
+  if (!o.data_keys.empty() && o.calib.empty() && o.heldout.empty()) {
+    fail("--data-key renames keys of the data files: it needs --calib or --heldout");
+  }
   OutputType type;
   if (o.dtype == "int8") {
     type = OutputType::kInt8;
@@ -67,6 +71,7 @@ HeldoutChoice heldout_choice(const ConvertOptions& o) {
   h.scale = o.heldout_scale;
   h.policy = parse_range_mode(o.range_mode);
   h.calib_path = o.calib;
+  h.data_keys = parse_data_keys(o.data_keys);
   return h;
 }
 

@@ -12,6 +12,7 @@
 #include "converter/io/formats.h"
 #include "converter/io/npy.h"
 #include "converter/kinds/kind.h"
+#include "converter/model/dataset.h"
 #include "converter/report/report.h"
 #include "converter/report/eval_heatmap.h"
 #include "converter/report/tokens.h"
@@ -60,13 +61,113 @@ void add_dumped_outputs(const FloatLayer& L, const LayerData& d, const RunResult
   if (L.heads() > 0) add(L.name + ".attn_weights", {n, static_cast<size_t>(L.heads()), lq, lk}, run.weights);
 }
 
+// The index of the largest value in [p, p + n).
+int top_index(const double* p, int n) { return static_cast<int>(std::max_element(p, p + n) - p); }
+
+// A model with a graph whose reference holds the model's input rows (the
+// input layer's L.query, or L.key when it pools its rows) and the last
+// step's output: every sample through one Invoke, compared like a layer
+// (row "model", kind "graph") and, for float outputs of several columns, the
+// top-1 agreement of each output row with the reference's.
+void eval_whole_model(const EvalOptions& o, const LoadedModel& lm, const ArrayMap& ref,
+                      std::vector<LayerResult>* results, std::ostream& out) {
+  const Model& model = lm.model();
+  int input_layer = -1, memory_layer = -1;
+  for (int s = 0; s < model.num_steps(); ++s) {
+    if (model.step(s)->query() == -1 && input_layer < 0) input_layer = static_cast<int>(model.step(s)->layer());
+    if (model.step(s)->memory() == -2 && memory_layer < 0) memory_layer = static_cast<int>(model.step(s)->layer());
+  }
+  GraphInfo g;
+  model.GetGraphInfo(&g);
+  const FloatLayer in_shell = layer_shell(model, input_layer);
+  const FloatLayer out_shell = layer_shell(model, g.output_layer);
+  const std::string in_key = in_shell.name + (in_shell.learned_query() ? ".key" : ".query");
+  const std::string out_key = out_shell.name + ".output";
+  if (ref.count(in_key) == 0 || ref.count(out_key) == 0) {
+    out << "  whole model: " << o.reference << " has no '" << (ref.count(in_key) ? out_key : in_key)
+        << "' (the model's " << (ref.count(in_key) ? "output" : "input rows") << "), not compared\n";
+    return;
+  }
+  const LayerData input = load_layer_data(ref, o.reference, in_shell, false);
+  LayerData memory;
+  if (memory_layer >= 0) {
+    memory = memory_layer == input_layer ? input
+                                         : load_layer_data(ref, o.reference, layer_shell(model, memory_layer), false);
+  }
+  const RunResult run = run_model(lm, input, memory_layer >= 0 ? &memory : nullptr, o.repeat);
+  const size_t per = run.output.size() / static_cast<size_t>(std::max(input.n, 1));
+  const int out_rows = static_cast<int>(per / static_cast<size_t>(g.output_dim));
+  const Array& expected = ref.at(out_key);
+  if (expected.numel() != run.output.size()) {
+    fail(o.reference, ": '", out_key, "' has ", expected.numel(), " values, the model gives ", input.n, " x ", out_rows,
+         " x ", g.output_dim, " (samples x rows x columns) for its inputs");
+  }
+  // Output rows that stand for padded input rows (a sequence model's output,
+  // its rows those of the input plus any class rows) are meaningless: they
+  // are left out, as zeros on both sides.
+  std::vector<double> got = run.output, want = expected.data;
+  const int in_rows = input.query.empty() ? input.lk : input.lq;
+  const int added = out_rows - in_rows;
+  size_t padded = 0;
+  std::vector<char> is_padded(static_cast<size_t>(input.n) * out_rows, 0);
+  for (int i = 0; i < input.n && added >= 0; ++i) {
+    const int v = input.valid[static_cast<size_t>(i)];
+    if (v < 0 || v >= in_rows) continue;
+    for (int r = v + added; r < out_rows; ++r, ++padded) {
+      is_padded[static_cast<size_t>(i) * out_rows + r] = 1;
+      const size_t base = (static_cast<size_t>(i) * out_rows + r) * g.output_dim;
+      std::fill_n(got.begin() + base, g.output_dim, 0.0);
+      std::fill_n(want.begin() + base, g.output_dim, 0.0);
+    }
+  }
+  LayerData cmp;  // the output rows as the last layer's
+  cmp.n = input.n;
+  cmp.lq = out_shell.learned_query() ? 1 : out_rows - out_shell.added_rows;
+  cmp.valid.assign(static_cast<size_t>(input.n), -1);
+  LayerResult lr;
+  lr.name = "model";
+  lr.kind = "graph";
+  lr.dtype = g.dtype == EA_S8 ? "int8" : "f32";
+  lr.has_weights = false;
+  lr.arena_bytes = model.arena_bytes();
+  lr.metrics = compare(out_shell, cmp, got, want, {}, {});
+  lr.metrics.rows -= padded;
+  lr.has_metrics = true;
+  lr.samples = input.n;
+  lr.has_latency = true;
+  lr.repeat = static_cast<int>(run.set_us.size());
+  lr.set_median_us = median(run.set_us);
+  lr.set_min_us = *std::min_element(run.set_us.begin(), run.set_us.end());
+  lr.sample_median_us = lr.set_median_us / std::max(input.n, 1);
+  lr.sample_min_us = lr.set_min_us / std::max(input.n, 1);
+  results->push_back(lr);
+  out << "  whole model: " << model.num_steps() << " steps, one Invoke per sample, '" << in_key << "' in, '" << out_key
+      << "' compared";
+  if (g.output_dtype != EA_S32 && g.output_dim > 1) {
+    const size_t rows = lr.metrics.rows;
+    size_t agree = 0;
+    for (size_t r = 0; r < is_padded.size(); ++r) {
+      const size_t base = r * static_cast<size_t>(g.output_dim);
+      if (!is_padded[r]) agree += top_index(got.data() + base, g.output_dim) == top_index(want.data() + base, g.output_dim);
+    }
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "; top-1 agreement %zu of %zu rows (%.1f %%)", agree, rows,
+                  rows ? 100.0 * agree / rows : 100.0);
+    out << buf;
+  }
+  out << "\n";
+}
+
 }  // namespace
 
 void run_eval(const EvalOptions& o, std::ostream& out) {
   const std::vector<uint8_t> bytes = read_file(o.model);
   const LoadedModel lm(bytes, o.model);
   const Model& model = lm.model();
-  const ArrayMap ref = load_data_npz(o.reference, "reference data (--reference)");
+  ArrayMap ref = load_data_npz(o.reference, "reference data (--reference)");
+  std::vector<std::string> layer_names;
+  for (int i = 0; i < model.num_layers(); ++i) layer_names.push_back(layer_shell(model, i).name);
+  rename_data_keys(&ref, o.reference, parse_data_keys(o.data_keys), layer_names);
   const ea_range_policy range_policy = parse_range_mode(o.range_mode);
   std::vector<LayerResult> results;
   std::vector<std::pair<std::string, Array>> dumped;  // --dump-outputs
@@ -83,6 +184,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
   const ArrayMap token_ids = o.token_ids.empty() ? ArrayMap() : load_data_npz(o.token_ids, "token ids (--token-ids)");
   const ArrayMap& ids = o.token_ids.empty() ? ref : token_ids;
   out << "edgeattn-convert eval: " << o.model << " on " << o.reference << " (" << o.repeat << " repeats)\n";
+  std::string graph_only;  // steps with no reference data of their own
   for (int i = 0; i < model.num_layers(); ++i) {
     const FloatLayer shell = layer_shell(model, i);
     LayerResult lr;
@@ -94,6 +196,13 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     model.GetLayerInfo(i, &info);
     lr.arena_bytes = info.arena_bytes;
     lr.coverage_bytes = info.coverage_bytes;
+    // A graph model's steps without their own inputs and outputs in the
+    // reference are listed once (the whole model is compared below).
+    const std::string own_input = shell.name + (shell.learned_query() ? ".key" : ".query");
+    if (model.has_graph() && (ref.count(shell.name + ".output") == 0 || ref.count(own_input) == 0)) {
+      graph_only += (graph_only.empty() ? "" : ", ") + shell.name;
+      continue;
+    }
     if (ref.count(shell.name + ".output") == 0) {
       out << "  " << shell.name << ": no reference data in " << o.reference << ", skipped\n";
       continue;
@@ -133,6 +242,8 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
       svg_done = true;
     }
   }
+  if (!graph_only.empty()) out << "  steps without their own inputs and outputs in the reference: " << graph_only << "\n";
+  if (model.has_graph()) eval_whole_model(o, lm, ref, &results, out);
   // Nothing compared is a failure, not an empty success: the reference file
   // holds no '<layer>.output' for any layer of the model.
   if (results.empty()) {

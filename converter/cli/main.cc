@@ -74,6 +74,9 @@ int main(int argc, char** argv) {
                    "multiply the held-out inputs by this (e.g. 1.25: how int8 does beyond the calibrated range)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  conv->add_option("--data-key", c.data_keys,
+                   "FILE_KEY=LAYER.WHAT (repeatable): read the data files' key FILE_KEY as LAYER.WHAT, e.g. "
+                   "x=embed.query for a whole model's inputs stored as 'x'");
   conv->add_option("--range-mode", c.range_mode,
                    "runtime mode of the held-out evaluation: static (calibrated scales, values beyond them "
                    "saturate), dynamic (range mode: float inputs quantized per call at R x the calibrated "
@@ -104,6 +107,9 @@ int main(int argc, char** argv) {
   CLI::App* ev = app.add_subcommand("eval", "run a model through the runtime against PyTorch reference outputs");
   ev->add_option("model", e.model, "model file (.eatn)")->required();
   ev->add_option("--reference", e.reference, "reference .npz: inputs + L.output (+ L.attn_weights [N, H, Lq, Lk], compared when present)")->required();
+  ev->add_option("--data-key", e.data_keys,
+                 "FILE_KEY=LAYER.WHAT (repeatable): read the reference's key FILE_KEY as LAYER.WHAT, e.g. "
+                 "logits=head.output");
   ev->add_option("--svg", e.svg, "write an attention heatmap (SVG)");
   ev->add_option("--svg-layer", e.svg_layer, "layer of the heatmap (default: the first)");
   ev->add_option("--svg-sample", e.svg_sample, "sample of the heatmap")->capture_default_str();

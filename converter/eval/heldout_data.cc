@@ -13,7 +13,7 @@ HeldoutData take_heldout(const HeldoutChoice& c, const std::vector<FloatLayer>& 
                          std::vector<LayerData>* calib) {
   HeldoutData h;
   if (!c.path.empty()) {
-    h.layers = load_model_data(c.path, "held-out data (--heldout)", layers);
+    h.layers = load_model_data(c.path, "held-out data (--heldout)", layers, c.data_keys);
     h.what = c.path;
   } else if (c.split > 0.0) {
     for (size_t i = 0; i < calib->size(); ++i) {

@@ -19,6 +19,7 @@ struct HeldoutChoice {
   double scale = 1.0;   // --heldout-scale S: inputs multiplied by S
   ea_range_policy policy = EA_RANGE_STATIC;  // --range-mode
   std::string calib_path;                    // the calibration file (for the split's description)
+  std::vector<DataKey> data_keys;            // --data-key
 };
 
 struct HeldoutData {

@@ -53,6 +53,26 @@ std::vector<uint8_t> encode(const std::vector<double>& x, ea_dtype dtype, const 
   return out;
 }
 
+// Output elements of `dtype` back to values: class indices as they are, int8
+// dequantized, f32 widened; `values` has the size of the element count.
+void decode_into(const std::vector<uint8_t>& bytes, ea_dtype dtype, const ea_quant& q, std::vector<double>* values) {
+  for (size_t i = 0; i < values->size(); ++i) {
+    if (dtype == EA_S32) {
+      int32_t index;
+      std::memcpy(&index, bytes.data() + i * 4, 4);
+      (*values)[i] = index;
+    } else if (dtype == EA_S8) {
+      (*values)[i] = q.scale * (static_cast<int8_t>(bytes[i]) - q.zero_point);
+    } else {
+      float f;
+      std::memcpy(&f, bytes.data() + i * 4, 4);
+      (*values)[i] = f;
+    }
+  }
+}
+
+size_t element_bytes(ea_dtype dtype) { return dtype == EA_S8 ? 1 : 4; }
+
 }  // namespace
 
 void LoadedModel::Free::operator()(uint8_t* p) const { std::free(p); }
@@ -219,19 +239,7 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   }
   resize_large(&r.output, static_cast<size_t>(d.n) * out_per);
   resize_large(&r.weights, static_cast<size_t>(d.n) * w_per);
-  for (size_t i = 0; i < r.output.size(); ++i) {
-    if (info.output_dtype == EA_S32) {  // class indices, as they are
-      int32_t index;
-      std::memcpy(&index, out.data() + i * 4, 4);
-      r.output[i] = index;
-    } else if (s8) {
-      r.output[i] = info.output_quant.scale * (static_cast<int8_t>(out[i]) - info.output_quant.zero_point);
-    } else {
-      float f;
-      std::memcpy(&f, out.data() + i * 4, 4);
-      r.output[i] = f;
-    }
-  }
+  decode_into(out, info.output_dtype, info.output_quant, &r.output);
   for (size_t i = 0; i < r.weights.size(); ++i) {
     if (s8) {
       uint16_t p;
@@ -243,6 +251,52 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
       r.weights[i] = f;
     }
   }
+  return r;
+}
+
+RunResult run_model(const LoadedModel& lm, const LayerData& input, const LayerData* memory, int repeat) {
+  const Model& model = lm.model();
+  GraphInfo g;
+  int out_rows = 0;
+  const bool rows_are_keys = input.query.empty();
+  const int rows = rows_are_keys ? input.lk : input.lq;
+  if (model.GetGraphInfo(&g, rows, &out_rows) != Status::kOk) fail("the model has no graph: ", model.error());
+  const std::vector<uint8_t> in = encode(rows_are_keys ? input.key : input.query, g.input_dtype, g.input_quant);
+  std::vector<uint8_t> mem;
+  if (memory != nullptr) mem = encode(memory->key, g.dtype, g.memory_quant);
+  const size_t in_per = static_cast<size_t>(rows) * g.input_dim * element_bytes(g.input_dtype);
+  const size_t mem_per = memory ? static_cast<size_t>(memory->lk) * g.memory_dim * element_bytes(g.dtype) : 0;
+  const size_t out_per = static_cast<size_t>(out_rows) * g.output_dim;
+  std::vector<uint8_t> out;
+  resize_large(&out, static_cast<size_t>(input.n) * out_per * element_bytes(g.output_dtype));
+  AlignedBuffer arena(model.arena_bytes());
+  Interpreter interp;
+  Status st = interp.Init(&model, arena.p, model.arena_bytes());
+  if (st != Status::kOk) fail("interpreter init failed: ", interp.error());
+  RunResult r;
+  for (int rep = 0; rep < std::max(repeat, 1); ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < input.n; ++i) {
+      const size_t si = static_cast<size_t>(i);
+      ModelInputs a = {};
+      a.rows = in.data() + si * in_per;
+      a.num_rows = rows;
+      a.valid_rows = input.valid[si] < 0 ? rows : input.valid[si];
+      if (memory != nullptr) {
+        a.memory = mem.data() + si * mem_per;
+        a.memory_rows = memory->lk;
+        a.memory_valid_rows = memory->valid[si] < 0 ? memory->lk : memory->valid[si];
+      }
+      ModelOutputs o = {};
+      o.rows = out.data() + si * out_per * element_bytes(g.output_dtype);
+      st = interp.Invoke(a, &o);
+      if (st != Status::kOk) fail("sample ", i, ": runtime error (", status_string(st), "): ", interp.error());
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    r.set_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  resize_large(&r.output, static_cast<size_t>(input.n) * out_per);
+  decode_into(out, g.output_dtype, g.output_quant, &r.output);
   return r;
 }
 

@@ -56,6 +56,14 @@ struct RunResult {
 RunResult run_layer(const LoadedModel& model, int layer, const LayerData& data, int repeat,
                     ea_range_policy policy = EA_RANGE_STATIC);
 
+// Runs every sample through the whole model (a file with a graph) with one
+// Interpreter::Invoke each: `input` holds the model's input rows (the query
+// rows of the layer that reads them, or its keys when it pools them) and
+// their valid lengths, `memory` (null when no step reads it) the memory rows
+// of the cross layer that reads them. The output is the last step's,
+// dequantized; throws on a runtime error, naming the sample.
+RunResult run_model(const LoadedModel& model, const LayerData& input, const LayerData* memory, int repeat);
+
 // "static", "dynamic", "dynamic-pow2" (--range-mode); throws on anything else.
 ea_range_policy parse_range_mode(const std::string& name);
 const char* range_mode_name(ea_range_policy policy);

@@ -283,9 +283,50 @@ void chain_memory_data(const FloatLayer& source, const LayerData& in, const Floa
   }
 }
 
+std::vector<DataKey> parse_data_keys(const std::vector<std::string>& args) {
+  std::vector<DataKey> keys;
+  for (const std::string& a : args) {
+    const size_t eq = a.find('=');
+    const size_t dot = eq == std::string::npos ? eq : a.find('.', eq + 1);
+    if (eq == 0 || dot == std::string::npos || dot == eq + 1 || dot + 1 == a.size()) {
+      fail("--data-key '", a, "': expected FILE_KEY=LAYER.WHAT, e.g. x=embed.query (the file's 'x' is layer ",
+           "'embed''s query rows) or logits=head.output");
+    }
+    keys.push_back({a.substr(0, eq), a.substr(eq + 1)});
+  }
+  return keys;
+}
+
+void rename_data_keys(ArrayMap* npz, const std::string& path, const std::vector<DataKey>& keys,
+                      const std::vector<std::string>& layer_names) {
+  for (const DataKey& k : keys) {
+    const std::string layer = k.key.substr(0, k.key.find('.'));
+    if (std::find(layer_names.begin(), layer_names.end(), layer) == layer_names.end()) {
+      fail("--data-key ", k.file_key, "=", k.key, ": the model has no layer '", layer, "'");
+    }
+    auto it = npz->find(k.file_key);
+    if (it == npz->end()) {
+      std::string have;
+      for (const auto& e : *npz) have += (have.empty() ? "" : ", ") + e.first;
+      fail(path, ": --data-key ", k.file_key, "=", k.key, ": the file has no key '", k.file_key, "' (it has: ", have,
+           ")");
+    }
+    if (npz->count(k.key) != 0) {
+      fail(path, ": --data-key ", k.file_key, "=", k.key, ": the file has both '", k.file_key, "' and '", k.key,
+           "'; one of them would be ignored");
+    }
+    Array a = std::move(it->second);
+    npz->erase(it);
+    npz->emplace(k.key, std::move(a));
+  }
+}
+
 std::vector<LayerData> load_model_data(const std::string& path, const std::string& what,
-                                       const std::vector<FloatLayer>& layers) {
+                                       const std::vector<FloatLayer>& layers, const std::vector<DataKey>& keys) {
   ArrayMap npz = load_data_npz(path, what);
+  std::vector<std::string> names;
+  for (const FloatLayer& L : layers) names.push_back(L.name);
+  rename_data_keys(&npz, path, keys, names);
   std::vector<LayerData> data;
   for (const FloatLayer& L : layers) {
     if (L.input_layer >= 0) {  // made from the earlier layer's float64 outputs

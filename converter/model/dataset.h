@@ -40,11 +40,27 @@ LayerData chained_layer_data(const FloatLayer& source, const LayerData& in, cons
 // memory is `source`'s output (the spec's "memory"): source's float64
 // forward over its samples `in`, one per sample of d.
 void chain_memory_data(const FloatLayer& source, const LayerData& in, const FloatLayer& consumer, LayerData* d);
+// --data-key FILE_KEY=KEY: a data file's own name for one of the keys above,
+// so a file written for another tool (a whole model's `x` and `logits`) is
+// read as it is: `x=embed.query`, `logits=head.output`.
+struct DataKey {
+  std::string file_key, key;
+};
+// Throws naming the argument that is not FILE_KEY=LAYER.WHAT.
+std::vector<DataKey> parse_data_keys(const std::vector<std::string>& args);
+// Renames each file_key of `npz` to its key. Throws naming `path` when the
+// file lacks a file_key or already has the key (two arrays for one key), or
+// when a key names no layer of `layer_names`.
+void rename_data_keys(ArrayMap* npz, const std::string& path, const std::vector<DataKey>& keys,
+                      const std::vector<std::string>& layer_names);
+
 // Every layer's inputs from one .npz (`what`: "calibration data (--calib)"
-// in errors), [i] for layers[i]; a chained layer's (FloatLayer::input_layer)
-// are made from its source's float64 outputs, not read.
+// in errors), [i] for layers[i], its keys renamed by `keys` first; a chained
+// layer's (FloatLayer::input_layer) are made from its source's float64
+// outputs, not read.
 std::vector<LayerData> load_model_data(const std::string& path, const std::string& what,
-                                       const std::vector<FloatLayer>& layers);
+                                       const std::vector<FloatLayer>& layers,
+                                       const std::vector<DataKey>& keys = {});
 // Samples [first, first + count) of `d` (inputs and any reference outputs).
 LayerData slice_samples(const LayerData& d, int first, int count);
 

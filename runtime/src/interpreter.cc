@@ -1,5 +1,6 @@
 // Execution: checks the run-time arguments (the only thing not verified at
 // load), carves the layer's buffers out of the arena and calls the kernels.
+#include <cmath>
 #include <cstring>
 
 #include "edgeattn/edgeattn.hpp"
@@ -417,6 +418,17 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
     }
   }
 
+  if (info.input_dtype == EA_F32 && info.dtype == EA_S8) {  // float rows into int8 (quantize): no byte for NaN
+    const float* x = static_cast<const float*>(c.query);
+    for (int i = 0; i < c.q_len * info.query_dim; ++i) {
+      if (!std::isfinite(x[i])) {
+        error_ << "layer '" << name << "': input value " << i << " (row " << i / info.query_dim << ") is "
+               << (std::isnan(x[i]) ? "NaN" : "infinite") << ": it has no int8 value";
+        return Status::kInvalidArgument;
+      }
+    }
+  }
+
   kind.run(*model_->flatbuffer(), c, max_kv);
   // A direct (uncached) run overwrote the cross-attention/additive cache
   // region; a KV-cache layer's run filled positions 0..q_len-1 (prefill).
@@ -462,15 +474,18 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
     return Status::kInvalidArgument;
   }
   const bool memory = g.memory_dim > 0;
+  // (The memory's numbers only when the model reads a memory.)
   if (in.num_rows < 1 || (memory && in.memory_rows < 1)) {
-    error_ << "Invoke: num_rows " << in.num_rows << (memory ? " and memory_rows " : "")
-           << (memory ? in.memory_rows : 0) << " must be >= 1";
+    error_ << "Invoke: num_rows " << in.num_rows;
+    if (memory) error_ << " and memory_rows " << in.memory_rows;
+    error_ << " must be >= 1";
     return Status::kInvalidArgument;
   }
   if (in.num_rows > g.max_input_rows || (memory && in.memory_rows > g.max_memory_rows)) {
-    error_ << "Invoke: " << in.num_rows << " input rows" << (memory ? ", " : "") << (memory ? in.memory_rows : 0)
-           << (memory ? " memory rows" : "") << " exceed the model's " << g.max_input_rows
-           << (memory ? " / " : "") << (memory ? g.max_memory_rows : 0);
+    error_ << "Invoke: " << in.num_rows << " input rows";
+    if (memory) error_ << ", " << in.memory_rows << " memory rows";
+    error_ << " exceed the model's " << g.max_input_rows;
+    if (memory) error_ << " / " << g.max_memory_rows;
     return Status::kLengthExceedsPlan;
   }
   if (in.valid_rows > in.num_rows || (memory && in.memory_valid_rows > in.memory_rows)) {

@@ -121,7 +121,7 @@ Status Model::VerifyLayer(int index) {
     return Status::kInvalidModel;
   }
   const bool s8 = l->dtype() == fb::DType::S8;
-  if (!s8 && kernels::kernels().f32_linear == nullptr) {
+  if (!s8 && kernels::f32_linear_kernel() == nullptr) {
     c.Msg() << "is a float layer; this build is int8-only (EA_INT8_ONLY)";
     return Status::kUnsupported;
   }

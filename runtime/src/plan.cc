@@ -27,14 +27,25 @@ LayerPlan plan_layer(const LayerShape& shape, int q_len, int kv_len) {
 }
 
 uint64_t lay_out_graph(const GraphTensor* tensors, int n, uint64_t* offsets) {
+  // Largest first (ties in step order), so that a smaller tensor never holds
+  // the start of a region a larger one needs later: in a model whose first
+  // step's output is a little smaller than the blocks' (KWT: 98 frame rows,
+  // then 99 with the class row) first fit in step order would open a third
+  // region. No array of indices: n <= kMaxGraphSteps rounds of a scan.
   uint64_t total = 0;
-  for (int i = 0; i < n; ++i) {
-    // The lowest offset where tensor i fits between the earlier tensors it
+  uint64_t placed = 0;  // bit i: tensor i has its offset
+  for (int round = 0; round < n; ++round) {
+    int i = -1;
+    for (int t = 0; t < n; ++t) {
+      if ((placed >> t & 1u) == 0 && (i < 0 || align_up(tensors[t].bytes) > align_up(tensors[i].bytes))) i = t;
+    }
+    // The lowest offset where tensor i fits between the placed tensors it
     // lives beside: try 0, then the end of each such tensor.
     uint64_t at = 0;
     for (bool moved = true; moved;) {
       moved = false;
-      for (int j = 0; j < i; ++j) {
+      for (int j = 0; j < n; ++j) {
+        if ((placed >> j & 1u) == 0) continue;
         const bool live_together = tensors[j].first <= tensors[i].last && tensors[i].first <= tensors[j].last;
         const uint64_t end = offsets[j] + align_up(tensors[j].bytes);
         if (live_together && offsets[j] < at + align_up(tensors[i].bytes) && at < end) {
@@ -44,6 +55,7 @@ uint64_t lay_out_graph(const GraphTensor* tensors, int n, uint64_t* offsets) {
       }
     }
     offsets[i] = at;
+    placed |= uint64_t{1} << i;
     if (at + align_up(tensors[i].bytes) > total) total = at + align_up(tensors[i].bytes);
   }
   return total;

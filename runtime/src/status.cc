@@ -27,7 +27,7 @@ Status SetKernelPath(const char* name) {
   return Status::kOk;
 }
 
-const char* KernelPath() { return kernels::kernels().name; }
+const char* KernelPath() { return kernels::kernel_path_name(kernels::active_kernel_path()); }
 
 bool XnnpackBuilt() { return xnnpack::built(); }
 

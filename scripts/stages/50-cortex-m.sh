@@ -6,13 +6,17 @@
 #   - the firmware example: bundled int8 models as --emit-c arrays, outputs
 #     bit-exact with the host reference path (golden vectors), arenas of exactly
 #     the converter's size; a build one arena byte short reports EA_ARENA_TOO_SMALL
+#   - the whole-model firmware: a KWT-shaped keyword spotter (edgeattn-kwt-model)
+#     run with one ea_interpreter_invoke per input, linked with only its layer
+#     kinds, its logits bit-exact with the host's Invoke on the reference path
 #   - edgeattn-bench on the board (deterministic instruction counts)
 #   - the fuzz_paths corpus replay: int8 inputs of tests/fuzz/corpus/paths and
 #     of the generated seeds on ref and the board's path against the host ref
 #     path (paths_replay/)
 # Host tools: edgeattn-convert from build/host when the host stage built it,
-# else from build/cortex-m/host; edgeattn-golden, edgeattn-paths-seeds and
-# edgeattn-paths-cases from build/cortex-m/host (linking build/host's libraries
+# else from build/cortex-m/host; edgeattn-golden, edgeattn-golden-graph,
+# edgeattn-kwt-model, edgeattn-paths-seeds and edgeattn-paths-cases from
+# build/cortex-m/host (linking build/host's libraries
 # when it exists).
 EA_STAGES+=(cortex-m)
 
@@ -48,6 +52,6 @@ stage_cortex-m() {
     cmake --build "$dir" -j"$JOBS"
     header "cortex-m: $board ctest (qemu-system-arm -icount shift=0)"
     ctest --test-dir "$dir" --output-on-failure --no-tests=error
-    arm-none-eabi-size "$dir/example/ea_cm_example" "$dir/paths_replay/ea_cm_paths_replay"
+    arm-none-eabi-size "$dir/example/ea_cm_example" "$dir/example/ea_cm_model" "$dir/paths_replay/ea_cm_paths_replay"
   done
 }

@@ -17,6 +17,10 @@ def component(path):
     m = re.search(r"lib([A-Za-z0-9_]+)\.a\(", path)
     if m:
         return "lib" + m.group(1)
+    # A firmware built with only some layer kinds (ea_cm_add_firmware KINDS)
+    # has the runtime's kind table as an object of its own: runtime code.
+    if re.search(r"_kinds\.dir/.*registry\.cc\.obj$", path):
+        return "libedgeattn_runtime"
     return path.rsplit("/", 1)[-1]
 
 

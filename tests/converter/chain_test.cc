@@ -303,7 +303,7 @@ TEST(Chain, InvokeRunsTheWholeChainInOneCall) {
   }
   in.num_rows = kRows + 1;
   EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kLengthExceedsPlan);
-  EXPECT_NE(std::string(rt.interp.error()).find("exceed the model's 9"), std::string::npos) << rt.interp.error();
+  EXPECT_STREQ(rt.interp.error(), "Invoke: 10 input rows exceed the model's 9");  // no memory: no memory numbers
   in.num_rows = kRows;
   out.rows = nullptr;
   EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kInvalidArgument);
@@ -328,6 +328,77 @@ TEST(Chain, InvokeInFloat32EqualsTheFloat64Layers) {
     const std::vector<double> got(logits.begin(), logits.end());
     EXPECT_LE(relative_l2(got, chain.reference(i), n_valid, kClasses), 1e-5) << "sample " << i;
   }
+}
+
+// eval on a whole model: a reference holding only the model's input rows and
+// its logits, under the user's own names (x, x_len, logits, --data-key),
+// is compared through one Invoke per sample. f32 against the test's float64
+// chain; int8 gives the error the test computes itself from the three layers
+// called one by one (padded rows left out on both sides).
+TEST(Chain, EvalComparesTheWholeModelsOutput) {
+  const Chain chain;
+  const std::string dir = fixtures::temp_dir("chain_eval");
+  const Array& q = chain.b0.calib[0].second;
+  const Array& valid = chain.b0.calib[1].second;
+  const int n = static_cast<int>(valid.data.size());
+  std::vector<double> logits;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<double> y = chain.reference(i);
+    logits.insert(logits.end(), y.begin(), y.end());
+  }
+  save_npz(dir + "/reference.npz", {{"x", q}, {"x_len", valid},
+                                    {"logits", fixtures::make("<f4", {size_t(n), size_t(kRows), size_t(kClasses)}, logits)}});
+  for (const std::string dtype : {"f32", "int8"}) {
+    SCOPED_TRACE(dtype);
+    const std::string model = convert(chain, dir, dtype, chain.spec());
+    EvalOptions e;
+    e.model = model;
+    e.reference = dir + "/reference.npz";
+    e.data_keys = {"x=b0.query", "x_len=b0.kv_valid_len", "logits=head.output"};
+    e.json = dir + "/eval_" + dtype + ".json";
+    e.repeat = 1;
+    std::ostringstream out;
+    ASSERT_NO_THROW(run_eval(e, out)) << out.str();
+    EXPECT_NE(out.str().find("steps without their own inputs and outputs in the reference: b0, b1, head"),
+              std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("top-1 agreement"), std::string::npos) << out.str();
+    const std::vector<uint8_t> text = read_file(e.json);
+    const nlohmann::json j = nlohmann::json::parse(text.begin(), text.end());
+    ASSERT_EQ(j["layers"].size(), 1u) << j.dump();
+    const nlohmann::json& m = j["layers"][0];
+    EXPECT_EQ(m["name"], "model");
+    size_t valid_rows = 0;
+    for (double v : valid.data) valid_rows += static_cast<size_t>(v);
+    EXPECT_EQ(m["compared_rows"].get<size_t>(), valid_rows);
+    if (dtype == "f32") {
+      EXPECT_LE(m["relative_l2"].get<double>(), 1e-5);
+      continue;
+    }
+    Runtime rt(model);
+    double e2 = 0, r2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const std::vector<double> got = run_int8_chain(rt, chain, i), want = chain.reference(i);
+      for (size_t k = 0; k < static_cast<size_t>(valid.data[static_cast<size_t>(i)]) * kClasses; ++k) {
+        e2 += (got[k] - want[k]) * (got[k] - want[k]);
+        r2 += want[k] * want[k];
+      }
+    }
+    EXPECT_NEAR(m["relative_l2"].get<double>(), std::sqrt(e2 / r2), 1e-9);
+  }
+}
+
+// A whole-model reference without the model's output compares nothing: an error naming the files' keys.
+TEST(Chain, EvalWithoutTheModelsOutputIsAnError) {
+  const Chain chain;
+  const std::string dir = fixtures::temp_dir("chain_eval_none");
+  save_npz(dir + "/reference.npz", {{"x", chain.b0.calib[0].second}});
+  EvalOptions e;
+  e.model = convert(chain, dir, "f32", chain.spec());
+  e.reference = dir + "/reference.npz";
+  e.data_keys = {"x=b0.query"};
+  std::ostringstream out;
+  EXPECT_THROW(run_eval(e, out), ConvertError);
+  EXPECT_NE(out.str().find("has no 'head.output' (the model's output), not compared"), std::string::npos) << out.str();
 }
 
 // What a graph the runtime cannot run says at load: a step reading itself,

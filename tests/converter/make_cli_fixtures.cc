@@ -225,6 +225,10 @@ int main(int argc, char** argv) {
       }
       save_safetensors(d + "/stack.safetensors", stack);
       save_npz(d + "/stack_calib.npz", calib);
+      // The same samples under a user's own names (--data-key), in a folder
+      // of their own so the file's base name, which the model records, is equal.
+      ::mkdir((d + "/user_keys").c_str(), 0755);
+      save_npz(d + "/user_keys/stack_calib.npz", {{"x", calib[0].second}, {"x_len", calib[1].second}});
       const std::string spec =
           R"({"model": "stack", "layers": [{"repeat": 3, "name": "block{i}", "kind": "encoder_block", "preset": "torch",
               "prefix": "layers.{i}.", "embed_dim": 16, "num_heads": 2, "mask": "key_padding", "max_q_len": 9}]})";

@@ -187,7 +187,7 @@ TEST(ConverterSpec, UnknownFields) {
             "vdim, scale, bias, preset, kv_cache, num_kv_heads)");
   // A field of another kind.
   EXPECT_EQ(error_of(with("\"bias\": true", "\"dim\": 3"), w),
-            "s.json: layer 'attn': field 'dim' is not used by mha layers (only by pooling, layernorm, ffn, embedding, argmax, positions, row_pool), did you mean 'kdim'?");
+            "s.json: layer 'attn': field 'dim' is not used by mha layers (only by pooling, layernorm, ffn, embedding, argmax, positions, row_pool, quantize, dequantize), did you mean 'kdim'?");
   EXPECT_EQ(error_of(with("\"bias\": true", "\"query_dim\": 3"), w),
             "s.json: layer 'attn': field 'query_dim' is not used by mha layers (only by additive, luong) (mha "
             "layers have: name, kind, mask, max_q_len, max_kv_len, prefix, tensors, input, memory, calib_method, "

@@ -15,8 +15,8 @@
 namespace edgeattn {
 namespace kernels {
 
-// Stand-ins for microkernels.cc and cpu_features_*.cc: two tables, both
-// paths "supported".
+// Stand-ins for microkernels.cc and cpu_features_*.cc: two tables (slots 0
+// and 1), both paths "supported".
 namespace {
 KernelTable g_ref{KernelPath::kRef, "ref"};
 KernelTable g_other{KernelPath::kAvx2, "avx2"};
@@ -28,6 +28,8 @@ const KernelTable* kernel_table(KernelPath path) {
   return nullptr;
 }
 const char* kernel_path_name(KernelPath path) { return path == KernelPath::kRef ? "ref" : "avx2"; }
+int path_slot(KernelPath path) { return path == KernelPath::kRef ? 0 : path == KernelPath::kAvx2 ? 1 : -1; }
+KernelPath slot_path(int slot) { return slot == 0 ? KernelPath::kRef : KernelPath::kAvx2; }
 bool cpu_supports(KernelPath path) { return path == KernelPath::kRef || path == KernelPath::kAvx2; }
 
 }  // namespace kernels
@@ -42,6 +44,10 @@ int main() {
     threads.emplace_back([] {
       for (int k = 0; k < 1000; ++k) {
         if (ek::kernels().name == nullptr) std::abort();
+        // The per-family accessors' reading of the slot in use (active_slot).
+        if (ek::active_kernel_path() != ek::KernelPath::kRef && ek::active_kernel_path() != ek::KernelPath::kAvx2) {
+          std::abort();
+        }
       }
     });
   }

@@ -497,6 +497,27 @@ TEST(Plan, ArenaLayout) {
   EXPECT_EQ(edgeattn::arena_bytes_for_workers(a, 4), 396u + 3 * 80u);
 }
 
+// A chain whose first output is smaller than the rest (a keyword spotter:
+// 98 x 64 frame rows, then 99 x 64 with the class row, then a pooled row):
+// two regions, not three, and a dead region is reused; tensors that live
+// together never share bytes.
+TEST(Plan, GraphChainNeedsTwoRegionsWhenTheFirstOutputIsSmaller) {
+  // step s writes tensor s, step s + 1 reads it; the last step's output is the caller's.
+  const edgeattn::GraphTensor chain[5] = {{98 * 64, 0, 1}, {99 * 64, 1, 2}, {99 * 64, 2, 3}, {64, 3, 4}, {0, 4, 4}};
+  uint64_t offsets[5] = {};
+  EXPECT_EQ(edgeattn::lay_out_graph(chain, 5, offsets), 2u * 6336u);
+  EXPECT_EQ(offsets[1], 0u);     // the largest first, at 0
+  EXPECT_EQ(offsets[2], 6336u);  // lives with tensor 1
+  EXPECT_EQ(offsets[0], 6336u);  // lives with tensor 1, not with tensor 2
+  EXPECT_EQ(offsets[3], 0u);     // lives with tensor 2 only
+  // Three tensors alive at once (a step reading two earlier outputs) take three regions.
+  const edgeattn::GraphTensor fan[3] = {{100, 0, 2}, {200, 1, 2}, {0, 2, 2}};
+  uint64_t fan_offsets[3] = {};
+  EXPECT_EQ(edgeattn::lay_out_graph(fan, 3, fan_offsets), 208u + 112u);
+  EXPECT_EQ(fan_offsets[1], 0u);
+  EXPECT_EQ(fan_offsets[0], 208u);
+}
+
 // A model converted with --no-tile-scratch: a smaller arena, and the same
 // integers on every path (its attention runs row by row everywhere).
 TEST(Plan, NoTileScratchSameOutputsSmallerArena) {

@@ -84,9 +84,10 @@ struct GraphTensor {
 
 // Offsets (from the start of the activations region) for n tensors, each
 // aligned to kArenaAlignment: tensors whose live steps overlap never share
-// bytes, and a region is reused once its tensor is dead. First fit in step
-// order, so a chain of layers needs two regions (the output of step s and
-// its input, step s-1's) and the converter and the runtime get the same
+// bytes, and a region is reused once its tensor is dead. First fit, the
+// largest tensor first (ties in step order), so a chain of layers needs two
+// regions (the output of step s and its input, step s-1's) even when its
+// outputs differ in size, and the converter and the runtime get the same
 // offsets. Returns the region's size. n <= kMaxGraphSteps.
 constexpr int kMaxGraphSteps = 32;
 uint64_t lay_out_graph(const GraphTensor* tensors, int n, uint64_t* offsets);

@@ -153,7 +153,7 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
       g.cov_mult = c.range != nullptr ? c.range->cov_mult : a->coverage_multiplier();
       g.cov_shift = c.range != nullptr ? c.range->cov_shift : a->coverage_shift();
     }
-    k::kernels().qs8_additive(g);
+    k::qs8_additive_kernel()(g);
   } else {
     k::F32AdditiveArgs g = {};
     g.q_len = c.q_len; g.kv_len = c.kv_len; g.attn_dim = ad; g.v_dim = vd;
@@ -169,7 +169,7 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
       g.coverage = reinterpret_cast<float*>(coverage);
       g.cov_w = tensor_data<float>(model, a->w_c());
     }
-    k::kernels().f32_additive(g);
+    k::f32_additive_kernel()(g);
   }
 }
 

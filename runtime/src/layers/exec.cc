@@ -43,15 +43,15 @@ void Projection::Rows(int r0, int r1, const void* x, void* y) const {
     int8_t* yr = static_cast<int8_t*>(y) + at;
     if (res != nullptr) {
       const k::QS8Residual rs = {static_cast<const int8_t*>(res) + at, out, term};
-      k::kernels().qs8_linear_res(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, rs, yr, out);
+      k::qs8_linear_res_kernel()(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, rs, yr, out);
     } else {
-      k::kernels().qs8_linear(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, zp, yr, out);
+      k::qs8_linear_kernel()(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, zp, yr, out);
     }
   } else {
     float* yr = static_cast<float*>(y) + at;
-    k::kernels().f32_linear(r1 - r0, out, in, static_cast<const float*>(x) + static_cast<size_t>(r0) * in, in, wf,
-                            w_stride, biasf, yr, out);
-    if (res != nullptr) k::kernels().f32_add(r1 - r0, out, static_cast<const float*>(res) + at, out, yr, out, yr, out);
+    k::f32_linear_kernel()(r1 - r0, out, in, static_cast<const float*>(x) + static_cast<size_t>(r0) * in, in, wf,
+                           w_stride, biasf, yr, out);
+    if (res != nullptr) k::f32_add_kernel()(r1 - r0, out, static_cast<const float*>(res) + at, out, yr, out, yr, out);
   }
 }
 
@@ -65,18 +65,18 @@ void Projection::Channels(int c0, int c1, int rows, const void* x, void* y) cons
     int8_t* yc = static_cast<int8_t*>(y) + c0;
     if (res != nullptr) {
       const k::QS8Residual rs = {static_cast<const int8_t*>(res) + c0, out, term};
-      k::kernels().qs8_linear_res(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel, rs,
-                                  yc, out);
+      k::qs8_linear_res_kernel()(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel, rs,
+                                 yc, out);
     } else {
-      k::kernels().qs8_linear(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel, zp, yc,
-                              out);
+      k::qs8_linear_kernel()(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel, zp, yc,
+                             out);
     }
   } else {
     float* yc = static_cast<float*>(y) + c0;
-    k::kernels().f32_linear(rows, c1 - c0, in, static_cast<const float*>(x), in,
-                            wf + static_cast<size_t>(c0) * w_stride, w_stride,
-                            biasf != nullptr ? biasf + c0 : nullptr, yc, out);
-    if (res != nullptr) k::kernels().f32_add(rows, c1 - c0, static_cast<const float*>(res) + c0, out, yc, out, yc, out);
+    k::f32_linear_kernel()(rows, c1 - c0, in, static_cast<const float*>(x), in,
+                           wf + static_cast<size_t>(c0) * w_stride, w_stride,
+                           biasf != nullptr ? biasf + c0 : nullptr, yc, out);
+    if (res != nullptr) k::f32_add_kernel()(rows, c1 - c0, static_cast<const float*>(res) + c0, out, yc, out, yc, out);
   }
 }
 
@@ -195,7 +195,7 @@ void run_head(const Call& c, const HeadView& h, int row0, int rows, float scale,
     a.scratch = reinterpret_cast<int32_t*>(row + rs.scores);
     a.prob_scratch = reinterpret_cast<uint16_t*>(row + rs.probs);
     if (tile) a.tile_scratch = row + rs.tile;
-    k::kernels().qs8_attention(a);
+    k::qs8_attention_kernel()(a);
   } else {
     k::F32AttentionArgs a = {};
     a.q_len = rows; a.kv_len = c.kv_len; a.head_dim = h.head_dim; a.v_dim = h.v_dim;
@@ -207,7 +207,7 @@ void run_head(const Call& c, const HeadView& h, int row0, int rows, float scale,
     a.out = static_cast<float*>(out); a.out_stride = h.out_stride;
     a.weights = static_cast<float*>(weights); a.weights_stride = c.kv_len;
     a.scratch = reinterpret_cast<float*>(row + rs.scores);
-    k::kernels().f32_attention(a);
+    k::f32_attention_kernel()(a);
   }
 }
 

@@ -47,10 +47,10 @@ void TableStep::Rows(int r0, int r1, int) const {
   uint8_t* hr = static_cast<uint8_t*>(hidden_) + static_cast<size_t>(r0) * static_cast<size_t>(h) * elem_size(c_.s8);
   if (c_.s8) {
     auto* hq = reinterpret_cast<int8_t*>(hr);
-    kernels::kernels().qs8_lut(r1 - r0, h, hq, h, f_->act_table()->data(), hq, h);
+    kernels::qs8_lut_kernel()(r1 - r0, h, hq, h, f_->act_table()->data(), hq, h);
   } else {
-    kernels::kernels().f32_activation(r1 - r0, h, reinterpret_cast<float*>(hr), h,
-                                      static_cast<int32_t>(f_->activation()));
+    kernels::f32_activation_kernel()(r1 - r0, h, reinterpret_cast<float*>(hr), h,
+                                     static_cast<int32_t>(f_->activation()));
   }
 }
 

@@ -54,11 +54,11 @@ void NormStep::Rows(int r0, int r1, int) const {
     a.y_zp = n_->output()->zero_point();
     a.y = static_cast<int8_t*>(yr);
     a.y_stride = dim;
-    kernels::kernels().qs8_layernorm(a);
+    kernels::qs8_layernorm_kernel()(a);
   } else {
-    kernels::kernels().f32_layernorm(r1 - r0, dim, static_cast<const float*>(xr), dim, n_->eps(),
-                                     tensor_data<float>(model_, n_->gain()),
-                                     tensor_data<float>(model_, n_->bias()), static_cast<float*>(yr), dim);
+    kernels::f32_layernorm_kernel()(r1 - r0, dim, static_cast<const float*>(xr), dim, n_->eps(),
+                                    tensor_data<float>(model_, n_->gain()),
+                                    tensor_data<float>(model_, n_->bias()), static_cast<float*>(yr), dim);
   }
 }
 

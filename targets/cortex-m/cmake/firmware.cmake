@@ -1,4 +1,5 @@
-# ea_cm_add_firmware(NAME SOURCES src... [LIBS lib...]): a bare-metal ELF for
+# ea_cm_add_firmware(NAME SOURCES src... [LIBS lib...] [DEFINES def...]
+# [KINDS kind...]): a bare-metal ELF for
 # EA_CM_BOARD with the startup code, platform layer, board linker script and a
 # map file (NAME.map). Heap use fails the link (see the toolchain file).
 set(EA_CM_DIR ${CMAKE_CURRENT_LIST_DIR}/..)
@@ -14,9 +15,32 @@ target_compile_definitions(ea_cm_platform PRIVATE EA_CM_CPU_HZ=${EA_CM_CPU_HZ}u
                            EA_CM_BOARD_NAME="${EA_CM_BOARD}")
 target_compile_options(ea_cm_platform PRIVATE -Wall -Wextra)
 
+# KINDS kind...: link only these layer kinds (names of
+# runtime/include/edgeattn/layer_kinds.def), as a runtime configured with
+# EA_LAYER_KINDS would, without a build tree of its own: the runtime's kind
+# table (runtime/src/layers/registry.cc) is compiled for these kinds into the
+# firmware, which the linker reads before libedgeattn_runtime.a, so the
+# archive's table of every kind is never pulled in, nor are the other kinds'
+# modules and the kernel families only they call (dispatch.h). A model with
+# another kind is refused at load (EA_UNSUPPORTED, naming the kind).
 function(ea_cm_add_firmware name)
-  cmake_parse_arguments(PARSE_ARGV 1 FW "" "" "SOURCES;LIBS;DEFINES")
+  cmake_parse_arguments(PARSE_ARGV 1 FW "" "" "SOURCES;LIBS;DEFINES;KINDS")
   add_executable(${name} ${FW_SOURCES})
+  if(FW_KINDS)
+    get_property(all_kinds GLOBAL PROPERTY EA_ALL_LAYER_KINDS)
+    foreach(kind IN LISTS FW_KINDS)
+      if(NOT kind IN_LIST all_kinds)
+        message(FATAL_ERROR "${name}: KINDS: unknown layer kind '${kind}' (known: ${all_kinds})")
+      endif()
+    endforeach()
+    string(REPLACE ";" "," kinds_built "${FW_KINDS}")
+    add_library(${name}_kinds OBJECT ${EA_ROOT}/runtime/src/layers/registry.cc)
+    target_link_libraries(${name}_kinds PRIVATE edgeattn_runtime)
+    # The runtime's own definitions (EA_THREAD_POOL, ...), then the kinds.
+    target_compile_definitions(${name}_kinds PRIVATE $<TARGET_PROPERTY:edgeattn_runtime,COMPILE_DEFINITIONS>
+                               "EA_LAYER_KINDS_BUILT=\"${kinds_built}\"")
+    target_sources(${name} PRIVATE $<TARGET_OBJECTS:${name}_kinds>)
+  endif()
   # Platform objects linked directly: the vector table is only referenced by
   # the linker script / hardware.
   target_sources(${name} PRIVATE $<TARGET_OBJECTS:ea_cm_platform>)

@@ -38,7 +38,7 @@ uint32_t next() {
 int range(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<uint32_t>(hi - lo + 1)); }
 
 alignas(16) int8_t g_x[4 * 96 + 16];
-alignas(16) int8_t g_w[16 * 80];  // packed K4N16: up to 12 channels x 80 inputs
+alignas(16) int8_t g_w[16 * 120];  // packed K4N16: up to 12 channels x 80 inputs; 12 keys of up to 148 bytes
 int32_t g_bias[12], g_mult[12], g_shift[12];
 int8_t g_y_ref[4 * 16], g_y[4 * 16];
 int8_t g_res[4 * 20 + 16];  // qs8_linear_res: up to 4 rows, stride up to 20, offset up to 15
@@ -273,7 +273,8 @@ int main() {
     }
   }
   // The score row Q.K^T of the selected attention kernel vs the reference:
-  // head dims on both sides of the small-dim forms (DSP <= 64, Helium <= 16).
+  // head dims on both sides of the small-dim forms (DSP <= 64, Helium <= 16
+  // and <= 128).
 #if EA_CM_SIMD && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
   const auto qk_row = qs8_qk_row__helium;
 #elif EA_CM_SIMD && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
@@ -282,7 +283,8 @@ int main() {
   const auto qk_row = qs8_qk_row__ref;
 #endif
   for (int trial = 0; trial < 400; ++trial) {
-    const int n = range(1, 12), dim = range(1, 72), k_stride = dim + range(0, 8);
+    // Every 8th trial above Helium's 128-dim chunked form.
+    const int n = range(1, 12), dim = trial % 8 == 7 ? range(100, 140) : range(1, 72), k_stride = dim + range(0, 8);
     const int q_off = range(0, 15), k_off = range(0, 15);
     const bool extreme = trial % 10 == 0;
     for (int8_t& v : g_x) v = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());

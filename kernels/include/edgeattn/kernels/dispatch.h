@@ -152,6 +152,36 @@ const MicrokernelLists& microkernel_lists();
 
 // The table in use (selected on first call; any thread may call it).
 const KernelTable& kernels();
+
+// One family's kernel on the path in use, e.g. qs8_linear_kernel(): what the
+// runtime calls. Each family has a function and a table of its own (one
+// entry per path in the build), so the linker keeps only the families that
+// linked code calls, with their variants, and drops the rest
+// (--gc-sections): firmware built with only some layer kinds (CMake
+// EA_LAYER_KINDS) links only the kernels of those kinds. kernels() keeps
+// every family (tests, benchmarks). Same path, same function as kernels().
+#define EA_KERNEL_FAMILY(family) decltype(KernelTable::family) family##_kernel();
+EA_KERNEL_FAMILY(qs8_linear)
+EA_KERNEL_FAMILY(qs8_linear_res)
+EA_KERNEL_FAMILY(f32_linear)
+EA_KERNEL_FAMILY(qs8_attention)
+EA_KERNEL_FAMILY(f32_attention)
+EA_KERNEL_FAMILY(qs8_additive)
+EA_KERNEL_FAMILY(f32_additive)
+EA_KERNEL_FAMILY(qs8_qk_row)
+EA_KERNEL_FAMILY(qs8_softmax_row)
+EA_KERNEL_FAMILY(qs8_softmax_exp_row)
+EA_KERNEL_FAMILY(qs8_pv_row)
+EA_KERNEL_FAMILY(qs8_layernorm)
+EA_KERNEL_FAMILY(f32_layernorm)
+EA_KERNEL_FAMILY(f32_add)
+EA_KERNEL_FAMILY(qs8_lut)
+EA_KERNEL_FAMILY(f32_activation)
+EA_KERNEL_FAMILY(qs8_linear_res16)
+EA_KERNEL_FAMILY(qs16_layernorm)
+#undef EA_KERNEL_FAMILY
+// The path in use (the path of kernels()), without keeping any table.
+KernelPath active_kernel_path();
 // Forces a path; returns false (and changes nothing) if this build or CPU lacks it.
 bool set_kernel_path(KernelPath path);
 bool kernel_path_supported(KernelPath path);
