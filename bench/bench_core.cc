@@ -197,9 +197,15 @@ Status RunModel(const Model& model, Interpreter& interp, const Options& options,
   const int rows = options.q_len > 0 ? options.q_len : g.max_input_rows;
   const int memory_rows = g.memory_dim == 0 ? 0 : options.kv_len > 0 ? options.kv_len : g.max_memory_rows;
   const int out_rows = model.GraphOutputRows(rows);
+  // A generating graph: one Generate of every token the plan holds (BOS 0,
+  // no EOS) into the output space, the tokens hashed.
+  const bool generates = g.decoder_start > 0;
+  const GenerateOptions generate = {0, -1, g.max_tokens};
+  int num_tokens = 0;
   const size_t in_bytes = align16(static_cast<size_t>(rows) * g.input_dim * Elem(g.input_dtype));
   const size_t memory_bytes = align16(static_cast<size_t>(memory_rows) * g.memory_dim * Elem(g.dtype));
-  const size_t out_bytes = static_cast<size_t>(out_rows) * g.output_dim * Elem(g.output_dtype);
+  const size_t out_bytes = generates ? static_cast<size_t>(g.max_tokens) * sizeof(int32_t)
+                                     : static_cast<size_t>(out_rows) * g.output_dim * Elem(g.output_dtype);
   if (in_bytes + memory_bytes + align16(out_bytes) > ws.io_bytes) {
     *why = "input/output buffers exceed the bench's I/O space";
     return Status::kInvalidArgument;
@@ -218,7 +224,8 @@ Status RunModel(const Model& model, Interpreter& interp, const Options& options,
   ModelOutputs outputs = {out, 0};
   for (int i = -options.warmup; i < options.iters; ++i) {
     const uint64_t t0 = ticks();
-    s = interp.Invoke(inputs, &outputs);
+    s = generates ? interp.Generate(inputs, generate, reinterpret_cast<int32_t*>(out), g.max_tokens, &num_tokens)
+                  : interp.Invoke(inputs, &outputs);
     const uint64_t elapsed = ticks() - t0;
     if (s != Status::kOk) return s;
     if (i >= 0) ws.samples[i] = elapsed;
@@ -235,7 +242,8 @@ Status RunModel(const Model& model, Interpreter& interp, const Options& options,
   result->median = ws.samples[options.iters / 2];
   result->p90 = ws.samples[(options.iters * 9) / 10 < options.iters ? (options.iters * 9) / 10 : options.iters - 1];
   result->max = ws.samples[options.iters - 1];
-  result->output_hash = Fnv1a(out, static_cast<size_t>(outputs.num_rows) * g.output_dim * Elem(g.output_dtype));
+  result->output_hash = Fnv1a(out, generates ? static_cast<size_t>(num_tokens) * sizeof(int32_t)
+                                             : static_cast<size_t>(outputs.num_rows) * g.output_dim * Elem(g.output_dtype));
   result->arena_bytes = model.arena_bytes();
   return Status::kOk;
 }

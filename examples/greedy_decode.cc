@@ -1,8 +1,17 @@
 // edgeattn-greedy-decode: the bundled digit-reversal transformer
-// (models/transformer) decoding greedily, token by token, with its attention
-// layers in the edgeattn runtime and everything else in float64, or (with
-// --encoder-model / --decoder-model) the whole transformer in the runtime but
-// the embedding lookup and the argmax over the logits.
+// (models/transformer) decoding greedily, token by token. With
+// --generate-model the whole model is one file and one runtime call,
+// Interpreter::Generate (embeddings, encoder, decoder steps on their KV
+// caches, head and argmax in the runtime; the host only pads the source's
+// digits and reads the tokens). The older paths, kept for the KV-cache study
+// (cached Step against a re-run of the prefix): the attention layers in the
+// runtime and everything else in float64, or (with --encoder-model /
+// --decoder-model) the blocks in the runtime but the embedding lookup and the
+// argmax over the logits.
+//
+//   edgeattn-greedy-decode --generate-model out/transformer_generate_int8.eatn
+//       [--float-generate-model out/transformer_generate_f32.eatn]
+//       --data models/transformer/heldout.npz [--source 31415 ...]
 //
 //   edgeattn-greedy-decode --model out/transformer_int8.eatn
 //       --float-model out/transformer_f32.eatn
@@ -27,6 +36,7 @@
 #include <vector>
 
 #include "examples/greedy.h"
+#include "examples/runtime_generate.h"
 #include "converter/base/error.h"
 #include "converter/io/formats.h"
 #include "edgeattn/edgeattn.hpp"
@@ -186,16 +196,82 @@ void PrintLatency(const char* label, const Run& r, const std::vector<int>& posit
   std::printf("  all steps: decoder step median %.2f us cached, %.2f us re-run\n", Median(all_c), Median(all_r));
 }
 
+// Every source through Interpreter::Generate on each generating model:
+// examples, accuracy against the reversal and PyTorch's greedy tokens, the
+// models' agreement and the latency of one Generate call.
+int RunGenerate(const std::vector<std::string>& paths, const std::vector<Sequence>& seqs, size_t n_cli,
+                int show) {
+  using edgeattn::demo::kBos;
+  using edgeattn::demo::kPad;
+  std::vector<std::unique_ptr<edgeattn::demo::RuntimeGenerator>> gens;
+  for (const std::string& p : paths) gens.push_back(std::make_unique<edgeattn::demo::RuntimeGenerator>(p));
+  std::vector<std::vector<std::vector<int>>> out(gens.size());
+  std::vector<std::vector<double>> us(gens.size());
+  for (const Sequence& s : seqs) {  // interleaved: the models' latencies see the same machine state
+    for (size_t k = 0; k < gens.size(); ++k) {
+      out[k].push_back(gens[k]->Generate(s.digits, kPad, kBos, kEos));
+      us[k].push_back(gens[k]->last_us());
+    }
+  }
+  std::printf("kernel path: %s; %zu source%s (%zu from the command line)\n", edgeattn::KernelPath(), seqs.size(),
+              seqs.size() == 1 ? "" : "s", n_cli);
+  for (size_t k = 0; k < gens.size(); ++k) {
+    std::printf("%s: the whole model in the runtime, one Generate call per source (%s, arena %zu bytes)\n",
+                gens[k]->int8() ? "int8" : "f32", gens[k]->path().c_str(), gens[k]->arena_bytes());
+  }
+  const char* label0 = gens[0]->int8() ? "int8" : "f32";
+  std::printf("examples (%s, Generate):\n", label0);
+  const size_t n_show = std::min(seqs.size(), std::max(n_cli, static_cast<size_t>(std::max(show, 0))));
+  for (size_t i = 0; i < n_show; ++i) {
+    const std::vector<int>& got = out[0][i];
+    std::printf("  %-24s -> %-28s %s\n", Text(seqs[i].digits).c_str(), Text(got).c_str(),
+                got == Reversal(seqs[i].digits) ? "reversed" : "WRONG");
+  }
+  const size_t n = seqs.size() - n_cli;
+  for (size_t k = 0; k < gens.size() && n > 0; ++k) {
+    int reversed = 0, same_as_torch = 0, torch_known = 0;
+    for (size_t i = n_cli; i < seqs.size(); ++i) {
+      reversed += out[k][i] == Reversal(seqs[i].digits);
+      if (seqs[i].torch.empty()) continue;
+      ++torch_known;
+      same_as_torch += out[k][i] == seqs[i].torch;
+    }
+    std::printf("%-5s Generate: %d of %zu reversed exactly (%.4f)", gens[k]->int8() ? "int8" : "f32", reversed, n,
+                static_cast<double>(reversed) / n);
+    if (torch_known > 0) std::printf("; = PyTorch greedy on %d of %d", same_as_torch, torch_known);
+    std::printf("\n");
+  }
+  if (gens.size() == 2 && n > 0) {
+    int same = 0;
+    for (size_t i = n_cli; i < seqs.size(); ++i) same += out[0][i] == out[1][i];
+    std::printf("%s tokens = %s tokens on %d of %zu\n", label0, gens[1]->int8() ? "int8" : "f32", same, n);
+  }
+  for (size_t k = 0; k < gens.size(); ++k) {
+    size_t tokens = 0;
+    for (const auto& t : out[k]) tokens += t.size();
+    double total = 0.0;
+    for (double u : us[k]) total += u;
+    std::printf("%-5s Generate latency: median %.2f us per source, %.2f us per token on average\n",
+                gens[k]->int8() ? "int8" : "f32", Median(us[k]), tokens > 0 ? total / tokens : 0.0);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"edgeattn-greedy-decode: greedy decoding of models/transformer with the runtime's attention"};
+  std::string generate_model, float_generate_model;
   std::string model, float_model, weights, data, encoder_model, float_encoder_model, decoder_model,
       float_decoder_model;
   std::vector<std::string> sources;
   int show = 5, limit = 0;
   std::vector<int> positions;
-  app.add_option("--model", model, "the transformer as .eatn (int8 or f32)")->required();
+  app.add_option("--generate-model", generate_model,
+                 "the whole transformer as one generating .eatn (models/transformer/generate.spec.json): "
+                 "Interpreter::Generate, nothing on the host but the source's token ids");
+  app.add_option("--float-generate-model", float_generate_model, "a second one (f32) to compare with it");
+  app.add_option("--model", model, "the transformer's attention layers as .eatn (int8 or f32; the older paths)");
   app.add_option("--float-model", float_model, "a second .eatn (f32) to compare with --model");
   app.add_option("--encoder-model", encoder_model,
                  "the encoder as block kinds (.eatn of models/transformer/encoder_block.spec.json, the dtype of "
@@ -206,7 +282,7 @@ int main(int argc, char** argv) {
                  "--model): the whole decoder layer, its final LayerNorm and the output head run in the runtime "
                  "(the embedding and the argmax in host code)");
   app.add_option("--float-decoder-model", float_decoder_model, "the same for --float-model");
-  app.add_option("--weights", weights, "models/transformer/weights.safetensors (non-attention weights)")->required();
+  app.add_option("--weights", weights, "models/transformer/weights.safetensors (non-attention weights; with --model)");
   app.add_option("--data", data, "held-out sources: .npz with src [N, L], src_len [N] (+ torch_greedy [N, T])");
   app.add_option("--source", sources,
                  "digits to reverse, e.g. 31415 (repeatable); the bundled model was trained on 4 to 12 "
@@ -218,7 +294,6 @@ int main(int argc, char** argv) {
   app.add_option("--limit", limit, "decode only the first N sequences of --data (0 = all)");
   CLI11_PARSE(app, argc, argv);
   try {
-    const auto m = edgeattn::demo::TransformerFloat::Load(weights);
     std::vector<Sequence> seqs;
     for (const std::string& s : sources) seqs.push_back({ParseDigits(s), {}});
     const size_t n_cli = seqs.size();
@@ -227,6 +302,16 @@ int main(int argc, char** argv) {
       seqs.insert(seqs.end(), held.begin(), held.end());
     }
     if (seqs.empty()) fail("nothing to decode: give --data and/or --source");
+    if (model.empty() && generate_model.empty()) fail("give --generate-model (or --model, the older paths)");
+    if (!float_generate_model.empty() && generate_model.empty()) fail("--float-generate-model needs --generate-model");
+    if (!generate_model.empty()) {
+      std::vector<std::string> paths = {generate_model};
+      if (!float_generate_model.empty()) paths.push_back(float_generate_model);
+      const int status = RunGenerate(paths, seqs, n_cli, show);
+      if (status != 0 || model.empty()) return status;
+    }
+    if (weights.empty()) fail("--model needs --weights");
+    const auto m = edgeattn::demo::TransformerFloat::Load(weights);
 
     std::vector<std::unique_ptr<edgeattn::demo::RuntimeAttention>> rts;
     rts.push_back(std::make_unique<edgeattn::demo::RuntimeAttention>(model, m.d_model));

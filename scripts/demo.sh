@@ -277,12 +277,13 @@ evaluate() {
 # Greedy decoding of the bundled transformer, token by token
 # (edgeattn-greedy-decode, examples/): its three attention layers run in
 # the runtime (int8, and f32 for comparison), embeddings, LayerNorms, FFNs and
-# the head in float64; then with the encoder, and the decoder and its head,
-# as layers of the runtime too. dec_self decodes with its KV cache ("kv_cache": true in
-# models/transformer/spec.json: one Step per token) and, timed in the same run,
-# by re-running dec_self over the whole prefix at every step; both must give
-# the same tokens (the program exits non-zero otherwise). Sources: the 1000
-# held-out sequences of models/transformer/heldout.npz plus two typed here.
+# the head in float64 (the KV-cache study: dec_self decodes with its KV cache,
+# "kv_cache": true in models/transformer/spec.json, one Step per token, and,
+# timed in the same run, by re-running dec_self over the whole prefix at every
+# step; both must give the same tokens, the program exits non-zero
+# otherwise); then the whole model as one generating file, nothing on the
+# host but the token ids. Sources: the 1000 held-out sequences of
+# models/transformer/heldout.npz plus two typed here.
 decode() {
   local int8=$OUT/transformer_int8.eatn f32=$OUT/transformer_f32.eatn
   [[ -f $int8 && -f $f32 && -x $DECODE && -f models/transformer/heldout.npz ]] || return 0
@@ -292,39 +293,27 @@ decode() {
       --data models/transformer/heldout.npz --source 31415 --source 27182818 --show 3 --positions 1,4,8,13
   sed 's/^/  /' "$LOGS/greedy_decode.log"
   echo "  CPU: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) cores online)"
-  # The same with the whole encoder layer in the runtime as block kinds
-  # (encoder_block + layernorm, models/transformer/encoder_block.spec.json).
+  # The whole transformer as one file and one runtime call per source
+  # (models/transformer/generate.spec.json: embeddings, encoder, decoder
+  # steps on their KV caches, head and argmax; Interpreter::Generate), the
+  # host passing only the source's token ids. int8 at the settings chosen on
+  # a validation set apart from the held-out one (docs/workflow.md,
+  # "Generation"): the decoder layers' "calib_method" mse in the spec and
+  # --calib-headroom 0. (The block models' host-embedding paths this
+  # replaces stay in edgeattn-greedy-decode: --encoder-model, --decoder-model.)
   local dt
   for dt in int8 f32; do
-    logged "$LOGS/convert_transformer_encoder_$dt.log" \
+    logged "$LOGS/convert_transformer_generate_$dt.log" \
       "$CONVERT" convert --weights models/transformer/weights.safetensors \
-        --spec models/transformer/encoder_block.spec.json --calib models/transformer/encoder_block.calib.npz \
-        --dtype "$dt" -o "$OUT/transformer_encoder_$dt.eatn" || return 1
+        --spec models/transformer/generate.spec.json --calib models/transformer/generate.calib.npz \
+        --calib-headroom 0 --dtype "$dt" -o "$OUT/transformer_generate_$dt.eatn" || return 1
   done
-  section "Greedy decoding with the encoder as an encoder_block + layernorm in the runtime"
-  logged "$LOGS/greedy_decode_encoder_block.log" \
-    "$DECODE" --model "$int8" --float-model "$f32" --weights models/transformer/weights.safetensors \
-      --encoder-model "$OUT/transformer_encoder_int8.eatn" --float-encoder-model "$OUT/transformer_encoder_f32.eatn" \
-      --data models/transformer/heldout.npz --source 31415 --show 2 --positions 1,13
-  sed 's/^/  /' "$LOGS/greedy_decode_encoder_block.log"
-  # And the decoder layer, its final LayerNorm and the output head too
-  # (decoder_block + layernorm + linear, models/transformer/decoder_block.spec.json):
-  # the whole transformer in the runtime but the embedding lookup and the argmax.
-  # Calibrated with --calib-method mse, the setting that decodes best on a
-  # validation set apart from the held-out one (scripts/decode_validation.py).
-  for dt in int8 f32; do
-    logged "$LOGS/convert_transformer_decoder_$dt.log" \
-      "$CONVERT" convert --weights models/transformer/weights.safetensors \
-        --spec models/transformer/decoder_block.spec.json --calib models/transformer/decoder_block.calib.npz \
-        --calib-method mse --dtype "$dt" -o "$OUT/transformer_decoder_$dt.eatn" || return 1
-  done
-  section "Greedy decoding with the whole transformer in the runtime (block kinds, LayerNorms, linear head)"
-  logged "$LOGS/greedy_decode_blocks.log" \
-    "$DECODE" --model "$int8" --float-model "$f32" --weights models/transformer/weights.safetensors \
-      --encoder-model "$OUT/transformer_encoder_int8.eatn" --float-encoder-model "$OUT/transformer_encoder_f32.eatn" \
-      --decoder-model "$OUT/transformer_decoder_int8.eatn" --float-decoder-model "$OUT/transformer_decoder_f32.eatn" \
-      --data models/transformer/heldout.npz --source 31415 --show 2 --positions 1,7,13
-  sed 's/^/  /' "$LOGS/greedy_decode_blocks.log"
+  section "Generation in the runtime: the whole transformer, one Generate call per source"
+  logged "$LOGS/generate.log" \
+    "$DECODE" --generate-model "$OUT/transformer_generate_int8.eatn" \
+      --float-generate-model "$OUT/transformer_generate_f32.eatn" \
+      --data models/transformer/heldout.npz --source 31415 --source 27182818 --show 3
+  sed 's/^/  /' "$LOGS/generate.log"
 }
 
 # Coverage attention (models/coverage, issue 11 item 4): the same copy model

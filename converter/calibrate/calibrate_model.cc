@@ -36,7 +36,10 @@ ModelCalibration calibrate_model(const ModelSpec& spec, const std::vector<LayerD
                         ", quantizing");
       }
       try {
-        found.layers[i] = calibrate(spec.layers[i], calib[i], options, keep_outputs ? &found.float_outputs[i] : nullptr);
+        CalibOptions layer_options = options;
+        if (!spec.layers[i].calib_method.empty()) layer_options.method = parse_calib_method(spec.layers[i].calib_method);
+        found.layers[i] =
+            calibrate(spec.layers[i], calib[i], layer_options, keep_outputs ? &found.float_outputs[i] : nullptr);
       } catch (...) {
         const std::lock_guard<std::mutex> hold(progress_lock);
         if (!error) error = std::current_exception();
@@ -56,6 +59,19 @@ ModelCalibration calibrate_model(const ModelSpec& spec, const std::vector<LayerD
 void link_chained_inputs(const ModelSpec& spec, ModelCalibration* found) {
   for (size_t i = 0; i < spec.layers.size(); ++i) {
     const FloatLayer& L = spec.layers[i];
+    if (L.memory_layer >= 0) {  // the memory is passed on as bytes too: keys and values at its output's range
+      const FloatLayer& mem = spec.layers[static_cast<size_t>(L.memory_layer)];
+      const RangeMap& from = found->layers[static_cast<size_t>(L.memory_layer)].ranges;
+      const std::string out = mem.kind->output_point != nullptr ? mem.kind->output_point(mem) : "output";
+      if (from.count(out) == 0) fail("layer '", mem.name, "': no calibrated output range to chain '", L.name, "' from");
+      LayerCalibration& c = found->layers[i];
+      const std::vector<std::string> points =
+          L.kind->memory_points != nullptr ? L.kind->memory_points(L) : std::vector<std::string>{"key", "value"};
+      for (const std::string& p : points) {
+        if (c.ranges.count(p) != 0) c.ranges[p] = from.at(out);
+      }
+      for (const auto& [to, source] : c.copies) c.ranges[to] = c.ranges[source];
+    }
     if (L.input_layer < 0) continue;
     const FloatLayer& src = spec.layers[static_cast<size_t>(L.input_layer)];
     const RangeMap& from = found->layers[static_cast<size_t>(L.input_layer)].ranges;

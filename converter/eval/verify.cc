@@ -24,11 +24,14 @@ std::vector<LayerAccuracy> verify_model(const LoadedModel& model, const ModelSpe
     result[i].metrics = compare(L, calib[i], run.output, ref.output, run.weights, ref.weights);
     result[i].has_metrics = true;
     result[i].samples = calib[i].n;
-    if (L.input_layer < 0) {
+    if (L.input_layer < 0 && L.memory_layer < 0) {
       chain_output[i] = run.output;
     } else {
       LayerData fed = calib[i];
-      (L.learned_query() ? fed.key : fed.query) = chain_output[static_cast<size_t>(L.input_layer)];
+      if (L.input_layer >= 0) {
+        (L.learned_query() ? fed.key : fed.query) = chain_output[static_cast<size_t>(L.input_layer)];
+      }
+      if (L.memory_layer >= 0) fed.key = chain_output[static_cast<size_t>(L.memory_layer)];
       const RunResult chained = run_layer(model, static_cast<int>(i), fed, 1);
       result[i].chained = compare(L, fed, chained.output, ref.output, chained.weights, ref.weights);
       result[i].has_chained = true;

@@ -202,6 +202,8 @@ std::vector<std::string> value_points(const FloatLayer& L) {
   return v;
 }
 std::vector<std::string> minmax_points(const FloatLayer&) { return {}; }
+// The memory: the block's key input and its cross-attention's k/v inputs.
+std::vector<std::string> memory_points(const FloatLayer&) { return {"key", "cross.key", "cross.value"}; }
 
 // The sub-layers with the block's lengths (spec.cc sets them after resolve).
 FloatLayer with_lengths(const FloatLayer& A, const FloatLayer& L) {
@@ -395,6 +397,7 @@ KindModule module() {
   m.forward = forward_layer;
   m.value_points = value_points;
   m.minmax_points = minmax_points;
+  m.memory_points = memory_points;
   m.write_s8 = write_s8;
   m.write_f32 = write_f32;
   m.tensors = tensors;

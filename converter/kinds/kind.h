@@ -103,6 +103,10 @@ struct KindModule {
   // "input") takes their range from its source's "output", so the source's
   // int8 output bytes are exactly its input.
   std::vector<std::string> (*input_points)(const FloatLayer& L) = nullptr;
+  // A cross layer's points quantizing its memory (keys and values); null:
+  // {"key", "value"}. With the spec's "memory" they take the memory
+  // layer's output range, so its int8 output bytes are the memory as they are.
+  std::vector<std::string> (*memory_points)(const FloatLayer& L) = nullptr;
   // The point whose range quantizes the layer's output in the file; null:
   // "output". A layer chained after it takes its input range from there
   // (pooling and row_pool "first" write their input's quantization).

@@ -266,6 +266,23 @@ LayerData chained_layer_data(const FloatLayer& source, const LayerData& in, cons
   return d;
 }
 
+void chain_memory_data(const FloatLayer& source, const LayerData& in, const FloatLayer& consumer, LayerData* d) {
+  if (in.n != d->n) {
+    fail("layer '", consumer.name, "' has ", d->n, " samples, its memory '", source.name, "' ", in.n,
+         ": one sample of each per sequence");
+  }
+  d->lk = source.output_rows(in.lq);
+  const size_t per = static_cast<size_t>(d->lk) * source.output_dim;
+  d->key.resize(static_cast<size_t>(d->n) * per);
+  d->value.clear();  // value = key
+  d->valid.assign(static_cast<size_t>(d->n), -1);
+  for (int i = 0; i < in.n; ++i) {
+    forward(source, in.sample(source, i), d->key.data() + static_cast<size_t>(i) * per, nullptr, nullptr);
+    const int v = in.valid[static_cast<size_t>(i)];
+    d->valid[static_cast<size_t>(i)] = v >= 0 ? v + source.added_rows : -1;
+  }
+}
+
 std::vector<DataKey> parse_data_keys(const std::vector<std::string>& args) {
   std::vector<DataKey> keys;
   for (const std::string& a : args) {
@@ -324,6 +341,10 @@ std::vector<LayerData> load_model_data(const std::string& path, const std::strin
       data.push_back(chained_layer_data(layers[src], data[src], L));
     } else {
       data.push_back(take_layer_data(&npz, path, L, false));
+    }
+    if (L.memory_layer >= 0) {  // keys and values: the earlier layer's float64 outputs
+      const size_t m = static_cast<size_t>(L.memory_layer);
+      chain_memory_data(layers[m], data[m], L, &data.back());
     }
   }
   return data;

@@ -36,6 +36,10 @@ LayerData take_layer_data(ArrayMap* npz, const std::string& path, const FloatLay
 // spec's "input"): source's float64 forward over each of its samples `in`
 // (source.output_rows(in.lq) rows; the keys when consumer's query is learned).
 LayerData chained_layer_data(const FloatLayer& source, const LayerData& in, const FloatLayer& consumer);
+// The keys (= values) and key padding of `consumer`, a cross layer whose
+// memory is `source`'s output (the spec's "memory"): source's float64
+// forward over its samples `in`, one per sample of d.
+void chain_memory_data(const FloatLayer& source, const LayerData& in, const FloatLayer& consumer, LayerData* d);
 // --data-key FILE_KEY=KEY: a data file's own name for one of the keys above,
 // so a file written for another tool (a whole model's `x` and `logits`) is
 // read as it is: `x=embed.query`, `logits=head.output`.

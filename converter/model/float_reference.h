@@ -104,6 +104,13 @@ struct FloatLayer {
   // files). The converter makes this layer's data by running that layer's
   // float64 forward, and gives its input the earlier output's quantization.
   int input_layer = -1;
+  // The spec's "memory": the earlier layer whose output rows are this cross
+  // layer's keys and values (a decoder's memory from its encoder; -1: the
+  // data files' keys, or the model's memory rows).
+  int memory_layer = -1;
+  // The spec's "calib_method" for this layer ("minmax", "percentile",
+  // "mse"), "" for the command line's --calib-method.
+  std::string calib_method;
   // Rows the layer adds to its input's (class tokens prepended: output rows
   // = q_len + added_rows; ea_layer_info.added_rows), 0 for most kinds.
   int added_rows = 0;

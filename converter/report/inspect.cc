@@ -76,8 +76,16 @@ void print_graph(const Model& model, std::ostream& os) {
   if (g.memory_dim > 0) os << ", memory [" << g.max_memory_rows << "][" << g.memory_dim << "]";
   os << " -> output [" << g.max_output_rows << "][" << g.output_dim << "]; intermediate rows "
      << a.scratch_offset - a.activation_offset << " arena bytes at " << a.activation_offset << "\n";
+  if (g.decoder_start > 0) {
+    os << "generates (Generate): steps 0.." << g.decoder_start - 1 << " the encoder, run once; steps "
+       << g.decoder_start << ".." << g.num_steps - 1 << " the decoder, run once per token (one row), up to "
+       << g.max_tokens << " tokens, ids 0.." << g.token_range - 1 << "\n";
+  }
   const auto source = [](int src) {
-    return src == -1 ? std::string("input") : src == -2 ? std::string("memory") : "step " + std::to_string(src);
+    return src == -1   ? std::string("input")
+           : src == -2 ? std::string("memory")
+           : src == -3 ? std::string("last token")
+                       : "step " + std::to_string(src);
   };
   for (int s = 0; s < g.num_steps; ++s) {
     const fb::GraphStep* st = model.step(s);

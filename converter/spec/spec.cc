@@ -33,11 +33,11 @@ MaskKind parse_mask(const SpecFields& f) {
 
 using FieldList = std::vector<std::string>;
 
-const FieldList kTopLevelFields = {"model", "layers"};
+const FieldList kTopLevelFields = {"model", "layers", "decoder_start"};
 // "repeat" is taken out of an entry when it is expanded (expand_repeats);
 // it is listed so that a misspelling of it is suggested.
 const FieldList kCommonFields = {"name", "kind", "mask", "max_q_len", "max_kv_len", "prefix", "tensors", "input",
-                                 "repeat"};
+                                 "memory", "calib_method", "repeat"};
 // The common fields and the kind's own (kinds/<kind>.cc).
 FieldList layer_fields(const KindModule& kind) {
   FieldList f;
@@ -481,7 +481,7 @@ void chain_input(const SpecFields& f, const std::vector<FloatLayer>& earlier, Fl
   }
   // A learned-query layer (pooling, row_pool) reads the rows as its keys.
   const bool learned = L->learned_query();
-  if (L->io().keys && !learned) {
+  if (L->io().keys && !learned && L->memory_layer < 0) {
     fail(f.where, ": ", field, ": a ", L->kind->name, " layer reads a key sequence of its own",
          "; only layers whose one input is their query rows (or the rows they pool) can take an earlier layer's output");
   }
@@ -501,6 +501,67 @@ void chain_input(const SpecFields& f, const std::vector<FloatLayer>& earlier, Fl
          ", more than ", learned ? "max_kv_len " : "max_q_len ", max_rows);
   }
   L->input_layer = index;
+}
+
+// "memory": "<layer>": a cross layer's keys and values are the output rows
+// of an earlier layer (a decoder block's memory from its encoder), so the
+// encoder and the decoder convert as one model.
+void chain_memory(const SpecFields& f, const std::vector<FloatLayer>& earlier, FloatLayer* L) {
+  const std::string from = f.string("memory");
+  int index = -1;
+  for (size_t i = 0; i < earlier.size(); ++i) {
+    if (earlier[i].name == from) index = static_cast<int>(i);
+  }
+  if (index < 0) fail(f.where, ": field 'memory': '", from, "' is not an earlier layer");
+  if (!L->io().keys || L->learned_query()) {
+    fail(f.where, ": field 'memory': a ", L->kind->name, " layer reads no memory (only cross-attention does)");
+  }
+  const FloatLayer& src = earlier[static_cast<size_t>(index)];
+  if (src.output_dim != L->key_dim || L->value_dim != L->key_dim) {
+    fail(f.where, ": field 'memory': layer '", from, "' gives rows of ", src.output_dim,
+         " values, this layer's keys and values are ", L->key_dim, " and ", L->value_dim, " wide");
+  }
+  const int src_rows = src.output_rows(src.max_q_len);
+  if (src_rows > L->max_kv_len) {
+    fail(f.where, ": field 'memory': layer '", from, "' gives up to ", src_rows, " rows, more than max_kv_len ",
+         L->max_kv_len);
+  }
+  L->memory_layer = index;
+}
+
+// "decoder_start": "<layer>": the layers from it on run once per generated
+// token (Interpreter::Generate). It reads the last token (no "input"), the
+// layers after it read the decoder's layers' rows, and those before it (the
+// encoder) only reach the decoder as its memory.
+int decoder_start_of(const json& j, const std::string& spec_path, const std::vector<FloatLayer>& layers) {
+  if (!j.contains("decoder_start")) return -1;
+  const std::string where = spec_path + ": field 'decoder_start'";
+  if (!j.at("decoder_start").is_string()) fail(where, " must be a layer name");
+  const std::string name = j.at("decoder_start").get<std::string>();
+  int start = -1;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i].name == name) start = static_cast<int>(i);
+  }
+  if (start < 0) fail(where, ": '", name, "' is not a layer");
+  if (start == 0) fail(where, ": '", name, "' is the first layer; the encoder part before it must not be empty");
+  if (layers[static_cast<size_t>(start)].input_layer >= 0) {
+    fail(where, ": layer '", name, "' reads the last generated token, so it has no \"input\"");
+  }
+  for (size_t i = static_cast<size_t>(start) + 1; i < layers.size(); ++i) {
+    const FloatLayer& L = layers[i];
+    if (L.input_layer < start) {
+      fail(spec_path, ": layer '", L.name, "' is in the decoder part (after decoder_start '", name,
+           "'): its \"input\" must be a decoder layer");
+    }
+  }
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const int m = layers[i].memory_layer;
+    if (m >= 0 && (static_cast<int>(i) < start || m >= start)) {
+      fail(spec_path, ": layer '", layers[i].name, "': \"memory\" is for a decoder layer reading an encoder ",
+           "layer's rows (decoder_start '", name, "')");
+    }
+  }
+  return start;
 }
 
 }  // namespace
@@ -592,10 +653,18 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
         L.max_kv_len = f.integer("max_kv_len");
       }
     }
+    if (f.has("calib_method")) {  // this layer's, over --calib-method (e.g. a decoder's mse)
+      L.calib_method = f.string("calib_method");
+      if (L.calib_method != "minmax" && L.calib_method != "percentile" && L.calib_method != "mse") {
+        fail(f.where, ": field 'calib_method': '", L.calib_method, "' (expected minmax, percentile or mse)");
+      }
+    }
+    if (f.has("memory")) chain_memory(f, spec.layers, &L);
     if (f.has("input")) chain_input(f, spec.layers, &L, e.chained);
     spec.layers.push_back(std::move(L));
     ++index;
   }
+  spec.decoder_start = decoder_start_of(j, spec_path, spec.layers);
   spec.weights_tensors = weights.size();
   spec.unused = account(weights, spec.layers, fetched, block_prefix, repeats);
   return spec;

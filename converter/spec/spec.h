@@ -42,6 +42,9 @@ struct ModelSpec {
   std::string model;              // "model" field (or the spec file's name)
   std::vector<FloatLayer> layers;
   bool tile_scratch = true;       // plan the tiled int8 attention's scratch (convert --no-tile-scratch)
+  // "decoder_start": the first layer of the part run once per generated
+  // token (its query is the last token; Graph.decoder_start), -1: none.
+  int decoder_start = -1;
   size_t weights_tensors = 0;     // tensors in the weights file
   std::vector<UnusedTensor> unused;  // the ones no layer uses, by name
 };

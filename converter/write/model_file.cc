@@ -13,16 +13,19 @@ namespace {
 
 // The spec's chain ("input") as the file's Graph: every layer a step in
 // spec order, reading its "input" layer's output or the model's input (a
-// cross layer's keys and values: the model's memory). Only the last layer's
-// output leaves the model, so each other layer must feed a later one.
-// Returns 0 when no layer is chained (the layers run one by one).
+// cross layer's keys and values: its "memory" layer's output, or the model's
+// memory). With "decoder_start" the layers from it on are the decoder part
+// (Graph.decoder_start), its first reading the last token (-3). Only the
+// last layer's output leaves the model, so each other layer must feed a
+// later one. Returns 0 when no layer is chained (the layers run one by one).
 flatbuffers::Offset<fb::Graph> write_graph(const ModelSpec& spec, ModelWriter& w) {
   bool chained = false;
   std::vector<bool> read(spec.layers.size(), false);
   for (const FloatLayer& L : spec.layers) {
-    if (L.input_layer >= 0) {
+    for (const int src : {L.input_layer, L.memory_layer}) {
+      if (src < 0) continue;
       chained = true;
-      read[static_cast<size_t>(L.input_layer)] = true;
+      read[static_cast<size_t>(src)] = true;
     }
   }
   if (!chained) return 0;
@@ -36,9 +39,11 @@ flatbuffers::Offset<fb::Graph> write_graph(const ModelSpec& spec, ModelWriter& w
       fail("layer '", L.name, "': the layers are chained (\"input\"), and no later layer reads its output;",
            " only the last layer's output is the model's (remove it, or move it last)");
     }
-    steps.push_back(fb::CreateGraphStep(w.fbb(), static_cast<uint32_t>(i), L.input_layer >= 0 ? L.input_layer : -1));
+    const int query = static_cast<int>(i) == spec.decoder_start ? -3 : L.input_layer >= 0 ? L.input_layer : -1;
+    steps.push_back(fb::CreateGraphStep(w.fbb(), static_cast<uint32_t>(i), query,
+                                        L.memory_layer >= 0 ? L.memory_layer : -2));
   }
-  return fb::CreateGraphDirect(w.fbb(), &steps);
+  return fb::CreateGraphDirect(w.fbb(), &steps, spec.decoder_start);
 }
 
 }  // namespace

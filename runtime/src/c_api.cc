@@ -151,6 +151,17 @@ ea_status ea_interpreter_invoke(ea_interpreter* interp, const ea_model_inputs* i
   return to_c(as_interp(interp)->Invoke(*inputs, outputs));
 }
 
+ea_status ea_interpreter_generate(ea_interpreter* interp, const ea_model_inputs* inputs,
+                                  const ea_generate_options* options, int32_t* tokens, int32_t capacity,
+                                  int32_t* num_tokens) {
+  if (interp == nullptr || inputs == nullptr || options == nullptr) return EA_INVALID_ARGUMENT;
+  int n = 0;
+  const ea_status s = to_c(as_interp(interp)->Generate(*inputs, *options, tokens, capacity,
+                                                        num_tokens != nullptr ? &n : nullptr));
+  if (num_tokens != nullptr) *num_tokens = n;
+  return s;
+}
+
 ea_status ea_interpreter_begin_sequence(ea_interpreter* interp, int32_t layer) {
   if (interp == nullptr) return EA_INVALID_ARGUMENT;
   return to_c(as_interp(interp)->BeginSequence(layer));

@@ -36,6 +36,24 @@ StepIo step_io(const fb::Layer& l, int q_cap) {
   return io;
 }
 
+TokenStep token_step(const fb::Layer& l) {
+  const LayerKindModule* kind = find_layer_kind(l.options_type());
+  if (kind == nullptr) return TokenStep::kNone;
+  const LayerShape shape = shape_of_options(static_cast<int>(kind->kind), l.options(), layer_info(l).dtype,
+                                            l.tile_scratch());
+  if (kind->has_kv_cache != nullptr && kind->has_kv_cache(shape)) return TokenStep::kKvCache;
+  const LayerInfo info = layer_info(l);
+  if (info.cross != 0 && !kind->learned_query && kind->has_key_cache != nullptr && kind->has_key_cache(shape) &&
+      !kind->cached_run_reads_values && !shape.coverage) {
+    return TokenStep::kCachedMemory;
+  }
+  if (kind->rows_independent) return TokenStep::kRow;
+  // A step without a KV cache at all (positions); MHA without "kv_cache"
+  // has a step function too, but attends over rows it does not keep.
+  if (kind->step != nullptr && kind->has_kv_cache == nullptr && info.added_rows == 0) return TokenStep::kPosition;
+  return TokenStep::kNone;
+}
+
 namespace {
 
 bool same_quant(const ea_quant& a, const ea_quant& b) {
@@ -50,7 +68,15 @@ const char* dtype_label(ea_dtype t) {
 }
 
 const char* source_name(int source) {
-  return source == kModelInput ? "the model's input" : source == kModelMemory ? "the model's memory" : "step";
+  return source == kModelInput    ? "the model's input"
+         : source == kModelMemory ? "the model's memory"
+         : source == kGeneratedToken ? "the last token"
+                                     : "step";
+}
+
+const char* kind_label(const fb::Layer& l) {
+  const LayerKindModule* kind = find_layer_kind(l.options_type());
+  return kind != nullptr ? kind->name : "?";
 }
 
 }  // namespace
@@ -58,12 +84,13 @@ const char* source_name(int source) {
 int graph_tensors(const fb::Layer* const* layers, int num_layers, const fb::Graph& graph, int max_q_len,
                   GraphTensor* tensors) {
   const int n = static_cast<int>(graph.steps()->size());
+  const int decoder_start = graph.decoder_start() > 0 ? graph.decoder_start() : n;
   for (int s = 0; s < n; ++s) {
     const uint32_t layer = graph.steps()->Get(static_cast<uint32_t>(s))->layer();
     const StepIo io = layer < static_cast<uint32_t>(num_layers) ? step_io(*layers[layer], max_q_len) : StepIo{};
-    tensors[s] = GraphTensor{static_cast<uint64_t>(io.max_output_rows) * static_cast<uint64_t>(io.output_dim) *
-                                 elem_size(io.output_dtype),
-                             s, s};
+    // A generating graph's decoder part runs one row per token.
+    const uint64_t rows = s >= decoder_start ? 1u : static_cast<uint64_t>(io.max_output_rows);
+    tensors[s] = GraphTensor{rows * static_cast<uint64_t>(io.output_dim) * elem_size(io.output_dtype), s, s};
   }
   for (int s = 0; s < n; ++s) {
     const fb::GraphStep* st = graph.steps()->Get(static_cast<uint32_t>(s));
@@ -82,6 +109,7 @@ const fb::GraphStep* Model::step(int index) const {
 
 Status Model::VerifyGraph() {
   num_steps_ = 0;
+  decoder_start_ = 0;
   const fb::Graph* g = model_->graph();
   if (g == nullptr) return Status::kOk;  // layers run one by one only
   error_.Clear();
@@ -90,6 +118,14 @@ Status Model::VerifyGraph() {
     error_ << "graph must have 1.." << kMaxGraphSteps << " steps, has " << n;
     return Status::kInvalidModel;
   }
+  // A generating graph: steps decoder_start.. run once per token (Generate).
+  const int decoder_start = g->decoder_start() == -1 ? 0 : g->decoder_start();
+  if (decoder_start < 0 || decoder_start >= n || g->decoder_start() == 0) {
+    error_ << "graph decoder_start " << g->decoder_start() << " is not a step 1.." << n - 1
+           << " (or -1: no decoder part)";
+    return Status::kInvalidModel;
+  }
+  const bool generates = decoder_start > 0;
   bool used[kMaxGraphSteps] = {};
   bool read[kMaxGraphSteps] = {};
   StepIo io[kMaxGraphSteps];
@@ -110,6 +146,21 @@ Status Model::VerifyGraph() {
     used[layer] = true;
     const char* name = this->layer(layer)->name()->c_str();
     io[s] = step_io(*this->layer(layer), 0);
+    const bool decoder_part = generates && s >= decoder_start;
+    if (decoder_part) {
+      if (token_step(*this->layer(layer)) == TokenStep::kNone) {
+        error_ << "graph step " << s << " (layer '" << name << "', " << kind_label(*this->layer(layer))
+               << ") cannot run one token at a time in the decoder part (per-row kinds, positions without "
+                  "class tokens, KV-cache layers and cross-attention over cached memory can)";
+        return Status::kInvalidModel;
+      }
+      io[s].max_output_rows = 1;  // one row per token
+    }
+    if (s == decoder_start && generates && st->query() != kGeneratedToken) {
+      error_ << "graph step " << s << " (layer '" << name << "'): the decoder part's first step reads the last "
+             << "token (query -3), not " << st->query();
+      return Status::kInvalidModel;
+    }
     if (s > 0 && io[s].dtype != io[0].dtype) {
       error_ << "graph step " << s << " (layer '" << name << "'): float and int8 layers in one graph";
       return Status::kInvalidModel;
@@ -147,13 +198,34 @@ Status Model::VerifyGraph() {
           return Status::kInvalidModel;
         }
       }
-      if (edge.source < kModelMemory || edge.source >= s) {
+      const bool token = decoder_part && e == 0 && edge.source == kGeneratedToken;
+      if ((edge.source < kModelMemory && !token) || edge.source >= s) {
         error_ << "graph step " << s << " (layer '" << name << "') reads " << edge.what << " from step "
-               << edge.source << ": a source is an earlier step, -1 (input) or -2 (memory)";
+               << edge.source << ": a source is an earlier step, -1 (input) or -2 (memory)"
+               << (decoder_part ? ", or -3 (the last token) for a decoder-part query" : "");
+        return Status::kInvalidModel;
+      }
+      if (generates && edge.source == kModelMemory) {
+        error_ << "graph step " << s << " (layer '" << name << "') reads the model's memory: a generating graph "
+               << "takes input rows only (a decoder's memory is an encoder step's output)";
+        return Status::kInvalidModel;
+      }
+      if (decoder_part && e == 0 && edge.source >= 0 && edge.source < decoder_start) {
+        error_ << "graph step " << s << " (layer '" << name << "') reads " << edge.what << " from encoder step "
+               << edge.source << ": a decoder-part query is the last token or a decoder-part step's row";
+        return Status::kInvalidModel;
+      }
+      if (decoder_part && e == 1 && edge.source >= decoder_start) {
+        error_ << "graph step " << s << " (layer '" << name << "') reads " << edge.what << " from decoder step "
+               << edge.source << ": a decoder's memory is an encoder step's output, cached once";
         return Status::kInvalidModel;
       }
       StepIo from = {};
-      if (edge.source >= 0) {
+      if (token) {
+        from.output_dim = 1;
+        from.output_dtype = EA_S32;
+        from.max_output_rows = 1;
+      } else if (edge.source >= 0) {
         read[edge.source] = true;
         from = io[edge.source];
       } else {
@@ -201,6 +273,27 @@ Status Model::VerifyGraph() {
       }
     }
   }
+  if (generates) {
+    // The argmax's index is the next token: every step reading the last
+    // token must take each index it can give.
+    const StepIo& last = io[n - 1];
+    const char* last_name = layer(static_cast<int>(g->steps()->Get(n - 1)->layer()))->name()->c_str();
+    if (last.output_dtype != EA_S32 || last.output_dim != 1) {
+      error_ << "graph step " << n - 1 << " (layer '" << last_name << "'): a generating graph ends in an argmax "
+             << "giving one index per row (the next token), this step gives " << last.output_dim << " "
+             << dtype_label(last.output_dtype) << " values";
+      return Status::kInvalidModel;
+    }
+    for (int s = decoder_start; s < n; ++s) {
+      if (g->steps()->Get(static_cast<uint32_t>(s))->query() != kGeneratedToken) continue;
+      if (io[s].input_range < last.input_dim) {
+        error_ << "graph step " << s << " (layer '" << layer(static_cast<int>(g->steps()->Get(s)->layer()))->name()->c_str()
+               << "') takes token ids 0.." << io[s].input_range - 1 << ", the argmax of step " << n - 1
+               << " gives 0.." << last.input_dim - 1;
+        return Status::kInvalidModel;
+      }
+    }
+  }
   for (int s = 0; s + 1 < n; ++s) {
     if (!read[s]) {
       error_ << "graph step " << s << " (layer '" << layer(static_cast<int>(g->steps()->Get(s)->layer()))->name()->c_str()
@@ -209,6 +302,7 @@ Status Model::VerifyGraph() {
     }
   }
   num_steps_ = n;
+  decoder_start_ = decoder_start;
   return Status::kOk;
 }
 
@@ -239,10 +333,23 @@ Status Model::GetGraphInfo(GraphInfo* info, int num_rows, int* output_rows) cons
   info->num_steps = num_steps_;
   int rows[kMaxGraphSteps];
   if (num_rows < 0 || num_rows > static_cast<int>(kMaxLength)) num_rows = 0;  // the caller refuses it; no overflow here
+  info->decoder_start = decoder_start_;
   for (int s = 0; s < num_steps_; ++s) {
     const fb::GraphStep* st = step(s);
-    const StepIo io = step_io(*layer(static_cast<int>(st->layer())), 0);
-    rows[s] = step_output_rows(io, st->query() >= 0 ? rows[st->query()] : num_rows);  // verified: earlier or input
+    const fb::Layer& l = *layer(static_cast<int>(st->layer()));
+    const StepIo io = step_io(l, 0);
+    rows[s] = step_output_rows(io, st->query() >= 0 ? rows[st->query()] : st->query() == kGeneratedToken ? 1 : num_rows);
+    if (decoder_start_ > 0 && s >= decoder_start_) {
+      // Token t runs at position t: each decoder step holds max_q_len of
+      // them (a KV cache of self-attention MHA: max_kv_len).
+      const int limit = token_step(l) == TokenStep::kKvCache && !find_layer_kind(l.options_type())->kv_positions_on_q_len
+                            ? static_cast<int>(l.max_kv_len())
+                            : static_cast<int>(l.max_q_len());
+      if (s == decoder_start_ || limit < info->max_tokens) info->max_tokens = limit;
+      if (st->query() == kGeneratedToken && (info->token_range == 0 || io.input_range < info->token_range)) {
+        info->token_range = io.input_range;
+      }
+    }
     info->dtype = io.dtype;
     if (st->query() == kModelInput) {
       info->input_dtype = io.input_dtype;

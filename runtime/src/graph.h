@@ -13,6 +13,18 @@ namespace edgeattn {
 
 constexpr int kModelInput = -1;   // GraphStep source: the model's input rows
 constexpr int kModelMemory = -2;  // the model's memory rows
+constexpr int kGeneratedToken = -3;  // a generating graph's decoder part: the last token (BOS first)
+
+// How a decoder-part step of a generating graph runs one new row of the
+// sequence (Interpreter::Generate); kNone: it cannot (it needs all rows).
+enum class TokenStep {
+  kNone,
+  kRow,          // each output row depends on its input row alone: a run over the one row
+  kPosition,     // positions: the row plus the table's row at the token's position (kind step)
+  kKvCache,      // causal self-attention on its KV cache (Interpreter::Step)
+  kCachedMemory  // cross-attention over keys cached once from the encoder part, one-row runs
+};
+TokenStep token_step(const fb::Layer& layer);
 
 // What one step reads and writes, from its layer's public description.
 struct StepIo {

@@ -293,9 +293,16 @@ Status Interpreter::CacheKeys(int layer, const void* key, const void* value, int
       }
     }
   }
+  FillKeyCache(layer, key, value, kv_len, kv_valid_len);
+  return Status::kOk;
+}
+
+void Interpreter::FillKeyCache(int layer, const void* key, const void* value, int kv_len, int kv_valid_len) {
+  const LayerShape shape = model_->ShapeOf(layer);
+  const LayerKindModule& kind = *find_layer_kind(shape.kind);
   Call c = {};
-  c.layer = l;
-  c.s8 = s8;
+  c.layer = model_->layer(layer);
+  c.s8 = shape.dtype == EA_S8;
   c.key = key;
   c.value = value != nullptr ? value : key;
   c.kv_len = kv_len;
@@ -304,10 +311,9 @@ Status Interpreter::CacheKeys(int layer, const void* key, const void* value, int
   c.xnn = xnn_table_;
   Pool pool;
   c.pool = MakePool(&pool);
-  kind.cache_keys(*model_->flatbuffer(), c, max_kv);
+  kind.cache_keys(*model_->flatbuffer(), c, model_->CappedKvLen(layer, kv_cap_));
   cached_kv_len_[layer] = kv_len;
   cached_kv_valid_len_[layer] = kv_valid_len <= 0 ? kv_len : kv_valid_len;
-  return Status::kOk;
 }
 
 Status Interpreter::Run(int layer, const RunArgs& args) {
@@ -456,6 +462,11 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
     error_ << model_->error();
     return Status::kUnsupported;
   }
+  if (g.decoder_start > 0) {
+    error_ << "the graph generates (its steps from " << g.decoder_start
+           << " on run once per token): Generate runs it, not Invoke";
+    return Status::kUnsupported;
+  }
   if (out == nullptr || out->rows == nullptr || in.rows == nullptr) {
     error_ << "Invoke needs input rows and an output buffer";
     return Status::kInvalidArgument;
@@ -507,9 +518,16 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
     return Status::kInvalidArgument;
   }
 
-  // Each step reads the model's input or memory or an earlier step's output
-  // (in the arena, at its planned offset) and passes its rows and valid rows on.
   int32_t rows[kMaxGraphSteps], valid[kMaxGraphSteps];  // int32_t: RunArgs' lengths (long on arm-none-eabi)
+  const Status status = RunGraphSteps(in, n, out->rows, rows, valid);
+  if (status != Status::kOk) return status;
+  out->num_rows = rows[n - 1];
+  return Status::kOk;
+}
+
+// Each step reads the model's input or memory or an earlier step's output
+// (in the arena, at its planned offset) and passes its rows and valid rows on.
+Status Interpreter::RunGraphSteps(const ModelInputs& in, int n, void* last_output, int32_t* rows, int32_t* valid) {
   const auto source = [&](int src, const void** p, int32_t* r, int32_t* v) {
     if (src == kModelInput) {
       *p = in.rows;
@@ -546,13 +564,12 @@ Status Interpreter::Invoke(const ModelInputs& in, ModelOutputs* out) {
       source(st->memory(), &a.key, &a.kv_len, &a.kv_valid_len);
       a.value = a.key;
     }
-    a.output = s == n - 1 ? out->rows : arena_ + activation_offset_[s];
+    a.output = s == n - 1 && last_output != nullptr ? last_output : arena_ + activation_offset_[s];
     rows[s] = step_output_rows(io, r);
     valid[s] = step_output_rows(io, v);  // class tokens are valid rows; a pooled row is
     const Status status = RunWith(layer, a, nullptr, arena_bytes_, /*buffers_checked=*/true);
     if (status != Status::kOk) return status;
   }
-  out->num_rows = rows[n - 1];
   return Status::kOk;
 }
 
@@ -595,6 +612,10 @@ int Interpreter::CachedLength(int layer) const {
 }
 
 Status Interpreter::Step(int layer, const void* query, void* output, void* attn_weights) {
+  return StepWith(layer, query, output, attn_weights, false);
+}
+
+Status Interpreter::StepWith(int layer, const void* query, void* output, void* attn_weights, bool buffers_checked) {
   Status s = CheckKvCacheLayer(layer);
   if (s != Status::kOk) return s;
   const fb::Layer* l = model_->layer(layer);
@@ -642,8 +663,10 @@ Status Interpreter::Step(int layer, const void* query, void* output, void* attn_
   c.xnn = xnn_table_;
   Pool pool;
   c.pool = MakePool(&pool);
-  s = check_buffers(c, kind, layer_info(*l), arena_, arena_bytes_, error_);
-  if (s != Status::kOk) return s;
+  if (!buffers_checked) {
+    s = check_buffers(c, kind, layer_info(*l), arena_, arena_bytes_, error_);
+    if (s != Status::kOk) return s;
+  }
   kind.step(*model_->flatbuffer(), c, max_kv, position);
   position_[layer] = position + 1;
   return Status::kOk;

@@ -81,6 +81,7 @@ bool intact_earlier_format(const uint8_t* bytes, size_t size, uint32_t* version)
 Status Model::Fail(Status status) {
   model_ = nullptr;
   num_steps_ = 0;
+  decoder_start_ = 0;
   return status;
 }
 
@@ -166,6 +167,7 @@ Status Model::VerifyLayer(int index) {
 Status Model::Load(const void* data, size_t size) {
   model_ = nullptr;
   num_steps_ = 0;
+  decoder_start_ = 0;
   error_.Clear();
   if (data == nullptr || size == 0) {
     error_ << "model buffer is empty";

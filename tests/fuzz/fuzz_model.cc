@@ -105,6 +105,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                 g.memory_dim > 0 ? m.data() : nullptr, memory_rows,
                                 memory_rows > 0 ? 1 + trailer[5] % memory_rows : 0};
     edgeattn::ModelOutputs mo = {y.data(), 0};
+    if (g.decoder_start > 0) {  // a generating graph: Generate (up to 4 tokens), Invoke refuses it
+      mi.memory = nullptr;
+      mi.memory_rows = mi.memory_valid_rows = 0;
+      int32_t tokens[4];
+      int n = 0;
+      const edgeattn::GenerateOptions options = {0, -1, g.max_tokens < 4 ? g.max_tokens : 4};
+      s = interp.Generate(mi, options, tokens, 4, &n);
+      if (s != edgeattn::Status::kOk && s != edgeattn::Status::kLengthExceedsPlan) Die("Generate", interp.error());
+      return 0;
+    }
     s = interp.Invoke(mi, &mo);
     // Valid arguments and a verified graph: only a step past its capped length
     // (rows a step adds under an Init cap) may refuse.

@@ -56,11 +56,13 @@ TEST_P(EveryModel, LayerInfoIsConsistent) {
     EXPECT_EQ(m.model.FindLayer(info.name), l) << info.name;
     EXPECT_GE(info.max_q_len, 1) << info.name;
     EXPECT_GE(info.max_kv_len, 1) << info.name;
-    // LayerNorm, FFN and linear layers have no attention weights; a LayerNorm
-    // or a linear layer no buffers.
+    // LayerNorm, FFN, linear layers and a model's ends (embedding, positions,
+    // argmax) have no attention weights; all but the FFN no buffers.
+    const bool ends = info.kind == EA_LAYER_EMBEDDING || info.kind == EA_LAYER_POSITIONS ||
+                      info.kind == EA_LAYER_ARGMAX;
     const bool per_row = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_FEED_FORWARD ||
-                         info.kind == EA_LAYER_LINEAR;
-    const bool no_buffers = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_LINEAR;
+                         info.kind == EA_LAYER_LINEAR || ends;
+    const bool no_buffers = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_LINEAR || ends;
     EXPECT_EQ(info.num_heads == 0, per_row) << info.name;
     EXPECT_GT(info.output_dim, 0) << info.name;
     EXPECT_EQ(info.arena_bytes == 0, no_buffers) << info.name;
@@ -69,8 +71,13 @@ TEST_P(EveryModel, LayerInfoIsConsistent) {
     const bool s8 = GetParam().find("int8") != std::string::npos;
     EXPECT_EQ(info.dtype, s8 ? EA_S8 : EA_F32) << info.name;
     if (s8) {
-      EXPECT_GT(info.output_quant.scale, 0.0f) << info.name;
-      EXPECT_GT(info.key_quant.scale, 0.0f) << info.name;
+      // Token ids in and class indices out have no quantization.
+      if (info.output_dtype == EA_S8) {
+        EXPECT_GT(info.output_quant.scale, 0.0f) << info.name;
+      }
+      if (info.input_dtype == EA_S8) {
+        EXPECT_GT(info.key_quant.scale, 0.0f) << info.name;
+      }
     }
   }
   // The model arena covers each layer alone and is at most their sum.

@@ -194,11 +194,28 @@ struct LayerIo {
 };
 
 // Inputs and output of a whole-model run (Interpreter::Invoke) at the
-// graph's maximum rows, the last quarter of the input rows padding.
+// graph's maximum rows, the last quarter of the input rows padding; for a
+// generating graph (decoder_start > 0) Interpreter::Generate of every token
+// the plan holds (BOS 0, no EOS) into `tokens`.
 struct GraphIo {
   std::vector<uint8_t> input, memory, output;
+  std::vector<int32_t> tokens;
   edgeattn::ModelInputs in = {};
   edgeattn::ModelOutputs out = {};
+  edgeattn::GenerateOptions options = {};
+  int num_tokens = 0;
+
+  bool generates() const { return options.max_tokens > 0; }
+  edgeattn::Status Run(edgeattn::Interpreter& interp) {
+    if (!generates()) return interp.Invoke(in, &out);
+    return interp.Generate(in, options, tokens.data(), static_cast<int>(tokens.size()), &num_tokens);
+  }
+  // What the run wrote: the output rows, or the tokens' bytes.
+  std::vector<uint8_t> Result() const {
+    if (!generates()) return output;
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(tokens.data());
+    return std::vector<uint8_t>(p, p + static_cast<size_t>(num_tokens) * sizeof(int32_t));
+  }
 
   void Make(const edgeattn::GraphInfo& g, Rng& rng) {
     auto fill = [&](std::vector<uint8_t>& v, size_t n, ea_dtype t) { FillElements(v, n, t, g.input_range, rng); };
@@ -212,6 +229,13 @@ struct GraphIo {
     in.memory_rows = g.max_memory_rows;
     in.memory_valid_rows = g.max_memory_rows - g.max_memory_rows / 4;
     out.rows = output.data();
+    if (g.decoder_start > 0) {  // no memory; the tokens instead of output rows
+      in.memory = nullptr;
+      in.memory_rows = 0;
+      in.memory_valid_rows = 0;
+      tokens.assign(static_cast<size_t>(g.max_tokens), -1);
+      options = {0, -1, g.max_tokens};
+    }
   }
 };
 

@@ -126,15 +126,15 @@ std::vector<uint8_t> Outputs(Interpreter& interp, const Model& model, int layer,
   return out;
 }
 
-// The whole model's output (Invoke) for a model with a graph, else empty.
+// The whole model's output (Invoke, or Generate's tokens) for a model with a graph, else empty.
 std::vector<uint8_t> InvokeOutput(Interpreter& interp, const Model& model, uint64_t seed) {
   edgeattn::GraphInfo g;
   if (model.GetGraphInfo(&g) != Status::kOk) return {};
   eatest::Rng rng(seed);
   eatest::GraphIo io;
   io.Make(g, rng);
-  EXPECT_EQ(interp.Invoke(io.in, &io.out), Status::kOk) << interp.error();
-  return io.output;
+  EXPECT_EQ(io.Run(interp), Status::kOk) << interp.error();
+  return io.Result();
 }
 
 struct PooledModel {

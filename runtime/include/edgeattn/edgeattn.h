@@ -198,6 +198,14 @@ typedef struct ea_graph_info {
   int32_t max_output_rows;
   ea_quant output_quant;
   int32_t output_layer;    /* the last step's layer */
+  /* Generation (ea_interpreter_generate): the first step of the per-token
+   * decoder part, 0 when the graph does not generate (then Invoke runs it);
+   * the most tokens one generation can write (the decoder part's positions,
+   * at the model's maxima; an init length cap may lower it); the token ids
+   * the decoder reads and its argmax writes: 0..token_range-1. */
+  int32_t decoder_start;
+  int32_t max_tokens;
+  int32_t token_range;
 } ea_graph_info;
 
 typedef struct ea_model_inputs {
@@ -270,6 +278,29 @@ ea_status ea_interpreter_invoke(ea_interpreter* interp, const ea_model_inputs* i
  * XNNPACK projections still run on the caller's thread. */
 ea_status ea_interpreter_use_executor(ea_interpreter* interp, const ea_executor* executor);
 const char* ea_interpreter_error(const ea_interpreter* interp);
+
+/* Generation (format 6, a graph with a decoder part: ea_graph_info.
+ * decoder_start > 0). Runs the encoder part once over inputs->rows (token
+ * ids or rows, as Invoke's input; valid_rows pads them; no memory), caches
+ * the memory its decoder part's cross-attention reads, then runs the decoder
+ * part once per token on one row: the first reads options->bos, each later
+ * one the token before it, and the last step's argmax is the next token,
+ * written to tokens[n]. Stops after EOS (written too; eos < 0: none) or
+ * options->max_tokens tokens; *num_tokens receives the count. Everything
+ * runs in the arena: nothing is allocated. EA_LENGTH_EXCEEDS_PLAN when
+ * max_tokens exceeds the plan (graph info max_tokens, or the init cap);
+ * EA_INVALID_ARGUMENT for max_tokens < 1, capacity < max_tokens, a bos
+ * outside 0..token_range-1, a tokens buffer that is unaligned or overlaps
+ * the arena or the input; EA_UNSUPPORTED for a graph without a decoder part.
+ * int8 tokens are the same on every kernel path and for any thread count. */
+typedef struct ea_generate_options {
+  int32_t bos;         /* the first decoder step's token */
+  int32_t eos;         /* stop after this token (< 0: run to max_tokens) */
+  int32_t max_tokens;  /* 1..ea_graph_info.max_tokens */
+} ea_generate_options;
+ea_status ea_interpreter_generate(ea_interpreter* interp, const ea_model_inputs* inputs,
+                                  const ea_generate_options* options, int32_t* tokens, int32_t capacity,
+                                  int32_t* num_tokens);
 
 /* Decoding with a KV cache (info.kv_cache != 0: a causal self-attention layer
  * converted with "kv_cache": true, or a decoder block; EA_INVALID_ARGUMENT for

@@ -59,6 +59,7 @@ using GraphInfo = ea_graph_info;
 using RunArgs = ea_run_args;
 using ModelInputs = ea_model_inputs;
 using ModelOutputs = ea_model_outputs;
+using GenerateOptions = ea_generate_options;
 using Quant = ea_quant;
 
 // Fixed-size message buffer: formatting without printf or the heap.
@@ -92,6 +93,9 @@ class Model {
   // The whole model as one call (format 6, the file's Graph; Interpreter::
   // Invoke). Without a graph: has_graph() false, GetGraphInfo kUnsupported.
   bool has_graph() const { return num_steps_ > 0; }
+  // The decoder part's first step (a generating graph, Interpreter::
+  // Generate), 0 when the graph has none.
+  int decoder_start() const { return decoder_start_; }
   int num_steps() const { return num_steps_; }
   const fb::GraphStep* step(int index) const;  // null outside 0..num_steps()-1
   Status GetGraphInfo(GraphInfo* info) const;
@@ -144,6 +148,7 @@ class Model {
   size_t arena_bytes_ = 0;
   size_t worker_bytes_ = 0;
   int num_steps_ = 0;
+  int decoder_start_ = 0;
   mutable ErrorMessage error_;
 };
 
@@ -176,6 +181,11 @@ class Interpreter {
   // in order, each intermediate output in the arena, the last step's into
   // outputs->rows (outputs->num_rows receives its row count).
   Status Invoke(const ModelInputs& inputs, ModelOutputs* outputs);
+  // Generation (ea_interpreter_generate): a graph with a decoder part
+  // (GraphInfo.decoder_start > 0) writes up to options.max_tokens token ids
+  // into tokens[0..capacity), stopping after EOS; *num_tokens the count.
+  Status Generate(const ModelInputs& inputs, const GenerateOptions& options, int32_t* tokens, int capacity,
+                  int* num_tokens);
   static constexpr uint32_t kRangeOne = EA_RANGE_ONE;
   static constexpr uint32_t kRangeMax = EA_RANGE_MAX;
 
@@ -236,6 +246,17 @@ class Interpreter {
  private:
   Status CheckLayer(int layer);
   Status CheckKvCacheLayer(int layer);
+  // Graph steps 0..end-1 over checked inputs (Invoke: all of them, the
+  // last into last_output; Generate: the encoder part, last_output null:
+  // every output in the arena); rows / valid receive each step's.
+  Status RunGraphSteps(const ModelInputs& in, int end, void* last_output, int32_t* rows, int32_t* valid);
+  // Generate's loop body: the decoder part over one token at `position`,
+  // the argmax's index into *next.
+  Status RunDecoderToken(const int32_t* token, int position, int32_t* next);
+  // CacheKeys and Step after their checks (Generate's buffers are the
+  // arena's own, which the caller-buffer checks refuse).
+  void FillKeyCache(int layer, const void* key, const void* value, int kv_len, int kv_valid_len);
+  Status StepWith(int layer, const void* query, void* output, void* attn_weights, bool buffers_checked);
   // Run, optionally in range mode; caller buffers must not overlap the first
   // checked_arena_bytes of the arena.
   // Invoke's steps pass their own arena buffers: buffers_checked skips the

@@ -54,6 +54,7 @@ constexpr LayerKindModule module() {
   m.plan = plan;
   m.run = run;
   m.linears = linears;
+  m.rows_independent = true;
   return m;
 }
 

@@ -73,6 +73,8 @@ struct LayerKindModule {
   // keeps one, and one step: the query row c.query at position `position`
   // (its K and V appended to the cache there), attending over positions
   // 0..position, one output row. A full run fills positions 0..q_len-1.
+  // A kind without a KV cache may step too (positions: the row plus the
+  // table's row `position`), for Interpreter::Generate.
   bool (*has_kv_cache)(const LayerShape& shape) = nullptr;
   void (*step)(const fb::Model& model, const Call& c, int max_kv_len, int position) = nullptr;
   // Coverage (additive layers with LayerShape.coverage): zero the coverage
@@ -82,6 +84,9 @@ struct LayerKindModule {
   // The KV cache's positions are query rows, bounded by max_q_len (a decoder
   // block, whose kv_len is the memory's); false: bounded by max_kv_len.
   bool kv_positions_on_q_len = false;
+  // Each output row depends on its input row alone (no attention across
+  // rows): a generating graph's decoder part runs it one row per token.
+  bool rows_independent = false;
 };
 
 // The list's entry of `kind` (options, kind, name) with every trait unset:

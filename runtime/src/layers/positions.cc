@@ -68,10 +68,12 @@ void info(const fb::Layer& l, LayerInfo* info) {
 // No buffers: each output row is made from one input row (or a constant).
 LayerPlan plan(const LayerShape&, int, int) { return LayerPlan{0, 0, 0}; }
 
-void run(const fb::Model& model, const Call& c, int) {
+// Output rows 0..q_len+num_cls-1 of a sequence whose row 0 is the table's
+// row `first` (a generation step: one row at its position, no class rows).
+void run_from(const fb::Model& model, const Call& c, int first) {
   const auto* p = c.layer->options_as_Positions();
   const int d = static_cast<int>(p->dim());
-  const int num_cls = static_cast<int>(p->num_cls());
+  const int num_cls = first == 0 ? static_cast<int>(p->num_cls()) : 0;
   const int rows = c.q_len + num_cls;
   const size_t row = static_cast<size_t>(d);
   if (c.s8) {
@@ -87,7 +89,7 @@ void run(const fb::Model& model, const Call& c, int) {
     const int32_t a = p->input_multiplier(), bits = p->pos_bits();
     for (int r = num_cls; r < rows; ++r) {
       const int8_t* xr = x + static_cast<size_t>(r - num_cls) * row;
-      const int16_t* pr = table + static_cast<size_t>(r) * stride;
+      const int16_t* pr = table + static_cast<size_t>(first + r) * stride;
       int8_t* yr = y + static_cast<size_t>(r) * row;
       for (int k = 0; k < d; ++k) yr[k] = kernels::positions_s8(xr[k], zp_in, a, pr[k], bits, zp_out);
     }
@@ -101,12 +103,18 @@ void run(const fb::Model& model, const Call& c, int) {
     for (int r = 0; r < rows; ++r) {
       const float* src = r < num_cls ? cls + static_cast<size_t>(r) * cls_stride
                                      : x + static_cast<size_t>(r - num_cls) * row;
-      const float* pr = table + static_cast<size_t>(r) * stride;
+      const float* pr = table + static_cast<size_t>(first + r) * stride;
       float* yr = y + static_cast<size_t>(r) * row;
       for (int k = 0; k < d; ++k) yr[k] = src[k] + pr[k];
     }
   }
 }
+
+void run(const fb::Model& model, const Call& c, int) { run_from(model, c, 0); }
+
+// One row at `position` (Interpreter::Generate; the graph check allows it
+// only without class tokens, so the row is the table's row `position`).
+void step(const fb::Model& model, const Call& c, int, int position) { run_from(model, c, position); }
 
 int linears(const fb::Layer&, const fb::Linear*[kMaxLayerLinears]) { return 0; }
 
@@ -118,6 +126,7 @@ constexpr LayerKindModule module() {
   m.info = info;
   m.plan = plan;
   m.run = run;
+  m.step = step;
   m.linears = linears;
   return m;
 }

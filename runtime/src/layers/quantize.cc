@@ -65,6 +65,7 @@ constexpr LayerKindModule module() {
   m.plan = plan;
   m.run = run;
   m.linears = linears;
+  m.rows_independent = true;
   return m;
 }
 

@@ -1,0 +1,370 @@
+// Generation in the runtime (Interpreter::Generate) on the bundled
+// transformer converted as one file (models/transformer/generate.spec.json;
+// tests/runtime/CMakeLists.txt converts it at build time):
+//  - the tokens equal a step-by-step run of the same layers through the
+//    per-layer API (Run, CacheKeys, Step), int8 and f32, on every held-out
+//    source;
+//  - f32 gives PyTorch's greedy tokens (heldout.npz torch_greedy) on all
+//    1000 sources, and int8 reverses at least 965 (the block models' figure
+//    before generation, README);
+//  - bad options and buffers are refused with a status and a message, and
+//    so are files whose graph a generation cannot run (patched graphs).
+// Zero allocations and the same tokens on every kernel path and thread
+// count: alloc_test and threads_test, which run Generate on this model.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "converter/io/npy.h"
+#include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
+#include "test_models.h"
+
+namespace cv = edgeattn::convert;
+namespace fb = edgeattn::fb;
+using edgeattn::GenerateOptions;
+using edgeattn::GraphInfo;
+using edgeattn::Interpreter;
+using edgeattn::LayerInfo;
+using edgeattn::Model;
+using edgeattn::ModelInputs;
+using edgeattn::RunArgs;
+using edgeattn::Status;
+
+namespace {
+
+constexpr int kPad = 10, kBos = 11, kEos = 12, kSrcLen = 12;
+
+struct Sequence {
+  std::vector<int32_t> digits;
+  std::vector<int32_t> torch;  // PyTorch's greedy tokens up to and including its first EOS
+};
+
+std::vector<Sequence> HeldOut() {
+  const cv::ArrayMap m = cv::load_npz(std::string(EA_MODELS_SRC) + "/transformer/heldout.npz");
+  const cv::Array& src = m.at("src");
+  const cv::Array& lens = m.at("src_len");
+  const cv::Array& torch = m.at("torch_greedy");
+  std::vector<Sequence> out(src.shape[0]);
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (size_t j = 0; j < static_cast<size_t>(lens.data[i]); ++j) {
+      out[i].digits.push_back(static_cast<int32_t>(src.data[i * src.shape[1] + j]));
+    }
+    for (size_t j = 0; j < torch.shape[1]; ++j) {
+      out[i].torch.push_back(static_cast<int32_t>(torch.data[i * torch.shape[1] + j]));
+      if (out[i].torch.back() == kEos) break;
+    }
+  }
+  return out;
+}
+
+// A loaded model with an arena of exactly its size.
+struct Loaded {
+  eatest::AlignedBuffer file, arena;
+  Model model;
+  Interpreter interp;
+  GraphInfo graph{};
+
+  explicit Loaded(const std::string& name) {
+    EXPECT_TRUE(eatest::ReadFile(eatest::ModelPath(name), &file)) << name << ": run the build first";
+    EXPECT_EQ(model.Load(file.data(), file.size()), Status::kOk) << model.error();
+    EXPECT_EQ(model.GetGraphInfo(&graph), Status::kOk) << model.error();
+    arena.Reset(model.arena_bytes());
+    EXPECT_EQ(interp.Init(&model, arena.data(), model.arena_bytes()), Status::kOk) << interp.error();
+  }
+
+  // The source padded with PAD to 12 rows, its digits the valid rows.
+  ModelInputs Inputs(const std::vector<int32_t>& digits, std::vector<int32_t>* padded) const {
+    padded->assign(kSrcLen, kPad);
+    std::copy(digits.begin(), digits.end(), padded->begin());
+    ModelInputs in = {};
+    in.rows = padded->data();
+    in.num_rows = kSrcLen;
+    in.valid_rows = static_cast<int32_t>(digits.size());
+    return in;
+  }
+
+  std::vector<int32_t> Generate(const std::vector<int32_t>& digits) {
+    std::vector<int32_t> padded, tokens(static_cast<size_t>(graph.max_tokens), -1);
+    const ModelInputs in = Inputs(digits, &padded);
+    const GenerateOptions options = {kBos, kEos, graph.max_tokens};
+    int n = 0;
+    EXPECT_EQ(interp.Generate(in, options, tokens.data(), static_cast<int>(tokens.size()), &n), Status::kOk)
+        << interp.error();
+    tokens.resize(static_cast<size_t>(n));
+    return tokens;
+  }
+};
+
+// The same layers called one by one through the per-layer API, the
+// positions over the whole prefix (its last row is the new token's):
+// src_emb, src_pos, encoder, enc_norm over the source; the decoder's memory
+// cached; per token tgt_emb and tgt_pos over all tokens so far, a decoder
+// Step on the last row, dec_norm, head and the argmax `next`.
+std::vector<int32_t> StepByStep(Loaded& m, const std::vector<int32_t>& digits) {
+  Interpreter& it = m.interp;
+  auto layer = [&](const char* name) {
+    const int i = m.model.FindLayer(name);
+    EXPECT_GE(i, 0) << name;
+    return i;
+  };
+  LayerInfo dec;
+  m.model.GetLayerInfo(layer("decoder"), &dec);
+  const size_t es = dec.dtype == EA_S8 ? 1 : 4, d = static_cast<size_t>(dec.output_dim);
+  auto run = [&](const char* name, const void* q, int q_len, int valid, void* out) {
+    RunArgs a = {};
+    a.query = q;
+    a.q_len = q_len;
+    a.kv_valid_len = valid;
+    a.output = out;
+    EXPECT_EQ(it.Run(layer(name), a), Status::kOk) << name << ": " << it.error();
+  };
+  std::vector<int32_t> src(kSrcLen, kPad);
+  std::copy(digits.begin(), digits.end(), src.begin());
+  const int len = static_cast<int>(digits.size());
+  std::vector<uint8_t> a(kSrcLen * d * es), b(kSrcLen * d * es);
+  run("src_emb", src.data(), kSrcLen, len, a.data());
+  run("src_pos", a.data(), kSrcLen, len, b.data());
+  run("encoder", b.data(), kSrcLen, len, a.data());
+  run("enc_norm", a.data(), kSrcLen, len, b.data());  // b: the memory
+  EXPECT_EQ(it.CacheKeys(layer("decoder"), b.data(), nullptr, kSrcLen, len), Status::kOk) << it.error();
+  EXPECT_EQ(it.BeginSequence(layer("decoder")), Status::kOk) << it.error();
+  std::vector<int32_t> ids = {kBos}, out;
+  std::vector<uint8_t> e(13 * d * es), p(13 * d * es), x(d * es), y(d * es), logits(13 * es);
+  for (int t = 0; t < m.graph.max_tokens; ++t) {
+    const int n = t + 1;
+    run("tgt_emb", ids.data(), n, 0, e.data());
+    run("tgt_pos", e.data(), n, 0, p.data());
+    EXPECT_EQ(it.Step(layer("decoder"), p.data() + t * d * es, x.data()), Status::kOk) << it.error();
+    run("dec_norm", x.data(), 1, 0, y.data());
+    run("head", y.data(), 1, 0, logits.data());
+    int32_t next = -1;
+    run("next", logits.data(), 1, 0, &next);
+    out.push_back(next);
+    if (next == kEos) break;
+    ids.push_back(next);
+  }
+  return out;
+}
+
+std::vector<int32_t> Reversal(const std::vector<int32_t>& digits) {
+  std::vector<int32_t> r(digits.rbegin(), digits.rend());
+  r.push_back(kEos);
+  return r;
+}
+
+class Generate : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Generate, TokensEqualTheLayersRunOneByOne) {
+  Loaded m("transformer_generate_" + GetParam());
+  ASSERT_GT(m.graph.decoder_start, 0);
+  int same = 0;
+  const std::vector<Sequence> seqs = HeldOut();
+  for (const Sequence& s : seqs) {
+    const std::vector<int32_t> got = m.Generate(s.digits);
+    const std::vector<int32_t> want = StepByStep(m, s.digits);
+    same += got == want;
+    EXPECT_EQ(got, want) << "source of " << s.digits.size() << " digits";
+    if (got != want) break;
+  }
+  EXPECT_EQ(same, static_cast<int>(seqs.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, Generate, ::testing::Values("int8", "f32"));
+
+// int8 tokens are the same on every kernel path this machine runs (the
+// reference path's; thread counts: threads_test).
+TEST(GenerateKernelPaths, Int8TokensAreTheSameOnEveryPath) {
+  const std::string initial = edgeattn::KernelPath();
+  const std::vector<Sequence> seqs = HeldOut();
+  ASSERT_EQ(edgeattn::SetKernelPath("ref"), Status::kOk);
+  std::vector<std::vector<int32_t>> want;
+  {
+    Loaded ref("transformer_generate_int8");
+    for (const Sequence& s : seqs) want.push_back(ref.Generate(s.digits));
+  }
+  int paths = 0;
+  for (const char* path : {"avx2", "avxvnni", "avx512vnni", "neon", "neondot", "dsp", "helium"}) {
+    if (edgeattn::SetKernelPath(path) != Status::kOk) continue;
+    ++paths;
+    Loaded m("transformer_generate_int8");
+    int same = 0;
+    for (size_t i = 0; i < seqs.size(); ++i) same += m.Generate(seqs[i].digits) == want[i];
+    EXPECT_EQ(same, static_cast<int>(seqs.size())) << "path " << path;
+  }
+  edgeattn::SetKernelPath(initial.c_str());
+  std::printf("compared %d kernel paths with ref\n", paths);
+}
+
+TEST(GenerateAccuracy, F32GivesPyTorchsTokensAndInt8ReversesAtLeast965) {
+  Loaded f32("transformer_generate_f32"), s8("transformer_generate_int8");
+  const std::vector<Sequence> seqs = HeldOut();
+  int torch_same = 0, f32_reversed = 0, int8_reversed = 0;
+  for (const Sequence& s : seqs) {
+    const std::vector<int32_t> f = f32.Generate(s.digits);
+    torch_same += f == s.torch;
+    f32_reversed += f == Reversal(s.digits);
+    int8_reversed += s8.Generate(s.digits) == Reversal(s.digits);
+  }
+  EXPECT_EQ(torch_same, 1000);
+  EXPECT_EQ(f32_reversed, 970);  // PyTorch's own count (models/train_report.json heldout_npz_exact)
+  EXPECT_GE(int8_reversed, 965);
+}
+
+// Runs to max_tokens without EOS, and stops right after it with one.
+TEST(GenerateOptions, EosStopsAndMaxTokensBounds) {
+  Loaded m("transformer_generate_int8");
+  std::vector<int32_t> padded, tokens(13, -1);
+  const ModelInputs in = m.Inputs({3, 1, 4}, &padded);
+  int n = 0;
+  ASSERT_EQ(m.interp.Generate(in, GenerateOptions{kBos, -1, 13}, tokens.data(), 13, &n), Status::kOk);
+  EXPECT_EQ(n, 13);
+  const std::vector<int32_t> all = tokens;
+  ASSERT_EQ(m.interp.Generate(in, GenerateOptions{kBos, kEos, 13}, tokens.data(), 13, &n), Status::kOk);
+  ASSERT_GE(n, 1);
+  EXPECT_EQ(tokens[static_cast<size_t>(n - 1)], kEos);
+  EXPECT_TRUE(std::equal(tokens.begin(), tokens.begin() + n, all.begin()));
+  ASSERT_EQ(m.interp.Generate(in, GenerateOptions{kBos, kEos, 2}, tokens.data(), 2, &n), Status::kOk);
+  EXPECT_EQ(n, 2);
+  EXPECT_TRUE(std::equal(tokens.begin(), tokens.begin() + 2, all.begin()));
+}
+
+void ExpectRefused(Interpreter& it, Status got, Status want, const std::string& text) {
+  EXPECT_EQ(got, want) << it.error();
+  EXPECT_NE(std::string(it.error()).find(text), std::string::npos) << "message: " << it.error();
+}
+
+TEST(GenerateOptions, BadOptionsAndBuffersAreRefusedWithMessages) {
+  Loaded m("transformer_generate_int8");
+  Interpreter& it = m.interp;
+  std::vector<int32_t> padded, tokens(16, -1);
+  const ModelInputs in = m.Inputs({1, 2, 3, 4}, &padded);
+  int n = -1;
+  ExpectRefused(it, it.Generate(in, {kBos, kEos, 0}, tokens.data(), 16, &n), Status::kInvalidArgument,
+                "max_tokens 0 must be >= 1");
+  ExpectRefused(it, it.Generate(in, {kBos, kEos, 14}, tokens.data(), 16, &n), Status::kLengthExceedsPlan,
+                "max_tokens 14 exceeds the plan's 13");
+  ExpectRefused(it, it.Generate(in, {kBos, kEos, 13}, tokens.data(), 12, &n), Status::kInvalidArgument,
+                "the tokens buffer holds 12 ids, max_tokens 13");
+  ExpectRefused(it, it.Generate(in, {13, kEos, 13}, tokens.data(), 16, &n), Status::kInvalidArgument,
+                "bos 13 is outside the token ids 0..12");
+  ExpectRefused(it, it.Generate(in, {-1, kEos, 13}, tokens.data(), 16, &n), Status::kInvalidArgument,
+                "bos -1 is outside");
+  ExpectRefused(it, it.Generate(in, {kBos, kEos, 13}, nullptr, 16, &n), Status::kInvalidArgument,
+                "a tokens buffer");
+  ExpectRefused(it, it.Generate(in, {kBos, kEos, 13}, reinterpret_cast<int32_t*>(m.arena.data()), 16, &n),
+                Status::kInvalidArgument, "overlap");
+  ExpectRefused(it, it.Generate(in, {kBos, kEos, 13}, reinterpret_cast<int32_t*>(padded.data() + 4), 13, &n),
+                Status::kInvalidArgument, "overlap");
+  std::vector<uint8_t> unaligned(16 * 4 + 1);
+  ExpectRefused(it, it.Generate(in, {kBos, kEos, 13}, reinterpret_cast<int32_t*>(unaligned.data() + 1), 16, &n),
+                Status::kInvalidArgument, "4-byte aligned");
+  ModelInputs bad = in;
+  bad.num_rows = 13;
+  padded.resize(13, kPad);
+  bad.rows = padded.data();
+  ExpectRefused(it, it.Generate(bad, {kBos, kEos, 13}, tokens.data(), 16, &n), Status::kLengthExceedsPlan,
+                "13 input rows exceed the model's 12");
+  bad = m.Inputs({1, 2, 3, 4}, &padded);
+  bad.memory = padded.data();
+  bad.memory_rows = 4;
+  ExpectRefused(it, it.Generate(bad, {kBos, kEos, 13}, tokens.data(), 16, &n), Status::kInvalidArgument,
+                "reads no memory rows");
+  bad = m.Inputs({1, 2, 3, 4}, &padded);
+  padded[2] = 13;  // a source id outside the embedding's table
+  ExpectRefused(it, it.Generate(bad, {kBos, kEos, 13}, tokens.data(), 16, &n), Status::kInvalidArgument,
+                "token id 13 at 2 is outside 0..12");
+  EXPECT_EQ(n, 0);
+  // Invoke does not run a generating graph.
+  std::vector<int32_t> out(13);
+  edgeattn::ModelOutputs mo = {out.data(), 0};
+  const ModelInputs good = m.Inputs({1, 2, 3, 4}, &padded);
+  ExpectRefused(it, it.Invoke(good, &mo), Status::kUnsupported, "Generate runs it, not Invoke");
+  // Under an Init length cap of 5 rows the decoder holds 5 tokens (and the
+  // encoder 5 source rows: 3 digits, unpadded).
+  ASSERT_EQ(it.Init(&m.model, m.arena.data(), m.model.arena_bytes(), 5, 0), Status::kOk) << it.error();
+  ModelInputs short_in = m.Inputs({1, 2, 3}, &padded);
+  short_in.num_rows = 3;
+  ExpectRefused(it, it.Generate(short_in, {kBos, kEos, 6}, tokens.data(), 16, &n), Status::kLengthExceedsPlan,
+                "max_tokens 6 exceeds the plan's 5 (the decoder's positions, under the Init length cap)");
+  EXPECT_EQ(it.Generate(short_in, {kBos, kEos, 5}, tokens.data(), 16, &n), Status::kOk) << it.error();
+  ExpectRefused(it, it.Generate(m.Inputs({1, 2, 3}, &padded), {kBos, kEos, 5}, tokens.data(), 16, &n),
+                Status::kLengthExceedsPlan, "layer 'src_emb': lengths 12 / 12 exceed the plan's 5");
+  // The C API: the same tokens, and its null checks.
+  ea_model cm;
+  ea_interpreter ci;
+  ASSERT_EQ(ea_model_load(&cm, m.file.data(), m.file.size()), EA_OK);
+  ASSERT_EQ(ea_interpreter_init(&ci, &cm, m.arena.data(), ea_model_arena_bytes(&cm)), EA_OK);
+  const ea_model_inputs cin = m.Inputs({7, 3, 7, 9, 9, 2}, &padded);
+  const ea_generate_options co = {kBos, kEos, 13};
+  int32_t cn = 0;
+  std::vector<int32_t> ct(13);
+  ASSERT_EQ(ea_interpreter_generate(&ci, &cin, &co, ct.data(), 13, &cn), EA_OK) << ea_interpreter_error(&ci);
+  ct.resize(static_cast<size_t>(cn));
+  EXPECT_EQ(ct, Reversal({7, 3, 7, 9, 9, 2}));
+  EXPECT_EQ(ea_interpreter_generate(&ci, &cin, nullptr, ct.data(), 13, &cn), EA_INVALID_ARGUMENT);
+}
+
+TEST(GenerateOptions, AGraphWithoutADecoderPartIsRefused) {
+  eatest::AlignedBuffer file, arena;
+  ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath("decoder_chain_int8"), &file));
+  Model model;
+  ASSERT_EQ(model.Load(file.data(), file.size()), Status::kOk) << model.error();
+  arena.Reset(model.arena_bytes());
+  Interpreter it;
+  ASSERT_EQ(it.Init(&model, arena.data(), model.arena_bytes()), Status::kOk);
+  std::vector<int32_t> rows(60 * 13), tokens(13);
+  ModelInputs in = {};
+  in.rows = rows.data();
+  in.num_rows = 1;
+  int n = 0;
+  ExpectRefused(it, it.Generate(in, {0, -1, 1}, tokens.data(), 13, &n), Status::kUnsupported,
+                "has no decoder part");
+}
+
+fb::GraphStep* at(fb::Graph* g, uint32_t s) { return const_cast<fb::GraphStep*>(g->steps()->Get(s)); }
+
+// A patched graph is refused at load with the step named.
+TEST(GenerateGraph, GraphsAGenerationCannotRunAreRefusedAtLoad) {
+  eatest::AlignedBuffer good;
+  ASSERT_TRUE(eatest::ReadFile(eatest::ModelPath("transformer_generate_int8"), &good));
+  struct Case {
+    const char* what;
+    void (*patch)(fb::Graph* g);
+    const char* message;
+  };
+  const Case cases[] = {
+      {"decoder_start 0", [](fb::Graph* g) { g->mutate_decoder_start(0); }, "graph decoder_start 0 is not a step"},
+      {"decoder_start 10", [](fb::Graph* g) { g->mutate_decoder_start(10); }, "graph decoder_start 10 is not a step"},
+      {"the encoder block in the decoder part", [](fb::Graph* g) { g->mutate_decoder_start(2); },
+       "graph step 2 (layer 'encoder', encoder block) cannot run one token at a time"},
+      {"the decoder's first step reads the input", [](fb::Graph* g) { at(g, 4)->mutate_query(-1); },
+       "graph step 4 (layer 'tgt_emb'): the decoder part's first step reads the last token"},
+      {"the decoder's memory is a decoder step", [](fb::Graph* g) { at(g, 6)->mutate_memory(5); },
+       "graph step 6 (layer 'decoder') reads its memory (keys and values) from decoder step 5"},
+      {"the decoder's memory is the model's", [](fb::Graph* g) { at(g, 6)->mutate_memory(-2); },
+       "graph step 6 (layer 'decoder') reads the model's memory: a generating graph takes input rows only"},
+      {"an encoder step reads the last token", [](fb::Graph* g) { at(g, 1)->mutate_query(-3); },
+       "graph step 1 (layer 'src_pos') reads its query from step -3"},
+      {"a decoder query from the encoder", [](fb::Graph* g) { at(g, 5)->mutate_query(3); },
+       "graph step 5 (layer 'tgt_pos') reads its query from encoder step 3"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    eatest::AlignedBuffer bad = good;
+    auto* model = flatbuffers::GetMutableRoot<fb::Model>(bad.data());
+    c.patch(model->mutable_graph());
+    eatest::SealModel(&bad);
+    Model m;
+    EXPECT_EQ(m.Load(bad.data(), bad.size()), Status::kInvalidModel) << c.what;
+    EXPECT_NE(std::string(m.error()).find(c.message), std::string::npos) << "message: " << m.error();
+  }
+  Model ok;
+  EXPECT_EQ(ok.Load(good.data(), good.size()), Status::kOk) << ok.error();
+}
+
+}  // namespace
