@@ -30,7 +30,7 @@ header() {
 #
 #   ea_bench_hashes_match <label> <model dir> <bench command...>
 #
-# converts models/{transformer,bahdanau,pooling,coverage,encoder_block,decoder_chain} to <model dir>/<name>_int8.eatn
+# converts models/{transformer,bahdanau,pooling,coverage,encoder_block,decoder_chain,digits_vit} to <model dir>/<name>_int8.eatn
 # with build/host's converter, then for each model runs
 # `<bench command...> MODEL --warmup 0 --iters 1` and compares its "layer hash"
 # lines (ea_bench_hash_lines, scripts/kinds.sh: every kind's rows) with
@@ -39,7 +39,7 @@ ea_bench_hashes_match() {
   local label=$1 dir=$2; shift 2
   local model want got
   mkdir -p "$dir"
-  for model in transformer bahdanau pooling coverage encoder_block decoder_chain; do
+  for model in transformer bahdanau pooling coverage encoder_block decoder_chain digits_vit; do
     "$ROOT/build/host/converter/edgeattn-convert" convert \
       --weights "$ROOT/models/$model/weights.safetensors" --spec "$ROOT/models/$model/spec.json" \
       --calib "$ROOT/models/$model/calib.npz" --dtype int8 -o "$dir/${model}_int8.eatn" > /dev/null

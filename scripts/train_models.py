@@ -5,11 +5,12 @@ Re-run (from the repository root):
 
     /usr/bin/python3 scripts/train_models.py
 
-Needs only torch (1.13) and numpy. Fully seeded and deterministic: a rerun
-produces byte-identical files under models/. Writes:
+Needs only torch (1.13) and numpy, and scikit-learn for its bundled digits
+(models/digits_vit; Debian's python3-torch and python3-sklearn). Fully seeded
+and deterministic: a rerun produces byte-identical files under models/. Writes:
 
     models/README.md, models/train_report.json
-    models/{transformer,bahdanau,pooling,coverage}/{weights.safetensors,
+    models/{transformer,bahdanau,pooling,coverage,digits_vit}/{weights.safetensors,
                                             calib.npz,reference.npz,spec.json}
     models/{pooling,transformer}/heldout.npz, models/bahdanau/weights.pt (torch.save of
     the same state dict, read directly by edgeattn-convert)
@@ -21,6 +22,12 @@ layer from the exported weights + inputs and compares with torch (1e-5).
 
 retrains and exports only the coverage model (models/coverage, ~20 s) and
 updates train_report.json and README.md (the other models' entries stay).
+
+    /usr/bin/python3 scripts/train_models.py --only digits_vit
+
+retrains and exports only the whole-model ViT classifier on scikit-learn's
+8x8 digits (models/digits_vit, ~2-3 min) and updates train_report.json and
+README.md the same way.
 
     /usr/bin/python3 scripts/train_models.py --only transformer-heldout
 
@@ -733,6 +740,190 @@ def export_coverage(report):
 
 
 # ----------------------------------------------------------------------------
+# Model E: a whole ViT-style classifier on scikit-learn's 8x8 digits
+# ----------------------------------------------------------------------------
+# One chained model for the converter (issue 36): patch projection (linear) ->
+# class token + learned positions -> pre-norm blocks -> LayerNorm -> class row
+# -> head, with timm's tensor names. The data is the copy of the UCI digits
+# that Debian's python3-sklearn ships (1797 images of 8x8 pixels, 0..16).
+DV_PATCH = 2                    # 2x2 pixel patches: 16 patch tokens of 4 values
+DV_TOKENS = (8 // DV_PATCH) ** 2
+DV_PATCH_DIM = DV_PATCH * DV_PATCH
+DV_DIM, DV_HEADS, DV_MLP, DV_DEPTH = 32, 4, 64, 3
+DV_CLASSES = 10
+DV_HELDOUT = 500                # fixed held-out images (the rest trains)
+DV_CALIB = 64                   # training images in calib.npz
+DV_EPS = 1e-6                   # timm's LayerNorm eps
+DV_TRAIN_TIME = "about 2-4 minutes (99, 220 and 227 s wall in three runs of --only digits_vit on the same loaded VM)"
+
+
+def digits_patches(images):
+    """[N, 8, 8] pixels 0..16 -> [N, 16, 4] float32 patch rows in [0, 1]: patch
+    (r, c) of 2x2 pixels is row 4 r + c, its pixels in row-major order."""
+    n, p, g = len(images), DV_PATCH, 8 // DV_PATCH
+    x = images.reshape(n, g, p, g, p).transpose(0, 1, 3, 2, 4).reshape(n, g * g, p * p)
+    return (x / 16.0).astype(np.float32)
+
+
+def load_digits_split():
+    """(train, held-out) as (patches, labels), a fixed seeded split of sklearn's digits."""
+    from sklearn.datasets import load_digits
+    d = load_digits()
+    order = np.random.default_rng(SEED + 5).permutation(len(d.target))
+    x, y = digits_patches(d.images[order]), d.target[order].astype(np.int64)
+    return (x[DV_HELDOUT:], y[DV_HELDOUT:]), (x[:DV_HELDOUT], y[:DV_HELDOUT])
+
+
+class DigitsAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(DV_DIM, 3 * DV_DIM)
+        self.proj = nn.Linear(DV_DIM, DV_DIM)
+
+    def forward(self, x):
+        n, t, _ = x.shape
+        hd = DV_DIM // DV_HEADS
+        q, k, v = self.qkv(x).reshape(n, t, 3, DV_HEADS, hd).permute(2, 0, 3, 1, 4)
+        a = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(hd), -1)
+        return self.proj((a @ v).transpose(1, 2).reshape(n, t, DV_DIM))
+
+
+class DigitsMlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(DV_DIM, DV_MLP)
+        self.fc2 = nn.Linear(DV_MLP, DV_DIM)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class DigitsBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(DV_DIM, eps=DV_EPS)
+        self.attn = DigitsAttention()
+        self.norm2 = nn.LayerNorm(DV_DIM, eps=DV_EPS)
+        self.mlp = DigitsMlp()
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class DigitsPatchEmbed(nn.Module):
+    """timm's patch_embed.proj as an nn.Linear over flattened patches (a
+    Conv2d with stride = kernel is the same map; the converter's linear kind
+    takes the 2-D weight)."""
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(DV_PATCH_DIM, DV_DIM)
+
+
+class DigitsViT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.patch_embed = DigitsPatchEmbed()
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, DV_DIM))
+        self.pos_embed = nn.Parameter(0.02 * torch.randn(1, DV_TOKENS + 1, DV_DIM))
+        self.blocks = nn.ModuleList([DigitsBlock() for _ in range(DV_DEPTH)])
+        self.norm = nn.LayerNorm(DV_DIM, eps=DV_EPS)
+        self.head = nn.Linear(DV_DIM, DV_CLASSES)
+
+    def forward(self, patches):
+        x = self.patch_embed.proj(patches)
+        x = torch.cat([self.cls_token.expand(len(x), -1, -1), x], 1) + self.pos_embed
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.norm(x)[:, 0])
+
+
+def train_digits_vit(train, held, epochs=60, bs=32):
+    seed_all(SEED + 6)
+    m = DigitsViT()
+    opt = torch.optim.AdamW(m.parameters(), lr=2e-3, weight_decay=0.05)
+    x, y = torch.from_numpy(train[0]), torch.from_numpy(train[1])
+    steps = epochs * ((len(y) + bs - 1) // bs)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=steps)
+    g = torch.Generator().manual_seed(SEED + 7)
+    m.train()
+    for _ in range(epochs):
+        perm = torch.randperm(len(y), generator=g)
+        for s in range(0, len(y), bs):
+            idx = perm[s:s + bs]
+            loss = F.cross_entropy(m(x[idx]), y[idx], label_smoothing=0.1)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+    m.eval()
+    with torch.no_grad():
+        acc = float((m(torch.from_numpy(held[0])).argmax(-1).numpy() == held[1]).mean())
+    return m, acc
+
+
+def np_digits_vit(W, patches):
+    """The model in numpy float64 from the exported weights: [N, 16, 4] -> logits [N, 10]."""
+    def ln(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + DV_EPS) * W[p + "weight"] + W[p + "bias"]
+
+    def lin(x, p):
+        return x @ W[p + "weight"].T + W[p + "bias"]
+
+    W = {k: v.astype(np.float64) for k, v in W.items()}
+    erf = np.vectorize(math.erf)
+    x = lin(patches.astype(np.float64), "patch_embed.proj.")
+    x = np.concatenate([np.broadcast_to(W["cls_token"], (len(x), 1, DV_DIM)), x], 1) + W["pos_embed"]
+    n, t, hd = len(x), DV_TOKENS + 1, DV_DIM // DV_HEADS
+    for i in range(DV_DEPTH):
+        p = f"blocks.{i}."
+        q, k, v = lin(ln(x, p + "norm1."), p + "attn.qkv.").reshape(n, t, 3, DV_HEADS, hd).transpose(2, 0, 3, 1, 4)
+        a = np_softmax(q @ k.transpose(0, 1, 3, 2) / math.sqrt(hd))
+        x = x + lin((a @ v).transpose(0, 2, 1, 3).reshape(n, t, DV_DIM), p + "attn.proj.")
+        h = lin(ln(x, p + "norm2."), p + "mlp.fc1.")
+        x = x + lin(0.5 * h * (1.0 + erf(h / math.sqrt(2.0))), p + "mlp.fc2.")
+    return lin(ln(x, "norm.")[:, 0], "head.")
+
+
+def export_digits_vit(report):
+    print("training digits_vit (sklearn 8x8 digits, a ViT of 2x2 patches) ...", flush=True)
+    t = time.time()
+    train, held = load_digits_split()
+    with fast_linear():
+        m, acc = train_digits_vit(train, held)
+    print(f"  digits_vit: held-out accuracy {acc:.4f} ({time.time() - t:.1f}s)")
+    d = os.path.join(OUT, "digits_vit")
+    os.makedirs(d, exist_ok=True)
+    sd = export_weights(m, os.path.join(d, "weights.safetensors"), {"model": "digits_vit", "format": "pt"})
+    with torch.no_grad():   # stock torch ops (not fast_linear) for the reference logits
+        logits = t2n(m(torch.from_numpy(held[0]))).astype(np.float32)
+    # the exported weights in float64 give PyTorch's logits (the spec's reading of them)
+    mine = np_digits_vit(sd, held[0])
+    rel = np.linalg.norm(mine - logits) / np.linalg.norm(logits)
+    assert rel < 1e-5 and (mine.argmax(-1) == logits.argmax(-1)).all(), f"numpy digits_vit: relL2 {rel:.2e}"
+    correct = int((logits.argmax(-1) == held[1]).sum())
+    calib_idx = np.sort(np.random.default_rng(SEED + 103).choice(len(train[1]), DV_CALIB, replace=False))
+    save_npz(os.path.join(d, "calib.npz"), {"embed.query": train[0][calib_idx]})
+    save_npz(os.path.join(d, "reference.npz"), {"embed.query": held[0], "head.output": logits[:, None, :],
+                                                "head.labels": held[1].astype(np.int32)})
+    write_json(os.path.join(d, "spec.json"), {"model": "digits_vit", "layers": [
+        {"name": "embed", "kind": "linear", "prefix": "patch_embed.proj.", "max_q_len": DV_TOKENS},
+        {"name": "tok", "kind": "positions", "max_q_len": DV_TOKENS, "input": "embed"},
+        {"repeat": DV_DEPTH, "name": "block{i}", "kind": "encoder_block", "preset": "vit", "prefix": "blocks.{i}.",
+         "embed_dim": DV_DIM, "num_heads": DV_HEADS, "max_q_len": DV_TOKENS + 1, "input": "tok"},
+        {"name": "norm", "kind": "layernorm", "prefix": "norm.", "dim": DV_DIM, "eps": DV_EPS,
+         "max_q_len": DV_TOKENS + 1, "input": f"block{DV_DEPTH - 1}"},
+        {"name": "pool", "kind": "row_pool", "mode": "first", "dim": DV_DIM, "max_kv_len": DV_TOKENS + 1,
+         "input": "norm"},
+        {"name": "head", "kind": "linear", "prefix": "head.", "max_q_len": 1, "input": "pool"}]})
+    report["digits_vit"] = {"accuracy": round(correct / len(held[1]), 4), "n_heldout": len(held[1]),
+                            "n_train": len(train[1]), "params": int(sum(p.numel() for p in m.parameters())),
+                            "numpy_logits_rel_l2": float(f"{rel:.2e}")}
+
+
+# ----------------------------------------------------------------------------
 # Export helpers
 # ----------------------------------------------------------------------------
 def capture_arrays(cap, layer, kind, lens, with_ref):
@@ -937,10 +1128,12 @@ repository root with
 
     /usr/bin/python3 scripts/train_models.py
 
-It needs only Debian's python3 with torch 1.13 + numpy (no downloads), uses 2
+It needs only Debian's python3 with torch 1.13 + numpy (no downloads; digits_vit
+also scikit-learn, `python3-sklearn`, for its bundled digits), uses 2
 CPU threads, is fully seeded and deterministic (`torch.use_deterministic_algorithms`),
 so a rerun reproduces byte-identical files. The whole run takes {APPROX_RUNTIME}
-on 2 CPU cores (the exact time is printed at the end). It ends with a numpy self-test
+on 2 CPU cores, measured before digits_vit was added, which adds
+{DV_TRAIN_TIME} (the exact time is printed at the end). It ends with a numpy self-test
 that recomputes every exported attention layer from `weights.safetensors` +
 `reference.npz` in float64 and checks `output`/`attn_weights` to 1e-5.
 
@@ -1084,6 +1277,43 @@ for `cov` the rows are one sequence (row t sees the weights of rows < t), which
 is how edgeattn runs a coverage layer (an uncached run is one sequence).
 {CV_EXPORT} samples per file.
 {tables('coverage')}"""
+    if "digits_vit" in report:
+        rv = report["digits_vit"]
+        txt += f"""
+## digits_vit (model E)
+
+A whole transformer classifier, converted and run as **one chained model**
+(issue 36): the 8x8 handwritten digits that Debian's `python3-sklearn` ships
+(`sklearn.datasets.load_digits`, 1797 images, pixels 0..16, 10 classes),
+split once with a seeded permutation into {rv['n_train']} training and
+{rv['n_heldout']} held-out images. Each image is {DV_TOKENS} patch tokens of
+{DV_PATCH}x{DV_PATCH} pixels (patch (r, c) is row {8 // DV_PATCH} r + c, its
+pixels row-major), scaled to [0, 1].
+
+Architecture, with timm's ViT names: `patch_embed.proj` (a Linear
+{DV_PATCH_DIM} -> {DV_DIM} over the flattened patch, what timm's Conv2d with
+stride = kernel computes), `cls_token` [1, 1, {DV_DIM}], learned `pos_embed`
+[1, {DV_TOKENS + 1}, {DV_DIM}], {DV_DEPTH} pre-norm blocks
+(`blocks.{{i}}.norm1`, `attn.qkv`, `attn.proj`, `norm2`, `mlp.fc1`,
+`mlp.fc2`; {DV_HEADS} heads, MLP {DV_DIM}-{DV_MLP}-{DV_DIM} with erf GELU,
+LayerNorm eps {DV_EPS}), final `norm`, the class row, `head` Linear
+({DV_DIM} -> {DV_CLASSES}). {rv['params']} parameters. AdamW, one-cycle
+learning rate, label smoothing 0.1, 60 epochs.
+
+Held-out accuracy ({rv['n_heldout']} images): **{rv['accuracy']:.4f}**.
+The run recomputes the held-out logits from `weights.safetensors` in numpy
+float64 (relative L2 {rv['numpy_logits_rel_l2']:.0e} against PyTorch's).
+
+`spec.json` chains `embed` (linear) -> `tok` (positions) -> `block0` ...
+`block{DV_DEPTH - 1}` (one `repeat` of `encoder_block`, preset `vit`) -> `norm`
+(layernorm) -> `pool` (row_pool, the class row) -> `head` (linear), so
+`calib.npz` holds only the model's inputs, `embed.query` ({DV_CALIB}
+training images), and `reference.npz` the held-out images' `embed.query`,
+PyTorch's logits `head.output` [N, 1, {DV_CLASSES}] and the labels
+`head.labels` (int32): what `edgeattn-convert eval` needs to compare the
+whole model (one `Invoke` per image) with PyTorch, top-1 and accuracy
+included.
+{tables('digits_vit')}"""
     with open(os.path.join(OUT, "README.md"), "w") as f:
         f.write(txt)
 
@@ -1212,6 +1442,7 @@ def main():
          "mask": "key_padding", "max_kv_len": PLEN}]})
 
     export_coverage(report)
+    export_digits_vit(report)
     acc16 = self_test()
     report["pooling"]["heldout_npz_accuracy_fp16_keys"] = round(acc16, 4)
     report["pooling"]["heldout_npz_samples"] = N_HELDOUT_POOL
@@ -1235,6 +1466,15 @@ if __name__ == "__main__":
         write_json(os.path.join(OUT, "train_report.json"), report)
         write_readme(report)
         print(json.dumps(report["coverage"], indent=2))
+        print(f"total run time: {time.time() - t0:.1f} s")
+    elif sys.argv[1:3] == ["--only", "digits_vit"]:
+        t0 = time.time()
+        with open(os.path.join(OUT, "train_report.json")) as f:
+            report = json.load(f)
+        export_digits_vit(report)
+        write_json(os.path.join(OUT, "train_report.json"), report)
+        write_readme(report)
+        print(json.dumps(report["digits_vit"], indent=2))
         print(f"total run time: {time.time() - t0:.1f} s")
     elif sys.argv[1:3] == ["--only", "transformer-heldout"]:
         # Only models/transformer/heldout.npz from the exported weights (~5 s)

@@ -140,19 +140,45 @@ void eval_whole_model(const EvalOptions& o, const LoadedModel& lm, const ArrayMa
   lr.set_min_us = *std::min_element(run.set_us.begin(), run.set_us.end());
   lr.sample_median_us = lr.set_median_us / std::max(input.n, 1);
   lr.sample_min_us = lr.set_min_us / std::max(input.n, 1);
+  // Top-1 of float outputs of several columns against the reference's and,
+  // when the reference has '<output layer>.labels' (a class per output row),
+  // against the labels: the task accuracy of the model and of the reference.
+  const std::string labels_key = out_shell.name + ".labels";
+  const Array* labels = ref.count(labels_key) != 0 ? &ref.at(labels_key) : nullptr;
+  if (labels != nullptr && (labels->is_float || labels->numel() != is_padded.size())) {
+    fail(o.reference, ": '", labels_key, "' must be an integer array with a class per output row (", input.n, " x ",
+         out_rows, " values), got ", labels->dtype, " ", shape_string(labels->shape));
+  }
+  if (g.output_dtype != EA_S32 && g.output_dim > 1) {
+    lr.has_top1 = true;
+    if (labels != nullptr) lr.labels = labels_key;
+    for (size_t r = 0; r < is_padded.size(); ++r) {
+      if (is_padded[r]) continue;
+      const size_t base = r * static_cast<size_t>(g.output_dim);
+      const int mine = top_index(got.data() + base, g.output_dim), theirs = top_index(want.data() + base, g.output_dim);
+      ++lr.top1_rows;
+      lr.top1_agreeing += mine == theirs ? 1 : 0;
+      if (labels == nullptr) continue;
+      ++lr.labelled_rows;
+      lr.correct += mine == labels->data[r] ? 1 : 0;
+      lr.reference_correct += theirs == labels->data[r] ? 1 : 0;
+    }
+  }
   results->push_back(lr);
   out << "  whole model: " << model.num_steps() << " steps, one Invoke per sample, '" << in_key << "' in, '" << out_key
       << "' compared";
-  if (g.output_dtype != EA_S32 && g.output_dim > 1) {
-    const size_t rows = lr.metrics.rows;
-    size_t agree = 0;
-    for (size_t r = 0; r < is_padded.size(); ++r) {
-      const size_t base = r * static_cast<size_t>(g.output_dim);
-      if (!is_padded[r]) agree += top_index(got.data() + base, g.output_dim) == top_index(want.data() + base, g.output_dim);
-    }
+  const auto pct = [](size_t k, size_t n) { return n ? 100.0 * static_cast<double>(k) / static_cast<double>(n) : 100.0; };
+  if (lr.has_top1) {
     char buf[96];
-    std::snprintf(buf, sizeof buf, "; top-1 agreement %zu of %zu rows (%.1f %%)", agree, rows,
-                  rows ? 100.0 * agree / rows : 100.0);
+    std::snprintf(buf, sizeof buf, "; top-1 agreement %zu of %zu rows (%.1f %%)", lr.top1_agreeing, lr.top1_rows,
+                  pct(lr.top1_agreeing, lr.top1_rows));
+    out << buf;
+  }
+  if (!lr.labels.empty()) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "; accuracy on '%s' %.2f %% (%zu of %zu), the reference's %.2f %% (%zu)",
+                  lr.labels.c_str(), pct(lr.correct, lr.labelled_rows), lr.correct, lr.labelled_rows,
+                  pct(lr.reference_correct, lr.labelled_rows), lr.reference_correct);
     out << buf;
   }
   out << "\n";

@@ -331,10 +331,14 @@ std::vector<LayerData> load_model_data(const std::string& path, const std::strin
   for (const FloatLayer& L : layers) {
     if (L.input_layer >= 0) {  // made from the earlier layer's float64 outputs
       const size_t src = static_cast<size_t>(L.input_layer);
-      for (const auto& entry : npz) {  // what the file gives for it would be ignored
-        if (entry.first.rfind(L.name + ".", 0) == 0) {
-          fail(path, ": '", entry.first, "' is not read: layer '", L.name, "' is chained (\"input\": \"",
-               layers[src].name, "\"), its inputs and references come from '", layers[src].name,
+      // Inputs the file gives for it would be ignored: an error. Its
+      // reference outputs (L.output, L.labels, ...) are ignored as every
+      // layer's are, so one reference file serves --heldout and eval.
+      for (const char* input : {"query", "key", "value", "kv_valid_len"}) {
+        const std::string key = L.name + "." + input;
+        if (npz.count(key) != 0) {
+          fail(path, ": '", key, "' is not read: layer '", L.name, "' is chained (\"input\": \"",
+               layers[src].name, "\"), its inputs come from '", layers[src].name,
                "''s float64 outputs; remove it from the file");
         }
       }

@@ -1,5 +1,6 @@
 #include "converter/report/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 
@@ -123,6 +124,20 @@ nlohmann::json layer_json(const LayerResult& l) {
         l.weights_skipped ? nlohmann::json() : nlohmann::json(l.metrics.weights_max_abs);
     j["compared_rows"] = l.metrics.rows;
     j["worst_sample"] = worst_json(l.metrics);
+  }
+  if (l.has_top1) {
+    j["top1_rows"] = l.top1_rows;
+    j["top1_agreeing_rows"] = l.top1_agreeing;
+    j["top1_agreement"] = l.top1_rows ? static_cast<double>(l.top1_agreeing) / static_cast<double>(l.top1_rows) : 1.0;
+  }
+  if (!l.labels.empty()) {
+    const double n = static_cast<double>(std::max<size_t>(l.labelled_rows, 1));
+    j["labels"] = l.labels;
+    j["labelled_rows"] = l.labelled_rows;
+    j["correct"] = l.correct;
+    j["reference_correct"] = l.reference_correct;
+    j["accuracy"] = static_cast<double>(l.correct) / n;
+    j["reference_accuracy"] = static_cast<double>(l.reference_correct) / n;
   }
   if (l.has_latency) {
     j["latency_us"] = {{"set_median", l.set_median_us}, {"set_min", l.set_min_us},

@@ -43,6 +43,14 @@ struct LayerResult {
   bool has_chained = false;
   Metrics chained;
   // Latency (eval): microseconds for the whole sample set and per sample.
+  // eval, a whole model (row "model", float outputs): output rows whose
+  // largest value is where the reference's is, and with the reference's
+  // labels ('<layer>.labels') the rows whose largest value is the label,
+  // the model's (correct) and the reference's own (reference_correct).
+  bool has_top1 = false;
+  size_t top1_rows = 0, top1_agreeing = 0;
+  std::string labels;  // the labels' key; empty: none
+  size_t labelled_rows = 0, correct = 0, reference_correct = 0;
   bool has_latency = false;
   double set_median_us = 0, set_min_us = 0, sample_median_us = 0, sample_min_us = 0;
   int repeat = 0;

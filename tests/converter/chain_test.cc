@@ -467,6 +467,42 @@ TEST(Chain, UnreadLayerIsAConvertError) {
   }
 }
 
+// A chained layer's own inputs in a data file would be ignored: an error
+// naming the key; its reference outputs are ignored like every layer's, so
+// one reference file (the model's inputs, the last layer's outputs) serves
+// --heldout as well as eval.
+TEST(Chain, ChainedLayerInputsInADataFileAreAnErrorItsOutputsAreNot) {
+  const Chain chain;
+  const std::string dir = fixtures::temp_dir("chain_data_keys");
+  convert(chain, dir, "f32", chain.spec());
+  const auto heldout_error = [&](const Entries& extra) {
+    Entries e = chain.calib();
+    e.insert(e.end(), extra.begin(), extra.end());
+    save_npz(dir + "/heldout.npz", e);
+    ConvertOptions o;
+    o.weights = dir + "/weights.safetensors";
+    o.spec = dir + "/spec.json";
+    o.calib = dir + "/calib.npz";
+    o.heldout = dir + "/heldout.npz";
+    o.dtype = "int8";
+    o.output = dir + "/heldout_int8.eatn";
+    std::ostringstream report;
+    try {
+      run_convert(o, report);
+    } catch (const ConvertError& err) {
+      return std::string(err.what());
+    }
+    return std::string();
+  };
+  const Array& q = chain.b0.calib[0].second;
+  const Array logits = fixtures::make("<f4", {q.shape[0], size_t(kRows), size_t(kClasses)},
+                                      std::vector<double>(q.shape[0] * kRows * kClasses, 0.5));
+  const Array labels = fixtures::make("<i4", {q.shape[0]}, std::vector<double>(q.shape[0], 1.0));
+  EXPECT_EQ(heldout_error({{"head.output", logits}, {"head.labels", labels}}), "");
+  const std::string msg = heldout_error({{"b1.query", q}});
+  EXPECT_NE(msg.find("'b1.query' is not read: layer 'b1' is chained (\"input\": \"b0\")"), std::string::npos) << msg;
+}
+
 // The report's chained error of the head is the chain's own: the test runs
 // the int8 chain on every calibration sample and sums the same way (every
 // row of a linear layer compared).

@@ -56,13 +56,13 @@ TEST_P(EveryModel, LayerInfoIsConsistent) {
     EXPECT_EQ(m.model.FindLayer(info.name), l) << info.name;
     EXPECT_GE(info.max_q_len, 1) << info.name;
     EXPECT_GE(info.max_kv_len, 1) << info.name;
-    // LayerNorm, FFN, linear layers and a model's ends (embedding, positions,
-    // argmax) have no attention weights; all but the FFN no buffers.
-    const bool ends = info.kind == EA_LAYER_EMBEDDING || info.kind == EA_LAYER_POSITIONS ||
-                      info.kind == EA_LAYER_ARGMAX;
+    // LayerNorm, FFN, linear and the model-end kinds (embedding, positions,
+    // row_pool, argmax) have no attention weights; all but the FFN no buffers.
+    const bool model_end = info.kind == EA_LAYER_EMBEDDING || info.kind == EA_LAYER_POSITIONS ||
+                           info.kind == EA_LAYER_ROW_POOL || info.kind == EA_LAYER_ARGMAX;
     const bool per_row = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_FEED_FORWARD ||
-                         info.kind == EA_LAYER_LINEAR || ends;
-    const bool no_buffers = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_LINEAR || ends;
+                         info.kind == EA_LAYER_LINEAR || model_end;
+    const bool no_buffers = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_LINEAR || model_end;
     EXPECT_EQ(info.num_heads == 0, per_row) << info.name;
     EXPECT_GT(info.output_dim, 0) << info.name;
     EXPECT_EQ(info.arena_bytes == 0, no_buffers) << info.name;
@@ -276,7 +276,7 @@ TEST_P(EveryModel, LengthsBeyondThePlan) {
   for (int l = 0; l < m.model.num_layers(); ++l) {
     const LayerInfo info = m.Info(l);
     Rng rng(3);
-    if (info.kind != EA_LAYER_POOLING) {
+    if (info.query_dim != 0) {  // not a pooled kind (pooling, row_pool: one output row)
       LayerIo io;
       io.Make(info, info.max_q_len + 1, info.max_kv_len, rng);
       EXPECT_EQ(m.interp.Run(l, io.Args(-1)), Status::kLengthExceedsPlan) << info.name;
@@ -300,7 +300,7 @@ TEST_P(EveryModel, LengthsBeyondThePlan) {
     io.Make(info, 1, 1, rng);
     RunArgs a = io.Args(-1);
     a.q_len = 0;
-    if (info.kind != EA_LAYER_POOLING) {
+    if (info.query_dim != 0) {  // not a pooled kind (pooling, row_pool: one output row)
       EXPECT_EQ(m.interp.Run(l, a), Status::kInvalidArgument) << info.name;
     }
     a = io.Args(2);
@@ -322,7 +322,7 @@ TEST_P(EveryModel, NullPointersBadIndicesAndCallOrder) {
     a.output = nullptr;
     EXPECT_EQ(m.interp.Run(l, a), Status::kInvalidArgument) << info.name << " null output";
     EXPECT_STRNE(m.interp.error(), "");
-    if (info.kind != EA_LAYER_POOLING) {
+    if (info.query_dim != 0) {  // not a pooled kind (pooling, row_pool: one output row)
       a = io.Args(-1);
       a.query = nullptr;
       EXPECT_EQ(m.interp.Run(l, a), Status::kInvalidArgument) << info.name << " null query";
@@ -419,7 +419,7 @@ TEST_P(EveryModel, LengthCapsShrinkTheArena) {
     LayerIo io;
     io.Make(info, std::min(2, info.max_q_len), std::min(3, info.max_kv_len), rng);
     EXPECT_EQ(interp.Run(l, io.Args(-1)), Status::kOk) << info.name << ": " << interp.error();
-    if (info.kind != EA_LAYER_POOLING && info.max_q_len > 2) {
+    if (info.query_dim != 0 && info.max_q_len > 2) {
       LayerIo big;
       big.Make(info, 3, std::min(3, info.max_kv_len), rng);
       EXPECT_EQ(interp.Run(l, big.Args(-1)), Status::kLengthExceedsPlan) << info.name;

@@ -163,7 +163,7 @@ struct LayerIo {
 
   // Random inputs: int8 uniform, float N(0, 1).
   void Make(const edgeattn::LayerInfo& info, int ql, int kvl, Rng& rng) {
-    pooling = info.kind == EA_LAYER_POOLING;
+    pooling = info.query_dim == 0;  // one output row from the rows it takes as keys (pooling, row_pool)
     // Keys and values (if any) are the query rows: self-attention, encoder
     // blocks, and the per-row kinds (layernorm, ffn).
     self_attention = !info.cross;

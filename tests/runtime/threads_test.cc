@@ -92,7 +92,7 @@ std::vector<uint8_t> Outputs(Interpreter& interp, const Model& model, int layer,
       EXPECT_EQ(interp.RunScaled(layer, io.Args(valid), 3 * Interpreter::kRangeOne / 2), Status::kOk) << interp.error();
       append(io.output);
     }
-    if (info.cross && info.kind != EA_LAYER_POOLING && info.kind != EA_LAYER_LUONG) {
+    if (info.cross && info.query_dim != 0 && info.kind != EA_LAYER_LUONG) {  // not pooling, row_pool
       EXPECT_EQ(interp.CacheKeys(layer, io.key.data(), io.value.empty() ? nullptr : io.value.data(), kv, valid),
                 Status::kOk)
           << interp.error();
@@ -187,10 +187,10 @@ TEST_P(Threads, SameBytesForAnyPoolAndWorkerCount) {
     PooledModel one;
     ASSERT_TRUE(one.Load(name, 1));
     std::vector<std::vector<uint8_t>> want;
-    bool splits = false;  // pooling layers have no projections and one output row: nothing to split
+    bool splits = false;  // pooling layers (pooling, row_pool) have one output row: nothing to split
     for (int l = 0; l < one.model.num_layers(); ++l) {
       want.push_back(Outputs(one.interp, one.model, l, 100 + l));
-      splits = splits || one.Info(l).kind != EA_LAYER_POOLING;
+      splits = splits || one.Info(l).query_dim != 0;
     }
     const std::vector<uint8_t> want_model = InvokeOutput(one.interp, one.model, 99);
 
