@@ -168,8 +168,7 @@ void RunLayer(edgeattn::Interpreter& interp, int i, const eafuzz::LayerInput& ba
     // The run filled the KV cache with q_len positions: one decoding step
     // more (the first query row as the next token), when the plan has room.
     const int position = interp.CachedLength(i);
-    const size_t es = in.s8 ? 1 : 4;
-    const size_t out_bytes = static_cast<size_t>(in.info.output_dim) * es;
+    const size_t out_bytes = static_cast<size_t>(in.info.output_dim) * eafuzz::ElemBytes(in.info.output_dtype);
     // A step's weights cover the keys it attends over: the positions so far,
     // or a decoder block's memory (its cross-attention's).
     const size_t keys = in.info.kind == EA_LAYER_DECODER_BLOCK ? static_cast<size_t>(in.kv_len)

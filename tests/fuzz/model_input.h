@@ -60,6 +60,9 @@ inline uint64_t Mix(uint64_t& s) {
 
 // `bytes` of random int8, or floats in [-4, 4] (with special & 1, now and
 // then NaN, +-Inf, 3e38 or a denormal).
+// Bytes per element of `t` (S8 1, S16 2, F32 and S32 4).
+inline size_t ElemBytes(ea_dtype t) { return t == EA_S8 ? 1 : t == EA_S16 ? 2 : 4; }
+
 inline void Fill(std::vector<uint8_t>& v, size_t bytes, bool s8, uint64_t& seed, uint8_t special) {
   v.assign(bytes, 0);
   if (s8) {
@@ -171,14 +174,33 @@ inline bool PrepareLayer(const edgeattn::Model& model, int i, const uint8_t trai
   const int kv_len = in->self ? q_len : 1 + trailer[4 + (i % 2)] % model.CappedKvLen(i, kv_cap);
   in->q_len = q_len;
   in->kv_len = kv_len;
-  const size_t io = (static_cast<size_t>(q_len) * (info.query_dim + info.output_dim) +
-                     static_cast<size_t>(kv_len) * (info.key_dim + info.value_dim)) * es +
+  // A model's ends and the int16 stream have their own element types: token
+  // ids (S32) and float rows into an int8 layer (quantize) in, int16 rows in
+  // and out of a block, class indices (S32) and float rows (dequantize) out;
+  // a positions layer writes its class rows too.
+  const size_t in_es = ElemBytes(info.input_dtype), out_es = ElemBytes(info.output_dtype);
+  const size_t out_rows = static_cast<size_t>(q_len) + static_cast<size_t>(info.added_rows > 0 ? info.added_rows : 0);
+  const size_t io = static_cast<size_t>(q_len) * info.query_dim * in_es + out_rows * info.output_dim * out_es +
+                    static_cast<size_t>(kv_len) * (info.key_dim + info.value_dim) * es +
                     static_cast<size_t>(info.num_heads) * q_len * kv_len * 4;
   if (io > max_io) return false;
-  Fill(in->q, static_cast<size_t>(q_len) * info.query_dim * es + 1, in->s8, seed, trailer[6]);
+  const size_t q_bytes = static_cast<size_t>(q_len) * info.query_dim * in_es + 1;
+  if (info.input_dtype == EA_S32) {  // ids inside the table: others are refused before any run
+    in->q.assign(q_bytes, 0);
+    for (size_t j = 0; j + 4 <= q_bytes; j += 4) {
+      const int32_t id = info.input_range > 0 ? static_cast<int32_t>(Mix(seed) % static_cast<uint64_t>(info.input_range)) : 0;
+      std::memcpy(&in->q[j], &id, 4);
+    }
+  } else if (info.input_dtype == EA_F32 && in->s8) {  // finite floats: a NaN is refused (quantize_test)
+    Fill(in->q, q_bytes, false, seed, 0);
+  } else if (info.input_dtype == EA_S16) {
+    Fill(in->q, q_bytes, true, seed, trailer[6]);
+  } else {
+    Fill(in->q, q_bytes, in->s8, seed, trailer[6]);
+  }
   Fill(in->k, static_cast<size_t>(kv_len) * info.key_dim * es + 1, in->s8, seed, trailer[6]);
   Fill(in->v, static_cast<size_t>(kv_len) * info.value_dim * es + 1, in->s8, seed, trailer[6]);
-  in->out_bytes = static_cast<size_t>(q_len) * info.output_dim * es;
+  in->out_bytes = out_rows * info.output_dim * out_es;
   in->weight_bytes = static_cast<size_t>(info.num_heads) * q_len * kv_len * (in->s8 ? 2 : 4);
   in->want_weights = (trailer[6] & 2) != 0 && info.num_heads > 0;  // layernorm, ffn: none
   edgeattn::RunArgs& a = in->args;
