@@ -47,7 +47,7 @@ void Projection::Rows(int r0, int r1, const void* x, void* y) const {
     int8_t* yr = static_cast<int8_t*>(y) + at;
     if (res16) {
       const k::QS16Residual rs = {static_cast<const int16_t*>(res) + at, out, term16};
-      k::kernels().qs8_linear_res16(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, rs,
+      k::qs8_linear_res16_kernel()(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, rs,
                                     static_cast<int16_t*>(y) + at, out);
     } else if (res != nullptr) {
       const k::QS8Residual rs = {static_cast<const int8_t*>(res) + at, out, term};
@@ -73,7 +73,7 @@ void Projection::Channels(int c0, int c1, int rows, const void* x, void* y) cons
     int8_t* yc = static_cast<int8_t*>(y) + c0;
     if (res16) {
       const k::QS16Residual rs = {static_cast<const int16_t*>(res) + c0, out, term16};
-      k::kernels().qs8_linear_res16(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel,
+      k::qs8_linear_res16_kernel()(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel,
                                     rs, static_cast<int16_t*>(y) + c0, out);
     } else if (res != nullptr) {
       const k::QS8Residual rs = {static_cast<const int8_t*>(res) + c0, out, term};

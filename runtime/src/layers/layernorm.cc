@@ -75,7 +75,7 @@ void NormStep::Rows(int r0, int r1, int) const {
       a.y16 = static_cast<int16_t*>(y16_) + r;
       a.y16_stride = dim;
     }
-    kernels::kernels().qs16_layernorm(a);
+    kernels::qs16_layernorm_kernel()(a);
     return;
   }
   const void* xr = static_cast<const uint8_t*>(x_) + static_cast<size_t>(r0) * row_bytes;
