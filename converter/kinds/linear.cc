@@ -2,6 +2,7 @@
 // fields, the float64 forward, calibration points ("query" = the input rows,
 // "output"), int8 quantization (symmetric per-channel weights, one requant
 // per output channel, as every projection) and its Linear table.
+#include <algorithm>
 #include <ostream>
 
 #include "converter/write/file_contents.h"
@@ -15,6 +16,9 @@ namespace {
 
 // The widths from the spec, or from the weight's shape [out, in] when the
 // spec leaves them out; the weight is then fetched (and checked) at them.
+// A patch projection's Conv2d weight [out, C, kh, kw] (timm's
+// patch_embed.proj) or a Conv1d's [out, C, k] is read as [out, C*kh*kw]:
+// the same floats, for patches flattened channel, row, column.
 void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
   LinearParams& P = L->params.emplace<LinearParams>();
   const std::string p = f.string("prefix", "");
@@ -25,19 +29,22 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
   if (out == 0 || in == 0) {
     auto it = w.map.find(weight);
     if (it == w.map.end()) w.missing(weight);
-    if (it->second.shape.size() != 2) {
-      fail(w.where(), ": tensor '", weight, "' has shape ", shape_string(it->second.shape),
-           ", expected [out_features, in_features]");
+    const std::vector<size_t>& shape = it->second.shape;
+    if (shape.size() < 2 || shape.size() > 4) {
+      fail(w.where(), ": tensor '", weight, "' has shape ", shape_string(shape),
+           ", expected [out_features, in_features] (or a convolution's [out, C, kh, kw])");
     }
-    if (out == 0) out = static_cast<int>(it->second.shape[0]);
-    if (in == 0) in = static_cast<int>(it->second.shape[1]);
+    size_t inner = 1;
+    for (size_t d = 1; d < shape.size(); ++d) inner *= shape[d];
+    if (out == 0) out = static_cast<int>(std::min<size_t>(shape[0], 1u << 30));
+    if (in == 0) in = static_cast<int>(std::min<size_t>(inner, 1u << 30));
   }
   if (in < 1 || in > 16384 || out < 1 || out > 16384) {
     fail(f.where, ": in_features ", in, " and out_features ", out, " must be in 1..16384");
   }
   // A bias the spec names must exist; the default name is optional (nn.Linear(bias=False)).
   const bool bias_named = !f.tensor_name("bias").empty();
-  P.linear = w.linear(weight, bias, out, in, "[out_features, in_features]", bias_named);
+  P.linear = w.linear(weight, bias, out, in, "[out_features, in_features]", bias_named, /*conv_patch=*/true);
   L->query_dim = L->key_dim = L->value_dim = in;
   L->output_dim = out;
   L->max_kv_len = L->max_q_len;

@@ -96,8 +96,11 @@ struct SpecWeights {
   }
 
   // The tensor, checked to be float, of `rows` x `cols` (rows == 0: 1-D [cols],
-  // also accepting [1, cols]), and finite everywhere.
-  const Array& get(const std::string& name, size_t rows, size_t cols, const std::string& what) const {
+  // also accepting [1, cols]), and finite everywhere. `conv_patch` also
+  // accepts a Conv1d/Conv2d weight [rows, C, k] / [rows, C, kh, kw] whose
+  // trailing dimensions multiply to `cols`: row-major, it is that matrix.
+  const Array& get(const std::string& name, size_t rows, size_t cols, const std::string& what,
+                   bool conv_patch = false) const {
     auto it = map.find(name);
     if (it == map.end()) missing(name);
     const Array& a = it->second;
@@ -114,6 +117,13 @@ struct SpecWeights {
     } else {
       ok = a.shape.size() == 2 && a.shape[0] == rows && a.shape[1] == cols;
       expected = shape_string({rows, cols});
+      if (conv_patch && (a.shape.size() == 3 || a.shape.size() == 4) && a.shape[0] == rows) {
+        size_t inner = 1;
+        for (size_t d = 1; d < a.shape.size(); ++d) inner *= a.shape[d];
+        ok = inner == cols;
+        expected += " or a convolution's [" + std::to_string(rows) + ", C, kh, kw] with C*kh*kw = " +
+                    std::to_string(cols);
+      }
     }
     if (!ok) {
       fail(where(), ": tensor '", name, "' has shape ", shape_string(a.shape), ", expected ",
@@ -134,12 +144,12 @@ struct SpecWeights {
   }
 
   FloatLinear linear(const std::string& w_name, const std::string& b_name, int out, int in,
-                     const std::string& what, bool bias_required) const {
+                     const std::string& what, bool bias_required, bool conv_patch = false) const {
     FloatLinear l;
     l.in = in;
     l.out = out;
     l.w_name = w_name;
-    l.w = get(w_name, static_cast<size_t>(out), static_cast<size_t>(in), what).data;
+    l.w = get(w_name, static_cast<size_t>(out), static_cast<size_t>(in), what, conv_patch).data;
     if (!b_name.empty() && (bias_required || has(b_name))) {
       l.b_name = b_name;
       l.b = get(b_name, 0, static_cast<size_t>(out), what + " bias").data;

@@ -10,6 +10,7 @@
 #include "converter/base/error.h"
 #include "converter/io/formats.h"
 #include "converter/io/file.h"
+#include "converter/kinds/linear.h"
 #include "converter/spec/spec.h"
 
 namespace {
@@ -176,6 +177,39 @@ TEST(BlockSpec, LinearReadsTheHead) {
   ArrayMap w = Weights();
   w.erase("head.bias");
   EXPECT_EQ(ErrorOf(Head("\"prefix\": \"head.\""), w), "");
+}
+
+// timm's patch_embed.proj is a Conv2d whose weight [D, C, p, p] is the
+// patch projection's matrix [D, C*p*p] (patches flattened channel, row,
+// column): linear reads it as that matrix, the same floats in the same order.
+TEST(BlockSpec, LinearReadsAConvolutionsPatchWeight) {
+  Array conv{"F32", true, {8, 3, 2, 2}, {}};
+  for (int i = 0; i < 8 * 12; ++i) conv.data.push_back(0.01 * i - 0.3);
+  const Array bias{"F32", true, {8}, std::vector<double>(8, 0.25)};
+  ArrayMap w = {{"patch_embed.proj.weight", conv}, {"patch_embed.proj.bias", bias}};
+  const std::string patch = "{\"layers\": [{\"name\": \"embed\", \"kind\": \"linear\", \"max_q_len\": 4, "
+                            "\"prefix\": \"patch_embed.proj.\"";
+  ModelSpec s = load_spec("s.json", patch + "}]}", w, "w.safetensors", {});
+  ASSERT_EQ(s.layers.size(), 1u);
+  EXPECT_EQ(s.layers[0].query_dim, 12);  // C * kh * kw
+  EXPECT_EQ(s.layers[0].output_dim, 8);
+  const FloatLinear& l = s.layers[0].as<LinearParams>().linear;
+  EXPECT_EQ(l.w, conv.data);
+  EXPECT_EQ(l.b, bias.data);
+  // A Conv1d's [out, C, k] too; widths the spec gives must match the product.
+  w["patch_embed.proj.weight"].shape = {8, 4, 3};
+  EXPECT_EQ(load_spec("s.json", patch + "}]}", w, "w.safetensors", {}).layers[0].query_dim, 12);
+  std::string e = ErrorOf(patch + ", \"in_features\": 10}]}", w);
+  EXPECT_NE(e.find("tensor 'patch_embed.proj.weight' has shape [8, 4, 3], expected [8, 10] or a convolution's "
+                   "[8, C, kh, kw] with C*kh*kw = 10"),
+            std::string::npos)
+      << e;
+  w["patch_embed.proj.weight"].shape = {8, 3, 2, 2, 1};
+  e = ErrorOf(patch + "}]}", w);
+  EXPECT_NE(e.find("tensor 'patch_embed.proj.weight' has shape [8, 3, 2, 2, 1], expected [out_features, "
+                   "in_features] (or a convolution's [out, C, kh, kw])"),
+            std::string::npos)
+      << e;
 }
 
 TEST(BlockSpec, LinearMissingTensorIsNamed) {
