@@ -75,15 +75,16 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   if (type == OutputType::kInt8) {
     calibration = calibrate_model(spec, calib, o.calib, calib_opts, progress.stage("convert"), true);
   }
+  std::vector<PointUses> used;  // the calibrated points each layer's tables were quantized from
   const std::vector<uint8_t> bytes = write_model(spec, type, calibration.layers, o.calib,
-                                                 producer_source(o, calib_opts, calib), progress.stage("convert"));
+                                                 producer_source(o, calib_opts, calib), progress.stage("convert"), &used);
   const LoadedModel model(bytes, o.output);
   const std::vector<LayerAccuracy> accuracy =
       verify_model(model, spec, calib, std::move(calibration.float_outputs), progress.stage("verify"));
   const std::vector<HeldoutResult> heldout_results = evaluate_heldout_model(
       model, spec, heldout.layers, calibration.layers, parse_range_mode(o.range_mode), progress.stage("held-out"));
   ConvertReport r = report_header(o, spec, calib_opts, heldout.what, smoothing, unused_warnings);
-  add_conversion_results({spec, model, calib, calibration.layers, accuracy, heldout_results}, &r);
+  add_conversion_results({spec, model, calib, calibration.layers, accuracy, heldout_results, &used}, &r);
   write_outputs(o, bytes, model, r);
   progress.clear();
   // The report lists the warnings; stderr repeats them only where it is not

@@ -11,6 +11,8 @@ namespace edgeattn {
 namespace convert {
 
 std::string tensor_label(const std::string& key) {
+  const size_t dot = key.rfind('.');  // a block's part: "attn.query" -> "attn.query input"
+  if (dot != std::string::npos) return key.substr(0, dot + 1) + tensor_label(key.substr(dot + 1));
   if (key == "query" || key == "key" || key == "value") return key + " input";
   if (key == "context") return "context (out_proj input)";
   if (key == "output") return "output";

@@ -73,16 +73,16 @@ flatbuffers::Offset<fb::LayerNorm> norm_table_s8(ModelWriter& w, const FloatNorm
 }
 
 flatbuffers::Offset<fb::FeedForward> ffn_table_s8(ModelWriter& w, const FloatFfn& f, const ActQuantParams& in,
-                                                  const ActQuantParams& hidden, const ActQuantParams& act,
-                                                  const ActQuantParams& out, const std::string& what,
+                                                  const Calibrated& points, const std::string& what,
                                                   const QuantAdd* residual) {
   // fc1's output feeds only the activation table: its range below where the
   // activation is flat is cut (no code changes, a finer step above it).
-  const ActQuantParams h = activation_input_quant(f.act, hidden, act);
+  const ActQuantParams act = points("act");
+  const ActQuantParams h = points.activation_input("hidden", f.act, act);
   const QuantLinear q1 = quantize_linear(f.fc1, in, h, what + ": " + f.fc1.w_name);
   const std::string w2 = what + ": " + f.fc2.w_name;
   const QuantLinear q2 = residual != nullptr ? quantize_linear(f.fc2, act, residual->output, w2, residual->shift)
-                                             : quantize_linear(f.fc2, act, out, w2);
+                                             : quantize_linear(f.fc2, act, points("output"), w2);
   const std::vector<int8_t> table = activation_table(f.act, h, act);
   const auto l1 = w.LinearS8(q1, f.fc1), l2 = w.LinearS8(q2, f.fc2);
   const auto t = w.fbb().CreateVector(table);

@@ -26,15 +26,15 @@ void ffn_forward_recorded(const FloatFfn& f, int rows, const double* x, double* 
 // The spec's "activation" (default `def`), an error naming the field otherwise.
 Activation read_activation(const SpecFields& f, const char* def);
 
-// Tables of the two parts; the FFN's quantization points are
-// <prefix>hidden (fc1's output) and <prefix>act (the activation's output).
+// Tables of the two parts; the FFN's quantization points are `points`'
+// "hidden" (fc1's output) and "act" (the activation's output).
 flatbuffers::Offset<fb::LayerNorm> norm_table_s8(ModelWriter& w, const FloatNorm& n, const ActQuantParams& in,
                                                  const ActQuantParams& out, const std::string& what);
-// With a block's residual add, fc2 computes it in its epilogue (output at
-// the add's output, quantize_linear's out_shift) and `out` is not used.
+// fc2's output is the point "output"; with a block's residual add, fc2
+// computes the add in its epilogue (output at the add's output,
+// quantize_linear's out_shift) instead.
 flatbuffers::Offset<fb::FeedForward> ffn_table_s8(ModelWriter& w, const FloatFfn& f, const ActQuantParams& in,
-                                                  const ActQuantParams& hidden, const ActQuantParams& act,
-                                                  const ActQuantParams& out, const std::string& what,
+                                                  const Calibrated& points, const std::string& what,
                                                   const QuantAdd* residual = nullptr);
 flatbuffers::Offset<fb::FeedForward> ffn_table_f32(ModelWriter& w, const FloatFfn& f);
 

@@ -221,7 +221,6 @@ flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L,
   const Calibrated s = c.sub("self."), x = c.sub("cross.");
   const std::string& at = c.where;
   const ActQuantParams in = c.s16("query"), h1 = c.s16("add1"), h2 = c.s16("add2"), y = c.s16("output");
-  const ActQuantParams hid = c("ffn.hidden"), act = c("ffn.act"), fo = c("ffn.output");
   QuantNorm n1, n2, n3;
   QuantAdd q1, q2, q3;
   flatbuffers::Offset<fb::Requant> narrow;
@@ -246,7 +245,7 @@ flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L,
   }
   const auto t1 = write_layernorm_s8(w, P.norm1, n1), t2 = write_layernorm_s8(w, P.norm2, n2);
   const auto t3 = write_layernorm_s8(w, P.norm3, n3);
-  const auto ffn = ffn_table_s8(w, P.ffn, P.norm_first ? n3.output : n2.output, hid, act, fo, at + ": ffn", &q3);
+  const auto ffn = ffn_table_s8(w, P.ffn, P.norm_first ? n3.output : n2.output, c.sub("ffn."), at + ": ffn", &q3);
   const auto add1 = write_add_s8(w, q1), add2 = write_add_s8(w, q2), add3 = write_add_s8(w, q3);
   const auto sa = mha_table_s8(w, with_lengths(P.self_attn, L), s, &q1);
   const auto ca = mha_table_s8(w, with_lengths(P.cross_attn, L), x, &q2);
@@ -273,7 +272,7 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
   const Calibrated s = c.sub("self."), x = c.sub("cross.");
   const std::string& at = c.where;
   const ActQuantParams h1 = c("add1"), h2 = c("add2");
-  const ActQuantParams hid = c("ffn.hidden"), act = c("ffn.act"), fo = c("ffn.output"), y = c("output");
+  const ActQuantParams y = c("output");
   flatbuffers::Offset<fb::LayerNorm> n1, n2, n3;
   flatbuffers::Offset<fb::FeedForward> ffn;
   // The adds run in the out_projs' and fc2's epilogues (contract 5b).
@@ -286,7 +285,7 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
     q2 = quantize_add(h1, h2, at + ": add2");
     n3 = norm_table_s8(w, P.norm3, h2, n3q, at + ": norm3");
     q3 = quantize_add(h2, y, at + ": add3");
-    ffn = ffn_table_s8(w, P.ffn, n3q, hid, act, fo, at + ": ffn", &q3);
+    ffn = ffn_table_s8(w, P.ffn, n3q, c.sub("ffn."), at + ": ffn", &q3);
   } else {
     const ActQuantParams in = s("query"), n2q = c("norm2"), h3 = c("add3");
     q1 = quantize_add(in, h1, at + ": add1");
@@ -294,7 +293,7 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
     q2 = quantize_add(x("query"), h2, at + ": add2");
     n2 = norm_table_s8(w, P.norm2, h2, n2q, at + ": norm2");
     q3 = quantize_add(n2q, h3, at + ": add3");
-    ffn = ffn_table_s8(w, P.ffn, n2q, hid, act, fo, at + ": ffn", &q3);
+    ffn = ffn_table_s8(w, P.ffn, n2q, c.sub("ffn."), at + ": ffn", &q3);
     n3 = norm_table_s8(w, P.norm3, h3, y, at + ": norm3");
   }
   const auto add1 = write_add_s8(w, q1), add2 = write_add_s8(w, q2), add3 = write_add_s8(w, q3);

@@ -170,7 +170,6 @@ flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L,
   const Calibrated a = c.sub("attn.");
   const std::string& at = c.where;
   const ActQuantParams x = c.s16("query"), h = c.s16("add1"), y = c.s16("output");
-  const ActQuantParams hid = c("ffn.hidden"), act = c("ffn.act"), fo = c("ffn.output");
   QuantNorm n1, n2;
   QuantAdd q1, q2;
   flatbuffers::Offset<fb::Requant> narrow;
@@ -189,7 +188,7 @@ flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L,
     n2 = quantize_layernorm16(P.norm2, h2, nullptr, &y, at + ": norm2");
   }
   const auto t1 = write_layernorm_s8(w, P.norm1, n1), t2 = write_layernorm_s8(w, P.norm2, n2);
-  const auto ffn = ffn_table_s8(w, P.ffn, P.norm_first ? n2.output : n1.output, hid, act, fo, at + ": ffn", &q2);
+  const auto ffn = ffn_table_s8(w, P.ffn, P.norm_first ? n2.output : n1.output, c.sub("ffn."), at + ": ffn", &q2);
   const auto add1 = write_add_s8(w, q1), add2 = write_add_s8(w, q2);
   const auto mha = mha_table_s8(w, P.attn, a, &q1);
   fb::EncoderBlockBuilder b(w.fbb());
@@ -212,7 +211,7 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
   const Calibrated a = c.sub("attn.");
   const std::string& at = c.where;
   const ActQuantParams h = c("add1");
-  const ActQuantParams hid = c("ffn.hidden"), act = c("ffn.act"), fo = c("ffn.output"), y = c("output");
+  const ActQuantParams y = c("output");
   flatbuffers::Offset<fb::LayerNorm> n1, n2;
   flatbuffers::Offset<fb::FeedForward> ffn;
   // The adds run in out_proj's and fc2's epilogues (contract 5b).
@@ -223,13 +222,13 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
     q1 = quantize_add(x, h, at + ": add1");
     n2 = norm_table_s8(w, P.norm2, h, n2q, at + ": norm2");
     q2 = quantize_add(h, y, at + ": add2");
-    ffn = ffn_table_s8(w, P.ffn, n2q, hid, act, fo, at + ": ffn", &q2);
+    ffn = ffn_table_s8(w, P.ffn, n2q, c.sub("ffn."), at + ": ffn", &q2);
   } else {  // h = norm1(x + attn(x)); y = norm2(h + ffn(h))
     const ActQuantParams x = a("query"), n1q = c("norm1"), h2 = c("add2");
     q1 = quantize_add(x, h, at + ": add1");
     n1 = norm_table_s8(w, P.norm1, h, n1q, at + ": norm1");
     q2 = quantize_add(n1q, h2, at + ": add2");
-    ffn = ffn_table_s8(w, P.ffn, n1q, hid, act, fo, at + ": ffn", &q2);
+    ffn = ffn_table_s8(w, P.ffn, n1q, c.sub("ffn."), at + ": ffn", &q2);
     n2 = norm_table_s8(w, P.norm2, h2, y, at + ": norm2");
   }
   const auto add1 = write_add_s8(w, q1), add2 = write_add_s8(w, q2);

@@ -58,7 +58,7 @@ std::vector<std::string> value_points(const FloatLayer&) { return {"query", "hid
 std::vector<std::string> minmax_points(const FloatLayer&) { return {}; }
 
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
-  return ffn_table_s8(w, L.as<FfnParams>().ffn, c("query"), c("hidden"), c("act"), c("output"), c.where).Union();
+  return ffn_table_s8(w, L.as<FfnParams>().ffn, c("query"), c, c.where).Union();
 }
 
 flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {

@@ -18,11 +18,13 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "converter/calibrate/calibrate.h"
+#include "converter/model/block_float.h"
 #include "converter/model/float_reference.h"
 #include "converter/spec/spec_fields.h"
 #include "edgeattn/edgeattn.hpp"
@@ -46,19 +48,34 @@ struct SmoothPair {
   std::vector<FloatLinear*> next;
 };
 
+// How the writer quantized a calibrated point (Calibrated::used): as int8,
+// as the int16 stream, or both, with the parameters the file holds.
+struct PointQuant {
+  bool int8 = false, int16 = false;
+  ActQuantParams q8, q16;
+};
+using PointUses = std::map<std::string, PointQuant>;  // full key -> its quantizations
+
 // The calibrated range of a layer's tensor as int8 parameters, with errors
 // naming the layer. `prefix` is put before every key (a composite's sub-layer).
+// With `used`, records every point it quantizes and how (the report's
+// calibration list names each tensor the file holds a quantization of).
 struct Calibrated {
   const RangeMap& r;
   std::string where;
   std::string prefix;
+  PointUses* used = nullptr;
 
   bool has(const std::string& key) const { return r.count(prefix + key) != 0; }
   const Range& range(const std::string& key) const;
   ActQuantParams operator()(const std::string& key) const;
   // The same range as an int16 tensor of the residual stream (stream16_quant).
   ActQuantParams s16(const std::string& key) const;
-  Calibrated sub(const std::string& p) const { return Calibrated{r, where, prefix + p}; }
+  // An FFN's hidden tensor (fc1's output), which feeds only the activation
+  // table `act` writes at act_out: its range cut below where the activation
+  // is flat (activation_input_quant).
+  ActQuantParams activation_input(const std::string& key, Activation act, const ActQuantParams& act_out) const;
+  Calibrated sub(const std::string& p) const { return Calibrated{r, where, prefix + p, used}; }
 };
 
 struct KindModule {

@@ -215,7 +215,7 @@ flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const F
   const MhaParams& P = L.as<MhaParams>();
   const ActQuantParams qin = c("query"), kin = c("key"), vin = c("value");
   const ActQuantParams qo = c("q_proj"), ko = c("k_proj"), vo = c("v_proj");
-  const ActQuantParams ctx = c("context"), out = c("output");
+  const ActQuantParams ctx = c("context");
   const std::string& at = c.where;
   const QuantLinear q = quantize_linear(P.q_proj, qin, qo, at + ": " + P.q_proj.w_name);
   const QuantLinear k = quantize_linear(P.k_proj, kin, ko, at + ": " + P.k_proj.w_name);
@@ -223,7 +223,7 @@ flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const F
   const std::string o_what = at + ": " + P.out_proj.w_name;
   const QuantLinear o = residual != nullptr
                             ? quantize_linear(P.out_proj, ctx, residual->output, o_what, residual->shift)
-                            : quantize_linear(P.out_proj, ctx, out, o_what);
+                            : quantize_linear(P.out_proj, ctx, c("output"), o_what);  // no "output" in a block
   const Requant score = requant(qo.scale * ko.scale * P.scale * kLog2e * 65536.0, at + ": softmax score");
   const Requant pv = requant(vo.scale / (32768.0 * ctx.scale), at + ": softmax output");
   const auto fq = w.LinearS8(q, P.q_proj), fk = w.LinearS8(k, P.k_proj);

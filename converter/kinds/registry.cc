@@ -5,6 +5,7 @@
 
 #include "converter/base/error.h"
 #include "converter/kinds/kind.h"
+#include "converter/quantize/block_quant.h"
 
 namespace edgeattn {
 namespace convert {
@@ -82,11 +83,30 @@ const Range& Calibrated::range(const std::string& key) const {
 }
 
 ActQuantParams Calibrated::operator()(const std::string& key) const {
-  return act_quant(range(key), where + ": " + prefix + key);
+  const ActQuantParams q = act_quant(range(key), where + ": " + prefix + key);
+  if (used != nullptr) {
+    PointQuant& u = (*used)[prefix + key];
+    u.int8 = true;
+    u.q8 = q;
+  }
+  return q;
 }
 
 ActQuantParams Calibrated::s16(const std::string& key) const {
-  return stream16_quant(range(key), where + ": " + prefix + key);
+  const ActQuantParams q = stream16_quant(range(key), where + ": " + prefix + key);
+  if (used != nullptr) {
+    PointQuant& u = (*used)[prefix + key];
+    u.int16 = true;
+    u.q16 = q;
+  }
+  return q;
+}
+
+ActQuantParams Calibrated::activation_input(const std::string& key, Activation act,
+                                            const ActQuantParams& act_out) const {
+  const ActQuantParams q = activation_input_quant(act, (*this)(key), act_out);
+  if (used != nullptr) (*used)[prefix + key].q8 = q;
+  return q;
 }
 
 LayerIo FloatLayer::io() const {

@@ -1,37 +1,71 @@
 #include "converter/report/convert_report.h"
 
+#include <set>
+
 #include "converter/kinds/kind.h"
 
 namespace edgeattn {
 namespace convert {
 namespace {
 
-// The calibrated tensors of a layer in a fixed order, without the copies
-// (self-attention's key/value are its query; a missing value is the key).
-// A layer on the 16-bit residual stream (--residual int16) adds its int16
-// stream's points and lists its int16 input and output as such.
-std::vector<TensorRangeRow> range_rows(const FloatLayer& L, const LayerCalibration& c) {
+// Every calibrated tensor of a layer (a block's internal ones too: its
+// LayerNorms, projections, softmax inputs, FFN, residual adds), without the
+// copies (self-attention's key/value are its query; a missing value is the
+// key): the layer's ends first, then the kind's calibration points in its
+// order. With `used` (write_model's record), one row per quantization the
+// file holds, at the parameters it holds: a point the writer took as int8
+// and as int16 (a post-norm LayerNorm's output on the 16-bit residual
+// stream) has two, an FFN's hidden tensor its range cut where the
+// activation is flat, a point no table was quantized from none. Without
+// it, every point once at its chosen range, the layer's input, output and
+// adds int16 on the 16-bit residual stream.
+std::vector<TensorRangeRow> range_rows(const FloatLayer& L, const LayerCalibration& c, const PointUses* used) {
+  std::vector<std::string> order = {"query", "key", "value", "q_proj", "k_proj", "v_proj", "w_q", "w_k", "w",
+                                    "context", "add1", "add2", "add3", "output"};
+  if (L.kind->value_points != nullptr) {
+    for (const std::string& k : L.kind->value_points(L)) order.push_back(k);
+  }
+  if (L.kind->minmax_points != nullptr) {
+    for (const std::string& k : L.kind->minmax_points(L)) order.push_back(k);
+  }
+  for (const auto& kv : c.ranges) order.push_back(kv.first);
   std::vector<TensorRangeRow> rows;
-  for (const char* key : {"query", "key", "value", "q_proj", "k_proj", "v_proj", "w_q", "w_k", "w", "context",
-                          "add1", "add2", "add3", "output"}) {
-    const std::string k = key;
-    const bool int16 = (k == "query" && L.input16) || (L.output16 && (k == "output" || k.rfind("add", 0) == 0));
-    if (k.rfind("add", 0) == 0 && !L.output16) continue;
-    const auto seen = c.seen.find(key);
-    const auto used = c.ranges.find(key);
-    if (seen == c.seen.end() || used == c.ranges.end() || seen->second.count == 0) continue;
-    if (c.copies.count(key) != 0) continue;
-    TensorRangeRow t;
-    t.tensor = key;
-    t.seen_lo = seen->second.lo;
-    t.seen_hi = seen->second.hi;
-    const ActQuantParams q = int16 ? stream16_quant(used->second, key) : act_quant(used->second.lo, used->second.hi);
-    t.scale = q.scale;
-    t.zero_point = q.zero_point;
-    t.int16 = int16;
-    t.lo = int16 ? q.scale * -32768 : q.scale * (-128 - q.zero_point);
-    t.hi = int16 ? q.scale * 32767 : q.scale * (127 - q.zero_point);
-    rows.push_back(t);
+  std::set<std::string> listed;
+  for (const std::string& k : order) {
+    if (!listed.insert(k).second) continue;
+    const auto seen = c.seen.find(k);
+    const auto chosen = c.ranges.find(k);
+    if (seen == c.seen.end() || chosen == c.ranges.end() || seen->second.count == 0) continue;
+    if (c.copies.count(k) != 0) continue;
+    PointQuant u;
+    if (used != nullptr) {
+      const auto it = used->find(k);
+      if (it == used->end()) continue;  // calibrated, but no table of the file is quantized from it
+      u = it->second;
+    } else {
+      const bool stream = (k == "query" && L.input16) || (L.output16 && (k == "output" || k.rfind("add", 0) == 0));
+      if (stream) {
+        u.int16 = true;
+        u.q16 = stream16_quant(chosen->second, k);
+      } else {
+        u.int8 = true;
+        u.q8 = act_quant(chosen->second.lo, chosen->second.hi);
+      }
+    }
+    for (const bool int16 : {false, true}) {
+      if (!(int16 ? u.int16 : u.int8)) continue;
+      const ActQuantParams& q = int16 ? u.q16 : u.q8;
+      TensorRangeRow t;
+      t.tensor = k;
+      t.seen_lo = seen->second.lo;
+      t.seen_hi = seen->second.hi;
+      t.scale = q.scale;
+      t.zero_point = q.zero_point;
+      t.int16 = int16;
+      t.lo = int16 ? q.scale * -32768 : q.scale * (-128 - q.zero_point);
+      t.hi = int16 ? q.scale * 32767 : q.scale * (127 - q.zero_point);
+      rows.push_back(t);
+    }
   }
   return rows;
 }
@@ -66,7 +100,7 @@ void add_conversion_results(const ConversionResults& c, ConvertReport* r) {
     }
     if (i < c.calibration.size()) {
       lr.calib_samples = c.calib[i].n;
-      lr.ranges = range_rows(L, c.calibration[i]);
+      lr.ranges = range_rows(L, c.calibration[i], c.used != nullptr && i < c.used->size() ? &(*c.used)[i] : nullptr);
     }
     if (i < c.heldout.size()) {
       lr.has_heldout = true;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "converter/calibrate/calibrate.h"
+#include "converter/kinds/kind.h"
 #include "converter/eval/heldout.h"
 #include "converter/eval/runner.h"
 #include "converter/eval/verify.h"
@@ -22,6 +23,7 @@ struct ConversionResults {
   const std::vector<LayerCalibration>& calibration;  // int8: each layer's ranges
   const std::vector<LayerAccuracy>& accuracy;     // verify_model
   const std::vector<HeldoutResult>& heldout;      // evaluate_heldout_model (may be empty)
+  const std::vector<PointUses>* used = nullptr;  // int8: write_model's record of each layer's points
 };
 
 // Fills the file, tensor and per-layer parts of `r` (its header, model name,

@@ -51,7 +51,7 @@ void print_act(std::ostream& os, const char* what, const fb::ActQuant* q, bool i
 void print_requant(std::ostream& os, const char* what, const fb::Requant* r) {
   if (r == nullptr || r->multiplier() == nullptr || r->shift() == nullptr) return;
   const uint32_t n = r->multiplier()->size();
-  os << "      " << std::left << std::setw(18) << what << n << (n == 1 ? " entry" : " channels") << ":";
+  os << "      " << std::left << std::setw(18) << what << " " << n << (n == 1 ? " entry" : " channels") << ":";
   double lo = 1e300, hi = 0;
   for (uint32_t i = 0; i < n && i < r->shift()->size(); ++i) {
     const double real = kernels::dequantize_multiplier(r->multiplier()->Get(i), r->shift()->Get(i));

@@ -50,8 +50,10 @@ flatbuffers::Offset<fb::Graph> write_graph(const ModelSpec& spec, ModelWriter& w
 
 std::vector<uint8_t> write_model(const ModelSpec& spec, OutputType type,
                                  const std::vector<LayerCalibration>& calibration, const std::string& calib_path,
-                                 const std::string& source, const ProgressFn& progress) {
+                                 const std::string& source, const ProgressFn& progress,
+                                 std::vector<PointUses>* used) {
   const bool s8 = type == OutputType::kInt8;
+  if (used != nullptr) used->assign(spec.layers.size(), PointUses());
   if (s8 && calibration.size() != spec.layers.size()) fail("int8 conversion needs calibrated ranges of every layer");
   ModelWriter w;
   std::vector<LayerPlan> plans;
@@ -59,7 +61,8 @@ std::vector<uint8_t> write_model(const ModelSpec& spec, OutputType type,
     const FloatLayer& L = spec.layers[i];
     flatbuffers::Offset<void> layer_options;
     if (s8) {
-      const Calibrated c{calibration[i].ranges, calib_path + ": layer '" + L.name + "'", ""};
+      const Calibrated c{calibration[i].ranges, calib_path + ": layer '" + L.name + "'", "",
+                         used != nullptr ? &(*used)[i] : nullptr};
       layer_options = L.kind->write_s8(w, L, c);
     } else {
       if (progress) progress(i, "writing float weights");

@@ -10,6 +10,7 @@
 
 #include "converter/base/progress.h"
 #include "converter/calibrate/calibrate.h"
+#include "converter/kinds/kind.h"
 #include "converter/model/dataset.h"
 #include "converter/spec/spec.h"
 
@@ -20,10 +21,12 @@ enum class OutputType { kInt8, kF32 };
 
 // kInt8: calibration[i] holds layer i's chosen ranges (calibrate_model);
 // kF32: `calibration` is ignored. `calib_path` names the calibration file in
-// errors; `source` goes into Producer.
+// errors; `source` goes into Producer. With `used` (kInt8), (*used)[i]
+// receives the points layer i's tables were quantized from, and how.
 std::vector<uint8_t> write_model(const ModelSpec& spec, OutputType type,
                                  const std::vector<LayerCalibration>& calibration, const std::string& calib_path,
-                                 const std::string& source, const ProgressFn& progress = nullptr);
+                                 const std::string& source, const ProgressFn& progress = nullptr,
+                                 std::vector<PointUses>* used = nullptr);
 
 // calibrate_model() then write_model(), for tests and tools that want the
 // bytes in one call.

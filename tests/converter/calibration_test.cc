@@ -20,6 +20,7 @@
 #include "converter/io/safetensors.h"
 #include "converter/eval/runner.h"
 #include "converter/spec/spec.h"
+#include "edgeattn/edgeattn_generated.h"
 #include "fixtures.h"
 
 namespace {
@@ -622,6 +623,74 @@ TEST(HeldOut, OutOfRangeWarning) {
   ConvertOptions inside;
   inside.heldout = kModels + "/pooling/calib.npz";
   EXPECT_TRUE(convert_bundled("pooling", "inside", inside)["warnings"].empty());
+}
+
+}  // namespace
+
+namespace {
+
+using json = nlohmann::json;
+namespace fb = edgeattn::fb;
+
+// The report's calibration list gives every tensor a block's tables were
+// quantized from, once per element type (issue 37, item 5): checked against
+// the scales the written file holds for the same tensors, on a pre-norm
+// block with the int8 stream and a post-norm block with the int16 stream
+// (whose norm1 output is both the int8 input of the FFN and the int16
+// stream).
+TEST(CalibrationReport, ListsEveryTensorOfABlockAsTheFileQuantizesIt) {
+  for (const bool post16 : {false, true}) {
+    SCOPED_TRACE(post16 ? "post-norm, --residual int16" : "pre-norm, int8 stream");
+    const fixtures::LayerCase c = fixtures::encoder_block_case(41, !post16);
+    const std::string dir = fixtures::temp_dir(std::string("ranges_block_") + (post16 ? "post16" : "pre8"));
+    save_safetensors(dir + "/weights.safetensors", c.weights);
+    fixtures::write_text(dir + "/spec.json", c.spec_json);
+    save_npz(dir + "/calib.npz", c.calib);
+    ConvertOptions o;
+    o.weights = dir + "/weights.safetensors";
+    o.spec = dir + "/spec.json";
+    o.calib = dir + "/calib.npz";
+    o.output = dir + "/m.eatn";
+    o.report_json = dir + "/r.json";
+    o.residual = post16 ? "int16" : "int8";
+    std::ostringstream text;
+    ASSERT_NO_THROW(run_convert(o, text));
+    const std::vector<uint8_t> bytes = read_file(o.report_json);
+    const json r = json::parse(std::string(bytes.begin(), bytes.end()));
+    std::map<std::string, float> scale;  // "tensor int8" / "tensor int16" -> scale
+    for (const json& t : r["layers"][0]["ranges"]) {
+      const std::string key = t["tensor"].get<std::string>() + " " + t.value("dtype", std::string("int8"));
+      EXPECT_EQ(scale.count(key), 0u) << key << " listed twice";
+      scale[key] = static_cast<float>(t["scale"].get<double>());
+    }
+    const LoadedModel lm(read_file(o.output), o.output);
+    const fb::EncoderBlock* b = lm.model().flatbuffer()->layers()->Get(0)->options_as_EncoderBlock();
+    ASSERT_NE(b, nullptr);
+    const fb::MultiHeadAttention* a = b->self_attn();
+    const std::vector<std::pair<std::string, const fb::ActQuant*>> want = {
+        {"attn.q_proj int8", a->q_proj()->output()},   {"attn.k_proj int8", a->k_proj()->output()},
+        {"attn.v_proj int8", a->v_proj()->output()},   {"attn.context int8", a->out_proj()->input()},
+        {"ffn.hidden int8", b->ffn()->fc1()->output()}, {"ffn.act int8", b->ffn()->fc2()->input()},
+        {post16 ? "add1 int16" : "add1 int8", b->add1()->output()},
+        {post16 ? "norm1 int8" : "norm2 int8", post16 ? b->norm1()->output() : b->norm2()->output()},
+    };
+    for (const auto& [key, q] : want) {
+      ASSERT_NE(q, nullptr) << key;
+      ASSERT_EQ(scale.count(key), 1u) << key << " is not in the report's calibration list";
+      EXPECT_EQ(scale[key], q->scale()) << key;
+    }
+    if (post16) {
+      ASSERT_NE(b->norm1()->output16(), nullptr);
+      ASSERT_EQ(scale.count("norm1 int16"), 1u);
+      EXPECT_EQ(scale["norm1 int16"], b->norm1()->output16()->scale());
+      EXPECT_EQ(scale["add2 int16"], b->add2()->output()->scale());
+      EXPECT_EQ(scale.count("output int8"), 0u);  // the block's output is int16 only
+      EXPECT_EQ(scale["output int16"], b->norm2()->output16()->scale());
+    }
+    // The text report lists the same rows.
+    EXPECT_NE(text.str().find("attn.q_proj output"), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("ffn.hidden output"), std::string::npos) << text.str();
+  }
 }
 
 }  // namespace
