@@ -8,8 +8,8 @@
 // 2 x 2 register pass took 21 per 16). The sums are the reference's exact
 // int32 dot products in another order, so the results are bit-identical.
 //
-// qs8_linear_res (contract 5b) is the same pass with another epilogue
-// (StoreResidual below).
+// qs8_linear_res (contract 5b) and qs8_linear_res16 (contract 5c) are the
+// same pass with other epilogues (StoreResidual, StoreRes16 below).
 //
 // A partial last group of inputs is copied into zeroed words (the rows'
 // three words side by side), so no load reads a row past in_features and
@@ -151,14 +151,43 @@ struct StoreResidual {
   }
 };
 
+// qs8_linear_res16's epilogue (requant.h contract 5c: residual_epilogue_s16,
+// int16 residual and output, zero point 0) per output in C: requant_cm.h's
+// 32-bit requantize, the clamp to +-2^29 as SSAT #30 ([-2^29, 2^29 - 1]: a
+// term of 2^29 - 1 saturates like one of 2^29, 2^29 - 1 - 2^28 + 2^(n-1) >
+// 32767 2^n for n <= 13, and SSAT #30 keeps -2^29), A a + 2^(n-1) by one
+// MLA, the shift by n and SSAT #16.
+struct StoreRes16 {
+  static constexpr bool kOneRowPass = false;  // y may be the residual (in place)
+  const QS16Residual& r;
+  bool block_fast(const int32_t*, int, int, int) const { return false; }
+  void pass(const int32_t* tile, const int32_t* bias, const int32_t* mult, const int32_t* shift, int n0, int nc,
+            int row, int16_t* y, int ys) const {
+    for (int c = 0; c < nc; ++c) {
+      channel(tile + 3 * c, 0, 3, bias[n0 + c], mult[n0 + c], shift[n0 + c], row, n0 + c, y + c, ys);
+    }
+  }
+  __attribute__((always_inline)) void channel(const int32_t* acc, int r0, int r1, int32_t b, int32_t m, int32_t s,
+                                              int row, int n, int16_t* y, ptrdiff_t ys) const {
+    const int32_t A = r.term.mult, sh = r.term.shift, round = int32_t{1} << (sh - 1);
+    const int16_t* res = r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n;
+    const ptrdiff_t rs = r.res_stride;
+    for (int i = r0; i < r1; ++i) {
+      const int32_t t = __ssat(cm::requantize(acc[i] + b, m, s), 30);
+      y[i * ys] = static_cast<int16_t>(__ssat((t + A * res[i * rs] + round) >> sh, 16));
+    }
+  }
+};
+
 // Blocks of 16 channels outer, passes of three rows inner (the block's
 // weights stream through the tile loop once per pass). Epi: the outputs'
-// epilogue (StoreS8, StoreResidual).
-template <class Epi>
+// epilogue (StoreS8, StoreResidual, StoreRes16; Out: the output's element
+// type).
+template <class Epi, class Out>
 __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features, int in_features, const int8_t* x,
                                                       int x_stride, const int8_t* w, const int32_t* bias,
                                                       const int32_t* mult, const int32_t* shift, int per_channel,
-                                                      const Epi& epi, int8_t* y, int y_stride) {
+                                                      const Epi& epi, Out* y, int y_stride) {
   const int groups = in_features / kPackK;
   const int rem = in_features - groups * kPackK;
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
@@ -194,7 +223,7 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
         ea_cm_linear_tile_3x16(tile, reinterpret_cast<const int8_t*>(part), 4, wb + groups * kPackN * kPackK, 1,
                                groups == 0, 8);
       }
-      int8_t* yp = y + first * ys + n0;
+      Out* yp = y + first * ys + n0;
       if (fast && r0 == 0 && (r1 == 3 || (rows == 1 && Epi::kOneRowPass))) {
         // One row in all (qs8_linear): the three stores of an output go to
         // the same byte (ys 0), row 0's last.
