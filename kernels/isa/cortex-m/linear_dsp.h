@@ -59,6 +59,15 @@ struct StoreResArgs3x16 {
 };
 static_assert(sizeof(StoreResArgs3x16) == 36, "linear_dsp_tile.cc reads StoreResArgs3x16 at these offsets");
 extern "C" void ea_cm_linear_store_res_3x16(const int32_t* tile, int8_t* y, int ys, const StoreResArgs3x16* args);
+struct StoreRes16Args3x16 {
+  const int32_t* bias;            // 0: at the block's first channel
+  int32_t mult_off, shift_off;    // 4, 8: mult - bias, shift - bias in bytes
+  const int16_t* res;             // 12: the pass's first row, first channel
+  int32_t res_stride, a, round, n, nc;  // 16 .. 32: stride in bytes, A, 2^(n-1), n of contract 5c
+};
+static_assert(sizeof(StoreRes16Args3x16) == 36, "linear_dsp_tile.cc reads StoreRes16Args3x16 at these offsets");
+extern "C" void ea_cm_linear_store_res16_3x16(const int32_t* tile, int16_t* y, int ys_bytes,
+                                              const StoreRes16Args3x16* args);
 
 // qs8_linear's epilogue: requantize_s8 with the zero point. For shift <= -2
 // (n = 31 - shift >= 33) requant_cm.h's SMMLA form inline: the high word of
@@ -152,7 +161,10 @@ struct StoreResidual {
 };
 
 // qs8_linear_res16's epilogue (requant.h contract 5c: residual_epilogue_s16,
-// int16 residual and output, zero point 0) per output in C: requant_cm.h's
+// int16 residual and output, zero point 0): a whole pass whose channels are
+// all in residual_rmul_form (the converter's usual) by
+// ea_cm_linear_store_res16_3x16 (assembly, linear_dsp_tile.cc); the other
+// passes per output in C: requant_cm.h's
 // 32-bit requantize, the clamp to +-2^29 as SSAT #30 ([-2^29, 2^29 - 1]: a
 // term of 2^29 - 1 saturates like one of 2^29, 2^29 - 1 - 2^28 + 2^(n-1) >
 // 32767 2^n for n <= 13, and SSAT #30 keeps -2^29), A a + 2^(n-1) by one
@@ -160,18 +172,47 @@ struct StoreResidual {
 struct StoreRes16 {
   static constexpr bool kOneRowPass = false;  // y may be the residual (in place)
   const QS16Residual& r;
-  bool block_fast(const int32_t*, int, int, int) const { return false; }
+  const int32_t* mult_;
+  // A block's channels all in requant_cm.h's residual_rmul_form (per
+  // channel): a whole pass by ea_cm_linear_store_res16_3x16.
+  bool block_fast(const int32_t* shift, int per_channel, int n0, int nc) const {
+    if (!per_channel) return false;
+    for (int c = 0; c < nc; ++c) {
+      if (!cm::residual_rmul_form(mult_[n0 + c], shift[n0 + c])) return false;
+    }
+    return true;
+  }
   void pass(const int32_t* tile, const int32_t* bias, const int32_t* mult, const int32_t* shift, int n0, int nc,
             int row, int16_t* y, int ys) const {
-    for (int c = 0; c < nc; ++c) {
-      channel(tile + 3 * c, 0, 3, bias[n0 + c], mult[n0 + c], shift[n0 + c], row, n0 + c, y + c, ys);
-    }
+    const int32_t* b = bias + n0;
+    const StoreRes16Args3x16 a{b,
+                               static_cast<int32_t>(reinterpret_cast<uintptr_t>(mult + n0) -
+                                                    reinterpret_cast<uintptr_t>(b)),
+                               static_cast<int32_t>(reinterpret_cast<uintptr_t>(shift + n0) -
+                                                    reinterpret_cast<uintptr_t>(b)),
+                               r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n0,
+                               r.res_stride * 2,
+                               r.term.mult,
+                               int32_t{1} << (r.term.shift - 1),
+                               r.term.shift,
+                               nc};
+    ea_cm_linear_store_res16_3x16(tile, y, ys * 2, &a);
   }
   __attribute__((always_inline)) void channel(const int32_t* acc, int r0, int r1, int32_t b, int32_t m, int32_t s,
                                               int row, int n, int16_t* y, ptrdiff_t ys) const {
     const int32_t A = r.term.mult, sh = r.term.shift, round = int32_t{1} << (sh - 1);
     const int16_t* res = r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n;
     const ptrdiff_t rs = r.res_stride;
+    if (s <= -2) {  // requant_cm.h's SMMLA form (n = 31 - s >= 33), decided once per channel
+      const int32_t rq = int32_t{1} << (-s - 2), rsh = -s - 1;
+      for (int i = r0; i < r1; ++i) {
+        int32_t v;
+        __asm__("smmla %0, %1, %2, %3" : "=r"(v) : "r"(acc[i] + b), "r"(m), "r"(rq));
+        const int32_t t = __ssat(v >> rsh, 30);
+        y[i * ys] = static_cast<int16_t>(__ssat((t + A * res[i * rs] + round) >> sh, 16));
+      }
+      return;
+    }
     for (int i = r0; i < r1; ++i) {
       const int32_t t = __ssat(cm::requantize(acc[i] + b, m, s), 30);
       y[i * ys] = static_cast<int16_t>(__ssat((t + A * res[i * rs] + round) >> sh, 16));

@@ -280,7 +280,8 @@ int main() {
   // inputs, misaligned rows, strides) and the large ones (up to 13 rows, 40
   // channels, 600 inputs); residuals at the int16 ends in some trials, n
   // 1..13 with A about 2^n (or 0, or 2^13), shifts from the usual projection
-  // range to anything in [-24, 30], biases past the 2^29 clamp in a third of
+  // range to anything in [-24, 30] (every channel in residual_rmul_form in a
+  // quarter of the trials), biases past the 2^29 clamp in a third of
   // the channels; every fourth trial in place (y is the residual).
 #if EA_CM_SIMD && EA_CM_DSP_ONLY
   if (t.qs8_linear_res16 == qs8_linear_res16__ref) {
@@ -310,11 +311,14 @@ int main() {
     const int32_t a_mult = trial % 9 == 1 ? 0 : trial % 9 == 2 ? kResidual16MaxMultiplier
                          : range(1 << (sh - 1), (1 << sh) + (1 << (sh - 1)) > kResidual16MaxMultiplier
                                                    ? kResidual16MaxMultiplier : (1 << sh) + (1 << (sh - 1)));
-    const int kind = trial % 3;
+    // Shifts: the projection's usual, anything, <= -2 only, or every channel
+    // in residual_rmul_form (-1..12: the DSP store's whole-pass form).
+    const int kind = trial % 4;
     for (int n = 0; n < kBigOut; ++n) {
       g_big_bias[n] = next() % 3 == 0 ? range(-(1 << 30), 1 << 30) : range(-40000, 40000);
       g_big_mult[n] = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
-      g_big_shift[n] = kind == 0 ? range(sh - 12, sh - 4) : kind == 1 ? range(-24, 30) : range(-24, -2);
+      g_big_shift[n] = kind == 0 ? range(sh - 12, sh - 4)
+                       : kind == 1 ? range(-24, 30) : kind == 2 ? range(-24, -2) : range(-1, 12);
     }
     const int per_channel = trial & 1;
     std::memcpy(g_y16_ref, g_res16, sizeof g_res16);
