@@ -1,6 +1,6 @@
 // Firmware unit test: the build's selected qs8_linear, qs8_linear_res and
-// qs8_linear_res16 (cmsis-dsp on M4, helium on M55; qs8_linear_res16 the
-// reference there), its attention score row, its integer softmax (both list
+// qs8_linear_res16 (cmsis-dsp on M4, helium on M55; qs8_linear_res16 and
+// qs16_layernorm, tested below, the reference there), its attention score row, its integer softmax (both list
 // entries, on rows of 1..70 keys; the rows' 32-bit normalizer on sums of
 // every bit length), its weighted sum (qs8_pv_row), its
 // additive layer and requant_cm.h's requantization against the reference
@@ -53,6 +53,11 @@ alignas(16) int8_t g_big_x[kBigRows * (kBigIn + 8) + 16];
 alignas(16) int8_t g_big_w[packed_weight_bytes(kBigOut, kBigIn)];
 int32_t g_big_bias[kBigOut], g_big_mult[kBigOut], g_big_shift[kBigOut];
 int8_t g_big_res[kBigRows * kBigOut], g_big_y_ref[kBigRows * kBigOut], g_big_y[kBigRows * kBigOut];
+// qs16_layernorm: up to 4 rows of up to 600 int16 (stride up to 604, offset up to 3).
+int16_t g_ln16_x[4 * 604 + 4], g_ln16_xcopy[4 * 604 + 4], g_ln16_y16_ref[4 * 604 + 4], g_ln16_y16[4 * 604 + 4];
+int8_t g_ln16_y8_ref[4 * 604], g_ln16_y8[4 * 604];
+int16_t g_ln16_gain[600];
+int32_t g_ln16_bias[600];
 // qs8_linear_res16: residual and outputs of up to 13 rows of 40 channels, stride up to 42.
 int16_t g_res16[kBigRows * (kBigOut + 2)], g_y16_ref[kBigRows * (kBigOut + 2)], g_y16[kBigRows * (kBigOut + 2)];
 // Additive layers: up to 4 query rows, 12 keys, attn_dim 20, v_dim 12.
@@ -365,6 +370,103 @@ int main() {
       ea_cm::write(" in_features ");
       ea_cm::write_int(in);
       ea_cm::write_line("");
+    }
+  }
+  // qs16_layernorm (contract 4b) vs its reference: widths 1..80 (odd ones:
+  // the last element alone) and up to 600, 1..4 rows at odd halfword
+  // offsets and strides, rows uniform, at the int16 corners, constant
+  // (zero variance), constant but one element off by one, narrow, or one
+  // outlier at an int16 end; eps terms 1, 2^0..2^60 or log-uniform; gains at
+  // the int16 ends, biases up to 2^30; the int8 output, the int16 one or
+  // both, and in place (y16 == x) every fifth trial.
+#if EA_CM_SIMD && EA_CM_DSP_ONLY
+  if (t.qs16_layernorm == qs16_layernorm__ref) {
+    ++failed;
+    ea_cm::write_line("FAIL qs16_layernorm: the table holds the reference");
+  }
+#endif
+  for (int trial = 0; trial < 600; ++trial) {
+    const int rows = range(1, 4), dim = trial % 10 == 9 ? range(200, 600) : range(1, 80);
+    const int x_stride = dim + range(0, 5), x_off = range(0, 3), y_stride = dim + range(0, 5);
+    const int kind = trial % 6;
+    for (int r = 0; r < rows; ++r) {
+      int16_t* xr = g_ln16_x + x_off + r * x_stride;
+      const int32_t base = range(-32768, 32767), spread = range(1, 400);
+      for (int i = 0; i < dim; ++i) {
+        const int32_t v = kind == 0   ? range(-32768, 32767)
+                          : kind == 1 ? (next() & 1 ? -32768 : 32767)
+                          : kind == 4 ? base + range(-spread, spread)
+                                      : base;
+        xr[i] = static_cast<int16_t>(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+      }
+      if (kind == 3) xr[range(0, dim - 1)] = static_cast<int16_t>(base == 32767 ? 32766 : base + 1);
+      if (kind == 5) xr[range(0, dim - 1)] = static_cast<int16_t>(base < 0 ? 32767 : -32768);
+    }
+    const bool corners = next() & 1;
+    for (int i = 0; i < dim; ++i) {
+      g_ln16_gain[i] = static_cast<int16_t>(corners && (next() & 1) ? (next() & 1 ? 32767 : -32768) : next());
+      g_ln16_bias[i] = next() & 1 ? range(-(1 << 30), 1 << 30) : range(-4000, 4000);
+    }
+    const int e = range(0, 3);
+    const int64_t eps = e == 0 ? 1 : e == 1 ? int64_t{1} << range(0, 60)
+                                            : (int64_t{1} << range(0, 49)) + static_cast<int64_t>(next());
+    const int outs = range(1, 3);  // 1: int8, 2: int16, 3: both
+    const bool in_place = trial % 5 == 4 && outs != 1;
+    QS16LayerNormArgs a{};
+    a.rows = rows;
+    a.dim = dim;
+    a.x = g_ln16_x + x_off;
+    a.x_stride = x_stride;
+    a.eps_term = eps;
+    a.gain = g_ln16_gain;
+    a.bias = g_ln16_bias;
+    a.mult = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    a.shift = range(-31, -8);
+    a.y_zp = range(-128, 127);
+    a.mult16 = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    a.shift16 = range(-24, 0);
+    std::memcpy(g_ln16_xcopy, g_ln16_x, sizeof g_ln16_x);
+    std::memset(g_ln16_y8_ref, 0x5A, sizeof g_ln16_y8_ref);
+    std::memset(g_ln16_y8, 0x5A, sizeof g_ln16_y8);
+    for (int16_t& v : g_ln16_y16_ref) v = 0x5A5A;
+    QS16LayerNormArgs ref = a;
+    ref.y8 = outs & 1 ? g_ln16_y8_ref : nullptr;
+    ref.y8_stride = y_stride;
+    ref.y16 = outs & 2 ? g_ln16_y16_ref : nullptr;
+    ref.y16_stride = y_stride;
+    if (in_place) {  // both write over their own copy of x
+      std::memcpy(g_ln16_y16_ref, g_ln16_x + x_off, sizeof(int16_t) * static_cast<size_t>((rows - 1) * x_stride + dim));
+      ref.x = g_ln16_y16_ref;
+      ref.y16_stride = x_stride;
+    }
+    qs16_layernorm__ref(ref);
+    QS16LayerNormArgs got = a;
+    got.y8 = outs & 1 ? g_ln16_y8 : nullptr;
+    got.y8_stride = y_stride;
+    got.y16 = outs & 2 ? (in_place ? g_ln16_x + x_off : g_ln16_y16) : nullptr;
+    got.y16_stride = in_place ? x_stride : y_stride;
+    if (!in_place) {
+      for (int16_t& v : g_ln16_y16) v = 0x5A5A;
+    }
+    t.qs16_layernorm(got);
+    const int16_t* got16 = in_place ? g_ln16_x + x_off : g_ln16_y16;
+    const size_t n16 = in_place ? static_cast<size_t>((rows - 1) * x_stride + dim) : sizeof g_ln16_y16 / 2;
+    const bool same16 = std::memcmp(got16, g_ln16_y16_ref, n16 * 2) == 0;
+    const bool same8 = std::memcmp(g_ln16_y8, g_ln16_y8_ref, sizeof g_ln16_y8) == 0;
+    const bool x_kept = in_place || std::memcmp(g_ln16_x, g_ln16_xcopy, sizeof g_ln16_x) == 0;
+    if (same16 && same8 && x_kept) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL qs16_layernorm trial ");
+      ea_cm::write_int(trial);
+      ea_cm::write(" rows ");
+      ea_cm::write_int(rows);
+      ea_cm::write(" dim ");
+      ea_cm::write_int(dim);
+      ea_cm::write(same16 ? "" : " int16");
+      ea_cm::write(same8 ? "" : " int8");
+      ea_cm::write_line(x_kept ? "" : " x changed");
     }
   }
   // The score row Q.K^T of the selected attention kernel vs the reference:
