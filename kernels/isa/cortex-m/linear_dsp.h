@@ -203,16 +203,6 @@ struct StoreRes16 {
     const int32_t A = r.term.mult, sh = r.term.shift, round = int32_t{1} << (sh - 1);
     const int16_t* res = r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n;
     const ptrdiff_t rs = r.res_stride;
-    if (s <= -2) {  // requant_cm.h's SMMLA form (n = 31 - s >= 33), decided once per channel
-      const int32_t rq = int32_t{1} << (-s - 2), rsh = -s - 1;
-      for (int i = r0; i < r1; ++i) {
-        int32_t v;
-        __asm__("smmla %0, %1, %2, %3" : "=r"(v) : "r"(acc[i] + b), "r"(m), "r"(rq));
-        const int32_t t = __ssat(v >> rsh, 30);
-        y[i * ys] = static_cast<int16_t>(__ssat((t + A * res[i * rs] + round) >> sh, 16));
-      }
-      return;
-    }
     for (int i = r0; i < r1; ++i) {
       const int32_t t = __ssat(cm::requantize(acc[i] + b, m, s), 30);
       y[i * ys] = static_cast<int16_t>(__ssat((t + A * res[i * rs] + round) >> sh, 16));
