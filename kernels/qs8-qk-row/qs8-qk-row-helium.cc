@@ -156,6 +156,52 @@ bool qk_row_one_vector(int n, int dim, const int8_t* q, int32_t q_zp, const int8
   }
   return true;
 }
+// Head dims 17-32, the same split in two 16-lane chunks held in registers
+// (A0, B0, A1, B1; the second chunk's lanes past dim are 0): per key one
+// byte load of its first 16 bytes, one predicated load of the rest (no byte
+// past the row is read), four VMLADAVA.S8 onto the row's start value and the
+// store, written out (11 instructions per key with the loop; qk_row_chunks'
+// C loop took about 45 at head dim 32). Same exact sum and the same
+// qd_i = 255 refusal as qk_row_one_vector.
+bool qk_row_two_vectors(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride,
+                        int32_t k_zp, int32_t* scores) {
+  const mve_pred16_t all = vctp8q(16u), p = vctp8q(static_cast<uint32_t>(dim - 16));
+  const int8x16_t q0 = vld1q_s8(q), q1 = vldrbq_z_s8(q + 16, p);
+  if (q_zp == -128 && (vmaxvq_s8(-128, q0) == 127 || vmaxvq_p_s8(-128, q1, p) == 127)) return false;
+  const int8x16_t zero = vdupq_n_s8(0);
+  const int8_t zq = static_cast<int8_t>(q_zp);
+  const int8x16_t a0 = vhsubq_m_n_s8(zero, q0, zq, all);
+  const int8x16_t b0 = vsubq_m_s8(zero, vsubq_m_n_s8(zero, q0, zq, all), a0, all);
+  const int8x16_t a1 = vhsubq_m_n_s8(zero, q1, zq, p);
+  const int8x16_t b1 = vsubq_m_s8(zero, vsubq_m_n_s8(zero, q1, zq, p), a1, p);
+  const uint32_t qsum = static_cast<uint32_t>(vaddvq_s8(q0)) + static_cast<uint32_t>(vaddvq_p_s8(q1, p)) -
+                        static_cast<uint32_t>(dim * q_zp);
+  const int32_t init = static_cast<int32_t>(0u - qsum * static_cast<uint32_t>(k_zp));
+  if (n > 0) {
+    int32_t acc;
+    __asm__ volatile(  // volatile: its effect is the stores
+        "vmsr p0, %[p]\n"
+        "1:\n"
+        "vldrb.u8 q0, [%[k]]\n"
+        "vpst\n"
+        "vldrbt.u8 q1, [%[k], #16]\n"
+        "add %[k], %[k], %[s]\n"
+        "mov %[acc], %[c]\n"
+        "vmladava.s8 %[acc], %q[A0], q0\n"
+        "vmladava.s8 %[acc], %q[B0], q0\n"
+        "vmladava.s8 %[acc], %q[A1], q1\n"
+        "vmladava.s8 %[acc], %q[B1], q1\n"
+        "str %[acc], [%[o]], #4\n"
+        "subs %[n], #1\n"
+        "bne 1b\n"
+        : [k] "+r"(k), [o] "+r"(scores), [n] "+r"(n), [acc] "=&Te"(acc)
+        : [A0] "w"(a0), [B0] "w"(b0), [A1] "w"(a1), [B1] "w"(b1), [s] "r"(k_stride), [c] "r"(init),
+          [p] "r"(static_cast<uint32_t>(p))
+        : "q0", "q1", "memory", "cc");
+  }
+  return true;
+}
+
 // Head dims above 16 (up to kQkChunksMaxDim), the same split in 16-lane
 // chunks: A and B of every chunk in a stack copy (zero past dim), and per key
 // and chunk one byte load and two VMLADAVA.S8 (the last chunk's load
@@ -197,13 +243,14 @@ bool qk_row_chunks(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* 
   return true;
 }
 
-// Head dims above 16: the chunked form, or (above kQkChunksMaxDim, or a row
-// it refuses) 8 lanes per step: widening byte loads to int16, zero points
+// Head dims above 16: two vectors (17-32), the chunked form, or (above
+// kQkChunksMaxDim, or a row they refuse) 8 lanes per step: widening byte loads to int16, zero points
 // subtracted in int16, VMLADAVA.S16; the tail is predicated (VCTP16), so
 // inactive lanes add nothing. Out of line, so that the small head dims'
 // calls set up none of it.
 __attribute__((noinline)) void qk_row_wide(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                                            int k_stride, int32_t k_zp, int32_t* scores) {
+  if (dim <= 32 && qk_row_two_vectors(n, dim, q, q_zp, k, k_stride, k_zp, scores)) return;
   if (dim <= kQkChunksMaxDim && qk_row_chunks(n, dim, q, q_zp, k, k_stride, k_zp, scores)) return;
   const int16_t qz = static_cast<int16_t>(q_zp), kz = static_cast<int16_t>(k_zp);
   for (int j = 0; j < n; ++j) {

@@ -8,8 +8,8 @@
 // 2 x 2 register pass took 21 per 16). The sums are the reference's exact
 // int32 dot products in another order, so the results are bit-identical.
 //
-// qs8_linear_res (contract 5b) is the same pass with another epilogue
-// (StoreResidual below).
+// qs8_linear_res (contract 5b) and qs8_linear_res16 (contract 5c) are the
+// same pass with other epilogues (StoreResidual, StoreRes16 below).
 //
 // A partial last group of inputs is copied into zeroed words (the rows'
 // three words side by side), so no load reads a row past in_features and
@@ -59,6 +59,15 @@ struct StoreResArgs3x16 {
 };
 static_assert(sizeof(StoreResArgs3x16) == 36, "linear_dsp_tile.cc reads StoreResArgs3x16 at these offsets");
 extern "C" void ea_cm_linear_store_res_3x16(const int32_t* tile, int8_t* y, int ys, const StoreResArgs3x16* args);
+struct StoreRes16Args3x16 {
+  const int32_t* bias;            // 0: at the block's first channel
+  int32_t mult_off, shift_off;    // 4, 8: mult - bias, shift - bias in bytes
+  const int16_t* res;             // 12: the pass's first row, first channel
+  int32_t res_stride, a, round, n, nc;  // 16 .. 32: stride in bytes, A, 2^(n-1), n of contract 5c
+};
+static_assert(sizeof(StoreRes16Args3x16) == 36, "linear_dsp_tile.cc reads StoreRes16Args3x16 at these offsets");
+extern "C" void ea_cm_linear_store_res16_3x16(const int32_t* tile, int16_t* y, int ys_bytes,
+                                              const StoreRes16Args3x16* args);
 
 // qs8_linear's epilogue: requantize_s8 with the zero point. For shift <= -2
 // (n = 31 - shift >= 33) requant_cm.h's SMMLA form inline: the high word of
@@ -151,14 +160,65 @@ struct StoreResidual {
   }
 };
 
+// qs8_linear_res16's epilogue (requant.h contract 5c: residual_epilogue_s16,
+// int16 residual and output, zero point 0): a whole pass whose channels are
+// all in residual_rmul_form (the converter's usual) by
+// ea_cm_linear_store_res16_3x16 (assembly, linear_dsp_tile.cc); the other
+// passes per output in C: requant_cm.h's
+// 32-bit requantize, the clamp to +-2^29 as SSAT #30 ([-2^29, 2^29 - 1]: a
+// term of 2^29 - 1 saturates like one of 2^29, 2^29 - 1 - 2^28 + 2^(n-1) >
+// 32767 2^n for n <= 13, and SSAT #30 keeps -2^29), A a + 2^(n-1) by one
+// MLA, the shift by n and SSAT #16.
+struct StoreRes16 {
+  static constexpr bool kOneRowPass = false;  // y may be the residual (in place)
+  const QS16Residual& r;
+  const int32_t* mult_;
+  // A block's channels all in requant_cm.h's residual_rmul_form (per
+  // channel): a whole pass by ea_cm_linear_store_res16_3x16.
+  bool block_fast(const int32_t* shift, int per_channel, int n0, int nc) const {
+    if (!per_channel) return false;
+    for (int c = 0; c < nc; ++c) {
+      if (!cm::residual_rmul_form(mult_[n0 + c], shift[n0 + c])) return false;
+    }
+    return true;
+  }
+  void pass(const int32_t* tile, const int32_t* bias, const int32_t* mult, const int32_t* shift, int n0, int nc,
+            int row, int16_t* y, int ys) const {
+    const int32_t* b = bias + n0;
+    const StoreRes16Args3x16 a{b,
+                               static_cast<int32_t>(reinterpret_cast<uintptr_t>(mult + n0) -
+                                                    reinterpret_cast<uintptr_t>(b)),
+                               static_cast<int32_t>(reinterpret_cast<uintptr_t>(shift + n0) -
+                                                    reinterpret_cast<uintptr_t>(b)),
+                               r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n0,
+                               r.res_stride * 2,
+                               r.term.mult,
+                               int32_t{1} << (r.term.shift - 1),
+                               r.term.shift,
+                               nc};
+    ea_cm_linear_store_res16_3x16(tile, y, ys * 2, &a);
+  }
+  __attribute__((always_inline)) void channel(const int32_t* acc, int r0, int r1, int32_t b, int32_t m, int32_t s,
+                                              int row, int n, int16_t* y, ptrdiff_t ys) const {
+    const int32_t A = r.term.mult, sh = r.term.shift, round = int32_t{1} << (sh - 1);
+    const int16_t* res = r.res + static_cast<ptrdiff_t>(row) * r.res_stride + n;
+    const ptrdiff_t rs = r.res_stride;
+    for (int i = r0; i < r1; ++i) {
+      const int32_t t = __ssat(cm::requantize(acc[i] + b, m, s), 30);
+      y[i * ys] = static_cast<int16_t>(__ssat((t + A * res[i * rs] + round) >> sh, 16));
+    }
+  }
+};
+
 // Blocks of 16 channels outer, passes of three rows inner (the block's
 // weights stream through the tile loop once per pass). Epi: the outputs'
-// epilogue (StoreS8, StoreResidual).
-template <class Epi>
+// epilogue (StoreS8, StoreResidual, StoreRes16; Out: the output's element
+// type).
+template <class Epi, class Out>
 __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features, int in_features, const int8_t* x,
                                                       int x_stride, const int8_t* w, const int32_t* bias,
                                                       const int32_t* mult, const int32_t* shift, int per_channel,
-                                                      const Epi& epi, int8_t* y, int y_stride) {
+                                                      const Epi& epi, Out* y, int y_stride) {
   const int groups = in_features / kPackK;
   const int rem = in_features - groups * kPackK;
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
@@ -194,7 +254,7 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
         ea_cm_linear_tile_3x16(tile, reinterpret_cast<const int8_t*>(part), 4, wb + groups * kPackN * kPackK, 1,
                                groups == 0, 8);
       }
-      int8_t* yp = y + first * ys + n0;
+      Out* yp = y + first * ys + n0;
       if (fast && r0 == 0 && (r1 == 3 || (rows == 1 && Epi::kOneRowPass))) {
         // One row in all (qs8_linear): the three stores of an output go to
         // the same byte (ys 0), row 0's last.

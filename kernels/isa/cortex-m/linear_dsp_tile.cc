@@ -191,6 +191,11 @@ __asm__(
   "mla " R ", r6, r4, " R "\n\t"              \
   "asrs " R ", r5\n\t"                        \
   "ssat " R ", #8, " R "\n\t"
+#define EA_RES_OUT16(R, LOAD)                 \
+  LOAD "\n\t"                                 \
+  "mla " R ", r6, r4, " R "\n\t"              \
+  "asrs " R ", r5\n\t"                        \
+  "ssat " R ", #16, " R "\n\t"
 __asm__(
     ".syntax unified\n\t"
     ".thumb\n\t"
@@ -242,8 +247,75 @@ __asm__(
     "pop {r4-r11, pc}\n\t"
     ".size ea_cm_linear_store_res_3x16, .-ea_cm_linear_store_res_3x16\n\t"
     ".text");
+
+// ea_cm_linear_store_res16_3x16(tile, y, ys, args): qs8_linear_res16's
+// outputs of a whole pass (requant.h contract 5c; three rows, args->nc
+// channels, every channel in residual_rmul_form) from the tile:
+//   r0 tile, r1 y (int16, row 0's first output), r2 ys in bytes, r3 args
+//   (StoreRes16Args3x16 in linear_dsp.h: the residual's stride in bytes,
+//   A, 2^(n-1), n).
+// The steps of ea_cm_linear_store_res_3x16 above on int16 residuals and
+// outputs: requantize_rmul (|y| <= 2^30, the same int32 as requantize()
+// while it is below 2^29 in magnitude, else at least 2^29 with its sign) with
+// 2^(n-1) added by the SMMLAR, A a by one MLA, >> n and SSAT #16. Contract
+// 5c's clamp to +-2^29 is left out: a term of 2^29 or more in magnitude
+// saturates the output whatever a is (requant.h), and an unclamped one of
+// the same sign only more so; |y + A a + 2^(n-1)| <= 2^30 + 2^28 + 2^12
+// fits int32.
+__asm__(
+    ".syntax unified\n\t"
+    ".thumb\n\t"
+    ".section .text.ea_cm_linear_store_res16_3x16,\"ax\",%progbits\n\t"
+    ".global ea_cm_linear_store_res16_3x16\n\t"
+    ".type ea_cm_linear_store_res16_3x16, %function\n\t"
+    ".thumb_func\n\t"
+    ".p2align 2\n"
+    "ea_cm_linear_store_res16_3x16:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "sub sp, sp, #28\n\t"
+    "mov r8, r0\n\t"
+    "mov r9, r1\n\t"
+    "mov r10, r2\n\t"
+    "ldm r3, {r0, r1, r2, r4, r5, r6, r7}\n\t"  // bias, mult - bias, shift - bias, res, rs, A, 2^(n-1)
+    "mov lr, r0\n\t"
+    "mov r11, r4\n\t"
+    "mov r12, r5\n\t"
+    "strd r1, r2, [sp]\n\t"            // the distances
+    "strd r6, r7, [sp, #8]\n\t"        // A, 2^(n-1)
+    "ldrd r4, r5, [r3, #28]\n\t"       // n, nc
+    "str r4, [sp, #16]\n\t"
+    "add r5, r9, r5, lsl #1\n\t"
+    "str r5, [sp, #20]\n"              // y's end
+    "1:\n\t"
+    "ldmia r8!, {r0, r1, r2}\n\t"
+    "ldrd r4, r5, [sp]\n\t"
+    "ldr r4, [lr, r4]\n\t"             // M
+    "ldr r5, [lr, r5]\n\t"             // shift
+    "ldr r3, [lr], #4\n\t"             // bias
+    "adds r5, #1\n\t"                  // s
+    "add r0, r3\n\t"
+    "add r1, r3\n\t"
+    "add r2, r3\n\t"
+    "ldr r3, [sp, #12]\n\t"            // 2^(n-1)
+    EA_RES_RQ("r0") EA_RES_RQ("r1") EA_RES_RQ("r2")
+    "ldr r4, [sp, #8]\n\t"             // A
+    "ldr r5, [sp, #16]\n\t"            // n
+    EA_RES_OUT16("r1", "ldrsh r6, [r11, r12]")
+    "strh r1, [r9, r10]\n\t"
+    EA_RES_OUT16("r2", "ldrsh r6, [r11, r12, lsl #1]")
+    "strh r2, [r9, r10, lsl #1]\n\t"
+    EA_RES_OUT16("r0", "ldrsh r6, [r11], #2")
+    "strh r0, [r9], #2\n\t"
+    "ldr r6, [sp, #20]\n\t"
+    "cmp r9, r6\n\t"
+    "bne 1b\n\t"
+    "add sp, sp, #28\n\t"
+    "pop {r4-r11, pc}\n\t"
+    ".size ea_cm_linear_store_res16_3x16, .-ea_cm_linear_store_res16_3x16\n\t"
+    ".text");
 #undef EA_RES_RQ
 #undef EA_RES_OUT
+#undef EA_RES_OUT16
 
 // ea_cm_linear_row_1x16(tile, x, wq, groups): one row against a 16-channel
 // block (decoding's single rows; the 3-row pass would compute it three

@@ -18,14 +18,20 @@
 #include "pooling_model.h"
 #include "shapes_model.h"
 #include "transformer_model.h"
+#if EA_CM_BENCH_BLOCK16
+#include "block16_model.h"
+#else
+#define BLOCK16_MODEL_ARENA_BYTES 0
+#endif
 
 namespace {
 
 using namespace edgeattn;
 
 constexpr size_t max_of(size_t a, size_t b) { return a > b ? a : b; }
-alignas(16) uint8_t g_arena[max_of(max_of(TRANSFORMER_MODEL_ARENA_BYTES, BAHDANAU_MODEL_ARENA_BYTES),
-                                   max_of(POOLING_MODEL_ARENA_BYTES, SHAPES_MODEL_ARENA_BYTES))];
+alignas(16) uint8_t g_arena[max_of(max_of(max_of(TRANSFORMER_MODEL_ARENA_BYTES, BAHDANAU_MODEL_ARENA_BYTES),
+                                          max_of(POOLING_MODEL_ARENA_BYTES, SHAPES_MODEL_ARENA_BYTES)),
+                                   max_of(ENCODER_BLOCK_MODEL_ARENA_BYTES, BLOCK16_MODEL_ARENA_BYTES))];
 alignas(16) uint8_t g_io[32768];
 constexpr int kMaxSamples = 16;
 uint64_t g_samples[kMaxSamples];
@@ -63,6 +69,9 @@ const Embedded kModels[] = {
     {"pooling", pooling_model, POOLING_MODEL_SIZE},
     {"encoder_block", encoder_block_model, ENCODER_BLOCK_MODEL_SIZE},
     {"shapes", shapes_model, SHAPES_MODEL_SIZE},
+#if EA_CM_BENCH_BLOCK16
+    {"encoder_block16", block16_model, BLOCK16_MODEL_SIZE},  // pre with --residual int16 (M4 only)
+#endif
 };
 
 #ifdef EA_CM_BENCH_ONLY

@@ -18,7 +18,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-SHAPES = [(12, 60, 4), (64, 64, 4), (81, 32, 8), (66, 16, 8)]
+SHAPES = [(12, 60, 4), (64, 64, 4), (81, 32, 8), (66, 16, 8), (32, 128, 4)]
 SAMPLES = 4
 
 

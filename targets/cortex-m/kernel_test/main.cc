@@ -1,5 +1,6 @@
-// Firmware unit test: the build's selected qs8_linear and qs8_linear_res
-// (cmsis-dsp on M4, helium on M55), its attention score row, its integer softmax (both list
+// Firmware unit test: the build's selected qs8_linear, qs8_linear_res and
+// qs8_linear_res16 (cmsis-dsp on M4, helium on M55; qs8_linear_res16 and
+// qs16_layernorm, tested below, the reference there), its attention score row, its integer softmax (both list
 // entries, on rows of 1..70 keys; the rows' 32-bit normalizer on sums of
 // every bit length), its weighted sum (qs8_pv_row), its
 // additive layer and requant_cm.h's requantization against the reference
@@ -52,6 +53,13 @@ alignas(16) int8_t g_big_x[kBigRows * (kBigIn + 8) + 16];
 alignas(16) int8_t g_big_w[packed_weight_bytes(kBigOut, kBigIn)];
 int32_t g_big_bias[kBigOut], g_big_mult[kBigOut], g_big_shift[kBigOut];
 int8_t g_big_res[kBigRows * kBigOut], g_big_y_ref[kBigRows * kBigOut], g_big_y[kBigRows * kBigOut];
+// qs16_layernorm: up to 4 rows of up to 600 int16 (stride up to 604, offset up to 3).
+int16_t g_ln16_x[4 * 604 + 4], g_ln16_xcopy[4 * 604 + 4], g_ln16_y16_ref[4 * 604 + 4], g_ln16_y16[4 * 604 + 4];
+int8_t g_ln16_y8_ref[4 * 604], g_ln16_y8[4 * 604];
+int16_t g_ln16_gain[600];
+int32_t g_ln16_bias[600];
+// qs8_linear_res16: residual and outputs of up to 13 rows of 40 channels, stride up to 42.
+int16_t g_res16[kBigRows * (kBigOut + 2)], g_y16_ref[kBigRows * (kBigOut + 2)], g_y16[kBigRows * (kBigOut + 2)];
 // Additive layers: up to 4 query rows, 12 keys, attn_dim 20, v_dim 12.
 int8_t g_qp[4 * 20], g_kp[12 * 20], g_vals[12 * 12], g_table[256], g_vw[20], g_covw[20];
 int8_t g_out_ref[4 * 12], g_out[4 * 12];
@@ -270,6 +278,195 @@ int main() {
       ea_cm::write(" in_features ");
       ea_cm::write_int(in);
       ea_cm::write_line("");
+    }
+  }
+  // qs8_linear_res16 (contract 5c, the int16 residual stream) vs its
+  // reference: small ragged shapes (1..4 rows, 1..12 channels, 1..80
+  // inputs, misaligned rows, strides) and the large ones (up to 13 rows, 40
+  // channels, 600 inputs); residuals at the int16 ends in some trials, n
+  // 1..13 with A about 2^n (or 0, or 2^13), shifts from the usual projection
+  // range to anything in [-24, 30] (every channel in residual_rmul_form in a
+  // quarter of the trials), biases past the 2^29 clamp in a third of
+  // the channels; every fourth trial in place (y is the residual).
+#if EA_CM_SIMD && EA_CM_DSP_ONLY
+  if (t.qs8_linear_res16 == qs8_linear_res16__ref) {
+    ++failed;
+    ea_cm::write_line("FAIL linear_res16: the table holds the reference");
+  }
+#endif
+  for (int trial = 0; trial < 600; ++trial) {
+    const bool big = trial % 5 == 4;
+    const int rows = big ? range(1, kBigRows) : range(1, 4), out = big ? range(1, kBigOut) : range(1, 12);
+    const int in = big ? range(1, kBigIn) : range(1, 80);
+    const int x_stride = in + range(0, 8), x_off = big ? 0 : range(0, 15);
+    const int y_stride = out + range(0, 2);  // g_y16's rows: up to kBigOut + 2
+    const bool extreme = trial % 10 == 0, in_place = trial % 4 == 3;
+    int8_t* xb = big ? g_big_x : g_x;
+    int8_t* wb = big ? g_big_w : g_w;
+    const int xn = big ? static_cast<int>(sizeof g_big_x) : static_cast<int>(sizeof g_x);
+    const int wn = big ? static_cast<int>(sizeof g_big_w) : static_cast<int>(sizeof g_w);
+    for (int i = 0; i < xn; ++i) xb[i] = static_cast<int8_t>(extreme ? (next() & 1 ? -128 : 127) : next());
+    for (int i = 0; i < wn; ++i) wb[i] = static_cast<int8_t>(extreme ? (next() & 1 ? -127 : 127) : next());
+    const int ends = range(0, 2);  // residuals: uniform, mixed with the int16 ends, or the ends only
+    for (int16_t& v : g_res16) {
+      const bool end = ends == 2 || (ends == 1 && next() % 3 == 0);
+      v = static_cast<int16_t>(end ? (next() & 1 ? -32768 : 32767) : static_cast<int16_t>(next()));
+    }
+    const int32_t sh = trial % 7 == 0 ? 13 : range(1, kResidual16MaxShift);
+    const int32_t a_mult = trial % 9 == 1 ? 0 : trial % 9 == 2 ? kResidual16MaxMultiplier
+                         : range(1 << (sh - 1), (1 << sh) + (1 << (sh - 1)) > kResidual16MaxMultiplier
+                                                   ? kResidual16MaxMultiplier : (1 << sh) + (1 << (sh - 1)));
+    // Shifts: the projection's usual, anything, <= -2 only, or every channel
+    // in residual_rmul_form (-1..12: the DSP store's whole-pass form).
+    const int kind = trial % 4;
+    for (int n = 0; n < kBigOut; ++n) {
+      g_big_bias[n] = next() % 3 == 0 ? range(-(1 << 30), 1 << 30) : range(-40000, 40000);
+      g_big_mult[n] = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+      g_big_shift[n] = kind == 0 ? range(sh - 12, sh - 4)
+                       : kind == 1 ? range(-24, 30) : kind == 2 ? range(-24, -2) : range(-1, 12);
+    }
+    const int per_channel = trial & 1;
+    std::memcpy(g_y16_ref, g_res16, sizeof g_res16);
+    std::memcpy(g_y16, g_res16, sizeof g_res16);
+    if (!in_place) {
+      for (int16_t& v : g_y16_ref) v = 0x5A5A;
+      for (int16_t& v : g_y16) v = 0x5A5A;
+    }
+    const QS16Residual res_ref = {in_place ? g_y16_ref : g_res16, y_stride, Residual16Term{a_mult, sh}};
+    const QS16Residual res_got = {in_place ? g_y16 : g_res16, y_stride, Residual16Term{a_mult, sh}};
+    qs8_linear_res16__ref(rows, out, in, xb + x_off, x_stride, wb, g_big_bias, g_big_mult, g_big_shift, per_channel,
+                          res_ref, g_y16_ref, y_stride);
+    t.qs8_linear_res16(rows, out, in, xb + x_off, x_stride, wb, g_big_bias, g_big_mult, g_big_shift, per_channel,
+                       res_got, g_y16, y_stride);
+    if (std::memcmp(g_y16, g_y16_ref, sizeof g_y16) == 0) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL linear_res16 trial ");
+      ea_cm::write_int(trial);
+      for (int i = 0; i < static_cast<int>(sizeof g_y16 / 2); ++i) {
+        if (g_y16[i] != g_y16_ref[i]) {
+          ea_cm::write(" index ");
+          ea_cm::write_int(i);
+          ea_cm::write(" got ");
+          ea_cm::write_int(g_y16[i]);
+          ea_cm::write(" want ");
+          ea_cm::write_int(g_y16_ref[i]);
+          ea_cm::write(" A ");
+          ea_cm::write_int(a_mult);
+          ea_cm::write(" n ");
+          ea_cm::write_int(sh);
+          ea_cm::write(" shift ");
+          ea_cm::write_int(g_big_shift[per_channel ? i % y_stride : 0]);
+          ea_cm::write(" ystride ");
+          ea_cm::write_int(y_stride);
+          break;
+        }
+      }
+      ea_cm::write(" rows ");
+      ea_cm::write_int(rows);
+      ea_cm::write(" out ");
+      ea_cm::write_int(out);
+      ea_cm::write(" in_features ");
+      ea_cm::write_int(in);
+      ea_cm::write_line("");
+    }
+  }
+  // qs16_layernorm (contract 4b) vs its reference: widths 1..80 (odd ones:
+  // the last element alone) and up to 600, 1..4 rows at odd halfword
+  // offsets and strides, rows uniform, at the int16 corners, constant
+  // (zero variance), constant but one element off by one, narrow, or one
+  // outlier at an int16 end; eps terms 1, 2^0..2^60 or log-uniform; gains at
+  // the int16 ends, biases up to 2^30; the int8 output, the int16 one or
+  // both, and in place (y16 == x) every fifth trial.
+#if EA_CM_SIMD && EA_CM_DSP_ONLY
+  if (t.qs16_layernorm == qs16_layernorm__ref) {
+    ++failed;
+    ea_cm::write_line("FAIL qs16_layernorm: the table holds the reference");
+  }
+#endif
+  for (int trial = 0; trial < 600; ++trial) {
+    const int rows = range(1, 4), dim = trial % 10 == 9 ? range(200, 600) : range(1, 80);
+    const int x_stride = dim + range(0, 5), x_off = range(0, 3), y_stride = dim + range(0, 5);
+    const int kind = trial % 6;
+    for (int r = 0; r < rows; ++r) {
+      int16_t* xr = g_ln16_x + x_off + r * x_stride;
+      const int32_t base = range(-32768, 32767), spread = range(1, 400);
+      for (int i = 0; i < dim; ++i) {
+        const int32_t v = kind == 0   ? range(-32768, 32767)
+                          : kind == 1 ? (next() & 1 ? -32768 : 32767)
+                          : kind == 4 ? base + range(-spread, spread)
+                                      : base;
+        xr[i] = static_cast<int16_t>(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+      }
+      if (kind == 3) xr[range(0, dim - 1)] = static_cast<int16_t>(base == 32767 ? 32766 : base + 1);
+      if (kind == 5) xr[range(0, dim - 1)] = static_cast<int16_t>(base < 0 ? 32767 : -32768);
+    }
+    const bool corners = next() & 1;
+    for (int i = 0; i < dim; ++i) {
+      g_ln16_gain[i] = static_cast<int16_t>(corners && (next() & 1) ? (next() & 1 ? 32767 : -32768) : next());
+      g_ln16_bias[i] = next() & 1 ? range(-(1 << 30), 1 << 30) : range(-4000, 4000);
+    }
+    const int e = range(0, 3);
+    const int64_t eps = e == 0 ? 1 : e == 1 ? int64_t{1} << range(0, 60)
+                                            : (int64_t{1} << range(0, 49)) + static_cast<int64_t>(next());
+    const int outs = range(1, 3);  // 1: int8, 2: int16, 3: both
+    const bool in_place = trial % 5 == 4 && outs != 1;
+    QS16LayerNormArgs a{};
+    a.rows = rows;
+    a.dim = dim;
+    a.x = g_ln16_x + x_off;
+    a.x_stride = x_stride;
+    a.eps_term = eps;
+    a.gain = g_ln16_gain;
+    a.bias = g_ln16_bias;
+    a.mult = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    a.shift = range(-31, -8);
+    a.y_zp = range(-128, 127);
+    a.mult16 = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    a.shift16 = range(-24, 0);
+    std::memcpy(g_ln16_xcopy, g_ln16_x, sizeof g_ln16_x);
+    std::memset(g_ln16_y8_ref, 0x5A, sizeof g_ln16_y8_ref);
+    std::memset(g_ln16_y8, 0x5A, sizeof g_ln16_y8);
+    for (int16_t& v : g_ln16_y16_ref) v = 0x5A5A;
+    QS16LayerNormArgs ref = a;
+    ref.y8 = outs & 1 ? g_ln16_y8_ref : nullptr;
+    ref.y8_stride = y_stride;
+    ref.y16 = outs & 2 ? g_ln16_y16_ref : nullptr;
+    ref.y16_stride = y_stride;
+    if (in_place) {  // both write over their own copy of x
+      std::memcpy(g_ln16_y16_ref, g_ln16_x + x_off, sizeof(int16_t) * static_cast<size_t>((rows - 1) * x_stride + dim));
+      ref.x = g_ln16_y16_ref;
+      ref.y16_stride = x_stride;
+    }
+    qs16_layernorm__ref(ref);
+    QS16LayerNormArgs got = a;
+    got.y8 = outs & 1 ? g_ln16_y8 : nullptr;
+    got.y8_stride = y_stride;
+    got.y16 = outs & 2 ? (in_place ? g_ln16_x + x_off : g_ln16_y16) : nullptr;
+    got.y16_stride = in_place ? x_stride : y_stride;
+    if (!in_place) {
+      for (int16_t& v : g_ln16_y16) v = 0x5A5A;
+    }
+    t.qs16_layernorm(got);
+    const int16_t* got16 = in_place ? g_ln16_x + x_off : g_ln16_y16;
+    const size_t n16 = in_place ? static_cast<size_t>((rows - 1) * x_stride + dim) : sizeof g_ln16_y16 / 2;
+    const bool same16 = std::memcmp(got16, g_ln16_y16_ref, n16 * 2) == 0;
+    const bool same8 = std::memcmp(g_ln16_y8, g_ln16_y8_ref, sizeof g_ln16_y8) == 0;
+    const bool x_kept = in_place || std::memcmp(g_ln16_x, g_ln16_xcopy, sizeof g_ln16_x) == 0;
+    if (same16 && same8 && x_kept) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL qs16_layernorm trial ");
+      ea_cm::write_int(trial);
+      ea_cm::write(" rows ");
+      ea_cm::write_int(rows);
+      ea_cm::write(" dim ");
+      ea_cm::write_int(dim);
+      ea_cm::write(same16 ? "" : " int16");
+      ea_cm::write(same8 ? "" : " int8");
+      ea_cm::write_line(x_kept ? "" : " x changed");
     }
   }
   // The score row Q.K^T of the selected attention kernel vs the reference:
