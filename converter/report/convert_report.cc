@@ -15,7 +15,8 @@ std::vector<TensorRangeRow> range_rows(const FloatLayer& L, const LayerCalibrati
   for (const char* key : {"query", "key", "value", "q_proj", "k_proj", "v_proj", "w_q", "w_k", "w", "context",
                           "add1", "add2", "add3", "output"}) {
     const std::string k = key;
-    const bool int16 = (k == "query" && L.input16) || (L.output16 && (k == "output" || k.rfind("add", 0) == 0));
+    const bool int16 = ((k == "query" || (k == "key" && L.learned_query())) && L.input16) ||
+                       (L.output16 && (k == "output" || k.rfind("add", 0) == 0));
     if (k.rfind("add", 0) == 0 && !L.output16) continue;
     const auto seen = c.seen.find(key);
     const auto used = c.ranges.find(key);
