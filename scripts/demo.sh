@@ -205,7 +205,7 @@ heldout() {
   heldout_py "$OUT" "${MODELS[@]}"
 }
 
-# The blocks' residual stream, int8 (the default) against --residual int16
+# The blocks' residual stream, int8 against --residual int16 (a standalone block file keeps int8 by default: its rows are the caller's)
 # (docs/quantization.md, "The 16-bit residual stream"): held-out relative
 # L2 of each block's output and of its change (output - input).
 residual_streams() {

@@ -724,5 +724,45 @@ void use_residual16(ModelSpec* spec) {
   }
 }
 
+bool use_residual16_inside(ModelSpec* spec, std::string* why) {
+  bool blocks = false;
+  for (const FloatLayer& L : spec->layers) {
+    blocks = blocks || L.kind->runtime_kind == EA_LAYER_ENCODER_BLOCK || L.kind->runtime_kind == EA_LAYER_DECODER_BLOCK;
+  }
+  if (!blocks) {
+    *why = "no encoder or decoder blocks";
+    return false;
+  }
+  std::vector<std::pair<bool, bool>> before;
+  for (const FloatLayer& L : spec->layers) before.emplace_back(L.input16, L.output16);
+  const auto undo = [&](const std::string& reason) {
+    for (size_t i = 0; i < spec->layers.size(); ++i) {
+      spec->layers[i].input16 = before[i].first;
+      spec->layers[i].output16 = before[i].second;
+    }
+    *why = reason;
+    return false;
+  };
+  try {
+    use_residual16(spec);
+  } catch (const ConvertError& e) {
+    return undo(e.what());
+  }
+  std::vector<bool> read(spec->layers.size(), false);
+  for (const FloatLayer& L : spec->layers) {
+    if (L.input_layer >= 0) read[static_cast<size_t>(L.input_layer)] = true;
+  }
+  for (size_t i = 0; i < spec->layers.size(); ++i) {
+    const FloatLayer& L = spec->layers[i];
+    if (L.input16 && L.input_layer < 0) {
+      return undo("layer '" + L.name + "' (" + L.kind->name + ") reads the model's input, which would become int16");
+    }
+    if (L.output16 && !read[i]) {
+      return undo("layer '" + L.name + "' (" + L.kind->name + ") gives the model's output, which would become int16");
+    }
+  }
+  return true;
+}
+
 }  // namespace convert
 }  // namespace edgeattn
