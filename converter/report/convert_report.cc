@@ -34,6 +34,27 @@ std::vector<TensorRangeRow> range_rows(const FloatLayer& L, const LayerCalibrati
     t.hi = int16 ? q.scale * 32767 : q.scale * (127 - q.zero_point);
     rows.push_back(t);
   }
+  // A block's internal tensors too (issue 37 item 5: norm outputs, the FFN's
+  // hidden and activation, the attention's parts), each with its int8 range.
+  const ea_layer_kind k = L.kind->runtime_kind;
+  if (k == EA_LAYER_ENCODER_BLOCK || k == EA_LAYER_DECODER_BLOCK) {
+    for (const auto& [key, seen] : c.seen) {
+      bool listed = false;
+      for (const TensorRangeRow& t : rows) listed = listed || t.tensor == key;
+      const auto used = c.ranges.find(key);
+      if (listed || seen.count == 0 || used == c.ranges.end() || c.copies.count(key) != 0) continue;
+      TensorRangeRow t;
+      t.tensor = key;
+      t.seen_lo = seen.lo;
+      t.seen_hi = seen.hi;
+      const ActQuantParams q = act_quant(used->second.lo, used->second.hi);
+      t.scale = q.scale;
+      t.zero_point = q.zero_point;
+      t.lo = q.scale * (-128 - q.zero_point);
+      t.hi = q.scale * (127 - q.zero_point);
+      rows.push_back(t);
+    }
+  }
   return rows;
 }
 
