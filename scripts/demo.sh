@@ -205,7 +205,7 @@ heldout() {
   heldout_py "$OUT" "${MODELS[@]}"
 }
 
-# The blocks' residual stream, int8 (the default) against --residual int16
+# The blocks' residual stream, int8 against --residual int16 (a standalone block file keeps int8 by default: its rows are the caller's)
 # (docs/quantization.md, "The 16-bit residual stream"): held-out relative
 # L2 of each block's output and of its change (output - input).
 residual_streams() {
@@ -377,6 +377,8 @@ n = q["labelled_rows"]
 pct = lambda k: 100.0 * k / n
 ok = lambda good: "ok" if good else "MISSED"
 print(f"  {n} held-out images (models/digits_vit/reference.npz), one Invoke per image (patch rows in, logits out)")
+print("  (int8: the blocks' residual stream is int16 from the positions layer to the final norm, the default")
+print("   for a whole model; convert --residual int8 gives 497 of 500 top-1 as PyTorch's, docs/quantization.md)")
 print(f"  {'':<15} {'accuracy':>16}  {'top-1 = PyTorch':>17}  {'logits relL2':>12}  {'us/image':>8}")
 print(f"  {'PyTorch float':<15} {pct(q['reference_correct']):>7.2f} % ({q['reference_correct']:>3})")
 for name, e in (("edgeattn f32", f), ("edgeattn int8", q)):

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The peers' whole models with edgeattn, as a user converts them:
-#   scripts/peer_models.sh DIR [--threads N] [--iters N] [--reconvert]
+#   scripts/peer_models.sh DIR [--threads N] [--iters N] [--reconvert] [--residual int8|int16]
 # DIR holds edgeattn/<cfg>/ (weights.safetensors with timm ViT names,
 # calib.npz and reference.npz with `x` and `logits`, model.json), as
 # ../shared/peers/make_models.py writes them (ort-grid.sh --only model:
@@ -16,15 +16,16 @@
 # a model is converted again only when its inputs, the converter or
 # --reconvert say so).
 set -euo pipefail
-usage() { echo "usage: $0 DIR [--threads N] [--iters N] [--reconvert]" >&2; exit 2; }
+usage() { echo "usage: $0 DIR [--threads N] [--iters N] [--reconvert] [--residual int8|int16]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 dir=$1; shift
-threads=1; iters=100; reconvert=0
+threads=1; iters=100; reconvert=0; residual=
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads=${2:?}; shift 2 ;;
     --iters) iters=${2:?}; shift 2 ;;
     --reconvert) reconvert=1; shift ;;
+    --residual) residual=${2:?}; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -45,7 +46,9 @@ for m in "$dir"/edgeattn/*/; do
   [ -f "$m/model.json" ] || continue
   found=1
   spec=$out/$cfg.spec.json
-  model=$out/${cfg}_int8.eatn
+  # --residual: the converter's option (the blocks' residual stream), and its own model file.
+  model=$out/${cfg}_int8${residual:+_res$residual}.eatn
+  tag=$cfg${residual:+.res$residual}
   # The spec from model.json: embedding linear -> class token + positions ->
   # `depth` blocks (timm names, one repeat entry) -> the class row -> final
   # LayerNorm (on that row alone, as the peers' ORT model does) -> head.
@@ -79,16 +82,17 @@ EOF
   if [ $reconvert = 1 ] || [ ! -f "$model" ] || [ "$spec" -nt "$model" ] || [ "$m/weights.safetensors" -nt "$model" ] ||
      [ "$m/calib.npz" -nt "$model" ] || [ "$convert" -nt "$model" ]; then
     "$convert" convert --weights "$m/weights.safetensors" --spec "$spec" --calib "$m/calib.npz" \
-      --data-key x=embed.query --dtype int8 -o "$model" --quiet > "$out/$cfg.report.txt" 2> "$out/$cfg.warnings.txt"
+      --data-key x=embed.query --dtype int8 ${residual:+--residual $residual} -o "$model" --quiet \
+      > "$out/$tag.report.txt" 2> "$out/$tag.warnings.txt"
   fi
   "$convert" eval "$model" --reference "$m/reference.npz" --data-key x=embed.query --data-key logits=head.output \
-    --repeat 1 --json "$out/$cfg.eval.json" > "$out/$cfg.eval.txt"
+    --repeat 1 --json "$out/$tag.eval.json" > "$out/$tag.eval.txt"
   rel=$(/usr/bin/python3 -c 'import json,sys; print("%.4g" % [l for l in json.load(open(sys.argv[1]))["layers"]
                                                             if l["name"] == "model"][0]["relative_l2"])' \
-        "$out/$cfg.eval.json")
-  "$bench" "$model" --layer model --warmup 5 --iters "$iters" --threads "$threads" --json > "$out/$cfg.bench.json"
+        "$out/$tag.eval.json")
+  "$bench" "$model" --layer model --warmup 5 --iters "$iters" --threads "$threads" --json > "$out/$tag.bench.json"
   us=$(/usr/bin/python3 -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["layers"][0]["median"])' \
-       "$out/$cfg.bench.json")
+       "$out/$tag.bench.json")
   echo "model $cfg $us $rel"
 done
 [ $found = 1 ] || { echo "$0: no $dir/edgeattn/<cfg>/model.json" >&2; exit 1; }

@@ -53,9 +53,10 @@ struct ConvertOptions {
   // calibration data; --smooth-layers: only these layers.
   double smooth_alpha = -1.0;
   std::vector<std::string> smooth_layers;
-  // --residual int8|int16: the int8 encoder blocks' residual stream
-  // (spec.h use_residual16; issue 37).
-  std::string residual = "int8";
+  // --residual auto|int8|int16: the int8 encoder blocks' residual stream
+  // (spec.h use_residual16; issue 37). auto (the default): int16 where the
+  // stream stays inside the model (use_residual16_inside), else int8.
+  std::string residual = "auto";
 };
 // Converts, verifies with the runtime, checks accuracy on the calibration
 // inputs (and held-out inputs, if any), then writes the file atomically and

@@ -61,7 +61,14 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   const OutputType type = check_convert_options(o);
   ModelSpec spec = read_model_spec(o.spec, o.weights, LengthOverrides{o.max_q_len, o.max_kv_len});
   spec.tile_scratch = !o.no_tile_scratch;
-  if (type == OutputType::kInt8 && o.residual == "int16") use_residual16(&spec);
+  bool residual16 = false;
+  std::string residual_why;
+  if (type == OutputType::kInt8 && o.residual == "int16") {
+    use_residual16(&spec);
+    residual16 = true;
+  } else if (type == OutputType::kInt8 && o.residual == "auto") {
+    residual16 = use_residual16_inside(&spec, &residual_why);
+  }
   // A weights tensor next to a used one and used by no layer stops here unless --allow-unused.
   const std::vector<std::string> unused_warnings = check_unused(spec, o.weights, o.allow_unused);
   Progress progress(!o.quiet && ::isatty(STDERR_FILENO) == 1, layer_names(spec));
@@ -77,13 +84,21 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
   }
   std::vector<PointUses> used;  // the calibrated points each layer's tables were quantized from
   const std::vector<uint8_t> bytes = write_model(spec, type, calibration.layers, o.calib,
-                                                 producer_source(o, calib_opts, calib), progress.stage("convert"), &used);
+                                                 producer_source(o, calib_opts, calib, residual16), progress.stage("convert"),
+                                                 &used);
   const LoadedModel model(bytes, o.output);
   const std::vector<LayerAccuracy> accuracy =
       verify_model(model, spec, calib, std::move(calibration.float_outputs), progress.stage("verify"));
   const std::vector<HeldoutResult> heldout_results = evaluate_heldout_model(
       model, spec, heldout.layers, calibration.layers, parse_range_mode(o.range_mode), progress.stage("held-out"));
   ConvertReport r = report_header(o, spec, calib_opts, heldout.what, smoothing, unused_warnings);
+  if (residual16) {
+    r.residual = o.residual == "auto" ? "int16 (the default: it stays inside the model)" : "int16 (--residual int16)";
+  } else if (o.residual == "auto" && !residual_why.empty() && residual_why != "no encoder or decoder blocks") {
+    r.residual = "int8 (the default keeps int8 here: " + residual_why + ")";
+  } else if (o.residual == "int8") {
+    r.residual = "int8 (--residual int8)";
+  }
   add_conversion_results({spec, model, calib, calibration.layers, accuracy, heldout_results, &used}, &r);
   write_outputs(o, bytes, model, r);
   progress.clear();

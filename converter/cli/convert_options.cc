@@ -24,7 +24,9 @@ OutputType check_convert_options(const ConvertOptions& o) {
   } else {
     fail("--dtype must be int8 or f32, got '", o.dtype, "'");
   }
-  if (o.residual != "int8" && o.residual != "int16") fail("--residual must be int8 or int16, got '", o.residual, "'");
+  if (o.residual != "auto" && o.residual != "int8" && o.residual != "int16") {
+    fail("--residual must be auto, int8 or int16, got '", o.residual, "'");
+  }
   if (o.residual == "int16" && type != OutputType::kInt8) fail("--residual int16 needs --dtype int8");
   if (o.output.empty()) fail("missing output file (-o OUT.eatn)");
   check_writable(o.output);
@@ -77,13 +79,14 @@ HeldoutChoice heldout_choice(const ConvertOptions& o) {
   return h;
 }
 
-std::string producer_source(const ConvertOptions& o, const CalibOptions& c, const std::vector<LayerData>& calib) {
+std::string producer_source(const ConvertOptions& o, const CalibOptions& c, const std::vector<LayerData>& calib,
+                            bool residual16) {
   std::string source = base_name(o.weights);
   if (o.dtype == "int8" && !calib.empty()) {
     source += "; int8 calibration: " + describe(c) + " on " + std::to_string(calib[0].n) + " samples of " +
               base_name(o.calib);
   }
-  if (o.dtype == "int8" && o.residual == "int16") source += "; residual stream int16";
+  if (o.dtype == "int8" && residual16) source += "; residual stream int16";
   if (o.smooth_alpha >= 0.0) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "; SmoothQuant alpha %.10g", o.smooth_alpha);

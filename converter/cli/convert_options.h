@@ -25,7 +25,8 @@ HeldoutChoice heldout_choice(const ConvertOptions& o);
 
 // The file's Producer.source: the weights file and how its int8 ranges were
 // made (inspect shows it). calib: the calibration samples (after any split).
-std::string producer_source(const ConvertOptions& o, const CalibOptions& c, const std::vector<LayerData>& calib);
+std::string producer_source(const ConvertOptions& o, const CalibOptions& c, const std::vector<LayerData>& calib,
+                            bool residual16);
 
 // The report's header: model name, paths, dtype, calibration, held-out data,
 // smoothing, and the warnings so far.

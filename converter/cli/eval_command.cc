@@ -70,7 +70,8 @@ int top_index(const double* p, int n) { return static_cast<int>(std::max_element
 // (row "model", kind "graph") and, for float outputs of several columns, the
 // top-1 agreement of each output row with the reference's.
 void eval_whole_model(const EvalOptions& o, const LoadedModel& lm, const ArrayMap& ref,
-                      std::vector<LayerResult>* results, std::ostream& out) {
+                      std::vector<LayerResult>* results, std::vector<std::pair<std::string, Array>>* dumped,
+                      std::ostream& out) {
   const Model& model = lm.model();
   int input_layer = -1, memory_layer = -1;
   for (int s = 0; s < model.num_steps(); ++s) {
@@ -105,6 +106,13 @@ void eval_whole_model(const EvalOptions& o, const LoadedModel& lm, const ArrayMa
   // Output rows that stand for padded input rows (a sequence model's output,
   // its rows those of the input plus any class rows) are meaningless: they
   // are left out, as zeros on both sides.
+  if (!o.dump_outputs.empty()) {  // the model's output, under its output layer's key, as float32
+    Array a;
+    a.dtype = "<f4";
+    a.shape = {static_cast<size_t>(input.n), static_cast<size_t>(out_rows), static_cast<size_t>(g.output_dim)};
+    a.data = run.output;
+    dumped->emplace_back(out_key, std::move(a));
+  }
   std::vector<double> got = run.output, want = expected.data;
   const int in_rows = input.query.empty() ? input.lk : input.lq;
   const int added = out_rows - in_rows;
@@ -269,7 +277,7 @@ void run_eval(const EvalOptions& o, std::ostream& out) {
     }
   }
   if (!graph_only.empty()) out << "  steps without their own inputs and outputs in the reference: " << graph_only << "\n";
-  if (model.has_graph()) eval_whole_model(o, lm, ref, &results, out);
+  if (model.has_graph()) eval_whole_model(o, lm, ref, &results, &dumped, out);
   // Nothing compared is a failure, not an empty success: the reference file
   // holds no '<layer>.output' for any layer of the model.
   if (results.empty()) {

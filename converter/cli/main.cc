@@ -95,10 +95,12 @@ int main(int argc, char** argv) {
                    "with --smooth-alpha: only these layers (comma-separated names; default: every block layer)")
       ->delimiter(',');
   conv->add_option("--residual", c.residual,
-                   "int8 encoder blocks' residual stream: int8, or int16 (block inputs and outputs int16, "
-                   "residual adds and LayerNorms on int16, the GEMMs int8; a chained layernorm reads it)")
+                   "int8 encoder/decoder blocks' residual stream: int16 (block inputs and outputs int16, "
+                   "residual adds and LayerNorms on int16, the GEMMs int8; positions/embedding write it, "
+                   "layernorm/row_pool read it), int8, or auto: int16 when the stream stays inside the model "
+                   "(no block reads the model's input or gives its output), else int8 (the report says why)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"int8", "int16"}));
+      ->check(CLI::IsMember({"auto", "int8", "int16"}));
   conv->add_flag("-q,--quiet", c.quiet, "no progress lines (they are shown only when stderr is a terminal)");
   conv->add_flag("--no-tile-scratch", c.no_tile_scratch,
                  "smaller arena for targets that never tile (Cortex-M): leave the tiled int8 attention's "

@@ -26,11 +26,12 @@ std::string RangeExcess::message() const {
                 layer.c_str(), tensor_label(tensor).c_str(), sample, above ? "max" : "min", value,
                 above ? "exceeds" : "is below", seen_lo, seen_hi, 100.0 * fraction);
   std::string s = buf;
-  if (used_lo == seen_lo && used_hi == seen_hi) return s + " (int8 saturates beyond it)";
+  const char* type = int16 ? "int16" : "int8";
+  if (used_lo == seen_lo && used_hi == seen_hi) return s + " (" + type + " saturates beyond it)";
   const bool saturates = above ? value > used_hi : value < used_lo;
-  std::snprintf(buf, sizeof buf, saturates ? " (int8 saturates at the range calibration chose, [%.4g, %.4g])"
-                                           : " (within the int8 range [%.4g, %.4g] the headroom gives: no saturation)",
-                used_lo, used_hi);
+  std::snprintf(buf, sizeof buf, saturates ? " (%s saturates at the range calibration chose, [%.4g, %.4g])"
+                                           : " (within the %s range [%.4g, %.4g] the headroom gives: no saturation)",
+                type, used_lo, used_hi);
   return s + buf;
 }
 
@@ -62,10 +63,21 @@ HeldoutResult evaluate_heldout(const LoadedModel& model, int index, const FloatL
       e.seen_hi = std::max(seen->second.hi, 0.0);
       e.used_lo = std::min(used->second.lo, 0.0);
       e.used_hi = std::max(used->second.hi, 0.0);
+      // The 16-bit residual stream's tensors (as the report lists them): a symmetric int16 range.
+      e.int16 = ((key == "query" || (key == "key" && L.learned_query())) && L.input16) ||
+                (L.output16 && (key == "output" || key.rfind("add", 0) == 0));
+      if (e.int16) {
+        const double m = std::max(-e.used_lo, e.used_hi);
+        e.used_lo = -m;
+        e.used_hi = m;
+        const double sm = std::max(-e.seen_lo, e.seen_hi);  // the calibrated range as the symmetric grid covers it
+        e.seen_lo = -sm;
+        e.seen_hi = sm;
+      }
       const double size = std::max(std::fabs(e.seen_lo), std::fabs(e.seen_hi));
       if (!(size > 0.0)) continue;
-      // Up to one int8 step beyond costs no more than rounding does: not worth a warning.
-      const double step = act_quant(e.used_lo, e.used_hi).scale;
+      // Up to one int8 step (int16: one int16 step) beyond costs no more than rounding does: not worth a warning.
+      const double step = e.int16 ? e.used_hi / 32767.0 : act_quant(e.used_lo, e.used_hi).scale;
       const double over = got.hi - e.seen_hi > step ? (got.hi - e.seen_hi) / size : 0.0;
       const double under = e.seen_lo - got.lo > step ? (e.seen_lo - got.lo) / size : 0.0;
       e.above = over >= under;

@@ -26,6 +26,7 @@ struct RangeExcess {
   double seen_lo = 0.0, seen_hi = 0.0;  // calibration min/max, widened to include 0
   double used_lo = 0.0, used_hi = 0.0;  // the range calibration chose (method and headroom; the int8 range)
   double fraction = 0.0;      // excursion / max(|seen_lo|, |seen_hi|)
+  bool int16 = false;         // a tensor of the 16-bit residual stream (symmetric int16 range)
   // e.g. "layer 'enc' 'q_proj output': held-out sample 3 max 5.41 exceeds the
   // calibrated range [-4.70, 4.90] by 10.4 % (values beyond it saturate)"
   std::string message() const;

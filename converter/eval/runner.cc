@@ -206,7 +206,10 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
   const std::vector<uint8_t> q = encode(d.query, info.input_dtype, info.query_quant);
   const size_t in_elem = element_bytes(info.input_dtype);
   const size_t out_elem = element_bytes(info.output_dtype);
-  const std::vector<uint8_t> k = encode(d.key, info.dtype, info.key_quant);
+  // A pooling kind's rows (its keys) are in its input's element type (int16: the residual stream).
+  const ea_dtype key_dtype = shell.learned_query() ? info.input_dtype : info.dtype;
+  const size_t key_elem = element_bytes(key_dtype);
+  const std::vector<uint8_t> k = encode(d.key, key_dtype, info.key_quant);
   const std::vector<uint8_t> v = encode(d.value, info.dtype, info.value_quant);
   const int lq = shell.learned_query() ? 1 : d.lq;
   const int lk = d.lk;
@@ -230,7 +233,7 @@ RunResult run_layer(const LoadedModel& lm, int layer, const LayerData& d, int re
       const size_t si = static_cast<size_t>(i);
       RunArgs a = {};
       if (!q.empty()) a.query = q.data() + si * static_cast<size_t>(d.lq) * info.query_dim * in_elem;
-      if (!self && !k.empty()) a.key = k.data() + si * static_cast<size_t>(lk) * info.key_dim * elem;
+      if (!self && !k.empty()) a.key = k.data() + si * static_cast<size_t>(lk) * info.key_dim * key_elem;
       if (!self && !v.empty()) a.value = v.data() + si * static_cast<size_t>(lk) * info.value_dim * elem;
       a.q_len = lq;
       a.kv_len = self ? d.lq : lk;

@@ -343,11 +343,12 @@ void inspect(const fb::Layer& l, const LayerInfo& info, std::ostream& os) {
      << " arena bytes (K and V); memory: " << info.max_kv_len << " rows\n";
 }
 
-void print_mha(std::ostream& os, const fb::MultiHeadAttention* m) {
+// s16: the block's 16-bit residual stream, whose out_proj writes int16 (its add's epilogue).
+void print_mha(std::ostream& os, const fb::MultiHeadAttention* m, bool s16) {
   print_linear(os, "q_proj", m->q_proj());
   print_linear(os, "k_proj", m->k_proj());
   print_linear(os, "v_proj", m->v_proj());
-  print_linear(os, "out_proj", m->out_proj());
+  print_linear(os, "out_proj", m->out_proj(), s16);
   print_softmax(os, m->softmax());
 }
 
@@ -359,11 +360,11 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   }
   print_norm(os, "norm1", b->norm1());
   os << "  self_attn:\n";
-  print_mha(os, b->self_attn());
+  print_mha(os, b->self_attn(), s16);
   print_add(os, "add1", "self_attn.out_proj", b->add1(), s16);
   print_norm(os, "norm2", b->norm2());
   os << "  cross_attn:\n";
-  print_mha(os, b->cross_attn());
+  print_mha(os, b->cross_attn(), s16);
   print_add(os, "add2", "cross_attn.out_proj", b->add2(), s16);
   print_norm(os, "norm3", b->norm3());
   print_ffn(os, "ffn", b->ffn(), s16);

@@ -91,7 +91,27 @@ std::vector<std::string> exact_points(const FloatLayer&) { return {"output"}; }
 
 // q = clamp(round(x / s_out) + zp_out, -128, 127), rounding half away from
 // zero: the one rounding of the layer (the run copies these bytes).
+// --residual int16 with a block after it: the table as int16 at the
+// stream's scale (symmetric over the whole table, zero point 0), rounded once
+// half away from zero; the run still only copies rows. Why an int16 table
+// and not the int8 one widened at run time: the rows are the stream's first
+// values, and an int8 table would put the int8 rounding the stream exists to
+// avoid into every block after it; the price is the table's size, doubled.
+flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  const EmbeddingParams& P = L.as<EmbeddingParams>();
+  const ActQuantParams q = c.s16("output");
+  std::vector<int16_t> table(P.table.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    table[i] = static_cast<int16_t>(std::clamp(std::round(P.table[i] / q.scale), -32768.0, 32767.0));
+  }
+  const auto t = w.TensorS16(P.name, P.vocab, P.dim, table);
+  const auto out = w.Act16(q);
+  return fb::CreateEmbedding(w.fbb(), static_cast<uint32_t>(P.vocab), static_cast<uint32_t>(P.dim), t, out, true)
+      .Union();
+}
+
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  if (L.output16) return write_s8_stream16(w, L, c);
   const EmbeddingParams& P = L.as<EmbeddingParams>();
   const ActQuantParams q = c("output");
   std::vector<int8_t> table(P.table.size());
@@ -121,7 +141,7 @@ void inspect(const fb::Layer& l, const LayerInfo&, std::ostream& os) {
 }
 
 void inspect_quant(const fb::Layer& l, std::ostream& os) {
-  print_act(os, "output", l.options_as_Embedding()->output());
+  print_act(os, "output", l.options_as_Embedding()->output(), l.options_as_Embedding()->output16());
 }
 
 // The kind's traits, by name (the rest keep KindModule's defaults).

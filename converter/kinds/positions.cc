@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ostream>
+#include <string>
 
 #include "converter/quantize/quantize.h"
 #include "converter/write/file_contents.h"
@@ -153,7 +154,65 @@ int file_rows(const FloatLayer& L) {
   return rows;
 }
 
+// The positions16 contract (requant.h; --residual int16 with a block after
+// this layer): int16 output at the stream's scale, zero point 0; the largest
+// shift n in [1, 16] for which A = round(s_in / s_out 2^n) < 2^22 and some
+// table fraction bits b in [max(0, n - 13), n] keep every |P| <= 32767.
+flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  const PositionsParams& P = L.as<PositionsParams>();
+  const int D = L.output_dim, nc = P.num_cls, rows = file_rows(L);
+  const ActQuantParams qi = c("query"), qo = c.s16("output");
+  double top = 0.0;
+  for (int r = 0; r < rows; ++r) {
+    for (int k = 0; k < D; ++k) top = std::max(top, std::fabs(P.pos(r, k, D) / qo.scale));
+  }
+  int n = kernels::kPositions16MaxShift, bits = -1;
+  double a = 0.0;
+  for (; n >= kernels::kPositions16MinShift; --n) {
+    a = std::nearbyint(qi.scale / qo.scale * std::ldexp(1.0, n));
+    if (!(a <= kernels::kPositionsMaxMultiplier)) continue;
+    for (int b = n; b >= std::max(0, n - kernels::kPositions16MaxTableShift); --b) {
+      if (std::nearbyint(top * std::ldexp(1.0, b)) <= 32767.0) {
+        bits = b;
+        break;
+      }
+    }
+    if (bits >= 0) break;
+  }
+  if (bits < 0) {
+    fail(c.where, ": no int16 positions scaling fits: the input's step is ", qi.scale / qo.scale,
+         " output steps and the positional table '", P.table_name, "' reaches ", top,
+         " output steps (the output range is far narrower than the input's or the table's; check the calibration"
+         " data)");
+  }
+  std::vector<int16_t> table(static_cast<size_t>(rows) * D);
+  for (int r = 0; r < rows; ++r) {
+    for (int k = 0; k < D; ++k) {
+      table[static_cast<size_t>(r) * D + k] =
+          static_cast<int16_t>(std::nearbyint(P.pos(r, k, D) / qo.scale * std::ldexp(1.0, bits)));
+    }
+  }
+  // The class rows' outputs, rounded half up and saturated as the contract's.
+  flatbuffers::Offset<fb::Tensor> cls = 0;
+  if (nc > 0) {
+    std::vector<int16_t> q(static_cast<size_t>(nc) * D);
+    for (int r = 0; r < nc; ++r) {
+      for (int k = 0; k < D; ++k) {
+        const double y = (P.cls[static_cast<size_t>(r) * D + k] + P.pos(r, k, D)) / qo.scale;
+        q[static_cast<size_t>(r) * D + k] = static_cast<int16_t>(std::clamp(std::floor(y + 0.5), -32768.0, 32767.0));
+      }
+    }
+    cls = w.TensorS16(P.cls_name, nc, D, q);
+  }
+  const auto t = w.TensorS16(P.table_name, rows, D, table);
+  const auto fi = w.Act(qi), fo = w.Act16(qo);
+  return fb::CreatePositions(w.fbb(), static_cast<uint32_t>(D), static_cast<uint32_t>(nc),
+                             static_cast<uint32_t>(rows), cls, t, fi, fo, static_cast<int32_t>(a), bits, true, n)
+      .Union();
+}
+
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  if (L.output16) return write_s8_stream16(w, L, c);
   const PositionsParams& P = L.as<PositionsParams>();
   const int D = L.output_dim, nc = P.num_cls, rows = file_rows(L);
   const ActQuantParams qi = c("query"), qo = c("output");
@@ -232,9 +291,12 @@ void inspect(const fb::Layer& l, const LayerInfo&, std::ostream& os) {
 void inspect_quant(const fb::Layer& l, std::ostream& os) {
   const auto* p = l.options_as_Positions();
   print_act(os, "input", p->input());
-  print_act(os, "output", p->output());
-  os << "      positions         A " << p->input_multiplier() << " (input step " << p->input_multiplier() / 65536.0
-     << " output steps), table int16 with " << p->pos_bits() << " fraction bits\n";
+  print_act(os, "output", p->output(), p->output16());
+  const int n = p->output16() ? p->shift() : 16;
+  os << "      positions         A " << p->input_multiplier() << " (input step "
+     << p->input_multiplier() / std::ldexp(1.0, n) << " output steps" << (p->output16() ? ", shift " : "")
+     << (p->output16() ? std::to_string(n) : std::string()) << "), table int16 with " << p->pos_bits()
+     << " fraction bits" << (p->output16() ? "; output int16 (the residual stream)" : "") << "\n";
 }
 
 // The kind's traits, by name (the rest keep KindModule's defaults).

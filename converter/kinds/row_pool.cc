@@ -7,11 +7,13 @@
 #include "converter/kinds/row_pool.h"
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 
 #include "converter/quantize/quantize.h"
 #include "converter/write/file_contents.h"
 #include "converter/write/writer.h"
+#include "edgeattn/kernels/requant.h"
 
 namespace edgeattn {
 namespace convert {
@@ -57,16 +59,25 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
 std::vector<std::string> value_points(const FloatLayer&) { return {"key", "output"}; }
 std::vector<std::string> minmax_points(const FloatLayer&) { return {}; }
 std::vector<std::string> input_points(const FloatLayer&) { return {"key"}; }
-// "first" passes its input's quantization on (an exact copy of the row).
-std::string output_point(const FloatLayer& L) { return L.as<RowPoolParams>().mean ? "output" : "key"; }
+// "first" passes its input's quantization on (an exact copy of the row),
+// unless the row comes from the int16 stream and leaves at its own range.
+std::string output_point(const FloatLayer& L) {
+  return L.as<RowPoolParams>().mean || L.input16 != L.output16 ? "output" : "key";
+}
 
+// int8, or (--residual int16) the row-mean contract 16: int16 rows of the
+// stream in (zero point 0, the mean in 2^-8 input steps), int8 out for the
+// head, or int16 out (zero point 0) for a layernorm reading the stream.
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
-  const ActQuantParams qi = c("key"), qo = c(output_point(L));
-  const Requant r = requant(qi.scale / (65536.0 * qo.scale), c.where + ": row pool");
-  const auto fi = w.Act(qi), fo = w.Act(qo);
+  const ActQuantParams qi = L.input16 ? c.s16("key") : c("key");
+  const ActQuantParams qo = L.output16 ? c.s16(output_point(L)) : c(output_point(L));
+  const int bits = L.input16 ? kernels::kRowMean16Bits : kernels::kRowMeanBits;
+  const Requant r = requant(qi.scale / (std::ldexp(1.0, bits) * qo.scale), c.where + ": row pool");
+  const auto fi = L.input16 ? w.Act16(qi) : w.Act(qi), fo = L.output16 ? w.Act16(qo) : w.Act(qo);
   const auto rq = w.Requants({r});
   return fb::CreateRowPool(w.fbb(), static_cast<uint32_t>(L.key_dim),
-                           L.as<RowPoolParams>().mean ? fb::RowPoolMode::Mean : fb::RowPoolMode::First, fi, fo, rq)
+                           L.as<RowPoolParams>().mean ? fb::RowPoolMode::Mean : fb::RowPoolMode::First, fi, fo, rq,
+                           L.input16, L.output16)
       .Union();
 }
 
@@ -87,8 +98,8 @@ void inspect(const fb::Layer& l, const LayerInfo&, std::ostream& os) {
 
 void inspect_quant(const fb::Layer& l, std::ostream& os) {
   const auto* p = l.options_as_RowPool();
-  print_act(os, "input", p->input());
-  print_act(os, "output", p->output());
+  print_act(os, "input", p->input(), p->input16());
+  print_act(os, "output", p->output(), p->output16());
   print_requant(os, "mean", p->requant());
 }
 

@@ -43,7 +43,8 @@ std::vector<TensorRangeRow> range_rows(const FloatLayer& L, const LayerCalibrati
       if (it == used->end()) continue;  // calibrated, but no table of the file is quantized from it
       u = it->second;
     } else {
-      const bool stream = (k == "query" && L.input16) || (L.output16 && (k == "output" || k.rfind("add", 0) == 0));
+      const bool stream = ((k == "query" || (k == "key" && L.learned_query())) && L.input16) ||
+                          (L.output16 && (k == "output" || k.rfind("add", 0) == 0));
       if (stream) {
         u.int16 = true;
         u.q16 = stream16_quant(chosen->second, k);

@@ -201,6 +201,7 @@ void print_report(const ConvertReport& r, std::ostream& os) {
       print_layer_table({c}, os);
     }
   }
+  if (!r.residual.empty()) os << "residual stream: " << r.residual << "\n";
   if (!r.calib_method.empty()) {
     os << "calibration: " << r.calib_method << " (ranges of the float64 layer over the calibration samples)\n";
     print_ranges(r.layers, os);
@@ -266,6 +267,7 @@ nlohmann::json report_json(const ConvertReport& r) {
     j["layers"].push_back(lj);
   }
   if (!r.calib_method.empty()) j["calibration_method"] = r.calib_method;
+  if (!r.residual.empty()) j["residual_stream"] = r.residual;
   if (!r.heldout.empty()) j["heldout"] = r.heldout;
   if (r.smooth_alpha >= 0.0) {
     j["smoothing"] = {{"alpha", r.smooth_alpha}, {"folds", nlohmann::json::array()}};

@@ -72,6 +72,7 @@ struct ConvertReport {
   std::vector<UnusedTensor> unused;
   std::vector<LayerResult> layers;
   std::string calib_method;  // int8: e.g. "mse", "percentile 99.99"
+  std::string residual;      // int8 with blocks: the residual stream chosen and, for the default, why
   std::string heldout;       // where held-out data came from ("" = none)
   // --smooth-alpha (smooth.h): the alpha (< 0: off) and each fold.
   double smooth_alpha = -1.0;

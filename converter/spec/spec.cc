@@ -678,26 +678,90 @@ ModelSpec read_model_spec(const std::string& spec_path, const std::string& weigh
 }
 
 void use_residual16(ModelSpec* spec) {
+  // The stream's ends from the graph (issue 37): every int8 block reads and
+  // writes it; a positions or embedding layer feeding a block writes it; a
+  // layernorm or row_pool after a block reads it; a row_pool whose output a
+  // layernorm reads writes int16 to it (the pooled row stays on the stream's
+  // grid until the norm).
+  const auto kind = [](const FloatLayer& L) { return L.kind->runtime_kind; };
+  const auto block = [&](const FloatLayer& L) {
+    return kind(L) == EA_LAYER_ENCODER_BLOCK || kind(L) == EA_LAYER_DECODER_BLOCK;
+  };
   for (FloatLayer& L : spec->layers) {
-    const ea_layer_kind k = L.kind->runtime_kind;
-    if (k == EA_LAYER_ENCODER_BLOCK || k == EA_LAYER_DECODER_BLOCK) L.input16 = L.output16 = true;
+    if (block(L)) L.input16 = L.output16 = true;
   }
   for (FloatLayer& L : spec->layers) {
     if (L.input_layer < 0) continue;
+    FloatLayer& src = spec->layers[static_cast<size_t>(L.input_layer)];
+    if (block(L) && (kind(src) == EA_LAYER_POSITIONS || kind(src) == EA_LAYER_EMBEDDING)) src.output16 = true;
+    if (src.output16 && (kind(L) == EA_LAYER_LAYERNORM || kind(L) == EA_LAYER_ROW_POOL)) L.input16 = true;
+    if (kind(L) == EA_LAYER_LAYERNORM && kind(src) == EA_LAYER_ROW_POOL && src.input16) {
+      src.output16 = true;
+      L.input16 = true;
+    }
+  }
+  for (const FloatLayer& L : spec->layers) {
+    if (L.memory_layer >= 0) {
+      const FloatLayer& mem = spec->layers[static_cast<size_t>(L.memory_layer)];
+      if (mem.output16) {
+        fail("layer '", L.name, "' (", L.kind->name, ") reads the int16 residual stream of '", mem.name,
+             "' as its memory (--residual int16); a memory is int8: put a layernorm between them or convert "
+             "with --residual int8");
+      }
+    }
+    if (L.input_layer < 0) continue;
     const FloatLayer& src = spec->layers[static_cast<size_t>(L.input_layer)];
     if (src.output16 && !L.input16) {
-      if (L.kind->runtime_kind != EA_LAYER_LAYERNORM) {
-        fail("layer '", L.name, "' (", L.kind->name, ") reads the int16 residual stream of '", src.name,
-             "' (--residual int16); only block and layernorm layers read it: put a layernorm between "
-             "them or convert with --residual int8");
-      }
-      L.input16 = true;
+      fail("layer '", L.name, "' (", L.kind->name, ") reads the int16 residual stream of '", src.name,
+           "' (--residual int16); only block, layernorm and row_pool layers read it: put a layernorm between "
+           "them or convert with --residual int8");
     }
     if (L.input16 && !src.output16) {
       fail("layer '", L.name, "' (", L.kind->name, " with --residual int16) reads '", src.name, "' (",
-           src.kind->name, "), whose output is int8, not the int16 residual stream; convert with --residual int8");
+           src.kind->name, "), whose output is int8, not the int16 residual stream (only block, positions, "
+           "embedding and row_pool layers write it); convert with --residual int8");
     }
   }
+}
+
+bool use_residual16_inside(ModelSpec* spec, std::string* why) {
+  bool blocks = false;
+  for (const FloatLayer& L : spec->layers) {
+    blocks = blocks || L.kind->runtime_kind == EA_LAYER_ENCODER_BLOCK || L.kind->runtime_kind == EA_LAYER_DECODER_BLOCK;
+  }
+  if (!blocks) {
+    *why = "no encoder or decoder blocks";
+    return false;
+  }
+  std::vector<std::pair<bool, bool>> before;
+  for (const FloatLayer& L : spec->layers) before.emplace_back(L.input16, L.output16);
+  const auto undo = [&](const std::string& reason) {
+    for (size_t i = 0; i < spec->layers.size(); ++i) {
+      spec->layers[i].input16 = before[i].first;
+      spec->layers[i].output16 = before[i].second;
+    }
+    *why = reason;
+    return false;
+  };
+  try {
+    use_residual16(spec);
+  } catch (const ConvertError& e) {
+    return undo(e.what());
+  }
+  std::vector<bool> read(spec->layers.size(), false);
+  for (const FloatLayer& L : spec->layers) {
+    if (L.input_layer >= 0) read[static_cast<size_t>(L.input_layer)] = true;
+  }
+  for (size_t i = 0; i < spec->layers.size(); ++i) {
+    const FloatLayer& L = spec->layers[i];
+    if (L.input16 && L.input_layer < 0) {
+      return undo("layer '" + L.name + "' (" + L.kind->name + ") reads the model's input, which would become int16");
+    }
+    if (L.output16 && !read[i]) {
+      return undo("layer '" + L.name + "' (" + L.kind->name + ") gives the model's output, which would become int16");
+    }
+  }
+  return true;
 }
 
 }  // namespace convert

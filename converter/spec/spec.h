@@ -54,6 +54,12 @@ struct ModelSpec {
 // reads it. An error names a chained layer that cannot read an int16 stream
 // or a block whose source writes int8.
 void use_residual16(ModelSpec* spec);
+// The default (--residual auto, issue 37): use_residual16 when the model has
+// blocks, every hand-over of the stream is one the converter can make, and
+// the stream stays inside the model (no block reads the model's input or
+// gives its output, so the caller's rows keep their types); otherwise the
+// flags stay as they were, *why says what stopped it, and the result is false.
+bool use_residual16_inside(ModelSpec* spec, std::string* why);
 
 struct LengthOverrides {
   int max_q_len = 0;   // > 0: replaces every layer's max_q_len (not pooling's, which is 1)

@@ -43,6 +43,8 @@ Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo
                      const uint8_t* arena_base, size_t arena_bytes, ErrorMessage& error_) {
   const char* name = c.layer->name()->c_str();
   const size_t es = elem_size(c.s8);
+  // A pooling kind's rows are its keys, in its input's element type (int16: the residual stream).
+  const size_t key_es = kind.learned_query ? elem_size(info.input_dtype) : es;
   const size_t q = static_cast<size_t>(c.q_len), kv = static_cast<size_t>(c.kv_len);
   const size_t out_rows = q + static_cast<size_t>(info.added_rows);
   const bool self_attention = !info.cross;
@@ -51,7 +53,7 @@ Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo
                            (!c.keys_cached || kind.cached_run_reads_values);
   const Span inputs[3] = {
       {kind.learned_query ? nullptr : c.query, q * info.query_dim * elem_size(info.input_dtype), "query"},
-      {reads_key ? c.key : nullptr, kv * info.key_dim * es, "key"},
+      {reads_key ? c.key : nullptr, kv * info.key_dim * key_es, "key"},
       {reads_value ? c.value : nullptr, kv * info.value_dim * es, "value"}};
   const Span out = {c.output, out_rows * info.output_dim * elem_size(info.output_dtype), "output"};
   const Span weights = {c.weights,
@@ -59,10 +61,10 @@ Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo
                         "attn_weights"};
   const Span arena = {arena_base, arena_bytes, "the arena"};
   // int8 rows: any alignment; float rows, token ids and class indices: 4 bytes.
-  const size_t in_align[3] = {elem_size(info.input_dtype), es, es};
+  const size_t in_align[3] = {elem_size(info.input_dtype), key_es, es};
   for (int i = 0; i < 3; ++i) {
     if (inputs[i].p != nullptr && !aligned(inputs[i].p, in_align[i])) {
-      const ea_dtype t = i == 0 ? info.input_dtype : info.dtype;
+      const ea_dtype t = i == 0 || (i == 1 && kind.learned_query) ? info.input_dtype : info.dtype;
       error_ << "layer '" << name << "': " << (t == EA_S32 ? "token-id " : t == EA_S16 ? "int16 " : "float ")
              << inputs[i].what << " must be " << in_align[i] << "-byte aligned";
       return Status::kInvalidArgument;

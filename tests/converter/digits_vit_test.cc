@@ -151,6 +151,24 @@ TEST(DigitsVit, Int8MeetsTheAccuracyTargets) {
   EXPECT_EQ(m.at("correct").get<int>(), f.correct);
   EXPECT_EQ(m.at("reference_correct").get<int>(), torch);
   EXPECT_NEAR(m.at("relative_l2").get<double>(), f.rel_l2, 1e-9);
+
+  // --dump-outputs on a whole model: the logits under the output layer's key,
+  // [500, 1, classes], giving the same relative L2 against PyTorch's as counted here.
+  o.json.clear();
+  o.dump_outputs = path + ".dump.npz";
+  std::ostringstream dump_out;
+  run_eval(o, dump_out);
+  const ArrayMap dump = load_npz(o.dump_outputs);
+  ASSERT_EQ(dump.count("head.output"), 1u) << dump_out.str();
+  const Array& logits = dump.at("head.output");
+  ASSERT_EQ(logits.shape, (std::vector<size_t>{500, 1, static_cast<size_t>(kClasses)}));
+  double e2 = 0, r2 = 0;
+  for (size_t k = 0; k < logits.data.size(); ++k) {
+    const double want = ref.logits.data[k];
+    e2 += (logits.data[k] - want) * (logits.data[k] - want);
+    r2 += want * want;
+  }
+  EXPECT_NEAR(std::sqrt(e2 / r2), f.rel_l2, 1e-6);
 }
 
 }  // namespace

@@ -138,16 +138,19 @@ struct Vit {
   }
 };
 
-std::string convert(const Vit& vit, const std::string& dtype) {
-  const std::string dir = fixtures::temp_dir(std::string("vit_") + (vit.mean ? "mean_" : "first_") + dtype);
+std::string convert(const Vit& vit, const std::string& dtype, const std::string& residual = "",
+                    const std::string& spec = "") {
+  const std::string dir = fixtures::temp_dir(std::string("vit_") + (vit.mean ? "mean_" : "first_") + dtype +
+                                             (residual.empty() ? "" : "_res" + residual) + (spec.empty() ? "" : "_s"));
   save_safetensors(dir + "/weights.safetensors", vit.weights);
-  fixtures::write_text(dir + "/spec.json", vit.spec());
+  fixtures::write_text(dir + "/spec.json", spec.empty() ? vit.spec() : spec);
   save_npz(dir + "/calib.npz", vit.calib());
   ConvertOptions o;
   o.weights = dir + "/weights.safetensors";
   o.spec = dir + "/spec.json";
   o.calib = dir + "/calib.npz";
   o.dtype = dtype;
+  if (!residual.empty()) o.residual = residual;
   o.output = dir + "/vit_" + dtype + ".eatn";
   std::ostringstream report;
   run_convert(o, report);
@@ -266,6 +269,68 @@ TEST(VitChain, Int8InvokeIsWithinTheLayersErrorsOfTheFloat64Model) {
                 mean ? "mean" : "first", e.rel_l2, e.worst_sample, e.top1_agree, kSamples, kappa, bound);
     EXPECT_LE(e.rel_l2, bound);
     EXPECT_GE(e.top1_agree, kSamples - 3);
+  }
+}
+
+// The 16-bit residual stream through the whole chain (--residual int16,
+// issue 37): the converter makes the positions layer write the block's int16
+// input and the layer after the block read its int16 output, and the logits
+// come out no worse than with the int8 stream, within the int8 bound and
+// with the same top-1 agreement. Two orders after the block: LayerNorm then
+// row_pool (the pool reads int8), and, for the class row (where both orders
+// are the same function, so the same float64 model), row_pool first: it reads
+// the int16 rows and hands the LayerNorm an int16 row (the peers' models).
+TEST(VitChain, Int16StreamFromPositionsToThePooling) {
+  for (const bool mean : {false, true}) {
+    for (const bool pool_first : {false, true}) {
+      if (mean && pool_first) continue;
+      SCOPED_TRACE(std::string(mean ? "mean, sinusoidal, padded" : "class row, learned table") +
+                   (pool_first ? ", row_pool before the LayerNorm" : ""));
+      const Vit vit(mean);
+      std::string spec = vit.spec();
+      if (pool_first) {
+        const std::string norm = R"({"name": "norm", "kind": "layernorm", "prefix": "norm.", "dim": 16, "eps": 1e-6, "max_q_len": 9,
+       "input": "block"},)";
+        const std::string pool = R"({"name": "pool", "kind": "row_pool", "mode": "first", "dim": 16, "max_kv_len": 9, "input": "norm"},
+      {"name": "head", "kind": "linear", "prefix": "head.", "max_q_len": 1, "input": "pool"})";
+        ASSERT_NE(spec.find(norm), std::string::npos);
+        ASSERT_NE(spec.find(pool), std::string::npos);
+        spec.replace(spec.find(pool), pool.size(),
+                     R"({"name": "norm", "kind": "layernorm", "prefix": "norm.", "dim": 16, "eps": 1e-6, "max_q_len": 1, "input": "pool"},
+      {"name": "head", "kind": "linear", "prefix": "head.", "max_q_len": 1, "input": "norm"})");
+        spec.replace(spec.find(norm), norm.size(),
+                     R"({"name": "pool", "kind": "row_pool", "mode": "first", "dim": 16, "max_kv_len": 9, "input": "block"},)");
+      }
+      Errors e[2];
+      for (const bool s16 : {false, true}) {
+        Runtime rt(convert(vit, "int8", s16 ? "int16" : "int8", pool_first ? spec : ""));
+        // The steps' element types: positions writes and the next layer reads int16 on the int16 stream.
+        edgeattn::LayerInfo tok, after;
+        ASSERT_EQ(rt.model.GetLayerInfo(1, &tok), edgeattn::Status::kOk);
+        ASSERT_EQ(rt.model.GetLayerInfo(3, &after), edgeattn::Status::kOk);
+        EXPECT_EQ(tok.input_dtype, EA_S8);
+        EXPECT_EQ(tok.output_dtype, s16 ? EA_S16 : EA_S8);
+        EXPECT_EQ(after.input_dtype, s16 ? EA_S16 : EA_S8);
+        if (pool_first) {  // the pooled row on the stream's grid into the LayerNorm
+          edgeattn::LayerInfo norm;
+          ASSERT_EQ(rt.model.GetLayerInfo(4, &norm), edgeattn::Status::kOk);
+          EXPECT_EQ(after.output_dtype, s16 ? EA_S16 : EA_S8);
+          EXPECT_EQ(norm.input_dtype, s16 ? EA_S16 : EA_S8);
+          EXPECT_EQ(norm.output_dtype, EA_S8);
+        } else {
+          EXPECT_EQ(after.output_dtype, EA_S8);
+        }
+        e[s16] = run_all(rt, vit, true);
+      }
+      const double kappa = head_gain(vit), bound = kappa * (mean ? 0.062 : 0.054) + 0.013;
+      std::printf("  vit %-5s%s logits: relative L2 int8 stream %.4f, int16 stream %.4f; top-1 %d, %d / %d;"
+                  " bound %.4f\n",
+                  mean ? "mean" : "first", pool_first ? " (pool, then norm)" : "", e[0].rel_l2, e[1].rel_l2,
+                  e[0].top1_agree, e[1].top1_agree, kSamples, bound);
+      EXPECT_LE(e[1].rel_l2, bound);
+      EXPECT_LE(e[1].rel_l2, e[0].rel_l2);
+      EXPECT_GE(e[1].top1_agree, kSamples - 3);
+    }
   }
 }
 

@@ -114,7 +114,13 @@ std::vector<int32_t> StepByStep(Loaded& m, const std::vector<int32_t>& digits) {
   };
   LayerInfo dec;
   m.model.GetLayerInfo(layer("decoder"), &dec);
-  const size_t es = dec.dtype == EA_S8 ? 1 : 4, d = static_cast<size_t>(dec.output_dim);
+  // Buffers wide enough for any row type (int8 models carry the int16 residual
+  // stream between positions and the final norms); the positions output's own
+  // element size steps through its rows.
+  const size_t es = 4, d = static_cast<size_t>(dec.output_dim);
+  LayerInfo tgt_pos;
+  m.model.GetLayerInfo(layer("tgt_pos"), &tgt_pos);
+  const size_t pos_es = tgt_pos.output_dtype == EA_S8 ? 1 : tgt_pos.output_dtype == EA_S16 ? 2 : 4;
   auto run = [&](const char* name, const void* q, int q_len, int valid, void* out) {
     RunArgs a = {};
     a.query = q;
@@ -139,7 +145,7 @@ std::vector<int32_t> StepByStep(Loaded& m, const std::vector<int32_t>& digits) {
     const int n = t + 1;
     run("tgt_emb", ids.data(), n, 0, e.data());
     run("tgt_pos", e.data(), n, 0, p.data());
-    EXPECT_EQ(it.Step(layer("decoder"), p.data() + t * d * es, x.data()), Status::kOk) << it.error();
+    EXPECT_EQ(it.Step(layer("decoder"), p.data() + t * d * pos_es, x.data()), Status::kOk) << it.error();
     run("dec_norm", x.data(), 1, 0, y.data());
     run("head", y.data(), 1, 0, logits.data());
     int32_t next = -1;

@@ -179,9 +179,11 @@ inline bool PrepareLayer(const edgeattn::Model& model, int i, const uint8_t trai
   // and out of a block, class indices (S32) and float rows (dequantize) out;
   // a positions layer writes its class rows too.
   const size_t in_es = ElemBytes(info.input_dtype), out_es = ElemBytes(info.output_dtype);
+  // A pooling kind's rows are its keys, in its input's element type (a row_pool on the int16 stream).
+  const size_t k_es = info.kind == EA_LAYER_ROW_POOL ? in_es : es;
   const size_t out_rows = static_cast<size_t>(q_len) + static_cast<size_t>(info.added_rows > 0 ? info.added_rows : 0);
   const size_t io = static_cast<size_t>(q_len) * info.query_dim * in_es + out_rows * info.output_dim * out_es +
-                    static_cast<size_t>(kv_len) * (info.key_dim + info.value_dim) * es +
+                    static_cast<size_t>(kv_len) * (info.key_dim * k_es + info.value_dim * es) +
                     static_cast<size_t>(info.num_heads) * q_len * kv_len * 4;
   if (io > max_io) return false;
   const size_t q_bytes = static_cast<size_t>(q_len) * info.query_dim * in_es + 1;
@@ -198,7 +200,7 @@ inline bool PrepareLayer(const edgeattn::Model& model, int i, const uint8_t trai
   } else {
     Fill(in->q, q_bytes, in->s8, seed, trailer[6]);
   }
-  Fill(in->k, static_cast<size_t>(kv_len) * info.key_dim * es + 1, in->s8, seed, trailer[6]);
+  Fill(in->k, static_cast<size_t>(kv_len) * info.key_dim * k_es + 1, in->s8, seed, trailer[6]);
   Fill(in->v, static_cast<size_t>(kv_len) * info.value_dim * es + 1, in->s8, seed, trailer[6]);
   in->out_bytes = out_rows * info.output_dim * out_es;
   in->weight_bytes = static_cast<size_t>(info.num_heads) * q_len * kv_len * (in->s8 ? 2 : 4);

@@ -4,6 +4,8 @@
 // table does not cover max_q_len + num_cls.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -43,6 +45,41 @@ TEST(Positions, ContractOnChosenValues) {
   // The extremes of every operand stay inside int32 and saturate.
   EXPECT_EQ(positions_s8(127, -128, edgeattn::kernels::kPositionsMaxMultiplier, 32767, 3, 127), 127);
   EXPECT_EQ(positions_s8(-128, 127, edgeattn::kernels::kPositionsMaxMultiplier, -32768, 3, -128), -128);
+}
+
+// The positions16 contract (int16 output, the residual stream): its scalar
+// form against the definition in 64-bit integers (no int32 step to overflow)
+// over every int8 input, at the ends of A and P for every shift n and every
+// allowed b, and values worked out by hand.
+int16_t positions16_64(int64_t x, int64_t zp, int64_t a, int64_t p, int b, int n) {
+  const int64_t v = a * (x - zp) + p * (int64_t{1} << (n - b)) + (int64_t{1} << (n - 1));
+  const int64_t y = v >= 0 ? v >> n : -((-v + (int64_t{1} << n) - 1) >> n);  // floor, spelled out
+  return static_cast<int16_t>(std::clamp<int64_t>(y, -32768, 32767));
+}
+
+TEST(Positions, Contract16EqualsTheDefinition) {
+  using edgeattn::kernels::positions_s16;
+  // s_in = 256 s_out (A = 2^21 at n = 13), P = 100.5 steps at b = 1: 3 * 256 + 100.5 -> 869 (half up).
+  EXPECT_EQ(positions_s16(3, 0, 1 << 21, 201, 1, 13), 869);
+  EXPECT_EQ(positions_s16(-3, 0, 1 << 21, -201, 1, 13), -868);  // -868.5 rounds half up
+  EXPECT_EQ(positions_s16(127, -128, (1 << 22) - 1, 32767, 0, 13), 32767);    // saturates
+  EXPECT_EQ(positions_s16(-128, 127, (1 << 22) - 1, -32768, 0, 13), -32768);  // saturates
+  const int32_t as[] = {0, 1, 4097, 1 << 20, (1 << 22) - 1};
+  const int32_t ps[] = {-32768, -32767, -1, 0, 1, 12345, 32767};
+  for (int n = edgeattn::kernels::kPositions16MinShift; n <= edgeattn::kernels::kPositions16MaxShift; ++n) {
+    for (int b = std::max(0, n - edgeattn::kernels::kPositions16MaxTableShift); b <= n; ++b) {
+      for (const int32_t a : as) {
+        for (const int32_t p : ps) {
+          for (const int32_t zp : {-128, 0, 127}) {
+            for (int x = -128; x <= 127; ++x) {
+              ASSERT_EQ(positions_s16(x, zp, a, p, b, n), positions16_64(x, zp, a, p, b, n))
+                  << "x " << x << " zp " << zp << " A " << a << " P " << p << " b " << b << " n " << n;
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 // Aligned copy of a model file for Model::Load.

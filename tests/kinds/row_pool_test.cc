@@ -54,6 +54,33 @@ TEST(RowPool, MeanQ16EqualsTheDefinition) {
   }
 }
 
+// Row-mean contract 16 (int16 rows of the residual stream, the mean in 2^-8
+// input steps): row_mean_q(s, n, 8) against floor((2^8 s + floor(n / 2)) / n)
+// in 64 bits, over sums up to 2^15 n in magnitude (n up to 65535: |s| < 2^31).
+int64_t mean_q8_64(int64_t s, int64_t n) {
+  const int64_t num = s * 256 + n / 2;
+  int64_t q = num / n;
+  if (num % n != 0 && num < 0) --q;
+  return q;
+}
+
+TEST(RowPool, MeanQ8OfInt16RowsEqualsTheDefinition) {
+  using edgeattn::kernels::row_mean_q;
+  EXPECT_EQ(row_mean_q(5, 2, 8), 640);        // 2.5 * 256
+  EXPECT_EQ(row_mean_q(-1, 3, 8), -85);       // -85.33
+  EXPECT_EQ(row_mean_q(-32768, 1, 8), -32768 * 256);
+  for (const int n : {1, 2, 3, 7, 64, 197, 1000, 4099, 65534, 65535}) {
+    const int64_t top = int64_t{32768} * n - (n == 65535 ? 1 : 0);  // |sum| <= 2^15 n, inside int32
+    const int64_t step = n <= 2 ? 1 : top / 30011 + 1;
+    for (int64_t s = -top; s <= top; s += step) {
+      ASSERT_EQ(row_mean_q(static_cast<int32_t>(s), n, 8), mean_q8_64(s, n)) << s << " / " << n;
+    }
+    for (const int64_t s : {-top, -top + 1, int64_t{-1}, int64_t{0}, int64_t{1}, top - 1, top}) {
+      ASSERT_EQ(row_mean_q(static_cast<int32_t>(s), n, 8), mean_q8_64(s, n)) << s << " / " << n;
+    }
+  }
+}
+
 struct Loaded {
   std::vector<uint64_t> words, arena;
   edgeattn::Model model;

@@ -665,3 +665,61 @@ TEST(BadModel, Residual16Fields) {
     EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
   }
 }
+
+// The stream's ends (issue 37, digits_vit_int8_res16: its positions layer
+// 'tok' writes the first block's int16 input, positions16 contract): the
+// int16 output must be symmetric, its shift in 1..16 with the table's
+// fraction bits within 13 of it, an int8 output carries no shift, and a
+// positions layer that writes int8 cannot feed a block reading int16.
+TEST(BadModel, Positions16Fields) {
+  const std::string name = "digits_vit_int8_res16";
+  bool present = false;
+  for (const std::string& m : eatest::AllModels()) present = present || m == name;
+  if (!present) GTEST_SKIP() << "models/digits_vit not converted in this build";
+  const auto tok = [](fb::Model* m) -> const fb::Positions* {
+    const int i = FindLayer(m, fb::LayerOptions::Positions);
+    return i < 0 ? nullptr : m->layers()->Get(static_cast<uint32_t>(i))->options_as_Positions();
+  };
+  {  // the file as converted: int16 out, loads
+    AlignedBuffer b = ReadModel(name);
+    const fb::Positions* p = tok(flatbuffers::GetMutableRoot<fb::Model>(b.data()));
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(p->output16());
+    std::string msg;
+    EXPECT_EQ(LoadStatus(b.data(), b.size(), &msg), Status::kOk) << msg;
+  }
+  struct Case {
+    const char* what;
+    std::function<bool(fb::Model*)> patch;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"tok: int16 output with zero point 3",
+       [&](fb::Model* m) { return SetScalar<int32_t>(tok(m)->output(), fb::ActQuant::VT_ZERO_POINT, 3); },
+       "layer 'tok': output is int16 (the residual stream) with zero point 3, must be 0"},
+      {"tok: shift 17",
+       [&](fb::Model* m) { return SetScalar<int32_t>(tok(m), fb::Positions::VT_SHIFT, 17); },
+       "layer 'tok': int16 output 1 shift 17 fraction bits"},
+      {"tok: shift 0",
+       [&](fb::Model* m) { return SetScalar<int32_t>(tok(m), fb::Positions::VT_SHIFT, 0); },
+       "layer 'tok': int16 output 1 shift 0 fraction bits"},
+      {"tok: the table's fraction bits above the shift, or more than 13 below it",
+       [&](fb::Model* m) {
+         const fb::Positions* p = tok(m);  // b > 1: shift 1 < b; else shift 16 > b + 13
+         return p != nullptr && SetScalar<int32_t>(p, fb::Positions::VT_SHIFT, p->pos_bits() > 1 ? 1 : 16);
+       },
+       "fraction bits"},
+      {"tok: int8 output flag with the int16 shift",
+       [&](fb::Model* m) { return SetScalar<uint8_t>(tok(m), fb::Positions::VT_OUTPUT16, 0); },
+       "layer 'tok': int16 output 0 shift"},
+  };
+  for (const Case& c : cases) {
+    std::string msg;
+    ExpectPatched(name, c.what, Status::kInvalidModel, [&](fb::Model* m, uint8_t*) { return c.patch(m); });
+    AlignedBuffer b = ReadModel(name);
+    ASSERT_TRUE(c.patch(flatbuffers::GetMutableRoot<fb::Model>(b.data()))) << c.what;
+    eatest::SealModel(&b);
+    LoadStatus(b.data(), b.size(), &msg);
+    EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
+  }
+}

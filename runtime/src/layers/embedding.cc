@@ -9,7 +9,10 @@
 // q = clamp(round(x / s_out) + zp_out, -128, 127), with s_out from the range
 // of the whole table, so run() copies bytes. There is no arithmetic at run
 // time, hence nothing that could differ between paths, and the int8 output
-// equals the converter's rounding of the float table exactly. f32: the float
+// equals the converter's rounding of the float table exactly. int8 with the
+// 16-bit residual stream after it (Embedding.output16, issue 37): the table
+// is int16 at the stream's scale (zero point 0), rounded once by the
+// converter, and the run copies its 2-byte rows the same way. f32: the float
 // rows are copied as they are. No attention weights, no arena.
 #include <cstring>
 
@@ -29,9 +32,11 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
     return false;
   }
   if (!c.Dim(e->dim(), "dim")) return false;
-  if (!s8) return c.Tensor(e->table(), fb::DType::F32, e->vocab(), e->dim(), "embedding table");
-  return c.Tensor(e->table(), fb::DType::S8, e->vocab(), e->dim(), "embedding table") &&
-         c.Quant(e->output(), "embedding output");
+  // int8, or (output16) the 16-bit residual stream: an int16 table at zero point 0
+  const bool out16 = e->output16();
+  if (!s8) return !out16 && c.Tensor(e->table(), fb::DType::F32, e->vocab(), e->dim(), "embedding table");
+  return c.Tensor(e->table(), out16 ? fb::DType::S16 : fb::DType::S8, e->vocab(), e->dim(), "embedding table") &&
+         (out16 ? c.Quant16(e->output(), "embedding output") : c.Quant(e->output(), "embedding output"));
 }
 
 void shape(const void* options, LayerShape* s) {
@@ -43,6 +48,7 @@ void info(const fb::Layer& l, LayerInfo* info) {
   row_layer_info(1, static_cast<int>(e->dim()), nullptr, e->output(), info);
   info->input_dtype = EA_S32;  // one token id per row
   info->input_range = static_cast<int32_t>(e->vocab());
+  if (l.dtype() == fb::DType::S8 && e->output16()) info->output_dtype = EA_S16;  // the residual stream
 }
 
 // No buffers: rows are copied from the table to the caller's output.
@@ -50,7 +56,7 @@ LayerPlan plan(const LayerShape&, int, int) { return LayerPlan{0, 0, 0}; }
 
 void run(const fb::Model& model, const Call& c, int) {
   const auto* e = c.layer->options_as_Embedding();
-  const size_t es = elem_size(c.s8);
+  const size_t es = c.s8 && e->output16() ? sizeof(int16_t) : elem_size(c.s8);
   const size_t row_bytes = static_cast<size_t>(e->dim()) * es;
   const size_t stride_bytes = static_cast<size_t>(e->table()->row_stride()) * es;
   const uint8_t* table = tensor_data<uint8_t>(model, e->table());

@@ -7,6 +7,9 @@
 // converter) and every other element is requant.h's positions contract,
 // y = sat8((A (x - zp_in) + P 2^(16 - b) + 2^15 + zp_out 2^16) >> 16), a plain
 // scalar loop (one multiply-add per element, the same integers everywhere).
+// int8 into the 16-bit residual stream (Positions.output16, issue 37): the
+// positions16 contract, y = sat16((A (x - zp_in) + P 2^(n - b) + 2^(n-1)) >> n),
+// int16 class-row constants, the same scalar loop.
 // float: cls[r] + pos[r] and x + pos[r], one float add per element.
 #include <cstring>
 
@@ -29,8 +32,19 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
             << " + num_cls " << p->num_cls() << " output rows need " << rows;
     return false;
   }
+  // int16 output (the residual stream, positions16 contract): the shift n in
+  // 1..16 and the table's fraction bits b in n-13..n; no shift otherwise.
+  const bool out16 = p->output16();
+  const int32_t n = p->shift(), b = p->pos_bits();
+  if ((out16 || n != 0) && (!s8 || n < kernels::kPositions16MinShift || n > kernels::kPositions16MaxShift || b < 0 ||
+                            b > n || n - b > kernels::kPositions16MaxTableShift || !out16)) {
+    c.Msg() << "int16 output " << out16 << " shift " << n << " fraction bits " << b
+            << ": int8 only, shift 1..16, bits shift-13..shift";
+    return false;
+  }
   if (p->num_cls() > 0) {
-    if (!c.Tensor(p->cls(), s8 ? fb::DType::S8 : fb::DType::F32, p->num_cls(), p->dim(), "class tokens")) {
+    if (!c.Tensor(p->cls(), s8 ? (out16 ? fb::DType::S16 : fb::DType::S8) : fb::DType::F32, p->num_cls(), p->dim(),
+                  "class tokens")) {
       return false;
     }
   } else if (p->cls() != nullptr) {
@@ -41,11 +55,13 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
     return false;
   }
   if (!s8) return true;
-  if (!c.Quant(p->input(), "input") || !c.Quant(p->output(), "output")) return false;
+  if (!c.Quant(p->input(), "input")) return false;
   if (p->input_multiplier() < 0 || p->input_multiplier() > kernels::kPositionsMaxMultiplier) {
     c.Msg() << "input multiplier " << p->input_multiplier() << " is outside 0.." << kernels::kPositionsMaxMultiplier;
     return false;
   }
+  if (out16) return c.Quant16(p->output(), "output");
+  if (!c.Quant(p->output(), "output")) return false;
   if (p->pos_bits() < kernels::kPositionsMinBits || p->pos_bits() > kernels::kPositionsMaxBits) {
     c.Msg() << "positional table fraction bits " << p->pos_bits() << " are outside " << kernels::kPositionsMinBits
             << ".." << kernels::kPositionsMaxBits;
@@ -63,6 +79,7 @@ void info(const fb::Layer& l, LayerInfo* info) {
   const int d = static_cast<int>(p->dim());
   row_layer_info(d, d, p->input(), p->output(), info);
   info->added_rows = static_cast<int32_t>(p->num_cls());
+  if (l.dtype() == fb::DType::S8 && p->output16()) info->output_dtype = EA_S16;  // the residual stream
 }
 
 // No buffers: each output row is made from one input row (or a constant).
@@ -76,22 +93,30 @@ void run_from(const fb::Model& model, const Call& c, int first) {
   const int num_cls = first == 0 ? static_cast<int>(p->num_cls()) : 0;
   const int rows = c.q_len + num_cls;
   const size_t row = static_cast<size_t>(d);
-  if (c.s8) {
-    const int8_t* cls = tensor_data<int8_t>(model, p->cls());
+  if (c.s8) {  // int8 out, or (output16) the positions16 contract's int16 rows of the residual stream
+    const bool out16 = p->output16();
+    const size_t es = out16 ? 2 : 1;
+    const uint8_t* cls = tensor_data<uint8_t>(model, p->cls());
     const int16_t* table = tensor_data<int16_t>(model, p->table());
     const size_t stride = p->table()->row_stride();
     const int8_t* x = static_cast<const int8_t*>(c.query);
-    int8_t* y = static_cast<int8_t*>(c.output);
+    uint8_t* y = static_cast<uint8_t*>(c.output);
     for (int r = 0; r < num_cls; ++r) {  // the class rows' outputs
-      std::memcpy(y + static_cast<size_t>(r) * row, cls + static_cast<size_t>(r) * p->cls()->row_stride(), row);
+      std::memcpy(y + static_cast<size_t>(r) * row * es, cls + static_cast<size_t>(r) * p->cls()->row_stride() * es,
+                  row * es);
     }
     const int32_t zp_in = p->input()->zero_point(), zp_out = p->output()->zero_point();
-    const int32_t a = p->input_multiplier(), bits = p->pos_bits();
+    const int32_t a = p->input_multiplier(), bits = p->pos_bits(), n = p->shift();
     for (int r = num_cls; r < rows; ++r) {
       const int8_t* xr = x + static_cast<size_t>(r - num_cls) * row;
       const int16_t* pr = table + static_cast<size_t>(first + r) * stride;
-      int8_t* yr = y + static_cast<size_t>(r) * row;
-      for (int k = 0; k < d; ++k) yr[k] = kernels::positions_s8(xr[k], zp_in, a, pr[k], bits, zp_out);
+      if (out16) {
+        int16_t* yr = reinterpret_cast<int16_t*>(y) + static_cast<size_t>(r) * row;
+        for (int k = 0; k < d; ++k) yr[k] = kernels::positions_s16(xr[k], zp_in, a, pr[k], bits, n);
+      } else {
+        int8_t* yr = reinterpret_cast<int8_t*>(y) + static_cast<size_t>(r) * row;
+        for (int k = 0; k < d; ++k) yr[k] = kernels::positions_s8(xr[k], zp_in, a, pr[k], bits, zp_out);
+      }
     }
   } else {
     const float* cls = tensor_data<float>(model, p->cls());

@@ -445,6 +445,38 @@ inline int8_t positions_s8(int32_t x, int32_t zp_in, int32_t a, int32_t p, int32
 }
 
 // ---------------------------------------------------------------------------
+// Positions into the 16-bit residual stream (the positions16 contract,
+// issue 37: a `positions` layer whose output is the int16 stream of the
+// block after it). The int8 row x at (s_in, zp_in) as above, the output
+// int16 at s_out with zero point 0 (symmetric, as the stream):
+//   y = sat16((A (x - zp_in) + P 2^(n - b) + 2^(n - 1)) >> n)
+// The converter writes A = round(s_in / s_out 2^n) in [0, 2^22) and the
+// table as int16 P = round(pos / s_out 2^b), taking the largest n in
+// [1, 16] for which A fits and some b in [max(0, n - 13), n] keeps every
+// |P| <= 32767, and the largest such b. Why n varies: an int16 output step
+// is about 2^8 times finer than an int8 one, so the input's step is some
+// 2^8 output steps (A < 2^22 then needs n <= 13) and the table reaches up
+// to 32767 output steps (b = 0); the int8 contract's fixed n = 16 would
+// need A up to 2^24 and b >= 3. Bounds (every term int32):
+// |A (x - zp_in)| <= 255 (2^22 - 1) < 2^30, |P 2^(n - b)| <= 2^15 2^13 =
+// 2^28 (n - b <= 13), 2^(n - 1) <= 2^15: the sum is below
+// 2^30 + 2^28 + 2^15 < 2^31 in magnitude, one int32 per element, no 64-bit
+// step. y is the real (s_in (x - zp_in) + pos) / s_out rounded once (half
+// up) up to A's and P's own roundings, 255 2^-(n+1) + 2^-(b+1) output
+// steps (0.52 int16 steps at worst, n = 8 and b = 0; 1/512 of an int8
+// step). Class rows are constants (the converter writes their int16 outputs,
+// rounded half up and saturated the same way).
+// ---------------------------------------------------------------------------
+constexpr int32_t kPositions16MinShift = 1;
+constexpr int32_t kPositions16MaxShift = 16;
+constexpr int32_t kPositions16MaxTableShift = 13;  // n - b
+
+inline int16_t positions_s16(int32_t x, int32_t zp_in, int32_t a, int32_t p, int32_t bits, int32_t shift) {
+  const int32_t v = a * (x - zp_in) + p * (int32_t{1} << (shift - bits)) + (int32_t{1} << (shift - 1));
+  return saturate_s16(v >> shift);
+}
+
+// ---------------------------------------------------------------------------
 // Row mean (the row-mean contract, layer kind `row_pool`): n int8 values
 // x_j of one column at (s_in, zp_in), 1 <= n <= 65535, to their mean at
 // (s_out, zp_out):
@@ -462,7 +494,21 @@ inline int8_t positions_s8(int32_t x, int32_t zp_in, int32_t a, int32_t p, int32
 // s_out = s_in that is an exact copy: Q = 2^16 (x - zp_in), M = 2^30,
 // shift = -15.
 // ---------------------------------------------------------------------------
-inline int32_t row_mean_q16(int32_t sum, int32_t n) {
+// The int16 stream (row-mean contract 16, issue 37: a `row_pool` reading
+// the int16 residual stream, zero point 0): the same steps with S = sum_j
+// x_j of int16 values, |S| <= 2^15 n <= 2^15 (2^16 - 1) < 2^31 (int32), and
+// the mean in 2^-8 input steps, Q = floor((2^8 S + floor(n / 2)) / n):
+// with S = a n + b as above, |a| <= 2^15, Q = 2^8 a + floor((2^8 b +
+// floor(n / 2)) / n) with a numerator below 2^8 65535 + 2^15 < 2^24 and
+// |Q| <= 2^23 + 2^8. Then requantize_s8(Q, M, shift, zp_out) (an int8
+// output for the head) or sat16(requantize(Q, M, shift)) (int16, zero point
+// 0, for a layernorm reading the stream), M 2^(shift - 31) = s_in /
+// (2^8 s_out) (|Q M| < 2^55). Q is off the mean by at most 2^-9 int16 input
+// steps (2^-17 of an int8 step's worth at the stream's ~2^8 finer scale).
+// ---------------------------------------------------------------------------
+// The mean of n values summing to `sum` in 2^-bits input steps, rounded half
+// up: bits 16 (int8 rows, |sum| < 2^24) or 8 (int16 rows, |sum| < 2^31).
+inline int32_t row_mean_q(int32_t sum, int32_t n, int bits) {
   int32_t a = sum / n;  // truncates; made a floor below
   int32_t b = sum - a * n;
   if (b < 0) {
@@ -470,9 +516,14 @@ inline int32_t row_mean_q16(int32_t sum, int32_t n) {
     b += n;
   }
   const uint32_t un = static_cast<uint32_t>(n);
-  const uint32_t f = ((static_cast<uint32_t>(b) << 16) + (un >> 1)) / un;
-  return a * 65536 + static_cast<int32_t>(f);
+  const uint32_t f = ((static_cast<uint32_t>(b) << bits) + (un >> 1)) / un;
+  return a * (int32_t{1} << bits) + static_cast<int32_t>(f);
 }
+
+constexpr int kRowMeanBits = 16;    // int8 rows
+constexpr int kRowMean16Bits = 8;   // int16 rows (the residual stream)
+
+inline int32_t row_mean_q16(int32_t sum, int32_t n) { return row_mean_q(sum, n, kRowMeanBits); }
 
 }  // namespace kernels
 }  // namespace edgeattn
