@@ -154,6 +154,38 @@ int file_rows(const FloatLayer& L) {
   return rows;
 }
 
+// The table's largest |P| in output steps of `scale`.
+double table_peak(const PositionsParams& P, int rows, int D, double scale) {
+  double top = 0.0;
+  for (int r = 0; r < rows; ++r) {
+    for (int k = 0; k < D; ++k) top = std::max(top, std::fabs(P.pos(r, k, D) / scale));
+  }
+  return top;
+}
+
+// The table in output steps of `scale` with `bits` fraction bits.
+std::vector<int16_t> table_s16(const PositionsParams& P, int rows, int D, double scale, int bits) {
+  std::vector<int16_t> table(static_cast<size_t>(rows) * D);
+  for (int r = 0; r < rows; ++r) {
+    for (int k = 0; k < D; ++k) {
+      table[static_cast<size_t>(r) * D + k] = static_cast<int16_t>(std::nearbyint(P.pos(r, k, D) / scale * std::ldexp(1.0, bits)));
+    }
+  }
+  return table;
+}
+
+// The class rows' outputs in output steps of `scale`, rounded half up as the
+// contracts' (the caller adds its zero point and saturates).
+std::vector<double> class_rows(const PositionsParams& P, int nc, int D, double scale) {
+  std::vector<double> y(static_cast<size_t>(nc) * D);
+  for (int r = 0; r < nc; ++r) {
+    for (int k = 0; k < D; ++k) {
+      y[static_cast<size_t>(r) * D + k] = std::floor((P.cls[static_cast<size_t>(r) * D + k] + P.pos(r, k, D)) / scale + 0.5);
+    }
+  }
+  return y;
+}
+
 // The positions16 contract (requant.h; --residual int16 with a block after
 // this layer): int16 output at the stream's scale, zero point 0; the largest
 // shift n in [1, 16] for which A = round(s_in / s_out 2^n) < 2^22 and some
@@ -162,10 +194,7 @@ flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L,
   const PositionsParams& P = L.as<PositionsParams>();
   const int D = L.output_dim, nc = P.num_cls, rows = file_rows(L);
   const ActQuantParams qi = c("query"), qo = c.s16("output");
-  double top = 0.0;
-  for (int r = 0; r < rows; ++r) {
-    for (int k = 0; k < D; ++k) top = std::max(top, std::fabs(P.pos(r, k, D) / qo.scale));
-  }
+  const double top = table_peak(P, rows, D, qo.scale);
   int n = kernels::kPositions16MaxShift, bits = -1;
   double a = 0.0;
   for (; n >= kernels::kPositions16MinShift; --n) {
@@ -185,23 +214,13 @@ flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L,
          " output steps (the output range is far narrower than the input's or the table's; check the calibration"
          " data)");
   }
-  std::vector<int16_t> table(static_cast<size_t>(rows) * D);
-  for (int r = 0; r < rows; ++r) {
-    for (int k = 0; k < D; ++k) {
-      table[static_cast<size_t>(r) * D + k] =
-          static_cast<int16_t>(std::nearbyint(P.pos(r, k, D) / qo.scale * std::ldexp(1.0, bits)));
-    }
-  }
+  const std::vector<int16_t> table = table_s16(P, rows, D, qo.scale, bits);
   // The class rows' outputs, rounded half up and saturated as the contract's.
   flatbuffers::Offset<fb::Tensor> cls = 0;
   if (nc > 0) {
-    std::vector<int16_t> q(static_cast<size_t>(nc) * D);
-    for (int r = 0; r < nc; ++r) {
-      for (int k = 0; k < D; ++k) {
-        const double y = (P.cls[static_cast<size_t>(r) * D + k] + P.pos(r, k, D)) / qo.scale;
-        q[static_cast<size_t>(r) * D + k] = static_cast<int16_t>(std::clamp(std::floor(y + 0.5), -32768.0, 32767.0));
-      }
-    }
+    const std::vector<double> y = class_rows(P, nc, D, qo.scale);
+    std::vector<int16_t> q(y.size());
+    for (size_t i = 0; i < y.size(); ++i) q[i] = static_cast<int16_t>(std::clamp(y[i], -32768.0, 32767.0));
     cls = w.TensorS16(P.cls_name, nc, D, q);
   }
   const auto t = w.TensorS16(P.table_name, rows, D, table);
@@ -222,34 +241,20 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
          " far narrower than the input's; check the calibration data)");
   }
   // b: the most fraction bits (<= 16) that keep every |P| <= 32767.
-  double top = 0.0;
-  for (int r = 0; r < rows; ++r) {
-    for (int k = 0; k < D; ++k) top = std::max(top, std::fabs(P.pos(r, k, D) / qo.scale));
-  }
+  const double top = table_peak(P, rows, D, qo.scale);
   int bits = kernels::kPositionsMaxBits;
   while (bits >= kernels::kPositionsMinBits && std::nearbyint(top * std::ldexp(1.0, bits)) > 32767.0) --bits;
   if (bits < kernels::kPositionsMinBits) {
     fail(c.where, ": positional table '", P.table_name, "' reaches ", top,
          " output steps (at most 4095: the output range is far narrower than the table's)");
   }
-  std::vector<int16_t> table(static_cast<size_t>(rows) * D);
-  for (int r = 0; r < rows; ++r) {
-    for (int k = 0; k < D; ++k) {
-      table[static_cast<size_t>(r) * D + k] =
-          static_cast<int16_t>(std::nearbyint(P.pos(r, k, D) / qo.scale * std::ldexp(1.0, bits)));
-    }
-  }
+  const std::vector<int16_t> table = table_s16(P, rows, D, qo.scale, bits);
   // The class rows' outputs, rounded half up and saturated as the contract's.
   flatbuffers::Offset<fb::Tensor> cls = 0;
   if (nc > 0) {
-    std::vector<int8_t> q(static_cast<size_t>(nc) * D);
-    for (int r = 0; r < nc; ++r) {
-      for (int k = 0; k < D; ++k) {
-        const double y = (P.cls[static_cast<size_t>(r) * D + k] + P.pos(r, k, D)) / qo.scale;
-        const double v = std::floor(y + 0.5) + qo.zero_point;
-        q[static_cast<size_t>(r) * D + k] = static_cast<int8_t>(std::clamp(v, -128.0, 127.0));
-      }
-    }
+    const std::vector<double> y = class_rows(P, nc, D, qo.scale);
+    std::vector<int8_t> q(y.size());
+    for (size_t i = 0; i < y.size(); ++i) q[i] = static_cast<int8_t>(std::clamp(y[i] + qo.zero_point, -128.0, 127.0));
     cls = w.TensorS8(P.cls_name, {static_cast<uint32_t>(nc), static_cast<uint32_t>(D)}, nc, D, q.data(),
                      {static_cast<float>(qo.scale)});
   }

@@ -109,6 +109,16 @@ struct StoreS8 {
   }
 };
 
+// Channels n0 .. n0 + nc - 1 all in requant_cm.h's residual_rmul_form (per
+// channel): the residual epilogues' whole passes go to their assembly stores.
+inline bool all_residual_rmul_form(const int32_t* mult, const int32_t* shift, int per_channel, int n0, int nc) {
+  if (!per_channel) return false;
+  for (int c = 0; c < nc; ++c) {
+    if (!cm::residual_rmul_form(mult[n0 + c], shift[n0 + c])) return false;
+  }
+  return true;
+}
+
 // qs8_linear_res's epilogue (requant.h residual_epilogue_s8): channels in
 // requant_cm.h's residual_rmul_form (the residual's usual shifts >= -1)
 // requantize_rmul per output, the others requantize_residual_s8.
@@ -122,11 +132,7 @@ struct StoreResidual {
   // channel; mult is read through shift's index as well).
   const int32_t* mult_;
   bool block_fast(const int32_t* shift, int per_channel, int n0, int nc) const {
-    if (!per_channel) return false;
-    for (int c = 0; c < nc; ++c) {
-      if (!cm::residual_rmul_form(mult_[n0 + c], shift[n0 + c])) return false;
-    }
-    return true;
+    return all_residual_rmul_form(mult_, shift, per_channel, n0, nc);
   }
   // A whole pass of three rows (block_fast).
   void pass(const int32_t* tile, const int32_t* bias, const int32_t* mult, const int32_t* shift, int n0, int nc,
@@ -176,11 +182,7 @@ struct StoreRes16 {
   // A block's channels all in requant_cm.h's residual_rmul_form (per
   // channel): a whole pass by ea_cm_linear_store_res16_3x16.
   bool block_fast(const int32_t* shift, int per_channel, int n0, int nc) const {
-    if (!per_channel) return false;
-    for (int c = 0; c < nc; ++c) {
-      if (!cm::residual_rmul_form(mult_[n0 + c], shift[n0 + c])) return false;
-    }
-    return true;
+    return all_residual_rmul_form(mult_, shift, per_channel, n0, nc);
   }
   void pass(const int32_t* tile, const int32_t* bias, const int32_t* mult, const int32_t* shift, int n0, int nc,
             int row, int16_t* y, int ys) const {
