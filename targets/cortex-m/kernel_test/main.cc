@@ -75,6 +75,17 @@ uint16_t g_e_ref[kSoftmaxMax + 1], g_e[kSoftmaxMax + 1];
 // spread (from all keys alive to all but the maximum dead), equal scores
 // (the largest row sums), the int32 extremes (d up to 2^32 - 1), one key far
 // above the rest (a row sum below 2^17: the normalizers' other form).
+// The end of a failing linear trial's line: its shape.
+void write_linear_shape(int rows, int out, int in) {
+  ea_cm::write(" rows ");
+  ea_cm::write_int(rows);
+  ea_cm::write(" out ");
+  ea_cm::write_int(out);
+  ea_cm::write(" in_features ");
+  ea_cm::write_int(in);
+  ea_cm::write_line("");
+}
+
 void fill_scores(int n, int kind) {
   const uint32_t spread = 1u << range(0, 31);
   for (int j = 0; j < n; ++j) {
@@ -271,13 +282,7 @@ int main() {
       ++failed;
       ea_cm::write(res_trial ? "FAIL big linear_res trial " : "FAIL big linear trial ");
       ea_cm::write_int(trial);
-      ea_cm::write(" rows ");
-      ea_cm::write_int(rows);
-      ea_cm::write(" out ");
-      ea_cm::write_int(out);
-      ea_cm::write(" in_features ");
-      ea_cm::write_int(in);
-      ea_cm::write_line("");
+      write_linear_shape(rows, out, in);
     }
   }
   // qs8_linear_res16 (contract 5c, the int16 residual stream) vs its
@@ -363,13 +368,7 @@ int main() {
           break;
         }
       }
-      ea_cm::write(" rows ");
-      ea_cm::write_int(rows);
-      ea_cm::write(" out ");
-      ea_cm::write_int(out);
-      ea_cm::write(" in_features ");
-      ea_cm::write_int(in);
-      ea_cm::write_line("");
+      write_linear_shape(rows, out, in);
     }
   }
   // qs16_layernorm (contract 4b) vs its reference: widths 1..80 (odd ones:
