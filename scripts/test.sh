@@ -28,28 +28,35 @@ header() {
 # (Float models are not compared: libm's expf/tanhf differ in the last bit
 # between architectures, so float results match within a tolerance only.)
 #
-#   ea_bench_hashes_match <label> <model dir> <bench command...>
+#   ea_bench_hashes_match <label> <bench command...>
 #
-# converts models/{transformer,bahdanau,pooling,coverage,encoder_block,decoder_chain,digits_vit} to <model dir>/<name>_int8.eatn
-# with build/host's converter, then for each model runs
-# `<bench command...> MODEL --warmup 0 --iters 1` and compares its "layer hash"
-# lines (ea_bench_hash_lines, scripts/kinds.sh: every kind's rows) with
-# `build/host/bench/edgeattn-bench MODEL --path ref`.
+# runs `<bench command...> MODEL --warmup 0 --iters 1` on each model of
+# EA_BENCH_HASH_MODELS and compares its "layer hash" lines (ea_bench_hash_lines,
+# scripts/kinds.sh: every kind's rows) with `build/host/bench/edgeattn-bench
+# MODEL --path ref`. The models (converted by build/host's converter) and the
+# reference lines are made once per converter build in build/host/bench-hashes/.
+EA_BENCH_HASH_MODELS=(transformer bahdanau pooling coverage encoder_block decoder_chain digits_vit)
+EA_BENCH_HASH_DIR="$ROOT/build/host/bench-hashes"
+ea_bench_hash_reference() {
+  local model=$1 eatn="$EA_BENCH_HASH_DIR/$1_int8.eatn" want="$EA_BENCH_HASH_DIR/$1_int8.want"
+  local convert="$ROOT/build/host/converter/edgeattn-convert" bench="$ROOT/build/host/bench/edgeattn-bench"
+  if [[ -s $want && $want -nt $convert && $want -nt $bench ]]; then return 0; fi
+  mkdir -p "$EA_BENCH_HASH_DIR"
+  "$convert" convert --weights "$ROOT/models/$model/weights.safetensors" --spec "$ROOT/models/$model/spec.json" \
+    --calib "$ROOT/models/$model/calib.npz" --dtype int8 -o "$eatn" > /dev/null
+  "$bench" "$eatn" --path ref --warmup 0 --iters 1 | ea_bench_hash_lines > "$want.tmp"
+  [[ -s $want.tmp ]] || { echo "no hashes from the host bench for $model" >&2; return 1; }
+  mv "$want.tmp" "$want"
+}
 ea_bench_hashes_match() {
-  local label=$1 dir=$2; shift 2
-  local model want got
-  mkdir -p "$dir"
-  for model in transformer bahdanau pooling coverage encoder_block decoder_chain digits_vit; do
-    "$ROOT/build/host/converter/edgeattn-convert" convert \
-      --weights "$ROOT/models/$model/weights.safetensors" --spec "$ROOT/models/$model/spec.json" \
-      --calib "$ROOT/models/$model/calib.npz" --dtype int8 -o "$dir/${model}_int8.eatn" > /dev/null
-    want=$("$ROOT/build/host/bench/edgeattn-bench" "$dir/${model}_int8.eatn" --path ref \
-             --warmup 0 --iters 1 | ea_bench_hash_lines)
-    [[ -n $want ]] || { echo "$label: no hashes from the host bench" >&2; return 1; }
-    got=$("$@" "$dir/${model}_int8.eatn" --warmup 0 --iters 1 | ea_bench_hash_lines)
-    if [[ $got != "$want" ]]; then
+  local label=$1; shift
+  local model got
+  for model in "${EA_BENCH_HASH_MODELS[@]}"; do
+    ea_bench_hash_reference "$model" || return
+    got=$("$@" "$EA_BENCH_HASH_DIR/${model}_int8.eatn" --warmup 0 --iters 1 | ea_bench_hash_lines)
+    if [[ $got != "$(cat "$EA_BENCH_HASH_DIR/${model}_int8.want")" ]]; then
       echo "$label: ${model}_int8 differs from the host ref path:" >&2
-      diff <(echo "$want") <(echo "$got") >&2 || true
+      diff "$EA_BENCH_HASH_DIR/${model}_int8.want" <(echo "$got") >&2 || true
       return 1
     fi
     echo "$label: ${model}_int8: hashes equal the host ref path"

@@ -68,6 +68,6 @@ stage_x86() {
   "${EA_X86_QEMU[@]}" "$b/tests/kernels/vnni_emu_check"
 
   header "x86: edgeattn-bench int8 hashes, avx2 under qemu vs native ref"
-  ea_bench_hashes_match "x86: avx2 under qemu -cpu max" "$b/x86-bench" \
+  ea_bench_hashes_match "x86: avx2 under qemu -cpu max" \
     "${EA_X86_QEMU[@]}" "$b/bench/edgeattn-bench" --path avx2
 }

@@ -1,24 +1,22 @@
 # shellcheck shell=bash
-# Stage "fuzz": builds the libFuzzer targets of tests/fuzz with clang,
-# ASan + UBSan (build/fuzz) and runs each for EA_FUZZ_SECONDS (default 30)
-# from its seed corpus, and the differential target fuzz_paths (every kernel
-# path of this CPU against the ref path) for EA_FUZZ_PATHS_SECONDS (default
-# 60). Any crash, sanitizer report, leak, timeout, OOM or path difference
-# fails the stage; the reproducer is left in build/fuzz/findings/<kind>/.
+# Stage "fuzz": runs the libFuzzer targets of tests/fuzz (clang, ASan + UBSan,
+# built in the sanitize stage's build/asan; built there when missing) for
+# EA_FUZZ_SECONDS each (default 15) from their seed corpora, and the
+# differential target fuzz_paths (every kernel path of this CPU against the
+# ref path) for EA_FUZZ_PATHS_SECONDS (default 30): a smoke test in CI (a
+# clean clone starts from the seeds; build/asan/corpus/ keeps what a local
+# run finds for the next), campaigns are longer (docs/security.md). Any crash, sanitizer report, leak, timeout, OOM
+# or path difference fails the stage; the reproducer is left in
+# build/asan/findings/<kind>/.
 # EA_FUZZ_SKIP_KNOWN_BUGS=ON makes the targets skip inputs of open reported
 # bugs (docs/security.md, "Findings"); none is open, so it is OFF.
-# Longer campaigns: docs/security.md. Sourced by scripts/test.sh.
+# Sourced by scripts/test.sh after 20-sanitize.sh (ea_asan_configure).
 
 stage_fuzz() {
   header "fuzz: Debian packages (clang, libFuzzer runtime)"
-  ea_deps_ensure_set host
-  ea_deps_ensure_packages clang libclang-rt-14-dev llvm
-  local dir="$ROOT/build/fuzz" seconds=${EA_FUZZ_SECONDS:-30}
-  header "fuzz: configure $dir (clang, -fsanitize=address,undefined + fuzzer)"
-  CC=clang CXX=clang++ cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DEA_BUILD_FUZZERS=ON -DEA_BUILD_TESTS=OFF -DEA_BUILD_BENCH=OFF \
-        -DEA_SANITIZE=address,undefined -DEA_FUZZ_SKIP_KNOWN_BUGS="${EA_FUZZ_SKIP_KNOWN_BUGS:-OFF}"
-  header "fuzz: build (-j$JOBS)"
+  ea_asan_configure
+  local dir=$EA_ASAN_DIR seconds=${EA_FUZZ_SECONDS:-15}
+  header "fuzz: build the fuzzers (-j$JOBS; nothing to do after the sanitize stage)"
   cmake --build "$dir" -j"$JOBS" --target edgeattn_fuzzers
   local target status=0 seeds
   for target in model safetensors npz spec torch_pickle; do
@@ -28,7 +26,7 @@ stage_fuzz() {
   # inputs (tests/fuzz/corpus/paths, copied to seeds/paths) and the model seeds.
   seeds=("$dir/tests/fuzz/paths_seeds" "$dir/tests/fuzz/seeds/model")
   if [[ -d $dir/tests/fuzz/seeds/paths ]]; then seeds+=("$dir/tests/fuzz/seeds/paths"); fi
-  ea_fuzz_run "$dir" paths "${EA_FUZZ_PATHS_SECONDS:-60}" "${seeds[@]}" || status=1
+  ea_fuzz_run "$dir" paths "${EA_FUZZ_PATHS_SECONDS:-30}" "${seeds[@]}" || status=1
   return $status
 }
 

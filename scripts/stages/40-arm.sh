@@ -3,9 +3,10 @@
 # GoogleTest suites run under qemu-user, and a bit-exact check of
 # edgeattn-bench under qemu against the host reference.
 #
-#   aarch64: build/aarch64, tests run twice: QEMU_CPU=cortex-a53 (no dotprod:
-#            neon path) and QEMU_CPU=cortex-a76 (dotprod: neondot path; the
-#            SIMD tests then also compare neon). Built with the XNNPACK
+#   aarch64: build/aarch64, tests run under QEMU_CPU=cortex-a76 (dotprod:
+#            neondot path; the tests comparing paths run neon and ref too),
+#            then those comparing paths under QEMU_CPU=cortex-a53 (no
+#            dotprod: ref and neon; EA_ARM_PATH_TESTS). Built with the XNNPACK
 #            backend (EA_WITH_XNNPACK=ON) from Debian's arm64 packages,
 #            unpacked into build/aarch64-xnnpack-root (ea_arm_xnnpack_root).
 #   armv7:   build/armv7, qemu-arm -cpu cortex-a15 (from the toolchain file).
@@ -21,6 +22,8 @@ EA_STAGES+=(arm)
 
 # Optional ctest -E pattern for local runs (empty: every test runs).
 EA_ARM_CTEST_EXCLUDE=${EA_ARM_CTEST_EXCLUDE-}
+# The tests that run every kernel path this CPU has, one by one.
+EA_ARM_PATH_TESTS='^Simd|^bench_paths_agree_|^fuzz_paths_replay$|^Models/Threads\.'
 
 ea_arm_deps() {
   local arch changed=0
@@ -104,7 +107,7 @@ ea_arm_bench_check() {
     cpu=${cpu_paths%%:*}
     for path in ${cpu_paths#*:}; do
       QEMU_CPU=$cpu ea_bench_hashes_match "arm: $name path=$path cpu=$cpu" \
-        "$ROOT/build/$name/arm-bench" "${EA_ARM_QEMU[@]}" "$ROOT/build/$name/bench/edgeattn-bench" \
+        "${EA_ARM_QEMU[@]}" "$ROOT/build/$name/bench/edgeattn-bench" \
         --path "$path" || return
     done
   done
@@ -116,7 +119,7 @@ ea_arm_bench_check() {
 # to insn_count's total and attribute instructions to the kernels.
 ea_arm_plugin_check() {
   local dir="$ROOT/build/aarch64/qemu-plugins" bench="$ROOT/build/aarch64/bench/edgeattn-bench"
-  local model="$ROOT/build/aarch64/arm-bench/pooling_int8.eatn" total
+  local model="$EA_BENCH_HASH_DIR/pooling_int8.eatn" total
   local run=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
   header "arm: qemu plugins insn_count and tb_profile (targets/qemu-plugin)"
   mkdir -p "$dir"
@@ -156,12 +159,19 @@ stage_arm() {
   # silently building (and skipping the tests of) a build without it.
   ea_arm_xnnpack_root
   ea_arm_build aarch64 aarch64-linux-gnu.cmake -DEA_WITH_XNNPACK=ON -DEA_XNNPACK_ROOT="$EA_ARM_XNNPACK_ROOT"
-  local cpu
-  for cpu in cortex-a53 cortex-a76; do
-    header "arm: ctest build/aarch64 under QEMU_CPU=$cpu"
-    QEMU_CPU=$cpu ctest --test-dir "$ROOT/build/aarch64" --output-on-failure --no-tests=error -j"$JOBS" \
-      ${EA_ARM_CTEST_EXCLUDE:+-E "$EA_ARM_CTEST_EXCLUDE"}
-  done
+  # cortex-a76 (dotprod) runs everything: its best path is neondot, and the
+  # tests that compare paths (simd_test, bench_paths_agree_*, threads_test,
+  # fuzz_paths_replay) run neon and ref there too. cortex-a53 (no dotprod)
+  # runs the tests that execute the kernels path by path, which prove that
+  # neon uses no dotprod instruction and that neondot is refused there
+  # (SIGILL would fail them); its whole models run on neon in the bench
+  # hashes below.
+  header "arm: ctest build/aarch64 under QEMU_CPU=cortex-a76"
+  QEMU_CPU=cortex-a76 ctest --test-dir "$ROOT/build/aarch64" --output-on-failure --no-tests=error -j"$JOBS" \
+    ${EA_ARM_CTEST_EXCLUDE:+-E "$EA_ARM_CTEST_EXCLUDE"}
+  header "arm: ctest build/aarch64 under QEMU_CPU=cortex-a53 (kernel paths)"
+  QEMU_CPU=cortex-a53 ctest --test-dir "$ROOT/build/aarch64" --output-on-failure --no-tests=error -j"$JOBS" \
+    -R "$EA_ARM_PATH_TESTS" ${EA_ARM_CTEST_EXCLUDE:+-E "$EA_ARM_CTEST_EXCLUDE"}
   EA_ARM_QEMU=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
   header "arm: edgeattn-bench aarch64 vs host ref"
   ea_arm_bench_check aarch64 "cortex-a53:ref neon" "cortex-a76:neon neondot"
