@@ -42,7 +42,7 @@ bool aligned(const void* p, size_t alignment) {
 Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo& info,
                      const uint8_t* arena_base, size_t arena_bytes, ErrorMessage& error_) {
   const char* name = c.layer->name()->c_str();
-  const size_t es = elem_size(c.s8);
+  const size_t es = elem_size(c.int8());
   // A pooling kind's rows are its keys, in its input's element type (int16: the residual stream).
   const size_t key_es = kind.learned_query ? elem_size(info.input_dtype) : es;
   const size_t q = static_cast<size_t>(c.q_len), kv = static_cast<size_t>(c.kv_len);
@@ -57,7 +57,7 @@ Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo
       {reads_value ? c.value : nullptr, kv * info.value_dim * es, "value"}};
   const Span out = {c.output, out_rows * info.output_dim * elem_size(info.output_dtype), "output"};
   const Span weights = {c.weights,
-                        static_cast<size_t>(info.num_heads) * q * kv * (c.s8 ? 2 : 4),
+                        static_cast<size_t>(info.num_heads) * q * kv * (c.int8() ? 2 : 4),
                         "attn_weights"};
   const Span arena = {arena_base, arena_bytes, "the arena"};
   // int8 rows: any alignment; float rows, token ids and class indices: 4 bytes.
@@ -76,8 +76,8 @@ Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo
            << " output must be " << elem_size(info.output_dtype) << "-byte aligned";
     return Status::kInvalidArgument;
   }
-  if (weights.p != nullptr && !aligned(weights.p, c.s8 ? 2 : 4)) {
-    error_ << "layer '" << name << "': attn_weights must be " << (c.s8 ? 2 : 4)
+  if (weights.p != nullptr && !aligned(weights.p, c.int8() ? 2 : 4)) {
+    error_ << "layer '" << name << "': attn_weights must be " << (c.int8() ? 2 : 4)
            << "-byte aligned";
     return Status::kInvalidArgument;
   }
