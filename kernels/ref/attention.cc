@@ -5,6 +5,7 @@
 
 #include "edgeattn/kernels/ref.h"
 #include "edgeattn/kernels/requant.h"
+#include "edgeattn/kernels/stage_profile.h"
 #include "f32_row.h"
 
 namespace edgeattn {
@@ -55,11 +56,15 @@ void qs8_attention_rows(const Qs8AttentionRowKernels& k, const QS8AttentionArgs&
   for (int r = 0; r < a.q_len; ++r) {
     const int limit = attention_row_limit(r, a.kv_len, a.kv_valid_len, a.causal, a.causal_offset);
     int8_t* out = a.out + static_cast<ptrdiff_t>(r) * a.out_stride;
+    EA_STAGE_ENTER(outer, EA_STAGE_SCORES);
     k.qk_row(limit, a.head_dim, a.q + static_cast<ptrdiff_t>(r) * a.q_stride, a.q_zp, a.k, a.k_stride,
              a.k_zp, a.scratch);
+    EA_STAGE_SET(EA_STAGE_SOFTMAX);
     k.softmax_row(limit, a.scratch, a.score_mult, a.score_shift, a.prob_scratch);
+    EA_STAGE_SET(EA_STAGE_WSUM);
     k.pv_row(limit, a.v_dim, a.prob_scratch, a.v, a.v_stride, a.v_zp, a.pv_mult, a.pv_shift, a.out_zp,
              out);
+    EA_STAGE_LEAVE(outer);
     if (a.weights != nullptr) {
       write_weights_row(limit, a.kv_len, a.prob_scratch, a.weights + static_cast<ptrdiff_t>(r) * a.weights_stride);
     }

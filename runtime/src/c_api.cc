@@ -1,6 +1,8 @@
 // The C API: thin wrappers that construct the C++ objects inside the
 // caller's opaque storage (placement new: no heap).
+#include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "edgeattn/edgeattn.h"
 #include "edgeattn/edgeattn.hpp"
@@ -27,6 +29,17 @@ const Interpreter* as_interp(const ea_interpreter* i) {
 
 ea_status to_c(edgeattn::Status s) { return static_cast<ea_status>(s); }
 
+// A C caller may pass any int where edgeattn.h names an enum type, but C++
+// may not read a value outside the enum's range through that type (UBSan:
+// "load of value 7, which is not a valid value for type 'ea_range_policy'"):
+// the C API reads such an argument's bits and checks them as an integer.
+template <typename Enum>
+long c_value(const Enum& value) {
+  std::underlying_type_t<Enum> bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return static_cast<long>(bits);
+}
+
 }  // namespace
 
 extern "C" {
@@ -36,11 +49,13 @@ ea_status ea_set_kernel_path(const char* name) { return to_c(edgeattn::SetKernel
 const char* ea_kernel_path(void) { return edgeattn::KernelPath(); }
 
 const char* ea_status_string(ea_status status) {
-  return edgeattn::status_string(static_cast<edgeattn::Status>(status));
+  const long value = c_value(status);
+  if (value < 0 || value > 255) return "unknown status";
+  return edgeattn::status_string(static_cast<edgeattn::Status>(value));
 }
 
 const char* ea_layer_kind_name(ea_layer_kind kind) {
-  switch (kind) {
+  switch (c_value(kind)) {
 #define EA_LAYER_KIND(name, ENUM, value, options, description) \
   case EA_LAYER_##ENUM:                                        \
     return #name;
@@ -137,7 +152,7 @@ ea_status ea_interpreter_run_scaled(ea_interpreter* interp, int32_t layer, const
 ea_status ea_interpreter_run_float(ea_interpreter* interp, int32_t layer, const ea_run_args* args,
                                    ea_range_policy policy, uint32_t* range_q16_out) {
   if (interp == nullptr || args == nullptr) return EA_INVALID_ARGUMENT;
-  return to_c(as_interp(interp)->RunFloat(layer, *args, policy, range_q16_out));
+  return to_c(as_interp(interp)->RunFloat(layer, *args, static_cast<int>(c_value(policy)), range_q16_out));
 }
 
 ea_status ea_interpreter_run(ea_interpreter* interp, int32_t layer, const ea_run_args* args) {

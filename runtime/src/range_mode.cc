@@ -299,8 +299,7 @@ Status Interpreter::RunScaled(int layer, const RunArgs& args, uint32_t range_q16
   return RunWith(layer, args, &rs, arena_bytes_);
 }
 
-Status Interpreter::RunFloat(int layer, const RunArgs& args, ea_range_policy policy,
-                             uint32_t* range_q16) {
+Status Interpreter::RunFloat(int layer, const RunArgs& args, int policy, uint32_t* range_q16) {
   Status s = CheckLayer(layer);
   if (s != Status::kOk) return s;
   if (range_q16 != nullptr) *range_q16 = kRangeOne;
@@ -317,7 +316,7 @@ Status Interpreter::RunFloat(int layer, const RunArgs& args, ea_range_policy pol
   const bool pooling = !reads.query;  // a learned query: one output row
   const bool self = !info.cross;      // keys and values are the query rows
   if (policy != EA_RANGE_STATIC && policy != EA_RANGE_DYNAMIC && policy != EA_RANGE_DYNAMIC_POW2) {
-    error_ << "unknown range policy " << static_cast<int>(policy);
+    error_ << "unknown range policy " << policy;
     return Status::kInvalidArgument;
   }
   // The lengths and inputs the layer reads (Run checks the rest).

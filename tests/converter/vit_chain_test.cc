@@ -191,8 +191,10 @@ Errors run_all(Runtime& rt, const Vit& vit, bool s8) {
     std::vector<int8_t> x8(static_cast<size_t>(kPatches) * kPatchDim), y8(kClasses);
     std::vector<float> xf(x8.size()), yf(kClasses);
     for (size_t k = 0; k < x8.size(); ++k) {
-      const double q = std::nearbyint(x[k] / g.input_quant.scale) + g.input_quant.zero_point;
-      x8[k] = static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
+      if (s8) {  // (a float model's input has no scale)
+        const double q = std::nearbyint(x[k] / g.input_quant.scale) + g.input_quant.zero_point;
+        x8[k] = static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
+      }
       xf[k] = static_cast<float>(x[k]);
     }
     edgeattn::ModelInputs in = {s8 ? static_cast<const void*>(x8.data()) : xf.data(), kPatches,

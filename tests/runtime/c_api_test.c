@@ -300,6 +300,11 @@ static void test_range_mode(void) {
     s = ea_interpreter_run_float(&interp, l, &args, EA_RANGE_DYNAMIC, &range);
     CHECK(s == EA_OK, "range: %s: run_float: %s", info.name, ea_interpreter_error(&interp));
     CHECK(range >= EA_RANGE_ONE && range <= EA_RANGE_MAX, "range: %s: R %u", info.name, (unsigned)range);
+    /* C may hold any int in an enum: refused with a message, never read as a policy. */
+    s = ea_interpreter_run_float(&interp, l, &args, (ea_range_policy)7, NULL);
+    CHECK(s == EA_INVALID_ARGUMENT, "range: %s: policy 7: %s", info.name, ea_status_string(s));
+    CHECK(strstr(ea_interpreter_error(&interp), "unknown range policy 7") != NULL, "range: policy 7: %s",
+          ea_interpreter_error(&interp));
     /* int8 at R = 1 is the static run. */
     fill(g_query, (size_t)info.max_q_len * (size_t)info.query_dim, EA_S8);
     fill(g_key, (size_t)info.max_kv_len * (size_t)info.key_dim, EA_S8);
@@ -393,6 +398,8 @@ static void test_kind_names(void) {
   CHECK(strcmp(ea_layer_kind_name(EA_LAYER_LINEAR), "linear") == 0, "linear");
   CHECK(strcmp(ea_layer_kind_name(EA_LAYER_KIND_COUNT), "?") == 0, "one past the kinds");
   CHECK(strcmp(ea_layer_kind_name((ea_layer_kind)-1), "?") == 0, "-1");
+  CHECK(strcmp(ea_status_string((ea_status)-1), "unknown status") == 0, "status -1");
+  CHECK(strcmp(ea_status_string((ea_status)300), "unknown status") == 0, "status 300");
 }
 
 int main(void) {

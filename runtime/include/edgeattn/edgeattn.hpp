@@ -176,9 +176,11 @@ class Interpreter {
   // Range mode (edgeattn.h, docs/quantization.md): int8 inputs quantized at
   // range R = range_q16 / kRangeOne, output at range R.
   Status RunScaled(int layer, const RunArgs& args, uint32_t range_q16);
-  // Float inputs and output for an int8 layer, R picked per call by `policy`
-  // (ea_interpreter_run_float); *range_q16 (may be null) receives R.
-  Status RunFloat(int layer, const RunArgs& args, ea_range_policy policy, uint32_t* range_q16);
+  // Float inputs and output for an int8 layer, R picked per call by `policy`,
+  // an ea_range_policy value (ea_interpreter_run_float; an int, so that any
+  // value a caller holds is refused with a message rather than read as an
+  // enum it is not); *range_q16 (may be null) receives R.
+  Status RunFloat(int layer, const RunArgs& args, int policy, uint32_t* range_q16);
   // The whole model in one call (ea_interpreter_invoke): its graph's steps
   // in order, each intermediate output in the arena, the last step's into
   // outputs->rows (outputs->num_rows receives its row count).

@@ -390,12 +390,12 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
     mha_attend(ca, cross, xb);
     if (pre) {
       run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), t, a, &r2),
-                NormStep(model, c, b->norm3(), a, t, nullptr), LinearStep(model, c, ffn->fc1(), t, hidden),
-                TableStep(c, ffn, hidden), LinearStep(model, c, ffn->fc2(), hidden, c.output, &r3));
+                NormStep(model, c, b->norm3(), a, t, nullptr), EA_FFN_STEP(LinearStep(model, c, ffn->fc1(), t, hidden)),
+                TableStep(c, ffn, hidden), EA_FFN_STEP(LinearStep(model, c, ffn->fc2(), hidden, c.output, &r3)));
     } else {
       run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), t, a, &r2),
-                NormStep(model, c, b->norm2(), a, t, a), LinearStep(model, c, ffn->fc1(), t, hidden),
-                TableStep(c, ffn, hidden), LinearStep(model, c, ffn->fc2(), hidden, c.output, &r3),
+                NormStep(model, c, b->norm2(), a, t, a), EA_FFN_STEP(LinearStep(model, c, ffn->fc1(), t, hidden)),
+                TableStep(c, ffn, hidden), EA_FFN_STEP(LinearStep(model, c, ffn->fc2(), hidden, c.output, &r3)),
                 NormStep(model, c, b->norm3(), c.output, nullptr, c.output));
     }
     return;
@@ -414,16 +414,17 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
               LinearStep(model, c, ca->q_proj(), a, xb.q));
     mha_attend(ca, cross, xb);
     run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), t, a, &r2), NormStep(model, c, b->norm3(), a, o),
-              LinearStep(model, c, ffn->fc1(), o, hidden), TableStep(c, ffn, hidden),
-              LinearStep(model, c, ffn->fc2(), hidden, c.output, &r3));
+              EA_FFN_STEP(LinearStep(model, c, ffn->fc1(), o, hidden)), TableStep(c, ffn, hidden),
+              EA_FFN_STEP(LinearStep(model, c, ffn->fc2(), hidden, c.output, &r3)));
   } else {
     const Residual r2 = {b->add2(), a}, r3 = {b->add3(), a};
     run_chain(c, rows, unit, LinearStep(model, c, sa->out_proj(), sb.ctx, o, &r1), NormStep(model, c, b->norm1(), o, a),
               LinearStep(model, c, ca->q_proj(), a, xb.q));
     mha_attend(ca, cross, xb);
     run_chain(c, rows, unit, LinearStep(model, c, ca->out_proj(), t, o, &r2), NormStep(model, c, b->norm2(), o, a),
-              LinearStep(model, c, ffn->fc1(), a, hidden), TableStep(c, ffn, hidden),
-              LinearStep(model, c, ffn->fc2(), hidden, o, &r3), NormStep(model, c, b->norm3(), o, c.output));
+              EA_FFN_STEP(LinearStep(model, c, ffn->fc1(), a, hidden)), TableStep(c, ffn, hidden),
+              EA_FFN_STEP(LinearStep(model, c, ffn->fc2(), hidden, o, &r3)),
+              NormStep(model, c, b->norm3(), o, c.output));
   }
 }
 

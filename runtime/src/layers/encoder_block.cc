@@ -275,8 +275,9 @@ void run(const fb::Model& model, const Call& c, int) {
       run_chain(c, rows, unit, NormStep(model, c, b->norm1(), c.query, a, nullptr), mha_qkv_step(model, m, c, a, mb));
       mha_attend(m, attn, mb);
       run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o, &res1),
-                NormStep(model, c, b->norm2(), o, a, nullptr), LinearStep(model, c, b->ffn()->fc1(), a, hidden),
-                TableStep(c, b->ffn(), hidden), LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &add2));
+                NormStep(model, c, b->norm2(), o, a, nullptr),
+                EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc1(), a, hidden)), TableStep(c, b->ffn(), hidden),
+                EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &add2)));
     } else {
       const Residual add2 = {b->add2(), o, true};
       run_chain(c, rows, unit,
@@ -284,8 +285,9 @@ void run(const fb::Model& model, const Call& c, int) {
                 mha_qkv_step(model, m, c, a, mb));
       mha_attend(m, attn, mb);
       run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o, &res1),
-                NormStep(model, c, b->norm1(), o, a, o), LinearStep(model, c, b->ffn()->fc1(), a, hidden),
-                TableStep(c, b->ffn(), hidden), LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &add2),
+                NormStep(model, c, b->norm1(), o, a, o),
+                EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc1(), a, hidden)), TableStep(c, b->ffn(), hidden),
+                EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &add2)),
                 NormStep(model, c, b->norm2(), c.output, nullptr, c.output));
     }
     return;
@@ -296,15 +298,16 @@ void run(const fb::Model& model, const Call& c, int) {
     run_chain(c, rows, unit, NormStep(model, c, b->norm1(), c.query, a), mha_qkv_step(model, m, c, a, mb));
     mha_attend(m, attn, mb);
     run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o, &res1), NormStep(model, c, b->norm2(), o, a),
-              LinearStep(model, c, b->ffn()->fc1(), a, hidden), TableStep(c, b->ffn(), hidden),
-              LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &res2));
+              EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc1(), a, hidden)), TableStep(c, b->ffn(), hidden),
+              EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &res2)));
   } else {
     const Residual res2 = {b->add2(), a};
     run_chain(c, rows, unit, mha_qkv_step(model, m, c, c.query, mb));
     mha_attend(m, attn, mb);
     run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o, &res1), NormStep(model, c, b->norm1(), o, a),
-              LinearStep(model, c, b->ffn()->fc1(), a, hidden), TableStep(c, b->ffn(), hidden),
-              LinearStep(model, c, b->ffn()->fc2(), hidden, o, &res2), NormStep(model, c, b->norm2(), o, c.output));
+              EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc1(), a, hidden)), TableStep(c, b->ffn(), hidden),
+              EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc2(), hidden, o, &res2)),
+              NormStep(model, c, b->norm2(), o, c.output));
   }
 }
 

@@ -3,6 +3,7 @@
 #include "../xnnpack_backend.h"
 #include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/stage_profile.h"
 
 namespace edgeattn {
 
@@ -41,6 +42,8 @@ void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l,
 }
 
 void Projection::Rows(int r0, int r1, const void* x, void* y) const {
+  EA_STAGE_MACS(static_cast<long long>(r1 - r0) * in * out);
+  EA_STAGE_ENTER(outer, EA_STAGE_GEMM);
   const size_t at = static_cast<size_t>(r0) * out;
   if (s8 || !kWithF32) {
     const int8_t* xr = static_cast<const int8_t*>(x) + static_cast<size_t>(r0) * in;
@@ -61,9 +64,12 @@ void Projection::Rows(int r0, int r1, const void* x, void* y) const {
                            w_stride, biasf, yr, out);
     if (res != nullptr) k::f32_add_kernel()(r1 - r0, out, static_cast<const float*>(res) + at, out, yr, out, yr, out);
   }
+  EA_STAGE_LEAVE(outer);
 }
 
 void Projection::Channels(int c0, int c1, int rows, const void* x, void* y) const {
+  EA_STAGE_MACS(static_cast<long long>(rows) * (c1 - c0) * in);
+  EA_STAGE_ENTER(outer, EA_STAGE_GEMM);
   if (s8 || !kWithF32) {
     const size_t block_bytes = static_cast<size_t>(k::kLinearChannelBlock) * static_cast<size_t>((in + 3) / 4 * 4);
     const int8_t* w = w8 + static_cast<size_t>(c0 / k::kLinearChannelBlock) * block_bytes;
@@ -90,6 +96,7 @@ void Projection::Channels(int c0, int c1, int rows, const void* x, void* y) cons
                            biasf != nullptr ? biasf + c0 : nullptr, yc, out);
     if (res != nullptr) k::f32_add_kernel()(rows, c1 - c0, static_cast<const float*>(res) + c0, out, yc, out, yc, out);
   }
+  EA_STAGE_LEAVE(outer);
 }
 
 LinearStep::LinearStep(const fb::Model& model, const Call& c, const fb::Linear* const* ls, int n, const void* x,

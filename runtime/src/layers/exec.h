@@ -12,6 +12,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/kernels/requant.h"
+#include "edgeattn/kernels/stage_profile.h"
 #include "edgeattn/kernels/task_split.h"
 #include "edgeattn/plan.h"
 
@@ -294,6 +295,34 @@ class LinearStep {
   Residual res_ = {};
   bool has_res_ = false;
 };
+
+// A step counted in the FFN stage (its GEMMs as the FFN's): the stage
+// profile of the Cortex-M bench only; elsewhere the step itself.
+#if defined(EA_STAGE_PROFILE) && EA_STAGE_PROFILE
+template <typename S>
+struct FfnStep {
+  S s;
+  uint64_t work_per_row;
+  void Prepare() { s.Prepare(); }
+  void Rows(int r0, int r1, int w) const {
+    EA_STAGE_ENTER(outer, EA_STAGE_FFN);
+    s.Rows(r0, r1, w);
+    EA_STAGE_LEAVE(outer);
+  }
+  void Alone(int rows) const {
+    EA_STAGE_ENTER(outer, EA_STAGE_FFN);
+    s.Alone(rows);
+    EA_STAGE_LEAVE(outer);
+  }
+};
+template <typename S>
+FfnStep<S> ffn_step(const S& s) {
+  return FfnStep<S>{s, s.work_per_row};
+}
+#define EA_FFN_STEP(step) ::edgeattn::ffn_step(step)
+#else
+#define EA_FFN_STEP(step) step
+#endif
 
 // A layer's LayerShape from its kind's shape() (what its plan was made
 // from: Model::ShapeOf without the kind lookup), for a run's layout().

@@ -5,6 +5,7 @@
 // contract 6: exact for int8 input, no libm on the device). Also the FFN step
 // of the transformer blocks (parts.h).
 #include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/stage_profile.h"
 #include "layer_kind.h"
 #include "parts.h"
 
@@ -43,6 +44,7 @@ TableStep::TableStep(const Call& c, const fb::FeedForward* f, void* hidden)
     : work_per_row(kernels::kTableWorkPerElement * f->hidden_dim()), c_(c), f_(f), hidden_(hidden) {}
 
 void TableStep::Rows(int r0, int r1, int) const {
+  EA_STAGE_ENTER(outer, EA_STAGE_FFN);
   const int h = static_cast<int>(f_->hidden_dim());
   uint8_t* hr =
       static_cast<uint8_t*>(hidden_) + static_cast<size_t>(r0) * static_cast<size_t>(h) * elem_size(c_.int8());
@@ -53,6 +55,7 @@ void TableStep::Rows(int r0, int r1, int) const {
     kernels::f32_activation_kernel()(r1 - r0, h, reinterpret_cast<float*>(hr), h,
                                      static_cast<int32_t>(f_->activation()));
   }
+  EA_STAGE_LEAVE(outer);
 }
 
 void TableStep::Alone(int rows) const {
@@ -63,8 +66,8 @@ void TableStep::Alone(int rows) const {
 void run_ffn(const fb::Model& model, const Call& c, const fb::FeedForward* f, int rows, const void* x,
              void* hidden, void* y, const Residual* r) {
   // fc1, the activation and fc2 of a row tile in one task (run_chain).
-  run_chain(c, rows, kernels::kLinearRowUnit, LinearStep(model, c, f->fc1(), x, hidden), TableStep(c, f, hidden),
-            LinearStep(model, c, f->fc2(), hidden, y, r));
+  run_chain(c, rows, kernels::kLinearRowUnit, EA_FFN_STEP(LinearStep(model, c, f->fc1(), x, hidden)),
+            TableStep(c, f, hidden), EA_FFN_STEP(LinearStep(model, c, f->fc2(), hidden, y, r)));
 }
 
 namespace {

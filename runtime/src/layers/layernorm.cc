@@ -3,6 +3,7 @@
 // exact integer square root per row), so no FPU and the same bytes on every
 // path. Also the normalization step of the transformer blocks (parts.h).
 #include "edgeattn/kernels/dispatch.h"
+#include "edgeattn/kernels/stage_profile.h"
 #include "layer_kind.h"
 #include "parts.h"
 
@@ -51,6 +52,7 @@ NormStep::NormStep(const fb::Model& model, const Call& c, const fb::LayerNorm* n
       y16_(y16) {}
 
 void NormStep::Rows(int r0, int r1, int) const {
+  EA_STAGE_ENTER(outer, EA_STAGE_LAYERNORM);
   const int dim = static_cast<int>(n_->dim());
   const size_t row_bytes = static_cast<size_t>(dim) * elem_size(c_.int8());
   const size_t r = static_cast<size_t>(r0) * static_cast<size_t>(dim);
@@ -77,6 +79,7 @@ void NormStep::Rows(int r0, int r1, int) const {
       a.y16_stride = dim;
     }
     kernels::qs16_layernorm_kernel()(a);
+    EA_STAGE_LEAVE(outer);
     return;
   }
   const void* xr = static_cast<const uint8_t*>(x_) + static_cast<size_t>(r0) * row_bytes;
@@ -101,6 +104,7 @@ void NormStep::Rows(int r0, int r1, int) const {
                                     tensor_data<float>(model_, n_->gain()),
                                     tensor_data<float>(model_, n_->bias()), static_cast<float*>(yr), dim);
   }
+  EA_STAGE_LEAVE(outer);
 }
 
 void run_layernorm(const fb::Model& model, const Call& c, const fb::LayerNorm* n, int rows, const void* x,

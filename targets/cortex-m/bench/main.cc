@@ -13,6 +13,7 @@
 #include "bahdanau_model.h"
 #include "bench_core.h"
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/kernels/stage_profile.h"
 #include "encoder_block_model.h"
 #include "platform.h"
 #include "pooling_model.h"
@@ -90,7 +91,187 @@ __attribute__((noinline)) void spin(uint32_t n) {
       : "+r"(n)::"cc");
 }
 
+#if EA_STAGE_PROFILE
+// The stage profile (ea_cm_bench_stages): the runtime's hooks
+// (kernels/include/edgeattn/kernels/stage_profile.h) switch the stage that
+// SysTick's ticks are counted to, during one run of each layer. A hook's own
+// ticks, from its first reading to its second, go to "hooks", so the stages
+// carry only the calls around them. The hooks read SysTick's 24-bit down
+// counter alone (one load), so a span must stay under 2^24 ticks (670 million
+// instructions on these boards).
+enum Bucket { kOther, kProj, kScores, kSoftmax, kWsum, kFfn, kFfnGemm, kNorm, kHooks, kBuckets };
+uint64_t g_ticks[kBuckets];
+long long g_macs[2];  // projections, FFN
+int g_bucket = kOther;
+uint32_t g_last = 0;
+bool g_armed = false;
+uint32_t g_start = 0;
+uint64_t g_total = 0;
+
+uint32_t systick() { return *reinterpret_cast<volatile uint32_t*>(0xE000E018u); }
+uint32_t ticks_between(uint32_t from, uint32_t to) { return (from - to) & 0x00FFFFFFu; }  // it counts down
+
+int public_stage(int b) {
+  switch (b) {
+    case kProj: case kFfnGemm: return EA_STAGE_GEMM;
+    case kScores: return EA_STAGE_SCORES;
+    case kSoftmax: return EA_STAGE_SOFTMAX;
+    case kWsum: return EA_STAGE_WSUM;
+    case kFfn: return EA_STAGE_FFN;
+    case kNorm: return EA_STAGE_LAYERNORM;
+    default: return EA_STAGE_OTHER;
+  }
+}
+
+int bucket_of(int stage, int from) {
+  switch (stage) {
+    case EA_STAGE_GEMM: return from == kFfn ? kFfnGemm : kProj;
+    case EA_STAGE_SCORES: return kScores;
+    case EA_STAGE_SOFTMAX: return kSoftmax;
+    case EA_STAGE_WSUM: return kWsum;
+    case EA_STAGE_FFN: return kFfn;
+    case EA_STAGE_LAYERNORM: return kNorm;
+    default: return kOther;
+  }
+}
+
+// The bench core's tick source for the profiled run: its first reading (just
+// before Interpreter::Run) arms the profile, its second closes it.
+uint64_t profiled_now() {
+  const uint32_t t = systick();
+  if (!g_armed) {
+    for (uint64_t& b : g_ticks) b = 0;
+    g_macs[0] = g_macs[1] = 0;
+    g_bucket = kOther;
+    g_start = g_last = t;
+    g_armed = true;
+  } else {
+    g_ticks[g_bucket] += ticks_between(g_last, t);
+    g_total = ticks_between(g_start, t);
+    g_armed = false;
+  }
+  return g_armed ? 0 : ea_cm::ticks_to_instructions(g_total);  // RunLayer's elapsed: the span
+}
+#endif
+
 }  // namespace
+
+#if EA_STAGE_PROFILE
+extern "C" int ea_stage_enter(int stage) {
+  if (!g_armed) return EA_STAGE_OTHER;
+  const uint32_t t = systick();
+  g_ticks[g_bucket] += ticks_between(g_last, t);
+  const int left = public_stage(g_bucket);
+  g_bucket = bucket_of(stage, g_bucket);
+  g_last = systick();
+  g_ticks[kHooks] += ticks_between(t, g_last);
+  return left;
+}
+
+extern "C" void ea_stage_macs(long long macs) {
+  if (g_armed) g_macs[g_bucket == kFfn ? 1 : 0] += macs;
+}
+
+namespace {
+
+// num / den as "N.NNNN" (no printf on the board).
+void write_ratio(uint64_t num, uint64_t den) {
+  const uint64_t q = den == 0 ? 0 : (num * 10000 + den / 2) / den;
+  ea_cm::write_uint(q / 10000);
+  char digits[6] = {'.', 0, 0, 0, 0, 0};
+  for (int i = 4, v = static_cast<int>(q % 10000); i >= 1; --i, v /= 10) digits[i] = static_cast<char>('0' + v % 10);
+  ea_cm::write(digits);
+}
+
+// Whether the layer's kind runs the stage (its hooks must have counted it).
+bool runs(ea_layer_kind k, int bucket) {
+  const bool block = k == EA_LAYER_ENCODER_BLOCK || k == EA_LAYER_DECODER_BLOCK;
+  const bool attention = block || k == EA_LAYER_MULTI_HEAD_ATTENTION;
+  switch (bucket) {
+    case kProj: return attention || k == EA_LAYER_LINEAR;
+    case kScores: case kSoftmax: case kWsum: return attention;
+    case kFfn: case kFfnGemm: return block || k == EA_LAYER_FEED_FORWARD;
+    case kNorm: return block || k == EA_LAYER_LAYERNORM;
+    default: return false;
+  }
+}
+
+// One more run of the layer with the profile armed; prints its "stages" and
+// "gemm" lines and returns whether the stages add up to the run's total.
+bool profile_layer(const char* model_name, Model& model, Interpreter& interp, int layer, bool cached) {
+  bench::Options o;
+  o.warmup = 0;
+  o.iters = 1;
+  o.cached = cached;
+  const bench::Workspace ws = {g_io, sizeof g_io, g_samples, kMaxSamples};
+  bench::LayerResult r;
+  const char* why = "";
+  if (bench::RunLayer(model, interp, layer, o, profiled_now, ws, &r, &why) != Status::kOk) return false;
+  uint64_t sum = 0;
+  for (uint64_t b : g_ticks) sum += b;
+  // Each bucket in instructions; "other" takes the total's rest, so the line adds up exactly.
+  uint64_t in[kBuckets];
+  uint64_t named = 0;
+  for (int b = kOther + 1; b < kBuckets; ++b) named += in[b] = ea_cm::ticks_to_instructions(g_ticks[b]);
+  const uint64_t total = ea_cm::ticks_to_instructions(g_total);
+  in[kOther] = total - named;
+  ea_cm::write("stages ");
+  ea_cm::write(model_name);
+  ea_cm::write("/");
+  ea_cm::write(r.name);
+  ea_cm::write(cached ? " cached" : "");
+  ea_cm::write(" total=");
+  ea_cm::write_uint(total);
+  ea_cm::write(" proj=");
+  ea_cm::write_uint(in[kProj]);
+  ea_cm::write(" scores=");
+  ea_cm::write_uint(in[kScores]);
+  ea_cm::write(" softmax=");
+  ea_cm::write_uint(in[kSoftmax]);
+  ea_cm::write(" wsum=");
+  ea_cm::write_uint(in[kWsum]);
+  ea_cm::write(" ffn=");
+  ea_cm::write_uint(in[kFfn] + in[kFfnGemm]);
+  ea_cm::write(" layernorm=");
+  ea_cm::write_uint(in[kNorm]);
+  ea_cm::write(" other=");
+  ea_cm::write_uint(in[kOther]);
+  ea_cm::write(" hooks=");
+  ea_cm::write_uint(in[kHooks]);
+  ea_cm::write_line("");
+  const uint64_t macs = static_cast<uint64_t>(g_macs[0] + g_macs[1]);
+  if (macs != 0) {
+    const uint64_t gemm = in[kProj] + in[kFfnGemm];
+    ea_cm::write("gemm ");
+    ea_cm::write(model_name);
+    ea_cm::write("/");
+    ea_cm::write(r.name);
+    ea_cm::write(cached ? " cached" : "");
+    ea_cm::write(" macs=");
+    ea_cm::write_uint(macs);
+    ea_cm::write(" instr=");
+    ea_cm::write_uint(gemm);
+    ea_cm::write(" instr_per_mac=");
+    write_ratio(gemm, macs);
+    // The core's floor: SMLAD does 2 multiply-adds (M4), VMLADAVA.S8 16 (M55).
+#if defined(__ARM_FEATURE_MVE)
+    ea_cm::write(" floor=0.0625");
+#else
+    ea_cm::write(" floor=0.5000");
+#endif
+    ea_cm::write_line("");
+  }
+  // The buckets, counted apart, must cover the run exactly; each stage the
+  // kind runs must have been seen; where every stage has hooks (attention,
+  // blocks) the rest must stay small.
+  bool ok = sum == g_total && g_total != 0 && !g_armed;
+  for (int b = kOther + 1; b < kHooks; ++b) ok = ok && (!runs(r.kind, b) || g_ticks[b] != 0);
+  if (runs(r.kind, kScores)) ok = ok && in[kOther] * 4 < total;
+  return ok;
+}
+
+}  // namespace
+#endif
 
 int main() {
   start_counter();
@@ -165,6 +346,12 @@ int main() {
         ea_cm::write(" output=");
         ea_cm::write_hex32(r.output_hash);  // FNV-1a, as edgeattn-bench prints it
         ea_cm::write_line("");
+#if EA_STAGE_PROFILE
+        if (!profile_layer(e.name, model, interp, layer, cached != 0)) {
+          ea_cm::write_line("FAIL: the stages do not add up to the layer's total");
+          ++failed;
+        }
+#endif
       }
     }
   }
