@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "build_options.h"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/kernels/packed_weights.h"
@@ -37,6 +38,10 @@ struct Checker {
   const char* layer;
   const uint8_t* data;
   size_t data_size;
+  // Set by a check that fails because this build left a path out: the
+  // layer is valid, the runtime cannot run it (EA_UNSUPPORTED, not
+  // EA_INVALID_MODEL).
+  bool unsupported = false;
 
   bool Fail() { return false; }
   ErrorMessage& Msg() {
@@ -71,6 +76,16 @@ struct Checker {
       return false;
     }
     return true;
+  }
+
+  // The layer uses the 16-bit residual stream: false (EA_UNSUPPORTED) in a
+  // build without it. A constant there, so `c.Stream16() && verify...` drops
+  // the stream's checks too.
+  bool Stream16() {
+    if (kWithInt16Stream) return true;
+    Msg() << "uses the int16 residual stream; this runtime was built without it (EA_WITH_INT16_STREAM=OFF)";
+    unsupported = true;
+    return false;
   }
 
   // An int16 tensor of the 16-bit residual stream: symmetric, zero point 0.
@@ -135,76 +150,9 @@ struct Checker {
   }
 
   // A constant tensor: dtype, logical rows x cols, bytes inside Model.data.
+  // Out of line (checker.cc): inline, each layer module kept a copy of its own.
   bool Tensor(const fb::Tensor* t, fb::DType dtype, uint32_t rows, uint32_t cols, const char* what,
-              fb::WeightLayout layout = fb::WeightLayout::RowMajor) {
-    if (t == nullptr) {
-      Msg() << "missing tensor " << what;
-      return false;
-    }
-    const char* name = t->name() != nullptr ? t->name()->c_str() : what;
-    if (t->dtype() != dtype) {
-      Msg() << "tensor '" << name << "' is " << dtype_name(t->dtype()) << ", expected "
-            << dtype_name(dtype);
-      return false;
-    }
-    const auto* shape = t->shape();
-    uint64_t elements = 1;
-    if (shape == nullptr || shape->size() == 0 || shape->size() > 2) {
-      Msg() << "tensor '" << name << "' must have 1 or 2 dimensions";
-      return false;
-    }
-    for (uint32_t i = 0; i < shape->size(); ++i) elements *= shape->Get(i);
-    const uint32_t last = shape->Get(shape->size() - 1);
-    const uint32_t shape_rows = shape->size() == 2 ? shape->Get(0) : 1;
-    // 1-D tensors of `cols` elements may also be written as [1, cols].
-    if (elements != uint64_t{rows} * cols || last != cols || shape_rows != rows) {
-      Msg() << "tensor '" << name << "' has shape that does not match " << rows << " x " << cols;
-      return false;
-    }
-    if (t->layout() != layout) {
-      Msg() << "tensor '" << name << "' has layout " << fb::EnumNameWeightLayout(t->layout())
-            << ", expected " << fb::EnumNameWeightLayout(layout);
-      return false;
-    }
-    uint64_t bytes = 0;
-    if (layout == fb::WeightLayout::PackedK4N16) {
-      // rows and cols are at most kMaxDim (checked by the layer), so these fit.
-      const uint32_t kp = static_cast<uint32_t>(kernels::packed_k(static_cast<int>(cols)));
-      if (t->row_stride() != kp) {
-        Msg() << "tensor '" << name << "' row stride " << t->row_stride() << " != " << kp
-              << " (packed K4N16 weights are round_up(in, 4) wide)";
-        return false;
-      }
-      bytes = kernels::packed_weight_bytes(static_cast<int>(rows), static_cast<int>(cols));
-    } else {
-      if (t->row_stride() < cols || t->row_stride() > kMaxDim + 64) {
-        Msg() << "tensor '" << name << "' row stride " << t->row_stride() << " < " << cols;
-        return false;
-      }
-      bytes = uint64_t{rows} * t->row_stride() * dtype_size(dtype);
-    }
-    if (t->size() != bytes) {
-      Msg() << "tensor '" << name << "' size " << t->size() << " != " << bytes;
-      return false;
-    }
-    if (t->offset() % EA_ALIGNMENT != 0 || t->offset() > data_size ||
-        data_size - t->offset() < bytes) {
-      Msg() << "tensor '" << name << "' bytes [" << t->offset() << ", +" << t->size()
-            << ") are misaligned or outside the weight data";
-      return false;
-    }
-    if (dtype == fb::DType::S8 && rows > 0) {
-      const auto* scale = t->scale();
-      if (scale == nullptr || (scale->size() != rows && scale->size() != 1)) {
-        Msg() << "tensor '" << name << "' needs one weight scale or one per output channel";
-        return false;
-      }
-      for (uint32_t i = 0; i < scale->size(); ++i) {
-        if (!Positive(scale->Get(i), "weight scale")) return false;
-      }
-    }
-    return true;
-  }
+              fb::WeightLayout layout = fb::WeightLayout::RowMajor);
 
   // The int8 linear kernels accumulate bias[n] + sum_k w x in int32, and
   // |w x| <= 128 * 128, so every bias must leave in * 2^14 of headroom on

@@ -142,7 +142,7 @@ Status Interpreter::RunDecoderToken(const int32_t* token, int position, int32_t*
     Status status = Status::kOk;
     switch (token_step(*model_->layer(layer))) {
       case TokenStep::kKvCache:
-        status = StepWith(layer, query, output, nullptr, /*buffers_checked=*/true);
+        status = StepWith(layer, query, output, nullptr, /*check_buffers=*/nullptr);
         break;
       case TokenStep::kPosition: {  // the row plus the table's row at this position
         const LayerShape shape = model_->ShapeOf(layer);
@@ -167,7 +167,7 @@ Status Interpreter::RunDecoderToken(const int32_t* token, int position, int32_t*
         a.q_len = 1;
         a.output = output;
         a.use_cached_keys = token_step(*model_->layer(layer)) == TokenStep::kCachedMemory;
-        status = RunWith(layer, a, nullptr, arena_bytes_, /*buffers_checked=*/true);
+        status = RunWith(layer, a, nullptr, arena_bytes_, /*check_buffers=*/nullptr);
         break;
       }
       case TokenStep::kNone:  // refused at load

@@ -30,6 +30,8 @@ bool aligned(const void* p, size_t alignment) {
   return reinterpret_cast<uintptr_t>(p) % alignment == 0;
 }
 
+}  // namespace
+
 // Alignment and aliasing of the caller's buffers (after the length checks, so
 // the sizes below are the exact bytes the kernels touch):
 //  - float inputs/outputs must be 4-byte aligned, int8 attention weights
@@ -39,10 +41,10 @@ bool aligned(const void* p, size_t alignment) {
 // Inputs may overlap each other (e.g. key == value). A layer that reads
 // nothing of an input (self-attention keys, pooling query, cached keys)
 // ignores that pointer.
-Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo& info,
-                     const uint8_t* arena_base, size_t arena_bytes, ErrorMessage& error_) {
+Status Interpreter::CheckBuffers(const Call& c, const LayerKindModule& kind, const LayerInfo& info,
+                                 const uint8_t* arena_base, size_t arena_bytes, ErrorMessage& error) {
   const char* name = c.layer->name()->c_str();
-  const size_t es = elem_size(c.s8);
+  const size_t es = elem_size(c.int8());
   // A pooling kind's rows are its keys, in its input's element type (int16: the residual stream).
   const size_t key_es = kind.learned_query ? elem_size(info.input_dtype) : es;
   const size_t q = static_cast<size_t>(c.q_len), kv = static_cast<size_t>(c.kv_len);
@@ -57,7 +59,7 @@ Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo
       {reads_value ? c.value : nullptr, kv * info.value_dim * es, "value"}};
   const Span out = {c.output, out_rows * info.output_dim * elem_size(info.output_dtype), "output"};
   const Span weights = {c.weights,
-                        static_cast<size_t>(info.num_heads) * q * kv * (c.s8 ? 2 : 4),
+                        static_cast<size_t>(info.num_heads) * q * kv * (c.int8() ? 2 : 4),
                         "attn_weights"};
   const Span arena = {arena_base, arena_bytes, "the arena"};
   // int8 rows: any alignment; float rows, token ids and class indices: 4 bytes.
@@ -65,49 +67,47 @@ Status check_buffers(const Call& c, const LayerKindModule& kind, const LayerInfo
   for (int i = 0; i < 3; ++i) {
     if (inputs[i].p != nullptr && !aligned(inputs[i].p, in_align[i])) {
       const ea_dtype t = i == 0 || (i == 1 && kind.learned_query) ? info.input_dtype : info.dtype;
-      error_ << "layer '" << name << "': " << (t == EA_S32 ? "token-id " : t == EA_S16 ? "int16 " : "float ")
-             << inputs[i].what << " must be " << in_align[i] << "-byte aligned";
+      error << "layer '" << name << "': " << (t == EA_S32 ? "token-id " : t == EA_S16 ? "int16 " : "float ")
+            << inputs[i].what << " must be " << in_align[i] << "-byte aligned";
       return Status::kInvalidArgument;
     }
   }
   if (!aligned(out.p, elem_size(info.output_dtype))) {
-    error_ << "layer '" << name << "': "
-           << (info.output_dtype == EA_S32 ? "index" : info.output_dtype == EA_S16 ? "int16" : "float")
-           << " output must be " << elem_size(info.output_dtype) << "-byte aligned";
+    error << "layer '" << name << "': "
+          << (info.output_dtype == EA_S32 ? "index" : info.output_dtype == EA_S16 ? "int16" : "float")
+          << " output must be " << elem_size(info.output_dtype) << "-byte aligned";
     return Status::kInvalidArgument;
   }
-  if (weights.p != nullptr && !aligned(weights.p, c.s8 ? 2 : 4)) {
-    error_ << "layer '" << name << "': attn_weights must be " << (c.s8 ? 2 : 4)
-           << "-byte aligned";
+  if (weights.p != nullptr && !aligned(weights.p, c.int8() ? 2 : 4)) {
+    error << "layer '" << name << "': attn_weights must be " << (c.int8() ? 2 : 4)
+          << "-byte aligned";
     return Status::kInvalidArgument;
   }
   for (const Span* w : {&out, &weights}) {
     if (overlaps(*w, arena)) {
-      error_ << "layer '" << name << "': " << w->what << " overlaps the arena";
+      error << "layer '" << name << "': " << w->what << " overlaps the arena";
       return Status::kInvalidArgument;
     }
     for (const Span& sp : inputs) {
       if (overlaps(*w, sp)) {
-        error_ << "layer '" << name << "': " << w->what << " overlaps the " << sp.what
-               << " input";
+        error << "layer '" << name << "': " << w->what << " overlaps the " << sp.what
+              << " input";
         return Status::kInvalidArgument;
       }
     }
   }
   if (overlaps(out, weights)) {
-    error_ << "layer '" << name << "': output overlaps attn_weights";
+    error << "layer '" << name << "': output overlaps attn_weights";
     return Status::kInvalidArgument;
   }
   for (const Span& sp : inputs) {
     if (overlaps(sp, arena)) {
-      error_ << "layer '" << name << "': the " << sp.what << " input overlaps the arena";
+      error << "layer '" << name << "': the " << sp.what << " input overlaps the arena";
       return Status::kInvalidArgument;
     }
   }
   return Status::kOk;
 }
-
-}  // namespace
 
 Status Interpreter::Init(const Model* model, void* arena, size_t arena_bytes, int max_q_len,
                          int max_kv_len) {
@@ -323,7 +323,7 @@ Status Interpreter::Run(int layer, const RunArgs& args) {
 }
 
 Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* range,
-                            size_t checked_arena_bytes, bool buffers_checked) {
+                            size_t checked_arena_bytes, BufferCheck check_buffers) {
   Status s = CheckLayer(layer);
   if (s != Status::kOk) return s;
   const fb::Layer* l = model_->layer(layer);
@@ -407,7 +407,7 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
     error_ << "layer '" << name << "' (" << kind.name << ") has no attention weights: pass attn_weights = null";
     return Status::kInvalidArgument;
   }
-  if (!buffers_checked) {
+  if (check_buffers != nullptr) {
     s = check_buffers(c, kind, info, arena_, checked_arena_bytes, error_);
     if (s != Status::kOk) return s;
   }
@@ -569,7 +569,7 @@ Status Interpreter::RunGraphSteps(const ModelInputs& in, int n, void* last_outpu
     a.output = s == n - 1 && last_output != nullptr ? last_output : arena_ + activation_offset_[s];
     rows[s] = step_output_rows(io, r);
     valid[s] = step_output_rows(io, v);  // class tokens are valid rows; a pooled row is
-    const Status status = RunWith(layer, a, nullptr, arena_bytes_, /*buffers_checked=*/true);
+    const Status status = RunWith(layer, a, nullptr, arena_bytes_, /*check_buffers=*/nullptr);
     if (status != Status::kOk) return status;
   }
   return Status::kOk;
@@ -614,10 +614,11 @@ int Interpreter::CachedLength(int layer) const {
 }
 
 Status Interpreter::Step(int layer, const void* query, void* output, void* attn_weights) {
-  return StepWith(layer, query, output, attn_weights, false);
+  return StepWith(layer, query, output, attn_weights, CheckBuffers);
 }
 
-Status Interpreter::StepWith(int layer, const void* query, void* output, void* attn_weights, bool buffers_checked) {
+Status Interpreter::StepWith(int layer, const void* query, void* output, void* attn_weights,
+                             BufferCheck check_buffers) {
   Status s = CheckKvCacheLayer(layer);
   if (s != Status::kOk) return s;
   const fb::Layer* l = model_->layer(layer);
@@ -665,7 +666,7 @@ Status Interpreter::StepWith(int layer, const void* query, void* output, void* a
   c.xnn = xnn_table_;
   Pool pool;
   c.pool = MakePool(&pool);
-  if (!buffers_checked) {
+  if (check_buffers != nullptr) {
     s = check_buffers(c, kind, layer_info(*l), arena_, arena_bytes_, error_);
     if (s != Status::kOk) return s;
   }

@@ -121,8 +121,8 @@ Status Model::VerifyLayer(int index) {
     return Status::kInvalidModel;
   }
   const bool s8 = l->dtype() == fb::DType::S8;
-  if (!s8 && kernels::f32_linear_kernel() == nullptr) {
-    c.Msg() << "is a float layer; this build is int8-only (EA_INT8_ONLY)";
+  if (!s8 && !kWithF32) {
+    c.Msg() << "is a float layer; this runtime was built without float layers (EA_INT8_ONLY=ON)";
     return Status::kUnsupported;
   }
   // A union type without its table verifies (the table is optional in
@@ -147,7 +147,7 @@ Status Model::VerifyLayer(int index) {
     c.Msg() << "unknown layer kind " << static_cast<int>(l->options_type());
     return Status::kInvalidModel;
   }
-  if (!kind->verify(c, *l, s8)) return Status::kInvalidModel;
+  if (!kind->verify(c, *l, s8)) return c.unsupported ? Status::kUnsupported : Status::kInvalidModel;
 
   const LayerPlan plan = plan_layer(layer_shape(*l), static_cast<int>(l->max_q_len()),
                                     static_cast<int>(l->max_kv_len()));

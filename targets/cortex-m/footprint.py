@@ -16,6 +16,10 @@ FLASH_SECTIONS = {".isr_vector", ".text", ".rodata", ".ARM.extab", ".ARM.exidx",
 def component(path):
     m = re.search(r"lib([A-Za-z0-9_]+)\.a\(", path)
     if m:
+        # A firmware's own runtime (ea_cm_add_firmware RUNTIME_DEFINES),
+        # libedgeattn_runtime_<firmware>.a, counts as the runtime.
+        if m.group(1).startswith("edgeattn_runtime_"):
+            return "libedgeattn_runtime"
         return "lib" + m.group(1)
     # A firmware built with only some layer kinds (ea_cm_add_firmware KINDS)
     # has the runtime's kind table as an object of its own: runtime code.

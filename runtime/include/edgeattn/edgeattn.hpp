@@ -27,6 +27,8 @@ struct GraphStep;
 }  // namespace fb
 struct RangeScale;
 struct Pool;
+struct Call;
+struct LayerKindModule;
 
 enum class Status : uint8_t {
   kOk = EA_OK,
@@ -258,13 +260,19 @@ class Interpreter {
   // CacheKeys and Step after their checks (Generate's buffers are the
   // arena's own, which the caller-buffer checks refuse).
   void FillKeyCache(int layer, const void* key, const void* value, int kv_len, int kv_valid_len);
-  Status StepWith(int layer, const void* query, void* output, void* attn_weights, bool buffers_checked);
+  // The checks of the caller's buffers of one layer call (alignment,
+  // overlaps), which Run, Step and range mode pass to RunWith / StepWith.
+  // Invoke's and Generate's steps pass null (their buffers are the arena's
+  // own; Invoke checks the caller's once), so firmware that calls neither
+  // Run nor Step links none of it.
+  static Status CheckBuffers(const Call& c, const LayerKindModule& kind, const LayerInfo& info,
+                             const uint8_t* arena_base, size_t arena_bytes, ErrorMessage& error);
+  using BufferCheck = decltype(&CheckBuffers);
+  Status StepWith(int layer, const void* query, void* output, void* attn_weights, BufferCheck check_buffers);
   // Run, optionally in range mode; caller buffers must not overlap the first
   // checked_arena_bytes of the arena.
-  // Invoke's steps pass their own arena buffers: buffers_checked skips the
-  // caller-buffer checks (Invoke checks the caller's once).
   Status RunWith(int layer, const RunArgs& args, const RangeScale* range,
-                 size_t checked_arena_bytes, bool buffers_checked = false);
+                 size_t checked_arena_bytes, BufferCheck check_buffers = CheckBuffers);
   static constexpr int kKvCacheRescaled = -2;  // position_: filled at range > 1
   // Range mode (range_mode.cc): the arena after the plan and XNNPACK's
   // bytes, and the checks and derived parameters of one run at range_q16.

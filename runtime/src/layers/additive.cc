@@ -127,7 +127,7 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   run_linear(model, c, a->w_q(), c.q_len, c.query, qp);
   if (!c.keys_cached) run_linear(model, c, a->w_k(), c.kv_len, c.key, kp);
   const int vd = static_cast<int>(a->value_dim());
-  if (c.s8) {
+  if (c.int8()) {
     k::QS8AdditiveArgs g = {};
     g.q_len = c.q_len; g.kv_len = c.kv_len; g.attn_dim = ad; g.v_dim = vd;
     g.qp = reinterpret_cast<const int8_t*>(qp); g.qp_stride = ad; g.qp_zp = zp_of(a->w_q()->output());

@@ -74,7 +74,7 @@ void run(const fb::Model&, const Call& c, int) {
   int32_t* out = static_cast<int32_t*>(c.output);
   for (int r = 0; r < c.q_len; ++r) {
     const size_t at = static_cast<size_t>(r) * static_cast<size_t>(dim);
-    if (c.s8) {
+    if (c.int8()) {
       top_k(static_cast<const int8_t*>(c.query) + at, dim, k, out + static_cast<size_t>(r) * k);
     } else {
       top_k(static_cast<const float*>(c.query) + at, dim, k, out + static_cast<size_t>(r) * k);

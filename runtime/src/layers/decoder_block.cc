@@ -171,7 +171,7 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
     return false;
   }
   if (!s8) return true;
-  if (b->residual16()) return verify_stream16(c, *b);
+  if (b->residual16()) return c.Stream16() && verify_stream16(c, *b);
   // The int8 steps must agree on the quantization of every tensor one hands
   // to the next (the converter writes them so; a file that does not is refused).
   const fb::LayerNorm* n1 = b->norm1();
@@ -226,7 +226,7 @@ void shape(const void* options, LayerShape* s) {
   s->cross = false;
   s->kv_cache = true;
   s->hidden_dim = static_cast<int>(b->ffn()->hidden_dim());
-  s->residual16 = s->dtype == EA_S8 && b->residual16();
+  s->residual16 = kWithInt16Stream && s->dtype == EA_S8 && b->residual16();
 }
 
 LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
@@ -281,7 +281,7 @@ void run_steps(const fb::Model& model, const Call& c, const DecoderLayout& lay, 
   uint8_t* o = c.scratch + lay.o;
   uint8_t* t = c.scratch + lay.t;
   uint8_t* hidden = c.scratch + lay.hidden;
-  if (c.s8 && b->residual16()) {  // int16 x, the stream's rows int16 (see the top of this file)
+  if (kWithInt16Stream && c.int8() && b->residual16()) {  // int16 x, the stream's rows int16 (see the top of this file)
     const Residual r1 = {b->add1(), c.query, true};
     if (b->norm_first()) {
       const Residual r2 = {b->add2(), o, true}, r3 = {b->add3(), t, true};
@@ -367,7 +367,7 @@ void run(const fb::Model& model, const Call& c, int max_kv_len) {
   xb.ctx = t;
   const int unit = kernels::kLinearRowUnit;
   const fb::FeedForward* ffn = b->ffn();
-  if (s.residual16) {
+  if (kWithInt16Stream && s.residual16) {
     // The int16 stream: every row a chain step writes as int16 is a buffer
     // no later tile reads as int8 (the cross-attention's output goes to `a`,
     // whose int8 rows the Q projection read in the chain before; norm3 /

@@ -33,7 +33,7 @@ void run(const fb::Model&, const Call& c, int) {
   const auto* p = c.layer->options_as_Dequantize();
   const size_t n = static_cast<size_t>(c.q_len) * p->dim();
   float* y = static_cast<float*>(c.output);
-  if (!c.s8) {
+  if (!c.int8()) {
     std::memcpy(y, c.query, n * sizeof(float));
     return;
   }

@@ -34,6 +34,7 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   if (!c.Dim(e->dim(), "dim")) return false;
   // int8, or (output16) the 16-bit residual stream: an int16 table at zero point 0
   const bool out16 = e->output16();
+  if (out16 && s8 && !c.Stream16()) return false;
   if (!s8) return !out16 && c.Tensor(e->table(), fb::DType::F32, e->vocab(), e->dim(), "embedding table");
   return c.Tensor(e->table(), out16 ? fb::DType::S16 : fb::DType::S8, e->vocab(), e->dim(), "embedding table") &&
          (out16 ? c.Quant16(e->output(), "embedding output") : c.Quant(e->output(), "embedding output"));
@@ -56,7 +57,7 @@ LayerPlan plan(const LayerShape&, int, int) { return LayerPlan{0, 0, 0}; }
 
 void run(const fb::Model& model, const Call& c, int) {
   const auto* e = c.layer->options_as_Embedding();
-  const size_t es = c.s8 && e->output16() ? sizeof(int16_t) : elem_size(c.s8);
+  const size_t es = kWithInt16Stream && c.int8() && e->output16() ? sizeof(int16_t) : elem_size(c.int8());
   const size_t row_bytes = static_cast<size_t>(e->dim()) * es;
   const size_t stride_bytes = static_cast<size_t>(e->table()->row_stride()) * es;
   const uint8_t* table = tensor_data<uint8_t>(model, e->table());

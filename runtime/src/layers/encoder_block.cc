@@ -173,7 +173,7 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
     return false;
   }
   if (!s8) return true;
-  if (b->residual16()) return verify_stream16(c, *b);
+  if (b->residual16()) return c.Stream16() && verify_stream16(c, *b);
   if (b->norm1()->input16() || b->norm2()->input16() || b->norm1()->output16() != nullptr ||
       b->norm2()->output16() != nullptr) {
     c.Msg() << "LayerNorms on an int16 stream in a block whose residual stream is int8 (residual16 false)";
@@ -207,7 +207,7 @@ void shape(const void* options, LayerShape* s) {
   const auto* b = static_cast<const fb::EncoderBlock*>(options);
   mha_shape(*b->self_attn(), s);
   s->hidden_dim = static_cast<int>(b->ffn()->hidden_dim());
-  s->residual16 = s->dtype == EA_S8 && b->residual16();
+  s->residual16 = kWithInt16Stream && s->dtype == EA_S8 && b->residual16();
 }
 
 void info(const fb::Layer& l, LayerInfo* info) {
@@ -228,7 +228,7 @@ void info(const fb::Layer& l, LayerInfo* info) {
   } else {
     info->output_quant = quant_of(b->norm2()->output());
   }
-  if (l.dtype() == fb::DType::S8 && b->residual16()) {  // int16 rows in and out (zero point 0)
+  if (kWithInt16Stream && l.dtype() == fb::DType::S8 && b->residual16()) {  // int16 rows in and out (zero point 0)
     info->input_dtype = info->output_dtype = EA_S16;
     if (!b->norm_first()) {
       info->query_quant = quant_of(b->add1()->a());
@@ -246,7 +246,7 @@ LayerPlan plan(const LayerShape& s, int q_len, int kv_len) {
 void run(const fb::Model& model, const Call& c, int) {
   const auto* b = c.layer->options_as_EncoderBlock();
   LayerShape s = {};
-  s.dtype = c.s8 ? EA_S8 : EA_F32;
+  s.dtype = c.int8() ? EA_S8 : EA_F32;
   s.tile_scratch = c.layer->tile_scratch();
   shape(c.layer->options(), &s);
   const BlockLayout lay = block_layout(s, c.q_len, c.kv_len);
@@ -268,7 +268,7 @@ void run(const fb::Model& model, const Call& c, int) {
   MhaBuffers mb = mha_buffers(m, attn, c.kv_len);
   mb.ctx = a;
   const int unit = kernels::kLinearRowUnit;
-  if (s.residual16) {  // int16 x, o and y (see the top of this file)
+  if (kWithInt16Stream && s.residual16) {  // int16 x, o and y (see the top of this file)
     const Residual res1 = {b->add1(), c.query, true};
     if (b->norm_first()) {
       const Residual add2 = {b->add2(), o, true};

@@ -10,11 +10,11 @@ namespace edgeattn {
 namespace k = kernels;
 
 void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l, const Residual* r) {
-  s8 = c.s8;
+  s8 = c.int8();
   in = static_cast<int>(l->in_features());
   out = static_cast<int>(l->out_features());
   res = r != nullptr ? r->x : nullptr;
-  if (s8) {
+  if (s8 || !kWithF32) {
     const auto* rq = l->requant();
     w8 = tensor_data<int8_t>(model, l->weight());
     // Range mode: the biases divided by R, computed once before any split.
@@ -23,7 +23,7 @@ void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l,
     shift = rq->shift()->data();
     per_channel = rq->multiplier()->size() > 1 ? 1 : 0;
     zp = l->output()->zero_point();
-    res16 = r != nullptr && r->s16;
+    res16 = kWithInt16Stream && r != nullptr && r->s16;
     if (res16) {  // contract 5c's term; verify_add checked A and n
       term16.mult = r->add->a_multiplier();
       term16.shift = r->add->shift();
@@ -45,10 +45,10 @@ void Projection::Rows(int r0, int r1, const void* x, void* y) const {
   EA_STAGE_MACS(static_cast<long long>(r1 - r0) * in * out);
   EA_STAGE_ENTER(outer, EA_STAGE_GEMM);
   const size_t at = static_cast<size_t>(r0) * out;
-  if (s8) {
+  if (s8 || !kWithF32) {
     const int8_t* xr = static_cast<const int8_t*>(x) + static_cast<size_t>(r0) * in;
     int8_t* yr = static_cast<int8_t*>(y) + at;
-    if (res16) {
+    if (kWithInt16Stream && res16) {
       const k::QS16Residual rs = {static_cast<const int16_t*>(res) + at, out, term16};
       k::qs8_linear_res16_kernel()(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, rs,
                                     static_cast<int16_t*>(y) + at, out);
@@ -70,14 +70,14 @@ void Projection::Rows(int r0, int r1, const void* x, void* y) const {
 void Projection::Channels(int c0, int c1, int rows, const void* x, void* y) const {
   EA_STAGE_MACS(static_cast<long long>(rows) * (c1 - c0) * in);
   EA_STAGE_ENTER(outer, EA_STAGE_GEMM);
-  if (s8) {
+  if (s8 || !kWithF32) {
     const size_t block_bytes = static_cast<size_t>(k::kLinearChannelBlock) * static_cast<size_t>((in + 3) / 4 * 4);
     const int8_t* w = w8 + static_cast<size_t>(c0 / k::kLinearChannelBlock) * block_bytes;
     const int32_t* b = bias32 != nullptr ? bias32 + c0 : nullptr;
     const int32_t* m = per_channel ? mult + c0 : mult;
     const int32_t* sh = per_channel ? shift + c0 : shift;
     int8_t* yc = static_cast<int8_t*>(y) + c0;
-    if (res16) {
+    if (kWithInt16Stream && res16) {
       const k::QS16Residual rs = {static_cast<const int16_t*>(res) + c0, out, term16};
       k::qs8_linear_res16_kernel()(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel,
                                     rs, static_cast<int16_t*>(y) + c0, out);
@@ -123,7 +123,7 @@ void LinearStep::Alone(int rows) const {
 
 void run_linear(const fb::Model& model, const Call& c, const fb::Linear* l, int rows, const void* x,
                 void* y, const Residual* res) {
-  if (c.s8 && c.range == nullptr && res == nullptr &&
+  if (c.int8() && c.range == nullptr && res == nullptr &&
       xnnpack::run_linear(c.xnn, l, rows, static_cast<const int8_t*>(x), static_cast<int8_t*>(y))) {
     return;
   }
@@ -185,20 +185,20 @@ RowScratch planned_row_scratch(const LayerShape& shape, int q_len, int kv_len, b
 void run_head(const Call& c, const HeadView& h, int row0, int rows, float scale,
               const fb::SoftmaxQuant* sq, bool causal, uint8_t* row_scratch_base) {
   // Planned (plan_layer) whenever the layer may run this many query rows.
-  const bool tile = c.s8 && rows >= k::kQs8AttnTileMinRows && c.layer->tile_scratch();
+  const bool tile = c.int8() && rows >= k::kQs8AttnTileMinRows && c.layer->tile_scratch();
   // Rows row0.. of the call: query, output and weights rows move down; the
   // causal mask stays where the whole call put it (key j visible to query
   // row i when j <= i + kv_len - q_len).
-  const size_t es = elem_size(c.s8);
+  const size_t es = elem_size(c.int8());
   const void* q = static_cast<const uint8_t*>(h.q) + static_cast<size_t>(row0) * h.q_stride * es;
   void* out = static_cast<uint8_t*>(h.out) + static_cast<size_t>(row0) * h.out_stride * es;
   void* weights = h.weights == nullptr ? nullptr
                   : static_cast<uint8_t*>(h.weights) +
-                        static_cast<size_t>(row0) * c.kv_len * (c.s8 ? 2 : 4);
+                        static_cast<size_t>(row0) * c.kv_len * (c.int8() ? 2 : 4);
   const int causal_offset = c.kv_len - c.q_len + row0;
-  const RowScratch rs = row_scratch(c.s8, tile, c.kv_len, h.head_dim, h.v_dim);
+  const RowScratch rs = row_scratch(c.int8(), tile, c.kv_len, h.head_dim, h.v_dim);
   uint8_t* const row = row_scratch_base;
-  if (c.s8) {
+  if (c.int8()) {
     k::QS8AttentionArgs a = {};
     a.q_len = rows; a.kv_len = c.kv_len; a.head_dim = h.head_dim; a.v_dim = h.v_dim;
     a.q = static_cast<const int8_t*>(q); a.q_stride = h.q_stride; a.q_zp = h.q_zp;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../build_options.h"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/kernels/requant.h"
@@ -121,7 +122,7 @@ void parallel_ranges(const Pool* pool, int n, int tasks, const Body& body) {
 // Everything one layer call needs, after argument checks.
 struct Call {
   const fb::Layer* layer;
-  bool s8;
+  bool s8;  // an int8 layer; read it as int8()
   int q_len, kv_len, kv_valid_len;
   int max_q_len;     // the layer's capped max_q_len (a decoder block's KV-cache layout)
   const void* query;
@@ -135,6 +136,9 @@ struct Call {
   const void* xnn;   // XNNPACK operator table, or null
   const RangeScale* range;  // range mode, or null
   const Pool* pool;  // the caller's thread pool, or null (the caller's thread)
+  // Always true in an int8-only build, which refuses float layers at load:
+  // the float branches behind it compile out.
+  bool int8() const { return !kWithF32 || s8; }
 };
 
 template <typename T>

@@ -46,8 +46,9 @@ TableStep::TableStep(const Call& c, const fb::FeedForward* f, void* hidden)
 void TableStep::Rows(int r0, int r1, int) const {
   EA_STAGE_ENTER(outer, EA_STAGE_FFN);
   const int h = static_cast<int>(f_->hidden_dim());
-  uint8_t* hr = static_cast<uint8_t*>(hidden_) + static_cast<size_t>(r0) * static_cast<size_t>(h) * elem_size(c_.s8);
-  if (c_.s8) {
+  uint8_t* hr =
+      static_cast<uint8_t*>(hidden_) + static_cast<size_t>(r0) * static_cast<size_t>(h) * elem_size(c_.int8());
+  if (c_.int8()) {
     auto* hq = reinterpret_cast<int8_t*>(hr);
     kernels::qs8_lut_kernel()(r1 - r0, h, hq, h, f_->act_table()->data(), hq, h);
   } else {

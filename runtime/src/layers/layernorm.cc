@@ -33,6 +33,7 @@ bool verify_layernorm(Checker& c, const fb::LayerNorm* n, bool s8, uint32_t dim,
   }
   // The 16-bit residual stream (contract 4b): int16 input, an int16 output
   // beside the int8 one or instead of it; at least one output.
+  if ((n->input16() || n->output16() != nullptr) && !c.Stream16()) return false;
   if (!(n->input16() ? c.Quant16(n->input(), what) : c.Quant(n->input(), what))) return false;
   if (n->output16() != nullptr &&
       (!c.Quant16(n->output16(), what) || !c.Requant(n->requant16(), 1, what))) {
@@ -53,9 +54,9 @@ NormStep::NormStep(const fb::Model& model, const Call& c, const fb::LayerNorm* n
 void NormStep::Rows(int r0, int r1, int) const {
   EA_STAGE_ENTER(outer, EA_STAGE_LAYERNORM);
   const int dim = static_cast<int>(n_->dim());
-  const size_t row_bytes = static_cast<size_t>(dim) * elem_size(c_.s8);
+  const size_t row_bytes = static_cast<size_t>(dim) * elem_size(c_.int8());
   const size_t r = static_cast<size_t>(r0) * static_cast<size_t>(dim);
-  if (c_.s8 && n_->input16()) {  // contract 4b: int16 rows in, int8 and/or int16 out
+  if (kWithInt16Stream && c_.int8() && n_->input16()) {  // contract 4b: int16 rows in, int8 and/or int16 out
     kernels::QS16LayerNormArgs a = {};
     a.rows = r1 - r0;
     a.dim = dim;
@@ -83,7 +84,7 @@ void NormStep::Rows(int r0, int r1, int) const {
   }
   const void* xr = static_cast<const uint8_t*>(x_) + static_cast<size_t>(r0) * row_bytes;
   void* yr = static_cast<uint8_t*>(y_) + static_cast<size_t>(r0) * row_bytes;
-  if (c_.s8) {
+  if (c_.int8()) {
     kernels::QS8LayerNormArgs a = {};
     a.rows = r1 - r0;
     a.dim = dim;
@@ -110,7 +111,7 @@ void run_layernorm(const fb::Model& model, const Call& c, const fb::LayerNorm* n
                    void* y) {
   // Rows on the pool (a row's statistics and output belong to one task).
   // A layer with only an int16 output writes that (the 16-bit stream).
-  const bool only16 = c.s8 && n->output() == nullptr;
+  const bool only16 = kWithInt16Stream && c.int8() && n->output() == nullptr;
   NormStep(model, c, n, x, only16 ? nullptr : y, only16 ? y : nullptr).Alone(rows);
 }
 
@@ -134,9 +135,9 @@ void info(const fb::Layer& l, LayerInfo* info) {
   const auto* n = l.options_as_LayerNorm();
   const int d = static_cast<int>(n->dim());
   const bool s8 = l.dtype() == fb::DType::S8;
-  const bool out16 = s8 && n->output() == nullptr;
+  const bool out16 = kWithInt16Stream && s8 && n->output() == nullptr;
   row_layer_info(d, d, n->input(), out16 ? n->output16() : n->output(), info);
-  if (s8 && n->input16()) info->input_dtype = EA_S16;  // reads the 16-bit residual stream
+  if (kWithInt16Stream && s8 && n->input16()) info->input_dtype = EA_S16;  // reads the 16-bit residual stream
   if (out16) info->output_dtype = EA_S16;
 }
 

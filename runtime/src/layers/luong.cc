@@ -80,7 +80,7 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   if (g->score() == fb::LuongScore::General) {
     uint8_t* qp = c.scratch + at.qp;
     run_linear(model, c, g->w(), c.q_len, c.query, qp);
-    v.q = qp; v.q_zp = c.s8 ? zp_of(g->w()->output()) : 0;
+    v.q = qp; v.q_zp = c.int8() ? zp_of(g->w()->output()) : 0;
   } else {
     v.q = c.query; v.q_zp = zp_of(g->query_input());
   }

@@ -144,7 +144,7 @@ HeadView head_view(const Call& c, const fb::MultiHeadAttention* m, const uint8_t
   const int hd = static_cast<int>(m->head_dim());
   const int kv_width = static_cast<int>(kv_heads(*m)) * hd;
   const int group = static_cast<int>(m->num_heads() / kv_heads(*m));  // query heads per K/V head
-  const size_t es = elem_size(c.s8);
+  const size_t es = elem_size(c.int8());
   const size_t col = static_cast<size_t>(h) * hd * es;
   const size_t kv_col = static_cast<size_t>(h / group) * hd * es;
   HeadView v = {};
@@ -154,7 +154,7 @@ HeadView head_view(const Call& c, const fb::MultiHeadAttention* m, const uint8_t
   v.out = ctx + col; v.out_stride = e; v.out_zp = zp_of(m->out_proj()->input());
   v.head_dim = hd; v.v_dim = hd;
   if (c.weights != nullptr) {
-    const size_t per_head = static_cast<size_t>(c.q_len) * c.kv_len * (c.s8 ? 2 : 4);
+    const size_t per_head = static_cast<size_t>(c.q_len) * c.kv_len * (c.int8() ? 2 : 4);
     v.weights = static_cast<uint8_t*>(c.weights) + static_cast<size_t>(h) * per_head;
   }
   return v;
@@ -209,7 +209,7 @@ class AttendRowsStep {
 
 MhaBuffers mha_buffers(const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
   LayerShape s = {};
-  s.dtype = c.s8 ? EA_S8 : EA_F32;
+  s.dtype = c.int8() ? EA_S8 : EA_F32;
   s.tile_scratch = c.layer->tile_scratch();
   mha_shape(*m, &s);
   const Layout at = layout(s, c.q_len, c.kv_len);
@@ -280,7 +280,7 @@ void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call
 // laid out for max_kv_len (CacheKeys of a cross-attention table).
 void cache_keys_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len) {
   LayerShape s = {};
-  s.dtype = c.s8 ? EA_S8 : EA_F32;
+  s.dtype = c.int8() ? EA_S8 : EA_F32;
   s.tile_scratch = c.layer->tile_scratch();
   mha_shape(*m, &s);
   const Layout cached = layout(s, c.q_len, max_kv_len);
@@ -292,9 +292,9 @@ void cache_keys_mha(const fb::Model& model, const fb::MultiHeadAttention* m, con
 // q_len >= 1), K and V of the new row written at `position` of the cache.
 void step_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len,
               int position, const Residual* r) {
-  const size_t kv_row = static_cast<size_t>(kv_heads(*m) * m->head_dim()) * elem_size(c.s8);
+  const size_t kv_row = static_cast<size_t>(kv_heads(*m) * m->head_dim()) * elem_size(c.int8());
   LayerShape s = {};
-  s.dtype = c.s8 ? EA_S8 : EA_F32;
+  s.dtype = c.int8() ? EA_S8 : EA_F32;
   s.tile_scratch = c.layer->tile_scratch();
   mha_shape(*m, &s);
   const Layout at = layout(s, 1, max_kv_len);  // one query row; K, V in the cache

@@ -42,7 +42,7 @@ void run(const fb::Model& model, const Call& c, int /*max_kv_len*/) {
   const auto* p = c.layer->options_as_AttentionPooling();
   const int d = static_cast<int>(p->dim());
   HeadView v = {};
-  v.q = c.s8 ? static_cast<const void*>(tensor_data<int8_t>(model, p->query()))
+  v.q = c.int8() ? static_cast<const void*>(tensor_data<int8_t>(model, p->query()))
              : static_cast<const void*>(tensor_data<float>(model, p->query()));
   v.q_stride = d; v.q_zp = 0;  // the learned query is symmetric
   v.k = c.key; v.k_stride = d; v.k_zp = zp_of(p->input());

@@ -35,6 +35,7 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   // int16 output (the residual stream, positions16 contract): the shift n in
   // 1..16 and the table's fraction bits b in n-13..n; no shift otherwise.
   const bool out16 = p->output16();
+  if (out16 && s8 && !c.Stream16()) return false;
   const int32_t n = p->shift(), b = p->pos_bits();
   if ((out16 || n != 0) && (!s8 || n < kernels::kPositions16MinShift || n > kernels::kPositions16MaxShift || b < 0 ||
                             b > n || n - b > kernels::kPositions16MaxTableShift || !out16)) {
@@ -93,8 +94,8 @@ void run_from(const fb::Model& model, const Call& c, int first) {
   const int num_cls = first == 0 ? static_cast<int>(p->num_cls()) : 0;
   const int rows = c.q_len + num_cls;
   const size_t row = static_cast<size_t>(d);
-  if (c.s8) {  // int8 out, or (output16) the positions16 contract's int16 rows of the residual stream
-    const bool out16 = p->output16();
+  if (c.int8()) {  // int8 out, or (output16) the positions16 contract's int16 rows of the residual stream
+    const bool out16 = kWithInt16Stream && p->output16();
     const size_t es = out16 ? 2 : 1;
     const uint8_t* cls = tensor_data<uint8_t>(model, p->cls());
     const int16_t* table = tensor_data<int16_t>(model, p->table());

@@ -39,7 +39,7 @@ void run(const fb::Model&, const Call& c, int) {
   const auto* p = c.layer->options_as_Quantize();
   const size_t n = static_cast<size_t>(c.q_len) * p->dim();
   const float* x = static_cast<const float*>(c.query);
-  if (!c.s8) {
+  if (!c.int8()) {
     std::memcpy(c.output, x, n * sizeof(float));
     return;
   }

@@ -31,6 +31,7 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
     return true;
   }
   // The 16-bit residual stream (issue 37): int16 rows in and/or out, zero point 0.
+  if ((p->input16() || p->output16()) && !c.Stream16()) return false;
   return (p->input16() ? c.Quant16(p->input(), "input") : c.Quant(p->input(), "input")) &&
          (p->output16() ? c.Quant16(p->output(), "output") : c.Quant(p->output(), "output")) &&
          c.Requant(p->requant(), 1, "row pool");
@@ -65,8 +66,8 @@ void run(const fb::Model& model, const Call& c, int) {
   // Run made kv_valid_len 1..kv_len (<= 0 from the caller: every row).
   const int n = p->mode() == fb::RowPoolMode::First ? 1 : c.kv_valid_len;
   const size_t row = static_cast<size_t>(d);
-  if (c.s8) {  // int8 rows, or (input16) the int16 rows of the residual stream; int8 or (output16) int16 out
-    const bool in16 = p->input16(), out16 = p->output16();
+  if (c.int8()) {  // int8 rows, or (input16) the int16 rows of the residual stream; int8 or (output16) int16 out
+    const bool in16 = kWithInt16Stream && p->input16(), out16 = kWithInt16Stream && p->output16();
     const int32_t zp_in = p->input()->zero_point(), zp_out = p->output()->zero_point();  // 0 when int16
     const int32_t m = p->requant()->multiplier()->Get(0), shift = p->requant()->shift()->Get(0);
     const int bits = in16 ? kernels::kRowMean16Bits : kernels::kRowMeanBits;

@@ -1,5 +1,5 @@
 # ea_cm_add_firmware(NAME SOURCES src... [LIBS lib...] [DEFINES def...]
-# [KINDS kind...]): a bare-metal ELF for
+# [KINDS kind...] [RUNTIME_DEFINES def...]): a bare-metal ELF for
 # EA_CM_BOARD with the startup code, platform layer, board linker script and a
 # map file (NAME.map). Heap use fails the link (see the toolchain file).
 set(EA_CM_DIR ${CMAKE_CURRENT_LIST_DIR}/..)
@@ -23,9 +23,34 @@ target_compile_options(ea_cm_platform PRIVATE -Wall -Wextra)
 # archive's table of every kind is never pulled in, nor are the other kinds'
 # modules and the kernel families only they call (dispatch.h). A model with
 # another kind is refused at load (EA_UNSUPPORTED, naming the kind).
+#
+# RUNTIME_DEFINES def...: the firmware links a runtime of its own, built from
+# the same sources with these build options in place of the tree's (e.g.
+# EA_WITH_INT16_STREAM=0), instead of edgeattn_runtime: one firmware can
+# leave a path out while the others in the tree keep it.
 function(ea_cm_add_firmware name)
-  cmake_parse_arguments(PARSE_ARGV 1 FW "" "" "SOURCES;LIBS;DEFINES;KINDS")
+  cmake_parse_arguments(PARSE_ARGV 1 FW "" "" "SOURCES;LIBS;DEFINES;KINDS;RUNTIME_DEFINES")
   add_executable(${name} ${FW_SOURCES})
+  set(runtime edgeattn_runtime)
+  if(FW_RUNTIME_DEFINES)
+    set(runtime edgeattn_runtime_${name})
+    get_target_property(sources edgeattn_runtime SOURCES)
+    list(TRANSFORM sources PREPEND ${EA_ROOT}/runtime/ REGEX "^[^/]")  # target_sources() made the kind modules absolute
+    add_library(${runtime} STATIC EXCLUDE_FROM_ALL ${sources})
+    target_include_directories(${runtime} PUBLIC ${EA_ROOT}/runtime/include)
+    target_link_libraries(${runtime} PUBLIC edgeattn_kernels edgeattn_schema)
+    target_compile_options(${runtime} PRIVATE $<TARGET_PROPERTY:edgeattn_runtime,COMPILE_OPTIONS>)
+    # The runtime's definitions, but those named here.
+    set(names)
+    foreach(def IN LISTS FW_RUNTIME_DEFINES)
+      string(REGEX REPLACE "=.*" "" def_name "${def}")
+      list(APPEND names ${def_name})
+    endforeach()
+    list(JOIN names "|" names)
+    target_compile_definitions(${runtime} PRIVATE ${FW_RUNTIME_DEFINES}
+      "$<FILTER:$<TARGET_PROPERTY:edgeattn_runtime,COMPILE_DEFINITIONS>,EXCLUDE,^(${names})(=|$)>")
+    list(TRANSFORM FW_LIBS REPLACE "^edgeattn_runtime$" ${runtime})
+  endif()
   if(FW_KINDS)
     get_property(all_kinds GLOBAL PROPERTY EA_ALL_LAYER_KINDS)
     foreach(kind IN LISTS FW_KINDS)
@@ -35,9 +60,9 @@ function(ea_cm_add_firmware name)
     endforeach()
     string(REPLACE ";" "," kinds_built "${FW_KINDS}")
     add_library(${name}_kinds OBJECT ${EA_ROOT}/runtime/src/layers/registry.cc)
-    target_link_libraries(${name}_kinds PRIVATE edgeattn_runtime)
+    target_link_libraries(${name}_kinds PRIVATE ${runtime})
     # The runtime's own definitions (EA_THREAD_POOL, ...), then the kinds.
-    target_compile_definitions(${name}_kinds PRIVATE $<TARGET_PROPERTY:edgeattn_runtime,COMPILE_DEFINITIONS>
+    target_compile_definitions(${name}_kinds PRIVATE $<TARGET_PROPERTY:${runtime},COMPILE_DEFINITIONS>
                                "EA_LAYER_KINDS_BUILT=\"${kinds_built}\"")
     target_sources(${name} PRIVATE $<TARGET_OBJECTS:${name}_kinds>)
   endif()
