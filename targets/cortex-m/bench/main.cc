@@ -183,6 +183,24 @@ void write_ratio(uint64_t num, uint64_t den) {
   ea_cm::write(digits);
 }
 
+// "<what> <model>/<layer>[ cached]": the head of a stages or gemm line.
+void write_line_head(const char* what, const char* model_name, const char* layer, bool cached) {
+  ea_cm::write(what);
+  ea_cm::write(" ");
+  ea_cm::write(model_name);
+  ea_cm::write("/");
+  ea_cm::write(layer);
+  ea_cm::write(cached ? " cached" : "");
+}
+
+// " <key>=<value>"
+void write_field(const char* key, uint64_t value) {
+  ea_cm::write(" ");
+  ea_cm::write(key);
+  ea_cm::write("=");
+  ea_cm::write_uint(value);
+}
+
 // Whether the layer's kind runs the stage (its hooks must have counted it).
 bool runs(ea_layer_kind k, int bucket) {
   const bool block = k == EA_LAYER_ENCODER_BLOCK || k == EA_LAYER_DECODER_BLOCK;
@@ -215,42 +233,23 @@ bool profile_layer(const char* model_name, Model& model, Interpreter& interp, in
   for (int b = kOther + 1; b < kBuckets; ++b) named += in[b] = ea_cm::ticks_to_instructions(g_ticks[b]);
   const uint64_t total = ea_cm::ticks_to_instructions(g_total);
   in[kOther] = total - named;
-  ea_cm::write("stages ");
-  ea_cm::write(model_name);
-  ea_cm::write("/");
-  ea_cm::write(r.name);
-  ea_cm::write(cached ? " cached" : "");
-  ea_cm::write(" total=");
-  ea_cm::write_uint(total);
-  ea_cm::write(" proj=");
-  ea_cm::write_uint(in[kProj]);
-  ea_cm::write(" scores=");
-  ea_cm::write_uint(in[kScores]);
-  ea_cm::write(" softmax=");
-  ea_cm::write_uint(in[kSoftmax]);
-  ea_cm::write(" wsum=");
-  ea_cm::write_uint(in[kWsum]);
-  ea_cm::write(" ffn=");
-  ea_cm::write_uint(in[kFfn] + in[kFfnGemm]);
-  ea_cm::write(" layernorm=");
-  ea_cm::write_uint(in[kNorm]);
-  ea_cm::write(" other=");
-  ea_cm::write_uint(in[kOther]);
-  ea_cm::write(" hooks=");
-  ea_cm::write_uint(in[kHooks]);
+  write_line_head("stages", model_name, r.name, cached);
+  write_field("total", total);
+  write_field("proj", in[kProj]);
+  write_field("scores", in[kScores]);
+  write_field("softmax", in[kSoftmax]);
+  write_field("wsum", in[kWsum]);
+  write_field("ffn", in[kFfn] + in[kFfnGemm]);
+  write_field("layernorm", in[kNorm]);
+  write_field("other", in[kOther]);
+  write_field("hooks", in[kHooks]);
   ea_cm::write_line("");
   const uint64_t macs = static_cast<uint64_t>(g_macs[0] + g_macs[1]);
   if (macs != 0) {
     const uint64_t gemm = in[kProj] + in[kFfnGemm];
-    ea_cm::write("gemm ");
-    ea_cm::write(model_name);
-    ea_cm::write("/");
-    ea_cm::write(r.name);
-    ea_cm::write(cached ? " cached" : "");
-    ea_cm::write(" macs=");
-    ea_cm::write_uint(macs);
-    ea_cm::write(" instr=");
-    ea_cm::write_uint(gemm);
+    write_line_head("gemm", model_name, r.name, cached);
+    write_field("macs", macs);
+    write_field("instr", gemm);
     ea_cm::write(" instr_per_mac=");
     write_ratio(gemm, macs);
     // The core's floor: SMLAD does 2 multiply-adds (M4), VMLADAVA.S8 16 (M55).
