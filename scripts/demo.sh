@@ -83,7 +83,7 @@ build() {
   echo "A first build takes about 2-4 minutes on 2 cores; later runs rebuild only what changed."
   local start=$SECONDS
   logged "$LOGS/configure.log" \
-    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON -DEA_UNITY_BUILD=ON
   : > "$LOGS/build.log"
   if ! cmake --build "$BUILD" -j"$JOBS" --target "${DEMO_TARGETS[@]}" 2>&1 | build_progress "$LOGS/build.log"; then
     echo "FAILED: cmake --build $BUILD --target ${DEMO_TARGETS[*]}" >&2

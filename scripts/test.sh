@@ -17,6 +17,10 @@ source "$ROOT/scripts/deps.sh"
 source "$ROOT/scripts/kinds.sh"
 
 JOBS=${EA_JOBS:-2}
+# build/host's configuration (the host stage's, and the other stages' when they
+# need build/host first). EA_UNITY_BUILD: the converter library and the tests
+# compile in batches (CMakeLists.txt; about 40 % less compile time for them).
+EA_HOST_CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON -DEA_UNITY_BUILD=ON)
 EA_STAGES=(deps host)
 
 header() {
@@ -73,7 +77,7 @@ stage_deps() {
 # (includes tests/consumer: install + find_package from a separate project).
 stage_host() {
   header "host: configure build/host (Release, tests on)"
-  cmake -S "$ROOT" -B "$ROOT/build/host" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON
+  cmake -S "$ROOT" -B "$ROOT/build/host" "${EA_HOST_CMAKE_ARGS[@]}"
   header "host: build (-j$JOBS)"
   cmake --build "$ROOT/build/host" -j"$JOBS"
   header "host: ctest"

@@ -17,6 +17,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace additive_module {
 
 void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
   AdditiveParams& P = L->params.emplace<AdditiveParams>();
@@ -311,10 +312,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace additive_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_additive = module();
+const KindModule kind_additive = additive_module::module();
 }  // namespace kinds
 
 }  // namespace convert

@@ -14,6 +14,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace argmax_module {
 
 void resolve(const SpecFields& f, const SpecWeights&, FloatLayer* L) {
   ArgmaxParams& P = L->params.emplace<ArgmaxParams>();
@@ -92,10 +93,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace argmax_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_argmax = module();
+const KindModule kind_argmax = argmax_module::module();
 }  // namespace kinds
 
 }  // namespace convert

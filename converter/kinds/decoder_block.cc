@@ -18,6 +18,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace decoder_block_module {
 
 // Default tensor names of the torch preset, in the order of kTensorKeys.
 const char* const kTensorKeys[] = {"norm1_w",     "norm1_b",     "qkv_w",     "qkv_b",     "o_w",   "o_b",
@@ -407,10 +408,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace decoder_block_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_decoder_block = module();
+const KindModule kind_decoder_block = decoder_block_module::module();
 }  // namespace kinds
 
 }  // namespace convert

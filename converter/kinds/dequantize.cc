@@ -13,6 +13,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace dequantize_module {
 
 void resolve(const SpecFields& f, const SpecWeights&, FloatLayer* L) {
   const int dim = f.integer("dim");
@@ -71,10 +72,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace dequantize_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_dequantize = module();
+const KindModule kind_dequantize = dequantize_module::module();
 }  // namespace kinds
 
 }  // namespace convert

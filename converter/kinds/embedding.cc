@@ -21,6 +21,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace embedding_module {
 
 constexpr int kMaxVocab = 1 << 20;  // the runtime's bound (runtime/src/layers/embedding.cc)
 
@@ -165,10 +166,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace embedding_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_embedding = module();
+const KindModule kind_embedding = embedding_module::module();
 }  // namespace kinds
 
 }  // namespace convert

@@ -15,6 +15,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace encoder_block_module {
 
 // Default tensor names of the presets, in the order of kTensorKeys.
 const char* const kTensorKeys[] = {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "o_w",   "o_b",
@@ -328,10 +329,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace encoder_block_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_encoder_block = module();
+const KindModule kind_encoder_block = encoder_block_module::module();
 }  // namespace kinds
 
 }  // namespace convert

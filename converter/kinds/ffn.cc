@@ -12,6 +12,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace ffn_module {
 
 // Module names of the two linears: nn.TransformerEncoderLayer's linear1 /
 // linear2, timm's Mlp fc1 / fc2, nn.Sequential(Linear, act, Linear)'s 0 / 2.
@@ -90,10 +91,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace ffn_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_ffn = module();
+const KindModule kind_ffn = ffn_module::module();
 }  // namespace kinds
 
 }  // namespace convert

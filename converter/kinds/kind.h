@@ -190,7 +190,10 @@ namespace kinds {
 }  // namespace kinds
 
 // The table (registry.cc), made from the list: kind <name>'s module is
-// kinds::kind_<name> (converter/kinds/<name>.cc), in the list's order.
+// kinds::kind_<name> (converter/kinds/<name>.cc), in the list's order. A
+// module's own functions live in namespace <name>_module inside an anonymous
+// one: every module names them alike (module(), resolve, write_s8, ...), and
+// unity builds (EA_UNITY_BUILD) compile several modules as one file.
 const std::vector<const KindModule*>& all_kinds();
 // The module named `name` / of a runtime kind, or null.
 const KindModule* find_kind(const std::string& name);

@@ -10,6 +10,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace layernorm_module {
 
 void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
   NormParams& P = L->params.emplace<NormParams>();
@@ -73,10 +74,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace layernorm_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_layernorm = module();
+const KindModule kind_layernorm = layernorm_module::module();
 }  // namespace kinds
 
 }  // namespace convert

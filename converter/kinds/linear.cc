@@ -13,6 +13,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace linear_module {
 
 // The widths from the spec, or from the weight's shape [out, in] when the
 // spec leaves them out; the weight is then fetched (and checked) at them.
@@ -98,10 +99,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace linear_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_linear = module();
+const KindModule kind_linear = linear_module::module();
 }  // namespace kinds
 
 }  // namespace convert

@@ -13,6 +13,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace luong_module {
 
 fb::LuongScore score_of(LuongScore k) {
   switch (k) {
@@ -159,10 +160,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace luong_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_luong = module();
+const KindModule kind_luong = luong_module::module();
 }  // namespace kinds
 
 }  // namespace convert

@@ -14,6 +14,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace mha_module {
 
 void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
   MhaParams& P = L->params.emplace<MhaParams>();
@@ -208,6 +209,7 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   print_softmax(os, a->softmax());
 }
 
+}  // namespace mha_module
 }  // namespace
 
 flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c,
@@ -244,6 +246,7 @@ flatbuffers::Offset<fb::MultiHeadAttention> mha_table_f32(ModelWriter& w, const 
 }
 
 namespace {
+namespace mha_module {
 
 // The kind's traits, by name (the rest keep KindModule's defaults).
 KindModule module() {
@@ -265,10 +268,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace mha_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_mha = module();
+const KindModule kind_mha = mha_module::module();
 }  // namespace kinds
 
 }  // namespace convert

@@ -10,6 +10,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace pooling_module {
 
 void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
   PoolingParams& P = L->params.emplace<PoolingParams>();
@@ -98,10 +99,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace pooling_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_pooling = module();
+const KindModule kind_pooling = pooling_module::module();
 }  // namespace kinds
 
 }  // namespace convert

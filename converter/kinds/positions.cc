@@ -30,6 +30,7 @@ double PositionsParams::pos(int r, int k, int dim) const {
 }
 
 namespace {
+namespace positions_module {
 
 // A float tensor of rows of `cols` (cols 0: any), as timm stores it: [1, rows, cols],
 // [rows, cols] or, for one row, [cols]. Checked finite; counted as used.
@@ -323,10 +324,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace positions_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_positions = module();
+const KindModule kind_positions = positions_module::module();
 }  // namespace kinds
 
 }  // namespace convert

@@ -13,6 +13,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace quantize_module {
 
 void resolve(const SpecFields& f, const SpecWeights&, FloatLayer* L) {
   const int dim = f.integer("dim");
@@ -71,10 +72,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace quantize_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_quantize = module();
+const KindModule kind_quantize = quantize_module::module();
 }  // namespace kinds
 
 }  // namespace convert

@@ -18,6 +18,7 @@
 namespace edgeattn {
 namespace convert {
 namespace {
+namespace row_pool_module {
 
 void resolve(const SpecFields& f, const SpecWeights&, FloatLayer* L) {
   RowPoolParams& P = L->params.emplace<RowPoolParams>();
@@ -124,10 +125,11 @@ KindModule module() {
   return m;
 }
 
+}  // namespace row_pool_module
 }  // namespace
 
 namespace kinds {
-const KindModule kind_row_pool = module();
+const KindModule kind_row_pool = row_pool_module::module();
 }  // namespace kinds
 
 }  // namespace convert

@@ -32,7 +32,7 @@ stage_x86() {
   local b="$ROOT/build/host" path t paths=(ref avx2)
   if [[ ! -x $b/tests/kernels/simd_test ]]; then
     header "x86: build/host missing, building it"
-    cmake -S "$ROOT" -B "$b" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON > /dev/null
+    cmake -S "$ROOT" -B "$b" "${EA_HOST_CMAKE_ARGS[@]}" > /dev/null
     cmake --build "$b" -j"$JOBS"
   fi
   for path in avxvnni avx512vnni; do

@@ -91,7 +91,7 @@ ea_arm_build() {
   header "arm: configure build/$name"
   cmake -S "$ROOT" -B "$ROOT/build/$name" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_TOOLCHAIN_FILE="$ROOT/targets/toolchains/$toolchain" \
-    -DEA_BUILD_TESTS=ON -DEA_BUILD_CONVERTER=OFF -DEA_HOST_CONVERTER="$conv" \
+    -DEA_BUILD_TESTS=ON -DEA_UNITY_BUILD=ON -DEA_BUILD_CONVERTER=OFF -DEA_HOST_CONVERTER="$conv" \
     -DEA_HOST_FIXTURE_DIR="$ROOT/build/host/tests/runtime/models" \
     -DEA_HOST_FUZZ_SEED_DIR="$ROOT/build/host/tests/fuzz/paths_seeds" "$@" > /dev/null
   header "arm: build build/$name (-j$JOBS)"
@@ -144,7 +144,7 @@ stage_arm() {
         ! -f $ROOT/build/host/tests/runtime/models/fixture_int8.eatn ||
         ! -f $ROOT/build/host/tests/fuzz/paths_seeds/.stamp ]]; then
     header "arm: host converter/bench/fixtures/fuzz seeds missing, building them in build/host"
-    cmake -S "$ROOT" -B "$ROOT/build/host" -DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON > /dev/null
+    cmake -S "$ROOT" -B "$ROOT/build/host" "${EA_HOST_CMAKE_ARGS[@]}" > /dev/null
     cmake --build "$ROOT/build/host" -j"$JOBS" --target edgeattn-convert edgeattn-bench edgeattn_test_models \
       edgeattn_paths_seeds
   fi

@@ -25,6 +25,7 @@
 #include "fixtures.h"
 
 namespace {
+namespace chain_test {  // tests/CMakeLists.txt: unity builds
 
 using namespace edgeattn::convert;
 using fixtures::Entries;
@@ -689,4 +690,5 @@ TEST(Chain, Residual16StreamThroughInvoke) {
   }
 }
 
+}  // namespace chain_test
 }  // namespace

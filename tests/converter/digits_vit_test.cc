@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 namespace {
+namespace digits_vit_test {  // tests/CMakeLists.txt: unity builds
 
 using namespace edgeattn::convert;
 
@@ -173,4 +174,5 @@ TEST(DigitsVit, Int8MeetsTheAccuracyTargets) {
   EXPECT_NEAR(std::sqrt(e2 / r2), f.rel_l2, 1e-6);
 }
 
+}  // namespace digits_vit_test
 }  // namespace

@@ -111,8 +111,8 @@ TEST(Eval, ReferenceWithOutputsOnlyComparesOutputs) {
   // The outputs' figures are those of the full reference.
   const auto relL2 = [](const std::string& s) { return s.substr(s.find("relL2"), 30); };  // "relL2 X  cos Y"
   EXPECT_EQ(relL2(out.str()), relL2(full_out.str()));
-  const std::vector<uint8_t> json = read_file(e.json);
-  EXPECT_NE(std::string(json.begin(), json.end()).find("\"attn_weights_max_abs_diff\": null"), std::string::npos);
+  const std::vector<uint8_t> report = read_file(e.json);
+  EXPECT_NE(std::string(report.begin(), report.end()).find("\"attn_weights_max_abs_diff\": null"), std::string::npos);
 }
 
 }  // namespace

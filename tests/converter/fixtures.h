@@ -94,6 +94,13 @@ LayerCase argmax_case(unsigned seed, int k);
 std::string temp_dir(const std::string& tag);
 void write_text(const std::string& path, const std::string& text);
 
+// The entries as a name -> array map (what load_spec and the converter take).
+inline ArrayMap to_map(const Entries& e) {
+  ArrayMap m;
+  for (const auto& [k, v] : e) m[k] = v;
+  return m;
+}
+
 }  // namespace fixtures
 
 #endif  // EDGEATTN_TESTS_CONVERTER_FIXTURES_H_

@@ -24,6 +24,7 @@
 #include "fixtures.h"
 
 namespace {
+namespace ids_chain_test {  // tests/CMakeLists.txt: unity builds
 
 using namespace edgeattn::convert;
 using fixtures::Entries;
@@ -335,4 +336,5 @@ TEST(IdsChain, Int16StreamFromTheEmbedding) {
   EXPECT_LE(rel[1], 0.015);
 }
 
+}  // namespace ids_chain_test
 }  // namespace

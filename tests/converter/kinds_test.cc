@@ -18,13 +18,9 @@
 
 namespace {
 
-using namespace edgeattn::convert;
+using fixtures::to_map;
 
-ArrayMap to_map(const fixtures::Entries& e) {
-  ArrayMap m;
-  for (const auto& [k, v] : e) m[k] = v;
-  return m;
-}
+using namespace edgeattn::convert;
 
 TEST(ConverterKinds, TableIsComplete) {
   std::set<std::string> names;

@@ -30,6 +30,9 @@
 #include "fixtures.h"
 
 namespace {
+namespace repeat_test {  // tests/CMakeLists.txt: unity builds
+
+using fixtures::to_map;
 
 using namespace edgeattn::convert;
 using fixtures::Entries;
@@ -535,12 +538,6 @@ TEST(Repeat, TheForwardSeesEveryVariantsDifference) {
 
 // ---- the spec: what a repeat expands to, and its errors -------------------------
 
-ArrayMap to_map(const Entries& e) {
-  ArrayMap m;
-  for (const auto& [k, a] : e) m[k] = a;
-  return m;
-}
-
 std::string error_of(const std::string& spec, const ArrayMap& w, bool unused = true) {
   try {
     const ModelSpec s = load_spec("spec.json", spec, w, "w.safetensors", {});
@@ -675,4 +672,5 @@ TEST(Repeat, NamedTensorsAreRead) {
              "'vit.encoder.layer.0.attention.attention.qkv.weight', which this encoder_block layer does not read");
 }
 
+}  // namespace repeat_test
 }  // namespace

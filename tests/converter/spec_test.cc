@@ -13,13 +13,9 @@
 
 namespace {
 
-using namespace edgeattn::convert;
+using fixtures::to_map;
 
-ArrayMap to_map(const fixtures::Entries& e) {
-  ArrayMap m;
-  for (const auto& [k, v] : e) m[k] = v;
-  return m;
-}
+using namespace edgeattn::convert;
 
 std::string error_of(const std::string& spec, const ArrayMap& w) {
   try {

@@ -24,6 +24,7 @@
 #include "fixtures.h"
 
 namespace {
+namespace vit_chain_test {  // tests/CMakeLists.txt: unity builds
 
 using namespace edgeattn::convert;
 using fixtures::Entries;
@@ -336,9 +337,11 @@ TEST(VitChain, Int16StreamFromPositionsToThePooling) {
   }
 }
 
+}  // namespace vit_chain_test
 }  // namespace
 
 namespace {
+namespace vit_chain_test {  // tests/CMakeLists.txt: unity builds
 
 // The rows positions adds count at the next hand-over: a block that takes
 // only max_q_len rows is a spec error naming both, and so is a row_pool
@@ -377,4 +380,5 @@ TEST(VitChain, AddedRowsMustFitTheNextLayer) {
   EXPECT_NE(msg.find("layer 'norm' gives rows of 16 values, this layer reads 12"), std::string::npos) << msg;
 }
 
+}  // namespace vit_chain_test
 }  // namespace

@@ -19,13 +19,13 @@ namespace ek = edgeattn::kernels;
 using eatest::gamma_f32;
 using eatest::kF32U;
 using eatest::key_visible;
+using eatest::kSentinel;
+using eatest::kSentinel8;
 using eatest::Rng;
 
 namespace {
 
-constexpr float kSentinel = -7777.0f;
 constexpr uint16_t kSentinelQ15 = 0xBEEF;
-constexpr int8_t kSentinel8 = 0x5A;
 const double kLog2E = 1.4426950408889634;
 
 int SampleKvLen(Rng& rng) {

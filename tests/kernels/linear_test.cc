@@ -13,12 +13,12 @@
 #include "test_util.h"
 
 namespace ek = edgeattn::kernels;
+using eatest::kSentinel;
+using eatest::kSentinel8;
 using eatest::Rng;
 
 namespace {
 
-constexpr float kSentinel = -7777.0f;
-constexpr int8_t kSentinel8 = 0x5A;
 
 // ----------------------------------------------------------- f32_linear ----
 

@@ -121,6 +121,11 @@ inline long double real_multiplier(int32_t multiplier, int32_t shift) {
   return std::ldexp(static_cast<long double>(multiplier), shift - 31);
 }
 
+// Fill values of output padding a kernel must leave alone (checked after
+// each call).
+constexpr float kSentinel = -7777.0f;
+constexpr int8_t kSentinel8 = 0x5A;
+
 // Unit roundoff of float32 and the classic gamma_n = n u / (1 - n u) of
 // Higham, "Accuracy and Stability of Numerical Algorithms", ch. 3: a float
 // dot product of n terms has |error| <= gamma_n * sum |terms|.

@@ -18,6 +18,7 @@
 #include "fixtures.h"
 
 namespace {
+namespace dequantize_test {  // tests/CMakeLists.txt: unity builds
 
 using namespace edgeattn::convert;
 
@@ -87,4 +88,5 @@ TEST(Dequantize, Float32ModelCopies) {
   EXPECT_EQ(x, y);
 }
 
+}  // namespace dequantize_test
 }  // namespace

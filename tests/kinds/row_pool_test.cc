@@ -17,6 +17,7 @@
 #include "round_trip.h"
 
 namespace {
+namespace row_pool_test {  // tests/CMakeLists.txt: unity builds
 
 using kindtest::check_case;
 using kindtest::convert_case;
@@ -165,4 +166,5 @@ TEST(RowPool, BadModeIsASpecError) {
   }
 }
 
+}  // namespace row_pool_test
 }  // namespace

@@ -32,6 +32,7 @@ using edgeattn::RunArgs;
 using edgeattn::Status;
 
 namespace {
+namespace coverage_test {  // tests/CMakeLists.txt: unity builds
 
 std::vector<ek::KernelPath> Paths() {
   std::vector<ek::KernelPath> p;
@@ -330,4 +331,5 @@ TEST_P(Coverage, MisuseIsRefused) {
 INSTANTIATE_TEST_SUITE_P(Fixture, Coverage, ::testing::Values("coverage", "coverage_wide"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
+}  // namespace coverage_test
 }  // namespace

@@ -24,6 +24,7 @@ using edgeattn::RunArgs;
 using edgeattn::Status;
 
 namespace {
+namespace decoder_block_test {  // tests/CMakeLists.txt: unity builds
 
 bool Converted(const std::string& name) {
   const std::vector<std::string> all = eatest::AllModels();
@@ -221,4 +222,5 @@ INSTANTIATE_TEST_SUITE_P(Models, DecoderBlock,
                                                               "encoder_block_int8_res16"),
                                             ::testing::Values("dec_pre", "dec_post")));
 
+}  // namespace decoder_block_test
 }  // namespace

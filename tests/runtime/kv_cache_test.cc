@@ -28,6 +28,7 @@ using edgeattn::Status;
 using eatest::AlignedBuffer;
 
 namespace {
+namespace kv_cache_test {  // tests/CMakeLists.txt: unity builds
 
 // A fixture model loaded (eatest::Loaded) and one of its KV-cache layers.
 struct Decoder : eatest::Loaded {
@@ -213,4 +214,5 @@ TEST(GroupedQuery, LayerInfo) {
   EXPECT_EQ(plain.num_kv_heads, plain.num_heads);
 }
 
+}  // namespace kv_cache_test
 }  // namespace

@@ -19,6 +19,7 @@
 #include "test_models.h"
 
 namespace {
+namespace range_mode_test {  // tests/CMakeLists.txt: unity builds
 
 using eatest::Loaded;
 using eatest::Rng;
@@ -367,4 +368,5 @@ TEST(RangeMode, FloatModels) {
   EXPECT_EQ(m.model.RangeBytes(0, 0), 0u);  // no int8 layer
 }
 
+}  // namespace range_mode_test
 }  // namespace
