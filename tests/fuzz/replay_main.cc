@@ -6,9 +6,9 @@
 // target; the last "replay:" line on stderr names the input.
 //
 //   fuzz_paths_replay [-q] FILE_OR_DIR...      (-q: do not name each input)
-// 64-bit inode numbers and offsets on 32-bit targets (armv7): without this,
-// readdir() fails with EOVERFLOW on large file systems.
-#define _FILE_OFFSET_BITS 64
+// Built with _FILE_OFFSET_BITS=64 (tests/fuzz/CMakeLists.txt: 64-bit inode
+// numbers and offsets on 32-bit targets, armv7; without it readdir() fails
+// with EOVERFLOW on large file systems).
 #include <dirent.h>
 #include <sys/stat.h>
 
