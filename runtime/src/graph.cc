@@ -60,10 +60,15 @@ bool same_quant(const ea_quant& a, const ea_quant& b) {
   return std::memcmp(&a.scale, &b.scale, sizeof(float)) == 0 && a.zero_point == b.zero_point;
 }
 
-// A scale for a message: micro-units (ErrorMessage prints integers). In
-// float: on Cortex-M4 (single-precision FPU) a double here linked about 1.9 KB
-// of libgcc's software double arithmetic into every firmware with a graph.
-int64_t micro(float scale) { return static_cast<int64_t>(scale * 1e6f + 0.5f); }
+// A scale for a message: micro-units (ErrorMessage prints integers), capped
+// at 2e9 (scales up to 2000; NaN prints the cap). Float to int32 only: on
+// Cortex-M4 (single-precision FPU) a double here, or a float to int64
+// conversion (libgcc's __fixunssfdi computes in double), linked about 2 KB of
+// software double arithmetic into every firmware with a graph.
+int64_t micro(float scale) {
+  const float v = scale * 1e6f + 0.5f;
+  return v > -2e9f && v < 2e9f ? static_cast<int32_t>(v) : 2000000000;
+}
 
 const char* dtype_label(ea_dtype t) {
   return t == EA_S8 ? "int8" : t == EA_S16 ? "int16" : t == EA_S32 ? "int32" : "float";

@@ -22,8 +22,11 @@ EA_STAGES+=(arm)
 
 # Optional ctest -E pattern for local runs (empty: every test runs).
 EA_ARM_CTEST_EXCLUDE=${EA_ARM_CTEST_EXCLUDE-}
-# The tests that run every kernel path this CPU has, one by one.
-EA_ARM_PATH_TESTS='^Simd|^bench_paths_agree_|^fuzz_paths_replay$|^Models/Threads\.'
+# The tests that run every kernel path this CPU has, one by one: the
+# programs (CTest runs each as a few shards, tests/CMakeLists.txt
+# EA_CTEST_PER_PROGRAM) and, in them, the GoogleTest cases.
+EA_ARM_PATH_TESTS='^simd_test|^threads_test|^bench_paths_agree_|^fuzz_paths_replay$'
+EA_ARM_PATH_CASES='Simd*:Models/Threads.*'
 
 ea_arm_deps() {
   local arch changed=0
@@ -91,7 +94,7 @@ ea_arm_build() {
   header "arm: configure build/$name"
   cmake -S "$ROOT" -B "$ROOT/build/$name" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_TOOLCHAIN_FILE="$ROOT/targets/toolchains/$toolchain" \
-    -DEA_BUILD_TESTS=ON -DEA_UNITY_BUILD=ON -DEA_BUILD_CONVERTER=OFF -DEA_HOST_CONVERTER="$conv" \
+    -DEA_BUILD_TESTS=ON -DEA_UNITY_BUILD=ON -DEA_CTEST_PER_PROGRAM=ON -DEA_BUILD_CONVERTER=OFF -DEA_HOST_CONVERTER="$conv" \
     -DEA_HOST_FIXTURE_DIR="$ROOT/build/host/tests/runtime/models" \
     -DEA_HOST_FUZZ_SEED_DIR="$ROOT/build/host/tests/fuzz/paths_seeds" "$@" > /dev/null
   header "arm: build build/$name (-j$JOBS)"
@@ -171,10 +174,11 @@ stage_arm() {
   # (SIGILL would fail them); its whole models run on neon in the bench
   # hashes below.
   header "arm: ctest build/aarch64 under QEMU_CPU=cortex-a76"
-  QEMU_CPU=cortex-a76 ctest --test-dir "$ROOT/build/aarch64" --output-on-failure --no-tests=error -j"$JOBS" \
-    -E "^Models/IntegrityOf\\.${EA_ARM_CTEST_EXCLUDE:+|$EA_ARM_CTEST_EXCLUDE}"
+  QEMU_CPU=cortex-a76 GTEST_FILTER='-Models/IntegrityOf.*' ctest --test-dir "$ROOT/build/aarch64" \
+    --output-on-failure --no-tests=error -j"$JOBS" ${EA_ARM_CTEST_EXCLUDE:+-E "$EA_ARM_CTEST_EXCLUDE"}
   header "arm: ctest build/aarch64 under QEMU_CPU=cortex-a53 (kernel paths)"
-  QEMU_CPU=cortex-a53 ctest --test-dir "$ROOT/build/aarch64" --output-on-failure --no-tests=error -j"$JOBS" \
+  QEMU_CPU=cortex-a53 GTEST_FILTER="$EA_ARM_PATH_CASES" ctest --test-dir "$ROOT/build/aarch64" \
+    --output-on-failure --no-tests=error -j"$JOBS" \
     -R "$EA_ARM_PATH_TESTS" ${EA_ARM_CTEST_EXCLUDE:+-E "$EA_ARM_CTEST_EXCLUDE"}
   EA_ARM_QEMU=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
   header "arm: edgeattn-bench aarch64 vs host ref"
