@@ -21,6 +21,10 @@ JOBS=${EA_JOBS:-2}
 # need build/host first). EA_UNITY_BUILD: the converter library and the tests
 # compile in batches (CMakeLists.txt; about 40 % less compile time for them).
 EA_HOST_CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DEA_BUILD_TESTS=ON -DEA_UNITY_BUILD=ON)
+# Every other test tree's (sanitizers, Arm): also CTest per GoogleTest program,
+# in shards, not per case (tests/CMakeLists.txt, EA_CTEST_PER_PROGRAM: a
+# process start costs ~0.12 CPU-s under ASan or qemu-user).
+EA_TEST_TREE_ARGS=(-DEA_BUILD_TESTS=ON -DEA_UNITY_BUILD=ON -DEA_CTEST_PER_PROGRAM=ON)
 EA_STAGES=(deps host)
 
 header() {

@@ -28,7 +28,7 @@ ea_asan_configure() {
   EA_ASAN_DIR="$ROOT/build/asan"
   header "configure $EA_ASAN_DIR (clang, -O1 -g1, -fsanitize=address,undefined, tests + fuzzers)"
   CC=clang CXX=clang++ cmake -S "$ROOT" -B "$EA_ASAN_DIR" "${EA_SANITIZE_FLAGS[@]}" \
-        -DEA_BUILD_TESTS=ON -DEA_UNITY_BUILD=ON -DEA_CTEST_PER_PROGRAM=ON -DEA_BUILD_BENCH=OFF -DEA_BUILD_FUZZERS=ON \
+        "${EA_TEST_TREE_ARGS[@]}" -DEA_BUILD_BENCH=OFF -DEA_BUILD_FUZZERS=ON \
         -DEA_SANITIZE=address,undefined -DEA_FUZZ_SKIP_KNOWN_BUGS="${EA_FUZZ_SKIP_KNOWN_BUGS:-OFF}"
 }
 
@@ -53,7 +53,7 @@ stage_sanitize() {
     return 1
   fi
   header "sanitize: configure $tsan (-O1 -g1, -fsanitize=thread, host converter)"
-  cmake -S "$ROOT" -B "$tsan" "${EA_SANITIZE_FLAGS[@]}" -DEA_BUILD_TESTS=ON -DEA_UNITY_BUILD=ON -DEA_CTEST_PER_PROGRAM=ON -DEA_BUILD_BENCH=OFF \
+  cmake -S "$ROOT" -B "$tsan" "${EA_SANITIZE_FLAGS[@]}" "${EA_TEST_TREE_ARGS[@]}" -DEA_BUILD_BENCH=OFF \
         -DEA_BUILD_CONVERTER=OFF -DEA_HOST_CONVERTER="$convert" -DEA_SANITIZE=thread
   header "sanitize: build threads_test (-j$JOBS)"
   cmake --build "$tsan" -j"$JOBS" --target threads_test

@@ -94,7 +94,7 @@ ea_arm_build() {
   header "arm: configure build/$name"
   cmake -S "$ROOT" -B "$ROOT/build/$name" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_TOOLCHAIN_FILE="$ROOT/targets/toolchains/$toolchain" \
-    -DEA_BUILD_TESTS=ON -DEA_UNITY_BUILD=ON -DEA_CTEST_PER_PROGRAM=ON -DEA_BUILD_CONVERTER=OFF -DEA_HOST_CONVERTER="$conv" \
+    "${EA_TEST_TREE_ARGS[@]}" -DEA_BUILD_CONVERTER=OFF -DEA_HOST_CONVERTER="$conv" \
     -DEA_HOST_FIXTURE_DIR="$ROOT/build/host/tests/runtime/models" \
     -DEA_HOST_FUZZ_SEED_DIR="$ROOT/build/host/tests/fuzz/paths_seeds" "$@" > /dev/null
   header "arm: build build/$name (-j$JOBS)"

@@ -4,8 +4,9 @@
 // on small machines), whatever order or thread the pool runs tasks in:
 // pools that run the tasks on the calling thread in order, reversed or
 // shuffled (every path), the std::thread pool of targets/linux and (when the
-// build has it) pthreadpool (the path this CPU runs by default). Every part is split as far as the workers allow
-// (SetMinTaskWork(0)), so even the small test models take the split paths.
+// build has it) pthreadpool (the path this CPU runs by default). Every part
+// is split as far as the workers allow (SetMinTaskWork(0)), so even the small
+// test models take the split paths.
 // Also: a pool larger than the arena planned for is refused with the size to
 // use, and edgeattn never asks for more tasks than the pool's workers.
 #include <gtest/gtest.h>
