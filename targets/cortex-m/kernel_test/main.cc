@@ -1,6 +1,6 @@
 // Firmware unit test: the build's selected qs8_linear, qs8_linear_res and
-// qs8_linear_res16 (cmsis-dsp on M4, helium on M55; qs8_linear_res16 and
-// qs16_layernorm, tested below, the reference there), its attention score row, its integer softmax (both list
+// qs8_linear_res16 (cmsis-dsp on M4, helium on M55; qs16_layernorm, tested
+// below, the reference there), its attention score row, its integer softmax (both list
 // entries, on rows of 1..70 keys; the rows' 32-bit normalizer on sums of
 // every bit length), its weighted sum (qs8_pv_row), its
 // additive layer and requant_cm.h's requantization against the reference
@@ -293,7 +293,7 @@ int main() {
   // range to anything in [-24, 30] (every channel in residual_rmul_form in a
   // quarter of the trials), biases past the 2^29 clamp in a third of
   // the channels; every fourth trial in place (y is the residual).
-#if EA_CM_SIMD && EA_CM_DSP_ONLY
+#if EA_CM_SIMD
   if (t.qs8_linear_res16 == qs8_linear_res16__ref) {
     ++failed;
     ea_cm::write_line("FAIL linear_res16: the table holds the reference");
