@@ -1,6 +1,6 @@
 // Firmware unit test: the build's selected qs8_linear, qs8_linear_res and
 // qs8_linear_res16 (cmsis-dsp on M4, helium on M55; qs16_layernorm, tested
-// below, the reference there), its attention score row, its integer softmax (both list
+// below, likewise), its attention score row, its integer softmax (both list
 // entries, on rows of 1..70 keys; the rows' 32-bit normalizer on sums of
 // every bit length), its weighted sum (qs8_pv_row), its
 // additive layer and requant_cm.h's requantization against the reference
@@ -378,7 +378,7 @@ int main() {
   // outlier at an int16 end; eps terms 1, 2^0..2^60 or log-uniform; gains at
   // the int16 ends, biases up to 2^30; the int8 output, the int16 one or
   // both, and in place (y16 == x) every fifth trial.
-#if EA_CM_SIMD && EA_CM_DSP_ONLY
+#if EA_CM_SIMD
   if (t.qs16_layernorm == qs16_layernorm__ref) {
     ++failed;
     ea_cm::write_line("FAIL qs16_layernorm: the table holds the reference");
