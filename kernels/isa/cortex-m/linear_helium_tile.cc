@@ -277,7 +277,7 @@ __asm__(
 // gives |y| <= 2^30 (requant_cm.h), exact where requantize() is inside
 // +-2^29 and beyond it on the same side otherwise, so with |A a| <= 2^28 the
 // sum fits int32 and saturates to the int16 end the clamped one reaches
-// (requant.h's bounds). 17 per 4 outputs.
+// (requant.h's bounds). 16 per 4 outputs (the rows in a loop, for flash).
 __asm__(
     ".syntax unified\n\t"
     ".thumb\n\t"
