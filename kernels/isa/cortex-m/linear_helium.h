@@ -32,14 +32,17 @@
 // built from linear_pairs' macros with its own requantization and the
 // residual between the pass and the stores, driven by the same run_pairs.
 // It takes every (M, shift) quantize_multiplier gives; anything else, the
-// reference (flash: no second generic path).
+// reference (flash: no second generic path). qs8_linear_res16 (contract
+// 5c, the int16 residual stream) is the same block with int16 residual
+// loads and stores (linear_pairs_res16) and, for whole sixes of rows, the
+// six-row tile with its own store (linear_six_res16).
 //
 // MVE word loads (gathers included) raise an unaligned UsageFault on
 // addresses that are not 4-byte aligned, whatever CCR.UNALIGN_TRP says (qemu
 // does not model this). The runtime gives 16-byte aligned weights
 // (EA_ALIGNMENT); anything else takes the reference kernel.
 //
-// Header-only, included by the two variants; the functions they share have
+// Header-only, included by the three variants; the functions they share have
 // external linkage (inline, named namespace), so the link keeps one copy.
 #ifndef EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_HELIUM_H_
 #define EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_HELIUM_H_
