@@ -1,6 +1,6 @@
 // qs16_layernorm (requant.h contract 4b: the 16-bit residual stream's
 // LayerNorm) on the Cortex-M DSP extension (DSP-only builds; Helium builds
-// keep the reference, flash). Per row: S and Q two elements per step (one
+// have qs16-layernorm-helium.cc). Per row: S and Q two elements per step (one
 // word of two int16, SMLAD with 0x00010001 for S, SMLALD for Q into 64 bits;
 // an odd last element alone), the row scale by layernorm_row.h's
 // layernorm16_row_scale_fast (the SIMD paths', tested against the

@@ -34,7 +34,7 @@ alignas(16) constexpr uint16_t kOdd4[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 // + 1) 2^16), which is all isqrt_u64_top_finish's Newton step and its two
 // corrections need (layernorm_row.h; its bound (sqrt(x) - r0)^2 / (2 r0) <=
 // 2 holds from either side).
-inline uint32_t isqrt_top_newton(uint32_t a) {
+__attribute__((always_inline)) inline uint32_t isqrt_top_newton(uint32_t a) {
   uint32_t g = (23170u + a / 23170u) >> 1;
   g = (g + a / g) >> 1;
   return (g + a / g) >> 1;
@@ -47,7 +47,7 @@ inline uint32_t isqrt_top_newton(uint32_t a) {
 // same quotient with v's top bit set. u's high word is 2^29 < v, so the
 // quotient fits 32 bits; each digit's estimate from v's high half is at most
 // two too large and is corrected against v's low half.
-inline uint32_t recip_2p60(uint32_t r) {
+__attribute__((always_inline)) inline uint32_t recip_2p60(uint32_t r) {
   const uint32_t v = r << 1, vn1 = v >> 16, vn0 = v & 0xFFFFu;
   const uint32_t un1 = r >> 16, un0 = r & 0xFFFEu;  // u's low word, r & ~1, in digits
   uint32_t q1 = (1u << 29) / vn1, rhat = (1u << 29) - q1 * vn1;  // q1 <= 2^14
@@ -169,17 +169,28 @@ __attribute__((always_inline)) inline void ln_row(const int8_t* x, int8_t* y, in
 // isqrt_top_newton, the Newton step's x / (root 2^16) as two 32-bit UDIVs
 // (as row_scale_cm: root <= 2^15, q1 < 2^16, q2 < 2^16) and inv from recip_2p60;
 // r = (root 2^16 + q1 2^16 + q2) >> 1 is below 2^31 + 2 and fits 32 bits.
-LayerNormRowScale layernorm_row_scale_helium(int d, int32_t sum, int32_t sum_sq, int64_t eps_term) {
-  const LayerNormScaledVar v = layernorm_scaled_var(d, sum, sum_sq, eps_term);
-  const uint32_t high = static_cast<uint32_t>(v.x >> 32);
+// row_scale_finish: these steps from x = D 4^k in [2^60, 2^62) (both
+// contracts' scaled variance), shift being step 4's s (52 - k - f; contract
+// 4b: 60 - k - p - f). Inlined into layernorm_row_scale_helium (the int8
+// LayerNorm's instructions as before) and out of line for
+// qs16_layernorm__helium (layernorm_row_scale_helium_finish).
+__attribute__((always_inline)) inline LayerNormRowScale row_scale_finish(uint64_t x, int shift) {
+  const uint32_t high = static_cast<uint32_t>(x >> 32);
   const uint32_t root = isqrt_top_newton(high);
   const uint32_t q1 = high / root, rem = high - q1 * root;
-  const uint32_t q2 = ((rem << 16) | (static_cast<uint32_t>(v.x) >> 16)) / root;
+  const uint32_t q2 = ((rem << 16) | (static_cast<uint32_t>(x) >> 16)) / root;
   uint32_t r = ((root + q1) << 15) + (q2 >> 1);
-  r -= static_cast<uint64_t>(r) * r > v.x ? 1 : 0;
-  r -= static_cast<uint64_t>(r) * r > v.x ? 1 : 0;
-  return LayerNormRowScale{static_cast<int32_t>(recip_2p60(r)), 52 - v.k - layernorm_frac_bits(d)};
+  r -= static_cast<uint64_t>(r) * r > x ? 1 : 0;
+  r -= static_cast<uint64_t>(r) * r > x ? 1 : 0;
+  return LayerNormRowScale{static_cast<int32_t>(recip_2p60(r)), shift};
 }
+
+LayerNormRowScale layernorm_row_scale_helium(int d, int32_t sum, int32_t sum_sq, int64_t eps_term) {
+  const LayerNormScaledVar v = layernorm_scaled_var(d, sum, sum_sq, eps_term);
+  return row_scale_finish(v.x, 52 - v.k - layernorm_frac_bits(d));
+}
+
+LayerNormRowScale layernorm_row_scale_helium_finish(uint64_t x, int shift) { return row_scale_finish(x, shift); }
 
 // Row sums on 16 bytes per step (VADDVA, VMLADAVA.S8, tail-predicated),
 // layernorm_row_scale_helium, ln_row. gain / bias not aligned to their

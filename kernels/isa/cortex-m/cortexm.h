@@ -42,6 +42,10 @@ void qs8_additive_score_row__helium(const QS8AdditiveArgs& a, const int8_t* qp, 
 // root's top by Newton steps with UDIV, inv by long division in 16-bit
 // digits (no libgcc 64-bit division; qs8-layernorm-helium.cc).
 LayerNormRowScale layernorm_row_scale_helium(int d, int32_t sum, int32_t sum_sq, int64_t eps_term);
+// Its last steps from x = D 4^k in [2^60, 2^62) (layernorm_row.h's
+// LayerNormScaledVar): inv, and shift as given (52 - k - f for contract 4,
+// 60 - k - p - f for 4b: qs16_layernorm__helium).
+LayerNormRowScale layernorm_row_scale_helium_finish(uint64_t x, int shift);
 #endif
 
 }  // namespace kernels

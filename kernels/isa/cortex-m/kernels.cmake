@@ -23,7 +23,9 @@ list(APPEND EA_KERNEL_SOURCES
   ${_ea_k}/qs8-linear-res/qs8-linear-res-dsp.cc
   ${_ea_k}/qs8-linear-res/qs8-linear-res-helium.cc
   ${_ea_k}/qs8-linear-res16/qs8-linear-res16-dsp.cc
+  ${_ea_k}/qs8-linear-res16/qs8-linear-res16-helium.cc
   ${_ea_k}/qs16-layernorm/qs16-layernorm-dsp.cc
+  ${_ea_k}/qs16-layernorm/qs16-layernorm-helium.cc
   ${_ea_k}/qs8-qk-row/qs8-qk-row-dsp.cc
   ${_ea_k}/qs8-qk-row/qs8-qk-row-helium.cc
   ${_ea_k}/qs8-softmax-exp-row/qs8-softmax-exp-row-dsp.cc

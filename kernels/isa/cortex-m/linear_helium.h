@@ -32,14 +32,17 @@
 // built from linear_pairs' macros with its own requantization and the
 // residual between the pass and the stores, driven by the same run_pairs.
 // It takes every (M, shift) quantize_multiplier gives; anything else, the
-// reference (flash: no second generic path).
+// reference (flash: no second generic path). qs8_linear_res16 (contract
+// 5c, the int16 residual stream) is the same block with int16 residual
+// loads and stores (linear_pairs_res16) and, for whole sixes of rows, the
+// six-row tile with its own store (linear_six_res16).
 //
 // MVE word loads (gathers included) raise an unaligned UsageFault on
 // addresses that are not 4-byte aligned, whatever CCR.UNALIGN_TRP says (qemu
 // does not model this). The runtime gives 16-byte aligned weights
 // (EA_ALIGNMENT); anything else takes the reference kernel.
 //
-// Header-only, included by the two variants; the functions they share have
+// Header-only, included by the three variants; the functions they share have
 // external linkage (inline, named namespace), so the link keeps one copy.
 #ifndef EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_HELIUM_H_
 #define EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_HELIUM_H_
@@ -451,6 +454,75 @@ __attribute__((noinline)) inline void linear_pairs_res(PairsResJob* j) {
       : [P] "r"(p)
       : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
 }
+// linear_pairs_res for qs8_linear_res16 (requant.h contract 5c): the same
+// block on an int16 residual and output, with res, the pair's residual and
+// the outputs addressed in bytes (run_pairs gets y as bytes and strides
+// times 2) and C = 2^(n-1) (EpilogueRes16). The residual's halfwords by
+// VLDRH.S32 (a low base register, c), A a + 2^(n-1) by VMLAS, the sum, >> n,
+// one saturating narrow to int16 into the bottom halfwords (VQMOVNB.S32)
+// and halfword stores (VSTRH.32); per group the residual and the outputs
+// move on by 8 bytes (EA_PAIRS_NEXT's 4 and 4 more here). 5c's clamp to
+// +-2^29 is left out as in 5b: requantize() as EA_PAIRS_RES_REQUANT forms
+// it is exact in the shift <= -2 lanes (|y| < 2^29) and in the rmul form
+// exact or, when acc << s saturates, beyond 2^29 on the reference's side
+// with |y| <= 2^30 (requant_cm.h); |A a| <= 2^28, so the sum fits int32,
+// and a term beyond +-2^29 saturates the output to the same int16 end as
+// the clamped term does (requant.h's bounds for 5c).
+#define EA_PAIRS_RESIDUAL16             \
+  "ldr %[c], [%[P], #164]\n"            \
+  "ldrd %[a1], %[a2], [%[P], #168]\n"   \
+  "vpst\n"                              \
+  "vldrht.s32 q2, [%[c]]\n"             \
+  "add %[c], %[a1]\n"                   \
+  "vpst\n"                              \
+  "vldrht.s32 q3, [%[c]]\n"             \
+  "add %[c], %[a1]\n"                   \
+  "str %[c], [%[P], #164]\n"            \
+  "ldr %[a3], [%[P], #180]\n"           \
+  "vmlas.s32 q2, q7, %[a2]\n"           \
+  "vmlas.s32 q3, q7, %[a2]\n"           \
+  "vadd.i32 q0, q0, q2\n"               \
+  "vadd.i32 q1, q1, q3\n"               \
+  "vshl.s32 q0, %[a3]\n"                \
+  "vshl.s32 q1, %[a3]\n"                \
+  "vqmovnb.s32 q0, q0\n"                \
+  "vqmovnb.s32 q1, q1\n"
+#define EA_PAIRS_STORE16 \
+  "ldr %[c], [%[P], #100]\n"  \
+  "add %[c], %[ya]\n"         \
+  "vpstt\n"                   \
+  "vstrht.32 q0, [%[ya]]\n"   \
+  "vstrht.32 q1, [%[c]]\n"    \
+  "ldr %[c], [%[P], #104]\n"  \
+  "add %[ya], %[c]\n"         \
+  "subs %[n], #1\n"           \
+  "bne 5b\n"
+
+__attribute__((noinline)) inline void linear_pairs_res16(PairsResJob* j) {
+  PairsJob* p = &j->base;
+  int32_t a0, a1, a2, a3, b0, b1, b2, b3, c, n;
+  const int8_t *xa, *xb;
+  int8_t* ya;
+  __asm__ volatile(  // reads and writes memory the operands do not name
+      "ldr %[c], [%[P], #176]\n"
+      "vdup.32 q7, %[c]\n"
+      EA_PAIRS_GROUP EA_PAIRS_RIGHT_MASK
+      "ldr %[c], [%[P], #160]\n"
+      "str %[c], [%[P], #164]\n"
+      EA_PAIRS_PASS EA_PAIRS_RES_REQUANT EA_PAIRS_PRED EA_PAIRS_RESIDUAL16 EA_PAIRS_STORE16
+      "ldr %[c], [%[P], #160]\n"
+      "adds %[c], #8\n"
+      "str %[c], [%[P], #160]\n"
+      "ldr %[c], [%[P], #148]\n"
+      "adds %[c], #4\n"
+      "str %[c], [%[P], #148]\n"
+      EA_PAIRS_NEXT
+      : EA_PAIRS_OUTPUTS
+      : [P] "r"(p)
+      : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");
+}
+#undef EA_PAIRS_STORE16
+#undef EA_PAIRS_RESIDUAL16
 #undef EA_PAIRS_RESIDUAL
 #undef EA_PAIRS_RES_REQUANT
 #undef EA_PAIRS_RIGHT_MASK
@@ -509,6 +581,25 @@ struct EpilogueResidual {
     }
     return true;
   }
+};
+
+// qs8_linear_res16's (requant.h residual_epilogue_s16): A, 2^(n-1) and -n
+// in the places of EpilogueResidual's A, C and -n, and the int16 residual
+// rows of the pairs from row m in bytes (linear_pairs_res16). The channels'
+// (M, shift) conditions are EpilogueResidual's (ready, six_ready).
+struct EpilogueRes16 {
+  using Job = PairsResJob;
+  const QS16Residual* r;
+  void init(Job* j) const {
+    j->term_mult = r->term.mult;
+    j->term_offset = int32_t{1} << (r->term.shift - 1);
+    j->neg_shift = -r->term.shift;
+  }
+  void batch(Job* j, int m, bool two) const {
+    j->res = reinterpret_cast<const int8_t*>(r->res + static_cast<ptrdiff_t>(m) * r->res_stride);
+    j->res_stride = two ? 2 * r->res_stride : 0;
+  }
+  static void pairs(Job* j) { linear_pairs_res16(j); }
 };
 
 // Every group's row pairs with the block of Epi (w 4-byte aligned), an odd
@@ -628,6 +719,7 @@ static_assert(offsetof(SixArgs, x) == 16 && offsetof(SixArgs, chunks) == 40 && o
 extern "C" void ea_cm_linear_tile_6x8(const SixArgs* a);
 extern "C" void ea_cm_linear_store_6x8(const SixStoreArgs* a);
 extern "C" void ea_cm_linear_store_res_6x8(const SixStoreArgs* a);
+extern "C" void ea_cm_linear_store_res16_6x8(const SixStoreArgs* a);
 
 inline bool six_ready(int out_features, const int32_t* shift, int per_channel) {
   if (!per_channel) return false;
@@ -660,6 +752,27 @@ __attribute__((noinline)) inline void linear_res_aligned(int rows, int out_featu
             static_cast<ptrdiff_t>(packed_block_bytes(in_features)), x, x_stride, w, bias, mult, shift, per_channel,
             EpilogueResidual{&res}, y, y_stride);
 }
+
+// linear_res_aligned for qs8_linear_res16: y and its stride go to run_pairs
+// in bytes (the int16 outputs' addresses; EpilogueRes16 does the same for
+// the residual).
+__attribute__((noinline)) inline void linear_res16_aligned(int rows, int out_features, int in_features,
+                                                           const int8_t* x, int x_stride, const int8_t* w,
+                                                           const int32_t* bias, const int32_t* mult,
+                                                           const int32_t* shift, int per_channel,
+                                                           const QS16Residual& res, int16_t* y, int y_stride) {
+  if (rows <= 0 || out_features <= 0) return;
+  const int chunks = in_features / 16;
+  const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kPackN * kPackK);  // 0 64 128 192
+  run_pairs(rows, out_features, chunks, in_features - chunks * 16, offs,
+            static_cast<ptrdiff_t>(packed_block_bytes(in_features)), x, x_stride, w, bias, mult, shift, per_channel,
+            EpilogueRes16{&res}, reinterpret_cast<int8_t*>(y), 2 * y_stride);
+}
+
+// linear_six's loop with the int16 residual store (linear_helium_tile.cc).
+void linear_six_res16(int rows, int out_features, int in_features, const int8_t* x, int x_stride, const int8_t* w,
+                      const int32_t* bias, const int32_t* mult, const int32_t* shift, const QS16Residual& res,
+                      int16_t* y, int y_stride);
 
 }  // namespace cm_linear_helium
 

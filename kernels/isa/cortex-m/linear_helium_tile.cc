@@ -266,6 +266,83 @@ __asm__(
     ".size ea_cm_linear_store_res_6x8, .-ea_cm_linear_store_res_6x8\n\t"
     ".text");
 
+// ea_cm_linear_store_res16_6x8(args): qs8_linear_res16's (requant.h
+// contract 5c, the 16-bit residual stream) outputs of a whole pass, every
+// channel in requant_cm.h's residual_rmul_form; args as
+// ea_cm_linear_store_res_6x8's with y, ys, res and its stride in bytes of
+// int16 rows, 60: 2^(n-1) in place of C. The same steps as that store with
+// the residual's halfwords (VLDRH.S32) and one saturating narrow to int16
+// (VQMOVNB.S32) stored as halfwords (VSTRH.32): A a + 2^(n-1) by VMLAS, the
+// sum, VSHL by -n. 5c's clamp to +-2^29 is left out as in 5b: the rmul form
+// gives |y| <= 2^30 (requant_cm.h), exact where requantize() is inside
+// +-2^29 and beyond it on the same side otherwise, so with |A a| <= 2^28 the
+// sum fits int32 and saturates to the int16 end the clamped one reaches
+// (requant.h's bounds). 16 per 4 outputs (the rows in a loop, for flash).
+__asm__(
+    ".syntax unified\n\t"
+    ".thumb\n\t"
+    ".section .text.ea_cm_linear_store_res16_6x8,\"ax\",%progbits\n\t"
+    ".global ea_cm_linear_store_res16_6x8\n\t"
+    ".type ea_cm_linear_store_res16_6x8, %function\n\t"
+    ".thumb_func\n\t"
+    ".p2align 2\n"
+    "ea_cm_linear_store_res16_6x8:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "vpush {d8-d15}\n\t"
+    "vldrw.u32 q7, [r0]\n\t"
+    "ldrd r1, r2, [r0, #16]\n\t"      // y, ys (bytes)
+    "ldrd r3, r4, [r0, #24]\n\t"      // bias, mult
+    "ldr r5, [r0, #32]\n\t"           // shift
+    "ldr r7, [r0, #40]\n\t"           // nc (rq_step: 16, per channel)
+    "ldrd r11, r8, [r0, #48]\n\t"     // res, its stride (bytes)
+    "ldrd r9, r10, [r0, #56]\n\t"     // A, 2^(n-1)
+    "vdup.32 q6, r9\n\t"
+    "ldr r9, [r0, #64]\n\t"           // -n
+    "mov r12, r1\n"
+    "1:\n\t"
+    "vctp.32 r7\n\t"
+    "vpsttt\n\t"
+    "vldrwt.u32 q4, [r3]\n\t"         // bias
+    "vldrwt.u32 q5, [r4]\n\t"         // M
+    "vldrwt.u32 q3, [r5]\n\t"         // shift
+    "adds r3, #16\n\t"
+    "adds r4, #16\n\t"
+    "adds r5, #16\n\t"
+    "movs r0, #1\n\t"
+    "vadd.i32 q3, q3, r0\n\t"         // s = shift + 1
+    "mov r6, r11\n\t"
+    "movs r0, #4\n\t"
+    "vsub.i32 q7, q7, r0\n\t"
+    "mov lr, #6\n"
+    "2:\n\t"                          // the six rows (a loop, for flash)
+    "vldrw.u32 q0, [q7, #4]!\n\t"
+    "vadd.i32 q0, q0, q4\n\t"
+    "vqshl.s32 q0, q0, q3\n\t"
+    "vrmulh.s32 q0, q0, q5\n\t"
+    "vpst\n\t"
+    "vldrht.s32 q1, [r6]\n\t"
+    "vmlas.s32 q1, q6, r10\n\t"
+    "vadd.i32 q0, q0, q1\n\t"
+    "vshl.s32 q0, r9\n\t"
+    "vqmovnb.s32 q0, q0\n\t"
+    "vpst\n\t"
+    "vstrht.32 q0, [r1]\n\t"
+    "add r1, r2\n\t"
+    "add r6, r8\n\t"
+    "subs lr, #1\n\t"
+    "bne 2b\n\t"
+    "adds r12, #8\n\t"
+    "mov r1, r12\n\t"
+    "adds r11, #8\n\t"
+    "movs r0, #76\n\t"
+    "vadd.i32 q7, q7, r0\n\t"         // the next 4 channels' sums
+    "subs r7, #4\n\t"
+    "bgt 1b\n\t"
+    "vpop {d8-d15}\n\t"
+    "pop {r4-r11, pc}\n\t"
+    ".size ea_cm_linear_store_res16_6x8, .-ea_cm_linear_store_res16_6x8\n\t"
+    ".text");
+
 namespace edgeattn {
 namespace kernels {
 namespace cm_linear_helium {
@@ -310,6 +387,45 @@ void linear_six(int rows, int out_features, int in_features, const int8_t* x, in
         s.res = res->res + static_cast<ptrdiff_t>(m) * res->res_stride + n0;
         ea_cm_linear_store_res_6x8(&s);
       }
+    }
+  }
+}
+
+// linear_six's loop for qs8_linear_res16 (every channel in
+// residual_rmul_form): the same tile, ea_cm_linear_store_res16_6x8.
+void linear_six_res16(int rows, int out_features, int in_features, const int8_t* x, int x_stride, const int8_t* w,
+                      const int32_t* bias, const int32_t* mult, const int32_t* shift, const QS16Residual& res,
+                      int16_t* y, int y_stride) {
+  alignas(16) int32_t tile[6 * 8];
+  SixArgs a;
+  SixStoreArgs s;
+  a.chunks = in_features / 16;
+  a.rem = in_features - a.chunks * 16;
+  a.groups = (a.rem + kPackK - 1) / kPackK;
+  a.tile = tile;
+  const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), kPackN * kPackK);  // 0 64 128 192
+  s.tile_addr = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0u, 1), 24), reinterpret_cast<uint32_t>(tile));
+  s.ys = 2 * y_stride;
+  s.rq_step = 16;
+  s.rs = 2 * res.res_stride;
+  s.a = res.term.mult;
+  s.c = int32_t{1} << (res.term.shift - 1);
+  s.neg_n = -res.term.shift;
+  const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
+  const ptrdiff_t xs = x_stride, ys = y_stride, rs = res.res_stride;
+  for (int n0 = 0; n0 < out_features; n0 += 8) {
+    const int8_t* wq = w + (n0 / kPackN) * block_bytes + (n0 % kPackN) * kPackK;
+    a.addr0 = vaddq_n_u32(offs, reinterpret_cast<uint32_t>(wq) - 256u);
+    s.nc = out_features - n0 < 8 ? out_features - n0 : 8;
+    s.bias = bias + n0;
+    s.mult = mult + n0;
+    s.shift = shift + n0;
+    for (int m = 0; m < rows; m += 6) {
+      for (int r = 0; r < 6; ++r) a.x[r] = x + (m + r) * xs;
+      ea_cm_linear_tile_6x8(&a);
+      s.y = reinterpret_cast<int8_t*>(y + m * ys + n0);
+      s.res = reinterpret_cast<const int8_t*>(res.res + m * rs + n0);
+      ea_cm_linear_store_res16_6x8(&s);
     }
   }
 }

@@ -17,12 +17,17 @@
 #include "encoder_block_model.h"
 #include "platform.h"
 #include "pooling_model.h"
+#if !EA_CM_BENCH_BLOCKS_ONLY
 #include "shapes_model.h"
+#endif
 #include "transformer_model.h"
 #if EA_CM_BENCH_BLOCK16
 #include "block16_model.h"
 #else
 #define BLOCK16_MODEL_ARENA_BYTES 0
+#endif
+#if EA_CM_BENCH_BLOCKS_ONLY  // ea_cm_bench_block16 (M55): the two encoder blocks alone
+#define SHAPES_MODEL_ARENA_BYTES 0
 #endif
 
 namespace {
@@ -65,13 +70,18 @@ struct Embedded {
   size_t size;
 };
 const Embedded kModels[] = {
+#if !EA_CM_BENCH_BLOCKS_ONLY
     {"transformer", transformer_model, TRANSFORMER_MODEL_SIZE},
     {"bahdanau", bahdanau_model, BAHDANAU_MODEL_SIZE},
     {"pooling", pooling_model, POOLING_MODEL_SIZE},
+#endif
     {"encoder_block", encoder_block_model, ENCODER_BLOCK_MODEL_SIZE},
+#if !EA_CM_BENCH_BLOCKS_ONLY
     {"shapes", shapes_model, SHAPES_MODEL_SIZE},
+#endif
 #if EA_CM_BENCH_BLOCK16
-    {"encoder_block16", block16_model, BLOCK16_MODEL_SIZE},  // pre with --residual int16 (M4 only)
+    // pre with --residual int16 (ea_cm_bench on M4, ea_cm_bench_block16 on M55)
+    {"encoder_block16", block16_model, BLOCK16_MODEL_SIZE},
 #endif
 };
 

@@ -1,6 +1,6 @@
 // Firmware unit test: the build's selected qs8_linear, qs8_linear_res and
-// qs8_linear_res16 (cmsis-dsp on M4, helium on M55; qs8_linear_res16 and
-// qs16_layernorm, tested below, the reference there), its attention score row, its integer softmax (both list
+// qs8_linear_res16 (cmsis-dsp on M4, helium on M55; qs16_layernorm, tested
+// below, likewise), its attention score row, its integer softmax (both list
 // entries, on rows of 1..70 keys; the rows' 32-bit normalizer on sums of
 // every bit length), its weighted sum (qs8_pv_row), its
 // additive layer and requant_cm.h's requantization against the reference
@@ -13,8 +13,9 @@
 // projections also on larger shapes (up to 13 rows, 40 channels, 600
 // inputs: the DSP kernel's row triples, Helium's six-row passes). The
 // transformer blocks' LayerNorm and activation table on ragged widths,
-// zero-variance and extreme rows; on Helium the
-// LayerNorm's row scale alone, at the ends of its square root and division.
+// zero-variance and extreme rows; the 16-bit residual stream's projection
+// and LayerNorm (int16 ends, in place, every LayerNorm row shift); on Helium
+// the LayerNorm's row scale alone, at the ends of its square root and division.
 #include <cstring>
 
 #include "edgeattn/kernels/dispatch.h"
@@ -293,7 +294,7 @@ int main() {
   // range to anything in [-24, 30] (every channel in residual_rmul_form in a
   // quarter of the trials), biases past the 2^29 clamp in a third of
   // the channels; every fourth trial in place (y is the residual).
-#if EA_CM_SIMD && EA_CM_DSP_ONLY
+#if EA_CM_SIMD
   if (t.qs8_linear_res16 == qs8_linear_res16__ref) {
     ++failed;
     ea_cm::write_line("FAIL linear_res16: the table holds the reference");
@@ -378,7 +379,7 @@ int main() {
   // outlier at an int16 end; eps terms 1, 2^0..2^60 or log-uniform; gains at
   // the int16 ends, biases up to 2^30; the int8 output, the int16 one or
   // both, and in place (y16 == x) every fifth trial.
-#if EA_CM_SIMD && EA_CM_DSP_ONLY
+#if EA_CM_SIMD
   if (t.qs16_layernorm == qs16_layernorm__ref) {
     ++failed;
     ea_cm::write_line("FAIL qs16_layernorm: the table holds the reference");
@@ -466,6 +467,84 @@ int main() {
       ea_cm::write(same16 ? "" : " int16");
       ea_cm::write(same8 ? "" : " int8");
       ea_cm::write_line(x_kept ? "" : " x changed");
+    }
+  }
+  // qs16_layernorm on every row shift s of contract 4b (the Helium step 4
+  // scales c by 2^(33 - s) below s = 33 and shifts its high word right above;
+  // the DSP form changes at 33 too): one row of 1..600 elements, eps terms
+  // 2^0..2^60, rows uniform, narrow, constant or with one outlier, both
+  // outputs; at least kMinRowShifts of the shifts 2..53 reached.
+  {
+    constexpr int kMinRowShifts = 40;
+    bool seen[64] = {};
+    int trial = 0, fails = 0;
+    constexpr int kDims[] = {1, 2, 3, 17, 100, 600};
+    for (int dim : kDims) {
+      for (int e = 0; e <= 60; ++e) {
+        for (int kind = 0; kind < 4; ++kind, ++trial) {
+          const int32_t base = range(-30000, 30000), spread = kind == 1 ? range(1, 8) : range(1, 3000);
+          int32_t sum = 0;
+          int64_t sum_sq = 0;
+          for (int i = 0; i < dim; ++i) {
+            const int32_t v = kind == 0 ? range(-32768, 32767) : kind == 2 ? base : base + range(-spread, spread);
+            g_ln16_x[i] = static_cast<int16_t>(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+          }
+          if (kind == 3) g_ln16_x[range(0, dim - 1)] = static_cast<int16_t>(base < 0 ? 32767 : -32768);
+          for (int i = 0; i < dim; ++i) {
+            sum += g_ln16_x[i];
+            sum_sq += static_cast<int32_t>(g_ln16_x[i]) * g_ln16_x[i];
+            g_ln16_gain[i] = static_cast<int16_t>(next());
+            g_ln16_bias[i] = range(-(1 << 20), 1 << 20);
+          }
+          const int64_t eps = int64_t{1} << e;
+          const int row_shift = layernorm16_row_scale(dim, sum, sum_sq, eps).shift;
+          if (row_shift >= 0 && row_shift < 64) seen[row_shift] = true;
+          QS16LayerNormArgs a{};
+          a.rows = 1;
+          a.dim = dim;
+          a.x = g_ln16_x;
+          a.x_stride = dim;
+          a.eps_term = eps;
+          a.gain = g_ln16_gain;
+          a.bias = g_ln16_bias;
+          a.mult = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+          a.shift = range(-31, -8);
+          a.y_zp = range(-128, 127);
+          a.mult16 = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+          a.shift16 = range(-24, -2);
+          a.y8_stride = a.y16_stride = dim;
+          QS16LayerNormArgs ref = a, got = a;
+          ref.y8 = g_ln16_y8_ref;
+          ref.y16 = g_ln16_y16_ref;
+          got.y8 = g_ln16_y8;
+          got.y16 = g_ln16_y16;
+          qs16_layernorm__ref(ref);
+          t.qs16_layernorm(got);
+          if (std::memcmp(g_ln16_y8, g_ln16_y8_ref, static_cast<size_t>(dim)) == 0 &&
+              std::memcmp(g_ln16_y16, g_ln16_y16_ref, sizeof(int16_t) * static_cast<size_t>(dim)) == 0) {
+            ++passed;
+          } else {
+            ++failed;
+            if (++fails <= 8) {
+              ea_cm::write("FAIL qs16_layernorm row shift ");
+              ea_cm::write_int(row_shift);
+              ea_cm::write(" trial ");
+              ea_cm::write_int(trial);
+              ea_cm::write(" dim ");
+              ea_cm::write_int(dim);
+              ea_cm::write_line("");
+            }
+          }
+        }
+      }
+    }
+    int count = 0;
+    for (bool b : seen) count += b ? 1 : 0;
+    if (count < kMinRowShifts) {
+      ++failed;
+      ea_cm::write("FAIL qs16_layernorm: only ");
+      ea_cm::write_int(count);
+      ea_cm::write_line(" row shifts reached");
     }
   }
   // The score row Q.K^T of the selected attention kernel vs the reference:
