@@ -416,14 +416,15 @@ static_assert(sizeof(PairsJob) == 160 && offsetof(PairsResJob, res) == 160 &&
   "vpsel q0, q2, q0\n"                  \
   "vpsel q1, q3, q1\n"                  \
   "9:\n"
-#define EA_PAIRS_RESIDUAL               \
+// The residual block of the pairs (int8 rows: LOAD = VLDRB; int16: VLDRH).
+#define EA_PAIRS_RESIDUAL_LOADED(LOAD)  \
   "ldr %[c], [%[P], #164]\n"            \
   "ldrd %[a1], %[a2], [%[P], #168]\n"   \
   "vpst\n"                              \
-  "vldrbt.s32 q2, [%[c]]\n"             \
+  LOAD " q2, [%[c]]\n"                 \
   "add %[c], %[a1]\n"                   \
   "vpst\n"                              \
-  "vldrbt.s32 q3, [%[c]]\n"             \
+  LOAD " q3, [%[c]]\n"                 \
   "add %[c], %[a1]\n"                   \
   "str %[c], [%[P], #164]\n"            \
   "ldr %[a3], [%[P], #180]\n"           \
@@ -433,6 +434,7 @@ static_assert(sizeof(PairsJob) == 160 && offsetof(PairsResJob, res) == 160 &&
   "vadd.i32 q1, q1, q3\n"               \
   "vshl.s32 q0, %[a3]\n"                \
   "vshl.s32 q1, %[a3]\n"
+#define EA_PAIRS_RESIDUAL EA_PAIRS_RESIDUAL_LOADED("vldrbt.s32")
 
 __attribute__((noinline)) inline void linear_pairs_res(PairsResJob* j) {
   PairsJob* p = &j->base;
@@ -468,24 +470,9 @@ __attribute__((noinline)) inline void linear_pairs_res(PairsResJob* j) {
 // with |y| <= 2^30 (requant_cm.h); |A a| <= 2^28, so the sum fits int32,
 // and a term beyond +-2^29 saturates the output to the same int16 end as
 // the clamped term does (requant.h's bounds for 5c).
-#define EA_PAIRS_RESIDUAL16             \
-  "ldr %[c], [%[P], #164]\n"            \
-  "ldrd %[a1], %[a2], [%[P], #168]\n"   \
-  "vpst\n"                              \
-  "vldrht.s32 q2, [%[c]]\n"             \
-  "add %[c], %[a1]\n"                   \
-  "vpst\n"                              \
-  "vldrht.s32 q3, [%[c]]\n"             \
-  "add %[c], %[a1]\n"                   \
-  "str %[c], [%[P], #164]\n"            \
-  "ldr %[a3], [%[P], #180]\n"           \
-  "vmlas.s32 q2, q7, %[a2]\n"           \
-  "vmlas.s32 q3, q7, %[a2]\n"           \
-  "vadd.i32 q0, q0, q2\n"               \
-  "vadd.i32 q1, q1, q3\n"               \
-  "vshl.s32 q0, %[a3]\n"                \
-  "vshl.s32 q1, %[a3]\n"                \
-  "vqmovnb.s32 q0, q0\n"                \
+#define EA_PAIRS_RESIDUAL16                    \
+  EA_PAIRS_RESIDUAL_LOADED("vldrht.s32")       \
+  "vqmovnb.s32 q0, q0\n"                       \
   "vqmovnb.s32 q1, q1\n"
 #define EA_PAIRS_STORE16 \
   "ldr %[c], [%[P], #100]\n"  \
@@ -524,6 +511,7 @@ __attribute__((noinline)) inline void linear_pairs_res16(PairsResJob* j) {
 #undef EA_PAIRS_STORE16
 #undef EA_PAIRS_RESIDUAL16
 #undef EA_PAIRS_RESIDUAL
+#undef EA_PAIRS_RESIDUAL_LOADED
 #undef EA_PAIRS_RES_REQUANT
 #undef EA_PAIRS_RIGHT_MASK
 #undef EA_PAIRS_OUTPUTS

@@ -191,6 +191,73 @@ __asm__(
     ".text");
 #undef EA_SIX_ROW
 
+// The residual stores of a whole pass: int8 (LOAD VLDRB, the two narrows, STORE
+// VSTRB, STEP 4 bytes per 4 channels) or int16 (VLDRH, one narrow, VSTRH, 8).
+#define EA_STORE_RES_6X8(NAME, LOAD, NARROW, STORE, STEP) \
+    ".syntax unified\n\t"                                         \
+    ".thumb\n\t"                                                  \
+    ".section .text." NAME ",\"ax\",%progbits\n\t"                \
+    ".global " NAME "\n\t"                                        \
+    ".type " NAME ", %function\n\t"                               \
+    ".thumb_func\n\t"                                             \
+    ".p2align 2\n"                                                \
+    NAME ":\n\t"                                                 \
+    "push {r4-r11, lr}\n\t"                                       \
+    "vpush {d8-d15}\n\t"                                          \
+    "vldrw.u32 q7, [r0]\n\t"                                      \
+    "ldrd r1, r2, [r0, #16]\n\t"  /* y, ys */                     \
+    "ldrd r3, r4, [r0, #24]\n\t"  /* bias, mult */                \
+    "ldr r5, [r0, #32]\n\t"  /* shift */                          \
+    "ldr r7, [r0, #40]\n\t"  /* nc (rq_step: 16, per channel) */  \
+    "ldrd r11, r8, [r0, #48]\n\t"  /* res, its stride */          \
+    "ldrd r9, r10, [r0, #56]\n\t"  /* A, C */                     \
+    "vdup.32 q6, r9\n\t"                                          \
+    "ldr r9, [r0, #64]\n\t"  /* -n */                             \
+    "mov r12, r1\n"                                               \
+    "1:\n\t"                                                      \
+    "vctp.32 r7\n\t"                                              \
+    "vpsttt\n\t"                                                  \
+    "vldrwt.u32 q4, [r3]\n\t"  /* bias */                         \
+    "vldrwt.u32 q5, [r4]\n\t"  /* M */                            \
+    "vldrwt.u32 q3, [r5]\n\t"  /* shift */                        \
+    "adds r3, #16\n\t"                                            \
+    "adds r4, #16\n\t"                                            \
+    "adds r5, #16\n\t"                                            \
+    "movs r0, #1\n\t"                                             \
+    "vadd.i32 q3, q3, r0\n\t"  /* s = shift + 1 */                \
+    "mov r6, r11\n\t"                                             \
+    "movs r0, #4\n\t"                                             \
+    "vsub.i32 q7, q7, r0\n\t"                                     \
+    "mov lr, #6\n"                                                \
+    "2:\n\t"  /* the six rows (a loop, for flash) */              \
+    "vldrw.u32 q0, [q7, #4]!\n\t"                                 \
+    "vadd.i32 q0, q0, q4\n\t"                                     \
+    "vqshl.s32 q0, q0, q3\n\t"                                    \
+    "vrmulh.s32 q0, q0, q5\n\t"                                   \
+    "vpst\n\t"                                                    \
+    LOAD " q1, [r6]\n\t"                                          \
+    "vmlas.s32 q1, q6, r10\n\t"                                   \
+    "vadd.i32 q0, q0, q1\n\t"                                     \
+    "vshl.s32 q0, r9\n\t"                                         \
+    NARROW                                                        \
+    "vpst\n\t"                                                    \
+    STORE " q0, [r1]\n\t"                                         \
+    "add r1, r2\n\t"                                              \
+    "add r6, r8\n\t"                                              \
+    "subs lr, #1\n\t"                                             \
+    "bne 2b\n\t"                                                  \
+    "adds r12, #" STEP "\n\t"                                     \
+    "mov r1, r12\n\t"                                             \
+    "adds r11, #" STEP "\n\t"                                     \
+    "movs r0, #76\n\t"                                            \
+    "vadd.i32 q7, q7, r0\n\t"  /* the next 4 channels' sums */    \
+    "subs r7, #4\n\t"                                             \
+    "bgt 1b\n\t"                                                  \
+    "vpop {d8-d15}\n\t"                                           \
+    "pop {r4-r11, pc}\n\t"                                        \
+    ".size " NAME ", .-" NAME "\n\t"                              \
+    ".text"
+
 // ea_cm_linear_store_res_6x8(args): qs8_linear_res's outputs of a whole
 // pass, every channel in requant_cm.h's residual_rmul_form; args as
 // ea_cm_linear_store_6x8's (zp2 unused) and 48: the residual at the pass's
@@ -200,71 +267,8 @@ __asm__(
 // predicate (VLDRB.S32, a low base register), A res + C by VMLAS, the sum,
 // VSHL by -n, the two narrows and the byte stores: 18 per 4 outputs (the
 // rows in a loop, for flash).
-__asm__(
-    ".syntax unified\n\t"
-    ".thumb\n\t"
-    ".section .text.ea_cm_linear_store_res_6x8,\"ax\",%progbits\n\t"
-    ".global ea_cm_linear_store_res_6x8\n\t"
-    ".type ea_cm_linear_store_res_6x8, %function\n\t"
-    ".thumb_func\n\t"
-    ".p2align 2\n"
-    "ea_cm_linear_store_res_6x8:\n\t"
-    "push {r4-r11, lr}\n\t"
-    "vpush {d8-d15}\n\t"
-    "vldrw.u32 q7, [r0]\n\t"
-    "ldrd r1, r2, [r0, #16]\n\t"      // y, ys
-    "ldrd r3, r4, [r0, #24]\n\t"      // bias, mult
-    "ldr r5, [r0, #32]\n\t"           // shift
-    "ldr r7, [r0, #40]\n\t"           // nc (rq_step: 16, per channel)
-    "ldrd r11, r8, [r0, #48]\n\t"     // res, its stride
-    "ldrd r9, r10, [r0, #56]\n\t"     // A, C
-    "vdup.32 q6, r9\n\t"
-    "ldr r9, [r0, #64]\n\t"           // -n
-    "mov r12, r1\n"
-    "1:\n\t"
-    "vctp.32 r7\n\t"
-    "vpsttt\n\t"
-    "vldrwt.u32 q4, [r3]\n\t"         // bias
-    "vldrwt.u32 q5, [r4]\n\t"         // M
-    "vldrwt.u32 q3, [r5]\n\t"         // shift
-    "adds r3, #16\n\t"
-    "adds r4, #16\n\t"
-    "adds r5, #16\n\t"
-    "movs r0, #1\n\t"
-    "vadd.i32 q3, q3, r0\n\t"         // s = shift + 1
-    "mov r6, r11\n\t"
-    "movs r0, #4\n\t"
-    "vsub.i32 q7, q7, r0\n\t"
-    "mov lr, #6\n"
-    "2:\n\t"                          // the six rows (a loop, for flash)
-    "vldrw.u32 q0, [q7, #4]!\n\t"
-    "vadd.i32 q0, q0, q4\n\t"
-    "vqshl.s32 q0, q0, q3\n\t"
-    "vrmulh.s32 q0, q0, q5\n\t"
-    "vpst\n\t"
-    "vldrbt.s32 q1, [r6]\n\t"
-    "vmlas.s32 q1, q6, r10\n\t"
-    "vadd.i32 q0, q0, q1\n\t"
-    "vshl.s32 q0, r9\n\t"
-    "vqmovnb.s32 q1, q0\n\t"
-    "vqmovnb.s16 q0, q1\n\t"
-    "vpst\n\t"
-    "vstrbt.32 q0, [r1]\n\t"
-    "add r1, r2\n\t"
-    "add r6, r8\n\t"
-    "subs lr, #1\n\t"
-    "bne 2b\n\t"
-    "adds r12, #4\n\t"
-    "mov r1, r12\n\t"
-    "adds r11, #4\n\t"
-    "movs r0, #76\n\t"
-    "vadd.i32 q7, q7, r0\n\t"         // the next 4 channels' sums
-    "subs r7, #4\n\t"
-    "bgt 1b\n\t"
-    "vpop {d8-d15}\n\t"
-    "pop {r4-r11, pc}\n\t"
-    ".size ea_cm_linear_store_res_6x8, .-ea_cm_linear_store_res_6x8\n\t"
-    ".text");
+__asm__(EA_STORE_RES_6X8("ea_cm_linear_store_res_6x8", "vldrbt.s32",
+                         "vqmovnb.s32 q1, q0\n\t" "vqmovnb.s16 q0, q1\n\t", "vstrbt.32", "4"));
 
 // ea_cm_linear_store_res16_6x8(args): qs8_linear_res16's (requant.h
 // contract 5c, the 16-bit residual stream) outputs of a whole pass, every
@@ -278,70 +282,8 @@ __asm__(
 // +-2^29 and beyond it on the same side otherwise, so with |A a| <= 2^28 the
 // sum fits int32 and saturates to the int16 end the clamped one reaches
 // (requant.h's bounds). 16 per 4 outputs (the rows in a loop, for flash).
-__asm__(
-    ".syntax unified\n\t"
-    ".thumb\n\t"
-    ".section .text.ea_cm_linear_store_res16_6x8,\"ax\",%progbits\n\t"
-    ".global ea_cm_linear_store_res16_6x8\n\t"
-    ".type ea_cm_linear_store_res16_6x8, %function\n\t"
-    ".thumb_func\n\t"
-    ".p2align 2\n"
-    "ea_cm_linear_store_res16_6x8:\n\t"
-    "push {r4-r11, lr}\n\t"
-    "vpush {d8-d15}\n\t"
-    "vldrw.u32 q7, [r0]\n\t"
-    "ldrd r1, r2, [r0, #16]\n\t"      // y, ys (bytes)
-    "ldrd r3, r4, [r0, #24]\n\t"      // bias, mult
-    "ldr r5, [r0, #32]\n\t"           // shift
-    "ldr r7, [r0, #40]\n\t"           // nc (rq_step: 16, per channel)
-    "ldrd r11, r8, [r0, #48]\n\t"     // res, its stride (bytes)
-    "ldrd r9, r10, [r0, #56]\n\t"     // A, 2^(n-1)
-    "vdup.32 q6, r9\n\t"
-    "ldr r9, [r0, #64]\n\t"           // -n
-    "mov r12, r1\n"
-    "1:\n\t"
-    "vctp.32 r7\n\t"
-    "vpsttt\n\t"
-    "vldrwt.u32 q4, [r3]\n\t"         // bias
-    "vldrwt.u32 q5, [r4]\n\t"         // M
-    "vldrwt.u32 q3, [r5]\n\t"         // shift
-    "adds r3, #16\n\t"
-    "adds r4, #16\n\t"
-    "adds r5, #16\n\t"
-    "movs r0, #1\n\t"
-    "vadd.i32 q3, q3, r0\n\t"         // s = shift + 1
-    "mov r6, r11\n\t"
-    "movs r0, #4\n\t"
-    "vsub.i32 q7, q7, r0\n\t"
-    "mov lr, #6\n"
-    "2:\n\t"                          // the six rows (a loop, for flash)
-    "vldrw.u32 q0, [q7, #4]!\n\t"
-    "vadd.i32 q0, q0, q4\n\t"
-    "vqshl.s32 q0, q0, q3\n\t"
-    "vrmulh.s32 q0, q0, q5\n\t"
-    "vpst\n\t"
-    "vldrht.s32 q1, [r6]\n\t"
-    "vmlas.s32 q1, q6, r10\n\t"
-    "vadd.i32 q0, q0, q1\n\t"
-    "vshl.s32 q0, r9\n\t"
-    "vqmovnb.s32 q0, q0\n\t"
-    "vpst\n\t"
-    "vstrht.32 q0, [r1]\n\t"
-    "add r1, r2\n\t"
-    "add r6, r8\n\t"
-    "subs lr, #1\n\t"
-    "bne 2b\n\t"
-    "adds r12, #8\n\t"
-    "mov r1, r12\n\t"
-    "adds r11, #8\n\t"
-    "movs r0, #76\n\t"
-    "vadd.i32 q7, q7, r0\n\t"         // the next 4 channels' sums
-    "subs r7, #4\n\t"
-    "bgt 1b\n\t"
-    "vpop {d8-d15}\n\t"
-    "pop {r4-r11, pc}\n\t"
-    ".size ea_cm_linear_store_res16_6x8, .-ea_cm_linear_store_res16_6x8\n\t"
-    ".text");
+__asm__(EA_STORE_RES_6X8("ea_cm_linear_store_res16_6x8", "vldrht.s32", "vqmovnb.s32 q0, q0\n\t", "vstrht.32", "8"));
+#undef EA_STORE_RES_6X8
 
 namespace edgeattn {
 namespace kernels {
