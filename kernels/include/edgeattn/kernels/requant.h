@@ -353,6 +353,19 @@ inline int16_t saturate_s16(int32_t v) {
   return static_cast<int16_t>(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
 }
 
+// Contract 5c-out (issue 37, a standalone mha layer's int16 output,
+// MultiHeadAttention.output16): contract 5c with a zero residual,
+//   y = sat16((clamp(requantize(acc, M_c, s_c), -2^29, 2^29) + 2^(n-1)) >> n)
+// through the same qs8_linear_res16 kernels: the residual is one row of
+// zeros read at row stride 0 (every path reads it, never writes it) and
+// the term is A = 0, n = kResidual5cOutShift. (M_c, s_c) maps the out
+// projection's sum to y's step times 2^n (r_c = s_x s_w,c 2^n / s_y, y int16
+// with zero point 0). Bounds: 5c's with a = 0 (the sum is at most
+// 2^29 + 2^12 < 2^31, the clamp never changes a result); n = 13, 5c's
+// largest, puts the projection's part at 1/8192 of an int16 step before its
+// one rounding.
+constexpr int32_t kResidual5cOutShift = kResidual16MaxShift;
+
 // One output of contract 5c.
 inline int16_t residual_epilogue_s16(int32_t acc, int32_t multiplier, int32_t shift, int32_t a,
                                      const Residual16Term& r) {
