@@ -490,6 +490,34 @@ inline int16_t positions_s16(int32_t x, int32_t zp_in, int32_t a, int32_t p, int
 }
 
 // ---------------------------------------------------------------------------
+// Positions with the stream's 16-bit entry (the positions16-in contract,
+// issue 37, Positions.input16): the input row x is int16 at s_in with zero
+// point 0 (a `linear` layer's int16 output, contract 5c-out), the output
+// int16 at s_out with zero point 0, as positions16:
+//   y = sat16((A x + P 2^(n - b) + 2^(n - 1)) >> n)          (int64)
+// The converter writes A = round(s_in / s_out 2^n) in [0, 2^22), taking the
+// largest n in [1, 30] for which A fits, and the table as int16
+// P = round(pos / s_out 2^b) with the largest b in [0, n] that keeps every
+// |P| <= 32767. Why 64 bits: an int16 x is 2^8 times wider than positions16's
+// int8 one, and input and output steps are alike (A about 2^n), so A x
+// needs 2^15 2^n; keeping int32 would cap n at about 15 and leave A's
+// rounding at up to 2^(14-n) = 1/2 output step at the int16 ends. With
+// int64 (one 32 x 32 -> 64 multiply, SMULL/SMLAL on Cortex-M, the same
+// integers on every target): |A x| <= (2^22 - 1) 2^15 < 2^37,
+// |P 2^(n - b)| <= 2^15 2^30 = 2^45, 2^(n - 1) <= 2^29, the sum is below
+// 2^46. y is the real (s_in x + pos) / s_out rounded once (half up) up to
+// A's and P's own roundings, 2^(14-n) + 2^-(b+1) output steps (1/128 +
+// 2^-(b+1) at the usual n = 21).
+// ---------------------------------------------------------------------------
+constexpr int32_t kPositions16InMaxShift = 30;
+
+inline int16_t positions_s16_in16(int32_t x, int32_t a, int32_t p, int32_t bits, int32_t shift) {
+  const int64_t v = int64_t{a} * x + int64_t{p} * (int64_t{1} << (shift - bits)) + (int64_t{1} << (shift - 1));
+  const int64_t y = v >> shift;
+  return static_cast<int16_t>(y < -32768 ? -32768 : (y > 32767 ? 32767 : y));
+}
+
+// ---------------------------------------------------------------------------
 // Row mean (the row-mean contract, layer kind `row_pool`): n int8 values
 // x_j of one column at (s_in, zp_in), 1 <= n <= 65535, to their mean at
 // (s_out, zp_out):
