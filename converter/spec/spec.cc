@@ -682,7 +682,9 @@ void use_residual16(ModelSpec* spec) {
   // writes it; a positions or embedding layer feeding a block writes it; a
   // layernorm or row_pool after a block reads it; a row_pool whose output a
   // layernorm reads writes int16 to it (the pooled row stays on the stream's
-  // grid until the norm).
+  // grid until the norm); a linear whose only reader is such a positions
+  // layer writes int16 rows into it (the stream's 16-bit entry: no int8
+  // rounding of the patch or frame embedding).
   const auto kind = [](const FloatLayer& L) { return L.kind->runtime_kind; };
   const auto block = [&](const FloatLayer& L) {
     return kind(L) == EA_LAYER_ENCODER_BLOCK || kind(L) == EA_LAYER_DECODER_BLOCK;
@@ -696,6 +698,20 @@ void use_residual16(ModelSpec* spec) {
     if (block(L) && (kind(src) == EA_LAYER_POSITIONS || kind(src) == EA_LAYER_EMBEDDING)) src.output16 = true;
     if (src.output16 && (kind(L) == EA_LAYER_LAYERNORM || kind(L) == EA_LAYER_ROW_POOL)) L.input16 = true;
     if (kind(L) == EA_LAYER_LAYERNORM && kind(src) == EA_LAYER_ROW_POOL && src.input16) {
+      src.output16 = true;
+      L.input16 = true;
+    }
+  }
+  std::vector<int> readers(spec->layers.size(), 0);
+  for (const FloatLayer& L : spec->layers) {
+    for (const int src : {L.input_layer, L.memory_layer}) {
+      if (src >= 0) ++readers[static_cast<size_t>(src)];
+    }
+  }
+  for (FloatLayer& L : spec->layers) {
+    if (kind(L) != EA_LAYER_POSITIONS || !L.output16 || L.input_layer < 0) continue;
+    FloatLayer& src = spec->layers[static_cast<size_t>(L.input_layer)];
+    if (kind(src) == EA_LAYER_LINEAR && readers[static_cast<size_t>(L.input_layer)] == 1) {
       src.output16 = true;
       L.input16 = true;
     }
