@@ -723,3 +723,43 @@ TEST(BadModel, Positions16Fields) {
     EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
   }
 }
+
+// An mha layer's int16 output (issue 37, contract 5c-out,
+// transformer_int8_out16: every layer has MultiHeadAttention.output16): an
+// int8 (S8) layer only, its out_proj output int16 with zero point 0.
+TEST(BadModel, MhaOutput16Fields) {
+  const std::string name = "transformer_int8_out16";
+  bool present = false;
+  for (const std::string& m : eatest::AllModels()) present = present || m == name;
+  if (!present) GTEST_SKIP() << "models/transformer not converted in this build";
+  struct Case {
+    const char* what;
+    std::function<bool(fb::Model*)> patch;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"output16 on a float layer",
+       [](fb::Model* m) {
+         const int i = FindLayer(m, fb::LayerOptions::MultiHeadAttention);
+         return i >= 0 && SetScalar<int8_t>(m->layers()->Get(static_cast<uint32_t>(i)), fb::Layer::VT_DTYPE,
+                                            static_cast<int8_t>(fb::DType::F32));
+       },
+       "output16 (an int16 output) is set on a float (F32) layer"},
+      {"output16 with out_proj's output zero point 3",
+       [](fb::Model* m) {
+         const auto* a = FirstMha(m);
+         return a != nullptr && a->output16() &&
+                SetScalar<int32_t>(a->out_proj()->output(), fb::ActQuant::VT_ZERO_POINT, 3);
+       },
+       "output16's output (out_proj) is int16 (the residual stream) with zero point 3, must be 0"},
+  };
+  for (const Case& c : cases) {
+    std::string msg;
+    ExpectPatched(name, c.what, Status::kInvalidModel, [&](fb::Model* m, uint8_t*) { return c.patch(m); });
+    AlignedBuffer b = ReadModel(name);
+    ASSERT_TRUE(c.patch(flatbuffers::GetMutableRoot<fb::Model>(b.data()))) << c.what;
+    eatest::SealModel(&b);
+    LoadStatus(b.data(), b.size(), &msg);
+    EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
+  }
+}
