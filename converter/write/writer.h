@@ -43,7 +43,8 @@ class ModelWriter {
   flatbuffers::Offset<fb::SoftmaxQuant> Softmax(const Requant& score, const Requant& pv);
   // An int8 Linear weight in the packed K4N16 layout (schema/edgeattn.fbs).
   flatbuffers::Offset<fb::Tensor> WeightS8Packed(const std::string& name, const QuantLinear& q);
-  flatbuffers::Offset<fb::Linear> LinearS8(const QuantLinear& q, const FloatLinear& f);
+  // output16: the output is int16 (Act16; an mha layer's int16 output).
+  flatbuffers::Offset<fb::Linear> LinearS8(const QuantLinear& q, const FloatLinear& f, bool output16 = false);
   flatbuffers::Offset<fb::Linear> LinearF32(const FloatLinear& f);
 
   void AddLayer(flatbuffers::Offset<fb::Layer> layer) { layers_.push_back(layer); }
