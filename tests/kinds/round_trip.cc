@@ -88,8 +88,8 @@ void check_case(const LayerCase& c) {
   }
 }
 
-std::string convert_case(const LayerCase& c, const std::string& dtype) {
-  const std::string dir = fixtures::temp_dir(c.name + "_" + dtype);
+std::string convert_case(const LayerCase& c, const std::string& dtype, const std::string& residual) {
+  const std::string dir = fixtures::temp_dir(c.name + "_" + dtype + (residual.empty() ? "" : "_res_" + residual));
   save_safetensors(dir + "/weights.safetensors", c.weights);
   fixtures::write_text(dir + "/spec.json", c.spec_json);
   save_npz(dir + "/calib.npz", c.calib);
@@ -98,6 +98,7 @@ std::string convert_case(const LayerCase& c, const std::string& dtype) {
   o.spec = dir + "/spec.json";
   o.calib = dir + "/calib.npz";
   o.dtype = dtype;
+  if (!residual.empty()) o.residual = residual;
   o.output = dir + "/model_" + dtype + ".eatn";
   std::ostringstream report;
   run_convert(o, report);
@@ -105,20 +106,8 @@ std::string convert_case(const LayerCase& c, const std::string& dtype) {
 }
 
 StreamRun run_stream(const LayerCase& c, const std::string& residual) {
-  const std::string dir = fixtures::temp_dir(c.name + "_res_" + residual);
-  save_safetensors(dir + "/weights.safetensors", c.weights);
-  fixtures::write_text(dir + "/spec.json", c.spec_json);
-  save_npz(dir + "/calib.npz", c.calib);
-  ConvertOptions o;
-  o.weights = dir + "/weights.safetensors";
-  o.spec = dir + "/spec.json";
-  o.calib = dir + "/calib.npz";
-  o.dtype = "int8";
-  o.residual = residual;
-  o.output = dir + "/model.eatn";
-  std::ostringstream report;
-  run_convert(o, report);
-  const LoadedModel lm(read_file(o.output), o.output);
+  const std::string file = convert_case(c, "int8", residual);
+  const LoadedModel lm(read_file(file), file);
   StreamRun s;
   EXPECT_EQ(lm.model().GetLayerInfo(0, &s.info), edgeattn::Status::kOk);
   const FloatLayer shell = layer_shell(lm.model(), 0);

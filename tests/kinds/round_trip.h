@@ -28,8 +28,9 @@ Figures measure(const fixtures::LayerCase& c, const edgeattn::convert::LayerData
 void check_case(const fixtures::LayerCase& c);
 
 // Converts c (its weights, spec and calibration set) to `dtype` ("int8" or
-// "f32") in a fresh directory and returns the model file's path.
-std::string convert_case(const fixtures::LayerCase& c, const std::string& dtype);
+// "f32"; int8 with convert --residual `residual` when given) in a fresh
+// directory and returns the model file's path.
+std::string convert_case(const fixtures::LayerCase& c, const std::string& dtype, const std::string& residual = "");
 
 // One fixture converted to int8 with `residual` (convert --residual: int8,
 // int16, auto), run through the runtime on its test inputs and compared
