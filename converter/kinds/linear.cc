@@ -72,7 +72,7 @@ flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Ca
   const std::string what = c.where + ": " + f.w_name;
   if (L.output16) {
     const QuantLinear q = quantize_linear(f, c("query"), c.s16("output"), what, kernels::kResidual5cOutShift);
-    return w.LinearS8(q, f, true).Union();
+    return w.LinearS8(q, f, true, true).Union();
   }
   return w.LinearS8(quantize_linear(f, c("query"), c("output"), what), f).Union();
 }

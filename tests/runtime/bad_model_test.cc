@@ -58,27 +58,6 @@ void ExpectPatched(const std::string& model, const char* what, Status want,
   EXPECT_FALSE(msg.empty()) << model << ": " << what;
 }
 
-// A named patch of a model and the message its load must then give.
-struct PatchCase {
-  const char* what;
-  std::function<bool(fb::Model*)> patch;
-  const char* message;
-};
-
-// Each case on its own copy of `name`: kInvalidModel, with its message.
-template <size_t N>
-void ExpectRefused(const std::string& name, const PatchCase (&cases)[N]) {
-  for (const PatchCase& c : cases) {
-    std::string msg;
-    ExpectPatched(name, c.what, Status::kInvalidModel, [&](fb::Model* m, uint8_t*) { return c.patch(m); });
-    AlignedBuffer b = ReadModel(name);
-    ASSERT_TRUE(c.patch(flatbuffers::GetMutableRoot<fb::Model>(b.data()))) << c.what;
-    eatest::SealModel(&b);  // the file checksum of a converter that wrote these fields
-    LoadStatus(b.data(), b.size(), &msg);
-    EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
-  }
-}
-
 template <typename T>
 T* Mut(const T* p) { return const_cast<T*>(p); }
 
@@ -437,6 +416,36 @@ TEST(BadModel, CApiReportsTheSameStatuses) {
 
 }  // namespace
 
+// A patch of a converted model's fields and the message load must give.
+struct FieldCase {
+  const char* what;
+  std::function<bool(fb::Model*)> patch;
+  const char* message;
+};
+
+// Whether this build converted the model `name` (its bundled sources exist).
+bool Converted(const std::string& name) {
+  for (const std::string& m : eatest::AllModels()) {
+    if (m == name) return true;
+  }
+  return false;
+}
+
+// Each case refused at load with kInvalidModel, and with its message once
+// the file's checksum is resealed (as a converter that wrote these fields would).
+template <size_t N>
+void ExpectFieldsRefused(const std::string& name, const FieldCase (&cases)[N]) {
+  for (const FieldCase& c : cases) {
+    std::string msg;
+    ExpectPatched(name, c.what, Status::kInvalidModel, [&](fb::Model* m, uint8_t*) { return c.patch(m); });
+    AlignedBuffer b = ReadModel(name);
+    ASSERT_TRUE(c.patch(flatbuffers::GetMutableRoot<fb::Model>(b.data()))) << c.what;
+    eatest::SealModel(&b);
+    LoadStatus(b.data(), b.size(), &msg);
+    EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
+  }
+}
+
 // The block kinds' own fields (models/encoder_block, int8): every one that
 // could make a wrong model is refused at load with a message naming it.
 const fb::Layer* BlockLayer(fb::Model* m, fb::LayerOptions kind) {
@@ -446,10 +455,8 @@ const fb::Layer* BlockLayer(fb::Model* m, fb::LayerOptions kind) {
 
 TEST(BadModel, BlockKindsFields) {
   const std::string name = "encoder_block_int8";
-  bool present = false;
-  for (const std::string& m : eatest::AllModels()) present = present || m == name;
-  if (!present) GTEST_SKIP() << "models/encoder_block not converted in this build";
-  const PatchCase cases[] = {
+  if (!Converted(name)) GTEST_SKIP() << "models/encoder_block not converted in this build";
+  const FieldCase cases[] = {
       {"norm1's output scale differs from self_attn's input",
        [](fb::Model* m) {
          const fb::Layer* l = BlockLayer(m, fb::LayerOptions::EncoderBlock);  // "pre": pre-norm
@@ -578,7 +585,7 @@ TEST(BadModel, BlockKindsFields) {
        },
        "linear must be finite and > 0"},
   };
-  ExpectRefused(name, cases);
+  ExpectFieldsRefused(name, cases);
 }
 
 // The 16-bit residual stream (issue 37, encoder_block_int8_res16: "pre" is
@@ -587,9 +594,7 @@ TEST(BadModel, BlockKindsFields) {
 // whose flag says int8 must not carry int16 LayerNorms.
 TEST(BadModel, Residual16Fields) {
   const std::string name = "encoder_block_int8_res16";
-  bool present = false;
-  for (const std::string& m : eatest::AllModels()) present = present || m == name;
-  if (!present) GTEST_SKIP() << "models/encoder_block not converted in this build";
+  if (!Converted(name)) GTEST_SKIP() << "models/encoder_block not converted in this build";
   const auto block = [](fb::Model* m, const char* layer) -> const fb::EncoderBlock* {
     for (uint32_t i = 0; i < m->layers()->size(); ++i) {
       if (m->layers()->Get(i)->name()->str() == layer) return m->layers()->Get(i)->options_as_EncoderBlock();
@@ -602,7 +607,7 @@ TEST(BadModel, Residual16Fields) {
     }
     return nullptr;
   };
-  const PatchCase cases[] = {
+  const FieldCase cases[] = {
       {"dec_pre: add3 shift 14",
        [&](fb::Model* m) {
          const auto* b = decoder(m, "dec_pre");
@@ -671,7 +676,7 @@ TEST(BadModel, Residual16Fields) {
        },
        "LayerNorms on an int16 stream in a block whose residual stream is int8"},
   };
-  ExpectRefused(name, cases);
+  ExpectFieldsRefused(name, cases);
 }
 
 // The stream's ends (issue 37, transformer_generate_int8: its positions layer
@@ -682,9 +687,7 @@ TEST(BadModel, Residual16Fields) {
 // positions layer that writes int8 cannot feed a block reading int16.
 TEST(BadModel, Positions16Fields) {
   const std::string name = "transformer_generate_int8";
-  bool present = false;
-  for (const std::string& m : eatest::AllModels()) present = present || m == name;
-  if (!present) GTEST_SKIP() << "models/transformer not converted in this build";
+  if (!Converted(name)) GTEST_SKIP() << "models/transformer not converted in this build";
   const auto tok = [](fb::Model* m) -> const fb::Positions* {
     const int i = FindLayer(m, fb::LayerOptions::Positions);
     return i < 0 ? nullptr : m->layers()->Get(static_cast<uint32_t>(i))->options_as_Positions();
@@ -697,7 +700,7 @@ TEST(BadModel, Positions16Fields) {
     std::string msg;
     EXPECT_EQ(LoadStatus(b.data(), b.size(), &msg), Status::kOk) << msg;
   }
-  const PatchCase cases[] = {
+  const FieldCase cases[] = {
       {"src_pos: int16 output with zero point 3",
        [&](fb::Model* m) { return SetScalar<int32_t>(tok(m)->output(), fb::ActQuant::VT_ZERO_POINT, 3); },
        "layer 'src_pos': output is int16 (the residual stream) with zero point 3, must be 0"},
@@ -717,7 +720,32 @@ TEST(BadModel, Positions16Fields) {
        [&](fb::Model* m) { return SetScalar<uint8_t>(tok(m), fb::Positions::VT_OUTPUT16, 0); },
        "layer 'src_pos': int16 output 0 shift"},
   };
-  ExpectRefused(name, cases);
+  ExpectFieldsRefused(name, cases);
+}
+
+// An mha layer's int16 output (issue 37, contract 5c-out,
+// transformer_int8_out16: every layer has MultiHeadAttention.output16): an
+// int8 (S8) layer only, its out_proj output int16 with zero point 0.
+TEST(BadModel, MhaOutput16Fields) {
+  const std::string name = "transformer_int8_out16";
+  if (!Converted(name)) GTEST_SKIP() << "models/transformer not converted in this build";
+  const FieldCase cases[] = {
+      {"output16 on a float layer",
+       [](fb::Model* m) {
+         const int i = FindLayer(m, fb::LayerOptions::MultiHeadAttention);
+         return i >= 0 && SetScalar<int8_t>(m->layers()->Get(static_cast<uint32_t>(i)), fb::Layer::VT_DTYPE,
+                                            static_cast<int8_t>(fb::DType::F32));
+       },
+       "output16 (an int16 output) is set on a float (F32) layer"},
+      {"output16 with out_proj's output zero point 3",
+       [](fb::Model* m) {
+         const auto* a = FirstMha(m);
+         return a != nullptr && a->output16() &&
+                SetScalar<int32_t>(a->out_proj()->output(), fb::ActQuant::VT_ZERO_POINT, 3);
+       },
+       "output16's output (out_proj) is int16 (the residual stream) with zero point 3, must be 0"},
+  };
+  ExpectFieldsRefused(name, cases);
 }
 
 namespace {
@@ -731,9 +759,7 @@ namespace {
 // feeding tok's int16 input, naming the step.
 TEST(BadModel, Int16EntryFields) {
   const std::string name = "digits_vit_int8_res16";
-  bool present = false;
-  for (const std::string& m : eatest::AllModels()) present = present || m == name;
-  if (!present) GTEST_SKIP() << "models/digits_vit not converted in this build";
+  if (!Converted(name)) GTEST_SKIP() << "models/digits_vit not converted in this build";
   const auto layer = [](fb::Model* m, fb::LayerOptions kind) -> const fb::Layer* {
     const int i = FindLayer(m, kind);
     return i < 0 ? nullptr : m->layers()->Get(static_cast<uint32_t>(i));
@@ -751,7 +777,7 @@ TEST(BadModel, Int16EntryFields) {
     std::string msg;
     EXPECT_EQ(LoadStatus(b.data(), b.size(), &msg), Status::kOk) << msg;
   }
-  const PatchCase cases[] = {
+  const FieldCase cases[] = {
       {"block0: its attention's q_proj is embed's table (output16)",
        [&](fb::Model* m) {
          return Redirect(block(m)->self_attn(), fb::MultiHeadAttention::VT_Q_PROJ, embed(m));
@@ -794,7 +820,7 @@ TEST(BadModel, Int16EntryFields) {
        },
        "graph step 1 (layer 'tok'): its query takes int16 elements, step 0 gives int8"},
   };
-  ExpectRefused(name, cases);
+  ExpectFieldsRefused(name, cases);
 }
 
 }  // namespace
