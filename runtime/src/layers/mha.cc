@@ -173,10 +173,6 @@ const Residual* zero_residual(const fb::MultiHeadAttention* m, uint8_t* row, Res
   return r;
 }
 
-}  // namespace
-
-namespace {
-
 // Head h's view of q [c.q_len][E], kp, vp [c.kv_len][KV] and ctx.
 HeadView head_view(const Call& c, const fb::MultiHeadAttention* m, const uint8_t* q, const uint8_t* kp,
                    const uint8_t* vp, uint8_t* ctx, int h) {
