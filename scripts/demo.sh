@@ -232,6 +232,28 @@ residual_streams() {
   done
 }
 
+# The mha layers of models/transformer with an int16 output (issue 37,
+# contract 5c-out: --residual int16 makes the layers that give a model's
+# output write int16): held-out relative L2 against PyTorch's float, int8
+# output (convert_all's file) vs int16.
+mha_outputs() {
+  local dir=models/transformer
+  [[ -f $OUT/transformer_int8.report.json ]] || return 0
+  section "mha layers: int8 vs int16 output (convert --residual int16), held-out"
+  logged "$LOGS/convert_transformer_out16.log" \
+    "$CONVERT" convert --weights "$dir/weights.safetensors" --spec "$dir/spec.json" --calib "$dir/calib.npz" \
+      --dtype int8 --residual int16 --heldout "$dir/reference.npz" -o "$OUT/transformer_out16.eatn" \
+      --report-json "$OUT/transformer_out16.report.json"
+  python3 - "$OUT/transformer_int8.report.json" "$OUT/transformer_out16.report.json" <<'PY'
+import json, sys
+load = lambda p: {l["name"]: l["heldout"]["relative_l2"] for l in json.load(open(p))["layers"]}
+i8, i16 = load(sys.argv[1]), load(sys.argv[2])
+print(f"  {'layer':<10} {'int8 out':>9} {'int16 out':>9}   held-out relative L2 (%), models/transformer/reference.npz")
+for name in i8:
+    print(f"  {name:<10} {100 * i8[name]:>9.2f} {100 * i16[name]:>9.2f}")
+PY
+}
+
 inspect_one() {
   local file=$OUT/${MODELS[0]}_int8.eatn
   section "edgeattn-convert inspect $file (first 20 lines)"
@@ -477,6 +499,7 @@ main() {
   convert_all
   heldout
   residual_streams
+  mha_outputs
   inspect_one
   evaluate
   decode

@@ -43,15 +43,18 @@ header() {
 # scripts/kinds.sh: every kind's rows) with `build/host/bench/edgeattn-bench
 # MODEL --path ref`. The models (converted by build/host's converter) and the
 # reference lines are made once per converter build in build/host/bench-hashes/.
-EA_BENCH_HASH_MODELS=(transformer bahdanau pooling coverage encoder_block decoder_chain digits_vit)
+# <model>_out16: models/<model> with --residual int16 (its mha outputs int16, contract 5c-out).
+EA_BENCH_HASH_MODELS=(transformer bahdanau pooling coverage encoder_block decoder_chain digits_vit transformer_out16)
 EA_BENCH_HASH_DIR="$ROOT/build/host/bench-hashes"
 ea_bench_hash_reference() {
   local model=$1 eatn="$EA_BENCH_HASH_DIR/$1_int8.eatn" want="$EA_BENCH_HASH_DIR/$1_int8.want"
   local convert="$ROOT/build/host/converter/edgeattn-convert" bench="$ROOT/build/host/bench/edgeattn-bench"
+  local src=${model%_out16} args=()
+  [[ $model == *_out16 ]] && args=(--residual int16)
   if [[ -s $want && $want -nt $convert && $want -nt $bench ]]; then return 0; fi
   mkdir -p "$EA_BENCH_HASH_DIR"
-  "$convert" convert --weights "$ROOT/models/$model/weights.safetensors" --spec "$ROOT/models/$model/spec.json" \
-    --calib "$ROOT/models/$model/calib.npz" --dtype int8 -o "$eatn" > /dev/null
+  "$convert" convert --weights "$ROOT/models/$src/weights.safetensors" --spec "$ROOT/models/$src/spec.json" \
+    --calib "$ROOT/models/$src/calib.npz" --dtype int8 "${args[@]}" -o "$eatn" > /dev/null
   "$bench" "$eatn" --path ref --warmup 0 --iters 1 | ea_bench_hash_lines > "$want.tmp"
   [[ -s $want.tmp ]] || { echo "no hashes from the host bench for $model" >&2; return 1; }
   mv "$want.tmp" "$want"

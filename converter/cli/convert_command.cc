@@ -68,6 +68,8 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     residual16 = true;
   } else if (type == OutputType::kInt8 && o.residual == "auto") {
     residual16 = use_residual16_inside(&spec, &residual_why);
+  } else if (type != OutputType::kInt8) {
+    for (FloatLayer& L : spec.layers) L.output16 = false;  // a float file's rows are float (an mha's "output")
   }
   // A weights tensor next to a used one and used by no layer stops here unless --allow-unused.
   const std::vector<std::string> unused_warnings = check_unused(spec, o.weights, o.allow_unused);

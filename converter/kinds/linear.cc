@@ -1,7 +1,9 @@
 // The linear kind (nn.Linear over each row, e.g. a model's output head): spec
 // fields, the float64 forward, calibration points ("query" = the input rows,
 // "output"), int8 quantization (symmetric per-channel weights, one requant
-// per output channel, as every projection) and its Linear table.
+// per output channel, as every projection) and its Linear table. With
+// output16 (the int16 residual stream's entry, a positions layer reading it)
+// the output is int16 at the stream's scale for "output", contract 5c-out.
 #include <algorithm>
 #include <ostream>
 
@@ -9,6 +11,7 @@
 #include "converter/kinds/linear.h"
 #include "converter/quantize/quantize.h"
 #include "converter/write/writer.h"
+#include "edgeattn/kernels/requant.h"
 
 namespace edgeattn {
 namespace convert {
@@ -66,8 +69,12 @@ std::vector<std::string> minmax_points(const FloatLayer&) { return {}; }
 
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
   const FloatLinear& f = L.as<LinearParams>().linear;
-  const QuantLinear q = quantize_linear(f, c("query"), c("output"), c.where + ": " + f.w_name);
-  return w.LinearS8(q, f).Union();
+  const std::string what = c.where + ": " + f.w_name;
+  if (L.output16) {
+    const QuantLinear q = quantize_linear(f, c("query"), c.s16("output"), what, kernels::kResidual5cOutShift);
+    return w.LinearS8(q, f, true, true).Union();
+  }
+  return w.LinearS8(quantize_linear(f, c("query"), c("output"), what), f).Union();
 }
 
 flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
@@ -79,7 +86,11 @@ void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntr
   add_linear(out, name, "linear", l.options_as_Linear());
 }
 
-void inspect_quant(const fb::Layer& l, std::ostream& os) { print_linear(os, "linear", l.options_as_Linear()); }
+void inspect_quant(const fb::Layer& l, std::ostream& os) {
+  const auto* p = l.options_as_Linear();
+  print_linear(os, "linear", p, p->output16());
+  if (p->output16()) os << "      output int16 (the residual stream's entry, contract 5c-out)\n";
+}
 
 // The kind's traits, by name (the rest keep KindModule's defaults).
 KindModule module() {

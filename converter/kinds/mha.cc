@@ -10,6 +10,7 @@
 #include "converter/write/file_contents.h"
 #include "converter/quantize/quantize.h"
 #include "converter/write/writer.h"
+#include "edgeattn/kernels/requant.h"
 
 namespace edgeattn {
 namespace convert {
@@ -93,6 +94,12 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
       fail(f.where, ": unknown preset '", preset, "' (expected torch_mha or linear, or give \"tensors\")");
     }
   }
+  // "output": "int16" (issue 37): an int16 output row (contract 5c-out) for an int8 file.
+  const std::string out_type = f.string("output", "int8");
+  if (out_type != "int8" && out_type != "int16") {
+    fail(f.where, ": field 'output' must be \"int8\" or \"int16\", got '", out_type, "'");
+  }
+  L->output16 = out_type == "int16";
   if (P.kv_cache && (P.cross || L->mask != MaskKind::kCausal)) {
     fail(f.where, ": kv_cache needs causal self-attention (\"mask\": \"causal\", no \"cross\")");
   }
@@ -194,6 +201,7 @@ void inspect(const fb::Layer& l, const LayerInfo& info, std::ostream& os) {
   const auto* a = l.options_as_MultiHeadAttention();
   os << "  embed_dim " << a->embed_dim() << ", head_dim " << a->head_dim() << ", scale "
      << std::setprecision(6) << a->scale() << "\n";
+  if (a->output16()) os << "  output int16 (zero point 0, out_proj's epilogue, contract 5c-out)\n";
   if (info.kv_cache) {
     os << "  kv cache: " << info.max_kv_len << " positions, " << info.kv_cache_bytes
        << " arena bytes (K and V)\n";
@@ -205,7 +213,7 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   print_linear(os, "q_proj", a->q_proj());
   print_linear(os, "k_proj", a->k_proj());
   print_linear(os, "v_proj", a->v_proj());
-  print_linear(os, "out_proj", a->out_proj());
+  print_linear(os, "out_proj", a->out_proj(), a->output16());
   print_softmax(os, a->softmax());
 }
 
@@ -223,17 +231,20 @@ flatbuffers::Offset<fb::MultiHeadAttention> mha_table_s8(ModelWriter& w, const F
   const QuantLinear k = quantize_linear(P.k_proj, kin, ko, at + ": " + P.k_proj.w_name);
   const QuantLinear v = quantize_linear(P.v_proj, vin, vo, at + ": " + P.v_proj.w_name);
   const std::string o_what = at + ": " + P.out_proj.w_name;
-  const QuantLinear o = residual != nullptr
-                            ? quantize_linear(P.out_proj, ctx, residual->output, o_what, residual->shift)
-                            : quantize_linear(P.out_proj, ctx, c("output"), o_what);  // no "output" in a block
+  // A block's add (contract 5b / 5c), an int16 output (5c-out: the int16
+  // stream's scale for "output", 5c's n) or an int8 one; no "output" in a block.
+  const bool out16 = residual == nullptr && L.output16;
+  const QuantLinear o = residual != nullptr ? quantize_linear(P.out_proj, ctx, residual->output, o_what, residual->shift)
+                        : out16 ? quantize_linear(P.out_proj, ctx, c.s16("output"), o_what, kernels::kResidual5cOutShift)
+                                : quantize_linear(P.out_proj, ctx, c("output"), o_what);
   const Requant score = requant(qo.scale * ko.scale * P.scale * kLog2e * 65536.0, at + ": softmax score");
   const Requant pv = requant(vo.scale / (32768.0 * ctx.scale), at + ": softmax output");
   const auto fq = w.LinearS8(q, P.q_proj), fk = w.LinearS8(k, P.k_proj);
-  const auto fv = w.LinearS8(v, P.v_proj), fo = w.LinearS8(o, P.out_proj);
+  const auto fv = w.LinearS8(v, P.v_proj), fo = w.LinearS8(o, P.out_proj, out16);
   const auto sm = w.Softmax(score, pv);
   return fb::CreateMultiHeadAttention(w.fbb(), L.query_dim, L.key_dim, L.value_dim, P.num_heads, P.head_dim,
                                       P.cross, L.mask == MaskKind::kCausal, static_cast<float>(P.scale), fq, fk,
-                                      fv, fo, sm, P.kv_cache, static_cast<uint32_t>(P.num_kv_heads));
+                                      fv, fo, sm, P.kv_cache, static_cast<uint32_t>(P.num_kv_heads), out16);
 }
 
 flatbuffers::Offset<fb::MultiHeadAttention> mha_table_f32(ModelWriter& w, const FloatLayer& L) {
@@ -252,7 +263,8 @@ namespace mha_module {
 KindModule module() {
   KindModule m = kind_identity(EA_LAYER_MULTI_HEAD_ATTENTION);
   m.causal_mask = true;
-  m.fields = {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset", "kv_cache", "num_kv_heads"};
+  m.fields = {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset", "kv_cache", "num_kv_heads",
+              "output"};
   m.tensor_fields = {"q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b"};
   m.resolve = resolve;
   m.shell = shell;

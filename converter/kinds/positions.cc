@@ -4,7 +4,9 @@
 // ("query" = the input rows, "output" = every output row, the class rows
 // included), int8 quantization (requant.h's positions contract: the class
 // rows' outputs as int8 constants, the table as int16 at the output scale
-// with b fraction bits, A for the input) and its Positions table.
+// with b fraction bits, A for the input) and its Positions table. On the
+// int16 stream it writes the stream (positions16), and reads the embedding
+// linear's int16 rows when that linear writes them (input16, positions16-in).
 #include "converter/kinds/positions.h"
 
 #include <algorithm>
@@ -191,17 +193,20 @@ std::vector<double> class_rows(const PositionsParams& P, int nc, int D, double s
 // this layer): int16 output at the stream's scale, zero point 0; the largest
 // shift n in [1, 16] for which A = round(s_in / s_out 2^n) < 2^22 and some
 // table fraction bits b in [max(0, n - 13), n] keep every |P| <= 32767.
+// input16 (positions16-in, int16 rows in at the stream's scale for "query"):
+// n in [1, 30], b in [0, n], in 64-bit integers.
 flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
   const PositionsParams& P = L.as<PositionsParams>();
   const int D = L.output_dim, nc = P.num_cls, rows = file_rows(L);
-  const ActQuantParams qi = c("query"), qo = c.s16("output");
+  const ActQuantParams qi = L.input16 ? c.s16("query") : c("query"), qo = c.s16("output");
   const double top = table_peak(P, rows, D, qo.scale);
-  int n = kernels::kPositions16MaxShift, bits = -1;
+  int n = L.input16 ? kernels::kPositions16InMaxShift : kernels::kPositions16MaxShift, bits = -1;
   double a = 0.0;
   for (; n >= kernels::kPositions16MinShift; --n) {
     a = std::nearbyint(qi.scale / qo.scale * std::ldexp(1.0, n));
     if (!(a <= kernels::kPositionsMaxMultiplier)) continue;
-    for (int b = n; b >= std::max(0, n - kernels::kPositions16MaxTableShift); --b) {
+    const int min_bits = L.input16 ? 0 : std::max(0, n - kernels::kPositions16MaxTableShift);
+    for (int b = n; b >= min_bits; --b) {
       if (std::nearbyint(top * std::ldexp(1.0, b)) <= 32767.0) {
         bits = b;
         break;
@@ -225,9 +230,10 @@ flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L,
     cls = w.TensorS16(P.cls_name, nc, D, q);
   }
   const auto t = w.TensorS16(P.table_name, rows, D, table);
-  const auto fi = w.Act(qi), fo = w.Act16(qo);
+  const auto fi = L.input16 ? w.Act16(qi) : w.Act(qi), fo = w.Act16(qo);
   return fb::CreatePositions(w.fbb(), static_cast<uint32_t>(D), static_cast<uint32_t>(nc),
-                             static_cast<uint32_t>(rows), cls, t, fi, fo, static_cast<int32_t>(a), bits, true, n)
+                             static_cast<uint32_t>(rows), cls, t, fi, fo, static_cast<int32_t>(a), bits, true, n,
+                             L.input16)
       .Union();
 }
 
@@ -296,13 +302,14 @@ void inspect(const fb::Layer& l, const LayerInfo&, std::ostream& os) {
 
 void inspect_quant(const fb::Layer& l, std::ostream& os) {
   const auto* p = l.options_as_Positions();
-  print_act(os, "input", p->input());
+  print_act(os, "input", p->input(), p->input16());
   print_act(os, "output", p->output(), p->output16());
   const int n = p->output16() ? p->shift() : 16;
   os << "      positions         A " << p->input_multiplier() << " (input step "
      << p->input_multiplier() / std::ldexp(1.0, n) << " output steps" << (p->output16() ? ", shift " : "")
      << (p->output16() ? std::to_string(n) : std::string()) << "), table int16 with " << p->pos_bits()
-     << " fraction bits" << (p->output16() ? "; output int16 (the residual stream)" : "") << "\n";
+     << " fraction bits" << (p->output16() ? "; output int16 (the residual stream)" : "")
+     << (p->input16() ? "; input int16 (the stream's entry, 64-bit contract)" : "") << "\n";
 }
 
 // The kind's traits, by name (the rest keep KindModule's defaults).

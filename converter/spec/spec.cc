@@ -664,6 +664,15 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
     spec.layers.push_back(std::move(L));
     ++index;
   }
+  for (const FloatLayer& L : spec.layers) {  // an int16 mha output is the model's, never another layer's input
+    for (const int from : {L.input_layer, L.memory_layer}) {
+      const FloatLayer* src = from >= 0 ? &spec.layers[static_cast<size_t>(from)] : nullptr;
+      if (src != nullptr && src->output16 && src->kind->runtime_kind == EA_LAYER_MULTI_HEAD_ATTENTION) {
+        fail(spec_path, ": layer '", L.name, "' reads '", src->name, "', whose \"output\" is \"int16\"; only a model's "
+             "output can be an int16 mha output");
+      }
+    }
+  }
   spec.decoder_start = decoder_start_of(j, spec_path, spec.layers);
   spec.weights_tensors = weights.size();
   spec.unused = account(weights, spec.layers, fetched, block_prefix, repeats);
@@ -677,12 +686,28 @@ ModelSpec read_model_spec(const std::string& spec_path, const std::string& weigh
   return load_spec(spec_path, std::string(spec_bytes.begin(), spec_bytes.end()), weights, weights_path, overrides);
 }
 
-void use_residual16(ModelSpec* spec) {
+namespace {
+
+// Layers no other layer reads (as its input or memory): the model's outputs.
+std::vector<bool> read_layers(const ModelSpec& spec) {
+  std::vector<bool> read(spec.layers.size(), false);
+  for (const FloatLayer& L : spec.layers) {
+    if (L.input_layer >= 0) read[static_cast<size_t>(L.input_layer)] = true;
+    if (L.memory_layer >= 0) read[static_cast<size_t>(L.memory_layer)] = true;
+  }
+  return read;
+}
+
+}  // namespace
+
+void use_residual16(ModelSpec* spec, bool mha_outputs) {
   // The stream's ends from the graph (issue 37): every int8 block reads and
   // writes it; a positions or embedding layer feeding a block writes it; a
   // layernorm or row_pool after a block reads it; a row_pool whose output a
   // layernorm reads writes int16 to it (the pooled row stays on the stream's
-  // grid until the norm).
+  // grid until the norm); a linear whose only reader is such a positions
+  // layer writes int16 rows into it (the stream's 16-bit entry: no int8
+  // rounding of the patch or frame embedding).
   const auto kind = [](const FloatLayer& L) { return L.kind->runtime_kind; };
   const auto block = [&](const FloatLayer& L) {
     return kind(L) == EA_LAYER_ENCODER_BLOCK || kind(L) == EA_LAYER_DECODER_BLOCK;
@@ -690,12 +715,32 @@ void use_residual16(ModelSpec* spec) {
   for (FloatLayer& L : spec->layers) {
     if (block(L)) L.input16 = L.output16 = true;
   }
+  if (mha_outputs) {  // an mha layer giving the model's output writes int16 (contract 5c-out)
+    const std::vector<bool> read = read_layers(*spec);
+    for (size_t i = 0; i < spec->layers.size(); ++i) {
+      if (kind(spec->layers[i]) == EA_LAYER_MULTI_HEAD_ATTENTION && !read[i]) spec->layers[i].output16 = true;
+    }
+  }
   for (FloatLayer& L : spec->layers) {
     if (L.input_layer < 0) continue;
     FloatLayer& src = spec->layers[static_cast<size_t>(L.input_layer)];
     if (block(L) && (kind(src) == EA_LAYER_POSITIONS || kind(src) == EA_LAYER_EMBEDDING)) src.output16 = true;
     if (src.output16 && (kind(L) == EA_LAYER_LAYERNORM || kind(L) == EA_LAYER_ROW_POOL)) L.input16 = true;
     if (kind(L) == EA_LAYER_LAYERNORM && kind(src) == EA_LAYER_ROW_POOL && src.input16) {
+      src.output16 = true;
+      L.input16 = true;
+    }
+  }
+  std::vector<int> readers(spec->layers.size(), 0);
+  for (const FloatLayer& L : spec->layers) {
+    for (const int src : {L.input_layer, L.memory_layer}) {
+      if (src >= 0) ++readers[static_cast<size_t>(src)];
+    }
+  }
+  for (FloatLayer& L : spec->layers) {
+    if (kind(L) != EA_LAYER_POSITIONS || !L.output16 || L.input_layer < 0) continue;
+    FloatLayer& src = spec->layers[static_cast<size_t>(L.input_layer)];
+    if (kind(src) == EA_LAYER_LINEAR && readers[static_cast<size_t>(L.input_layer)] == 1) {
       src.output16 = true;
       L.input16 = true;
     }
@@ -744,20 +789,17 @@ bool use_residual16_inside(ModelSpec* spec, std::string* why) {
     return false;
   };
   try {
-    use_residual16(spec);
+    use_residual16(spec, false);
   } catch (const ConvertError& e) {
     return undo(e.what());
   }
-  std::vector<bool> read(spec->layers.size(), false);
-  for (const FloatLayer& L : spec->layers) {
-    if (L.input_layer >= 0) read[static_cast<size_t>(L.input_layer)] = true;
-  }
+  const std::vector<bool> read = read_layers(*spec);
   for (size_t i = 0; i < spec->layers.size(); ++i) {
     const FloatLayer& L = spec->layers[i];
     if (L.input16 && L.input_layer < 0) {
       return undo("layer '" + L.name + "' (" + L.kind->name + ") reads the model's input, which would become int16");
     }
-    if (L.output16 && !read[i]) {
+    if (L.output16 && !read[i] && !before[i].second) {  // (an int16 output the spec asks for stays)
       return undo("layer '" + L.name + "' (" + L.kind->name + ") gives the model's output, which would become int16");
     }
   }

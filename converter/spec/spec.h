@@ -52,8 +52,9 @@ struct ModelSpec {
 // convert --residual int16 (issue 37): every encoder_block's residual stream
 // int16 (FloatLayer::input16 / output16), and a layernorm chained after one
 // reads it. An error names a chained layer that cannot read an int16 stream
-// or a block whose source writes int8.
-void use_residual16(ModelSpec* spec);
+// or a block whose source writes int8. With mha_outputs, an mha layer no
+// other layer reads (the model's output) writes int16 too (contract 5c-out).
+void use_residual16(ModelSpec* spec, bool mha_outputs = true);
 // The default (--residual auto, issue 37): use_residual16 when the model has
 // blocks, every hand-over of the stream is one the converter can make, and
 // the stream stays inside the model (no block reads the model's input or

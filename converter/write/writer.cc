@@ -106,15 +106,16 @@ flatbuffers::Offset<fb::Tensor> ModelWriter::WeightS8Packed(const std::string& n
                                 packed.size(), &q.w_scale, fb::WeightLayout::PackedK4N16);
 }
 
-flatbuffers::Offset<fb::Linear> ModelWriter::LinearS8(const QuantLinear& q, const FloatLinear& f) {
+flatbuffers::Offset<fb::Linear> ModelWriter::LinearS8(const QuantLinear& q, const FloatLinear& f, bool output16,
+                                                      bool own_flag) {
   const auto weight = WeightS8Packed(f.w_name, q);
   const std::string bias_name = f.b_name.empty() ? f.w_name + ":bias(folded, source has none)" : f.b_name + "(folded)";
   const auto bias = TensorS32(bias_name, q.bias);
   const auto in = Act(q.input);
-  const auto out = Act(q.output);
+  const auto out = output16 ? Act16(q.output) : Act(q.output);
   const auto rq = Requants(q.requant);
   return fb::CreateLinear(fbb_, static_cast<uint32_t>(q.in), static_cast<uint32_t>(q.out), weight,
-                          bias, in, out, rq);
+                          bias, in, out, rq, output16 && own_flag);
 }
 
 flatbuffers::Offset<fb::Linear> ModelWriter::LinearF32(const FloatLinear& f) {

@@ -43,7 +43,12 @@ class ModelWriter {
   flatbuffers::Offset<fb::SoftmaxQuant> Softmax(const Requant& score, const Requant& pv);
   // An int8 Linear weight in the packed K4N16 layout (schema/edgeattn.fbs).
   flatbuffers::Offset<fb::Tensor> WeightS8Packed(const std::string& name, const QuantLinear& q);
-  flatbuffers::Offset<fb::Linear> LinearS8(const QuantLinear& q, const FloatLinear& f);
+  // output16: the output is int16 (Act16; contract 5c-out, q's requant
+  // already carries its 2^13, quantize_linear's out_shift). own_flag: the
+  // table's own Linear.output16 too (a `linear` layer's; an mha layer's
+  // out_proj carries it on its MultiHeadAttention table instead).
+  flatbuffers::Offset<fb::Linear> LinearS8(const QuantLinear& q, const FloatLinear& f, bool output16 = false,
+                                           bool own_flag = false);
   flatbuffers::Offset<fb::Linear> LinearF32(const FloatLinear& f);
 
   void AddLayer(flatbuffers::Offset<fb::Layer> layer) { layers_.push_back(layer); }

@@ -174,9 +174,20 @@ struct Checker {
     return true;
   }
 
-  bool Linear(const fb::Linear* l, bool s8, uint32_t in, uint32_t out, const char* what) {
+  // own_layer: l is a `linear` layer's own table, the only place output16
+  // (its int16 output, contract 5c-out) means something; on the projections
+  // inside other kinds it is refused rather than ignored.
+  bool Linear(const fb::Linear* l, bool s8, uint32_t in, uint32_t out, const char* what, bool own_layer = false) {
     if (l == nullptr) {
       Msg() << "missing projection " << what;
+      return false;
+    }
+    if (l->output16() && !own_layer) {
+      Msg() << what << " has output16 (an int16 output): only a linear layer's projection writes int16";
+      return false;
+    }
+    if (l->output16() && !s8) {
+      Msg() << what << " has output16 (an int16 output) in a float (F32) layer: it is for int8 (S8) models only";
       return false;
     }
     if (l->in_features() != in || l->out_features() != out) {
@@ -190,7 +201,8 @@ struct Checker {
     }
     if (s8) {
       return Tensor(l->bias(), fb::DType::S32, 1, out, what) && BiasFits(l->bias(), in, what) &&
-             Quant(l->input(), what) && Quant(l->output(), what) &&
+             Quant(l->input(), what) &&
+             (l->output16() ? Stream16() && Quant16(l->output(), "output16's output") : Quant(l->output(), what)) &&
              Requant(l->requant(), out, what);
     }
     return l->bias() == nullptr || Tensor(l->bias(), fb::DType::F32, 1, out, what);

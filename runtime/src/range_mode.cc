@@ -174,7 +174,7 @@ Staging staging_of(const Model& model, int layer, int q_len, int kv_len) {
   s.query = reads.query ? align_up(q * static_cast<uint64_t>(info.query_dim)) : 0;
   s.key = reads.key ? align_up(kv * static_cast<uint64_t>(info.key_dim)) : 0;
   s.value = reads.value ? align_up(kv * static_cast<uint64_t>(info.value_dim)) : 0;
-  s.output = align_up(q * static_cast<uint64_t>(info.output_dim));
+  s.output = align_up(q * static_cast<uint64_t>(info.output_dim) * elem_size(info.output_dtype));  // (mha int16 output)
   return s;
 }
 
@@ -401,7 +401,7 @@ Status Interpreter::RunFloat(int layer, const RunArgs& args, int policy, uint32_
   int8_t* q8 = reinterpret_cast<int8_t*>(ws + st.bias);
   int8_t* k8 = reinterpret_cast<int8_t*>(ws + st.bias + st.query);
   int8_t* v8 = reinterpret_cast<int8_t*>(ws + st.bias + st.query + st.key);
-  int8_t* o8 = reinterpret_cast<int8_t*>(ws + st.bias + st.query + st.key + st.value);
+  uint8_t* staged_out = ws + st.bias + st.query + st.key + st.value;
   const float rf = static_cast<float>(range) / static_cast<float>(kRangeOne);
   RunArgs a = args;
   a.query = nullptr;
@@ -419,14 +419,18 @@ Status Interpreter::RunFloat(int layer, const RunArgs& args, int policy, uint32_
     quantize(value, nv, info.value_quant, rf, v8);
     a.value = v8;
   }
-  a.output = o8;
+  a.output = staged_out;
   // Staging (after the bias workspace) is ours; the plan, XNNPACK's bytes
   // and the bias workspace stay protected from the caller's buffers.
   s = RunWith(layer, a, &rs, static_cast<size_t>(ws + st.bias - arena_));
   if (s != Status::kOk) return s;
   const float out_scale = info.output_quant.scale * rf;
-  for (size_t i = 0; i < no; ++i) {
-    output[i] = out_scale * static_cast<float>(o8[i] - info.output_quant.zero_point);
+  if (info.output_dtype == EA_S16) {  // an mha layer's int16 output (zero point 0)
+    const int16_t* o16 = reinterpret_cast<const int16_t*>(staged_out);
+    for (size_t i = 0; i < no; ++i) output[i] = out_scale * static_cast<float>(o16[i]);
+  } else {
+    const int8_t* o8 = reinterpret_cast<const int8_t*>(staged_out);
+    for (size_t i = 0; i < no; ++i) output[i] = out_scale * static_cast<float>(o8[i] - info.output_quant.zero_point);
   }
   if (range_q16 != nullptr) *range_q16 = range;
   return Status::kOk;

@@ -151,8 +151,9 @@ Status create_op(const fb::Model& model, const fb::Linear* l, int8_t* row_major,
 
 // Whether build() gives this projection an XNNPACK operator: int8 (float
 // projections have no requantization) with in_features a multiple of 16.
+// (An int16 output, Linear.output16, is the runtime kernels' 5c-out: no operator.)
 bool takes_operator(const fb::Linear* l) {
-  return l != nullptr && l->requant() != nullptr && l->output() != nullptr &&
+  return l != nullptr && l->requant() != nullptr && l->output() != nullptr && !l->output16() &&
          l->in_features() % 16 == 0;
 }
 

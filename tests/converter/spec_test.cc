@@ -180,14 +180,14 @@ TEST(ConverterSpec, UnknownFields) {
   EXPECT_EQ(error_of(with("\"bias\": true", "\"dropout\": 0.1"), w),
             "s.json: layer 'attn': unknown field 'dropout' (mha layers have: name, kind, mask, max_q_len, "
             "max_kv_len, prefix, tensors, input, memory, calib_method, repeat, embed_dim, num_heads, cross, kdim, "
-            "vdim, scale, bias, preset, kv_cache, num_kv_heads)");
+            "vdim, scale, bias, preset, kv_cache, num_kv_heads, output)");
   // A field of another kind.
   EXPECT_EQ(error_of(with("\"bias\": true", "\"dim\": 3"), w),
             "s.json: layer 'attn': field 'dim' is not used by mha layers (only by pooling, layernorm, ffn, embedding, argmax, positions, row_pool, quantize, dequantize), did you mean 'kdim'?");
   EXPECT_EQ(error_of(with("\"bias\": true", "\"query_dim\": 3"), w),
             "s.json: layer 'attn': field 'query_dim' is not used by mha layers (only by additive, luong) (mha "
             "layers have: name, kind, mask, max_q_len, max_kv_len, prefix, tensors, input, memory, calib_method, "
-            "repeat, embed_dim, num_heads, cross, kdim, vdim, scale, bias, preset, kv_cache, num_kv_heads)");
+            "repeat, embed_dim, num_heads, cross, kdim, vdim, scale, bias, preset, kv_cache, num_kv_heads, output)");
   // Explicit tensor names.
   EXPECT_EQ(error_of(with("\"preset\": \"linear\"", "\"tensors\": {\"q_w\": \"x\", \"qb\": \"y\"}"), w),
             "s.json: layer 'attn': unknown field 'tensors.qb', did you mean 'tensors.q_b'?");
@@ -214,6 +214,46 @@ TEST(ConverterSpec, MalformedJsonLineColumn) {
   EXPECT_EQ(error_of("{\"layers\": [ {\"name\": ", w),
             "s.json: malformed JSON at line 1, column 23: syntax error while parsing value - unexpected end of "
             "input; expected '[', '{', or a literal");
+}
+
+}  // namespace
+
+namespace {
+
+// An mha layer's "output" (issue 37, contract 5c-out): "int16" or "int8";
+// --residual int16 (use_residual16) gives int16 to the mha layers no other
+// layer reads, auto (use_residual16_inside) to none; an int16 mha output
+// cannot be another layer's input.
+TEST(ConverterSpec, MhaOutput16) {
+  const fixtures::LayerCase c = fixtures::mha_case("key_padding", false, "torch_mha", 1);
+  const ArrayMap w = to_map(c.weights);
+  const std::string layer = c.spec_json.substr(c.spec_json.find('[') + 1,
+                                               c.spec_json.rfind(']') - c.spec_json.find('[') - 1);
+  const auto named = [&](const std::string& name, const std::string& extra) {
+    std::string l = layer;
+    l.replace(l.find("\"attn\""), 6, "\"" + name + "\"");
+    return l.substr(0, l.rfind('}')) + extra + "}";
+  };
+  const auto two = [&](const std::string& a_extra) {
+    return R"({"model": "m", "layers": [)" + named("a", a_extra) + ", " + named("b", R"(, "input": "a")") + "]}";
+  };
+  EXPECT_FALSE(load_spec("s.json", c.spec_json, w, "w", {}).layers[0].output16);
+  const std::string one16 = c.spec_json.substr(0, c.spec_json.rfind('}', c.spec_json.rfind(']'))) +
+                            R"(, "output": "int16"}]})";
+  EXPECT_TRUE(load_spec("s.json", one16, w, "w", {}).layers[0].output16);
+  ModelSpec s = load_spec("s.json", two(""), w, "w", {});
+  use_residual16(&s);
+  EXPECT_FALSE(s.layers[0].output16);  // b reads it
+  EXPECT_TRUE(s.layers[1].output16);   // the model's output
+  ModelSpec a = load_spec("s.json", two(""), w, "w", {});
+  std::string why;
+  EXPECT_FALSE(use_residual16_inside(&a, &why));
+  EXPECT_FALSE(a.layers[0].output16 || a.layers[1].output16);
+  EXPECT_NE(error_of(two(R"(, "output": "int16")"), w).find("whose \"output\" is \"int16\""), std::string::npos)
+      << error_of(two(R"(, "output": "int16")"), w);
+  EXPECT_NE(error_of(two(R"(, "output": "int32")"), w).find("field 'output' must be \"int8\" or \"int16\""),
+            std::string::npos)
+      << error_of(two(R"(, "output": "int32")"), w);
 }
 
 }  // namespace

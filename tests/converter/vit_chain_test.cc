@@ -21,6 +21,7 @@
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/edgeattn_generated.h"
 #include "fixtures.h"
 
 namespace {
@@ -276,8 +277,9 @@ TEST(VitChain, Int8InvokeIsWithinTheLayersErrorsOfTheFloat64Model) {
 }
 
 // The 16-bit residual stream through the whole chain (--residual int16,
-// issue 37): the converter makes the positions layer write the block's int16
-// input and the layer after the block read its int16 output, and the logits
+// issue 37): the converter makes the patch projection write int16 rows (the
+// stream's 16-bit entry), the positions layer read them and write the block's
+// int16 input, and the layer after the block read its int16 output, and the logits
 // come out no worse than with the int8 stream, within the int8 bound and
 // with the same top-1 agreement. Two orders after the block: LayerNorm then
 // row_pool (the pool reads int8), and, for the class row (where both orders
@@ -307,11 +309,15 @@ TEST(VitChain, Int16StreamFromPositionsToThePooling) {
       Errors e[2];
       for (const bool s16 : {false, true}) {
         Runtime rt(convert(vit, "int8", s16 ? "int16" : "int8", pool_first ? spec : ""));
-        // The steps' element types: positions writes and the next layer reads int16 on the int16 stream.
-        edgeattn::LayerInfo tok, after;
+        // The steps' element types: the projection writes, positions reads and
+        // writes, the next layer reads int16 on the int16 stream; --residual int8: int8 throughout.
+        edgeattn::LayerInfo embed, tok, after;
+        ASSERT_EQ(rt.model.GetLayerInfo(0, &embed), edgeattn::Status::kOk);
         ASSERT_EQ(rt.model.GetLayerInfo(1, &tok), edgeattn::Status::kOk);
         ASSERT_EQ(rt.model.GetLayerInfo(3, &after), edgeattn::Status::kOk);
-        EXPECT_EQ(tok.input_dtype, EA_S8);
+        EXPECT_EQ(embed.input_dtype, EA_S8);
+        EXPECT_EQ(embed.output_dtype, s16 ? EA_S16 : EA_S8);
+        EXPECT_EQ(tok.input_dtype, s16 ? EA_S16 : EA_S8);
         EXPECT_EQ(tok.output_dtype, s16 ? EA_S16 : EA_S8);
         EXPECT_EQ(after.input_dtype, s16 ? EA_S16 : EA_S8);
         if (pool_first) {  // the pooled row on the stream's grid into the LayerNorm
@@ -335,6 +341,86 @@ TEST(VitChain, Int16StreamFromPositionsToThePooling) {
       EXPECT_GE(e[1].top1_agree, kSamples - 3);
     }
   }
+}
+
+// The stream's 16-bit entry alone (positions16-in, requant.h): the converted
+// chain's positions layer run by itself on int16 rows at the int16 ends and
+// between them; every output is the real (s_in x + pos) / s_out, from the
+// file's scales and the test's float64 table, rounded once, within A's and
+// P's own roundings (2^(14-n) + 2^-(b+1) output steps) where it does not
+// saturate, and 32767 / -32768 beyond. The class row is the converter's
+// rounding of cls + pos.
+TEST(VitChain, Int16EntryPositionsWithinTheContractsBound) {
+  const Vit vit(false);
+  const std::string path = convert(vit, "int8", "int16");
+  const std::vector<uint8_t> file = read_file(path);
+  const auto* p = edgeattn::fb::GetModel(file.data())->layers()->Get(1)->options_as_Positions();
+  ASSERT_NE(p, nullptr);
+  ASSERT_TRUE(p->input16());
+  ASSERT_TRUE(p->output16());
+  ASSERT_TRUE(edgeattn::fb::GetModel(file.data())->layers()->Get(0)->options_as_Linear()->output16());
+  const int n = p->shift(), bits = p->pos_bits();
+  Runtime rt(path);
+  edgeattn::LayerInfo info;
+  ASSERT_EQ(rt.model.GetLayerInfo(1, &info), edgeattn::Status::kOk);
+  ASSERT_EQ(info.input_dtype, EA_S16);
+  ASSERT_EQ(info.output_dtype, EA_S16);
+  EXPECT_EQ(info.query_quant.zero_point, 0);
+  EXPECT_EQ(info.output_quant.zero_point, 0);
+  const double s_in = info.query_quant.scale, s_out = info.output_quant.scale;
+  // (+1e-6 relative: A and P come from the converter's float64 scales, these are the file's float32 ones.)
+  const double bound = 0.5 + std::ldexp(1.0, 14 - n) + std::ldexp(1.0, -(bits + 1));
+  const int16_t ends[] = {-32768, -32767, -16384, -1, 0, 1, 255, 16383, 32766, 32767};
+  int checked = 0, saturated = 0;
+  for (int t = 0; t < 40; ++t) {
+    std::vector<int16_t> x(static_cast<size_t>(kPatches) * kDim), y(static_cast<size_t>(kRows) * kDim, 0x5A5A);
+    for (size_t k = 0; k < x.size(); ++k) {
+      x[k] = t < 10 ? ends[(k + static_cast<size_t>(t)) % 10]
+                    : static_cast<int16_t>((k * 2654435761u + static_cast<size_t>(t) * 40503u) % 65536 - 32768);
+    }
+    edgeattn::RunArgs r = {};
+    r.query = x.data();
+    r.q_len = kPatches;
+    r.output = y.data();
+    ASSERT_EQ(rt.interp.Run(1, r), edgeattn::Status::kOk) << rt.interp.error();
+    for (int row = 0; row < kRows; ++row) {
+      for (int k = 0; k < kDim; ++k) {
+        const double pos = vit.pos.data[static_cast<size_t>(row) * kDim + k];
+        const int got = y[static_cast<size_t>(row) * kDim + k];
+        if (row == 0) {  // the class row: one rounding in float64 by the converter
+          const double real = (vit.cls.data[static_cast<size_t>(k)] + pos) / s_out;
+          EXPECT_LE(std::fabs(got - std::clamp(real, -32768.0, 32767.0)), 0.5 + 1e-6 * std::fabs(real) + 1e-9);
+          continue;
+        }
+        const double real = (s_in * x[static_cast<size_t>(row - 1) * kDim + k] + pos) / s_out;
+        const double tol = bound + 1e-6 * std::fabs(real);
+        if (real >= 32767.0 + tol) {
+          ASSERT_EQ(got, 32767) << "row " << row << " col " << k;
+          ++saturated;
+        } else if (real <= -32768.0 - tol) {
+          ASSERT_EQ(got, -32768) << "row " << row << " col " << k;
+          ++saturated;
+        } else {
+          ASSERT_LE(std::fabs(got - std::clamp(real, -32768.0, 32767.0)), tol)
+              << "x " << x[static_cast<size_t>(row - 1) * kDim + k] << " row " << row << " col " << k;
+          ++checked;
+        }
+      }
+    }
+  }
+  std::printf("  int16 entry: shift %d, table bits %d, A %d; %d outputs within %.4f steps, %d saturated\n", n, bits,
+              p->input_multiplier(), checked, bound, saturated);
+  EXPECT_GT(checked, 40 * kPatches * kDim / 2);
+}
+
+// --residual int8 keeps the int8 hand-over: no int16 anywhere in the chain.
+TEST(VitChain, Int8StreamKeepsTheInt8Entry) {
+  const Vit vit(false);
+  const std::vector<uint8_t> file = read_file(convert(vit, "int8", "int8"));
+  const auto* m = edgeattn::fb::GetModel(file.data());
+  EXPECT_FALSE(m->layers()->Get(0)->options_as_Linear()->output16());
+  EXPECT_FALSE(m->layers()->Get(1)->options_as_Positions()->input16());
+  EXPECT_FALSE(m->layers()->Get(1)->options_as_Positions()->output16());
 }
 
 }  // namespace vit_chain_test

@@ -87,7 +87,8 @@ struct Builder {
   }
 
   // Self-attention (packed in_proj) or cross-attention (separate q/k/v).
-  void Mha(const std::string& l, int e, int heads, const char* mask, int kdim = 0, int vdim = 0) {
+  // out16: "output": "int16" (an int16 output row, contract 5c-out).
+  void Mha(const std::string& l, int e, int heads, const char* mask, int kdim = 0, int vdim = 0, bool out16 = false) {
     const bool cross = kdim != 0;
     const size_t E = static_cast<size_t>(e);
     if (!cross) {
@@ -103,6 +104,7 @@ struct Builder {
     std::string j = "\"kind\": \"mha\", \"preset\": \"torch_mha\", \"embed_dim\": " + std::to_string(e) +
                     ", \"num_heads\": " + std::to_string(heads) + ", \"cross\": " + (cross ? "true" : "false");
     if (cross) j += ", \"kdim\": " + std::to_string(kdim) + ", \"vdim\": " + std::to_string(vdim);
+    if (out16) j += ", \"output\": \"int16\"";
     Lengths(&j, true);
     Input(l + ".query", e);
     if (cross) {
@@ -113,7 +115,7 @@ struct Builder {
   }
   // Causal self-attention that decodes with a KV cache, with kv_heads K/V
   // heads (grouped-query when fewer than heads): separate q/k/v projections.
-  void Decoder(const std::string& l, int e, int heads, int kv_heads) {
+  void Decoder(const std::string& l, int e, int heads, int kv_heads, bool out16 = false) {
     const size_t E = static_cast<size_t>(e), KV = E / static_cast<size_t>(heads) * static_cast<size_t>(kv_heads);
     Weight(l + ".q_proj.weight", E, E);
     Bias(l + ".q_proj.bias", E);
@@ -126,6 +128,7 @@ struct Builder {
     std::string j = "\"kind\": \"mha\", \"preset\": \"linear\", \"embed_dim\": " + std::to_string(e) +
                     ", \"num_heads\": " + std::to_string(heads) + ", \"num_kv_heads\": " +
                     std::to_string(kv_heads) + ", \"kv_cache\": true";
+    if (out16) j += ", \"output\": \"int16\"";
     Lengths(&j, true);
     Input(l + ".query", e);
     Layer(j, l, "causal");
@@ -406,6 +409,16 @@ int main(int argc, char** argv) {
     b.Linear("lin65", 64, 65);
     Builder& c = add("linear_extreme", 6.0, 20.0);  // saturating outputs
     c.Linear("big_lin", 31, 20);
+  }
+  {  // mha layers with int16 outputs (contract 5c-out): every mask, cross,
+     // KV-cache decoding with grouped-query heads, saturating outputs
+    Builder& b = add("mha_out16");
+    b.Mha("o16_pad", 16, 2, "key_padding", 0, 0, true);
+    b.Mha("o16_causal", 33, 3, "causal", 0, 0, true);
+    b.Mha("o16_cross", 17, 1, "none", 9, 31, true);
+    b.Decoder("o16_gqa", 24, 6, 2, true);
+    Builder& c = add("mha_out16_extreme", 6.0, 20.0);
+    c.Mha("o16_big", 16, 2, "key_padding", 0, 0, true);
   }
   int files = 0;
   try {

@@ -82,6 +82,48 @@ TEST(Positions, Contract16EqualsTheDefinition) {
   }
 }
 
+// The positions16-in contract (int16 input rows, Positions.input16): its
+// scalar form against the definition computed in double, where every term is
+// an exact integer below 2^53 (|A x| < 2^37, |P 2^(n-b)| <= 2^45) and the
+// division by 2^n and the floor are exact: the int16 ends of x and P, the
+// ends of A, every shift n in 1..30 and b at 0, n / 2 and n, every int16 x
+// on a stride plus the ends, and values worked out by hand.
+int16_t positions16_in16_double(int x, int a, int p, int b, int n) {
+  const double v = static_cast<double>(a) * x + p * std::ldexp(1.0, n - b) + std::ldexp(1.0, n - 1);
+  return static_cast<int16_t>(std::clamp(std::floor(std::ldexp(v, -n)), -32768.0, 32767.0));
+}
+
+TEST(Positions, Contract16In16EqualsTheDefinition) {
+  using edgeattn::kernels::positions_s16_in16;
+  // s_in = s_out (A = 2^21 at n = 21), P = 2.5 steps at b = 1: x + 2.5 rounds half up.
+  EXPECT_EQ(positions_s16_in16(1000, 1 << 21, 5, 1, 21), 1003);
+  EXPECT_EQ(positions_s16_in16(-1000, 1 << 21, -5, 1, 21), -1002);  // -1002.5 -> -1002
+  // s_in = s_out / 2: 32767 / 2 = 16383.5 -> 16384; -32768 / 2 exactly.
+  EXPECT_EQ(positions_s16_in16(32767, 1 << 20, 0, 21, 21), 16384);
+  EXPECT_EQ(positions_s16_in16(-32768, 1 << 20, 0, 21, 21), -16384);
+  // The largest A at the int16 ends (A x = +-2^37 about): saturates, never wraps.
+  EXPECT_EQ(positions_s16_in16(32767, (1 << 22) - 1, 32767, 0, 30), 32767);
+  EXPECT_EQ(positions_s16_in16(-32768, (1 << 22) - 1, -32768, 0, 30), -32768);
+  EXPECT_EQ(positions_s16_in16(-32768, (1 << 22) - 1, 0, 0, 1), -32768);
+  const int32_t as[] = {0, 1, 4097, 1 << 20, 1 << 21, (1 << 22) - 1};
+  const int32_t ps[] = {-32768, -32767, -1, 0, 1, 12345, 32767};
+  long compared = 0;
+  for (int n = edgeattn::kernels::kPositions16MinShift; n <= edgeattn::kernels::kPositions16InMaxShift; ++n) {
+    for (const int b : {0, n / 2, n}) {
+      for (const int32_t a : as) {
+        for (const int32_t p : ps) {
+          for (int x = -32768; x <= 32767; x += (x < -32760 || x > 32760) ? 1 : 251) {
+            ASSERT_EQ(positions_s16_in16(x, a, p, b, n), positions16_in16_double(x, a, p, b, n))
+                << "x " << x << " A " << a << " P " << p << " b " << b << " n " << n;
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 30L * 3 * 6 * 7 * 260);
+}
+
 // Aligned copy of a model file for Model::Load.
 struct Bytes {
   std::vector<uint64_t> words;

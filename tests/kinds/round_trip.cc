@@ -88,8 +88,8 @@ void check_case(const LayerCase& c) {
   }
 }
 
-std::string convert_case(const LayerCase& c, const std::string& dtype) {
-  const std::string dir = fixtures::temp_dir(c.name + "_" + dtype);
+std::string convert_case(const LayerCase& c, const std::string& dtype, const std::string& residual) {
+  const std::string dir = fixtures::temp_dir(c.name + "_" + dtype + (residual.empty() ? "" : "_res_" + residual));
   save_safetensors(dir + "/weights.safetensors", c.weights);
   fixtures::write_text(dir + "/spec.json", c.spec_json);
   save_npz(dir + "/calib.npz", c.calib);
@@ -98,10 +98,40 @@ std::string convert_case(const LayerCase& c, const std::string& dtype) {
   o.spec = dir + "/spec.json";
   o.calib = dir + "/calib.npz";
   o.dtype = dtype;
+  if (!residual.empty()) o.residual = residual;
   o.output = dir + "/model_" + dtype + ".eatn";
   std::ostringstream report;
   run_convert(o, report);
   return o.output;
+}
+
+StreamRun run_stream(const LayerCase& c, const std::string& residual) {
+  const std::string file = convert_case(c, "int8", residual);
+  const LoadedModel lm(read_file(file), file);
+  StreamRun s;
+  EXPECT_EQ(lm.model().GetLayerInfo(0, &s.info), edgeattn::Status::kOk);
+  const FloatLayer shell = layer_shell(lm.model(), 0);
+  const LayerData d = load_layer_data(c.test, "test", shell, false);
+  const RunResult run = run_layer(lm, 0, d, 1);
+  std::vector<double> ref, ref_w;
+  c.reference(c.test, &ref, &ref_w);
+  // Valid rows only (key padding), as the fixture's round trip compares them.
+  const int dim = shell.output_dim;
+  double e2 = 0, r2 = 0, c2 = 0;
+  for (int i = 0; i < d.n; ++i) {
+    const int rows = d.valid[static_cast<size_t>(i)] >= 0 ? d.valid[static_cast<size_t>(i)] : d.lq;
+    for (size_t x = static_cast<size_t>(i) * d.lq * dim; x < (static_cast<size_t>(i) * d.lq + rows) * dim; ++x) {
+      const double err = run.output[x] - ref[x], change = ref[x] - d.query[x];
+      e2 += err * err;
+      r2 += ref[x] * ref[x];
+      c2 += change * change;
+    }
+  }
+  s.rel_l2 = std::sqrt(e2 / r2);
+  s.change_rel_l2 = std::sqrt(e2 / c2);
+  std::printf("  %-10s residual %-5s relL2 %.4f  change relL2 %.4f\n", c.name.c_str(), residual.c_str(), s.rel_l2,
+              s.change_rel_l2);
+  return s;
 }
 
 }  // namespace kindtest

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "converter/model/dataset.h"
+#include "edgeattn/edgeattn.hpp"
 #include "fixtures.h"
 
 namespace kindtest {
@@ -27,8 +28,20 @@ Figures measure(const fixtures::LayerCase& c, const edgeattn::convert::LayerData
 void check_case(const fixtures::LayerCase& c);
 
 // Converts c (its weights, spec and calibration set) to `dtype` ("int8" or
-// "f32") in a fresh directory and returns the model file's path.
-std::string convert_case(const fixtures::LayerCase& c, const std::string& dtype);
+// "f32"; int8 with convert --residual `residual` when given) in a fresh
+// directory and returns the model file's path.
+std::string convert_case(const fixtures::LayerCase& c, const std::string& dtype, const std::string& residual = "");
+
+// One fixture converted to int8 with `residual` (convert --residual: int8,
+// int16, auto), run through the runtime on its test inputs and compared
+// with its float64 reference: relative L2 of the output and of its change
+// from the query rows (valid rows only), and the layer's info.
+struct StreamRun {
+  edgeattn::LayerInfo info;
+  double rel_l2 = 0, change_rel_l2 = 0;
+};
+
+StreamRun run_stream(const fixtures::LayerCase& c, const std::string& residual);
 
 }  // namespace kindtest
 

@@ -68,6 +68,19 @@ bool SetScalar(const Table* t, flatbuffers::voffset_t field, T v) {
   // (generated tables inherit privately from flatbuffers::Table and add no members)
 }
 
+// Points the table field `field` of `t` at `target`, another table of the
+// same type later in the buffer (a uoffset points forward): a file whose
+// projection is another layer's table, as a converter with that bug wrote it.
+template <typename Table, typename Target>
+bool Redirect(const Table* t, flatbuffers::voffset_t field, const Target* target) {
+  if (t == nullptr || target == nullptr) return false;
+  uint8_t* at = reinterpret_cast<flatbuffers::Table*>(Mut(t))->GetAddressOf(field);
+  const uint8_t* to = reinterpret_cast<const uint8_t*>(target);
+  if (at == nullptr || to <= at) return false;
+  flatbuffers::WriteScalar<flatbuffers::uoffset_t>(at, static_cast<flatbuffers::uoffset_t>(to - at));
+  return true;
+}
+
 int FindLayer(fb::Model* m, fb::LayerOptions kind) {
   for (uint32_t i = 0; i < m->layers()->size(); ++i) {
     if (m->layers()->Get(i)->options_type() == kind) return static_cast<int>(i);
@@ -403,6 +416,36 @@ TEST(BadModel, CApiReportsTheSameStatuses) {
 
 }  // namespace
 
+// A patch of a converted model's fields and the message load must give.
+struct FieldCase {
+  const char* what;
+  std::function<bool(fb::Model*)> patch;
+  const char* message;
+};
+
+// Whether this build converted the model `name` (its bundled sources exist).
+bool Converted(const std::string& name) {
+  for (const std::string& m : eatest::AllModels()) {
+    if (m == name) return true;
+  }
+  return false;
+}
+
+// Each case refused at load with kInvalidModel, and with its message once
+// the file's checksum is resealed (as a converter that wrote these fields would).
+template <size_t N>
+void ExpectFieldsRefused(const std::string& name, const FieldCase (&cases)[N]) {
+  for (const FieldCase& c : cases) {
+    std::string msg;
+    ExpectPatched(name, c.what, Status::kInvalidModel, [&](fb::Model* m, uint8_t*) { return c.patch(m); });
+    AlignedBuffer b = ReadModel(name);
+    ASSERT_TRUE(c.patch(flatbuffers::GetMutableRoot<fb::Model>(b.data()))) << c.what;
+    eatest::SealModel(&b);
+    LoadStatus(b.data(), b.size(), &msg);
+    EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
+  }
+}
+
 // The block kinds' own fields (models/encoder_block, int8): every one that
 // could make a wrong model is refused at load with a message naming it.
 const fb::Layer* BlockLayer(fb::Model* m, fb::LayerOptions kind) {
@@ -412,15 +455,8 @@ const fb::Layer* BlockLayer(fb::Model* m, fb::LayerOptions kind) {
 
 TEST(BadModel, BlockKindsFields) {
   const std::string name = "encoder_block_int8";
-  bool present = false;
-  for (const std::string& m : eatest::AllModels()) present = present || m == name;
-  if (!present) GTEST_SKIP() << "models/encoder_block not converted in this build";
-  struct Case {
-    const char* what;
-    std::function<bool(fb::Model*)> patch;
-    const char* message;
-  };
-  const Case cases[] = {
+  if (!Converted(name)) GTEST_SKIP() << "models/encoder_block not converted in this build";
+  const FieldCase cases[] = {
       {"norm1's output scale differs from self_attn's input",
        [](fb::Model* m) {
          const fb::Layer* l = BlockLayer(m, fb::LayerOptions::EncoderBlock);  // "pre": pre-norm
@@ -549,15 +585,7 @@ TEST(BadModel, BlockKindsFields) {
        },
        "linear must be finite and > 0"},
   };
-  for (const Case& c : cases) {
-    std::string msg;
-    ExpectPatched(name, c.what, Status::kInvalidModel, [&](fb::Model* m, uint8_t*) { return c.patch(m); });
-    AlignedBuffer b = ReadModel(name);
-    ASSERT_TRUE(c.patch(flatbuffers::GetMutableRoot<fb::Model>(b.data()))) << c.what;
-    eatest::SealModel(&b);  // the file checksum of a converter that wrote these fields
-    LoadStatus(b.data(), b.size(), &msg);
-    EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
-  }
+  ExpectFieldsRefused(name, cases);
 }
 
 // The 16-bit residual stream (issue 37, encoder_block_int8_res16: "pre" is
@@ -566,9 +594,7 @@ TEST(BadModel, BlockKindsFields) {
 // whose flag says int8 must not carry int16 LayerNorms.
 TEST(BadModel, Residual16Fields) {
   const std::string name = "encoder_block_int8_res16";
-  bool present = false;
-  for (const std::string& m : eatest::AllModels()) present = present || m == name;
-  if (!present) GTEST_SKIP() << "models/encoder_block not converted in this build";
+  if (!Converted(name)) GTEST_SKIP() << "models/encoder_block not converted in this build";
   const auto block = [](fb::Model* m, const char* layer) -> const fb::EncoderBlock* {
     for (uint32_t i = 0; i < m->layers()->size(); ++i) {
       if (m->layers()->Get(i)->name()->str() == layer) return m->layers()->Get(i)->options_as_EncoderBlock();
@@ -581,12 +607,7 @@ TEST(BadModel, Residual16Fields) {
     }
     return nullptr;
   };
-  struct Case {
-    const char* what;
-    std::function<bool(fb::Model*)> patch;
-    const char* message;
-  };
-  const Case cases[] = {
+  const FieldCase cases[] = {
       {"dec_pre: add3 shift 14",
        [&](fb::Model* m) {
          const auto* b = decoder(m, "dec_pre");
@@ -655,27 +676,18 @@ TEST(BadModel, Residual16Fields) {
        },
        "LayerNorms on an int16 stream in a block whose residual stream is int8"},
   };
-  for (const Case& c : cases) {
-    std::string msg;
-    ExpectPatched(name, c.what, Status::kInvalidModel, [&](fb::Model* m, uint8_t*) { return c.patch(m); });
-    AlignedBuffer b = ReadModel(name);
-    ASSERT_TRUE(c.patch(flatbuffers::GetMutableRoot<fb::Model>(b.data()))) << c.what;
-    eatest::SealModel(&b);
-    LoadStatus(b.data(), b.size(), &msg);
-    EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
-  }
+  ExpectFieldsRefused(name, cases);
 }
 
-// The stream's ends (issue 37, digits_vit_int8_res16: its positions layer
-// 'tok' writes the first block's int16 input, positions16 contract): the
+// The stream's ends (issue 37, transformer_generate_int8: its positions layer
+// 'src_pos' writes the first block's int16 input from the embedding's int8
+// rows, positions16 contract; digits_vit's reads int16, Int16EntryFields): the
 // int16 output must be symmetric, its shift in 1..16 with the table's
 // fraction bits within 13 of it, an int8 output carries no shift, and a
 // positions layer that writes int8 cannot feed a block reading int16.
 TEST(BadModel, Positions16Fields) {
-  const std::string name = "digits_vit_int8_res16";
-  bool present = false;
-  for (const std::string& m : eatest::AllModels()) present = present || m == name;
-  if (!present) GTEST_SKIP() << "models/digits_vit not converted in this build";
+  const std::string name = "transformer_generate_int8";
+  if (!Converted(name)) GTEST_SKIP() << "models/transformer not converted in this build";
   const auto tok = [](fb::Model* m) -> const fb::Positions* {
     const int i = FindLayer(m, fb::LayerOptions::Positions);
     return i < 0 ? nullptr : m->layers()->Get(static_cast<uint32_t>(i))->options_as_Positions();
@@ -688,38 +700,127 @@ TEST(BadModel, Positions16Fields) {
     std::string msg;
     EXPECT_EQ(LoadStatus(b.data(), b.size(), &msg), Status::kOk) << msg;
   }
-  struct Case {
-    const char* what;
-    std::function<bool(fb::Model*)> patch;
-    const char* message;
-  };
-  const Case cases[] = {
-      {"tok: int16 output with zero point 3",
+  const FieldCase cases[] = {
+      {"src_pos: int16 output with zero point 3",
        [&](fb::Model* m) { return SetScalar<int32_t>(tok(m)->output(), fb::ActQuant::VT_ZERO_POINT, 3); },
-       "layer 'tok': output is int16 (the residual stream) with zero point 3, must be 0"},
-      {"tok: shift 17",
+       "layer 'src_pos': output is int16 (the residual stream) with zero point 3, must be 0"},
+      {"src_pos: shift 17",
        [&](fb::Model* m) { return SetScalar<int32_t>(tok(m), fb::Positions::VT_SHIFT, 17); },
-       "layer 'tok': int16 output 1 shift 17 fraction bits"},
-      {"tok: shift 0",
+       "layer 'src_pos': int16 output 1 shift 17 fraction bits"},
+      {"src_pos: shift 0",
        [&](fb::Model* m) { return SetScalar<int32_t>(tok(m), fb::Positions::VT_SHIFT, 0); },
-       "layer 'tok': int16 output 1 shift 0 fraction bits"},
-      {"tok: the table's fraction bits above the shift, or more than 13 below it",
+       "layer 'src_pos': int16 output 1 shift 0 fraction bits"},
+      {"src_pos: the table's fraction bits above the shift, or more than 13 below it",
        [&](fb::Model* m) {
          const fb::Positions* p = tok(m);  // b > 1: shift 1 < b; else shift 16 > b + 13
          return p != nullptr && SetScalar<int32_t>(p, fb::Positions::VT_SHIFT, p->pos_bits() > 1 ? 1 : 16);
        },
        "fraction bits"},
-      {"tok: int8 output flag with the int16 shift",
+      {"src_pos: int8 output flag with the int16 shift",
        [&](fb::Model* m) { return SetScalar<uint8_t>(tok(m), fb::Positions::VT_OUTPUT16, 0); },
-       "layer 'tok': int16 output 0 shift"},
+       "layer 'src_pos': int16 output 0 shift"},
   };
-  for (const Case& c : cases) {
-    std::string msg;
-    ExpectPatched(name, c.what, Status::kInvalidModel, [&](fb::Model* m, uint8_t*) { return c.patch(m); });
-    AlignedBuffer b = ReadModel(name);
-    ASSERT_TRUE(c.patch(flatbuffers::GetMutableRoot<fb::Model>(b.data()))) << c.what;
-    eatest::SealModel(&b);
-    LoadStatus(b.data(), b.size(), &msg);
-    EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": " << msg;
-  }
+  ExpectFieldsRefused(name, cases);
 }
+
+// An mha layer's int16 output (issue 37, contract 5c-out,
+// transformer_int8_out16: every layer has MultiHeadAttention.output16): an
+// int8 (S8) layer only, its out_proj output int16 with zero point 0.
+TEST(BadModel, MhaOutput16Fields) {
+  const std::string name = "transformer_int8_out16";
+  if (!Converted(name)) GTEST_SKIP() << "models/transformer not converted in this build";
+  const FieldCase cases[] = {
+      {"output16 on a float layer",
+       [](fb::Model* m) {
+         const int i = FindLayer(m, fb::LayerOptions::MultiHeadAttention);
+         return i >= 0 && SetScalar<int8_t>(m->layers()->Get(static_cast<uint32_t>(i)), fb::Layer::VT_DTYPE,
+                                            static_cast<int8_t>(fb::DType::F32));
+       },
+       "output16 (an int16 output) is set on a float (F32) layer"},
+      {"output16 with out_proj's output zero point 3",
+       [](fb::Model* m) {
+         const auto* a = FirstMha(m);
+         return a != nullptr && a->output16() &&
+                SetScalar<int32_t>(a->out_proj()->output(), fb::ActQuant::VT_ZERO_POINT, 3);
+       },
+       "output16's output (out_proj) is int16 (the residual stream) with zero point 3, must be 0"},
+  };
+  ExpectFieldsRefused(name, cases);
+}
+
+namespace {
+
+// The stream's 16-bit entry (issue 37, digits_vit_int8_res16: the patch
+// projection 'embed' writes int16 rows, Linear.output16 as contract 5c-out,
+// and the positions layer 'tok' reads them, Positions.input16): output16 only
+// on a linear layer's own table (a block's projection pointed at embed's is
+// refused, not ignored), input16 only on int8 layers that write int16, its
+// shift in 1..30, both ends symmetric, and the graph refuses an int8 step
+// feeding tok's int16 input, naming the step.
+TEST(BadModel, Int16EntryFields) {
+  const std::string name = "digits_vit_int8_res16";
+  if (!Converted(name)) GTEST_SKIP() << "models/digits_vit not converted in this build";
+  const auto layer = [](fb::Model* m, fb::LayerOptions kind) -> const fb::Layer* {
+    const int i = FindLayer(m, kind);
+    return i < 0 ? nullptr : m->layers()->Get(static_cast<uint32_t>(i));
+  };
+  const auto embed = [&](fb::Model* m) { return layer(m, fb::LayerOptions::Linear)->options_as_Linear(); };
+  const auto tok = [&](fb::Model* m) { return layer(m, fb::LayerOptions::Positions)->options_as_Positions(); };
+  const auto block = [&](fb::Model* m) { return layer(m, fb::LayerOptions::EncoderBlock)->options_as_EncoderBlock(); };
+  {  // the file as converted: embed writes int16, tok reads it; loads
+    AlignedBuffer b = ReadModel(name);
+    fb::Model* m = flatbuffers::GetMutableRoot<fb::Model>(b.data());
+    ASSERT_EQ(FindLayer(m, fb::LayerOptions::Linear), 0);
+    EXPECT_TRUE(embed(m)->output16());
+    EXPECT_TRUE(tok(m)->input16());
+    EXPECT_TRUE(tok(m)->output16());
+    std::string msg;
+    EXPECT_EQ(LoadStatus(b.data(), b.size(), &msg), Status::kOk) << msg;
+  }
+  const FieldCase cases[] = {
+      {"block0: its attention's q_proj is embed's table (output16)",
+       [&](fb::Model* m) {
+         return Redirect(block(m)->self_attn(), fb::MultiHeadAttention::VT_Q_PROJ, embed(m));
+       },
+       "q_proj has output16 (an int16 output): only a linear layer's projection writes int16"},
+      {"block0: its FFN's fc1 is embed's table (output16)",
+       [&](fb::Model* m) { return Redirect(block(m)->ffn(), fb::FeedForward::VT_FC1, embed(m)); },
+       "fc1 has output16 (an int16 output): only a linear layer's projection writes int16"},
+      {"tok: input16 in a float layer",
+       [&](fb::Model* m) {
+         return SetScalar<int8_t>(layer(m, fb::LayerOptions::Positions), fb::Layer::VT_DTYPE,
+                                  static_cast<int8_t>(fb::DType::F32));
+       },
+       "layer 'tok': input16 (int16 input rows) in a float (F32) layer"},
+      {"embed: output16 in a float layer",
+       [&](fb::Model* m) {
+         return SetScalar<int8_t>(layer(m, fb::LayerOptions::Linear), fb::Layer::VT_DTYPE,
+                                  static_cast<int8_t>(fb::DType::F32));
+       },
+       "layer 'embed': linear has output16 (an int16 output) in a float (F32) layer"},
+      {"tok: input16 without output16",
+       [&](fb::Model* m) { return SetScalar<uint8_t>(tok(m), fb::Positions::VT_OUTPUT16, 0); },
+       "layer 'tok': input16 (int16 input rows) without output16"},
+      {"tok: shift 31",
+       [&](fb::Model* m) { return SetScalar<int32_t>(tok(m), fb::Positions::VT_SHIFT, 31); },
+       "layer 'tok': int16 input shift 31 fraction bits"},
+      {"tok: fraction bits above the shift",
+       [&](fb::Model* m) { return SetScalar<int32_t>(tok(m), fb::Positions::VT_POS_BITS, tok(m)->shift() + 1); },
+       "bits 0..shift"},
+      {"tok: int16 input with zero point 7",
+       [&](fb::Model* m) { return SetScalar<int32_t>(tok(m)->input(), fb::ActQuant::VT_ZERO_POINT, 7); },
+       "layer 'tok': input16's input is int16 (the residual stream) with zero point 7, must be 0"},
+      {"embed: int16 output with zero point -2",
+       [&](fb::Model* m) { return SetScalar<int32_t>(embed(m)->output(), fb::ActQuant::VT_ZERO_POINT, -2); },
+       "layer 'embed': output16's output is int16 (the residual stream) with zero point -2, must be 0"},
+      {"embed writes int8, tok reads int16",
+       [&](fb::Model* m) {  // (and no zero row in its plan)
+         return SetScalar<uint8_t>(embed(m), fb::Linear::VT_OUTPUT16, 0) &&
+                SetScalar<uint64_t>(layer(m, fb::LayerOptions::Linear), fb::Layer::VT_ARENA_BYTES, 0);
+       },
+       "graph step 1 (layer 'tok'): its query takes int16 elements, step 0 gives int8"},
+  };
+  ExpectFieldsRefused(name, cases);
+}
+
+}  // namespace

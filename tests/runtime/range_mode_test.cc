@@ -115,6 +115,16 @@ class RangeModeModel : public ::testing::TestWithParam<std::string> {};
 // Inputs inside the calibrated range: R = 1 and RunFloat's output is exactly
 // the dequantized static int8 run on the same codes; RunScaled at R = 1 is
 // the static run.
+// Output element i less its zero point: int8, or an mha layer's int16 output.
+float OutputSteps(const LayerInfo& info, const std::vector<uint8_t>& out, size_t i) {
+  if (info.output_dtype == EA_S16) {
+    int16_t x = 0;
+    std::memcpy(&x, &out[2 * i], 2);
+    return static_cast<float>(x - info.output_quant.zero_point);
+  }
+  return static_cast<float>(static_cast<int8_t>(out[i]) - info.output_quant.zero_point);
+}
+
 TEST_P(RangeModeModel, InRangeIsTheStaticRun) {
   RangeLoaded m;
   ASSERT_TRUE(m.LoadWithRange(GetParam()));
@@ -134,8 +144,7 @@ TEST_P(RangeModeModel, InRangeIsTheStaticRun) {
     if (!f.value.empty()) io.value = Quantize(f.value, info.value_quant, 1.0);
     ASSERT_EQ(m.interp.Run(l, io.Args(-1, true)), Status::kOk) << m.interp.error();
     for (size_t i = 0; i < f.output.size(); ++i) {
-      const float want = info.output_quant.scale *
-                         static_cast<float>(static_cast<int8_t>(io.output[i]) - info.output_quant.zero_point);
+      const float want = info.output_quant.scale * OutputSteps(info, io.output, i);
       ASSERT_EQ(f.output[i], want) << i;
     }
     ASSERT_EQ(std::memcmp(f.weights.data(), io.weights.data(), io.weights.size()), 0);
@@ -240,10 +249,10 @@ TEST_P(RangeModeModel, RunAtRangeTwoIsAsAccurateAsItsStep) {
     ASSERT_EQ(fm.interp.Run(l, fa), Status::kOk) << fm.interp.error();
     double e1 = 0.0, e2 = 0.0, norm = 0.0;
     const edgeattn::Quant& q = info.output_quant;
-    for (size_t i = 0; i < stat.output.size(); ++i) {
+    for (size_t i = 0; i < f.output.size(); ++i) {
       const double want = f.output[i];
-      const double a = q.scale * (static_cast<int8_t>(stat.output[i]) - q.zero_point);
-      const double b = 2.0 * q.scale * (static_cast<int8_t>(scaled.output[i]) - q.zero_point);
+      const double a = q.scale * OutputSteps(info, stat.output, i);
+      const double b = 2.0 * q.scale * OutputSteps(info, scaled.output, i);
       e1 += (a - want) * (a - want);
       e2 += (b - want) * (b - want);
       norm += want * want;

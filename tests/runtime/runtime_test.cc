@@ -57,12 +57,15 @@ TEST_P(EveryModel, LayerInfoIsConsistent) {
     EXPECT_GE(info.max_q_len, 1) << info.name;
     EXPECT_GE(info.max_kv_len, 1) << info.name;
     // LayerNorm, FFN, linear and the model-end kinds (embedding, positions,
-    // row_pool, argmax) have no attention weights; all but the FFN no buffers.
+    // row_pool, argmax) have no attention weights; all but the FFN no buffers
+    // (and a linear with an int16 output, one zero row: contract 5c-out's residual).
     const bool model_end = info.kind == EA_LAYER_EMBEDDING || info.kind == EA_LAYER_POSITIONS ||
                            info.kind == EA_LAYER_ROW_POOL || info.kind == EA_LAYER_ARGMAX;
     const bool per_row = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_FEED_FORWARD ||
                          info.kind == EA_LAYER_LINEAR || model_end;
-    const bool no_buffers = info.kind == EA_LAYER_LAYERNORM || info.kind == EA_LAYER_LINEAR || model_end;
+    const bool zero_row = info.kind == EA_LAYER_LINEAR && info.output_dtype == EA_S16;
+    const bool no_buffers = info.kind == EA_LAYER_LAYERNORM || (info.kind == EA_LAYER_LINEAR && !zero_row) || model_end;
+    if (zero_row) EXPECT_EQ(info.arena_bytes, (info.output_dim * sizeof(int16_t) + EA_ALIGNMENT - 1) / EA_ALIGNMENT * EA_ALIGNMENT);
     EXPECT_EQ(info.num_heads == 0, per_row) << info.name;
     EXPECT_GT(info.output_dim, 0) << info.name;
     EXPECT_EQ(info.arena_bytes == 0, no_buffers) << info.name;

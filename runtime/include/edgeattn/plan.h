@@ -39,6 +39,8 @@ struct LayerShape {
   bool coverage;     // additive: coverage vector [kv] (int32 / float) after the keys in the cache
   int hidden_dim;    // feed-forward and encoder blocks: width of the FFN's hidden rows
   bool residual16;   // int8 encoder blocks: the residual stream's rows are int16 (issue 37)
+  bool output16;     // int8 MHA and linear layers: int16 output (a zero residual row in the scratch, contract 5c-out)
+  int out_dim;       // linear: out_features (the width of output16's zero residual row)
 };
 
 constexpr size_t kArenaAlignment = EA_ALIGNMENT;

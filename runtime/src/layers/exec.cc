@@ -14,6 +14,7 @@ void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l,
   in = static_cast<int>(l->in_features());
   out = static_cast<int>(l->out_features());
   res = r != nullptr ? r->x : nullptr;
+  res_rows = r != nullptr && r->one_row ? 0 : 1;
   if (s8 || !kWithF32) {
     const auto* rq = l->requant();
     w8 = tensor_data<int8_t>(model, l->weight());
@@ -24,7 +25,10 @@ void Projection::Set(const fb::Model& model, const Call& c, const fb::Linear* l,
     per_channel = rq->multiplier()->size() > 1 ? 1 : 0;
     zp = l->output()->zero_point();
     res16 = kWithInt16Stream && r != nullptr && r->s16;
-    if (res16) {  // contract 5c's term; verify_add checked A and n
+    if (res16 && r->add == nullptr) {  // contract 5c-out: a zero residual
+      term16.mult = 0;
+      term16.shift = k::kResidual5cOutShift;
+    } else if (res16) {  // contract 5c's term; verify_add checked A and n
       term16.mult = r->add->a_multiplier();
       term16.shift = r->add->shift();
     } else if (r != nullptr) {  // contract 5b's term; verify_add checked A, n and both int8 zero points
@@ -49,7 +53,7 @@ void Projection::Rows(int r0, int r1, const void* x, void* y) const {
     const int8_t* xr = static_cast<const int8_t*>(x) + static_cast<size_t>(r0) * in;
     int8_t* yr = static_cast<int8_t*>(y) + at;
     if (kWithInt16Stream && res16) {
-      const k::QS16Residual rs = {static_cast<const int16_t*>(res) + at, out, term16};
+      const k::QS16Residual rs = {static_cast<const int16_t*>(res) + at * res_rows, out * res_rows, term16};
       k::qs8_linear_res16_kernel()(r1 - r0, out, in, xr, in, w8, bias32, mult, shift, per_channel, rs,
                                     static_cast<int16_t*>(y) + at, out);
     } else if (res != nullptr) {
@@ -78,7 +82,7 @@ void Projection::Channels(int c0, int c1, int rows, const void* x, void* y) cons
     const int32_t* sh = per_channel ? shift + c0 : shift;
     int8_t* yc = static_cast<int8_t*>(y) + c0;
     if (kWithInt16Stream && res16) {
-      const k::QS16Residual rs = {static_cast<const int16_t*>(res) + c0, out, term16};
+      const k::QS16Residual rs = {static_cast<const int16_t*>(res) + c0, out * res_rows, term16};
       k::qs8_linear_res16_kernel()(rows, c1 - c0, in, static_cast<const int8_t*>(x), in, w, b, m, sh, per_channel,
                                     rs, static_cast<int16_t*>(y) + c0, out);
     } else if (res != nullptr) {

@@ -155,11 +155,14 @@ inline size_t elem_size(ea_dtype t) { return t == EA_S8 ? 1 : t == EA_S16 ? 2 : 
 // (requant.h contract 5b, `add` the block's ResidualAdd); f32 (add null) as
 // the linear, then f32_add.
 // With s16 (a block's 16-bit residual stream, contract 5c) the residual
-// rows and the output are int16.
+// rows and the output are int16. s16 without an add is contract 5c-out (an
+// mha layer's int16 output): x one row of zeros read for every row (stride
+// 0), A = 0, n = kResidual5cOutShift.
 struct Residual {
   const fb::ResidualAdd* add;
-  const void* x;  // rows of the projection's out_features, dense
+  const void* x;  // rows of the projection's out_features, dense (one_row: one row)
   bool s16 = false;
+  bool one_row = false;
 };
 
 // One projection with its tensors resolved, run over a row range or an
@@ -181,6 +184,7 @@ struct Projection {
   const float* biasf = nullptr;
   // The residual (null: none) and, int8, its epilogue term.
   const void* res = nullptr;
+  int res_rows = 1;  // 0: the residual is one row for every output row (Residual::one_row)
   kernels::ResidualTerm term = {};
   bool res16 = false;  // int16 residual and output (contract 5c)
   kernels::Residual16Term term16 = {};

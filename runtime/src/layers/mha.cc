@@ -6,6 +6,8 @@
 // step: the new row's K and V are appended to the cache and its query attends
 // over every cached position (the same integers as the last row of a full
 // causal run over that prefix: a row of a causal run never sees later keys).
+#include <cstring>
+
 #include "edgeattn/kernels/attention_tile.h"
 #include "layer_kind.h"
 #include "parts.h"
@@ -20,7 +22,9 @@ uint32_t kv_heads(const fb::MultiHeadAttention& m) {
 
 }  // namespace
 
-bool verify_mha(Checker& c, const fb::MultiHeadAttention* m, bool s8) {
+namespace {
+
+bool verify_table(Checker& c, const fb::MultiHeadAttention* m, bool s8) {
   if (m == nullptr) {
     c.Msg() << "missing self_attn";
     return false;
@@ -53,6 +57,17 @@ bool verify_mha(Checker& c, const fb::MultiHeadAttention* m, bool s8) {
          c.Linear(m->out_proj(), s8, e, e, "out_proj") && (!s8 || c.Softmax(m->softmax()));
 }
 
+}  // namespace
+
+bool verify_mha(Checker& c, const fb::MultiHeadAttention* m, bool s8) {
+  if (!verify_table(c, m, s8)) return false;
+  if (m->output16()) {
+    c.Msg() << "output16 (an int16 output) is for mha layers, not a block's attention";
+    return false;
+  }
+  return true;
+}
+
 void mha_shape(const fb::MultiHeadAttention& mha, LayerShape* s) {
   const auto* m = &mha;
   s->embed_dim = static_cast<int>(m->embed_dim());
@@ -61,12 +76,22 @@ void mha_shape(const fb::MultiHeadAttention& mha, LayerShape* s) {
   s->kv_width = static_cast<int>(kv_heads(*m) * m->head_dim());
   s->head_dim = static_cast<int>(m->head_dim());
   s->v_dim = s->head_dim;
+  s->output16 = m->output16();
 }
 
 namespace {
 
+// output16 (contract 5c-out): S8 only, out_proj's output int16 with zero
+// point 0. Its term is fixed (A = 0, n = kResidual5cOutShift), and
+// c.Linear checked out_proj's requant as for any projection.
 bool verify(Checker& c, const fb::Layer& l, bool s8) {
-  return verify_mha(c, l.options_as_MultiHeadAttention(), s8);
+  const auto* m = l.options_as_MultiHeadAttention();
+  if (m != nullptr && m->output16() && !s8) {
+    c.Msg() << "output16 (an int16 output) is set on a float (F32) layer: it is for int8 (S8) models only";
+    return false;
+  }
+  if (!verify_table(c, m, s8)) return false;
+  return !m->output16() || (c.Stream16() && c.Quant16(m->out_proj()->output(), "output16's output (out_proj)"));
 }
 
 void shape(const void* options, LayerShape* s) { mha_shape(*static_cast<const fb::MultiHeadAttention*>(options), s); }
@@ -87,6 +112,7 @@ void info(const fb::Layer& l, LayerInfo* info) {
   info->key_quant = quant_of(m->k_proj()->input());
   info->value_quant = quant_of(m->v_proj()->input());
   info->output_quant = quant_of(m->out_proj()->output());
+  if (l.dtype() == fb::DType::S8 && m->output16()) info->output_dtype = EA_S16;
   if (m->kv_cache()) {
     LayerShape s = {};
     s.dtype = info->dtype;
@@ -100,10 +126,11 @@ void info(const fb::Layer& l, LayerInfo* info) {
 
 // The layer's buffers at these lengths, the one description plan() and the
 // runs use. Scratch: Q [q][E], context [q][E], (self: K, V [kv][KV]), row
-// scratch. Cache (cross or kv_cache): K, V [kv][KV], KV = num_kv_heads *
-// head_dim (a run lays the cache out for max_kv_len).
+// scratch, (output16) out_proj's zero residual row [E] int16. Cache
+// (cross or kv_cache): K, V [kv][KV], KV = num_kv_heads * head_dim (a run
+// lays the cache out for max_kv_len).
 struct Layout {
-  uint64_t q, ctx, row;  // in the scratch
+  uint64_t q, ctx, row, zero;  // in the scratch
   bool kv_in_cache;
   uint64_t k, v;         // in the cache if kv_in_cache, else in the scratch
   LayerPlan bytes;
@@ -124,6 +151,7 @@ Layout layout(const LayerShape& s, int q_len, int kv_len) {
   l.v = kv_region.Add(kv_proj);
   const uint64_t row_bytes = planned_row_scratch(s, q_len, kv_len, true).bytes;
   l.row = scratch.Add(row_bytes);
+  l.zero = s.output16 ? scratch.Add(static_cast<uint64_t>(s.embed_dim) * 2) : 0;
   // Pool workers 1.. run their (head, row range) tasks in a row scratch of their own.
   l.bytes = LayerPlan{cache.bytes(), scratch.bytes(), align_up(row_bytes)};
   return l;
@@ -136,6 +164,14 @@ LayerPlan plan(const LayerShape& s, int q_len, int kv_len) { return layout(s, q_
 LayerPlan plan_mha(const LayerShape& s, int q_len, int kv_len) { return plan(s, q_len, kv_len); }
 
 namespace {
+
+// output16's residual (contract 5c-out): its zero row, cleared here since
+// the scratch is shared, read at stride 0 for every output row.
+const Residual* zero_residual(const fb::MultiHeadAttention* m, uint8_t* row, Residual* r) {
+  std::memset(row, 0, static_cast<size_t>(m->embed_dim()) * sizeof(int16_t));
+  *r = Residual{nullptr, row, true, true};
+  return r;
+}
 
 // Head h's view of q [c.q_len][E], kp, vp [c.kv_len][KV] and ctx.
 HeadView head_view(const Call& c, const fb::MultiHeadAttention* m, const uint8_t* q, const uint8_t* kp,
@@ -213,7 +249,8 @@ MhaBuffers mha_buffers(const fb::MultiHeadAttention* m, const Call& c, int max_k
   s.tile_scratch = c.layer->tile_scratch();
   mha_shape(*m, &s);
   const Layout at = layout(s, c.q_len, c.kv_len);
-  MhaBuffers b = {c.scratch + at.q, c.scratch + at.ctx, c.scratch + at.k, c.scratch + at.v, c.scratch + at.row};
+  MhaBuffers b = {c.scratch + at.q, c.scratch + at.ctx, c.scratch + at.k, c.scratch + at.v, c.scratch + at.row,
+                  s.output16 ? c.scratch + at.zero : nullptr};
   if (at.kv_in_cache) {  // K, V live in the persistent cache, laid out for max_kv_len
     const Layout cached = layout(s, c.q_len, max_kv_len);
     b.k = c.cache + cached.k;
@@ -250,6 +287,8 @@ void mha_attend(const fb::MultiHeadAttention* m, const Call& c, const MhaBuffers
 void run_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, int max_kv_len,
              const Residual* r) {
   const MhaBuffers b = mha_buffers(m, c, max_kv_len);
+  Residual zero = {};
+  if (b.zero != nullptr) r = zero_residual(m, b.zero, &zero);
   if (!c.keys_cached && c.key == c.query && c.value == c.query && c.kv_len == c.q_len) {
     // Self-attention: Q, K and V of the same rows in one pool call.
     const fb::Linear* ls[3] = {m->q_proj(), m->k_proj(), m->v_proj()};
@@ -303,6 +342,8 @@ void step_mha(const fb::Model& model, const fb::MultiHeadAttention* m, const Cal
   uint8_t* row_scratch = c.scratch + at.row;
   uint8_t* kp = c.cache + at.k;
   uint8_t* vp = c.cache + at.v;
+  Residual zero = {};
+  if (s.output16) r = zero_residual(m, c.scratch + at.zero, &zero);
   run_linear(model, c, m->q_proj(), 1, c.query, q);
   run_linear(model, c, m->k_proj(), 1, c.query, kp + static_cast<size_t>(position) * kv_row);
   run_linear(model, c, m->v_proj(), 1, c.query, vp + static_cast<size_t>(position) * kv_row);

@@ -41,6 +41,7 @@ struct MhaBuffers {
   uint8_t* k;
   uint8_t* v;
   uint8_t* row;  // row scratch
+  uint8_t* zero;  // output16: out_proj's zero residual row [E] int16, else null
 };
 MhaBuffers mha_buffers(const fb::MultiHeadAttention* m, const Call& c, int max_kv_len);
 LinearStep mha_qkv_step(const fb::Model& model, const fb::MultiHeadAttention* m, const Call& c, const void* x,

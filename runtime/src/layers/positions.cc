@@ -9,7 +9,10 @@
 // scalar loop (one multiply-add per element, the same integers everywhere).
 // int8 into the 16-bit residual stream (Positions.output16, issue 37): the
 // positions16 contract, y = sat16((A (x - zp_in) + P 2^(n - b) + 2^(n-1)) >> n),
-// int16 class-row constants, the same scalar loop.
+// int16 class-row constants, the same scalar loop. With input16 (the
+// stream's 16-bit entry: a linear's int16 rows, zero point 0) the
+// positions16-in contract, y = sat16((A x + P 2^(n - b) + 2^(n-1)) >> n) in
+// 64-bit integers, n in 1..30.
 // float: cls[r] + pos[r] and x + pos[r], one float add per element.
 #include <cstring>
 
@@ -34,11 +37,24 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
   }
   // int16 output (the residual stream, positions16 contract): the shift n in
   // 1..16 and the table's fraction bits b in n-13..n; no shift otherwise.
-  const bool out16 = p->output16();
+  // int16 input too (positions16-in): n in 1..30, b in 0..n.
+  const bool out16 = p->output16(), in16 = p->input16();
+  if (in16 && (!s8 || !out16)) {
+    c.Msg() << "input16 (int16 input rows) " << (!s8 ? "in a float (F32) layer: it is for int8 (S8) models"
+                                                       : "without output16: int16 rows in give int16 rows out")
+            << " only";
+    return false;
+  }
   if (out16 && s8 && !c.Stream16()) return false;
   const int32_t n = p->shift(), b = p->pos_bits();
-  if ((out16 || n != 0) && (!s8 || n < kernels::kPositions16MinShift || n > kernels::kPositions16MaxShift || b < 0 ||
-                            b > n || n - b > kernels::kPositions16MaxTableShift || !out16)) {
+  if (in16 && (n < kernels::kPositions16MinShift || n > kernels::kPositions16InMaxShift || b < 0 || b > n)) {
+    c.Msg() << "int16 input shift " << n << " fraction bits " << b << ": shift 1.."
+            << kernels::kPositions16InMaxShift << ", bits 0..shift";
+    return false;
+  }
+  if (!in16 && (out16 || n != 0) &&
+      (!s8 || n < kernels::kPositions16MinShift || n > kernels::kPositions16MaxShift || b < 0 || b > n ||
+       n - b > kernels::kPositions16MaxTableShift || !out16)) {
     c.Msg() << "int16 output " << out16 << " shift " << n << " fraction bits " << b
             << ": int8 only, shift 1..16, bits shift-13..shift";
     return false;
@@ -56,7 +72,7 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
     return false;
   }
   if (!s8) return true;
-  if (!c.Quant(p->input(), "input")) return false;
+  if (!(in16 ? c.Quant16(p->input(), "input16's input") : c.Quant(p->input(), "input"))) return false;
   if (p->input_multiplier() < 0 || p->input_multiplier() > kernels::kPositionsMaxMultiplier) {
     c.Msg() << "input multiplier " << p->input_multiplier() << " is outside 0.." << kernels::kPositionsMaxMultiplier;
     return false;
@@ -81,6 +97,7 @@ void info(const fb::Layer& l, LayerInfo* info) {
   row_layer_info(d, d, p->input(), p->output(), info);
   info->added_rows = static_cast<int32_t>(p->num_cls());
   if (l.dtype() == fb::DType::S8 && p->output16()) info->output_dtype = EA_S16;  // the residual stream
+  if (l.dtype() == fb::DType::S8 && p->input16()) info->input_dtype = EA_S16;    // its 16-bit entry
 }
 
 // No buffers: each output row is made from one input row (or a constant).
@@ -96,6 +113,7 @@ void run_from(const fb::Model& model, const Call& c, int first) {
   const size_t row = static_cast<size_t>(d);
   if (c.int8()) {  // int8 out, or (output16) the positions16 contract's int16 rows of the residual stream
     const bool out16 = kWithInt16Stream && p->output16();
+    const bool in16 = out16 && p->input16();
     const size_t es = out16 ? 2 : 1;
     const uint8_t* cls = tensor_data<uint8_t>(model, p->cls());
     const int16_t* table = tensor_data<int16_t>(model, p->table());
@@ -111,7 +129,11 @@ void run_from(const fb::Model& model, const Call& c, int first) {
     for (int r = num_cls; r < rows; ++r) {
       const int8_t* xr = x + static_cast<size_t>(r - num_cls) * row;
       const int16_t* pr = table + static_cast<size_t>(first + r) * stride;
-      if (out16) {
+      if (in16) {
+        const int16_t* xr16 = static_cast<const int16_t*>(c.query) + static_cast<size_t>(r - num_cls) * row;
+        int16_t* yr = reinterpret_cast<int16_t*>(y) + static_cast<size_t>(r) * row;
+        for (int k = 0; k < d; ++k) yr[k] = kernels::positions_s16_in16(xr16[k], a, pr[k], bits, n);
+      } else if (out16) {
         int16_t* yr = reinterpret_cast<int16_t*>(y) + static_cast<size_t>(r) * row;
         for (int k = 0; k < d; ++k) yr[k] = kernels::positions_s16(xr[k], zp_in, a, pr[k], bits, n);
       } else {

@@ -84,7 +84,7 @@ bool RunRef(Interpreter& interp, int i, eafuzz::LayerInput in, LayerCase* c) {
   if (interp.Run(i, a) != Status::kOk) Fail(std::string("Run: ") + interp.error());
   if (in.info.kv_cache) {
     const int position = interp.CachedLength(i);
-    std::vector<uint8_t> so(static_cast<size_t>(in.info.output_dim));
+    std::vector<uint8_t> so(static_cast<size_t>(in.info.output_dim) * eafuzz::ElemBytes(in.info.output_dtype));
     // The step's weights cover the positions so far, or a decoder block's memory.
     const size_t keys = in.info.kind == EA_LAYER_DECODER_BLOCK ? static_cast<size_t>(in.kv_len)
                                                                 : static_cast<size_t>(position + 1);

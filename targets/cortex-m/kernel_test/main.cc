@@ -293,7 +293,9 @@ int main() {
   // 1..13 with A about 2^n (or 0, or 2^13), shifts from the usual projection
   // range to anything in [-24, 30] (every channel in residual_rmul_form in a
   // quarter of the trials), biases past the 2^29 clamp in a third of
-  // the channels; every fourth trial in place (y is the residual).
+  // the channels; every fourth trial in place (y is the residual), others
+  // at residual stride 0 (one row for every output row, never written; half
+  // of those contract 5c-out: a zero row, A = 0, n = 13).
 #if EA_CM_SIMD
   if (t.qs8_linear_res16 == qs8_linear_res16__ref) {
     ++failed;
@@ -306,7 +308,10 @@ int main() {
     const int in = big ? range(1, kBigIn) : range(1, 80);
     const int x_stride = in + range(0, 8), x_off = big ? 0 : range(0, 15);
     const int y_stride = out + range(0, 2);  // g_y16's rows: up to kBigOut + 2
-    const bool extreme = trial % 10 == 0, in_place = trial % 4 == 3;
+    // Stride 0 also in a twelfth of the residual_rmul_form trials (kind 3
+    // below: the DSP's whole passes, Helium's six-row passes), not in place.
+    const bool stride0 = trial % 4 == 1 || trial % 12 == 11, out_row = stride0 && trial / 4 % 2 == 0;
+    const bool extreme = trial % 10 == 0, in_place = trial % 4 == 3 && !stride0;
     int8_t* xb = big ? g_big_x : g_x;
     int8_t* wb = big ? g_big_w : g_w;
     const int xn = big ? static_cast<int>(sizeof g_big_x) : static_cast<int>(sizeof g_x);
@@ -317,9 +322,10 @@ int main() {
     for (int16_t& v : g_res16) {
       const bool end = ends == 2 || (ends == 1 && next() % 3 == 0);
       v = static_cast<int16_t>(end ? (next() & 1 ? -32768 : 32767) : static_cast<int16_t>(next()));
+      if (out_row) v = 0;
     }
-    const int32_t sh = trial % 7 == 0 ? 13 : range(1, kResidual16MaxShift);
-    const int32_t a_mult = trial % 9 == 1 ? 0 : trial % 9 == 2 ? kResidual16MaxMultiplier
+    const int32_t sh = out_row ? kResidual5cOutShift : trial % 7 == 0 ? 13 : range(1, kResidual16MaxShift);
+    const int32_t a_mult = out_row ? 0 : trial % 9 == 1 ? 0 : trial % 9 == 2 ? kResidual16MaxMultiplier
                          : range(1 << (sh - 1), (1 << sh) + (1 << (sh - 1)) > kResidual16MaxMultiplier
                                                    ? kResidual16MaxMultiplier : (1 << sh) + (1 << (sh - 1)));
     // Shifts: the projection's usual, anything, <= -2 only, or every channel
@@ -338,13 +344,23 @@ int main() {
       for (int16_t& v : g_y16_ref) v = 0x5A5A;
       for (int16_t& v : g_y16) v = 0x5A5A;
     }
-    const QS16Residual res_ref = {in_place ? g_y16_ref : g_res16, y_stride, Residual16Term{a_mult, sh}};
-    const QS16Residual res_got = {in_place ? g_y16 : g_res16, y_stride, Residual16Term{a_mult, sh}};
+    const int r_stride = stride0 ? 0 : y_stride;
+    const QS16Residual res_ref = {in_place ? g_y16_ref : g_res16, r_stride, Residual16Term{a_mult, sh}};
+    const QS16Residual res_got = {in_place ? g_y16 : g_res16, r_stride, Residual16Term{a_mult, sh}};
+    uint32_t res_sum = 0;  // the residual row's bytes, unchanged by the variant (stride 0 only reads it)
+    for (int i = 0; i < out; ++i) res_sum = res_sum * 31u + static_cast<uint16_t>(g_res16[i]);
     qs8_linear_res16__ref(rows, out, in, xb + x_off, x_stride, wb, g_big_bias, g_big_mult, g_big_shift, per_channel,
                           res_ref, g_y16_ref, y_stride);
     t.qs8_linear_res16(rows, out, in, xb + x_off, x_stride, wb, g_big_bias, g_big_mult, g_big_shift, per_channel,
                        res_got, g_y16, y_stride);
-    if (std::memcmp(g_y16, g_y16_ref, sizeof g_y16) == 0) {
+    uint32_t res_after = 0;
+    for (int i = 0; i < out; ++i) res_after = res_after * 31u + static_cast<uint16_t>(g_res16[i]);
+    if (!in_place && res_after != res_sum) {
+      ++failed;
+      ea_cm::write("FAIL linear_res16 wrote its residual, trial ");
+      ea_cm::write_int(trial);
+      write_linear_shape(rows, out, in);
+    } else if (std::memcmp(g_y16, g_y16_ref, sizeof g_y16) == 0) {
       ++passed;
     } else {
       ++failed;

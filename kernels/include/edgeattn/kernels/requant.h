@@ -353,6 +353,19 @@ inline int16_t saturate_s16(int32_t v) {
   return static_cast<int16_t>(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
 }
 
+// Contract 5c-out (issue 37, a standalone mha layer's int16 output,
+// MultiHeadAttention.output16): contract 5c with a zero residual,
+//   y = sat16((clamp(requantize(acc, M_c, s_c), -2^29, 2^29) + 2^(n-1)) >> n)
+// through the same qs8_linear_res16 kernels: the residual is one row of
+// zeros read at row stride 0 (every path reads it, never writes it) and
+// the term is A = 0, n = kResidual5cOutShift. (M_c, s_c) maps the out
+// projection's sum to y's step times 2^n (r_c = s_x s_w,c 2^n / s_y, y int16
+// with zero point 0). Bounds: 5c's with a = 0 (the sum is at most
+// 2^29 + 2^12 < 2^31, the clamp never changes a result); n = 13, 5c's
+// largest, puts the projection's part at 1/8192 of an int16 step before its
+// one rounding.
+constexpr int32_t kResidual5cOutShift = kResidual16MaxShift;
+
 // One output of contract 5c.
 inline int16_t residual_epilogue_s16(int32_t acc, int32_t multiplier, int32_t shift, int32_t a,
                                      const Residual16Term& r) {
@@ -474,6 +487,34 @@ constexpr int32_t kPositions16MaxTableShift = 13;  // n - b
 inline int16_t positions_s16(int32_t x, int32_t zp_in, int32_t a, int32_t p, int32_t bits, int32_t shift) {
   const int32_t v = a * (x - zp_in) + p * (int32_t{1} << (shift - bits)) + (int32_t{1} << (shift - 1));
   return saturate_s16(v >> shift);
+}
+
+// ---------------------------------------------------------------------------
+// Positions with the stream's 16-bit entry (the positions16-in contract,
+// issue 37, Positions.input16): the input row x is int16 at s_in with zero
+// point 0 (a `linear` layer's int16 output, contract 5c-out), the output
+// int16 at s_out with zero point 0, as positions16:
+//   y = sat16((A x + P 2^(n - b) + 2^(n - 1)) >> n)          (int64)
+// The converter writes A = round(s_in / s_out 2^n) in [0, 2^22), taking the
+// largest n in [1, 30] for which A fits, and the table as int16
+// P = round(pos / s_out 2^b) with the largest b in [0, n] that keeps every
+// |P| <= 32767. Why 64 bits: an int16 x is 2^8 times wider than positions16's
+// int8 one, and input and output steps are alike (A about 2^n), so A x
+// needs 2^15 2^n; keeping int32 would cap n at about 15 and leave A's
+// rounding at up to 2^(14-n) = 1/2 output step at the int16 ends. With
+// int64 (one 32 x 32 -> 64 multiply, SMULL/SMLAL on Cortex-M, the same
+// integers on every target): |A x| <= (2^22 - 1) 2^15 < 2^37,
+// |P 2^(n - b)| <= 2^15 2^30 = 2^45, 2^(n - 1) <= 2^29, the sum is below
+// 2^46. y is the real (s_in x + pos) / s_out rounded once (half up) up to
+// A's and P's own roundings, 2^(14-n) + 2^-(b+1) output steps (1/128 +
+// 2^-(b+1) at the usual n = 21).
+// ---------------------------------------------------------------------------
+constexpr int32_t kPositions16InMaxShift = 30;
+
+inline int16_t positions_s16_in16(int32_t x, int32_t a, int32_t p, int32_t bits, int32_t shift) {
+  const int64_t v = int64_t{a} * x + int64_t{p} * (int64_t{1} << (shift - bits)) + (int64_t{1} << (shift - 1));
+  const int64_t y = v >> shift;
+  return static_cast<int16_t>(y < -32768 ? -32768 : (y > 32767 ? 32767 : y));
 }
 
 // ---------------------------------------------------------------------------
