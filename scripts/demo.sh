@@ -399,7 +399,7 @@ n = q["labelled_rows"]
 pct = lambda k: 100.0 * k / n
 ok = lambda good: "ok" if good else "MISSED"
 print(f"  {n} held-out images (models/digits_vit/reference.npz), one Invoke per image (patch rows in, logits out)")
-print("  (int8: the blocks' residual stream is int16 from the positions layer to the final norm, the default")
+print("  (int8: the blocks' residual stream is int16 from the patch projection (its 16-bit entry) to the final norm, the default")
 print("   for a whole model; convert --residual int8 gives 497 of 500 top-1 as PyTorch's, docs/quantization.md)")
 print(f"  {'':<15} {'accuracy':>16}  {'top-1 = PyTorch':>17}  {'logits relL2':>12}  {'us/image':>8}")
 print(f"  {'PyTorch float':<15} {pct(q['reference_correct']):>7.2f} % ({q['reference_correct']:>3})")
