@@ -20,6 +20,7 @@
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
+#include "converter/spec/spec.h"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
 #include "fixtures.h"
@@ -421,6 +422,32 @@ TEST(VitChain, Int8StreamKeepsTheInt8Entry) {
   EXPECT_FALSE(m->layers()->Get(0)->options_as_Linear()->output16());
   EXPECT_FALSE(m->layers()->Get(1)->options_as_Positions()->input16());
   EXPECT_FALSE(m->layers()->Get(1)->options_as_Positions()->output16());
+}
+
+// The 16-bit entry needs the positions layer to be the projection's only
+// reader: a second reader (here a decoder block's memory, which is int8)
+// keeps the projection's output int8, and positions then reads int8 rows.
+TEST(VitChain, SecondReaderKeepsTheInt8Entry) {
+  const Vit vit(false);
+  const fixtures::LayerCase dec = fixtures::decoder_block_case(74);  // embed_dim 16, as kDim
+  ArrayMap w = fixtures::to_map(vit.weights);
+  for (const auto& [name, a] : dec.weights) w[name] = a;
+  std::string spec = vit.spec();
+  spec = spec.substr(0, spec.find(R"(      {"name": "norm")")) +
+         R"(      {"name": "dec", "kind": "decoder_block", "preset": "torch", "prefix": "dec.", "embed_dim": 16,
+       "num_heads": 4, "ffn_dim": 24, "max_q_len": 9, "max_kv_len": 8, "input": "block", "memory": "embed"}]})";
+  ModelSpec two = load_spec("s.json", spec, w, "w", {});
+  ASSERT_EQ(two.layers.size(), 4u);
+  use_residual16(&two);
+  EXPECT_FALSE(two.layers[0].output16);  // embed: read by tok and by dec's memory
+  EXPECT_FALSE(two.layers[1].input16);   // tok reads int8 rows
+  EXPECT_TRUE(two.layers[1].output16);   // and still writes the stream
+  EXPECT_TRUE(two.layers[3].input16 && two.layers[3].output16);
+  // The control: without the memory, the same chain gets the 16-bit entry.
+  ModelSpec one = load_spec("s.json", vit.spec(), fixtures::to_map(vit.weights), "w", {});
+  use_residual16(&one);
+  EXPECT_TRUE(one.layers[0].output16);
+  EXPECT_TRUE(one.layers[1].input16);
 }
 
 }  // namespace vit_chain_test
