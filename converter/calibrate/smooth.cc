@@ -18,6 +18,24 @@ double spread(std::vector<double> v) {
   return median > 0.0 ? v.back() / median : 1.0;
 }
 
+// Per-channel max|X_j| of each pair's LayerNorm output over the first
+// `samples` calibration samples (valid rows only, as calibration records them).
+std::vector<std::vector<double>> column_maxima(const FloatLayer& L, const std::vector<SmoothPair>& pairs,
+                                               const LayerData& calib, int samples, const char* why) {
+  RangeMap ranges;
+  for (const SmoothPair& p : pairs) ranges[p.point].keep_columns = true;
+  std::vector<double> out;
+  for (int i = 0; i < std::min(calib.n, samples); ++i) forward(L, calib.sample(L, i), &out, nullptr, &ranges);
+  std::vector<std::vector<double>> maxima;
+  for (const SmoothPair& p : pairs) {
+    maxima.push_back(ranges[p.point].column_absmax);
+    if (maxima.back().size() != static_cast<size_t>(p.norm->dim)) {
+      fail("layer '", L.name, "': ", why, ": the calibration data gave no values of ", p.what);
+    }
+  }
+  return maxima;
+}
+
 }  // namespace
 
 std::vector<SmoothedPair> smooth_layer(FloatLayer* L, const LayerData& calib, double alpha) {
@@ -28,19 +46,12 @@ std::vector<SmoothedPair> smooth_layer(FloatLayer* L, const LayerData& calib, do
   }
   const std::vector<SmoothPair> pairs = L->kind->smooth_pairs(L);
   if (calib.n < 1) fail("layer '", L->name, "': --smooth-alpha needs calibration samples (--calib)");
-  // Per-channel max|X_j| of each LayerNorm's output over the calibration
-  // samples (valid rows only, as calibration records them).
-  RangeMap ranges;
-  for (const SmoothPair& p : pairs) ranges[p.point].keep_columns = true;
-  std::vector<double> out;
-  for (int i = 0; i < calib.n; ++i) forward(*L, calib.sample(*L, i), &out, nullptr, &ranges);
+  const std::vector<std::vector<double>> maxima = column_maxima(*L, pairs, calib, calib.n, "--smooth-alpha");
   std::vector<SmoothedPair> done;
-  for (const SmoothPair& p : pairs) {
-    const std::vector<double>& xmax = ranges[p.point].column_absmax;
+  for (size_t pi = 0; pi < pairs.size(); ++pi) {
+    const SmoothPair& p = pairs[pi];
+    const std::vector<double>& xmax = maxima[pi];
     const int dim = p.norm->dim;
-    if (xmax.size() != static_cast<size_t>(dim)) {
-      fail("layer '", L->name, "': --smooth-alpha: the calibration data gave no values of ", p.what);
-    }
     SmoothedPair r;
     r.layer = L->name;
     r.what = p.what;
@@ -93,6 +104,31 @@ std::vector<SmoothedPair> smooth_model(ModelSpec* spec, const std::vector<LayerD
     }
   }
   return done;
+}
+
+std::vector<SmoothedPair> layernorm_channel_spreads(ModelSpec* spec, const std::vector<LayerData>& calib,
+                                                    int samples) {
+  std::vector<SmoothedPair> spreads;
+  if (calib.size() != spec->layers.size()) return spreads;
+  for (size_t i = 0; i < spec->layers.size(); ++i) {
+    FloatLayer& L = spec->layers[i];
+    if (L.kind->smooth_pairs == nullptr || calib[i].n < 1) continue;
+    std::vector<SmoothPair> pairs;
+    try {
+      pairs = L.kind->smooth_pairs(&L);
+    } catch (const ConvertError&) {
+      continue;  // a post-norm block: its LayerNorm outputs are also the stream, no pair to fold
+    }
+    const std::vector<std::vector<double>> maxima = column_maxima(L, pairs, calib[i], samples, "channel spread");
+    for (size_t pi = 0; pi < pairs.size(); ++pi) {
+      SmoothedPair r;
+      r.layer = L.name;
+      r.what = pairs[pi].what;
+      r.spread_before = r.spread_after = spread(maxima[pi]);
+      spreads.push_back(r);
+    }
+  }
+  return spreads;
 }
 
 }  // namespace convert

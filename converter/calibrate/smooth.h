@@ -41,6 +41,19 @@ std::vector<SmoothedPair> smooth_layer(FloatLayer* L, const LayerData& calib, do
 std::vector<SmoothedPair> smooth_model(ModelSpec* spec, const std::vector<LayerData>& calib, double alpha,
                                        const std::vector<std::string>& layers);
 
+// Outlier channels without --smooth-alpha: the channel spread of every
+// LayerNorm output that feeds only projections (the pre-norm blocks; post-norm
+// blocks and other kinds have none) over the first `samples` calibration
+// samples of each layer; nothing is folded (s_min = s_max = 1, spread_after =
+// spread_before). calib[i] belongs to spec->layers[i].
+std::vector<SmoothedPair> layernorm_channel_spreads(ModelSpec* spec, const std::vector<LayerData>& calib,
+                                                    int samples);
+
+// The spread from which the converter suggests --smooth-alpha: every bundled
+// and peer model reads 1.2-1.9, models/outlier_block 12.8, where A = 0.5 cuts
+// the error (docs/quantization.md, "SmoothQuant").
+constexpr double kOutlierChannelSpread = 4.0;
+
 }  // namespace convert
 }  // namespace edgeattn
 

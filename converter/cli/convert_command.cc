@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "converter/calibrate/calibrate_model.h"
 #include "converter/calibrate/smooth.h"
@@ -55,6 +57,23 @@ void write_outputs(const ConvertOptions& o, const std::vector<uint8_t>& bytes, c
   }
 }
 
+// A LayerNorm output whose largest channel dwarfs the median one (a
+// pretrained transformer's outlier channels) sets one coarse int8 step for
+// all its channels: say so, and what helps. Two calibration samples per
+// block measure it (the spread is a ratio of channel maxima, which two
+// samples' rows already show), so the hint costs little conversion time.
+void add_outlier_channel_hints(ModelSpec* spec, const std::vector<LayerData>& calib, ConvertReport* r) {
+  for (const SmoothedPair& p : layernorm_channel_spreads(spec, calib, 2)) {
+    if (!(p.spread_before >= kOutlierChannelSpread)) continue;
+    std::ostringstream w;
+    w << "layer '" << p.layer << "' " << p.what << ": the LayerNorm output's largest channel is "
+      << std::setprecision(3) << p.spread_before
+      << "x its median channel (outlier channels), so they set the int8 step of every channel; "
+         "--smooth-alpha 0.5 moves them into the projections' weights (docs/quantization.md, \"SmoothQuant\")";
+    r->warnings.push_back(w.str());
+  }
+}
+
 }  // namespace
 
 void run_convert(const ConvertOptions& o, std::ostream& out) {
@@ -102,6 +121,7 @@ void run_convert(const ConvertOptions& o, std::ostream& out) {
     r.residual = "int8 (--residual int8)";
   }
   add_conversion_results({spec, model, calib, calibration.layers, accuracy, heldout_results, &used}, &r);
+  if (type == OutputType::kInt8 && o.smooth_alpha < 0.0) add_outlier_channel_hints(&spec, calib, &r);
   write_outputs(o, bytes, model, r);
   progress.clear();
   // The report lists the warnings; stderr repeats them only where it is not

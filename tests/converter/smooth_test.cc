@@ -1,8 +1,9 @@
 // SmoothQuant in the converter (converter/calibrate/smooth.h, convert --smooth-alpha):
 // the folded layer computes the same float function (float64 reference and
 // the runtime's f32 path), the int8 error falls on a block with outlier
-// LayerNorm channels (models/outlier_block), and the option is refused with
-// a message naming the layer where it cannot apply.
+// LayerNorm channels (models/outlier_block), the report names such channels
+// when the option is off, and the option is refused with a message naming
+// the layer where it cannot apply.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -136,6 +137,17 @@ TEST(Smooth, OutlierChannelsInt8ErrorFalls) {
       EXPECT_EQ(r["smoothing"]["folds"].size(), 5u);
       EXPECT_NE(report.str().find("smoothing (--smooth-alpha 0.5)"), std::string::npos) << report.str();
     }
+    // Without --smooth-alpha the report names each outlier-channel LayerNorm
+    // output (every one of the five pairs here) and the option; with it, none.
+    int hints = 0;
+    for (const nlohmann::json& w : r["warnings"]) {
+      const std::string t = w.get<std::string>();
+      if (t.find("(outlier channels)") == std::string::npos) continue;
+      ++hints;
+      EXPECT_NE(t.find("--smooth-alpha 0.5"), std::string::npos) << t;
+      EXPECT_TRUE(t.find("layer 'enc'") == 0 || t.find("layer 'dec'") == 0) << t;
+    }
+    EXPECT_EQ(hints, alpha >= 0.0 ? 0 : 5);
     std::vector<double> e;
     for (const nlohmann::json& l : r["layers"]) e.push_back(l["heldout"]["relative_l2"].get<double>());
     return e;
@@ -145,6 +157,24 @@ TEST(Smooth, OutlierChannelsInt8ErrorFalls) {
   ASSERT_EQ(smoothed.size(), 2u);
   EXPECT_LT(smoothed[0], plain[0]);         // enc
   EXPECT_LT(smoothed[1], 0.75 * plain[1]);  // dec
+}
+
+// The hint's measure: the outlier block's LayerNorm outputs are far above
+// kOutlierChannelSpread, the bundled blocks' well below it, and post-norm
+// blocks and kinds without LayerNorm -> projection pairs give no pair.
+TEST(Smooth, ChannelSpreadsSeparateOutlierChannels) {
+  Loaded outlier = Load("outlier_block");
+  const std::vector<SmoothedPair> o = layernorm_channel_spreads(&outlier.spec, outlier.calib, 2);
+  ASSERT_EQ(o.size(), 5u);  // enc: norm1, norm2; dec: norm1, norm2, norm3
+  for (const SmoothedPair& p : o) EXPECT_GT(p.spread_before, 2.0 * kOutlierChannelSpread) << p.layer << " " << p.what;
+  Loaded bundled = Load("encoder_block");
+  const std::vector<SmoothedPair> b = layernorm_channel_spreads(&bundled.spec, bundled.calib, 2);
+  EXPECT_EQ(b.size(), 9u);  // pre, vit, custom: 2 each; dec_pre: 3; post, dec_post and the other kinds: none
+  for (const SmoothedPair& p : b) {
+    EXPECT_NE(p.layer, "post");
+    EXPECT_NE(p.layer, "dec_post");
+    EXPECT_LT(p.spread_before, 0.6 * kOutlierChannelSpread) << p.layer << " " << p.what;
+  }
 }
 
 std::string SmoothError(const std::string& model, const std::string& layer, double alpha = 0.5) {
