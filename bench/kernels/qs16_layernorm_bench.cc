@@ -1,7 +1,8 @@
 // qs16_layernorm (contract 4b), every listed variant this CPU runs, by
 // function name: 128 rows of d 128 (as qs8_layernorm_bench.cc), writing the
 // int8 output (pre-norm: the GEMM's input), the int16 output and both
-// (post-norm: the stream and the GEMM's input).
+// (post-norm: the stream and the GEMM's input); and the int8 output at the
+// peers' whole-model shapes.
 #include "kernels_bench_util.h"
 
 namespace kbench {
@@ -49,6 +50,12 @@ void RegisterQs16LayerNormBenchmarks() {
       const std::string out = o == kOut8 ? "s8" : (o == kOut16 ? "s16" : "s8+s16");
       reg(std::string("qs16_layernorm/rows:128/d:128/out:") + out + "/" + name,
           [=](benchmark::State& st) { BM_Qs16LayerNorm(st, fn, 128, 128, o); });
+    }
+    // The pre-norm LayerNorms of the peers' whole models (docs/performance.md):
+    // KWT-1 (99 rows of 64) and DeiT-tiny (197 rows of 192).
+    for (const auto& [rows, d] : {std::pair<int, int>{99, 64}, std::pair<int, int>{197, 192}}) {
+      reg("qs16_layernorm/rows:" + std::to_string(rows) + "/d:" + std::to_string(d) + "/out:s8/" + name,
+          [=, r = rows, dim = d](benchmark::State& st) { BM_Qs16LayerNorm(st, fn, r, dim, kOut8); });
     }
   });
 }
