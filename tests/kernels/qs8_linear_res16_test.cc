@@ -84,8 +84,6 @@ TEST_P(Qs8LinearRes16, MatchesRefExactly) {
   }
 }
 
-}  // namespace
-
 // Residual row stride 0 (contract 5c-out: a standalone mha layer's int16
 // output reads one zero row for every output row; any row works the same):
 // every variant equals the reference, the reference equals itself on the
@@ -157,3 +155,5 @@ TEST(Qs8LinearRes16Ref, StrideZeroCasesSaturate) {
   EXPECT_EQ(y[0], 32767);
   EXPECT_EQ(y[1], -32768);
 }
+
+}  // namespace
