@@ -65,7 +65,9 @@ TEST_P(EveryModel, LayerInfoIsConsistent) {
                          info.kind == EA_LAYER_LINEAR || model_end;
     const bool zero_row = info.kind == EA_LAYER_LINEAR && info.output_dtype == EA_S16;
     const bool no_buffers = info.kind == EA_LAYER_LAYERNORM || (info.kind == EA_LAYER_LINEAR && !zero_row) || model_end;
-    if (zero_row) EXPECT_EQ(info.arena_bytes, (info.output_dim * sizeof(int16_t) + EA_ALIGNMENT - 1) / EA_ALIGNMENT * EA_ALIGNMENT);
+    if (zero_row) {
+      EXPECT_EQ(info.arena_bytes, (info.output_dim * sizeof(int16_t) + EA_ALIGNMENT - 1) / EA_ALIGNMENT * EA_ALIGNMENT);
+    }
     EXPECT_EQ(info.num_heads == 0, per_row) << info.name;
     EXPECT_GT(info.output_dim, 0) << info.name;
     EXPECT_EQ(info.arena_bytes == 0, no_buffers) << info.name;
