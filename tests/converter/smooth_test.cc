@@ -120,8 +120,10 @@ TEST(Smooth, FoldedLayerComputesTheSameFunction) {
 TEST(Smooth, OutlierChannelsInt8ErrorFalls) {
   const std::string dir = kModels + "/outlier_block/";
   const std::string out = fixtures::temp_dir("smooth_outlier");
-  auto held_out_rel_l2 = [&](double alpha) {
+  auto held_out_rel_l2 = [&](double alpha, const char* residual = "auto", const char* headroom = "auto") {
     ConvertOptions o;
+    o.residual = residual;
+    o.calib_headroom = headroom;
     o.weights = dir + "weights.safetensors";
     o.spec = dir + "spec.json";
     o.calib = dir + "calib.npz";
@@ -157,6 +159,14 @@ TEST(Smooth, OutlierChannelsInt8ErrorFalls) {
   ASSERT_EQ(smoothed.size(), 2u);
   EXPECT_LT(smoothed[0], plain[0]);         // enc
   EXPECT_LT(smoothed[1], 0.75 * plain[1]);  // dec
+  // Issue 37's target for this block (enc <= 3.6 %), with the setting for
+  // outlier channels (docs/quantization.md: 3.03 % / 2.60 % measured): the
+  // int16 stream, SmoothQuant for the channels' step, 25 % headroom for
+  // their held-out extremes.
+  const std::vector<double> tuned = held_out_rel_l2(0.5, "int16", "25");
+  ASSERT_EQ(tuned.size(), 2u);
+  EXPECT_LE(tuned[0], 0.036);  // enc
+  EXPECT_LE(tuned[1], 0.030);  // dec
 }
 
 // The hint's measure: the outlier block's LayerNorm outputs are far above
