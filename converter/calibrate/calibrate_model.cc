@@ -38,6 +38,7 @@ ModelCalibration calibrate_model(const ModelSpec& spec, const std::vector<LayerD
       try {
         CalibOptions layer_options = options;
         if (!spec.layers[i].calib_method.empty()) layer_options.method = parse_calib_method(spec.layers[i].calib_method);
+        if (!spec.layers[i].calib_headroom.empty()) parse_calib_headroom(spec.layers[i].calib_headroom, &layer_options);
         found.layers[i] =
             calibrate(spec.layers[i], calib[i], layer_options, keep_outputs ? &found.float_outputs[i] : nullptr);
       } catch (...) {

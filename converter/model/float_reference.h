@@ -111,6 +111,9 @@ struct FloatLayer {
   // The spec's "calib_method" for this layer ("minmax", "percentile",
   // "mse"), "" for the command line's --calib-method.
   std::string calib_method;
+  // The spec's "calib_headroom" ("auto" or a percentage, as --calib-headroom
+  // takes it), "" for the command line's.
+  std::string calib_headroom;
   // Rows the layer adds to its input's (class tokens prepended: output rows
   // = q_len + added_rows; ea_layer_info.added_rows), 0 for most kinds.
   int added_rows = 0;

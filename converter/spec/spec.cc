@@ -37,7 +37,7 @@ const FieldList kTopLevelFields = {"model", "layers", "decoder_start"};
 // "repeat" is taken out of an entry when it is expanded (expand_repeats);
 // it is listed so that a misspelling of it is suggested.
 const FieldList kCommonFields = {"name", "kind", "mask", "max_q_len", "max_kv_len", "prefix", "tensors", "input",
-                                 "memory", "calib_method", "repeat"};
+                                 "memory", "calib_method", "calib_headroom", "repeat"};
 // The common fields and the kind's own (kinds/<kind>.cc).
 FieldList layer_fields(const KindModule& kind) {
   FieldList f;
@@ -658,6 +658,15 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
       if (L.calib_method != "minmax" && L.calib_method != "percentile" && L.calib_method != "mse") {
         fail(f.where, ": field 'calib_method': '", L.calib_method, "' (expected minmax, percentile or mse)");
       }
+    }
+    if (f.has("calib_headroom")) {  // this layer's, over --calib-headroom (e.g. a block with outlier channels)
+      // "auto" or a percentage in [0, 1000], as --calib-headroom (calibrate/ parses it).
+      const nlohmann::json& v = f.j.at("calib_headroom");
+      const bool is_auto = v.is_string() && v.get<std::string>() == "auto";
+      if (!is_auto && !(v.is_number() && v.get<double>() >= 0.0 && v.get<double>() <= 1000.0)) {
+        fail(f.where, ": field 'calib_headroom': ", v.dump(), " (expected \"auto\" or a percentage in [0, 1000])");
+      }
+      L.calib_headroom = is_auto ? "auto" : v.dump();
     }
     if (f.has("memory")) chain_memory(f, spec.layers, &L);
     if (f.has("input")) chain_input(f, spec.layers, &L, e.chained);

@@ -87,6 +87,12 @@ TEST(GenerateSpec, BadFieldsAreErrorsNamingThem) {
        "layer"},
       {"an unknown calib_method", [](json& s) { Layer(s, "head")["calib_method"] = "max"; },
        "layer 'head': field 'calib_method': 'max' (expected minmax, percentile or mse)"},
+      {"a calib_headroom word", [](json& s) { Layer(s, "head")["calib_headroom"] = "wide"; },
+       "layer 'head': field 'calib_headroom': \"wide\" (expected \"auto\" or a percentage in [0, 1000])"},
+      {"a negative calib_headroom", [](json& s) { Layer(s, "head")["calib_headroom"] = -5; },
+       "layer 'head': field 'calib_headroom': -5 (expected \"auto\" or a percentage in [0, 1000])"},
+      {"a calib_headroom above 1000 %", [](json& s) { Layer(s, "head")["calib_headroom"] = 1500.5; },
+       "layer 'head': field 'calib_headroom': 1500.5 (expected \"auto\" or a percentage in [0, 1000])"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);

@@ -120,12 +120,13 @@ TEST(Smooth, FoldedLayerComputesTheSameFunction) {
 TEST(Smooth, OutlierChannelsInt8ErrorFalls) {
   const std::string dir = kModels + "/outlier_block/";
   const std::string out = fixtures::temp_dir("smooth_outlier");
-  auto held_out_rel_l2 = [&](double alpha, const char* residual = "auto", const char* headroom = "auto") {
+  auto held_out_rel_l2 = [&](double alpha, const char* residual = "auto", const char* headroom = "auto",
+                             const std::string& spec = "") {
     ConvertOptions o;
     o.residual = residual;
     o.calib_headroom = headroom;
     o.weights = dir + "weights.safetensors";
-    o.spec = dir + "spec.json";
+    o.spec = spec.empty() ? dir + "spec.json" : spec;
     o.calib = dir + "calib.npz";
     o.heldout = dir + "reference.npz";
     o.output = out + "/m.eatn";
@@ -167,6 +168,21 @@ TEST(Smooth, OutlierChannelsInt8ErrorFalls) {
   ASSERT_EQ(tuned.size(), 2u);
   EXPECT_LE(tuned[0], 0.036);  // enc
   EXPECT_LE(tuned[1], 0.030);  // dec
+  // The headroom as one layer's "calib_headroom" instead: enc gets it, dec's
+  // ranges (and so its outputs) stay those of --calib-headroom auto.
+  const std::vector<uint8_t> text = read_file(dir + "spec.json");
+  nlohmann::json spec = nlohmann::json::parse(std::string(text.begin(), text.end()));
+  ASSERT_EQ(spec["layers"][0]["name"], "enc");
+  spec["layers"][0]["calib_headroom"] = 25;
+  const std::string spec_path = out + "/enc_headroom.json";
+  const std::string dumped = spec.dump(1);
+  write_file_atomic(spec_path, dumped.data(), dumped.size());
+  const std::vector<double> auto_all = held_out_rel_l2(0.5, "int16", "auto");
+  const std::vector<double> enc_only = held_out_rel_l2(0.5, "int16", "auto", spec_path);
+  ASSERT_EQ(enc_only.size(), 2u);
+  EXPECT_DOUBLE_EQ(enc_only[0], tuned[0]);
+  EXPECT_DOUBLE_EQ(enc_only[1], auto_all[1]);
+  EXPECT_NE(enc_only[1], tuned[1]);
 }
 
 // The hint's measure: the outlier block's LayerNorm outputs are far above
