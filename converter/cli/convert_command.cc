@@ -69,7 +69,8 @@ void add_outlier_channel_hints(ModelSpec* spec, const std::vector<LayerData>& ca
     w << "layer '" << p.layer << "' " << p.what << ": the LayerNorm output's largest channel is "
       << std::setprecision(3) << p.spread_before
       << "x its median channel (outlier channels), so they set the int8 step of every channel; "
-         "--smooth-alpha 0.5 moves them into the projections' weights (docs/quantization.md, \"SmoothQuant\")";
+         "--smooth-alpha 0.5 moves them into the projections' weights, and where held-out values pass its range, "
+         "the layer's \"calib_headroom\" (e.g. 25) widens it (docs/quantization.md, \"SmoothQuant\")";
     r->warnings.push_back(w.str());
   }
 }
