@@ -147,6 +147,14 @@ Status Model::VerifyLayer(int index) {
     c.Msg() << "unknown layer kind " << static_cast<int>(l->options_type());
     return Status::kInvalidModel;
   }
+  // A pooling kind's query is its own learned row: Run reads no query and
+  // writes one output row, so a longer max_q_len would promise rows that
+  // never come (the converter writes 1).
+  if (kind->learned_query && l->max_q_len() != 1) {
+    c.Msg() << "max_q_len " << l->max_q_len() << ", but a " << kind->name
+            << " layer's query length is 1 (it writes one row)";
+    return Status::kInvalidModel;
+  }
   if (!kind->verify(c, *l, s8)) return c.unsupported ? Status::kUnsupported : Status::kInvalidModel;
 
   const LayerPlan plan = plan_layer(layer_shape(*l), static_cast<int>(l->max_q_len()),

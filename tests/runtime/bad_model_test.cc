@@ -258,6 +258,39 @@ TEST(BadModel, Int8BiasWithoutAccumulatorHeadroom) {
   }
 }
 
+// F8 (docs/security.md): a pooling kind's query is its learned row, so Run
+// writes one output row whatever max_q_len says; a file claiming more rows
+// (a fuzzed digits_vit row_pool) is refused at load, naming both.
+TEST(BadModel, PoolingKindsTakeOneQueryRow) {
+  struct Case {
+    const char* model;
+    fb::LayerOptions kind;
+  };
+  for (const Case& c : {Case{"digits_vit_int8", fb::LayerOptions::RowPool}, Case{"pooling_int8", fb::LayerOptions::AttentionPooling},
+                        Case{"pooling_f32", fb::LayerOptions::AttentionPooling}}) {
+    for (uint32_t q : {1u, 2u, 14u}) {
+      AlignedBuffer b = ReadModel(c.model);
+      auto* root = flatbuffers::GetMutableRoot<fb::Model>(b.data());
+      const int i = FindLayer(root, c.kind);
+      ASSERT_GE(i, 0) << c.model;
+      const auto* l = root->layers()->Get(static_cast<uint32_t>(i));
+      ASSERT_EQ(l->max_q_len(), 1u) << c.model << ": the converter writes 1";
+      ASSERT_TRUE(SetScalar<uint32_t>(l, fb::Layer::VT_MAX_Q_LEN, q));
+      eatest::SealModel(&b);
+      std::string msg;
+      const Status s = LoadStatus(b.data(), b.size(), &msg);
+      if (q == 1) {
+        EXPECT_EQ(s, Status::kOk) << c.model << ": " << msg;
+        continue;
+      }
+      EXPECT_EQ(s, Status::kInvalidModel) << c.model << " max_q_len " << q;
+      EXPECT_NE(msg.find("max_q_len " + std::to_string(q)), std::string::npos) << msg;
+      EXPECT_NE(msg.find("query length is 1"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(l->name()->str()), std::string::npos) << msg;
+    }
+  }
+}
+
 TEST(BadModel, MisalignedBuffer) {
   const AlignedBuffer full = ReadModel(kInt8);
   for (size_t off : {size_t{1}, size_t{4}, size_t{8}}) {
