@@ -208,43 +208,44 @@ heldout() {
 # The blocks' residual stream, int8 against --residual int16 (a standalone block file keeps int8 by default: its rows are the caller's)
 # (docs/quantization.md, "The 16-bit residual stream"): held-out relative
 # L2 of each block's output and of its change (output - input).
+# block_errors NAME TAG BLOCKS... -- CONVERT_ARGS...: converts models/NAME
+# int8 with CONVERT_ARGS, evaluates it on its held-out data and prints each
+# block's relative L2 of the output and of its change.
+block_errors() {
+  local name=$1 tag=$2 blocks=() dir=models/$1
+  shift 2
+  while [[ $1 != -- ]]; do blocks+=("$1"); shift; done
+  shift
+  logged "$LOGS/residual_${name}_${tag}.log" \
+    "$CONVERT" convert --weights "$dir/weights.safetensors" --spec "$dir/spec.json" \
+      --calib "$dir/calib.npz" --dtype int8 "$@" -q -o "$OUT/${name}_res_${tag}.eatn"
+  logged "$LOGS/residual_${name}_${tag}_eval.log" \
+    "$CONVERT" eval "$OUT/${name}_res_${tag}.eatn" --reference "$dir/reference.npz" --repeat 1 \
+      --dump-outputs "$OUT/${name}_res_${tag}.outputs.npz"
+  echo "models/$name, $* (relative L2 % of the output, and of the block's change):"
+  python3 scripts/block_change_error.py "$dir/reference.npz" "$OUT/${name}_res_${tag}.outputs.npz" \
+    "${blocks[@]}" | sed 's/^/  /'
+}
+
 residual_streams() {
   section "Transformer blocks: int8 vs int16 residual stream (convert --residual int16), held-out"
-  local name dir stream blocks
+  local name stream blocks
   for name in encoder_block outlier_block; do
-    dir=models/$name
-    [[ -f $dir/spec.json ]] || continue
+    [[ -f models/$name/spec.json ]] || continue
     case $name in
       encoder_block) blocks=(pre post vit custom dec:dec_pre dec:dec_post) ;;
       *) blocks=(enc dec:dec) ;;
     esac
     for stream in int8 int16; do
-      logged "$LOGS/residual_${name}_${stream}.log" \
-        "$CONVERT" convert --weights "$dir/weights.safetensors" --spec "$dir/spec.json" \
-          --calib "$dir/calib.npz" --dtype int8 --residual "$stream" -q -o "$OUT/${name}_res_${stream}.eatn"
-      logged "$LOGS/residual_${name}_${stream}_eval.log" \
-        "$CONVERT" eval "$OUT/${name}_res_${stream}.eatn" --reference "$dir/reference.npz" --repeat 1 \
-          --dump-outputs "$OUT/${name}_res_${stream}.outputs.npz"
-      echo "models/$name, --residual $stream (relative L2 % of the output, and of the block's change):"
-      python3 scripts/block_change_error.py "$dir/reference.npz" "$OUT/${name}_res_${stream}.outputs.npz" \
-        "${blocks[@]}" | sed 's/^/  /'
+      block_errors "$name" "$stream" "${blocks[@]}" -- --residual "$stream"
     done
   done
   # The outlier block's setting (docs/quantization.md, "Where the outlier
   # block's error is"): SmoothQuant for the outlier channels' step, a wider
   # headroom for their held-out extremes. The plain conversions above warn
-  # about the channels and name --smooth-alpha.
-  dir=models/outlier_block
-  [[ -f $dir/spec.json ]] || return 0
-  logged "$LOGS/residual_outlier_smooth.log" \
-    "$CONVERT" convert --weights "$dir/weights.safetensors" --spec "$dir/spec.json" --calib "$dir/calib.npz" \
-      --dtype int8 --residual int16 --smooth-alpha 0.5 --calib-headroom 25 -q -o "$OUT/outlier_block_smooth.eatn"
-  logged "$LOGS/residual_outlier_smooth_eval.log" \
-    "$CONVERT" eval "$OUT/outlier_block_smooth.eatn" --reference "$dir/reference.npz" --repeat 1 \
-      --dump-outputs "$OUT/outlier_block_smooth.outputs.npz"
-  echo "models/outlier_block, --residual int16 --smooth-alpha 0.5 --calib-headroom 25:"
-  python3 scripts/block_change_error.py "$dir/reference.npz" "$OUT/outlier_block_smooth.outputs.npz" enc dec:dec |
-    sed 's/^/  /'
+  # about the channels and name both.
+  [[ -f models/outlier_block/spec.json ]] || return 0
+  block_errors outlier_block smooth enc dec:dec -- --residual int16 --smooth-alpha 0.5 --calib-headroom 25
 }
 
 # The mha layers of models/transformer with an int16 output (issue 37,
