@@ -1,4 +1,4 @@
-// x86-64 CPU feature detection for the avx2, avxvnni and avx512vnni paths.
+// x86-64 CPU feature detection for the avx2, avxvnni, avx512vnni and amx paths.
 // Compiled with baseline flags. A path is usable only if the CPU reports the
 // instructions (cpuid) AND the OS saves the YMM state (OSXSAVE + XCR0 bits 1
 // and 2, read with xgetbv). AVX-VNNI is CPUID.(EAX=7,ECX=1):EAX[4], read
@@ -7,11 +7,22 @@
 // EBX[30] AVX512BW, EBX[31] AVX512VL, ECX[11] AVX512_VNNI and the OS saving the opmask and ZMM
 // state (XCR0 bits 5-7). Under qemu-x86_64 -cpu max, AVX2/FMA are reported
 // and neither VNNI form is.
+// AMX-INT8 needs the AVX512-VNNI path's features (its epilogues are zmm),
+// CPUID.(7,0):EDX[24] AMX-TILE and EDX[25] AMX-INT8, the OS supporting the
+// tile state (XCR0 bits 17 XTILECFG, 18 XTILEDATA) and, on Linux, this
+// process's permission to use it: arch_prctl(ARCH_REQ_XCOMP_PERM,
+// XFEATURE_XTILEDATA), granted once for every thread of the process; a tile
+// instruction without it faults. Other systems: no AMX path.
 #include "cpu_features.h"
 
 #include <cpuid.h>
 
 #include <cstdint>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 
 namespace edgeattn {
@@ -23,12 +34,25 @@ struct X86Features {
   bool avxvnni = false;
   bool avx512vnni = false;
   bool avx512vbmi = false;  // with avx512vnni only
+  bool amx = false;         // with avx512vnni only
 };
 
 uint64_t read_xcr0() {
   uint32_t eax, edx;
   __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
   return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+// Asks Linux for the AMX tile data state (idempotent: a repeated request
+// succeeds again).
+bool request_amx_permission() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
 }
 
 X86Features detect() {
@@ -50,6 +74,9 @@ X86Features detect() {
   const bool zmm_state = (read_xcr0() & 0xE6) == 0xE6;  // XMM, YMM, opmask, ZMM_Hi256, Hi16_ZMM
   f.avx512vnni = avx2 && avx512f && avx512bw && avx512vl && vnni512 && zmm_state;
   f.avx512vbmi = f.avx512vnni && ((ecx >> 1) & 1);  // CPUID.(7,0):ECX[1] AVX512_VBMI
+  const bool amx_int8 = ((edx >> 24) & 1) && ((edx >> 25) & 1);
+  const bool tile_state = (read_xcr0() & 0x60000) == 0x60000;
+  f.amx = f.avx512vnni && amx_int8 && tile_state && request_amx_permission();
   if (avx2 && max_sub >= 1) {
     __cpuid_count(7, 1, eax, ebx, ecx, edx);
     f.avxvnni = (eax >> 4) & 1;
@@ -70,6 +97,7 @@ bool cpu_supports(KernelPath path) {
     case KernelPath::kAvx2: return f.avx2_fma;
     case KernelPath::kAvxVnni: return f.avxvnni;
     case KernelPath::kAvx512Vnni: return f.avx512vnni;
+    case KernelPath::kAmx: return f.amx;
     default: return false;
   }
 }

@@ -56,9 +56,10 @@ bool kernel_path_supported(KernelPath path) {
 KernelPath best_kernel_path() {
   // Later entries are preferred when supported.
   // avx512vnni after avxvnni: its zmm linear does twice the work per
-  // instruction (and on AMD Zen 5 three times the ymm VNNI rate).
+  // instruction (and on AMD Zen 5 three times the ymm VNNI rate); amx after
+  // avx512vnni: a TDPBSSD is 16 x 16 x 64 multiply-adds.
   static const KernelPath kPreference[] = {KernelPath::kAvx2,       KernelPath::kAvxVnni,
-                                           KernelPath::kAvx512Vnni,
+                                           KernelPath::kAvx512Vnni, KernelPath::kAmx,
                                            KernelPath::kNeon,       KernelPath::kNeonDot,
                                            KernelPath::kCortexMDsp, KernelPath::kHelium};
   KernelPath best = KernelPath::kRef;

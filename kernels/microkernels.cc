@@ -89,15 +89,18 @@ constexpr Microkernel<Qs16LayerNormFn> kQs16LayerNorm[] = {
 // Characters, not pointers to literals: a pointer would keep this file's
 // literals, the lists' variant names among them (460 B on Cortex-M), in
 // every firmware that prints its path.
-constexpr char kNames[][12] = {"ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "cmsis-dsp", "helium"};
+constexpr char kNames[][12] = {"ref",     "avx2",      "avxvnni", "avx512vnni", "neon",
+                                "neondot", "cmsis-dsp", "helium",  "amx"};
 static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(KernelPath::kCount),
               "one name per path");
 
 // The path whose kernels a path may also run: the VNNI paths add to avx2
 // (AVX-512 VNNI CPUs need not have the VEX AVX-VNNI form, so neither extends
-// the other), neondot adds to neon; the rest stand on the reference alone.
+// the other), neondot adds to neon, amx to avx512vnni (its GEMMs only); the
+// rest stand on the reference alone.
 constexpr KernelPath base_of(KernelPath p) {
   switch (p) {
+    case KernelPath::kAmx: return KernelPath::kAvx512Vnni;
     case KernelPath::kAvxVnni:
     case KernelPath::kAvx512Vnni: return KernelPath::kAvx2;
     case KernelPath::kNeonDot: return KernelPath::kNeon;

@@ -20,7 +20,8 @@ EA_STAGES+=(x86)
 EA_X86_QEMU=(qemu-x86_64 -cpu max)
 
 # ea_x86_has_path NAME: this CPU runs kernel path NAME (avxvnni: CPUID.(7,1):EAX[4];
-# avx512vnni: AVX512F/VL/VNNI + ZMM state), as the kernels see it: ask simd_test.
+# avx512vnni: AVX512F/VL/VNNI + ZMM state; amx: that plus AMX-INT8, the tile state and
+# Linux's permission), as the kernels see it: ask simd_test.
 ea_x86_has_path() {
   "$ROOT/build/host/tests/kernels/simd_test" --gtest_filter=SimdTest.ListsPaths 2>/dev/null |
     grep -q "paths under test:.* $1\b"
@@ -35,7 +36,7 @@ stage_x86() {
     cmake -S "$ROOT" -B "$b" "${EA_HOST_CMAKE_ARGS[@]}" > /dev/null
     cmake --build "$b" -j"$JOBS"
   fi
-  for path in avxvnni avx512vnni; do
+  for path in avxvnni avx512vnni amx; do
     if ea_x86_has_path "$path"; then paths+=("$path"); else echo "x86: this CPU cannot run $path (checked by emulation only)"; fi
   done
 
@@ -54,7 +55,7 @@ stage_x86() {
     echo "x86: qemu -cpu max $t"
     "${EA_X86_QEMU[@]}" "$b/tests/$t" --gtest_brief=1 > /dev/null
   done
-  for path in avxvnni avx512vnni; do
+  for path in avxvnni avx512vnni amx; do
     echo "x86: qemu -cpu max, EA_KERNEL_PATH=$path falls back instead of crashing"
     EA_KERNEL_PATH=$path "${EA_X86_QEMU[@]}" "$b/tests/runtime/runtime_test" --gtest_brief=1 \
       --gtest_filter='Models/*' > /dev/null

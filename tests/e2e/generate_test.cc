@@ -21,6 +21,7 @@
 
 #include "converter/io/npy.h"
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/edgeattn_generated.h"
 #include "test_models.h"
 
@@ -194,7 +195,8 @@ TEST(GenerateKernelPaths, Int8TokensAreTheSameOnEveryPath) {
     for (const Sequence& s : seqs) want.push_back(ref.Generate(s.digits));
   }
   int paths = 0;
-  for (const char* path : {"avx2", "avxvnni", "avx512vnni", "neon", "neondot", "dsp", "helium"}) {
+  for (int i = 1; i < static_cast<int>(edgeattn::kernels::KernelPath::kCount); ++i) {  // every path but ref
+    const char* path = edgeattn::kernels::kernel_path_name(static_cast<edgeattn::kernels::KernelPath>(i));
     if (edgeattn::SetKernelPath(path) != Status::kOk) continue;
     ++paths;
     Loaded m("transformer_generate_int8");

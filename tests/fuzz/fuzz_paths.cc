@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/kernels/dispatch.h"
 #include "model_input.h"
 #include "paths_limits.h"
 
@@ -55,15 +56,13 @@ using eafuzz::paths::Macs;
 constexpr size_t kGuard = 32;           // guard bytes after every output buffer
 constexpr uint8_t kGuardByte = 0xA5;
 
-// Every name of kernels/include/edgeattn/kernels/dispatch.h; "ref" first.
-constexpr const char* kPathNames[] = {"ref",  "avx2",    "avxvnni",   "avx512vnni",
-                                      "neon", "neondot", "cmsis-dsp", "helium"};
 
 // The paths this build and CPU support (SetKernelPath succeeds), "ref" first.
 const std::vector<const char*>& Paths() {
   static const std::vector<const char*> paths = [] {
     std::vector<const char*> p;
-    for (const char* name : kPathNames) {
+    for (int i = 0; i < static_cast<int>(edgeattn::kernels::KernelPath::kCount); ++i) {  // "ref" first
+      const char* name = edgeattn::kernels::kernel_path_name(static_cast<edgeattn::kernels::KernelPath>(i));
       if (edgeattn::SetKernelPath(name) == edgeattn::Status::kOk) p.push_back(name);
     }
     if (p.empty() || std::strcmp(p[0], "ref") != 0) {

@@ -40,7 +40,8 @@ TEST_P(Qs8LinearRes16, MatchesRefExactly) {
   for (uint64_t seed = 0; seed < 200; ++seed) {
     Rng rng(37700 + seed);
     const bool wide = seed % 8 == 7;
-    const int rows = static_cast<int>(rng.uniform_int(1, wide ? 9 : 20));
+    // One seed in 8 takes 21..80 rows (the AMX passes of 32 and 16 rows).
+    const int rows = static_cast<int>(rng.uniform_int(1, wide ? 9 : 20) + (seed % 8 == 3 ? 60 : 0));
     const int out = wide ? kWideOuts[seed / 8 % 4]
                          : (rng.uniform_int(0, 2) ? static_cast<int>(rng.uniform_int(1, 150)) : kDims[rng.uniform_int(0, 10)]);
     const int in = rng.uniform_int(0, 2) ? SampleDim(rng) : static_cast<int>(rng.uniform_int(1, 600));

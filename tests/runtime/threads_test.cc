@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
+#include "edgeattn/kernels/dispatch.h"
 #include "loaded_model.h"
 #include "test_models.h"
 #include "thread_pool.hpp"
@@ -171,7 +172,8 @@ std::vector<const char*> Paths() {
     paths.push_back(kInitialPath);
     return paths;
   }
-  for (const char* p : {"ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "dsp", "helium"}) {
+  for (int i = 0; i < static_cast<int>(edgeattn::kernels::KernelPath::kCount); ++i) {
+    const char* p = edgeattn::kernels::kernel_path_name(static_cast<edgeattn::kernels::KernelPath>(i));
     if (edgeattn::SetKernelPath(p) == Status::kOk) paths.push_back(p);
   }
   return paths;

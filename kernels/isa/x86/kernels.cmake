@@ -57,7 +57,15 @@ set_source_files_properties(${_ea_avx512_sources} PROPERTIES
 # after its own cpuid check for AVX512_VBMI (cpu_has_avx512vbmi()).
 set_source_files_properties(${_ea_k}/qs8-lut/qs8-lut-avx512vbmi.cc PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni;-mavx512vbmi")
+# The AMX-INT8 GEMMs: reached after cpu_supports(kAmx) (cpuid, XCR0 and
+# Linux's permission for the tile data state).
+set(_ea_amx_sources
+  ${_ea_k}/qs8-linear/qs8-linear-amx.cc
+  ${_ea_k}/qs8-linear-res/qs8-linear-res-amx.cc
+  ${_ea_k}/qs8-linear-res16/qs8-linear-res16-amx.cc)
+set_source_files_properties(${_ea_amx_sources} PROPERTIES
+  COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni;-mamx-tile;-mamx-int8")
 list(APPEND EA_KERNEL_SOURCES ${_ea_avx2_sources} ${_ea_avxvnni_sources} ${_ea_avx512_sources}
-     ${_ea_k}/qs8-lut/qs8-lut-avx512vbmi.cc)
+     ${_ea_k}/qs8-lut/qs8-lut-avx512vbmi.cc ${_ea_amx_sources})
 set(EA_CPU_FEATURES_SOURCE ${_ea_k}/cpu_features_x86.cc)
 list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_X86=1)

@@ -24,8 +24,8 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 //
-// Header-only, for the two variants (qs8-linear-avx512vnni.cc,
-// qs8-linear-res-avx512vnni.cc, same flags): internal linkage, as every x86
+// Header-only, for the variants (qs8-linear*-avx512vnni.cc, and the AMX ones
+// through linear_amx.h, same flags plus AMX): internal linkage, as every x86
 // helper header, so no copy can reach a file compiled with other flags.
 #ifndef EDGEATTN_KERNELS_ISA_X86_LINEAR_AVX512VNNI_H_
 #define EDGEATTN_KERNELS_ISA_X86_LINEAR_AVX512VNNI_H_
@@ -108,6 +108,37 @@ struct Residual16Epilogue {
     return _mm512_cvtsepi32_epi16(_mm512_sra_epi32(t, shift));
   }
 };
+
+// What the epilogue of channel block b needs: its lanes, bias and
+// requantization parameters.
+struct BlockParams {
+  int n0;
+  __mmask16 mask;  // lanes that are real output channels
+  __m512i bias;
+  Rq16 q;
+};
+inline BlockParams block_params(const Job& j, int b) {
+  const int n0 = kPackN * b;
+  const int cnt = j.out_features - n0 < kPackN ? j.out_features - n0 : kPackN;
+  const __mmask16 mask = static_cast<__mmask16>((1u << cnt) - 1u);
+  const __m512i bias = _mm512_maskz_loadu_epi32(mask, j.bias + n0);
+  const Rq16 q = j.per_channel
+                     ? make_rq16(_mm512_maskz_loadu_epi32(mask, j.mult + n0),
+                                 _mm512_maskz_loadu_epi32(mask, j.shift + n0))
+                     : make_rq16(_mm512_set1_epi32(j.mult[0]), _mm512_set1_epi32(j.shift[0]));
+  return {n0, mask, bias, q};
+}
+
+// Row m of block p: the epilogue of the 16 sums s (bias added), stored.
+template <class Epilogue>
+inline void store_out(const Job& j, const Epilogue& epilogue, const BlockParams& p, int m, __m512i s) {
+  const auto out = epilogue(s, p.q, m, p.n0, p.mask);
+  if constexpr (std::is_same_v<std::decay_t<decltype(out)>, __m256i>) {  // int16 outputs
+    _mm256_mask_storeu_epi16(epilogue.y + static_cast<ptrdiff_t>(m) * epilogue.y_stride + p.n0, p.mask, out);
+  } else {
+    _mm_mask_storeu_epi8(j.y + static_cast<ptrdiff_t>(m) * j.y_stride + p.n0, p.mask, out);
+  }
+}
 
 // MR rows (from row m) x NB blocks (from block b): accumulate, correct,
 // requantize, store.
@@ -212,23 +243,11 @@ void tile(const Job& j, const Epilogue epilogue, int m, int b, const int8_t* w, 
     }
   }
   for (int c = 0; c < NB; ++c) {
-    const int n0 = kPackN * (b + c);
-    const int cnt = j.out_features - n0 < kPackN ? j.out_features - n0 : kPackN;
-    const __mmask16 mask = static_cast<__mmask16>((1u << cnt) - 1u);
-    const __m512i bias = _mm512_maskz_loadu_epi32(mask, j.bias + n0);
-    const Rq16 q = j.per_channel
-                       ? make_rq16(_mm512_maskz_loadu_epi32(mask, j.mult + n0),
-                                   _mm512_maskz_loadu_epi32(mask, j.shift + n0))
-                       : make_rq16(_mm512_set1_epi32(j.mult[0]), _mm512_set1_epi32(j.shift[0]));
+    const BlockParams p = block_params(j, b + c);
     for (int r = 0; r < MR; ++r) {
       const __m512i s = _mm512_add_epi32(
-          _mm512_sub_epi32(acc[r][c], _mm512_set1_epi32(static_cast<int32_t>(corr[r]))), bias);
-      const auto out = epilogue(s, q, m + r, n0, mask);
-      if constexpr (std::is_same_v<std::decay_t<decltype(out)>, __m256i>) {  // int16 outputs
-        _mm256_mask_storeu_epi16(epilogue.y + static_cast<ptrdiff_t>(m + r) * epilogue.y_stride + n0, mask, out);
-      } else {
-        _mm_mask_storeu_epi8(j.y + static_cast<ptrdiff_t>(m + r) * j.y_stride + n0, mask, out);
-      }
+          _mm512_sub_epi32(acc[r][c], _mm512_set1_epi32(static_cast<int32_t>(corr[r]))), p.bias);
+      store_out(j, epilogue, p, m + r, s);
     }
   }
 }
@@ -265,12 +284,12 @@ inline uint32_t row_correction(const int8_t* xr, int in_features) {
   return 128u * sum;
 }
 
-// Rows in tiles of up to 8: each tile's input sums (the +128 correction) and
-// zero-padded last words once, then every channel block.
+// Rows first_row.. rows-1 in tiles of up to 8: each tile's input sums (the
+// +128 correction) and zero-padded last words once, then every channel block.
 template <class Epilogue>
-void linear(const Job& j, const Epilogue& epilogue, int rows, const int8_t* w) {
+void linear(const Job& j, const Epilogue& epilogue, int rows, const int8_t* w, int first_row = 0) {
   const int groups = j.in_features / 4;
-  for (int m = 0; m < rows; m += kMaxRows) {
+  for (int m = first_row; m < rows; m += kMaxRows) {
     const int mr = rows - m < kMaxRows ? rows - m : kMaxRows;
     uint32_t corr[kMaxRows];
     int32_t tail[kMaxRows] = {};

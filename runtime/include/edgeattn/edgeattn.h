@@ -30,7 +30,7 @@ typedef enum ea_status {
 /* Static description of a status (never null). */
 const char* ea_status_string(ea_status status);
 
-/* Kernel path ("ref", "avx2", "avxvnni", "avx512vnni", "neon", "neondot", "cmsis-dsp",
+/* Kernel path ("ref", "avx2", "avxvnni", "avx512vnni", "amx", "neon", "neondot", "cmsis-dsp",
  * "helium"): the best one the CPU supports is chosen at first use; the
  * environment variable EA_KERNEL_PATH or this call forces one. Returns
  * EA_UNSUPPORTED if this build or CPU lacks it. */

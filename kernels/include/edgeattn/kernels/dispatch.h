@@ -24,6 +24,7 @@ enum class KernelPath : uint8_t {
   kNeonDot,     // Armv8.2-A dot product (SDOT)
   kCortexMDsp,  // Cortex-M DSP extension (dual 16-bit MAC)
   kHelium,      // Cortex-M55 MVE
+  kAmx,         // x86-64 AMX-INT8 tiles (TDPBSSD) for the int8 GEMMs, on top of kAvx512Vnni
   kCount
 };
 

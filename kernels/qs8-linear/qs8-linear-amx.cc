@@ -1,0 +1,19 @@
+// qs8_linear with AMX-INT8 tiles (isa/x86/linear_amx.h): TDPBSSD sums, the
+// AVX512-VNNI epilogue; rows past the last whole 16 on the AVX512-VNNI tiles.
+#include "isa/x86/linear_amx.h"
+#include "isa/x86/x86.h"
+#include "microkernels.h"
+
+namespace edgeattn {
+namespace kernels {
+
+void qs8_linear__amx(int rows, int out_features, int in_features, const int8_t* x,
+                            int x_stride, const int8_t* w, const int32_t* bias, const int32_t* mult,
+                            const int32_t* shift, int per_channel, int32_t y_zp, int8_t* y,
+                            int y_stride) {
+  const Job j = {out_features, in_features, x, x_stride, bias, mult, shift, per_channel, y, y_stride};
+  linear_amx(j, PlainEpilogue{_mm512_set1_epi32(y_zp)}, rows, w);
+}
+
+}  // namespace kernels
+}  // namespace edgeattn
