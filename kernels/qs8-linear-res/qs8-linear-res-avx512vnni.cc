@@ -11,10 +11,7 @@ void qs8_linear_res__avx512vnni(int rows, int out_features, int in_features, con
                                 const int32_t* shift, int per_channel, const QS8Residual& res, int8_t* y,
                                 int y_stride) {
   const Job j = {out_features, in_features, x, x_stride, bias, mult, shift, per_channel, y, y_stride};
-  const ResidualEpilogue epilogue = {res.res, res.res_stride, _mm512_set1_epi32(res.term.mult),
-                                     _mm512_set1_epi32(residual_offset(res.term)),
-                                     _mm_cvtsi32_si128(res.term.shift)};
-  linear(j, epilogue, rows, w);
+  linear(j, residual_epilogue(res), rows, w);
 }
 
 }  // namespace kernels

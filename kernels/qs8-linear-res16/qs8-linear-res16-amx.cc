@@ -12,10 +12,7 @@ void qs8_linear_res16__amx(int rows, int out_features, int in_features, const in
                                   const int32_t* shift, int per_channel, const QS16Residual& res, int16_t* y,
                                   int y_stride) {
   const Job j = {out_features, in_features, x, x_stride, bias, mult, shift, per_channel, nullptr, 0};
-  const uint32_t coef = (static_cast<uint32_t>(1u << (res.term.shift - 1)) << 16) | static_cast<uint32_t>(res.term.mult);
-  const Residual16Epilogue epilogue = {res.res, res.res_stride, _mm512_set1_epi32(static_cast<int32_t>(coef)),
-                                       _mm_cvtsi32_si128(res.term.shift), y, y_stride};
-  linear_amx(j, epilogue, rows, w);
+  linear_amx(j, residual16_epilogue(res, y, y_stride), rows, w);
 }
 
 }  // namespace kernels

@@ -39,6 +39,7 @@
 
 #include "isa/x86/avx512_common.h"
 #include "edgeattn/kernels/packed_weights.h"
+#include "edgeattn/kernels/ref.h"
 
 namespace edgeattn {
 namespace kernels {
@@ -138,6 +139,19 @@ inline void store_out(const Job& j, const Epilogue& epilogue, const BlockParams&
   } else {
     _mm_mask_storeu_epi8(j.y + static_cast<ptrdiff_t>(m) * j.y_stride + p.n0, p.mask, out);
   }
+}
+
+// The residual epilogues of a call's term (what every zmm variant of
+// qs8_linear_res / qs8_linear_res16 sets up).
+inline ResidualEpilogue residual_epilogue(const QS8Residual& res) {
+  return {res.res, res.res_stride, _mm512_set1_epi32(res.term.mult), _mm512_set1_epi32(residual_offset(res.term)),
+          _mm_cvtsi32_si128(res.term.shift)};
+}
+inline Residual16Epilogue residual16_epilogue(const QS16Residual& res, int16_t* y, int y_stride) {
+  const uint32_t coef =
+      (static_cast<uint32_t>(1u << (res.term.shift - 1)) << 16) | static_cast<uint32_t>(res.term.mult);
+  return {res.res, res.res_stride, _mm512_set1_epi32(static_cast<int32_t>(coef)), _mm_cvtsi32_si128(res.term.shift),
+          y, y_stride};
 }
 
 // MR rows (from row m) x NB blocks (from block b): accumulate, correct,
