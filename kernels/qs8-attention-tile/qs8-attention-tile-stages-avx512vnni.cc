@@ -399,7 +399,5 @@ constexpr Qs8AttnTileStages kStages = {pack_stage, qk_stage, softmax_stage, pv_s
 
 const Qs8AttnTileStages& qs8_attention_tile_stages__avx512vnni() { return kStages; }
 
-void qs8_attn_pack_keys__avx512vnni(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t) { pack_keys(a, n, t); }
-
 }  // namespace kernels
 }  // namespace edgeattn

@@ -11,7 +11,7 @@
 // bytes per row and zeroes every tile; TILELOADD reads rows * colsb bytes
 // at the stride; TDPBSSD adds, for each C row m and int32 column n,
 // sum_k sum_t A[m][4k + t] * B[k][4n + t] over signed bytes (wrapping),
-// TDPBSUD the same with B's bytes unsigned, TDPBUSD with A's;
+// TDPBSUD the same with B's bytes unsigned;
 // TILESTORED writes rows * colsb bytes. It also checks what the hardware
 // would fault on or silently get wrong: a tile used before a configuration,
 // C, A and B shapes that do not fit together, rows or bytes past 16 x 64.
@@ -68,7 +68,7 @@ void stored(int t, void* base, long stride) {
 
 void zero(int t) { std::memset(tile(t).d, 0, sizeof(g_tiles[t].d)); }
 
-template <class AByte, class BByte>
+template <class BByte>
 void dot(int ct, int at, int bt) {
   Tile &c = tile(ct), &a = tile(at), &b = tile(bt);
   if (a.rows != c.rows || b.colsb != c.colsb || a.colsb != 4 * b.rows) fail("TDPBSSD shapes do not fit");
@@ -78,7 +78,7 @@ void dot(int ct, int at, int bt) {
       std::memcpy(&s, &c.d[m][4 * n], 4);
       for (int k = 0; k < b.rows; ++k) {
         for (int t = 0; t < 4; ++t) {
-          const int32_t p = static_cast<AByte>(a.d[m][4 * k + t]) * static_cast<BByte>(b.d[k][4 * n + t]);
+          const int32_t p = static_cast<int8_t>(a.d[m][4 * k + t]) * static_cast<BByte>(b.d[k][4 * n + t]);
           s += static_cast<uint32_t>(p);
         }
       }
@@ -87,9 +87,8 @@ void dot(int ct, int at, int bt) {
   }
 }
 
-void dpbssd(int c, int a, int b) { dot<int8_t, int8_t>(c, a, b); }
-void dpbsud(int c, int a, int b) { dot<int8_t, uint8_t>(c, a, b); }
-void dpbusd(int c, int a, int b) { dot<uint8_t, int8_t>(c, a, b); }
+void dpbssd(int c, int a, int b) { dot<int8_t>(c, a, b); }
+void dpbsud(int c, int a, int b) { dot<uint8_t>(c, a, b); }
 
 void release() { g_configured = false; }
 
@@ -100,14 +99,12 @@ void release() { g_configured = false; }
 #undef _tile_zero
 #undef _tile_dpbssd
 #undef _tile_dpbsud
-#undef _tile_dpbusd
 #define _tile_loadconfig(config) amx_emu::loadconfig(config)
 #define _tile_loadd(t, base, stride) amx_emu::loadd(t, base, stride)
 #define _tile_stored(t, base, stride) amx_emu::stored(t, base, stride)
 #define _tile_zero(t) amx_emu::zero(t)
 #define _tile_dpbssd(c, a, b) amx_emu::dpbssd(c, a, b)
 #define _tile_dpbsud(c, a, b) amx_emu::dpbsud(c, a, b)
-#define _tile_dpbusd(c, a, b) amx_emu::dpbusd(c, a, b)
 #define _tile_release() amx_emu::release()
 #define qs8_linear__amx qs8_linear__amx_emu
 #define qs8_linear_res__amx qs8_linear_res__amx_emu

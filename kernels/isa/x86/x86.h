@@ -95,10 +95,6 @@ void qs8_softmax_exp_rows__avx512vnni(int rows, const int* limits, const int32_t
 // qs8-attention/qs8-attention-avx512vnni.cc: the kernel below the tiles
 // (qs8_attention_with__avx2 with zmm steps).
 void qs8_attention__avx512vnni(const QS8AttentionArgs& a);
-// qs8-attention-tile/qs8-attention-tile-stages-avx512vnni.cc: keys [0, n)
-// of a head as K4N16 blocks of k + 128 over the head dim and their terms
-// -zq sum_i (k_ji + 128) (the avx512vnni and amx Q.K^T operand).
-void qs8_attn_pack_keys__avx512vnni(const QS8AttentionArgs& a, int n, const Qs8AttnTile& t);
 
 // qs8-lut/qs8-lut-avx512vbmi.cc (AVX512_VBMI): the table by VPERMI2B; called
 // by qs8_lut__avx512vnni where cpu_has_avx512vbmi() (AVX512-VNNI CPUs
