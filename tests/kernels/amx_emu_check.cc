@@ -1,6 +1,5 @@
 // Off-target check of the amx path's GEMMs (qs8_linear, qs8_linear_res,
-// qs8_linear_res16 in kernels/qs8-linear*/qs8-linear*-amx.cc) and tiled
-// attention (its Q.K^T stage, qs8-attention-tile-stages-amx.cc) on CPUs
+// qs8_linear_res16 in kernels/qs8-linear*/qs8-linear*-amx.cc) on CPUs
 // without AMX-INT8: amx_emu_kernels.cc compiles them with a scalar model of
 // the tile unit, and this program compares them bit for bit with the
 // reference on random shapes: rows 1..80 (the 32- and 16-row passes and the
@@ -19,15 +18,12 @@
 #include <vector>
 
 #include "cpu_features.h"
-#include "edgeattn/kernels/attention_tile.h"
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/quantize_multiplier.h"
 #include "edgeattn/kernels/ref.h"
 #define qs8_linear__amx qs8_linear__amx_emu
 #define qs8_linear_res__amx qs8_linear_res__amx_emu
 #define qs8_linear_res16__amx qs8_linear_res16__amx_emu
-#define qs8_attention_tiled__amx qs8_attention_tiled__amx_emu
-#define qs8_attention_tile_stages__amx qs8_attention_tile_stages__amx_emu
 #include "microkernels.h"
 
 namespace ek = edgeattn::kernels;
@@ -126,58 +122,5 @@ int main() {
   }
   std::printf("amx (emulated tile unit) qs8_linear, qs8_linear_res, qs8_linear_res16 == ref on %d random cases\n",
               cases);
-
-  // The tiled attention (Q.K^T on tiles): 4..40 query rows (ragged last
-  // tiles of 1..7 rows), head dims around the 64-byte steps and their tails,
-  // causal and padded keys, tile scratch full of garbage.
-  const int kHeadDims[] = {1, 3, 4, 15, 16, 31, 32, 33, 60, 63, 64, 65, 96, 127, 128, 129, 192, 200};
-  int attn_cases = 0;
-  for (int seed = 0; seed < 300; ++seed) {
-    ek::QS8AttentionArgs a = {};
-    a.q_len = uni(ek::kQs8AttnTileMinRows, 40);
-    a.kv_len = uni(0, 3) ? uni(1, 70) : uni(1, 400);
-    a.head_dim = kHeadDims[uni(0, 17)];
-    a.v_dim = uni(0, 1) ? a.head_dim : uni(1, 40);
-    a.q_stride = a.head_dim + uni(0, 9);
-    a.k_stride = a.head_dim + uni(0, 9);
-    a.v_stride = a.v_dim + uni(0, 9);
-    a.q_zp = uni(-128, 127);
-    a.k_zp = uni(-128, 127);
-    a.v_zp = uni(-128, 127);
-    a.out_zp = uni(-128, 127);
-    if (!ek::quantize_multiplier(log_uni(1e-2, 1e4) / (std::sqrt(a.head_dim) * 128.0 * 128.0) * 65536.0,
-                                 &a.score_mult, &a.score_shift) ||
-        !ek::quantize_multiplier(1.0 / 32768.0, &a.pv_mult, &a.pv_shift)) {
-      return 2;
-    }
-    a.causal = uni(0, 1) != 0;
-    a.causal_offset = a.kv_len - a.q_len;
-    a.kv_valid_len = uni(0, 1) ? a.kv_len : uni(0, a.kv_len);
-    // q ends with its last row: a tile load past it would leave the buffer.
-    std::vector<int8_t> q(static_cast<size_t>(a.q_len - 1) * a.q_stride + a.head_dim),
-        k(static_cast<size_t>(a.kv_len) * a.k_stride), v(static_cast<size_t>(a.kv_len) * a.v_stride);
-    for (auto* t : {&q, &k, &v}) for (auto& x : *t) x = static_cast<int8_t>(uni(-128, 127));
-    a.q = q.data(); a.k = k.data(); a.v = v.data();
-    a.out_stride = a.v_dim;
-    a.weights_stride = a.kv_len;
-    std::vector<int32_t> scratch(a.kv_len);
-    std::vector<uint16_t> probs(a.kv_len);
-    a.scratch = scratch.data();
-    a.prob_scratch = probs.data();
-    std::vector<int8_t> want(static_cast<size_t>(a.q_len) * a.out_stride), got(want.size(), 0x5A);
-    std::vector<uint16_t> want_w(static_cast<size_t>(a.q_len) * a.kv_len), got_w(want_w.size(), 0xBEEF);
-    a.out = want.data(); a.weights = want_w.data();
-    ek::qs8_attention__ref(a);
-    std::vector<uint8_t> tile(ek::qs8_attention_tile_bytes(a.kv_len, a.head_dim, a.v_dim), 0xA5);
-    a.tile_scratch = tile.data();
-    a.out = got.data(); a.weights = got_w.data();
-    ek::qs8_attention_tiled__amx_emu(a);
-    if (got != want || got_w != want_w) {
-      std::printf("TILED ATTENTION MISMATCH seed %d q %d kv %d hd %d\n", seed, a.q_len, a.kv_len, a.head_dim);
-      return 1;
-    }
-    ++attn_cases;
-  }
-  std::printf("amx (emulated tile unit) tiled qs8_attention == ref on %d random cases\n", attn_cases);
   return 0;
 }

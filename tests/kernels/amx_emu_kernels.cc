@@ -1,7 +1,5 @@
 // The amx path's three GEMM variants (kernels/qs8-linear*/qs8-linear*-amx.cc,
-// isa/x86/linear_amx.h) and its tiled attention (the Q.K^T stage,
-// qs8-attention-tile-stages-amx.cc, and qs8-attention-tiled-amx.cc)
-// compiled with the tile instructions replaced by a
+// isa/x86/linear_amx.h) compiled with the tile instructions replaced by a
 // scalar model of the AMX tile unit, under renamed symbols (*__amx_emu), for
 // amx_emu_check.cc. Built with the AVX-512 flags of the real files (the
 // epilogues are the avx512vnni ones) and no AMX flag, so it contains no
@@ -10,8 +8,7 @@
 // The model follows the ISA: LDTILECFG (palette 1) sets each tile's rows and
 // bytes per row and zeroes every tile; TILELOADD reads rows * colsb bytes
 // at the stride; TDPBSSD adds, for each C row m and int32 column n,
-// sum_k sum_t A[m][4k + t] * B[k][4n + t] over signed bytes (wrapping),
-// TDPBSUD the same with B's bytes unsigned;
+// sum_k sum_t A[m][4k + t] * B[k][4n + t] over signed bytes (wrapping);
 // TILESTORED writes rows * colsb bytes. It also checks what the hardware
 // would fault on or silently get wrong: a tile used before a configuration,
 // C, A and B shapes that do not fit together, rows or bytes past 16 x 64.
@@ -68,8 +65,7 @@ void stored(int t, void* base, long stride) {
 
 void zero(int t) { std::memset(tile(t).d, 0, sizeof(g_tiles[t].d)); }
 
-template <class BByte>
-void dot(int ct, int at, int bt) {
+void dpbssd(int ct, int at, int bt) {
   Tile &c = tile(ct), &a = tile(at), &b = tile(bt);
   if (a.rows != c.rows || b.colsb != c.colsb || a.colsb != 4 * b.rows) fail("TDPBSSD shapes do not fit");
   for (int m = 0; m < c.rows; ++m) {
@@ -78,7 +74,7 @@ void dot(int ct, int at, int bt) {
       std::memcpy(&s, &c.d[m][4 * n], 4);
       for (int k = 0; k < b.rows; ++k) {
         for (int t = 0; t < 4; ++t) {
-          const int32_t p = static_cast<int8_t>(a.d[m][4 * k + t]) * static_cast<BByte>(b.d[k][4 * n + t]);
+          const int32_t p = static_cast<int8_t>(a.d[m][4 * k + t]) * static_cast<int8_t>(b.d[k][4 * n + t]);
           s += static_cast<uint32_t>(p);
         }
       }
@@ -86,9 +82,6 @@ void dot(int ct, int at, int bt) {
     }
   }
 }
-
-void dpbssd(int c, int a, int b) { dot<int8_t>(c, a, b); }
-void dpbsud(int c, int a, int b) { dot<uint8_t>(c, a, b); }
 
 void release() { g_configured = false; }
 
@@ -98,23 +91,17 @@ void release() { g_configured = false; }
 #undef _tile_stored
 #undef _tile_zero
 #undef _tile_dpbssd
-#undef _tile_dpbsud
 #define _tile_loadconfig(config) amx_emu::loadconfig(config)
 #define _tile_loadd(t, base, stride) amx_emu::loadd(t, base, stride)
 #define _tile_stored(t, base, stride) amx_emu::stored(t, base, stride)
 #define _tile_zero(t) amx_emu::zero(t)
 #define _tile_dpbssd(c, a, b) amx_emu::dpbssd(c, a, b)
-#define _tile_dpbsud(c, a, b) amx_emu::dpbsud(c, a, b)
 #define _tile_release() amx_emu::release()
 #define qs8_linear__amx qs8_linear__amx_emu
 #define qs8_linear_res__amx qs8_linear_res__amx_emu
 #define qs8_linear_res16__amx qs8_linear_res16__amx_emu
-#define qs8_attention_tile_stages__amx qs8_attention_tile_stages__amx_emu
-#define qs8_attention_tiled__amx qs8_attention_tiled__amx_emu
 // NOLINTBEGIN(build/include): the real variants, the tile unit emulated
 #include "qs8-linear/qs8-linear-amx.cc"
 #include "qs8-linear-res/qs8-linear-res-amx.cc"
 #include "qs8-linear-res16/qs8-linear-res16-amx.cc"
-#include "qs8-attention-tile/qs8-attention-tile-stages-amx.cc"
-#include "qs8-attention/qs8-attention-tiled-amx.cc"
 // NOLINTEND(build/include)

@@ -62,9 +62,7 @@ set_source_files_properties(${_ea_k}/qs8-lut/qs8-lut-avx512vbmi.cc PROPERTIES
 set(_ea_amx_sources
   ${_ea_k}/qs8-linear/qs8-linear-amx.cc
   ${_ea_k}/qs8-linear-res/qs8-linear-res-amx.cc
-  ${_ea_k}/qs8-linear-res16/qs8-linear-res16-amx.cc
-  ${_ea_k}/qs8-attention-tile/qs8-attention-tile-stages-amx.cc
-  ${_ea_k}/qs8-attention/qs8-attention-tiled-amx.cc)
+  ${_ea_k}/qs8-linear-res16/qs8-linear-res16-amx.cc)
 set_source_files_properties(${_ea_amx_sources} PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni;-mamx-tile;-mamx-int8")
 list(APPEND EA_KERNEL_SOURCES ${_ea_avx2_sources} ${_ea_avxvnni_sources} ${_ea_avx512_sources}

@@ -31,7 +31,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "isa/x86/amx_common.h"
 #include "isa/x86/linear_avx512vnni.h"
 
 namespace edgeattn {
@@ -42,10 +41,24 @@ constexpr int kTileRows = 16;   // rows of an A or C tile
 constexpr int kTileK = 64;      // inputs per A tile row (bytes)
 constexpr int kTileBytes = 1024;
 
-// Tiles 0-3 C, 4-5 A, 6-7 B, all 16 rows x 64 bytes.
+// LDTILECFG's 64-byte operand, palette 1: tiles 0-3 C, 4-5 A, 6-7 B, all
+// 16 rows x 64 bytes.
+struct alignas(64) TileConfig {
+  uint8_t palette_id;
+  uint8_t start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
 inline void configure_tiles() {
-  TileConfig c = tile_config();
-  for (int t = 0; t < 8; ++t) shape(&c, t, kTileRows, kTileK);
+  TileConfig c;
+  std::memset(&c, 0, sizeof(c));
+  c.palette_id = 1;
+  for (int t = 0; t < 8; ++t) {
+    c.colsb[t] = kTileK;
+    c.rows[t] = kTileRows;
+  }
   _tile_loadconfig(&c);
 }
 
