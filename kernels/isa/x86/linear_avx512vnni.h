@@ -35,7 +35,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "isa/x86/avx512_common.h"
 #include "edgeattn/kernels/packed_weights.h"
@@ -65,6 +64,7 @@ struct Job {
 // their vectors stay in registers across the tile's stores.
 // Plain qs8_linear: requantize_s8() of requant.h.
 struct PlainEpilogue {
+  static constexpr bool kInt16Out = false;
   __m512i zp;
   __m128i operator()(__m512i s, const Rq16& q, int /*m*/, int /*n0*/, __mmask16 /*mask*/) const {
     return requantize_s8_x16(s, q, zp);
@@ -75,6 +75,7 @@ struct PlainEpilogue {
 // A a + C) >> term.shift), a = the residual's int8 at (m, n0 + lane). The sum
 // fits int32 (requant.h), VPMOVSDB saturates to int8.
 struct ResidualEpilogue {
+  static constexpr bool kInt16Out = false;
   const int8_t* res;
   int res_stride;
   __m512i mult, offset;
@@ -95,6 +96,7 @@ struct ResidualEpilogue {
 // (A, 2^(n-1)), both int16 (requant.h); the sum fits int32, VPMOVSDW
 // saturates to int16.
 struct Residual16Epilogue {
+  static constexpr bool kInt16Out = true;  // stores through y / y_stride below
   const int16_t* res;
   int res_stride;
   __m512i coef;
@@ -134,7 +136,7 @@ inline BlockParams block_params(const Job& j, int b) {
 template <class Epilogue>
 inline void store_out(const Job& j, const Epilogue& epilogue, const BlockParams& p, int m, __m512i s) {
   const auto out = epilogue(s, p.q, m, p.n0, p.mask);
-  if constexpr (std::is_same_v<std::decay_t<decltype(out)>, __m256i>) {  // int16 outputs
+  if constexpr (Epilogue::kInt16Out) {
     _mm256_mask_storeu_epi16(epilogue.y + static_cast<ptrdiff_t>(m) * epilogue.y_stride + p.n0, p.mask, out);
   } else {
     _mm_mask_storeu_epi8(j.y + static_cast<ptrdiff_t>(m) * j.y_stride + p.n0, p.mask, out);
