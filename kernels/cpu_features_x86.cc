@@ -12,7 +12,11 @@
 // tile state (XCR0 bits 17 XTILECFG, 18 XTILEDATA) and, on Linux, this
 // process's permission to use it: arch_prctl(ARCH_REQ_XCOMP_PERM,
 // XFEATURE_XTILEDATA), granted once for every thread of the process; a tile
-// instruction without it faults. Other systems: no AMX path.
+// instruction without it faults. Other systems: no AMX path. The request is
+// made only when the amx path itself is asked about (cpu_supports(kAmx)):
+// once granted, Linux sizes signal frames for the tile state, so an
+// alternate signal stack must then hold it (sysconf(_SC_MINSIGSTKSZ));
+// a program that forces another path first never asks.
 #include "cpu_features.h"
 
 #include <cpuid.h>
@@ -34,7 +38,7 @@ struct X86Features {
   bool avxvnni = false;
   bool avx512vnni = false;
   bool avx512vbmi = false;  // with avx512vnni only
-  bool amx = false;         // with avx512vnni only
+  bool amx = false;         // the CPU and OS have AMX-INT8 (with avx512vnni only); permission not asked
 };
 
 uint64_t read_xcr0() {
@@ -76,7 +80,7 @@ X86Features detect() {
   f.avx512vbmi = f.avx512vnni && ((ecx >> 1) & 1);  // CPUID.(7,0):ECX[1] AVX512_VBMI
   const bool amx_int8 = ((edx >> 24) & 1) && ((edx >> 25) & 1);
   const bool tile_state = (read_xcr0() & 0x60000) == 0x60000;
-  f.amx = f.avx512vnni && amx_int8 && tile_state && request_amx_permission();
+  f.amx = f.avx512vnni && amx_int8 && tile_state;
   if (avx2 && max_sub >= 1) {
     __cpuid_count(7, 1, eax, ebx, ecx, edx);
     f.avxvnni = (eax >> 4) & 1;
@@ -97,7 +101,7 @@ bool cpu_supports(KernelPath path) {
     case KernelPath::kAvx2: return f.avx2_fma;
     case KernelPath::kAvxVnni: return f.avxvnni;
     case KernelPath::kAvx512Vnni: return f.avx512vnni;
-    case KernelPath::kAmx: return f.amx;
+    case KernelPath::kAmx: return f.amx && request_amx_permission();
     default: return false;
   }
 }

@@ -33,7 +33,10 @@ const char* ea_status_string(ea_status status);
 /* Kernel path ("ref", "avx2", "avxvnni", "avx512vnni", "amx", "neon", "neondot", "cmsis-dsp",
  * "helium"): the best one the CPU supports is chosen at first use; the
  * environment variable EA_KERNEL_PATH or this call forces one. Returns
- * EA_UNSUPPORTED if this build or CPU lacks it. */
+ * EA_UNSUPPORTED if this build or CPU lacks it. On a Linux CPU with AMX-INT8,
+ * choosing "amx" (also as the best path) asks the OS for the tile state, which
+ * enlarges signal frames (alternate signal stacks: sysconf(_SC_MINSIGSTKSZ));
+ * forcing another path before the first model loads never asks. */
 ea_status ea_set_kernel_path(const char* name);
 const char* ea_kernel_path(void);
 
