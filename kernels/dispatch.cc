@@ -18,18 +18,23 @@ namespace {
 // accessors read it without keeping any family's table (see dispatch.h).
 std::atomic<int> g_active_slot{-1};
 
-// A supported forced path is taken without looking for the best one, so
-// that forcing a path never probes the others (the amx check asks the OS
-// for the tile state, cpu_features_x86.cc).
-int choose_slot() {
-  KernelPath path = KernelPath::kRef;
-  bool forced_ok = false;
-#if !defined(EA_BARE_METAL)
-  KernelPath forced;
-  forced_ok = parse_kernel_path(std::getenv("EA_KERNEL_PATH"), &forced) && kernel_path_supported(forced);
-  if (forced_ok) path = forced;
+// EA_KERNEL_PATH, when it names a path this build and CPU support (hosted
+// targets only).
+bool forced_path(KernelPath* path) {
+#if defined(EA_BARE_METAL)
+  (void)path;
+  return false;
+#else
+  return parse_kernel_path(std::getenv("EA_KERNEL_PATH"), path) && kernel_path_supported(*path);
 #endif
-  if (!forced_ok) path = best_kernel_path();
+}
+
+// A forced path is taken without looking for the best one, so forcing a
+// path never probes the others (the amx check asks the OS for the tile
+// state, cpu_features_x86.cc).
+int choose_slot() {
+  KernelPath path;
+  if (!forced_path(&path)) path = best_kernel_path();
   const int slot = path_slot(path);
   g_active_slot.store(slot, std::memory_order_relaxed);
   return slot;
