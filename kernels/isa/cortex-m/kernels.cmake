@@ -43,4 +43,9 @@ list(APPEND EA_KERNEL_SOURCES
   ${_ea_k}/qs8-lut/qs8-lut-dsp.cc
   ${_ea_k}/qs8-lut/qs8-lut-helium.cc)
 set(EA_CPU_FEATURES_SOURCE ${_ea_k}/cpu_features_cortexm.cc)
+# The M4 projections' stack buffer of sign-extended weights (linear_dsp.h):
+# up to this many bytes, 32 per input of the widest layer that uses it;
+# lower it to trade instructions for stack, 0 to turn it off.
+set(EA_CM_DSP_WIDE_BYTES 8192 CACHE STRING "Cortex-M DSP: stack bytes for widened projection weights (0: off)")
+list(APPEND EA_KERNEL_DEFINITIONS EA_CM_DSP_WIDE_BYTES=${EA_CM_DSP_WIDE_BYTES})
 list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_CORTEX_M=1)

@@ -44,6 +44,8 @@ namespace cm_linear_dsp {
 
 extern "C" void ea_cm_linear_tile_3x16(int32_t* tile, const int8_t* x, int xs, const int8_t* wq, int groups,
                                        int zero, int xs2);
+extern "C" void ea_cm_linear_tile_3x16_wide(int32_t* tile, const int8_t* x, int xs, const uint32_t* wide, int groups,
+                                            int zero, int xs2);
 extern "C" void ea_cm_linear_row_1x16(int32_t* tile, const int8_t* x, const int8_t* wq, int groups);
 struct StoreArgs3x16 {
   const int32_t *bias, *mult, *shift;  // at the block's first channel
@@ -212,15 +214,33 @@ struct StoreRes16 {
   }
 };
 
+// A block's weights sign-extended once for all its passes: per group of 4
+// inputs and channel the two words the int8 loop makes of its weight word,
+// SXTB16 (inputs 0, 2) and SXTB16 ROR 8 (inputs 1, 3), 128 bytes per group
+// (ea_cm_linear_widen). They go to a stack buffer of at most
+// EA_CM_DSP_WIDE_BYTES (a firmware may lower it to save stack; below 128,
+// one group, turns widening off), so blocks of up to that many / 128 groups
+// (in_features <= 259 at the default 8 KiB) take ea_cm_linear_tile_3x16_wide's 9 instructions per 12 multiply-adds
+// instead of 10.5; longer rows keep the int8 loop. Widening a group costs
+// about two passes' saving, so only layers of three passes (kWideMinRows)
+// or more widen (linear_cost at 6 and 7 rows: 85,200 vs 84,680 and 126,640
+// vs 130,920 instructions, widened vs not).
+#ifndef EA_CM_DSP_WIDE_BYTES
+#define EA_CM_DSP_WIDE_BYTES 8192
+#endif
+constexpr int kWideWords = EA_CM_DSP_WIDE_BYTES / 4;
+constexpr int kWideMinRows = 7;
+extern "C" void ea_cm_linear_widen(uint32_t* wide, const int8_t* wq, int words);
+
 // Blocks of 16 channels outer, passes of three rows inner (the block's
-// weights stream through the tile loop once per pass). Epi: the outputs'
-// epilogue (StoreS8, StoreResidual, StoreRes16; Out: the output's element
-// type).
+// weights stream through the tile loop once per pass; with wide, a buffer of
+// 32 words per group, they are widened first). Epi: the outputs' epilogue (StoreS8,
+// StoreResidual, StoreRes16; Out: the output's element type).
 template <class Epi, class Out>
-__attribute__((always_inline)) inline void linear_dsp(int rows, int out_features, int in_features, const int8_t* x,
-                                                      int x_stride, const int8_t* w, const int32_t* bias,
-                                                      const int32_t* mult, const int32_t* shift, int per_channel,
-                                                      const Epi& epi, Out* y, int y_stride) {
+__attribute__((noinline)) void linear_dsp_blocks(int rows, int out_features, int in_features, const int8_t* x,
+                                                 int x_stride, const int8_t* w, const int32_t* bias,
+                                                 const int32_t* mult, const int32_t* shift, int per_channel,
+                                                 const Epi& epi, Out* y, int y_stride, uint32_t* wide) {
   const int groups = in_features / kPackK;
   const int rem = in_features - groups * kPackK;
   const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
@@ -230,6 +250,7 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
     const int8_t* wb = w + (n0 / kPackN) * block_bytes;
     const int nc = out_features - n0 < kPackN ? out_features - n0 : kPackN;
     const bool fast = epi.block_fast(shift, per_channel, n0, nc);
+    if (wide != nullptr) ea_cm_linear_widen(wide, wb, groups * kPackN);
     for (int m = 0; m < rows;) {
       // This pass's rows: first, first + o1, first + o2; store [r0, r1).
       // Fewer than three rows in all: two as rows 0, 1, 1, one three times.
@@ -242,6 +263,8 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
       const int8_t* x0 = x + first * xs;
       if (groups != 0 && rows == 1) {
         ea_cm_linear_row_1x16(tile, x0, wb, groups);  // row 0 only (o1 = o2 = 0: rows 1, 2 as row 0 below)
+      } else if (wide != nullptr) {
+        ea_cm_linear_tile_3x16_wide(tile, x0, o1, wide, groups, 1, o2);
       } else if (groups != 0) {
         ea_cm_linear_tile_3x16(tile, x0, o1, wb, groups, 1, o2);
       } else if (rem == 0) {
@@ -271,6 +294,61 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
       m = first + r1;
     }
   }
+}
+
+// The widening buffer: a stack array in a frame of its own, of the smallest
+// of 2 KiB, 4 KiB and kWideWords words that holds the block (a layer's
+// largest in_features sets its stack: 32 bytes per input, 2 KiB up to 64
+// inputs), so layers that do not widen use no more stack than before.
+using WideRun = void (*)(void* ctx, uint32_t* wide);
+constexpr int wide_tier(int words) { return words < kWideWords ? words : kWideWords; }
+template <int kWords>
+__attribute__((noinline)) inline void run_with_wide_buffer(WideRun run, void* ctx) {
+  alignas(8) uint32_t wide[kWords];
+  run(ctx, wide);
+}
+inline void with_wide_buffer(int words, WideRun run, void* ctx) {
+  if (words <= wide_tier(512)) {
+    run_with_wide_buffer<wide_tier(512)>(run, ctx);
+  } else if (words <= wide_tier(1024)) {
+    run_with_wide_buffer<wide_tier(1024)>(run, ctx);
+  } else {
+    run_with_wide_buffer<kWideWords>(run, ctx);
+  }
+}
+
+template <class Epi, class Out>
+__attribute__((always_inline)) inline void linear_dsp(int rows, int out_features, int in_features, const int8_t* x,
+                                                      int x_stride, const int8_t* w, const int32_t* bias,
+                                                      const int32_t* mult, const int32_t* shift, int per_channel,
+                                                      const Epi& epi, Out* y, int y_stride) {
+#if EA_CM_DSP_WIDE_BYTES >= 128  // one group
+  const int words = in_features / kPackK * 2 * kPackN;
+  if (rows >= kWideMinRows && words != 0 && words <= kWideWords) {
+    struct Call {
+      int rows, out_features, in_features;
+      const int8_t* x;
+      int x_stride;
+      const int8_t* w;
+      const int32_t *bias, *mult, *shift;
+      int per_channel;
+      const Epi& epi;
+      Out* y;
+      int y_stride;
+    } call{rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, epi, y, y_stride};
+    with_wide_buffer(
+        words,
+        [](void* ctx, uint32_t* wide) {
+          const Call& c = *static_cast<const Call*>(ctx);
+          linear_dsp_blocks(c.rows, c.out_features, c.in_features, c.x, c.x_stride, c.w, c.bias, c.mult, c.shift,
+                            c.per_channel, c.epi, c.y, c.y_stride, wide);
+        },
+        &call);
+    return;
+  }
+#endif
+  linear_dsp_blocks(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, epi, y,
+                    y_stride, nullptr);
 }
 
 }  // namespace cm_linear_dsp

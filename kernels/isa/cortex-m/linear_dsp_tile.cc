@@ -100,6 +100,111 @@ __asm__(
     ".text");
 #undef EA_TILE_CHANNEL
 
+// ea_cm_linear_tile_3x16_wide(tile, x, xs, wide, groups, zero, xs2): the same
+// pass on a block whose weights linear_dsp.h's widen_block has already
+// sign-extended (per group and channel two words: SXTB16 of its weight word,
+// then SXTB16 ROR 8), so a channel is one LDRD, the LDM of its three sums,
+// six SMLAD and the STM: 9 instructions per 12 multiply-adds. Arguments as
+// above; wide advances 128 bytes per group. Registers: r0-r2 the sums, r3
+// and r4 the channel's even and odd weight halves, r5-r10 the rows, r11 the
+// tile, r12 the weights, lr the activation pointer; the frame holds xs, xs2
+// and the activations' end.
+#define EA_TILE_CHANNEL_WIDE            \
+  "ldrd r3, r4, [r12], #8\n\t"          \
+  "ldmia r11, {r0, r1, r2}\n\t"         \
+  "smlad r0, r5, r3, r0\n\t"            \
+  "smlad r0, r6, r4, r0\n\t"            \
+  "smlad r1, r7, r3, r1\n\t"            \
+  "smlad r1, r8, r4, r1\n\t"            \
+  "smlad r2, r9, r3, r2\n\t"            \
+  "smlad r2, r10, r4, r2\n\t"           \
+  "stmia r11!, {r0, r1, r2}\n\t"
+
+__asm__(
+    ".syntax unified\n\t"
+    ".thumb\n\t"
+    ".section .text.ea_cm_linear_tile_3x16_wide,\"ax\",%progbits\n\t"
+    ".global ea_cm_linear_tile_3x16_wide\n\t"
+    ".type ea_cm_linear_tile_3x16_wide, %function\n\t"
+    ".thumb_func\n\t"
+    ".p2align 2\n"
+    "ea_cm_linear_tile_3x16_wide:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "sub sp, sp, #16\n\t"
+    "ldr r4, [sp, #52]\n\t"            // groups
+    "ldr r5, [sp, #60]\n\t"            // xs2
+    "mov r11, r0\n\t"
+    "mov r12, r3\n\t"
+    "mov lr, r1\n\t"                   // the activation pointer
+    "strd r2, r5, [sp]\n\t"            // xs, xs2
+    "ldr r5, [sp, #56]\n\t"            // zero
+    "add r4, r1, r4, lsl #2\n\t"
+    "str r4, [sp, #8]\n\t"             // the activations' end
+    "cbz r5, 1f\n\t"
+    "movs r0, #0\n\t"
+    "movs r1, #0\n\t"
+    "movs r2, #0\n\t"
+    "mov r3, r11\n\t"
+    ".rept 16\n\t"
+    "stmia r3!, {r0, r1, r2}\n\t"
+    ".endr\n"
+    "1:\n\t"                           // a group: the rows' words
+    "ldrd r3, r4, [sp]\n\t"            // xs, xs2
+    "ldr r8, [lr, r3]\n\t"
+    "ldr r10, [lr, r4]\n\t"
+    "ldr r6, [lr], #4\n\t"
+    "sxtb16 r5, r6\n\t"
+    "sxtb16 r6, r6, ror #8\n\t"
+    "sxtb16 r7, r8\n\t"
+    "sxtb16 r8, r8, ror #8\n\t"
+    "sxtb16 r9, r10\n\t"
+    "sxtb16 r10, r10, ror #8\n\t"
+    ".rept 16\n\t"                     // the block's 16 channels
+    EA_TILE_CHANNEL_WIDE
+    ".endr\n\t"
+    "sub r11, r11, #192\n\t"
+    "ldr r3, [sp, #8]\n\t"
+    "cmp lr, r3\n\t"
+    "bne 1b\n\t"
+    "add sp, sp, #16\n\t"
+    "pop {r4-r11, pc}\n\t"
+    ".size ea_cm_linear_tile_3x16_wide, .-ea_cm_linear_tile_3x16_wide\n\t"
+    ".text");
+#undef EA_TILE_CHANNEL_WIDE
+
+// ea_cm_linear_widen(wide, wq, words): linear_dsp.h's widen_block, four
+// weight words per step (13 instructions): r0 wide (two words out per word
+// in), r1 wq (word-aligned, as the packed weights are), r2 words (a
+// multiple of 4, >= 4).
+__asm__(
+    ".syntax unified\n\t"
+    ".thumb\n\t"
+    ".section .text.ea_cm_linear_widen,\"ax\",%progbits\n\t"
+    ".global ea_cm_linear_widen\n\t"
+    ".type ea_cm_linear_widen, %function\n\t"
+    ".thumb_func\n\t"
+    ".p2align 2\n"
+    "ea_cm_linear_widen:\n\t"
+    "push {r4-r9}\n"
+    "1:\n\t"
+    "ldmia r1!, {r3, r4, r5, r6}\n\t"
+    "sxtb16 r7, r3\n\t"
+    "sxtb16 r8, r3, ror #8\n\t"
+    "sxtb16 r9, r4\n\t"
+    "sxtb16 r12, r4, ror #8\n\t"
+    "stmia r0!, {r7, r8, r9, r12}\n\t"
+    "sxtb16 r7, r5\n\t"
+    "sxtb16 r8, r5, ror #8\n\t"
+    "sxtb16 r9, r6\n\t"
+    "sxtb16 r12, r6, ror #8\n\t"
+    "stmia r0!, {r7, r8, r9, r12}\n\t"
+    "subs r2, #4\n\t"
+    "bne 1b\n\t"
+    "pop {r4-r9}\n\t"
+    "bx lr\n\t"
+    ".size ea_cm_linear_widen, .-ea_cm_linear_widen\n\t"
+    ".text");
+
 // ea_cm_linear_store_3x16(tile, y, ys, args): qs8_linear's outputs of a
 // whole pass (three rows, args->nc channels, per-channel requantization with
 // every channel's shift in [-23, -2]) from the tile:
