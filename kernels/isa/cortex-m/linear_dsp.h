@@ -233,9 +233,9 @@ constexpr int kWideMinRows = 7;
 extern "C" void ea_cm_linear_widen(uint32_t* wide, const int8_t* wq, int words);
 
 // Blocks of 16 channels outer, passes of three rows inner (the block's
-// weights stream through the tile loop once per pass; with wide, a buffer of
-// 32 words per group, they are widened first). Epi: the outputs' epilogue (StoreS8,
-// StoreResidual, StoreRes16; Out: the output's element type).
+// weights stream through the tile loop once per pass or, given wide, 32
+// words per group, are widened into it first). Epi: the outputs' epilogue
+// (StoreS8, StoreResidual, StoreRes16; Out: the output's element type).
 template <class Epi, class Out>
 __attribute__((noinline)) void linear_dsp_blocks(int rows, int out_features, int in_features, const int8_t* x,
                                                  int x_stride, const int8_t* w, const int32_t* bias,
@@ -296,25 +296,19 @@ __attribute__((noinline)) void linear_dsp_blocks(int rows, int out_features, int
   }
 }
 
-// The widening buffer: a stack array in a frame of its own, of the smallest
-// of 2 KiB, 4 KiB and kWideWords words that holds the block (a layer's
-// largest in_features sets its stack: 32 bytes per input, 2 KiB up to 64
-// inputs), so layers that do not widen use no more stack than before.
-using WideRun = void (*)(void* ctx, uint32_t* wide);
-constexpr int wide_tier(int words) { return words < kWideWords ? words : kWideWords; }
-template <int kWords>
-__attribute__((noinline)) inline void run_with_wide_buffer(WideRun run, void* ctx) {
-  alignas(8) uint32_t wide[kWords];
-  run(ctx, wide);
-}
-inline void with_wide_buffer(int words, WideRun run, void* ctx) {
-  if (words <= wide_tier(512)) {
-    run_with_wide_buffer<wide_tier(512)>(run, ctx);
-  } else if (words <= wide_tier(1024)) {
-    run_with_wide_buffer<wide_tier(1024)>(run, ctx);
-  } else {
-    run_with_wide_buffer<kWideWords>(run, ctx);
-  }
+// The widening buffer on the stack, in a frame of its own so that layers
+// that do not widen (and linear_dsp_blocks' register allocation) are as
+// before: 32 words per group, only as large as the layer needs; the caller
+// keeps it within EA_CM_DSP_WIDE_BYTES, so the stack bound is the build's
+// constant, not the model's.
+template <class Epi, class Out>
+__attribute__((noinline)) void linear_dsp_widened(int rows, int out_features, int in_features, const int8_t* x,
+                                                  int x_stride, const int8_t* w, const int32_t* bias,
+                                                  const int32_t* mult, const int32_t* shift, int per_channel,
+                                                  const Epi& epi, Out* y, int y_stride, int wide_words) {
+  uint32_t* const wide = static_cast<uint32_t*>(__builtin_alloca(static_cast<size_t>(wide_words) * 4));
+  linear_dsp_blocks(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, epi, y,
+                    y_stride, wide);
 }
 
 template <class Epi, class Out>
@@ -322,33 +316,14 @@ __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features
                                                       int x_stride, const int8_t* w, const int32_t* bias,
                                                       const int32_t* mult, const int32_t* shift, int per_channel,
                                                       const Epi& epi, Out* y, int y_stride) {
-#if EA_CM_DSP_WIDE_BYTES >= 128  // one group
-  const int words = in_features / kPackK * 2 * kPackN;
-  if (rows >= kWideMinRows && words != 0 && words <= kWideWords) {
-    struct Call {
-      int rows, out_features, in_features;
-      const int8_t* x;
-      int x_stride;
-      const int8_t* w;
-      const int32_t *bias, *mult, *shift;
-      int per_channel;
-      const Epi& epi;
-      Out* y;
-      int y_stride;
-    } call{rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, epi, y, y_stride};
-    with_wide_buffer(
-        words,
-        [](void* ctx, uint32_t* wide) {
-          const Call& c = *static_cast<const Call*>(ctx);
-          linear_dsp_blocks(c.rows, c.out_features, c.in_features, c.x, c.x_stride, c.w, c.bias, c.mult, c.shift,
-                            c.per_channel, c.epi, c.y, c.y_stride, wide);
-        },
-        &call);
-    return;
+  const int wide_words = in_features / kPackK * 2 * kPackN;
+  if (rows >= kWideMinRows && wide_words != 0 && wide_words <= kWideWords) {
+    linear_dsp_widened(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, epi, y,
+                       y_stride, wide_words);
+  } else {
+    linear_dsp_blocks(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, epi, y,
+                      y_stride, nullptr);
   }
-#endif
-  linear_dsp_blocks(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, epi, y,
-                    y_stride, nullptr);
 }
 
 }  // namespace cm_linear_dsp
