@@ -232,35 +232,80 @@ constexpr int kWideWords = EA_CM_DSP_WIDE_BYTES / 4;
 constexpr int kWideMinRows = 7;
 extern "C" void ea_cm_linear_widen(uint32_t* wide, const int8_t* wq, int words);
 
+// A layer call's arguments, and one pass's place in it.
+struct LinearArgs {
+  int rows, out_features, in_features;
+  const int8_t* x;
+  int x_stride;
+  const int8_t* w;
+  const int32_t *bias, *mult, *shift;
+  int per_channel;
+  void* y;  // int8_t or int16_t, as the epilogue writes
+  int y_stride;
+};
+struct Pass {
+  int n0, nc;      // the block's first channel and its real channels
+  int first;       // the pass's first row (rows first .. first + 2 in the tile)
+  int r0, r1;      // the tile rows it stores
+  bool fast;       // the block's channels all in the epilogue's whole-pass form
+};
+
+// The epilogue behind two function pointers, so that the one driver below
+// serves qs8_linear, qs8_linear_res and qs8_linear_res16 (one copy of its
+// code instead of three): one indirect call per block and per pass.
+struct PassStore {
+  const void* epi;
+  bool (*block_fast)(const void* epi, const LinearArgs& a, int n0, int nc);
+  void (*store)(const void* epi, const LinearArgs& a, const int32_t* tile, const Pass& p);
+};
+template <class Epi, class Out>
+struct PassStoreOf {
+  static bool block_fast(const void* e, const LinearArgs& a, int n0, int nc) {
+    return static_cast<const Epi*>(e)->block_fast(a.shift, a.per_channel, n0, nc);
+  }
+  // A pass's outputs: the epilogue's whole-pass store when it can take
+  // them (a single row in all through the 3-row store with ys = 0: the
+  // three stores of an output go to the same element, row 0's last), else
+  // channel by channel.
+  static void store(const void* e, const LinearArgs& a, const int32_t* tile, const Pass& p) {
+    const Epi& epi = *static_cast<const Epi*>(e);
+    const ptrdiff_t ys = a.y_stride;
+    Out* yp = static_cast<Out*>(a.y) + p.first * ys + p.n0;
+    if (p.fast && p.r0 == 0 && (p.r1 == 3 || (a.rows == 1 && Epi::kOneRowPass))) {
+      epi.pass(tile, a.bias, a.mult, a.shift, p.n0, p.nc, p.first, yp, a.rows == 1 ? 0 : a.y_stride);
+      return;
+    }
+    for (int c = 0; c < p.nc; ++c) {
+      const int q = a.per_channel ? p.n0 + c : 0;
+      epi.channel(tile + 3 * c, p.r0, p.r1, a.bias[p.n0 + c], a.mult[q], a.shift[q], p.first, p.n0 + c, yp + c, ys);
+    }
+  }
+};
+
 // Blocks of 16 channels outer, passes of three rows inner (the block's
 // weights stream through the tile loop once per pass or, given wide, 32
-// words per group, are widened into it first). Epi: the outputs' epilogue
-// (StoreS8, StoreResidual, StoreRes16; Out: the output's element type).
-template <class Epi, class Out>
-__attribute__((noinline)) void linear_dsp_blocks(int rows, int out_features, int in_features, const int8_t* x,
-                                                 int x_stride, const int8_t* w, const int32_t* bias,
-                                                 const int32_t* mult, const int32_t* shift, int per_channel,
-                                                 const Epi& epi, Out* y, int y_stride, uint32_t* wide) {
-  const int groups = in_features / kPackK;
-  const int rem = in_features - groups * kPackK;
-  const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(in_features));
-  const ptrdiff_t xs = x_stride, ys = y_stride;
+// words per group, are widened into it first).
+__attribute__((noinline)) inline void linear_dsp_blocks(const LinearArgs& a, const PassStore& s, uint32_t* wide) {
+  const int rows = a.rows, groups = a.in_features / kPackK;
+  const int rem = a.in_features - groups * kPackK;
+  const ptrdiff_t block_bytes = static_cast<ptrdiff_t>(packed_block_bytes(a.in_features));
   int32_t tile[3 * kPackN];
-  for (int n0 = 0; n0 < out_features; n0 += kPackN) {
-    const int8_t* wb = w + (n0 / kPackN) * block_bytes;
-    const int nc = out_features - n0 < kPackN ? out_features - n0 : kPackN;
-    const bool fast = epi.block_fast(shift, per_channel, n0, nc);
+  for (int n0 = 0; n0 < a.out_features; n0 += kPackN) {
+    const int8_t* wb = a.w + (n0 / kPackN) * block_bytes;
+    Pass p{n0, a.out_features - n0 < kPackN ? a.out_features - n0 : kPackN, 0, 0, 3, false};
+    p.fast = s.block_fast(s.epi, a, n0, p.nc);
     if (wide != nullptr) ea_cm_linear_widen(wide, wb, groups * kPackN);
     for (int m = 0; m < rows;) {
       // This pass's rows: first, first + o1, first + o2; store [r0, r1).
       // Fewer than three rows in all: two as rows 0, 1, 1, one three times.
-      int first = m, r0 = 0, r1 = 3, o1 = x_stride, o2 = 2 * x_stride;
+      int o1 = a.x_stride, o2 = 2 * a.x_stride;
+      p.first = m, p.r0 = 0, p.r1 = 3;
       if (rows < 3) {
-        r1 = rows, o1 = rows == 2 ? x_stride : 0, o2 = o1;
+        p.r1 = rows, o1 = rows == 2 ? a.x_stride : 0, o2 = o1;
       } else if (rows - m < 3) {
-        first = rows - 3, r0 = 3 - (rows - m);
+        p.first = rows - 3, p.r0 = 3 - (rows - m);
       }
-      const int8_t* x0 = x + first * xs;
+      const int8_t* x0 = a.x + static_cast<ptrdiff_t>(p.first) * a.x_stride;
       if (groups != 0 && rows == 1) {
         ea_cm_linear_row_1x16(tile, x0, wb, groups);  // row 0 only (o1 = o2 = 0: rows 1, 2 as row 0 below)
       } else if (wide != nullptr) {
@@ -279,19 +324,8 @@ __attribute__((noinline)) void linear_dsp_blocks(int rows, int out_features, int
         ea_cm_linear_tile_3x16(tile, reinterpret_cast<const int8_t*>(part), 4, wb + groups * kPackN * kPackK, 1,
                                groups == 0, 8);
       }
-      Out* yp = y + first * ys + n0;
-      if (fast && r0 == 0 && (r1 == 3 || (rows == 1 && Epi::kOneRowPass))) {
-        // One row in all (qs8_linear): the three stores of an output go to
-        // the same byte (ys 0), row 0's last.
-        epi.pass(tile, bias, mult, shift, n0, nc, first, yp, rows == 1 ? 0 : y_stride);
-        m = first + r1;
-        continue;
-      }
-      for (int c = 0; c < nc; ++c) {
-        const int q = per_channel ? n0 + c : 0;
-        epi.channel(tile + 3 * c, r0, r1, bias[n0 + c], mult[q], shift[q], first, n0 + c, yp + c, ys);
-      }
-      m = first + r1;
+      s.store(s.epi, a, tile, p);
+      m = p.first + p.r1;
     }
   }
 }
@@ -301,28 +335,25 @@ __attribute__((noinline)) void linear_dsp_blocks(int rows, int out_features, int
 // before: 32 words per group, only as large as the layer needs; the caller
 // keeps it within EA_CM_DSP_WIDE_BYTES, so the stack bound is the build's
 // constant, not the model's.
-template <class Epi, class Out>
-__attribute__((noinline)) void linear_dsp_widened(int rows, int out_features, int in_features, const int8_t* x,
-                                                  int x_stride, const int8_t* w, const int32_t* bias,
-                                                  const int32_t* mult, const int32_t* shift, int per_channel,
-                                                  const Epi& epi, Out* y, int y_stride, int wide_words) {
+__attribute__((noinline)) inline void linear_dsp_widened(const LinearArgs& a, const PassStore& s, int wide_words) {
   uint32_t* const wide = static_cast<uint32_t*>(__builtin_alloca(static_cast<size_t>(wide_words) * 4));
-  linear_dsp_blocks(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, epi, y,
-                    y_stride, wide);
+  linear_dsp_blocks(a, s, wide);
 }
 
+// Epi: the outputs' epilogue (StoreS8, StoreResidual, StoreRes16; Out: the
+// output's element type).
 template <class Epi, class Out>
 __attribute__((always_inline)) inline void linear_dsp(int rows, int out_features, int in_features, const int8_t* x,
                                                       int x_stride, const int8_t* w, const int32_t* bias,
                                                       const int32_t* mult, const int32_t* shift, int per_channel,
                                                       const Epi& epi, Out* y, int y_stride) {
+  const LinearArgs a{rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, y, y_stride};
+  const PassStore s{&epi, &PassStoreOf<Epi, Out>::block_fast, &PassStoreOf<Epi, Out>::store};
   const int wide_words = in_features / kPackK * 2 * kPackN;
   if (rows >= kWideMinRows && wide_words != 0 && wide_words <= kWideWords) {
-    linear_dsp_widened(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, epi, y,
-                       y_stride, wide_words);
+    linear_dsp_widened(a, s, wide_words);
   } else {
-    linear_dsp_blocks(rows, out_features, in_features, x, x_stride, w, bias, mult, shift, per_channel, epi, y,
-                      y_stride, nullptr);
+    linear_dsp_blocks(a, s, nullptr);
   }
 }
 
