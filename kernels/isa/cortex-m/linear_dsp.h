@@ -292,7 +292,9 @@ __attribute__((noinline)) inline void linear_dsp_blocks(const LinearArgs& a, con
   int32_t tile[3 * kPackN];
   for (int n0 = 0; n0 < a.out_features; n0 += kPackN) {
     const int8_t* wb = a.w + (n0 / kPackN) * block_bytes;
-    Pass p{n0, a.out_features - n0 < kPackN ? a.out_features - n0 : kPackN, 0, 0, 3, false};
+    Pass p;  // set member by member: GCC -Os clears a brace-initialized one with memset
+    p.n0 = n0;
+    p.nc = a.out_features - n0 < kPackN ? a.out_features - n0 : kPackN;
     p.fast = s.block_fast(s.epi, a, n0, p.nc);
     if (wide != nullptr) ea_cm_linear_widen(wide, wb, groups * kPackN);
     for (int m = 0; m < rows;) {
