@@ -4,12 +4,16 @@
 // loop of linear_dsp_tile.cc adds each group of 4 inputs to it: the rows'
 // words sign-extended once per group (SXTB16, SXTB16 ROR 8), then per
 // channel its weight word extended once and six SMLAD between one LDM and
-// one STM of its three sums (11 instructions per 12 multiply-adds; main's
-// 2 x 2 register pass took 21 per 16). The sums are the reference's exact
-// int32 dot products in another order, so the results are bit-identical.
+// one STM of its three sums (10.5 instructions per 12 multiply-adds; the
+// earlier 2 x 2 register pass took 21 per 16). Layers of 7 rows or more
+// first widen each block's weights into a stack buffer once, and their
+// passes then skip the weight extension (9 per 12; see kWideMinRows). The
+// sums are the reference's exact int32 dot products in another order, so
+// the results are bit-identical.
 //
 // qs8_linear_res (contract 5b) and qs8_linear_res16 (contract 5c) are the
-// same pass with other epilogues (StoreResidual, StoreRes16 below).
+// same passes with other epilogues (StoreResidual, StoreRes16 below), all
+// three through one driver (linear_dsp_blocks).
 //
 // A partial last group of inputs is copied into zeroed words (the rows'
 // three words side by side), so no load reads a row past in_features and
@@ -21,7 +25,7 @@
 // ea_cm_linear_row_1x16's 1 x 4 register passes (23 instructions per 16
 // multiply-adds) into row 0 of the tile.
 //
-// Header-only, included by the two variants; the functions they share have
+// Header-only, included by the three variants; the functions they share have
 // external linkage (inline, named namespace), so the link keeps one copy.
 #ifndef EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_DSP_H_
 #define EDGEATTN_KERNELS_ISA_CORTEX_M_LINEAR_DSP_H_
@@ -219,9 +223,10 @@ struct StoreRes16 {
 // SXTB16 (inputs 0, 2) and SXTB16 ROR 8 (inputs 1, 3), 128 bytes per group
 // (ea_cm_linear_widen). They go to a stack buffer of at most
 // EA_CM_DSP_WIDE_BYTES (a firmware may lower it to save stack; below 128,
-// one group, turns widening off), so blocks of up to that many / 128 groups
-// (in_features <= 259 at the default 8 KiB) take ea_cm_linear_tile_3x16_wide's 9 instructions per 12 multiply-adds
-// instead of 10.5; longer rows keep the int8 loop. Widening a group costs
+// one group, turns widening off), so blocks of up to that many / 128
+// groups (in_features <= 259 at the default 8 KiB) take
+// ea_cm_linear_tile_3x16_wide's 9 instructions per 12 multiply-adds instead
+// of 10.5; longer rows keep the int8 loop. Widening a group costs
 // about two passes' saving, so only layers of three passes (kWideMinRows)
 // or more widen (linear_cost at 6 and 7 rows: 85,200 vs 84,680 and 126,640
 // vs 130,920 instructions, widened vs not).

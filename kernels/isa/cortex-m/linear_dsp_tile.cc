@@ -1,4 +1,4 @@
-// The inner loop of qs8_linear__dsp and qs8_linear_res__dsp
+// The inner loops of qs8_linear__dsp, qs8_linear_res__dsp and qs8_linear_res16__dsp
 // (isa/cortex-m/linear_dsp.h): three activation rows against one 16-channel
 // block of packed K4N16 weights, the 3 x 16 int32 sums in a tile the
 // caller owns (192 B on its stack), written in assembly because it needs
@@ -13,7 +13,8 @@
 // 16 channels written out (no loop test); 15 more per group. The sums
 // are the reference's exact int32 dot products in another order (SMLAD
 // wraps like the reference's int32 arithmetic, |acc| < 2^31: ref/linear.cc),
-// so the results are bit-identical. No heap, no buffer but the caller's tile.
+// so the results are bit-identical. No heap, no buffer but the caller's tile
+// (and, for the widened loop, the caller's buffer of widened weights).
 #include "isa/cortex-m/cortexm.h"
 
 #if EA_CM_DSP_ONLY
