@@ -49,9 +49,9 @@ alignas(16) int8_t g_v[24 * 24 + 4];  // P.V values: up to 24 keys, row stride u
 alignas(16) uint16_t g_p[25];
 // Larger projections: several 16-channel blocks, long rows (in_features up
 // to 600) and up to 13 rows (the DSP kernel's row triples and its
-// overlapping last pass, its widened weights from 7 rows on, in all three
-// buffer sizes, and the int8 loop past 259 inputs; Helium's six-row passes
-// and the pairs after them).
+// overlapping last pass, its widened weights from 7 rows on with buffers
+// of 128 B to 8 KiB, and the int8 loop past 259 inputs; Helium's six-row
+// passes and the pairs after them).
 constexpr int kBigRows = 13, kBigOut = 40, kBigIn = 600;
 alignas(16) int8_t g_big_x[kBigRows * (kBigIn + 8) + 16];
 alignas(16) int8_t g_big_w[packed_weight_bytes(kBigOut, kBigIn)];
