@@ -36,7 +36,10 @@ const char* ea_status_string(ea_status status);
  * EA_UNSUPPORTED if this build or CPU lacks it. On a Linux CPU with AMX-INT8,
  * choosing "amx" (also as the best path) asks the OS for the tile state, which
  * enlarges signal frames (alternate signal stacks: sysconf(_SC_MINSIGSTKSZ));
- * forcing another path before the first model loads never asks. */
+ * forcing another path before the first model loads never asks. On
+ * "cmsis-dsp" (Cortex-M4/M7/M33), projections of 7 rows or more take 32 bytes
+ * of stack per input while they run, at most EA_CM_DSP_WIDE_BYTES (a build
+ * option of the kernels, default 8192; docs/footprint.md, RAM). */
 ea_status ea_set_kernel_path(const char* name);
 const char* ea_kernel_path(void);
 
