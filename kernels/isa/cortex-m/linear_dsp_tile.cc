@@ -19,6 +19,28 @@
 
 #if EA_CM_DSP_ONLY
 
+// Shared by both 3 x 16 tile loops. EA_TILE_ZERO_UNLESS_R5_ZERO: when r5
+// (the `zero` argument) is not 0, clear the tile at r11 (48 words), then
+// fall through to label 1. EA_TILE_EXTEND_ROWS: the three rows' words in
+// r6, r8, r10 sign-extended into even halves (r5, r7, r9: inputs 0, 2) and
+// odd halves (r6, r8, r10: inputs 1, 3).
+#define EA_TILE_ZERO_UNLESS_R5_ZERO     \
+  "cbz r5, 1f\n\t"                      \
+  "movs r0, #0\n\t"                     \
+  "movs r1, #0\n\t"                     \
+  "movs r2, #0\n\t"                     \
+  "mov r3, r11\n\t"                     \
+  ".rept 16\n\t"                        \
+  "stmia r3!, {r0, r1, r2}\n\t"         \
+  ".endr\n"
+#define EA_TILE_EXTEND_ROWS             \
+  "sxtb16 r5, r6\n\t"                   \
+  "sxtb16 r6, r6, ror #8\n\t"           \
+  "sxtb16 r7, r8\n\t"                   \
+  "sxtb16 r8, r8, ror #8\n\t"           \
+  "sxtb16 r9, r10\n\t"                  \
+  "sxtb16 r10, r10, ror #8\n\t"
+
 // ea_cm_linear_tile_3x16(tile, x, xs, wq, groups, zero, xs2):
 //   r0 tile: int32[16][3], channel c's sums of rows 0, 1, 2 at tile[3c ...];
 //            zeroed first when zero != 0, then += the groups' products
@@ -67,26 +89,14 @@ __asm__(
     "str r1, [sp, #8]\n\t"             // the activation pointer
     "add r4, r1, r4, lsl #2\n\t"
     "str r4, [sp, #12]\n\t"            // its end
-    "cbz r5, 1f\n\t"
-    "movs r0, #0\n\t"
-    "movs r1, #0\n\t"
-    "movs r2, #0\n\t"
-    "mov r3, r11\n\t"
-    ".rept 16\n\t"
-    "stmia r3!, {r0, r1, r2}\n\t"
-    ".endr\n"
+    EA_TILE_ZERO_UNLESS_R5_ZERO
     "1:\n\t"                           // a group: the rows' words
     "ldm sp, {r3, r4, lr}\n\t"          // xs, xs2, the activation pointer
     "ldr r8, [lr, r3]\n\t"
     "ldr r10, [lr, r4]\n\t"
     "ldr r6, [lr], #4\n\t"
     "str lr, [sp, #8]\n\t"
-    "sxtb16 r5, r6\n\t"
-    "sxtb16 r6, r6, ror #8\n\t"
-    "sxtb16 r7, r8\n\t"
-    "sxtb16 r8, r8, ror #8\n\t"
-    "sxtb16 r9, r10\n\t"
-    "sxtb16 r10, r10, ror #8\n\t"
+    EA_TILE_EXTEND_ROWS
     ".rept 8\n\t"                      // the block's 16 channels
     "ldrd r3, lr, [r12], #8\n\t"
     EA_TILE_CHANNEL("r3") EA_TILE_CHANNEL("lr")
@@ -141,25 +151,13 @@ __asm__(
     "ldr r5, [sp, #56]\n\t"            // zero
     "add r4, r1, r4, lsl #2\n\t"
     "str r4, [sp, #8]\n\t"             // the activations' end
-    "cbz r5, 1f\n\t"
-    "movs r0, #0\n\t"
-    "movs r1, #0\n\t"
-    "movs r2, #0\n\t"
-    "mov r3, r11\n\t"
-    ".rept 16\n\t"
-    "stmia r3!, {r0, r1, r2}\n\t"
-    ".endr\n"
+    EA_TILE_ZERO_UNLESS_R5_ZERO
     "1:\n\t"                           // a group: the rows' words
     "ldrd r3, r4, [sp]\n\t"            // xs, xs2
     "ldr r8, [lr, r3]\n\t"
     "ldr r10, [lr, r4]\n\t"
     "ldr r6, [lr], #4\n\t"
-    "sxtb16 r5, r6\n\t"
-    "sxtb16 r6, r6, ror #8\n\t"
-    "sxtb16 r7, r8\n\t"
-    "sxtb16 r8, r8, ror #8\n\t"
-    "sxtb16 r9, r10\n\t"
-    "sxtb16 r10, r10, ror #8\n\t"
+    EA_TILE_EXTEND_ROWS
     ".rept 16\n\t"                     // the block's 16 channels
     EA_TILE_CHANNEL_WIDE
     ".endr\n\t"
@@ -172,6 +170,8 @@ __asm__(
     ".size ea_cm_linear_tile_3x16_wide, .-ea_cm_linear_tile_3x16_wide\n\t"
     ".text");
 #undef EA_TILE_CHANNEL_WIDE
+#undef EA_TILE_ZERO_UNLESS_R5_ZERO
+#undef EA_TILE_EXTEND_ROWS
 
 // ea_cm_linear_widen(wide, wq, words): linear_dsp.h's widen_block, four
 // weight words per step (13 instructions): r0 wide (two words out per word
