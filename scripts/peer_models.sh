@@ -49,29 +49,19 @@ for m in "$dir"/edgeattn/*/; do
   # --residual: the converter's option (the blocks' residual stream), and its own model file.
   model=$out/${cfg}_int8${residual:+_res$residual}.eatn
   tag=$cfg${residual:+.res$residual}
-  # The spec from model.json: embedding linear -> class token + positions ->
-  # `depth` blocks (timm names, one repeat entry) -> the class row -> final
-  # LayerNorm (on that row alone, as the peers' ORT model does) -> head.
+  # The spec from model.json: the whole-model preset vit (timm's names; the
+  # converter reads the blocks' count and widths from the weights and writes
+  # embedding linear -> class token + positions -> blocks -> the class row ->
+  # final LayerNorm on that row alone, as the peers' ORT model does -> head).
   /usr/bin/python3 - "$m/model.json" "$spec" <<'EOF'
 import json, sys
 m = json.load(open(sys.argv[1]))
-d, t, n = m["dim"], m["patches"], m["tokens"]
-block = {"repeat": m["depth"], "name": "block{i}", "kind": "encoder_block", "preset": "vit",
-         "prefix": "blocks.{i}.", "embed_dim": d, "num_heads": m["heads"], "ffn_dim": m["mlp_dim"],
-         "norm_first": m["norm"] == "pre", "eps": m["norm_eps"],
-         "activation": {"gelu_erf": "gelu", "gelu_tanh": "gelu_tanh"}[m["activation"]],
-         "max_q_len": n, "input": "tok"}
-pool = {"first": "first", "cls_token": "first", "mean": "mean"}[m["pooling"]]
-layers = [{"name": "embed", "kind": "linear", "prefix": "patch_embed.proj.", "max_q_len": t},
-          {"name": "tok", "kind": "positions", "max_q_len": t, "input": "embed"},
-          block,
-          {"name": "pool", "kind": "row_pool", "mode": pool, "dim": d, "max_kv_len": n,
-           "input": "block%d" % (m["depth"] - 1)}]
-if m.get("final_norm", True):
-    layers.append({"name": "norm", "kind": "layernorm", "prefix": "norm.", "dim": d, "eps": m["norm_eps"],
-                   "max_q_len": 1, "input": "pool"})
-layers.append({"name": "head", "kind": "linear", "prefix": "head.", "max_q_len": 1, "input": layers[-1]["name"]})
-text = json.dumps({"model": m["name"], "layers": layers}, indent=1) + "\n"
+if m["norm"] != "pre":
+    sys.exit("peer_models.sh: %s has %s-norm blocks; preset vit is timm's pre-norm ViT" % (m["name"], m["norm"]))
+spec = {"model": m["name"], "preset": "vit", "num_heads": m["heads"], "depth": m["depth"], "eps": m["norm_eps"],
+        "activation": {"gelu_erf": "gelu", "gelu_tanh": "gelu_tanh"}[m["activation"]],
+        "pool": {"first": "token", "cls_token": "token", "mean": "avg"}[m["pooling"]]}
+text = json.dumps(spec, indent=1) + "\n"
 try:
     same = open(sys.argv[2]).read() == text
 except OSError:

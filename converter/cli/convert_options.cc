@@ -100,6 +100,7 @@ ConvertReport report_header(const ConvertOptions& o, const ModelSpec& spec, cons
                             std::vector<std::string> warnings) {
   ConvertReport r;
   r.model = spec.model.empty() ? base_name(o.spec) : spec.model;
+  r.preset = spec.preset;
   r.output = o.output;
   r.source = o.weights;
   r.dtype = o.dtype;

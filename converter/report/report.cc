@@ -150,6 +150,7 @@ nlohmann::json layer_json(const LayerResult& l) {
 void print_report(const ConvertReport& r, std::ostream& os) {
   os << "edgeattn-convert: " << r.model << " -> " << r.output << " (" << r.dtype << ", from "
      << r.source << ")\n";
+  if (!r.preset.empty()) os << "preset " << r.preset << "\n";
   os << "tensors:\n";
   for (const TensorEntry& t : r.tensors) {
     os << "  " << std::left << std::setw(12) << t.layer << " " << std::setw(44) << t.name << " "
@@ -224,6 +225,7 @@ void print_report(const ConvertReport& r, std::ostream& os) {
 nlohmann::json report_json(const ConvertReport& r) {
   nlohmann::json j;
   j["model"] = r.model;
+  if (!r.preset.empty()) j["preset"] = r.preset;
   j["output"] = r.output;
   j["source"] = r.source;
   j["dtype"] = r.dtype;

@@ -64,6 +64,7 @@ struct LayerResult {
 
 struct ConvertReport {
   std::string model, output, source, dtype, reference;  // reference: what metrics compare to
+  std::string preset;  // a whole-model preset's account of the layers it made (spec.h), or ""
   uint64_t file_bytes = 0, weight_bytes = 0, data_bytes = 0, arena_bytes = 0;
   std::vector<TensorEntry> tensors;
   // The weights file's tensors: how many, and the ones no layer uses (those

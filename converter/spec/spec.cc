@@ -13,6 +13,7 @@
 #include "converter/io/file.h"
 #include "converter/io/formats.h"
 #include "converter/kinds/kind.h"
+#include "converter/spec/model_presets.h"
 #include "converter/spec/spec_fields.h"
 
 namespace edgeattn {
@@ -33,7 +34,7 @@ MaskKind parse_mask(const SpecFields& f) {
 
 using FieldList = std::vector<std::string>;
 
-const FieldList kTopLevelFields = {"model", "layers", "decoder_start"};
+const FieldList kTopLevelFields = {"model", "layers", "decoder_start", "preset"};
 // "repeat" is taken out of an entry when it is expanded (expand_repeats);
 // it is listed so that a misspelling of it is suggested.
 const FieldList kCommonFields = {"name", "kind", "mask", "max_q_len", "max_kv_len", "prefix", "tensors", "input",
@@ -593,12 +594,23 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
   } catch (const json::exception& e) {
     fail(spec_path, ": malformed JSON: ", e.what());
   }
+  std::string preset;  // a whole-model preset's account of what it made (model_presets.h)
+  if (j.is_object() && j.contains("preset")) {
+    if (j.contains("layers")) fail(spec_path, ": a spec has \"preset\" or \"layers\", not both");
+    if (!j.at("preset").is_string()) fail(spec_path, ": field 'preset' must be a string");
+    const std::string name = j.at("preset").get<std::string>();
+    const FieldList known = model_preset_fields(name);
+    if (known.empty()) fail(spec_path, ": unknown preset '", name, "' (expected ", model_preset_names(), ")");
+    check_fields(j, known, spec_path, "\"" + name + "\" presets", "");
+    j = expand_model_preset(j, weights, spec_path, weights_path, &preset);
+  }
   if (j.is_object()) check_fields(j, kTopLevelFields, spec_path, "the top level", "");
   if (!j.is_object() || !j.contains("layers") || !j.at("layers").is_array()) {
     fail(spec_path, ": expected an object with a \"layers\" array");
   }
   if (j.at("layers").empty()) fail(spec_path, ": \"layers\" is empty");
   ModelSpec spec;
+  spec.preset = preset;
   if (j.contains("model") && !j.at("model").is_null()) {
     if (!j.at("model").is_string()) fail(spec_path, ": field 'model' must be a string");
     spec.model = j.at("model").get<std::string>();

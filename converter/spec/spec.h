@@ -40,6 +40,7 @@ struct UnusedTensor {
 
 struct ModelSpec {
   std::string model;              // "model" field (or the spec file's name)
+  std::string preset;             // a whole-model preset's one-line account ("vit: ..."), "" without one
   std::vector<FloatLayer> layers;
   bool tile_scratch = true;       // plan the tiled int8 attention's scratch (convert --no-tile-scratch)
   // "decoder_start": the first layer of the part run once per generated

@@ -17,9 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "converter/base/error.h"
 #include "converter/cli/commands.h"
+#include "converter/io/formats.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
+#include "converter/spec/spec.h"
 #include "edgeattn/edgeattn.hpp"
 #include "fixtures.h"
 #include <nlohmann/json.hpp>
@@ -32,13 +35,21 @@ using namespace edgeattn::convert;
 const std::string kDir = std::string(EA_MODELS_DIR) + "/digits_vit";
 constexpr int kPatches = 16, kPatchDim = 4, kClasses = 10;
 
-std::string convert(const std::string& dtype) {
+// The bundled spec (the chain written out), or with `preset_spec` that text
+// as the spec (a whole-model preset).
+std::string convert(const std::string& dtype, const std::string& preset_spec = "") {
   ConvertOptions o;
   o.weights = kDir + "/weights.safetensors";
   o.spec = kDir + "/spec.json";
+  const std::string tag = "digits_vit_" + dtype + (preset_spec.empty() ? "" : "_preset");
+  const std::string dir = fixtures::temp_dir(tag);
+  if (!preset_spec.empty()) {
+    o.spec = dir + "/spec.json";
+    fixtures::write_text(o.spec, preset_spec);
+  }
   o.calib = kDir + "/calib.npz";
   o.dtype = dtype;
-  o.output = fixtures::temp_dir("digits_vit_" + dtype) + "/digits_vit_" + dtype + ".eatn";
+  o.output = dir + "/" + tag + ".eatn";
   std::ostringstream report;
   run_convert(o, report);
   return o.output;
@@ -172,6 +183,96 @@ TEST(DigitsVit, Int8MeetsTheAccuracyTargets) {
     r2 += want * want;
   }
   EXPECT_NEAR(std::sqrt(e2 / r2), f.rel_l2, 1e-6);
+}
+
+// ---- the same model from the whole-model preset vit (model_presets.h) ----------
+
+const std::string kPreset = R"({"model": "digits_vit", "preset": "vit", "num_heads": 4})";
+
+std::string preset_error(const std::string& spec, const ArrayMap& w) {
+  try {
+    load_spec("spec.json", spec, w, "w.safetensors", {});
+  } catch (const ConvertError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
+
+// One line of spec gives the chain the bundled spec writes out: the patch
+// projection, class token and positions, the three blocks, the class row,
+// the final norm (on that row alone) and the head, each reading the one before.
+TEST(DigitsVit, PresetVitExpandsToTheChain) {
+  const ArrayMap w = load_weights(kDir + "/weights.safetensors");
+  const ModelSpec m = load_spec("spec.json", kPreset, w, "w.safetensors", {});
+  const std::vector<std::string> names = {"embed", "tok", "block0", "block1", "block2", "pool", "norm", "head"};
+  const std::vector<std::string> kinds = {"linear", "positions", "encoder_block", "encoder_block",
+                                          "encoder_block", "row_pool", "layernorm", "linear"};
+  ASSERT_EQ(m.layers.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(m.layers[i].name, names[i]);
+    EXPECT_EQ(std::string(m.layers[i].kind->name), kinds[i]) << names[i];
+    EXPECT_EQ(m.layers[i].input_layer, static_cast<int>(i) - 1) << names[i];
+  }
+  EXPECT_EQ(m.layers[0].max_q_len, kPatches);
+  EXPECT_EQ(m.layers[2].max_q_len, kPatches + 1);  // the class row
+  EXPECT_EQ(m.layers[7].output_dim, kClasses);
+  EXPECT_TRUE(m.unused.empty());
+  EXPECT_EQ(m.preset,
+            "vit: 16 rows of 4 -> patch_embed.proj (32) -> 1 class token + pos_embed -> 3 blocks blocks.{i}. "
+            "(4 heads) -> the class row, norm -> head (10)");
+  // Float features in and float logits out on the device.
+  const ModelSpec io = load_spec(
+      "spec.json", R"({"preset": "vit", "num_heads": 4, "quantize_input": true, "dequantize_output": true})", w,
+      "w.safetensors", {});
+  ASSERT_EQ(io.layers.size(), names.size() + 2);
+  EXPECT_EQ(io.layers.front().name, "in");
+  EXPECT_EQ(std::string(io.layers.front().kind->name), "quantize");
+  EXPECT_EQ(io.layers[1].input_layer, 0);
+  EXPECT_EQ(io.layers.back().name, "logits");
+  EXPECT_EQ(std::string(io.layers.back().kind->name), "dequantize");
+}
+
+TEST(DigitsVit, PresetVitMeetsTheTargets) {
+  const Reference ref;
+  const Figures f32 = run_heldout(convert("f32", kPreset), ref);
+  EXPECT_LE(f32.rel_l2, 1e-5);
+  EXPECT_EQ(f32.agree, ref.n());
+  const Figures s8 = run_heldout(convert("int8", kPreset), ref);
+  std::printf("  digits_vit from preset vit: f32 logits relative L2 %.2e; int8 %.4f, top-1 as PyTorch %d / %d, "
+              "accuracy %d (PyTorch %d)\n", f32.rel_l2, s8.rel_l2, s8.agree, ref.n(), s8.correct, torch_correct(ref));
+  EXPECT_GE(s8.agree, 0.99 * ref.n());
+  EXPECT_LE(std::abs(s8.correct - torch_correct(ref)), 0.005 * ref.n());
+}
+
+TEST(DigitsVit, PresetErrorsNameWhatIsWrong) {
+  const ArrayMap w = load_weights(kDir + "/weights.safetensors");
+  EXPECT_HAS(preset_error(R"({"preset": "deit", "num_heads": 4})", w),
+             "spec.json: unknown preset 'deit' (expected vit, torch_encoder)");
+  EXPECT_HAS(preset_error(R"({"preset": "vit", "num_heads": 4, "layers": []})", w),
+             "spec.json: a spec has \"preset\" or \"layers\", not both");
+  EXPECT_HAS(preset_error(R"({"preset": "vit"})", w), "spec.json: preset: missing field 'num_heads'");
+  EXPECT_HAS(preset_error(R"({"preset": "vit", "num_head": 4})", w),
+             "spec.json: unknown field 'num_head', did you mean 'num_heads'?");
+  EXPECT_HAS(preset_error(R"({"preset": "vit", "num_heads": 4, "depth": 12})", w),
+             "spec.json: preset: field 'depth' is 12, but w.safetensors has blocks 0..2 under 'blocks.{i}.'");
+  EXPECT_HAS(preset_error(R"({"preset": "vit", "num_heads": 4, "prefix": "model."})", w),
+             "w.safetensors has no tensor 'model.patch_embed.proj.weight' (the patch or frame projection)");
+  EXPECT_HAS(preset_error(R"({"preset": "vit", "num_heads": 4, "pool": "avg"})", w),
+             "\"pool\": \"avg\" with a class token: timm's mean leaves the class row out");
+  EXPECT_HAS(preset_error(R"({"preset": "vit", "num_heads": 4, "max_q_len": 17})", w),
+             "field 'max_q_len' is 17, but 'pos_embed' has positions for 16 patch rows after the 1 class token(s)");
+  EXPECT_HAS(preset_error(R"({"preset": "vit", "num_heads": 3})", w),
+             "layer 'block0' (block 0 of \"repeat\" 'block{i}'): embed_dim 32 is not divisible by num_heads 3");
+  ArrayMap distilled = w;
+  distilled["dist_token"] = w.at("cls_token");
+  EXPECT_HAS(preset_error(kPreset, distilled),
+             "w.safetensors has 'dist_token' (a distilled DeiT's second token and head), which preset vit does not "
+             "convert");
+  ArrayMap no_table = w;
+  no_table.erase("pos_embed");
+  EXPECT_HAS(preset_error(kPreset, no_table), "preset vit needs a learned positional table 'pos_embed' [1, rows, 32]");
 }
 
 }  // namespace digits_vit_test

@@ -158,6 +158,7 @@ struct Stack {
   Mat ng, nb, hw, hb;
   Entries weights;
   Mat inputs;  // [kSamples][kRows][kE]
+  std::string preset_spec;  // when set, converted instead of spec(): a whole-model preset
 
   // sigma: the spread of the input rows (small rows make the LayerNorm's eps count).
   Stack(const Variant& variant, int n, bool norm, bool with_head, unsigned seed, double sigma = 1.0)
@@ -318,7 +319,7 @@ struct Stack {
 
 std::string convert(const Stack& s, const std::string& dir, const std::string& dtype) {
   save_safetensors(dir + "/weights.safetensors", s.weights);
-  fixtures::write_text(dir + "/spec.json", s.spec());
+  fixtures::write_text(dir + "/spec.json", s.preset_spec.empty() ? s.spec() : s.preset_spec);
   save_npz(dir + "/calib.npz", s.calib());
   ConvertOptions o;
   o.weights = dir + "/weights.safetensors";
@@ -478,6 +479,29 @@ TEST(Repeat, TorchEncoderStackWithoutBiases) {
   v.bias_free = true;
   v.eps = 1e-5;
   const Figures f = check_stack(Stack(v, 3, false, false, 49), "repeat_torch_no_bias");
+  EXPECT_LE(f.f32, 1e-5);
+  EXPECT_LE(f.int8, 0.06);
+}
+
+// The same stack from the whole-model preset torch_encoder (model_presets.h):
+// the blocks' count, width and the final norm read from the weights, the
+// options the state dict does not hold from the spec's top level.
+TEST(Repeat, TorchEncoderPresetConvertsTheStack) {
+  Variant v;
+  v.naming = "torch";
+  v.norm_first = false;
+  v.tanh_gelu = true;
+  v.eps = 1e-5;
+  Stack s(v, 3, true, false, 50);
+  s.preset_spec = json{{"model", "stack"}, {"preset", "torch_encoder"}, {"num_heads", kH}, {"max_q_len", kRows},
+                       {"activation", "gelu_tanh"}}
+                      .dump();
+  const ModelSpec m = load_spec("spec.json", s.preset_spec, to_map(s.weights), "w.safetensors", {});
+  ASSERT_EQ(m.layers.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(m.layers[i].input_layer, static_cast<int>(i) - 1);
+  EXPECT_EQ(m.layers[3].name, "norm");
+  EXPECT_EQ(m.preset, "torch_encoder: 3 blocks layers.{i}. (16, 2 heads, post-norm) -> norm");
+  const Figures f = check_stack(s, "preset_torch_encoder");
   EXPECT_LE(f.f32, 1e-5);
   EXPECT_LE(f.int8, 0.06);
 }
