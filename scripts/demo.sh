@@ -435,6 +435,24 @@ whole_model() {
   section "Whole-model classifier (models/digits_vit: a ViT on scikit-learn's 8x8 digits, held-out accuracy)"
   whole_model_py "$OUT"
   echo "  CPU: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) cores online); us/image: median of eval --repeat $REPEAT"
+  # The same model from its one-line whole-model preset (docs/workflow.md,
+  # "Whole-model presets"): the converter reads the structure from the weights.
+  local dir=models/digits_vit
+  [[ -f $dir/preset.json ]] || return 0
+  logged "$LOGS/convert_digits_vit_preset.log" \
+    "$CONVERT" convert --weights "$dir/weights.safetensors" --spec "$dir/preset.json" --calib "$dir/calib.npz" \
+      --dtype int8 -o "$OUT/digits_vit_preset_int8.eatn"
+  logged "$LOGS/eval_digits_vit_preset.log" \
+    "$CONVERT" eval "$OUT/digits_vit_preset_int8.eatn" --reference "$dir/reference.npz" --repeat 1 \
+      --json "$OUT/digits_vit_preset_int8.eval.json"
+  python3 - "$dir/preset.json" "$OUT/digits_vit_preset_int8.eval.json" <<'PY'
+import json, sys
+spec = open(sys.argv[1]).read().strip()
+m = {l["name"]: l for l in json.load(open(sys.argv[2]))["layers"]}["model"]
+print(f"  from the one-line spec {spec} (preset vit):")
+print(f"    int8 top-1 = PyTorch's on {m['top1_agreeing_rows']} of {m['top1_rows']}, accuracy {m['correct']}"
+      f" of {m['labelled_rows']}, logits relL2 {m['relative_l2']:.2e}")
+PY
 }
 
 train_report_py() {
