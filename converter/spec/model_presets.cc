@@ -95,6 +95,9 @@ json vit(const SpecFields& f, const ArrayMap& w, const std::string& weights_path
   if (table_rows <= num_cls) {
     fail(f.where, ": '", P, "pos_embed' has ", table_rows, " rows, no more than the ", num_cls, " class token(s)");
   }
+  if (table_rows - num_cls > 65535) {
+    fail(f.where, ": '", P, "pos_embed' has ", table_rows, " rows, above the 65535 a layer takes");
+  }
   int patches = static_cast<int>(table_rows - num_cls);
   if (f.has("max_q_len")) {
     const int q = f.integer("max_q_len");

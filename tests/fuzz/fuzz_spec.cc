@@ -35,7 +35,7 @@ cv::Array Tensor(std::vector<size_t> shape) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_weights = new cv::ArrayMap();
-  for (const char* m : {"transformer", "bahdanau", "pooling"}) {
+  for (const char* m : {"transformer", "bahdanau", "pooling", "digits_vit"}) {  // digits_vit: the vit preset's seed
     try {
       for (auto& [k, v] : cv::load_safetensors(std::string(EA_MODELS_DIR) + "/" + m +
                                               "/weights.safetensors")) {
@@ -51,6 +51,24 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_weights->emplace("fz.out_proj.weight", Tensor({8, 8}));
   g_weights->emplace("fz.out_proj.bias", Tensor({8}));
   g_weights->emplace("fz.bad", Tensor({0}));
+  // An nn.TransformerEncoder of two layers under fz.layers.{i}. and its final
+  // norm, for the torch_encoder preset's seed (preset_torch_encoder.json).
+  for (const char* b : {"fz.layers.0.", "fz.layers.1."}) {
+    g_weights->emplace(std::string(b) + "self_attn.in_proj_weight", Tensor({24, 8}));
+    g_weights->emplace(std::string(b) + "self_attn.in_proj_bias", Tensor({24}));
+    g_weights->emplace(std::string(b) + "self_attn.out_proj.weight", Tensor({8, 8}));
+    g_weights->emplace(std::string(b) + "self_attn.out_proj.bias", Tensor({8}));
+    g_weights->emplace(std::string(b) + "linear1.weight", Tensor({16, 8}));
+    g_weights->emplace(std::string(b) + "linear1.bias", Tensor({16}));
+    g_weights->emplace(std::string(b) + "linear2.weight", Tensor({8, 16}));
+    g_weights->emplace(std::string(b) + "linear2.bias", Tensor({8}));
+    for (const char* n : {"norm1.", "norm2."}) {
+      g_weights->emplace(std::string(b) + n + "weight", Tensor({8}));
+      g_weights->emplace(std::string(b) + n + "bias", Tensor({8}));
+    }
+  }
+  g_weights->emplace("fz.norm.weight", Tensor({8}));
+  g_weights->emplace("fz.norm.bias", Tensor({8}));
   // Two blocks under fz.blocks.{i}. for the "repeat" seed (repeat_mha.json).
   for (const char* b : {"fz.blocks.0.", "fz.blocks.1."}) {
     g_weights->emplace(std::string(b) + "in_proj_weight", Tensor({24, 8}));
