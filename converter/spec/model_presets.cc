@@ -1,5 +1,6 @@
 #include "converter/spec/model_presets.h"
 
+#include <cmath>
 #include <string>
 
 #include "converter/base/error.h"
@@ -94,6 +95,20 @@ json vit(const SpecFields& f, const ArrayMap& w, const std::string& weights_path
   const size_t table_rows = pos->shape[pos->shape.size() - 2];
   if (table_rows <= num_cls) {
     fail(f.where, ": '", P, "pos_embed' has ", table_rows, " rows, no more than the ", num_cls, " class token(s)");
+  }
+  // timm's no_embed_class (DeiT III) adds the table to the patch rows only
+  // and the class token after it: its table has one row per patch, a square
+  // grid for images, where the usual table has the class rows too. The
+  // positions layer adds a table from the class rows on, so such a model is
+  // refused rather than converted wrongly.
+  auto square = [](size_t n) {
+    size_t r = static_cast<size_t>(std::sqrt(static_cast<double>(n)) + 0.5);
+    return r * r == n;
+  };
+  if (num_cls > 0 && square(table_rows) && !square(table_rows - num_cls)) {
+    fail(f.where, ": '", P, "pos_embed' has ", table_rows, " rows, a square grid of patches without the ", num_cls,
+         " class token(s): timm's no_embed_class (DeiT III), whose class token takes no position, which preset vit "
+         "does not convert; write the model's \"layers\" (docs/workflow.md)");
   }
   if (table_rows - num_cls > 65535) {
     fail(f.where, ": '", P, "pos_embed' has ", table_rows, " rows, above the 65535 a layer takes");

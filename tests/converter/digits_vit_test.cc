@@ -270,6 +270,14 @@ TEST(DigitsVit, PresetErrorsNameWhatIsWrong) {
   EXPECT_HAS(preset_error(kPreset, distilled),
              "w.safetensors has 'dist_token' (a distilled DeiT's second token and head), which preset vit does not "
              "convert");
+  // DeiT III (timm's no_embed_class): a table of 16 rows, one per patch of a 4 x 4 grid.
+  ArrayMap no_embed_class = w;
+  Array& table = no_embed_class.at("pos_embed");
+  table.shape = {1, 16, 32};
+  table.data.resize(16 * 32);
+  EXPECT_HAS(preset_error(kPreset, no_embed_class),
+             "'pos_embed' has 16 rows, a square grid of patches without the 1 class token(s): timm's no_embed_class "
+             "(DeiT III)");
   ArrayMap no_table = w;
   no_table.erase("pos_embed");
   EXPECT_HAS(preset_error(kPreset, no_table), "preset vit needs a learned positional table 'pos_embed' [1, rows, 32]");
