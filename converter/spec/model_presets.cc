@@ -54,19 +54,52 @@ void pass_block_fields(const SpecFields& f, const std::vector<const char*>& keys
   }
 }
 
-// timm's VisionTransformer (ViT, DeiT; a keyword-spotting transformer with
-// timm's names, whose patch_embed.proj is a Linear over feature frames):
-// patch_embed.proj -> cls_token + pos_embed -> blocks.{i}. -> the class row
-// (or the mean of the rows without a class token) -> norm -> head.
-json vit(const SpecFields& f, const ArrayMap& w, const std::string& weights_path, std::string* summary) {
-  const std::string P = f.string("prefix", "");
+// Where a ViT-shaped state dict keeps its parts (full names, or module
+// prefixes ending in '.').
+struct VitNames {
+  const char* preset;                 // for messages
+  std::string proj, cls, pos, stack;  // patch projection module, class token, positions table, "<stack>{i}."
+  std::vector<std::pair<std::string, const char*>> refused;  // tensor -> what it is
+  std::string norm, fc_norm, head;    // modules ("" : the family has none)
+  double eps;                         // the family's LayerNorm eps
+  json (*block)(const std::string& stack, const ArrayMap& w);  // the blocks' "repeat" entry, prefix / tensors
+};
+
+json timm_block(const std::string& stack, const ArrayMap&) {
+  return {{"preset", "vit"}, {"prefix", stack + "{i}."}};
+}
+
+// Hugging Face ViTLayer: separate query / key / value, the biases where block
+// 0 has them.
+json hf_block(const std::string& stack, const ArrayMap& w) {
+  const std::string p = stack + "{i}.", first = stack + "0.";
+  json t = {{"norm1_w", p + "layernorm_before.weight"}, {"norm1_b", p + "layernorm_before.bias"},
+            {"q_w", p + "attention.attention.query.weight"}, {"k_w", p + "attention.attention.key.weight"},
+            {"v_w", p + "attention.attention.value.weight"}, {"o_w", p + "attention.output.dense.weight"},
+            {"o_b", p + "attention.output.dense.bias"},      {"norm2_w", p + "layernorm_after.weight"},
+            {"norm2_b", p + "layernorm_after.bias"},         {"fc1_w", p + "intermediate.dense.weight"},
+            {"fc1_b", p + "intermediate.dense.bias"},        {"fc2_w", p + "output.dense.weight"},
+            {"fc2_b", p + "output.dense.bias"}};
+  for (const char* qkv : {"query", "key", "value"}) {
+    const std::string bias = std::string("attention.attention.") + qkv + ".bias";
+    if (find(w, first + bias) != nullptr) t[std::string(1, qkv[0]) + "_b"] = p + bias;
+  }
+  return {{"norm_first", true}, {"tensors", t}};
+}
+
+// A ViT-shaped classifier: the patch (or frame) projection -> class token +
+// learned positions -> the blocks -> the class row (or the mean of the rows
+// without a class token) -> the final norm -> the head.
+json vit_family(const SpecFields& f, const ArrayMap& w, const std::string& weights_path, const VitNames& n,
+                std::string* summary) {
+  const std::string preset = n.preset;
   const int heads = f.integer("num_heads");
-  const std::string proj_name = P + "patch_embed.proj.weight";
+  const std::string proj_name = n.proj + "weight";
   const Array* proj = find(w, proj_name);
   if (proj == nullptr) {
-    fail(f.where, ": preset vit reads timm's names, and ", weights_path, " has no tensor '", proj_name,
-         "' (the patch or frame projection); give \"prefix\" if the names start with a module path, or write the "
-         "model's \"layers\" (docs/workflow.md)");
+    fail(f.where, ": preset ", preset, " reads ", preset == "vit" ? "timm's" : "Hugging Face's", " names, and ",
+         weights_path, " has no tensor '", proj_name, "' (the patch or frame projection); give \"prefix\" if the "
+         "names start with another module path, or write the model's \"layers\" (docs/workflow.md)");
   }
   if (proj->shape.size() < 2 || proj->shape[0] == 0) {
     fail(f.where, ": tensor '", proj_name, "' has shape ", shape_string(proj->shape), ", expected [embed_dim, ...]");
@@ -74,50 +107,49 @@ json vit(const SpecFields& f, const ArrayMap& w, const std::string& weights_path
   const size_t D = proj->shape[0];
   size_t in = 1;
   for (size_t i = 1; i < proj->shape.size(); ++i) in *= proj->shape[i];
-  for (const char* extra : {"dist_token", "reg_token"}) {
-    if (find(w, P + extra) != nullptr) {
-      fail(f.where, ": ", weights_path, " has '", P, extra, "' (",
-           std::string(extra) == "dist_token" ? "a distilled DeiT's second token and head" : "register tokens",
-           "), which preset vit does not convert; write the model's \"layers\" (docs/workflow.md)");
+  for (const auto& [name, what] : n.refused) {
+    if (find(w, name) != nullptr) {
+      fail(f.where, ": ", weights_path, " has '", name, "' (", what, "), which preset ", preset,
+           " does not convert; write the model's \"layers\" (docs/workflow.md)");
     }
   }
-  const int depth = depth_of(f, w, P + "blocks.", weights_path);
-  // The class tokens' and table's shapes ([1, n, D] as timm keeps them); the
-  // positions layer checks them again and names what is wrong.
-  const Array* cls = find(w, P + "cls_token");
+  const int depth = depth_of(f, w, n.stack, weights_path);
+  // The class tokens' and table's shapes ([1, n, D] as both families keep
+  // them); the positions layer checks them again and names what is wrong.
+  const Array* cls = find(w, n.cls);
   const size_t num_cls = cls != nullptr && !cls->shape.empty() && D > 0 ? cls->numel() / D : 0;
-  const Array* pos = find(w, P + "pos_embed");
+  const Array* pos = find(w, n.pos);
   if (pos == nullptr || pos->shape.size() < 2) {
-    fail(f.where, ": preset vit needs a learned positional table '", P, "pos_embed' [1, rows, ", D, "], which ",
+    fail(f.where, ": preset ", preset, " needs a learned positional table '", n.pos, "' [1, rows, ", D, "], which ",
          weights_path, pos == nullptr ? " does not have" : " holds with another shape",
          "; write the model's \"layers\" (a sinusoidal table is a positions layer's \"table\")");
   }
   const size_t table_rows = pos->shape[pos->shape.size() - 2];
   if (table_rows <= num_cls) {
-    fail(f.where, ": '", P, "pos_embed' has ", table_rows, " rows, no more than the ", num_cls, " class token(s)");
+    fail(f.where, ": '", n.pos, "' has ", table_rows, " rows, no more than the ", num_cls, " class token(s)");
   }
   // timm's no_embed_class (DeiT III) adds the table to the patch rows only
   // and the class token after it: its table has one row per patch, a square
   // grid for images, where the usual table has the class rows too. The
   // positions layer adds a table from the class rows on, so such a model is
   // refused rather than converted wrongly.
-  auto square = [](size_t n) {
-    size_t r = static_cast<size_t>(std::sqrt(static_cast<double>(n)) + 0.5);
-    return r * r == n;
+  auto square = [](size_t v) {
+    size_t r = static_cast<size_t>(std::sqrt(static_cast<double>(v)) + 0.5);
+    return r * r == v;
   };
   if (num_cls > 0 && square(table_rows) && !square(table_rows - num_cls)) {
-    fail(f.where, ": '", P, "pos_embed' has ", table_rows, " rows, a square grid of patches without the ", num_cls,
-         " class token(s): timm's no_embed_class (DeiT III), whose class token takes no position, which preset vit "
-         "does not convert; write the model's \"layers\" (docs/workflow.md)");
+    fail(f.where, ": '", n.pos, "' has ", table_rows, " rows, a square grid of patches without the ", num_cls,
+         " class token(s): timm's no_embed_class (DeiT III), whose class token takes no position, which preset ",
+         preset, " does not convert; write the model's \"layers\" (docs/workflow.md)");
   }
   if (table_rows - num_cls > 65535) {
-    fail(f.where, ": '", P, "pos_embed' has ", table_rows, " rows, above the 65535 a layer takes");
+    fail(f.where, ": '", n.pos, "' has ", table_rows, " rows, above the 65535 a layer takes");
   }
   int patches = static_cast<int>(table_rows - num_cls);
   if (f.has("max_q_len")) {
     const int q = f.integer("max_q_len");
     if (q > patches) {
-      fail(f.where, ": field 'max_q_len' is ", q, ", but '", P, "pos_embed' has positions for ", patches,
+      fail(f.where, ": field 'max_q_len' is ", q, ", but '", n.pos, "' has positions for ", patches,
            " patch rows after the ", num_cls, " class token(s)");
     }
     patches = q;
@@ -128,13 +160,13 @@ json vit(const SpecFields& f, const ArrayMap& w, const std::string& weights_path
          "'");
   }
   if (pool == "token" && num_cls == 0) {
-    fail(f.where, ": \"pool\": \"token\" takes the class row, and ", weights_path, " has no '", P, "cls_token'");
+    fail(f.where, ": \"pool\": \"token\" takes the class row, and ", weights_path, " has no '", n.cls, "'");
   }
   if (pool == "avg" && num_cls > 0) {
     fail(f.where, ": \"pool\": \"avg\" with a class token: timm's mean leaves the class row out, a row_pool's "
          "\"mean\" does not; write the model's \"layers\"");
   }
-  const double eps = f.number("eps").value_or(1e-6);  // timm's LayerNorms
+  const double eps = f.number("eps").value_or(n.eps);
   const int rows = patches + static_cast<int>(num_cls);
 
   json layers = json::array();
@@ -147,47 +179,78 @@ json vit(const SpecFields& f, const ArrayMap& w, const std::string& weights_path
   if (f.boolean("quantize_input", false)) {
     add({{"name", "in"}, {"kind", "quantize"}, {"dim", in}, {"max_q_len", patches}});
   }
-  add({{"name", "embed"}, {"kind", "linear"}, {"prefix", P + "patch_embed.proj."}, {"max_q_len", patches}});
-  add({{"name", "tok"}, {"kind", "positions"}, {"prefix", P}, {"max_q_len", patches}});
-  json blocks = {{"repeat", depth},        {"name", "block{i}"}, {"kind", "encoder_block"},
-                 {"preset", "vit"},        {"prefix", P + "blocks.{i}."}, {"embed_dim", D},
-                 {"num_heads", heads},     {"eps", eps},         {"max_q_len", rows},
-                 {"input", last}};
+  add({{"name", "embed"}, {"kind", "linear"}, {"prefix", n.proj}, {"max_q_len", patches}});
+  json tables = {{"pos_embed", n.pos}};
+  if (num_cls > 0) tables["cls_token"] = n.cls;
+  add({{"name", "tok"}, {"kind", "positions"}, {"tensors", tables}, {"max_q_len", patches}});
+  json blocks = n.block(n.stack, w);
+  blocks.update({{"repeat", depth}, {"name", "block{i}"}, {"kind", "encoder_block"}, {"embed_dim", D},
+                 {"num_heads", heads}, {"eps", eps}, {"max_q_len", rows}, {"input", last}});
   pass_block_fields(f, {"activation"}, &blocks);
   layers.push_back(std::move(blocks));
   last = "block" + std::to_string(depth - 1);
-  const bool norm = find(w, P + "norm.weight") != nullptr;
-  auto layernorm = [&](const char* name, int norm_rows) {
-    add({{"name", name}, {"kind", "layernorm"}, {"prefix", P + name + "."}, {"dim", D}, {"eps", eps},
+  const bool norm = !n.norm.empty() && find(w, n.norm + "weight") != nullptr;
+  auto layernorm = [&](const char* name, const std::string& module, int norm_rows) {
+    add({{"name", name}, {"kind", "layernorm"}, {"prefix", module}, {"dim", D}, {"eps", eps},
          {"max_q_len", norm_rows}});
   };
   // LayerNorm works row by row, so the class row is pooled before the final
   // norm (one row normalized instead of all); a mean is taken after it.
   if (pool == "token") {
     add({{"name", "pool"}, {"kind", "row_pool"}, {"mode", "first"}, {"dim", D}, {"max_kv_len", rows}});
-    if (norm) layernorm("norm", 1);
+    if (norm) layernorm("norm", n.norm, 1);
   } else {
-    if (norm) layernorm("norm", rows);
+    if (norm) layernorm("norm", n.norm, rows);
     add({{"name", "pool"}, {"kind", "row_pool"}, {"mode", "mean"}, {"dim", D}, {"max_kv_len", rows}});
   }
-  const bool fc_norm = find(w, P + "fc_norm.weight") != nullptr;
-  if (fc_norm) layernorm("fc_norm", 1);
-  const Array* head = find(w, P + "head.weight");
+  const bool fc_norm = !n.fc_norm.empty() && find(w, n.fc_norm + "weight") != nullptr;
+  if (fc_norm) layernorm("fc_norm", n.fc_norm, 1);
+  const Array* head = find(w, n.head + "weight");
   size_t out = D;
   if (head != nullptr) {
     if (!head->shape.empty()) out = head->shape[0];
-    add({{"name", "head"}, {"kind", "linear"}, {"prefix", P + "head."}, {"max_q_len", 1}});
+    add({{"name", "head"}, {"kind", "linear"}, {"prefix", n.head}, {"max_q_len", 1}});
   }
   if (f.boolean("dequantize_output", false)) {
     add({{"name", "logits"}, {"kind", "dequantize"}, {"dim", out}, {"max_q_len", 1}});
   }
-  *summary = "vit: " + std::to_string(patches) + " rows of " + std::to_string(in) + " -> " + P +
-             "patch_embed.proj (" + std::to_string(D) + ") -> " + std::to_string(num_cls) + " class token" +
-             (num_cls == 1 ? "" : "s") + " + " + P + "pos_embed -> " + std::to_string(depth) + " blocks " + P +
-             "blocks.{i}. (" + std::to_string(heads) + " head" + (heads == 1 ? "" : "s") + ") -> " +
-             (pool == "token" ? "the class row" : "the mean of the rows") + (norm ? ", " + P + "norm" : "") +
-             (fc_norm ? ", " + P + "fc_norm" : "") + (head != nullptr ? " -> " + P + "head (" + std::to_string(out) + ")" : "");
+  auto module = [](const std::string& m) { return m.empty() ? m : m.substr(0, m.size() - 1); };
+  *summary = preset + ": " + std::to_string(patches) + " rows of " + std::to_string(in) + " -> " + module(n.proj) +
+             " (" + std::to_string(D) + ") -> " + std::to_string(num_cls) + " class token" + (num_cls == 1 ? "" : "s") +
+             " + " + n.pos + " -> " + std::to_string(depth) + " blocks " + n.stack + "{i}. (" + std::to_string(heads) +
+             " head" + (heads == 1 ? "" : "s") + ") -> " + (pool == "token" ? "the class row" : "the mean of the rows") +
+             (norm ? ", " + module(n.norm) : "") + (fc_norm ? ", " + module(n.fc_norm) : "") +
+             (head != nullptr ? " -> " + module(n.head) + " (" + std::to_string(out) + ")" : "");
   return layers;
+}
+
+// timm's VisionTransformer (ViT, DeiT; a keyword-spotting transformer with
+// timm's names, whose patch_embed.proj is a Linear over feature frames).
+json vit(const SpecFields& f, const ArrayMap& w, const std::string& weights_path, std::string* summary) {
+  const std::string P = f.string("prefix", "");
+  const VitNames n = {"vit",          P + "patch_embed.proj.", P + "cls_token", P + "pos_embed", P + "blocks.",
+                      {{P + "dist_token", "a distilled DeiT's second token and head"},
+                       {P + "reg_token", "register tokens"}},
+                      P + "norm.",    P + "fc_norm.",          P + "head.",     1e-6,            timm_block};
+  return vit_family(f, w, weights_path, n, summary);
+}
+
+// Hugging Face's ViTForImageClassification (and ViTModel, DeiT with prefix
+// "deit."): the model under "vit." and the head "classifier" at the top.
+json hf_vit(const SpecFields& f, const ArrayMap& w, const std::string& weights_path, std::string* summary) {
+  const std::string P = f.string("prefix", "vit.");
+  const VitNames n = {"hf_vit",
+                      P + "embeddings.patch_embeddings.projection.",
+                      P + "embeddings.cls_token",
+                      P + "embeddings.position_embeddings",
+                      P + "encoder.layer.",
+                      {{P + "embeddings.distillation_token", "a distilled DeiT's second token and head"}},
+                      P + "layernorm.",
+                      "",
+                      "classifier.",
+                      1e-12,
+                      hf_block};
+  return vit_family(f, w, weights_path, n, summary);
 }
 
 // An nn.TransformerEncoder: layers.{i}. (nn.TransformerEncoderLayer's names)
@@ -225,12 +288,12 @@ json torch_encoder(const SpecFields& f, const ArrayMap& w, const std::string& we
 }  // namespace
 
 std::vector<std::string> model_preset_fields(const std::string& preset) {
-  if (preset == "vit") return kVitFields;
+  if (preset == "vit" || preset == "hf_vit") return kVitFields;
   if (preset == "torch_encoder") return kTorchEncoderFields;
   return {};
 }
 
-std::string model_preset_names() { return "vit, torch_encoder"; }
+std::string model_preset_names() { return "vit, hf_vit, torch_encoder"; }
 
 json expand_model_preset(const json& spec, const ArrayMap& weights, const std::string& spec_path,
                          const std::string& weights_path, std::string* summary) {
@@ -240,6 +303,8 @@ json expand_model_preset(const json& spec, const ArrayMap& weights, const std::s
   if (spec.contains("model")) out["model"] = spec.at("model");
   if (preset == "vit") {
     out["layers"] = vit(f, weights, weights_path, summary);
+  } else if (preset == "hf_vit") {
+    out["layers"] = hf_vit(f, weights, weights_path, summary);
   } else if (preset == "torch_encoder") {
     out["layers"] = torch_encoder(f, weights, weights_path, summary);
   } else {

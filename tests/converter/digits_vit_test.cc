@@ -22,6 +22,7 @@
 #include "converter/io/formats.h"
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
+#include "converter/io/safetensors.h"
 #include "converter/spec/spec.h"
 #include "edgeattn/edgeattn.hpp"
 #include "fixtures.h"
@@ -36,12 +37,12 @@ const std::string kDir = std::string(EA_MODELS_DIR) + "/digits_vit";
 constexpr int kPatches = 16, kPatchDim = 4, kClasses = 10;
 
 // The bundled spec (the chain written out), or with `preset_spec` that text
-// as the spec (a whole-model preset).
-std::string convert(const std::string& dtype, const std::string& preset_spec = "") {
+// as the spec (a whole-model preset), from `weights` (default: the bundled file).
+std::string convert(const std::string& dtype, const std::string& preset_spec = "", const std::string& weights = "") {
   ConvertOptions o;
-  o.weights = kDir + "/weights.safetensors";
+  o.weights = weights.empty() ? kDir + "/weights.safetensors" : weights;
   o.spec = kDir + "/spec.json";
-  const std::string tag = "digits_vit_" + dtype + (preset_spec.empty() ? "" : "_preset");
+  const std::string tag = "digits_vit_" + dtype + (preset_spec.empty() ? "" : "_preset") + (weights.empty() ? "" : "_hf");
   const std::string dir = fixtures::temp_dir(tag);
   if (!preset_spec.empty()) {
     o.spec = dir + "/spec.json";
@@ -246,10 +247,79 @@ TEST(DigitsVit, PresetVitMeetsTheTargets) {
   EXPECT_LE(std::abs(s8.correct - torch_correct(ref)), 0.005 * ref.n());
 }
 
+// The same trained model under Hugging Face ViTForImageClassification's
+// names (the fused qkv split into query / key / value), converted with
+// preset hf_vit: PyTorch's logits again.
+std::string hf_weights() {
+  const ArrayMap timm = load_weights(kDir + "/weights.safetensors");
+  fixtures::Entries hf;
+  auto put = [&](const std::string& name, const Array& a) { hf.emplace_back(name, a); };
+  auto rows = [](const Array& a, size_t part, size_t n) {  // rows part*n .. of a [3n, ...] tensor
+    Array r = a;
+    r.shape[0] = n;
+    const size_t width = a.numel() / a.shape[0];
+    r.data.assign(a.data.begin() + static_cast<long>(part * n * width),
+                  a.data.begin() + static_cast<long>((part + 1) * n * width));
+    return r;
+  };
+  const std::string v = "vit.embeddings.", e = "vit.encoder.layer.";
+  for (const auto& [name, a] : timm) {
+    std::string n = name;
+    auto swap = [&](const std::string& from, const std::string& to) {
+      if (n.compare(0, from.size(), from) == 0) n = to + n.substr(from.size());
+    };
+    if (name.compare(0, 7, "blocks.") == 0) {
+      const size_t dot = name.find('.', 7);
+      const std::string i = name.substr(7, dot - 7), rest = name.substr(dot + 1), p = e + i + ".";
+      if (rest.compare(0, 9, "attn.qkv.") == 0) {
+        const size_t d = a.shape[0] / 3;
+        const std::string part = rest.substr(9);  // weight / bias
+        put(p + "attention.attention.query." + part, rows(a, 0, d));
+        put(p + "attention.attention.key." + part, rows(a, 1, d));
+        put(p + "attention.attention.value." + part, rows(a, 2, d));
+        continue;
+      }
+      n = rest;
+      swap("norm1.", "layernorm_before."), swap("norm2.", "layernorm_after."), swap("attn.proj.", "attention.output.dense.");
+      swap("mlp.fc1.", "intermediate.dense."), swap("mlp.fc2.", "output.dense.");
+      n = p + n;
+    } else {
+      swap("patch_embed.proj.", v + "patch_embeddings.projection."), swap("cls_token", v + "cls_token");
+      swap("pos_embed", v + "position_embeddings"), swap("norm.", "vit.layernorm."), swap("head.", "classifier.");
+    }
+    put(n, a);
+  }
+  const std::string path = fixtures::temp_dir("digits_vit_hf") + "/model.safetensors";
+  save_safetensors(path, hf);
+  return path;
+}
+
+TEST(DigitsVit, PresetHfVitConvertsHuggingFacesNames) {
+  const Reference ref;
+  const std::string weights = hf_weights();
+  const std::string spec = R"({"preset": "hf_vit", "num_heads": 4, "eps": 1e-6})";
+  const ModelSpec m = load_spec("spec.json", spec, load_weights(weights), weights, {});
+  EXPECT_TRUE(m.unused.empty());
+  EXPECT_EQ(m.preset,
+            "hf_vit: 16 rows of 4 -> vit.embeddings.patch_embeddings.projection (32) -> 1 class token + "
+            "vit.embeddings.position_embeddings -> 3 blocks vit.encoder.layer.{i}. (4 heads) -> the class row, "
+            "vit.layernorm -> classifier (10)");
+  const Figures f32 = run_heldout(convert("f32", spec, weights), ref);
+  EXPECT_LE(f32.rel_l2, 1e-5);
+  EXPECT_EQ(f32.agree, ref.n());
+  const Figures s8 = run_heldout(convert("int8", spec, weights), ref);
+  std::printf("  digits_vit under Hugging Face names, preset hf_vit: f32 %.2e; int8 %.4f, top-1 as PyTorch %d / %d\n",
+              f32.rel_l2, s8.rel_l2, s8.agree, ref.n());
+  EXPECT_GE(s8.agree, 0.99 * ref.n());
+  // Hugging Face's default eps (1e-12) is not this model's: the f32 logits move.
+  const Figures eps12 = run_heldout(convert("f32", R"({"preset": "hf_vit", "num_heads": 4})", weights), ref);
+  EXPECT_GT(eps12.rel_l2, 1e-5);
+}
+
 TEST(DigitsVit, PresetErrorsNameWhatIsWrong) {
   const ArrayMap w = load_weights(kDir + "/weights.safetensors");
   EXPECT_HAS(preset_error(R"({"preset": "deit", "num_heads": 4})", w),
-             "spec.json: unknown preset 'deit' (expected vit, torch_encoder)");
+             "spec.json: unknown preset 'deit' (expected vit, hf_vit, torch_encoder)");
   EXPECT_HAS(preset_error(R"({"preset": "vit", "num_heads": 4, "layers": []})", w),
              "spec.json: a spec has \"preset\" or \"layers\", not both");
   EXPECT_HAS(preset_error(R"({"preset": "vit"})", w), "spec.json: preset: missing field 'num_heads'");
