@@ -67,6 +67,13 @@ void run_convert(const ConvertOptions& o, std::ostream& out);
 // Prints the model; throws if the runtime rejects it.
 void run_inspect(const std::string& path, std::ostream& out);
 
+// `expand`: the spec with its whole-model preset written out as layers
+// (spec.h, expand_spec), to `output` (atomically) or, without one, to `out`.
+struct ExpandOptions {
+  std::string weights, spec, output;
+};
+void run_expand(const ExpandOptions& o, std::ostream& out);
+
 struct EvalOptions {
   std::string model, reference, svg, svg_layer, json;
   std::vector<std::string> data_keys;  // --data-key FILE_KEY=LAYER.WHAT, as convert's

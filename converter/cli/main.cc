@@ -110,6 +110,13 @@ int main(int argc, char** argv) {
   CLI::App* insp = app.add_subcommand("inspect", "verify a .eatn model with the runtime and print its contents");
   insp->add_option("model", inspect_path, "model file (.eatn)")->required();
 
+  ExpandOptions x;
+  CLI::App* exp = app.add_subcommand(
+      "expand", "print the spec with its whole-model preset written out as layers (a start for your own spec)");
+  exp->add_option("--weights", x.weights, "weights (the preset reads the model's structure from them)")->required();
+  exp->add_option("--spec", x.spec, "spec.json with a \"preset\"")->required();
+  exp->add_option("-o,--output", x.output, "write the layers here (atomically) instead of to stdout");
+
   EvalOptions e;
   CLI::App* ev = app.add_subcommand("eval", "run a model through the runtime against PyTorch reference outputs");
   ev->add_option("model", e.model, "model file (.eatn)")->required();
@@ -164,6 +171,7 @@ int main(int argc, char** argv) {
   try {
     if (*conv) run_convert(c, std::cout);
     if (*insp) run_inspect(inspect_path, std::cout);
+    if (*exp) run_expand(x, std::cout);
     if (*ev) run_eval(e, std::cout);
     if (*cls) run_classify(k, std::cout);
   } catch (const ConvertError& ex) {

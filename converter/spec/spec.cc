@@ -567,9 +567,10 @@ int decoder_start_of(const json& j, const std::string& spec_path, const std::vec
 
 }  // namespace
 
-ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
-                    const ArrayMap& weights, const std::string& weights_path,
-                    const LengthOverrides& overrides) {
+namespace {
+
+// The spec's JSON; a key repeated in one object is an error.
+json parse_spec(const std::string& spec_path, const std::string& spec_text) {
   json j;
   try {
     // JSON keeps only the last of repeated keys; a spec that repeats one
@@ -594,16 +595,30 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
   } catch (const json::exception& e) {
     fail(spec_path, ": malformed JSON: ", e.what());
   }
+  return j;
+}
+
+// A whole-model preset's spec replaced by the layers it stands for (*preset:
+// its account of them); any other spec as it is.
+json without_preset(json j, const ArrayMap& weights, const std::string& spec_path, const std::string& weights_path,
+                    std::string* preset) {
+  if (!j.is_object() || !j.contains("preset")) return j;
+  if (j.contains("layers")) fail(spec_path, ": a spec has \"preset\" or \"layers\", not both");
+  if (!j.at("preset").is_string()) fail(spec_path, ": field 'preset' must be a string");
+  const std::string name = j.at("preset").get<std::string>();
+  const FieldList known = model_preset_fields(name);
+  if (known.empty()) fail(spec_path, ": unknown preset '", name, "' (expected ", model_preset_names(), ")");
+  check_fields(j, known, spec_path, "\"" + name + "\" presets", "");
+  return expand_model_preset(j, weights, spec_path, weights_path, preset);
+}
+
+}  // namespace
+
+ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
+                    const ArrayMap& weights, const std::string& weights_path,
+                    const LengthOverrides& overrides) {
   std::string preset;  // a whole-model preset's account of what it made (model_presets.h)
-  if (j.is_object() && j.contains("preset")) {
-    if (j.contains("layers")) fail(spec_path, ": a spec has \"preset\" or \"layers\", not both");
-    if (!j.at("preset").is_string()) fail(spec_path, ": field 'preset' must be a string");
-    const std::string name = j.at("preset").get<std::string>();
-    const FieldList known = model_preset_fields(name);
-    if (known.empty()) fail(spec_path, ": unknown preset '", name, "' (expected ", model_preset_names(), ")");
-    check_fields(j, known, spec_path, "\"" + name + "\" presets", "");
-    j = expand_model_preset(j, weights, spec_path, weights_path, &preset);
-  }
+  json j = without_preset(parse_spec(spec_path, spec_text), weights, spec_path, weights_path, &preset);
   if (j.is_object()) check_fields(j, kTopLevelFields, spec_path, "the top level", "");
   if (!j.is_object() || !j.contains("layers") || !j.at("layers").is_array()) {
     fail(spec_path, ": expected an object with a \"layers\" array");
@@ -698,6 +713,39 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
   spec.weights_tensors = weights.size();
   spec.unused = account(weights, spec.layers, fetched, block_prefix, repeats);
   return spec;
+}
+
+std::string expand_spec(const std::string& spec_path, const std::string& weights_path) {
+  const ArrayMap weights = load_weights(weights_path);
+  const std::vector<uint8_t> bytes = read_file(spec_path);
+  const std::string text(bytes.begin(), bytes.end());
+  load_spec(spec_path, text, weights, weights_path, {});  // every check of a conversion
+  std::string preset;
+  const json j = without_preset(parse_spec(spec_path, text), weights, spec_path, weights_path, &preset);
+  // The layers one per line, as the docs write specs.
+  std::string out = "{";
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "layers") continue;
+    out += json(it.key()).dump() + ": " + it.value().dump() + ", ";
+  }
+  out += "\"layers\": [";
+  const json& layers = j.at("layers");
+  // In each layer "repeat", "name" and "kind" first and "input" last, as the
+  // docs write them (a json object keeps its keys sorted).
+  auto layer_text = [](const json& L) {
+    std::string t;
+    auto field = [&](const std::string& k) { t += (t.empty() ? "{" : ", ") + json(k).dump() + ": " + L.at(k).dump(); };
+    for (const char* k : {"repeat", "name", "kind"}) {
+      if (L.contains(k)) field(k);
+    }
+    for (auto it = L.begin(); it != L.end(); ++it) {
+      if (it.key() != "repeat" && it.key() != "name" && it.key() != "kind" && it.key() != "input") field(it.key());
+    }
+    if (L.contains("input")) field("input");
+    return t + "}";
+  };
+  for (size_t i = 0; i < layers.size(); ++i) out += std::string(i ? ",\n  " : "\n  ") + layer_text(layers[i]);
+  return out + "]}\n";
 }
 
 ModelSpec read_model_spec(const std::string& spec_path, const std::string& weights_path,

@@ -73,6 +73,12 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
                     const ArrayMap& weights, const std::string& weights_path,
                     const LengthOverrides& overrides);
 
+// `edgeattn-convert expand`: the spec with a whole-model "preset" replaced by
+// the layers it stands for ("repeat" entries kept), after every check a
+// conversion makes, as JSON text with one layer per line; a spec without a
+// preset comes back as it is (its layers one per line).
+std::string expand_spec(const std::string& spec_path, const std::string& weights_path);
+
 // The spec stage from files: reads the spec and the weights file (any format
 // io/formats.h recognises) and resolves the layers. The weights' arrays are
 // freed on return: the layers keep their own copies.

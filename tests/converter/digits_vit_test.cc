@@ -247,6 +247,26 @@ TEST(DigitsVit, PresetVitMeetsTheTargets) {
   EXPECT_LE(std::abs(s8.correct - torch_correct(ref)), 0.005 * ref.n());
 }
 
+// `edgeattn-convert expand`: the preset's layers as a spec of their own,
+// which converts to the very bytes the preset does.
+TEST(DigitsVit, ExpandWritesTheLayersThePresetConverts) {
+  const std::string dir = fixtures::temp_dir("digits_vit_expand");
+  fixtures::write_text(dir + "/preset.json", kPreset);
+  ExpandOptions x;
+  x.weights = kDir + "/weights.safetensors";
+  x.spec = dir + "/preset.json";
+  x.output = dir + "/expanded.json";
+  std::ostringstream none;
+  run_expand(x, none);
+  EXPECT_EQ(none.str(), "");
+  const std::vector<uint8_t> text = read_file(x.output);
+  const std::string expanded(text.begin(), text.end());
+  EXPECT_EQ(expanded.find("preset\": \"vit\", \"num_heads\": 4}"), std::string::npos) << expanded;  // no model preset
+  EXPECT_NE(expanded.find("{\"repeat\": 3, \"name\": \"block{i}\", \"kind\": \"encoder_block\""), std::string::npos)
+      << expanded;
+  EXPECT_EQ(read_file(convert("int8", expanded)), read_file(convert("int8", kPreset)));
+}
+
 // The same trained model under Hugging Face ViTForImageClassification's
 // names (the fused qkv split into query / key / value), converted with
 // preset hf_vit: PyTorch's logits again.

@@ -205,6 +205,7 @@ int main(int argc, char** argv) {
                          replace(c.spec_json, "\"mask\": \"key_padding\"", "\"masking\": \"causal\""));
     fixtures::write_text(d + "/spec_num_head.json", replace(c.spec_json, "\"num_heads\"", "\"num_head\""));
     fixtures::write_text(d + "/bad_preset.json", "{\"preset\": \"vit\", \"num_head\": 4}\n");
+    fixtures::write_text(d + "/preset_no_heads.json", "{\"preset\": \"vit\"}\n");
     // A repeated key (JSON keeps the last one, so the first "mask" was silently dropped).
     fixtures::write_text(d + "/spec_repeated_key.json",
                          replace(c.spec_json, "\"mask\": \"key_padding\"",
