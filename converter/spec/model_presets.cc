@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "converter/base/error.h"
 #include "converter/spec/spec_fields.h"
@@ -285,32 +287,43 @@ json torch_encoder(const SpecFields& f, const ArrayMap& w, const std::string& we
   return layers;
 }
 
+// The presets: each one's top-level fields and expansion.
+struct Preset {
+  const char* name;
+  const std::vector<std::string>* fields;
+  json (*layers)(const SpecFields& f, const ArrayMap& w, const std::string& weights_path, std::string* summary);
+};
+const Preset kPresets[] = {{"vit", &kVitFields, vit},
+                           {"hf_vit", &kVitFields, hf_vit},
+                           {"torch_encoder", &kTorchEncoderFields, torch_encoder}};
+
 }  // namespace
 
 std::vector<std::string> model_preset_fields(const std::string& preset) {
-  if (preset == "vit" || preset == "hf_vit") return kVitFields;
-  if (preset == "torch_encoder") return kTorchEncoderFields;
+  for (const Preset& p : kPresets) {
+    if (preset == p.name) return *p.fields;
+  }
   return {};
 }
 
-std::string model_preset_names() { return "vit, hf_vit, torch_encoder"; }
+std::string model_preset_names() {
+  std::string names;
+  for (const Preset& p : kPresets) names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return names;
+}
 
 json expand_model_preset(const json& spec, const ArrayMap& weights, const std::string& spec_path,
                          const std::string& weights_path, std::string* summary) {
   const SpecFields f{spec, spec_path + ": preset"};
   const std::string preset = f.string("preset");
-  json out = json::object();
-  if (spec.contains("model")) out["model"] = spec.at("model");
-  if (preset == "vit") {
-    out["layers"] = vit(f, weights, weights_path, summary);
-  } else if (preset == "hf_vit") {
-    out["layers"] = hf_vit(f, weights, weights_path, summary);
-  } else if (preset == "torch_encoder") {
-    out["layers"] = torch_encoder(f, weights, weights_path, summary);
-  } else {
-    fail(spec_path, ": unknown preset '", preset, "' (expected ", model_preset_names(), ")");
+  for (const Preset& p : kPresets) {
+    if (preset != p.name) continue;
+    json out = json::object();
+    if (spec.contains("model")) out["model"] = spec.at("model");
+    out["layers"] = p.layers(f, weights, weights_path, summary);
+    return out;
   }
-  return out;
+  fail(spec_path, ": unknown preset '", preset, "' (expected ", model_preset_names(), ")");
 }
 
 }  // namespace convert
