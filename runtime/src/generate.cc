@@ -118,6 +118,14 @@ Status Interpreter::Generate(const ModelInputs& in, const GenerateOptions& optio
     const TokenStep how = token_step(*model_->layer(layer));
     if (step_io(*model_->layer(layer), q_cap_).cross) {
       const int src = step->memory();  // an encoder step (verified at load)
+      // Its cache holds the plan's rows: under an Init length cap a step that
+      // adds rows (class tokens) can give more (F10; CacheKeys checks the same).
+      const int max_kv = model_->CappedKvLen(layer, kv_cap_);
+      if (rows[src] > max_kv) {
+        error_ << "layer '" << model_->layer(layer)->name()->c_str() << "': its memory, step " << src << "'s "
+               << rows[src] << " rows, exceeds the plan's " << max_kv;
+        return Status::kLengthExceedsPlan;
+      }
       FillKeyCache(layer, arena_ + activation_offset_[src], nullptr, rows[src], valid[src]);
     }
     if (how == TokenStep::kKvCache) position_[layer] = 0;

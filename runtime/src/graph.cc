@@ -222,9 +222,16 @@ Status Model::VerifyGraph() {
                << edge.source << ": a decoder-part query is the last token or a decoder-part step's row";
         return Status::kInvalidModel;
       }
-      if (decoder_part && e == 1 && edge.source >= decoder_start) {
-        error_ << "graph step " << s << " (layer '" << name << "') reads " << edge.what << " from decoder step "
-               << edge.source << ": a decoder's memory is an encoder step's output, cached once";
+      // Generate caches it from that step's rows in the arena: the model's
+      // input (-1) is no step (F9: it indexed the steps' tables at -1).
+      if (decoder_part && e == 1 && (edge.source < 0 || edge.source >= decoder_start)) {
+        error_ << "graph step " << s << " (layer '" << name << "') reads " << edge.what << " from ";
+        if (edge.source >= 0) {
+          error_ << "decoder step " << edge.source;
+        } else {
+          error_ << source_name(edge.source);
+        }
+        error_ << ": a decoder's memory is an encoder step's output, cached once";
         return Status::kInvalidModel;
       }
       StepIo from = {};

@@ -13,13 +13,20 @@
 // count: alloc_test and threads_test, which run Generate on this model.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "converter/io/file.h"
+#include "converter/io/formats.h"
 #include "converter/io/npy.h"
+#include "converter/spec/spec.h"
+#include "converter/write/model_file.h"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/kernels/dispatch.h"
 #include "edgeattn/edgeattn_generated.h"
@@ -373,6 +380,117 @@ TEST(GenerateGraph, GraphsAGenerationCannotRunAreRefusedAtLoad) {
   }
   Model ok;
   EXPECT_EQ(ok.Load(good.data(), good.size()), Status::kOk) << ok.error();
+}
+
+// A float generating model from the bundled transformer's weights: the
+// bundled generate spec's layers, changed by `edit` (in-process, as the
+// converter's convert --dtype f32 writes it).
+eatest::AlignedBuffer BuildF32(void (*edit)(const nlohmann::json& bundled, nlohmann::json* layers)) {
+  const std::string dir = std::string(EA_MODELS_SRC) + "/transformer/";
+  const std::vector<uint8_t> text = cv::read_file(dir + "generate.spec.json");
+  const nlohmann::json bundled = nlohmann::json::parse(std::string(text.begin(), text.end()));
+  nlohmann::json spec = {{"model", "generate_test"}, {"decoder_start", "tgt_emb"}, {"layers", nlohmann::json::array()}};
+  edit(bundled, &spec["layers"]);
+  const cv::ArrayMap weights = cv::load_weights(dir + "weights.safetensors");
+  const cv::ModelSpec ms = cv::load_spec("generate_test.spec.json", spec.dump(), weights, "weights.safetensors", {});
+  const std::vector<uint8_t> bytes = cv::build_model(ms, cv::OutputType::kF32, {}, "", "generate_test");
+  eatest::AlignedBuffer b(bytes.size());
+  std::memcpy(b.data(), bytes.data(), bytes.size());
+  return b;
+}
+
+const nlohmann::json& BundledLayer(const nlohmann::json& bundled, const std::string& name) {
+  for (const nlohmann::json& l : bundled["layers"]) {
+    if (l["name"] == name) return l;
+  }
+  throw std::runtime_error("no layer " + name);
+}
+
+// F9 (docs/security.md): a decoder-part cross step whose memory is the
+// model's input (-1), not an encoder step, loaded when the input rows matched
+// the memory's width and type, and Generate then cached the memory from
+// "step -1" (activation_offset_[-1], rows[-1]: reads outside the
+// interpreter's tables). The bundled file's input is token ids, which no
+// memory takes, so this is a float model with float input rows: the
+// transformer's decoder block twice behind a linear encoder, both reading
+// its rows, the second patched to read the input.
+TEST(GenerateGraph, DecoderMemoryFromTheModelsInputIsRefusedAtLoad) {
+  const eatest::AlignedBuffer good = BuildF32([](const nlohmann::json& bundled, nlohmann::json* layers) {
+    layers->push_back({{"name", "enc"}, {"kind", "linear"}, {"prefix", "encoder.self_attn.out_proj."},
+                       {"in_features", 60}, {"out_features", 60}, {"max_q_len", 12}});
+    layers->push_back(BundledLayer(bundled, "tgt_emb"));
+    layers->push_back(BundledLayer(bundled, "tgt_pos"));
+    for (const char* d : {"dec1", "dec2"}) {
+      nlohmann::json b = BundledLayer(bundled, "decoder");
+      b["name"] = d;
+      b["input"] = d[3] == '1' ? "tgt_pos" : "dec1";
+      b["memory"] = "enc";
+      layers->push_back(b);
+    }
+    nlohmann::json head = BundledLayer(bundled, "head");
+    head["input"] = "dec2";
+    layers->push_back(head);
+    layers->push_back(BundledLayer(bundled, "next"));
+  });
+  {
+    Model m;
+    ASSERT_EQ(m.Load(good.data(), good.size()), Status::kOk) << m.error();
+    GraphInfo g;
+    ASSERT_EQ(m.GetGraphInfo(&g), Status::kOk);
+    ASSERT_EQ(g.decoder_start, 1);
+    ASSERT_EQ(g.input_dtype, EA_F32);
+    ASSERT_EQ(g.input_dim, 60);  // as wide as the decoders' memory
+  }
+  eatest::AlignedBuffer bad = good;
+  auto* model = flatbuffers::GetMutableRoot<fb::Model>(bad.data());
+  ASSERT_EQ(at(model->mutable_graph(), 4)->memory(), 0);  // dec2 <- enc
+  ASSERT_TRUE(at(model->mutable_graph(), 4)->mutate_memory(-1));
+  eatest::SealModel(&bad);
+  Model m;
+  EXPECT_EQ(m.Load(bad.data(), bad.size()), Status::kInvalidModel);
+  EXPECT_NE(std::string(m.error()).find("graph step 4 (layer 'dec2') reads its memory (keys and values) from the "
+                                        "model's input: a decoder's memory is an encoder step's output"),
+            std::string::npos)
+      << "message: " << m.error();
+}
+
+// F10 (docs/security.md): under an Init length cap, an encoder step that
+// adds rows (a positions layer's class token) gives the decoder's memory one
+// row more than the capped cache holds; Generate cached it without the
+// length check CacheKeys makes, writing past the layer's cache in the arena.
+// Now it is refused like an Invoke past the cap.
+TEST(GenerateGraph, MemoryRowsAboveTheInitCapAreRefused) {
+  const eatest::AlignedBuffer file = BuildF32([](const nlohmann::json& bundled, nlohmann::json* layers) {
+    nlohmann::json src_emb = BundledLayer(bundled, "src_emb");
+    src_emb["max_q_len"] = 11;  // + the class row: the decoder's 12 memory rows
+    layers->push_back(src_emb);
+    layers->push_back({{"name", "src_pos"}, {"kind", "positions"}, {"table", "sinusoidal"}, {"dim", 60},
+                       {"num_cls", 1}, {"tensors", {{"cls_token", "decoder.norm1.bias"}}}, {"max_q_len", 11},
+                       {"input", "src_emb"}});
+    for (const char* name : {"tgt_emb", "tgt_pos", "decoder", "dec_norm", "head", "next"}) {
+      nlohmann::json l = BundledLayer(bundled, name);
+      if (l["name"] == "decoder") l["memory"] = "src_pos";
+      layers->push_back(l);
+    }
+  });
+  Model m;
+  ASSERT_EQ(m.Load(file.data(), file.size()), Status::kOk) << m.error();
+  constexpr int kKvCap = 4;
+  eatest::AlignedBuffer arena(m.ArenaBytesFor(0, kKvCap));
+  Interpreter it;
+  ASSERT_EQ(it.Init(&m, arena.data(), arena.size(), 0, kKvCap), Status::kOk) << it.error();
+  std::vector<int32_t> ids = {3, 1, 4, 1};
+  ModelInputs in = {};
+  in.rows = ids.data();
+  in.num_rows = 3;  // + the class row: 4 memory rows, the cap
+  std::vector<int32_t> tokens(4);
+  int n = 0;
+  EXPECT_EQ(it.Generate(in, {kBos, -1, 4}, tokens.data(), 4, &n), Status::kOk) << it.error();
+  EXPECT_EQ(n, 4);
+  in.num_rows = 4;  // 5 memory rows
+  ExpectRefused(it, it.Generate(in, {kBos, -1, 4}, tokens.data(), 4, &n), Status::kLengthExceedsPlan,
+                "layer 'decoder': its memory, step 1's 5 rows, exceeds the plan's 4");
+  EXPECT_EQ(n, 0);
 }
 
 }  // namespace
