@@ -27,6 +27,16 @@ const char* const kTorchNames[] = {"norm1.weight",  "norm1.bias",  "self_attn.in
 const char* const kVitNames[] = {"norm1.weight", "norm1.bias", "attn.qkv.weight", "attn.qkv.bias",
                                  "attn.proj.weight", "attn.proj.bias", "norm2.weight", "norm2.bias",
                                  "mlp.fc1.weight", "mlp.fc1.bias", "mlp.fc2.weight", "mlp.fc2.bias"};
+// Hugging Face ViTLayer: separate query / key / value (kHfQkvNames), so no
+// fused qkv entry.
+const char* const kHfNames[] = {"layernorm_before.weight", "layernorm_before.bias", "", "",
+                                "attention.output.dense.weight", "attention.output.dense.bias",
+                                "layernorm_after.weight", "layernorm_after.bias", "intermediate.dense.weight",
+                                "intermediate.dense.bias", "output.dense.weight", "output.dense.bias"};
+const char* const kSeparateQkvKeys[] = {"q_w", "q_b", "k_w", "k_b", "v_w", "v_b"};
+const char* const kHfQkvNames[] = {"attention.attention.query.weight", "attention.attention.query.bias",
+                                   "attention.attention.key.weight",   "attention.attention.key.bias",
+                                   "attention.attention.value.weight", "attention.attention.value.bias"};
 constexpr int kNumTensorKeys = 12;
 
 void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
@@ -40,23 +50,34 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
     defaults = kTorchNames;  // nn.TransformerEncoderLayer: relu and post-norm unless told
   } else if (preset == "vit") {
     defaults = kVitNames;  // timm ViT / SVTR blocks: GELU, pre-norm
+  } else if (preset == "hf_vit") {
+    defaults = kHfNames;  // Hugging Face ViT layers: GELU, pre-norm, eps 1e-12
   } else if (!preset.empty()) {
-    fail(f.where, ": unknown preset '", preset, "' (expected torch or vit, or name every tensor in \"tensors\")");
+    fail(f.where, ": unknown preset '", preset,
+         "' (expected torch, vit or hf_vit, or name every tensor in \"tensors\")");
   }
+  const bool hf = preset == "hf_vit";
   const std::string p = f.string("prefix", "");
   std::string names[kNumTensorKeys];
   for (int i = 0; i < kNumTensorKeys; ++i) {
     names[i] = f.tensor_name(kTensorKeys[i]);
-    if (names[i].empty() && defaults != nullptr) names[i] = p + defaults[i];
+    if (names[i].empty() && defaults != nullptr && defaults[i][0] != '\0') names[i] = p + defaults[i];
   }
-  const bool separate_qkv = !f.tensor_name("q_w").empty();
+  // Separate q/k/v: named in "tensors", or the hf_vit preset's (whose biases,
+  // as every preset's, are used when the file has them).
+  std::string qkv[6];
+  for (int i = 0; i < 6; ++i) {
+    qkv[i] = f.tensor_name(kSeparateQkvKeys[i]);
+    if (qkv[i].empty() && hf && names[2].empty()) qkv[i] = p + kHfQkvNames[i];
+  }
+  const bool separate_qkv = !qkv[0].empty();
   for (int i : {0, 2, 4, 6, 8, 10}) {  // the weights (biases are optional)
     if (names[i].empty() && !(i == 2 && separate_qkv)) {
-      fail(f.where, ": tensors.", kTensorKeys[i], " is required (or give \"preset\": torch or vit)");
+      fail(f.where, ": tensors.", kTensorKeys[i], " is required (or give \"preset\": torch, vit or hf_vit)");
     }
   }
-  P.norm_first = f.boolean("norm_first", preset == "vit");
-  const double eps = f.number("eps").value_or(preset == "vit" ? 1e-6 : 1e-5);
+  P.norm_first = f.boolean("norm_first", preset == "vit" || hf);
+  const double eps = f.number("eps").value_or(preset == "vit" ? 1e-6 : hf ? 1e-12 : 1e-5);
   P.norm1 = read_norm(w, names[0], names[1], E, eps);
   P.norm2 = read_norm(w, names[6], names[7], E, eps);
   P.ffn = read_ffn(f, w, names[8], names[9], names[10], names[11], E, f.has("ffn_dim") ? f.integer("ffn_dim") : 0,
@@ -73,14 +94,12 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
   M.head_dim = E / H;
   M.scale = f.number("scale").value_or(1.0 / std::sqrt(static_cast<double>(M.head_dim)));
   if (separate_qkv) {
-    auto name = [&](const char* k) {
-      const std::string n = f.tensor_name(k);
-      if (n.empty()) fail(f.where, ": tensors.", k, " is required with tensors.q_w");
-      return n;
-    };
-    M.q_proj = w.linear(name("q_w"), f.tensor_name("q_b"), E, E, "q_proj [embed_dim, embed_dim]", false);
-    M.k_proj = w.linear(name("k_w"), f.tensor_name("k_b"), E, E, "k_proj [embed_dim, embed_dim]", false);
-    M.v_proj = w.linear(name("v_w"), f.tensor_name("v_b"), E, E, "v_proj [embed_dim, embed_dim]", false);
+    for (int i : {2, 4}) {
+      if (qkv[i].empty()) fail(f.where, ": tensors.", kSeparateQkvKeys[i], " is required with tensors.q_w");
+    }
+    M.q_proj = w.linear(qkv[0], qkv[1], E, E, "q_proj [embed_dim, embed_dim]", false);
+    M.k_proj = w.linear(qkv[2], qkv[3], E, E, "k_proj [embed_dim, embed_dim]", false);
+    M.v_proj = w.linear(qkv[4], qkv[5], E, E, "v_proj [embed_dim, embed_dim]", false);
   } else {
     const bool bias = !names[3].empty() && w.has(names[3]);
     for (int part = 0; part < 3; ++part) {

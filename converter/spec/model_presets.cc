@@ -64,30 +64,8 @@ struct VitNames {
   std::vector<std::pair<std::string, const char*>> refused;  // tensor -> what it is
   std::string norm, fc_norm, head;    // modules ("" : the family has none)
   double eps;                         // the family's LayerNorm eps
-  json (*block)(const std::string& stack, const ArrayMap& w);  // the blocks' "repeat" entry, prefix / tensors
+  const char* block_preset;           // the encoder_block preset of the blocks' tensor names
 };
-
-json timm_block(const std::string& stack, const ArrayMap&) {
-  return {{"preset", "vit"}, {"prefix", stack + "{i}."}};
-}
-
-// Hugging Face ViTLayer: separate query / key / value, the biases where block
-// 0 has them.
-json hf_block(const std::string& stack, const ArrayMap& w) {
-  const std::string p = stack + "{i}.", first = stack + "0.";
-  json t = {{"norm1_w", p + "layernorm_before.weight"}, {"norm1_b", p + "layernorm_before.bias"},
-            {"q_w", p + "attention.attention.query.weight"}, {"k_w", p + "attention.attention.key.weight"},
-            {"v_w", p + "attention.attention.value.weight"}, {"o_w", p + "attention.output.dense.weight"},
-            {"o_b", p + "attention.output.dense.bias"},      {"norm2_w", p + "layernorm_after.weight"},
-            {"norm2_b", p + "layernorm_after.bias"},         {"fc1_w", p + "intermediate.dense.weight"},
-            {"fc1_b", p + "intermediate.dense.bias"},        {"fc2_w", p + "output.dense.weight"},
-            {"fc2_b", p + "output.dense.bias"}};
-  for (const char* qkv : {"query", "key", "value"}) {
-    const std::string bias = std::string("attention.attention.") + qkv + ".bias";
-    if (find(w, first + bias) != nullptr) t[std::string(1, qkv[0]) + "_b"] = p + bias;
-  }
-  return {{"norm_first", true}, {"tensors", t}};
-}
 
 // A ViT-shaped classifier: the patch (or frame) projection -> class token +
 // learned positions -> the blocks -> the class row (or the mean of the rows
@@ -185,9 +163,10 @@ json vit_family(const SpecFields& f, const ArrayMap& w, const std::string& weigh
   json tables = {{"pos_embed", n.pos}};
   if (num_cls > 0) tables["cls_token"] = n.cls;
   add({{"name", "tok"}, {"kind", "positions"}, {"tensors", tables}, {"max_q_len", patches}});
-  json blocks = n.block(n.stack, w);
-  blocks.update({{"repeat", depth}, {"name", "block{i}"}, {"kind", "encoder_block"}, {"embed_dim", D},
-                 {"num_heads", heads}, {"eps", eps}, {"max_q_len", rows}, {"input", last}});
+  json blocks = {{"repeat", depth},    {"name", "block{i}"},   {"kind", "encoder_block"},
+                 {"preset", n.block_preset}, {"prefix", n.stack + "{i}."}, {"embed_dim", D},
+                 {"num_heads", heads}, {"eps", eps},           {"max_q_len", rows},
+                 {"input", last}};
   pass_block_fields(f, {"activation"}, &blocks);
   layers.push_back(std::move(blocks));
   last = "block" + std::to_string(depth - 1);
@@ -233,7 +212,7 @@ json vit(const SpecFields& f, const ArrayMap& w, const std::string& weights_path
   const VitNames n = {"vit",          P + "patch_embed.proj.", P + "cls_token", P + "pos_embed", P + "blocks.",
                       {{P + "dist_token", "a distilled DeiT's second token and head"},
                        {P + "reg_token", "register tokens"}},
-                      P + "norm.",    P + "fc_norm.",          P + "head.",     1e-6,            timm_block};
+                      P + "norm.",    P + "fc_norm.",          P + "head.",     1e-6,            "vit"};
   return vit_family(f, w, weights_path, n, summary);
 }
 
@@ -251,7 +230,7 @@ json hf_vit(const SpecFields& f, const ArrayMap& w, const std::string& weights_p
                       "",
                       "classifier.",
                       1e-12,
-                      hf_block};
+                      "hf_vit"};
   return vit_family(f, w, weights_path, n, summary);
 }
 

@@ -518,6 +518,23 @@ TEST(Repeat, SeparateQkvTensorsEps1e12) {
   EXPECT_LE(f.int8, 0.06);
 }
 
+// The same layers from the block preset hf_vit (its default names, the
+// key's missing bias left out as every preset's), with Hugging Face's eps.
+TEST(Repeat, HfVitBlockPresetReadsHuggingFacesNames) {
+  Variant v;
+  v.naming = "hf";
+  v.k_bias = false;
+  v.eps = 1e-12;
+  Stack s(v, 2, false, false, 51, 0.03);
+  s.preset_spec =
+      json{{"layers", {s.repeat_entry({{"preset", "hf_vit"}, {"prefix", "vit.encoder.layer.{i}."}, {"tensors", nullptr},
+                                        {"norm_first", nullptr}, {"eps", nullptr}, {"activation", nullptr}})}}}
+          .dump();
+  const Figures f = check_stack(s, "repeat_hf_preset");
+  EXPECT_LE(f.f32, 1e-5);
+  EXPECT_LE(f.int8, 0.06);
+}
+
 // Separate q/k/v with a key projection that has no bias (as Whisper's
 // encoder layers), post-norm, tanh GELU.
 TEST(Repeat, SeparateQkvKeyWithoutBiasPostNorm) {
