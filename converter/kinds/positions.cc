@@ -35,7 +35,9 @@ namespace {
 namespace positions_module {
 
 // A float tensor of rows of `cols` (cols 0: any), as timm stores it: [1, rows, cols],
-// [rows, cols] or, for one row, [cols]. Checked finite; counted as used.
+// [rows, cols] or, for one row, [cols]; or [rows, 1, cols], a sequence-first
+// buffer (PyTorch's translation tutorial's pos_embedding). Checked finite;
+// counted as used.
 const Array& fetch_rows(const SpecWeights& w, const std::string& name, const char* what, int* rows, int* cols) {
   auto it = w.map.find(name);
   if (it == w.map.end()) w.missing(name);
@@ -46,6 +48,9 @@ const Array& fetch_rows(const SpecWeights& w, const std::string& name, const cha
   if (s.size() == 3 && s[0] == 1) {
     r = s[1];
     c = s[2];
+  } else if (s.size() == 3 && s[1] == 1) {
+    r = s[0];
+    c = s[2];
   } else if (s.size() == 2) {
     r = s[0];
     c = s[1];
@@ -54,9 +59,9 @@ const Array& fetch_rows(const SpecWeights& w, const std::string& name, const cha
     c = s[0];
   }
   if (r == 0 || c == 0 || r > 65535 || c > 16384 || (*cols != 0 && c != static_cast<size_t>(*cols))) {
-    fail(w.where(), ": tensor '", name, "' has shape ", shape_string(s), ", expected [1, rows, ",
-         *cols != 0 ? std::to_string(*cols) : std::string("dim"), "] or [rows, ",
-         *cols != 0 ? std::to_string(*cols) : std::string("dim"), "] (", what, ")");
+    const std::string dim = *cols != 0 ? std::to_string(*cols) : std::string("dim");
+    fail(w.where(), ": tensor '", name, "' has shape ", shape_string(s), ", expected [1, rows, ", dim, "], [rows, 1, ",
+         dim, "] or [rows, ", dim, "] (", what, ")");
   }
   for (size_t i = 0; i < a.data.size(); ++i) {
     if (!std::isfinite(a.data[i])) fail(w.where(), ": tensor '", name, "' has a non-finite value at index ", i);

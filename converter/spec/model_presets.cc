@@ -1,6 +1,7 @@
 #include "converter/spec/model_presets.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,10 @@ const std::vector<std::string> kVitFields = {"model",  "preset",         "num_he
                                              "activation", "quantize_input", "dequantize_output"};
 const std::vector<std::string> kTorchEncoderFields = {"model", "preset",     "num_heads",  "max_q_len", "prefix",
                                                       "depth", "norm_first", "activation", "eps",       "mask"};
+const std::vector<std::string> kTorchTransformerFields = {
+    "model",         "preset",        "num_heads",     "max_src_len",   "max_tgt_len", "prefix",
+    "norm_first",    "activation",    "eps",           "src_embedding", "tgt_embedding", "src_positions",
+    "tgt_positions", "embed_scale",   "generator"};
 
 const Array* find(const ArrayMap& w, const std::string& name) {
   const auto it = w.find(name);
@@ -266,15 +271,126 @@ json torch_encoder(const SpecFields& f, const ArrayMap& w, const std::string& we
   return layers;
 }
 
-// The presets: each one's top-level fields and expansion.
+// An nn.Transformer with the parts PyTorch's translation tutorial
+// ("Language Translation with nn.Transformer") puts around it, as a
+// generating graph: src_tok_emb / tgt_tok_emb (TokenEmbedding: an
+// nn.Embedding times sqrt(d_model)), PositionalEncoding's sinusoidal buffer
+// positional_encoding.pos_embedding [maxlen, 1, d_model] added to both, the
+// stacks transformer.encoder.layers.{i}. and transformer.decoder.layers.{i}.
+// with their final norms, and the generator Linear; the argmax at the end
+// puts the next token on the device. Every name is a field, the tutorial's
+// the default, so the many models copied from it convert as they are.
+json torch_transformer(const SpecFields& f, const ArrayMap& w, const std::string& weights_path,
+                       std::string* summary) {
+  const std::string P = f.string("prefix", "transformer.");
+  const int heads = f.integer("num_heads"), src_len = f.integer("max_src_len"), tgt_len = f.integer("max_tgt_len");
+  const std::string src_emb = f.string("src_embedding", "src_tok_emb.embedding.");
+  const std::string tgt_emb = f.string("tgt_embedding", "tgt_tok_emb.embedding.");
+  const std::string generator = f.string("generator", "generator.");
+  const Array* src_table = find(w, src_emb + "weight");
+  if (src_table == nullptr || src_table->shape.size() != 2) {
+    fail(f.where, ": preset torch_transformer reads the source embedding '", src_emb, "weight' [vocab, d_model], which ",
+         weights_path, src_table == nullptr ? " does not have" : " holds with another shape",
+         "; give \"src_embedding\" (its module, ending in '.'), or write the model's \"layers\"");
+  }
+  const size_t D = src_table->shape[1];
+  const Array* head = find(w, generator + "weight");
+  if (head == nullptr || head->shape.size() != 2) {
+    fail(f.where, ": preset torch_transformer reads the output projection '", generator, "weight' [vocab, d_model], "
+         "which ", weights_path, head == nullptr ? " does not have" : " holds with another shape",
+         "; give \"generator\" (its module, ending in '.')");
+  }
+  const size_t vocab = head->shape[0];
+  // TokenEmbedding multiplies by sqrt(d_model); "embed_scale": 1 for a plain nn.Embedding.
+  const double scale = f.number("embed_scale").value_or(std::sqrt(static_cast<double>(D)));
+  const int enc_depth = depth_of(f, w, P + "encoder.layers.", weights_path);
+  const int dec_depth = depth_of(f, w, P + "decoder.layers.", weights_path);
+  const double eps = f.number("eps").value_or(1e-5);
+
+  // A positions layer: the named table, or the tutorial's formula
+  // (sin / cos of p / 10000^(2i / d_model), the converter's "sinusoidal")
+  // when the model computes it without saving it.
+  const std::string src_pos = f.string("src_positions", "positional_encoding.pos_embedding");
+  const std::string tgt_pos = f.string("tgt_positions", src_pos);
+  auto positions = [&](const char* name, const std::string& table, int rows, const char* input) {
+    json l = {{"name", name}, {"kind", "positions"}, {"num_cls", 0}, {"max_q_len", rows}, {"input", input}};
+    if (table == "sinusoidal") {
+      l["table"] = "sinusoidal";
+      l["dim"] = D;
+    } else {
+      l["tensors"] = {{"pos_embed", table}};
+    }
+    return l;
+  };
+  auto layernorm = [&](const char* name, const std::string& module, int rows, const std::string& input) {
+    return json{{"name", name}, {"kind", "layernorm"}, {"prefix", module}, {"dim", D},
+                {"eps", eps},   {"max_q_len", rows},   {"input", input}};
+  };
+  json layers = json::array();
+  layers.push_back({{"name", "src_emb"}, {"kind", "embedding"}, {"prefix", src_emb}, {"scale", scale},
+                    {"mask", "key_padding"}, {"max_q_len", src_len}});
+  layers.push_back(positions("src_pos", src_pos, src_len, "src_emb"));
+  json encoder = {{"repeat", enc_depth}, {"name", "encoder{i}"}, {"kind", "encoder_block"}, {"preset", "torch"},
+                  {"prefix", P + "encoder.layers.{i}."}, {"embed_dim", D}, {"num_heads", heads},
+                  {"mask", "key_padding"}, {"max_q_len", src_len}, {"input", "src_pos"}};
+  pass_block_fields(f, {"norm_first", "activation", "eps"}, &encoder);
+  layers.push_back(std::move(encoder));
+  std::string memory = "encoder" + std::to_string(enc_depth - 1);
+  const bool enc_norm = find(w, P + "encoder.norm.weight") != nullptr;
+  if (enc_norm) {
+    layers.push_back(layernorm("enc_norm", P + "encoder.norm.", src_len, memory));
+    memory = "enc_norm";
+  }
+  // The decoder part (the spec's "decoder_start"): runs once per token, the
+  // first reading the caller's BOS.
+  layers.push_back({{"name", "tgt_emb"}, {"kind", "embedding"}, {"prefix", tgt_emb}, {"scale", scale},
+                    {"max_q_len", tgt_len}});
+  layers.push_back(positions("tgt_pos", tgt_pos, tgt_len, "tgt_emb"));
+  json decoder = {{"repeat", dec_depth}, {"name", "decoder{i}"}, {"kind", "decoder_block"}, {"preset", "torch"},
+                  {"prefix", P + "decoder.layers.{i}."}, {"embed_dim", D}, {"num_heads", heads},
+                  {"mask", "key_padding"}, {"max_q_len", tgt_len}, {"max_kv_len", src_len},
+                  {"memory", memory}, {"input", "tgt_pos"}};
+  pass_block_fields(f, {"norm_first", "activation", "eps"}, &decoder);
+  layers.push_back(std::move(decoder));
+  std::string last = "decoder" + std::to_string(dec_depth - 1);
+  const bool dec_norm = find(w, P + "decoder.norm.weight") != nullptr;
+  if (dec_norm) {
+    layers.push_back(layernorm("dec_norm", P + "decoder.norm.", tgt_len, last));
+    last = "dec_norm";
+  }
+  layers.push_back({{"name", "head"}, {"kind", "linear"}, {"prefix", generator}, {"max_q_len", tgt_len},
+                    {"input", last}});
+  layers.push_back({{"name", "next"}, {"kind", "argmax"}, {"dim", vocab}, {"max_q_len", tgt_len}, {"input", "head"}});
+
+  auto module = [](const std::string& m) { return m.substr(0, m.size() - (!m.empty() && m.back() == '.')); };
+  char times[32];
+  std::snprintf(times, sizeof times, "%.6g", scale);
+  auto stack = [&](int n, const char* what, const std::string& stack_prefix, bool norm) {
+    return std::to_string(n) + " " + what + " layer" + (n == 1 ? " " : "s ") + stack_prefix + "layers.{i}." +
+           (norm ? " + " + stack_prefix + "norm" : "");
+  };
+  *summary = "torch_transformer: up to " + std::to_string(src_len) + " source ids -> " + module(src_emb) + " (" +
+             std::to_string(D) + ", x" + times + ") + " + src_pos + " -> " +
+             stack(enc_depth, "encoder", P + "encoder.", enc_norm) + " (" + std::to_string(heads) + " head" +
+             (heads == 1 ? "" : "s") + ", " + (f.boolean("norm_first", false) ? "pre-norm" : "post-norm") +
+             "); per token, up to " + std::to_string(tgt_len) + ": " + module(tgt_emb) + " + " + tgt_pos + " -> " +
+             stack(dec_depth, "decoder", P + "decoder.", dec_norm) + " -> " + module(generator) + " (" +
+             std::to_string(vocab) + ") -> argmax";
+  return layers;
+}
+
+// The presets: each one's top-level fields, expansion, and the first layer
+// of its decoder part (a generating graph's "decoder_start"; null: none).
 struct Preset {
   const char* name;
   const std::vector<std::string>* fields;
   json (*layers)(const SpecFields& f, const ArrayMap& w, const std::string& weights_path, std::string* summary);
+  const char* decoder_start;
 };
-const Preset kPresets[] = {{"vit", &kVitFields, vit},
-                           {"hf_vit", &kVitFields, hf_vit},
-                           {"torch_encoder", &kTorchEncoderFields, torch_encoder}};
+const Preset kPresets[] = {{"vit", &kVitFields, vit, nullptr},
+                           {"hf_vit", &kVitFields, hf_vit, nullptr},
+                           {"torch_encoder", &kTorchEncoderFields, torch_encoder, nullptr},
+                           {"torch_transformer", &kTorchTransformerFields, torch_transformer, "tgt_emb"}};
 
 }  // namespace
 
@@ -299,6 +415,7 @@ json expand_model_preset(const json& spec, const ArrayMap& weights, const std::s
     if (preset != p.name) continue;
     json out = json::object();
     if (spec.contains("model")) out["model"] = spec.at("model");
+    if (p.decoder_start != nullptr) out["decoder_start"] = p.decoder_start;
     out["layers"] = p.layers(f, weights, weights_path, summary);
     return out;
   }

@@ -21,7 +21,7 @@ namespace convert {
 // The top-level fields a spec with this "preset" may have (spec.cc checks
 // them as it checks a layer's, with suggestions); empty for an unknown preset.
 std::vector<std::string> model_preset_fields(const std::string& preset);
-// "vit, hf_vit, torch_encoder": the presets, for messages.
+// "vit, hf_vit, torch_encoder, torch_transformer": the presets, for messages.
 std::string model_preset_names();
 
 // `spec` with "preset" replaced by the "layers" it stands for (the other

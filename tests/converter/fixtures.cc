@@ -834,4 +834,58 @@ LayerCase row_pool_case(const std::string& mode, unsigned seed) {
   return c;
 }
 
+ArrayMap tutorial_transformer(const ArrayMap& bundled, const Array* positions) {
+  const double dim = static_cast<double>(bundled.at("src_emb.weight").shape[1]);
+  const std::pair<std::string, std::string> parts[] = {
+      {"cross_attn.", "multihead_attn."}, {"ff1.", "linear1."}, {"ff2.", "linear2."}};
+  ArrayMap out;
+  for (const auto& [name, a] : bundled) {
+    std::string to = name;
+    Array t = a;
+    for (const std::string side : {"encoder.", "decoder."}) {
+      if (name.rfind(side, 0) != 0) continue;
+      std::string rest = name.substr(side.size());
+      if (rest.rfind("norm_out.", 0) == 0) {
+        to = "transformer." + side + "norm." + rest.substr(9);
+      } else {
+        for (const auto& [from, into] : parts) {
+          if (rest.rfind(from, 0) == 0) rest = into + rest.substr(from.size());
+        }
+        to = "transformer." + side + "layers.0." + rest;
+      }
+    }
+    if (name == "src_emb.weight" || name == "tgt_emb.weight") {
+      to = name == "src_emb.weight" ? "src_tok_emb.embedding.weight" : "tgt_tok_emb.embedding.weight";
+      for (double& v : t.data) v /= std::sqrt(dim);
+    }
+    if (name == "out.weight" || name == "out.bias") to = "generator" + name.substr(3);
+    if (name == "src_pos" || name == "tgt_pos") {
+      if (positions != nullptr) continue;
+      if (name == "src_pos") {
+        to = "positional_encoding.pos_embedding";
+        t.shape = {a.shape[0], 1, a.shape[1]};
+      }
+    }
+    out[to] = t;
+  }
+  if (positions != nullptr) out["positional_encoding.pos_embedding"] = *positions;
+  return out;
+}
+
+Array tutorial_position_buffer(size_t maxlen, int dim) {
+  Array a;
+  a.dtype = "F32";
+  a.shape = {maxlen, 1, static_cast<size_t>(dim)};
+  a.data.resize(maxlen * static_cast<size_t>(dim));
+  for (size_t p = 0; p < maxlen; ++p) {
+    for (int i = 0; i + 1 < dim; i += 2) {
+      const float den = std::exp(-static_cast<float>(i) * std::log(10000.0f) / static_cast<float>(dim));
+      const float angle = static_cast<float>(p) * den;
+      a.data[p * static_cast<size_t>(dim) + static_cast<size_t>(i)] = std::sin(angle);
+      a.data[p * static_cast<size_t>(dim) + static_cast<size_t>(i) + 1] = std::cos(angle);
+    }
+  }
+  return a;
+}
+
 }  // namespace fixtures

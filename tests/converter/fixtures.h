@@ -90,6 +90,22 @@ LayerCase embedding_case(unsigned seed);
 // the calibrated range keeps every order and tie; the reference is the
 // indices of the k largest, largest first, ties to the lower index.
 LayerCase argmax_case(unsigned seed, int k);
+// models/transformer's weights (`bundled`) as a model copied from PyTorch's
+// translation tutorial saves them (the converter's torch_transformer preset):
+// nn.Transformer under "transformer." with one layer on each side (the
+// bundled layers' ff1 / ff2 are nn.Transformer's linear1 / linear2,
+// cross_attn its multihead_attn, norm_out the stacks' final norms), the
+// embeddings as TokenEmbedding keeps them (src_tok_emb.embedding, divided by
+// sqrt(d_model): its forward multiplies them back), the source positions as
+// PositionalEncoding's [rows, 1, d_model] buffer
+// (positional_encoding.pos_embedding), the target's as "tgt_pos", the head
+// as "generator". The same model. With `positions`, that one table replaces
+// both (the tutorial's shared buffer).
+ArrayMap tutorial_transformer(const ArrayMap& bundled, const Array* positions = nullptr);
+// The tutorial's PositionalEncoding buffer as PyTorch computes it in
+// float32: den = exp(-(0, 2, 4, ...) ln(10000) / dim), sin(p den) in the even
+// columns and cos(p den) in the odd; [maxlen, 1, dim].
+Array tutorial_position_buffer(size_t maxlen, int dim);
 // A fresh empty directory under the test's working directory or $TMPDIR.
 std::string temp_dir(const std::string& tag);
 void write_text(const std::string& path, const std::string& text);

@@ -10,6 +10,7 @@
 
 #include "converter/cli/commands.h"
 #include "converter/io/file.h"
+#include "converter/io/formats.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
 #include "edgeattn/edgeattn_generated.h"
@@ -237,6 +238,16 @@ int main(int argc, char** argv) {
       fixtures::write_text(d + "/stack_spec.json", spec);
       fixtures::write_text(d + "/stack_spec_short.json", replace(spec, "\"repeat\": 3", "\"repeat\": 2"));
       fixtures::write_text(d + "/stack_spec_no_index.json", replace(spec, "\"block{i}\"", "\"block\""));
+    }
+    {
+      // The bundled transformer under PyTorch's translation-tutorial names
+      // and its one-line torch_transformer spec.
+      const ArrayMap t = fixtures::tutorial_transformer(
+          edgeattn::convert::load_weights(std::string(EA_MODELS_DIR) + "/transformer/weights.safetensors"));
+      save_safetensors(d + "/seq2seq.safetensors", {t.begin(), t.end()});
+      fixtures::write_text(d + "/seq2seq.json",
+                           R"({"model": "tutorial", "preset": "torch_transformer", "num_heads": 4, "max_src_len": 12,)"
+                           R"( "max_tgt_len": 13, "norm_first": true, "activation": "gelu", "tgt_positions": "tgt_pos"})");
     }
     {
       std::vector<uint8_t> junk(200);

@@ -51,24 +51,45 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_weights->emplace("fz.out_proj.weight", Tensor({8, 8}));
   g_weights->emplace("fz.out_proj.bias", Tensor({8}));
   g_weights->emplace("fz.bad", Tensor({0}));
+  // nn.Transformer's layers (width 8, 2 heads, FFN 16) under `b`; a decoder
+  // layer (`cross`) has multihead_attn and norm3 too.
+  auto add_layer = [](const std::string& b, bool cross) {
+    for (const char* attn : {"self_attn.", "multihead_attn."}) {
+      if (!cross && std::string(attn) == "multihead_attn.") continue;
+      g_weights->emplace(b + attn + "in_proj_weight", Tensor({24, 8}));
+      g_weights->emplace(b + attn + "in_proj_bias", Tensor({24}));
+      g_weights->emplace(b + attn + "out_proj.weight", Tensor({8, 8}));
+      g_weights->emplace(b + attn + "out_proj.bias", Tensor({8}));
+    }
+    g_weights->emplace(b + "linear1.weight", Tensor({16, 8}));
+    g_weights->emplace(b + "linear1.bias", Tensor({16}));
+    g_weights->emplace(b + "linear2.weight", Tensor({8, 16}));
+    g_weights->emplace(b + "linear2.bias", Tensor({8}));
+    for (const char* n : {"norm1.", "norm2.", "norm3."}) {
+      if (!cross && std::string(n) == "norm3.") continue;
+      g_weights->emplace(b + n + "weight", Tensor({8}));
+      g_weights->emplace(b + n + "bias", Tensor({8}));
+    }
+  };
   // An nn.TransformerEncoder of two layers under fz.layers.{i}. and its final
   // norm, for the torch_encoder preset's seed (preset_torch_encoder.json).
-  for (const char* b : {"fz.layers.0.", "fz.layers.1."}) {
-    g_weights->emplace(std::string(b) + "self_attn.in_proj_weight", Tensor({24, 8}));
-    g_weights->emplace(std::string(b) + "self_attn.in_proj_bias", Tensor({24}));
-    g_weights->emplace(std::string(b) + "self_attn.out_proj.weight", Tensor({8, 8}));
-    g_weights->emplace(std::string(b) + "self_attn.out_proj.bias", Tensor({8}));
-    g_weights->emplace(std::string(b) + "linear1.weight", Tensor({16, 8}));
-    g_weights->emplace(std::string(b) + "linear1.bias", Tensor({16}));
-    g_weights->emplace(std::string(b) + "linear2.weight", Tensor({8, 16}));
-    g_weights->emplace(std::string(b) + "linear2.bias", Tensor({8}));
-    for (const char* n : {"norm1.", "norm2."}) {
-      g_weights->emplace(std::string(b) + n + "weight", Tensor({8}));
-      g_weights->emplace(std::string(b) + n + "bias", Tensor({8}));
-    }
-  }
+  add_layer("fz.layers.0.", false);
+  add_layer("fz.layers.1.", false);
   g_weights->emplace("fz.norm.weight", Tensor({8}));
   g_weights->emplace("fz.norm.bias", Tensor({8}));
+  // A seq2seq nn.Transformer (one layer on each side, vocabulary 10) under
+  // PyTorch's translation tutorial's names, for the torch_transformer
+  // preset's seed (preset_torch_transformer.json).
+  add_layer("transformer.encoder.layers.0.", false);
+  add_layer("transformer.decoder.layers.0.", true);
+  for (const char* n : {"transformer.encoder.norm.", "transformer.decoder.norm."}) {
+    g_weights->emplace(std::string(n) + "weight", Tensor({8}));
+    g_weights->emplace(std::string(n) + "bias", Tensor({8}));
+  }
+  g_weights->emplace("src_tok_emb.embedding.weight", Tensor({10, 8}));
+  g_weights->emplace("tgt_tok_emb.embedding.weight", Tensor({10, 8}));
+  g_weights->emplace("generator.weight", Tensor({10, 8}));
+  g_weights->emplace("generator.bias", Tensor({10}));
   // Two blocks under fz.blocks.{i}. for the "repeat" seed (repeat_mha.json).
   for (const char* b : {"fz.blocks.0.", "fz.blocks.1."}) {
     g_weights->emplace(std::string(b) + "in_proj_weight", Tensor({24, 8}));
