@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
             interp.xnnpack_ops(), interp.xnnpack_bytes());
     }
     Print(1, "\n");
-    Print(1, "  %-14s %-8s %-5s %5s %5s %10s %10s %10s %10s  %-10s\n", "layer", "kind", "dtype",
+    Print(1, "  %-14s %-13s %-5s %5s %5s %10s %10s %10s %10s  %-10s\n", "layer", "kind", "dtype",
           "q", "kv", "min_us", "median_us", "p90_us", "max_us", "output");
   }
   uint64_t total_median = 0, total_min = 0;
@@ -336,7 +336,7 @@ int main(int argc, char** argv) {
             r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len, Us(r.min), Us(r.median), Us(r.p90),
             Us(r.max), r.arena_bytes, r.output_hash);
     } else {
-      Print(1, "  %-14s %-8s %-5s %5d %5d %10.2f %10.2f %10.2f %10.2f  %08x\n", r.name,
+      Print(1, "  %-14s %-13s %-5s %5d %5d %10.2f %10.2f %10.2f %10.2f  %08x\n", r.name,
             ea_layer_kind_name(r.kind), r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len,
             Us(r.min), Us(r.median), Us(r.p90), Us(r.max), r.output_hash);
     }
@@ -365,7 +365,7 @@ int main(int argc, char** argv) {
             printed ? "," : "", r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len, Us(r.min), Us(r.median), Us(r.p90), Us(r.max),
             r.arena_bytes, r.output_hash);
     } else {
-      Print(1, "  %-14s %-8s %-5s %5d %5d %10.2f %10.2f %10.2f %10.2f  %08x\n", "model", "graph",
+      Print(1, "  %-14s %-13s %-5s %5d %5d %10.2f %10.2f %10.2f %10.2f  %08x\n", "model", "graph",
             r.dtype == EA_S8 ? "int8" : "f32", r.q_len, r.kv_len, Us(r.min), Us(r.median), Us(r.p90), Us(r.max),
             r.output_hash);
     }
@@ -380,7 +380,7 @@ int main(int argc, char** argv) {
   } else {
     if (threads > 1) Print(1, "  pool hand-over %.3f us per call after the layers\n", Us(handover_after));
     if (!model_only) {
-      Print(1, "  %-14s %-8s %-5s %5s %5s %10.2f %10.2f\n", "total", "", "", "", "", Us(total_min),
+      Print(1, "  %-14s %-13s %-5s %5s %5s %10.2f %10.2f\n", "total", "", "", "", "", Us(total_min),
             Us(total_median));
     }
   }
