@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +31,7 @@
 #include "converter/io/formats.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
+#include "converter/model/float_reference.h"
 #include "converter/spec/spec.h"
 #include "converter/write/model_file.h"
 #include "edgeattn/edgeattn.hpp"
@@ -584,6 +586,90 @@ TEST(GeneratePreset, TheTutorialsPositionBufferIsItsFormula) {
     ++n;
   }
   EXPECT_EQ(same, n);
+}
+
+// Greedy decoding by the converter's float64 layers, each token over the
+// whole prefix again (no KV cache, no arena): what the runtime's cached
+// steps through every decoder layer must give.
+std::vector<int32_t> Float64Greedy(const cv::ModelSpec& spec, const std::vector<int32_t>& digits, int max_tokens) {
+  auto run = [&](const std::string& name, const std::vector<double>& q, int q_len, int valid,
+                 const std::vector<double>* memory = nullptr, int memory_valid = -1) {
+    const cv::FloatLayer* layer = nullptr;
+    for (const cv::FloatLayer& L : spec.layers) {
+      if (L.name == name) layer = &L;
+    }
+    EXPECT_NE(layer, nullptr) << name;
+    cv::SampleInput in;
+    in.query = q.data();
+    in.q_len = in.kv_len = q_len;
+    in.valid = valid;
+    if (memory != nullptr) {
+      in.key = memory->data();
+      in.kv_len = kSrcLen;
+      in.valid = memory_valid;
+    }
+    std::vector<double> out;
+    cv::forward(*layer, in, &out, nullptr, nullptr);
+    return out;
+  };
+  auto count = [&](const char* stack) {
+    int n = 0;
+    for (const cv::FloatLayer& L : spec.layers) n += L.name.rfind(stack, 0) == 0 && L.name != stack;
+    return n;
+  };
+  const int len = static_cast<int>(digits.size());
+  std::vector<double> x(kSrcLen, kPad);
+  std::copy(digits.begin(), digits.end(), x.begin());
+  for (const char* name : {"src_emb", "src_pos"}) x = run(name, x, kSrcLen, len);
+  for (int i = 0; i < count("encoder"); ++i) x = run("encoder" + std::to_string(i), x, kSrcLen, len);
+  const std::vector<double> memory = run("enc_norm", x, kSrcLen, len);
+  std::vector<double> ids = {kBos};
+  std::vector<int32_t> tokens;
+  for (int t = 0; t < max_tokens; ++t) {
+    const int n = static_cast<int>(ids.size());
+    std::vector<double> y = run("tgt_pos", run("tgt_emb", ids, n, -1), n, -1);
+    for (int i = 0; i < count("decoder"); ++i) y = run("decoder" + std::to_string(i), y, n, -1, &memory, len);
+    const std::vector<double> logits = run("head", run("dec_norm", y, n, -1), n, -1);
+    const size_t vocab = logits.size() / static_cast<size_t>(n);
+    const double* last = logits.data() + (static_cast<size_t>(n) - 1) * vocab;
+    tokens.push_back(static_cast<int32_t>(std::max_element(last, last + vocab) - last));  // ties: the lower index
+    if (tokens.back() == kEos) break;
+    ids.push_back(tokens.back());
+  }
+  return tokens;
+}
+
+// The tutorial's nn.Transformer has several layers on each side (3 and 3).
+// Two and two here (the bundled layer and a copy whose FFN output is halved,
+// so the two differ): f32 Generate, through both decoder layers' KV caches
+// and both caching the memory, gives the float64 layers' greedy tokens.
+TEST(GeneratePreset, TwoLayersOnEachSideGiveTheFloat64ModelsTokens) {
+  cv::ArrayMap w = TutorialNamed();
+  for (const char* side : {"transformer.encoder.layers.", "transformer.decoder.layers."}) {
+    const std::string from = std::string(side) + "0.", to = std::string(side) + "1.";
+    cv::ArrayMap copies;
+    for (const auto& [name, a] : w) {
+      if (name.rfind(from, 0) != 0) continue;
+      cv::Array c = a;
+      if (name == from + "linear2.weight") {
+        for (double& v : c.data) v *= 0.5;
+      }
+      copies[to + name.substr(from.size())] = c;
+    }
+    w.insert(copies.begin(), copies.end());
+  }
+  Loaded f32(ConvertPreset("two_layers", w, kTutorialSpec, "f32"));
+  ASSERT_GE(f32.model.FindLayer("decoder1"), 0);
+  const cv::ModelSpec spec = cv::load_spec("spec.json", kTutorialSpec, w, "w.safetensors", {});
+  const std::vector<Sequence> seqs = HeldOut();
+  int same = 0, reversed = 0;
+  for (size_t i = 0; i < 200; ++i) {
+    const std::vector<int32_t> tokens = f32.Generate(seqs[i].digits);
+    same += tokens == Float64Greedy(spec, seqs[i].digits, f32.graph.max_tokens);
+    reversed += tokens == Reversal(seqs[i].digits);
+  }
+  std::printf("two layers on each side: f32 Generate = float64 greedy on %d of 200 (reverses %d)\n", same, reversed);
+  EXPECT_EQ(same, 200);
 }
 
 // What the preset cannot read is refused, naming the tensor or field.
