@@ -9,13 +9,16 @@
 #   - the whole-model firmware: a KWT-shaped keyword spotter (edgeattn-kwt-model)
 #     run with one ea_interpreter_invoke per input, linked with only its layer
 #     kinds, its logits bit-exact with the host's Invoke on the reference path
+#   - the generation firmware: the bundled seq2seq transformer as one file, one
+#     ea_interpreter_generate per source, its tokens equal to the host's Generate
+#     on the reference path (edgeattn-golden-generate)
 #   - edgeattn-bench on the board (deterministic instruction counts)
 #   - the fuzz_paths corpus replay: int8 inputs of tests/fuzz/corpus/paths and
 #     of the generated seeds on ref and the board's path against the host ref
 #     path (paths_replay/)
 # Host tools: edgeattn-convert from build/host when the host stage built it,
 # else from build/cortex-m/host; edgeattn-golden, edgeattn-golden-graph,
-# edgeattn-kwt-model, edgeattn-paths-seeds and edgeattn-paths-cases from
+# edgeattn-golden-generate, edgeattn-kwt-model, edgeattn-paths-seeds and edgeattn-paths-cases from
 # build/cortex-m/host (linking build/host's libraries
 # when it exists).
 EA_STAGES+=(cortex-m)
@@ -52,6 +55,7 @@ stage_cortex-m() {
     cmake --build "$dir" -j"$JOBS"
     header "cortex-m: $board ctest (qemu-system-arm -icount shift=0)"
     ctest --test-dir "$dir" --output-on-failure --no-tests=error
-    arm-none-eabi-size "$dir/example/ea_cm_example" "$dir/example/ea_cm_model" "$dir/paths_replay/ea_cm_paths_replay"
+    arm-none-eabi-size "$dir/example/ea_cm_example" "$dir/example/ea_cm_model" "$dir/example/ea_cm_generate" \
+      "$dir/paths_replay/ea_cm_paths_replay"
   done
 }
