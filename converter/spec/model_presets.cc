@@ -30,6 +30,11 @@ const Array* find(const ArrayMap& w, const std::string& name) {
   return it == w.end() ? nullptr : &it->second;
 }
 
+// A module's name for the report: its prefix without the trailing '.'.
+std::string module(const std::string& prefix) {
+  return prefix.substr(0, prefix.size() - (!prefix.empty() && prefix.back() == '.'));
+}
+
 // Blocks 0..n-1 have tensors under "<stack>0.", "<stack>1.", ...: n.
 int count_blocks(const ArrayMap& w, const std::string& stack) {
   int n = 0;
@@ -200,7 +205,6 @@ json vit_family(const SpecFields& f, const ArrayMap& w, const std::string& weigh
   if (f.boolean("dequantize_output", false)) {
     add({{"name", "logits"}, {"kind", "dequantize"}, {"dim", out}, {"max_q_len", 1}});
   }
-  auto module = [](const std::string& m) { return m.empty() ? m : m.substr(0, m.size() - 1); };
   *summary = preset + ": " + std::to_string(patches) + " rows of " + std::to_string(in) + " -> " + module(n.proj) +
              " (" + std::to_string(D) + ") -> " + std::to_string(num_cls) + " class token" + (num_cls == 1 ? "" : "s") +
              " + " + n.pos + " -> " + std::to_string(depth) + " blocks " + n.stack + "{i}. (" + std::to_string(heads) +
@@ -362,7 +366,6 @@ json torch_transformer(const SpecFields& f, const ArrayMap& w, const std::string
                     {"input", last}});
   layers.push_back({{"name", "next"}, {"kind", "argmax"}, {"dim", vocab}, {"max_q_len", tgt_len}, {"input", "head"}});
 
-  auto module = [](const std::string& m) { return m.substr(0, m.size() - (!m.empty() && m.back() == '.')); };
   char times[32];
   std::snprintf(times, sizeof times, "%.6g", scale);
   auto stack = [&](int n, const char* what, const std::string& stack_prefix, bool norm) {

@@ -14,6 +14,7 @@
 
 #include "edgeattn/edgeattn.h"
 #include "golden_transformer_generate.h"
+#include "firmware_report.h"
 #include "platform.h"
 #include "transformer_generate_model.h"
 
@@ -22,12 +23,8 @@ namespace {
 alignas(16) uint8_t g_arena[TRANSFORMER_GENERATE_MODEL_ARENA_BYTES];
 int32_t g_tokens[32];
 
-int g_passed = 0;
-int g_failed = 0;
-
 void report(bool ok, const char* what) {
-  (ok ? g_passed : g_failed)++;
-  ea_cm::write(ok ? "PASS " : "FAIL ");
+  ea_cm_report::result(ok);
   ea_cm::write_line(what);
 }
 
@@ -100,31 +97,13 @@ void run() {
   ea_cm::write_line(ea_interpreter_error(&interp));
   report(refused, "generate refuses max_tokens above the plan's (EA_LENGTH_EXCEEDS_PLAN)");
 
-  ea_cm::write("transformer_generate: stack high-water ");
-  ea_cm::write_uint(ea_cm::stack_used());
-  ea_cm::write(" bytes (of ");
-  ea_cm::write_uint(ea_cm::stack_size());
-  ea_cm::write("), arena ");
-  ea_cm::write_uint(sizeof g_arena);
-  ea_cm::write(" bytes, model ");
-  ea_cm::write_uint(TRANSFORMER_GENERATE_MODEL_SIZE);
-  ea_cm::write(" bytes, ");
-  ea_cm::write_uint(static_cast<uint64_t>(g.num_steps));
-  ea_cm::write_line(" steps");
+  ea_cm_report::memory("transformer_generate", sizeof g_arena, TRANSFORMER_GENERATE_MODEL_SIZE, g.num_steps);
 }
 
 }  // namespace
 
 int main() {
-  ea_cm::ticks_start();
-  ea_cm::write("edgeattn generation firmware on ");
-  ea_cm::write(ea_cm::kBoard);
-  ea_cm::write(", kernel path ");
-  ea_cm::write_line(ea_kernel_path());
+  ea_cm_report::begin("generation firmware");
   run();
-  ea_cm::write_int(g_passed);
-  ea_cm::write(" passed, ");
-  ea_cm::write_int(g_failed);
-  ea_cm::write_line(" failed");
-  return g_failed;
+  return ea_cm_report::end();
 }

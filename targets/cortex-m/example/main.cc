@@ -17,6 +17,7 @@
 #include "golden_encoder_block.h"
 #include "golden_pooling.h"
 #include "golden_transformer.h"
+#include "firmware_report.h"
 #include "platform.h"
 #include "pooling_model.h"
 #include "transformer_model.h"
@@ -58,12 +59,8 @@ const EmbeddedModel kModels[] = {
 [[maybe_unused]] int8_t g_output[2048];
 [[maybe_unused]] uint16_t g_weights[4096];
 
-int g_passed = 0;
-int g_failed = 0;
-
 void report(bool ok, const char* model, const char* what, int32_t layer, int32_t sample) {
-  (ok ? g_passed : g_failed)++;
-  ea_cm::write(ok ? "PASS " : "FAIL ");
+  ea_cm_report::result(ok);
   ea_cm::write(model);
   ea_cm::write(" layer ");
   ea_cm::write_int(layer);
@@ -145,30 +142,13 @@ void run_model(const EmbeddedModel& m) {
     ea_cm::write(c.cached ? " (CacheKeys + Run)\n" : " (Run)\n");
   }
 #endif
-  ea_cm::write(m.name);
-  ea_cm::write(": stack high-water ");
-  ea_cm::write_uint(ea_cm::stack_used());
-  ea_cm::write(" bytes (of ");
-  ea_cm::write_uint(ea_cm::stack_size());
-  ea_cm::write("), arena ");
-  ea_cm::write_uint(m.arena_bytes);
-  ea_cm::write(" bytes, model ");
-  ea_cm::write_uint(m.size);
-  ea_cm::write_line(" bytes");
+  ea_cm_report::memory(m.name, m.arena_bytes, m.size);
 }
 
 }  // namespace
 
 int main() {
-  ea_cm::ticks_start();
-  ea_cm::write("edgeattn firmware example on ");
-  ea_cm::write(ea_cm::kBoard);
-  ea_cm::write(", kernel path ");
-  ea_cm::write_line(ea_kernel_path());
+  ea_cm_report::begin("firmware example");
   for (const EmbeddedModel& m : kModels) run_model(m);
-  ea_cm::write_int(g_passed);
-  ea_cm::write(" passed, ");
-  ea_cm::write_int(g_failed);
-  ea_cm::write_line(" failed");
-  return g_failed;
+  return ea_cm_report::end();
 }

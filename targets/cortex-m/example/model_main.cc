@@ -13,6 +13,7 @@
 #include "edgeattn/edgeattn.h"
 #include "golden_kwt.h"
 #include "kwt_model.h"
+#include "firmware_report.h"
 #include "platform.h"
 #include "pooling_model.h"
 #if EA_CM_KWT_FULL
@@ -48,12 +49,8 @@ const WholeModel kModels[] = {
 int8_t g_input[99 * 40];  // one row more than the models take
 int8_t g_output[64];
 
-int g_passed = 0;
-int g_failed = 0;
-
 void report(bool ok, const char* model, const char* what) {
-  (ok ? g_passed : g_failed)++;
-  ea_cm::write(ok ? "PASS " : "FAIL ");
+  ea_cm_report::result(ok);
   ea_cm::write(model);
   ea_cm::write(" ");
   ea_cm::write_line(what);
@@ -108,18 +105,7 @@ void run_model(const WholeModel& m) {
   ea_cm::write_line(ea_interpreter_error(&interp));
   report(refused, m.name, "invoke refuses 99 input rows (EA_LENGTH_EXCEEDS_PLAN)");
 
-  ea_cm::write(m.name);
-  ea_cm::write(": stack high-water ");
-  ea_cm::write_uint(ea_cm::stack_used());
-  ea_cm::write(" bytes (of ");
-  ea_cm::write_uint(ea_cm::stack_size());
-  ea_cm::write("), arena ");
-  ea_cm::write_uint(m.declared_arena);
-  ea_cm::write(" bytes, model ");
-  ea_cm::write_uint(m.size);
-  ea_cm::write(" bytes, ");
-  ea_cm::write_uint(static_cast<uint64_t>(g.num_steps));
-  ea_cm::write_line(" steps");
+  ea_cm_report::memory(m.name, m.declared_arena, m.size, g.num_steps);
 }
 
 // This firmware has only the whole model's kinds: a model with another kind
@@ -136,16 +122,8 @@ void left_out_kind() {
 }  // namespace
 
 int main() {
-  ea_cm::ticks_start();
-  ea_cm::write("edgeattn whole-model firmware on ");
-  ea_cm::write(ea_cm::kBoard);
-  ea_cm::write(", kernel path ");
-  ea_cm::write_line(ea_kernel_path());
+  ea_cm_report::begin("whole-model firmware");
   for (const WholeModel& m : kModels) run_model(m);
   left_out_kind();
-  ea_cm::write_int(g_passed);
-  ea_cm::write(" passed, ");
-  ea_cm::write_int(g_failed);
-  ea_cm::write_line(" failed");
-  return g_failed;
+  return ea_cm_report::end();
 }

@@ -25,6 +25,7 @@
 #include "converter/io/file.h"
 #include "converter/io/npy.h"
 #include "converter/io/safetensors.h"
+#include "golden_files.h"
 
 namespace {
 
@@ -146,11 +147,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "edgeattn-kwt-model: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return golden::main("edgeattn-kwt-model", run, argc, argv); }
