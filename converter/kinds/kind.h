@@ -86,6 +86,9 @@ struct KindModule {
   // The query is a learned weight: no query input, one output row, and no
   // max_q_len field in the spec (pooling).
   bool learned_query = false;
+  // Its keys pair up with its query rows one to one (add: y = x + r):
+  // max_kv_len is max_q_len (the spec may leave it out).
+  bool keys_pair_rows = false;
   // The spec's "mask": "causal" is allowed (else a spec error).
   bool causal_mask = false;
 

@@ -674,10 +674,14 @@ ModelSpec load_spec(const std::string& spec_path, const std::string& spec_text,
       L.max_q_len = overrides.max_q_len > 0 ? overrides.max_q_len : f.integer("max_q_len");
       if (overrides.max_kv_len > 0) {
         L.max_kv_len = overrides.max_kv_len;
-      } else if (!L.io().keys && !f.has("max_kv_len")) {  // keys (if any) are the query rows
-        L.max_kv_len = L.max_q_len;
+      } else if ((!L.io().keys || L.kind->keys_pair_rows) && !f.has("max_kv_len")) {
+        L.max_kv_len = L.max_q_len;  // keys (if any) are the query rows, or as many (add)
       } else {
         L.max_kv_len = f.integer("max_kv_len");
+      }
+      if (L.kind->keys_pair_rows && L.max_kv_len != L.max_q_len) {
+        fail(f.where, ": max_kv_len ", L.max_kv_len, " (the ", L.kind->name, "'s residual rows) must equal max_q_len ",
+             L.max_q_len, ": it pairs them one to one");
       }
     }
     if (f.has("calib_method")) {  // this layer's, over --calib-method (e.g. a decoder's mse)

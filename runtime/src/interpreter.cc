@@ -402,6 +402,11 @@ Status Interpreter::RunWith(int layer, const RunArgs& args, const RangeScale* ra
            << c.kv_len;
     return Status::kInvalidArgument;
   }
+  if (kind.keys_pair_rows && c.kv_len != c.q_len) {
+    error_ << "layer '" << name << "' (" << kind.name << ") pairs its " << c.q_len << " query rows with "
+           << c.kv_len << " key rows: give as many of each";
+    return Status::kInvalidArgument;
+  }
 
   if (c.weights != nullptr && info.num_heads == 0) {
     error_ << "layer '" << name << "' (" << kind.name << ") has no attention weights: pass attn_weights = null";

@@ -834,6 +834,26 @@ LayerCase row_pool_case(const std::string& mode, unsigned seed) {
   return c;
 }
 
+LayerCase add_case(unsigned seed) {
+  Rng rng(seed);
+  const int D = 12, L = 7;
+  LayerCase c;
+  c.name = "add";
+  c.spec_json = R"({"model": "test_add", "layers": [{"name": "res", "kind": "add", "dim": 12, "max_q_len": 7}]})";
+  c.calib = make_inputs(rng, "res", 64, L, D, L, D, 0, false, 1.0);
+  std::vector<double>& r = c.calib[1].second.data;  // the residual: wider, off zero
+  for (size_t i = 0; i < r.size(); ++i) r[i] = 3.0 * r[i] + 0.4 * static_cast<double>(i % D) - 1.0;
+  c.test = first_samples(c.calib, 8);
+  c.reference = [=](const ArrayMap& in, std::vector<double>* out, std::vector<double>* wts) {
+    const Array& x = in.at("res.query");
+    const Array& k = in.at("res.key");
+    out->resize(x.data.size());
+    for (size_t i = 0; i < x.data.size(); ++i) (*out)[i] = x.data[i] + k.data[i];
+    wts->clear();
+  };
+  return c;
+}
+
 ArrayMap tutorial_transformer(const ArrayMap& bundled, const Array* positions) {
   const double dim = static_cast<double>(bundled.at("src_emb.weight").shape[1]);
   const std::pair<std::string, std::string> parts[] = {

@@ -78,6 +78,9 @@ LayerCase decoder_block_case(unsigned seed);
 LayerCase positions_case(const std::string& table, unsigned seed);
 // row_pool "first" or "mean" over 9 rows of width 10 (off zero) with key padding.
 LayerCase row_pool_case(const std::string& mode, unsigned seed);
+// One add layer ("dim" 12, max_q_len 7): query rows x and residual rows r
+// (its keys) of different ranges and offsets; the reference is x + r.
+LayerCase add_case(unsigned seed);
 
 // nn.Embedding(23, 12) (layer 'emb', tensor 'tok.weight') with the spec's
 // "scale" 2.0 (e.g. sqrt(d_model)) over 7 int32 token ids per sample; the

@@ -84,6 +84,9 @@ struct LayerKindModule {
   // The KV cache's positions are query rows, bounded by max_q_len (a decoder
   // block, whose kv_len is the memory's); false: bounded by max_kv_len.
   bool kv_positions_on_q_len = false;
+  // Its key rows pair up with its query rows one to one (add: y = x + r):
+  // a call's kv_len must equal its q_len.
+  bool keys_pair_rows = false;
   // Each output row depends on its input row alone (no attention across
   // rows): a generating graph's decoder part runs it one row per token.
   bool rows_independent = false;

@@ -262,7 +262,9 @@ inline int32_t layernorm_normalized_q(int32_t centered, const LayerNormRowScale&
 
 // ---------------------------------------------------------------------------
 // Contract 5, a separate int8 add of two int8 tensors (model format 4), was
-// replaced by 5b: there is no int8 add kernel any more.
+// replaced by 5b inside the blocks. Where no projection's epilogue can add
+// (the norm on the sub-layer's output, before the add), the `add` kind does,
+// with the add contract at the end of this file.
 //
 // Residual add in a projection's epilogue (numerics contract 5b): a block's
 // output projection and second FFN linear add the residual stream a from
@@ -565,6 +567,31 @@ constexpr int kRowMeanBits = 16;    // int8 rows
 constexpr int kRowMean16Bits = 8;   // int16 rows (the residual stream)
 
 inline int32_t row_mean_q16(int32_t sum, int32_t n) { return row_mean_q(sum, n, kRowMeanBits); }
+
+// ---------------------------------------------------------------------------
+// Add (the add contract, layer kind `add`): two int8 rows x at (s_x, zp_x)
+// and r at (s_r, zp_r) to y = x + r at (s_y, zp_y):
+//   y = sat8((A (x - zp_x) + B (r - zp_r) + 2^(n-1) + zp_y 2^n) >> n)
+// The converter writes A = round(s_x / s_y 2^n) and B = round(s_r / s_y 2^n),
+// both in [0, 2^21), taking the largest n in [1, 16] for which both fit
+// (n = 16 unless an input step is 32 or more output steps). So y is the real
+// (s_x (x - zp_x) + s_r (r - zp_r)) / s_y + zp_y rounded once (half up, the
+// arithmetic shift), up to A's and B's own roundings, at most 2 255 2^-(n+1)
+// output steps (0.004 at n = 16). Bounds: |A (x - zp_x)| and |B (r - zp_r)|
+// are each at most 255 (2^21 - 1) < 2^29, and |2^(n-1) + zp_y 2^n|
+// <= 2^15 + 2^23: the sum stays below 2^30 + 2^24 < 2^31 in magnitude, one
+// int32 per element, the same integers on every target. (Blocks add in their
+// projections' epilogues instead, contract 5b, where the sub-layer output is
+// never rounded on its own; an add needs both inputs rounded to int8 first.)
+// ---------------------------------------------------------------------------
+constexpr int32_t kAddMaxMultiplier = (int32_t{1} << 21) - 1;
+constexpr int32_t kAddMaxShift = 16;
+
+inline int8_t add_s8(int32_t x, int32_t zp_x, int32_t a, int32_t r, int32_t zp_r, int32_t b, int32_t shift,
+                     int32_t zp_y) {
+  const int32_t v = a * (x - zp_x) + b * (r - zp_r) + (int32_t{1} << (shift - 1)) + zp_y * (int32_t{1} << shift);
+  return saturate_s8(v >> shift);
+}
 
 }  // namespace kernels
 }  // namespace edgeattn
