@@ -71,8 +71,14 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
     if (qkv[i].empty() && hf && names[2].empty()) qkv[i] = p + kHfQkvNames[i];
   }
   const bool separate_qkv = !qkv[0].empty();
+  // "out_proj": false: the attention has no output projection (its heads'
+  // concatenation is its output), read as the identity.
+  const bool out_proj = f.boolean("out_proj", true);
+  if (!out_proj && (!f.tensor_name("o_w").empty() || !f.tensor_name("o_b").empty())) {
+    fail(f.where, ": \"out_proj\": false with tensors.o_w / o_b: give one or the other");
+  }
   for (int i : {0, 2, 4, 6, 8, 10}) {  // the weights (biases are optional)
-    if (names[i].empty() && !(i == 2 && separate_qkv)) {
+    if (names[i].empty() && !(i == 2 && separate_qkv) && !(i == 4 && !out_proj)) {
       fail(f.where, ": tensors.", kTensorKeys[i], " is required (or give \"preset\": torch, vit or hf_vit)");
     }
   }
@@ -107,7 +113,8 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
       (part == 0 ? M.q_proj : part == 1 ? M.k_proj : M.v_proj) = std::move(l);
     }
   }
-  M.out_proj = w.linear(names[4], names[5], E, E, "out_proj [embed_dim, embed_dim]", false);
+  M.out_proj = out_proj ? w.linear(names[4], names[5], E, E, "out_proj [embed_dim, embed_dim]", false)
+                        : identity_linear(E);
   L->query_dim = L->key_dim = L->value_dim = L->output_dim = E;
   L->max_kv_len = L->max_q_len;
 }
@@ -330,7 +337,7 @@ std::vector<std::string> input_points(const FloatLayer& L) {
 KindModule module() {
   KindModule m = kind_identity(EA_LAYER_ENCODER_BLOCK);
   m.causal_mask = true;
-  m.fields = {"embed_dim", "num_heads", "ffn_dim", "activation", "norm_first", "eps", "scale", "preset"};
+  m.fields = {"embed_dim", "num_heads", "ffn_dim", "activation", "norm_first", "eps", "scale", "preset", "out_proj"};
   m.tensor_fields = {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b", "norm2_w", "norm2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"};
   m.resolve = resolve;
   m.shell = shell;

@@ -47,12 +47,34 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
       if (n.empty() && required) fail(f.where, ": tensors.", k, " is required");
       return n;
     };
-    P.q_proj = w.linear(name("q_w", true), name("q_b", false), E, E, "q_proj [embed_dim, embed_dim]", false);
-    P.k_proj = w.linear(name("k_w", true), name("k_b", false), KV, kdim,
-                        "k_proj [num_kv_heads * head_dim, kdim]", false);
-    P.v_proj = w.linear(name("v_w", true), name("v_b", false), KV, vdim,
-                        "v_proj [num_kv_heads * head_dim, vdim]", false);
-    P.out_proj = w.linear(name("o_w", true), name("o_b", false), E, E, "out_proj [embed_dim, embed_dim]", false);
+    const std::string qkv = name("qkv_w", false);
+    if (!qkv.empty()) {  // one packed [3 E, E] weight (and [3 E] bias), q, k, v in that order
+      if (!name("q_w", false).empty() || !name("k_w", false).empty() || !name("v_w", false).empty()) {
+        fail(f.where, ": tensors.qkv_w with tensors.q_w / k_w / v_w: give the packed weight or the three");
+      }
+      if (P.cross || KV != E) fail(f.where, ": tensors.qkv_w needs self-attention without grouped-query heads");
+      const std::string qkv_b = name("qkv_b", false);
+      for (int part = 0; part < 3; ++part) {
+        FloatLinear l = w.slice(qkv, qkv_b, E, part, !qkv_b.empty());
+        (part == 0 ? P.q_proj : part == 1 ? P.k_proj : P.v_proj) = std::move(l);
+      }
+    } else {
+      P.q_proj = w.linear(name("q_w", true), name("q_b", false), E, E, "q_proj [embed_dim, embed_dim]", false);
+      P.k_proj = w.linear(name("k_w", true), name("k_b", false), KV, kdim,
+                          "k_proj [num_kv_heads * head_dim, kdim]", false);
+      P.v_proj = w.linear(name("v_w", true), name("v_b", false), KV, vdim,
+                          "v_proj [num_kv_heads * head_dim, vdim]", false);
+    }
+    // "out_proj": false: no output projection (the heads' concatenation is
+    // the output, Torch-KWT's one head of dim_head == dim), read as the identity.
+    if (!f.boolean("out_proj", true)) {
+      if (!name("o_w", false).empty() || !name("o_b", false).empty()) {
+        fail(f.where, ": \"out_proj\": false with tensors.o_w / o_b: give one or the other");
+      }
+      P.out_proj = identity_linear(E);
+    } else {
+      P.out_proj = w.linear(name("o_w", true), name("o_b", false), E, E, "out_proj [embed_dim, embed_dim]", false);
+    }
   } else {
     const std::string preset = f.string("preset");
     const std::string p = f.string("prefix", "");
@@ -264,8 +286,8 @@ KindModule module() {
   KindModule m = kind_identity(EA_LAYER_MULTI_HEAD_ATTENTION);
   m.causal_mask = true;
   m.fields = {"embed_dim", "num_heads", "cross", "kdim", "vdim", "scale", "bias", "preset", "kv_cache", "num_kv_heads",
-              "output"};
-  m.tensor_fields = {"q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b"};
+              "output", "out_proj"};
+  m.tensor_fields = {"q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "qkv_w", "qkv_b", "o_w", "o_b"};
   m.resolve = resolve;
   m.shell = shell;
   m.io = io;

@@ -25,6 +25,10 @@ const std::vector<std::string> kTorchTransformerFields = {
     "norm_first",    "activation",    "eps",           "src_embedding", "tgt_embedding", "src_positions",
     "tgt_positions", "embed_scale",   "generator"};
 
+const std::vector<std::string> kTorchKwtFields = {"model", "preset",     "num_heads", "pre_norm",       "prefix",
+                                                  "depth", "max_q_len",  "pool",      "eps",            "activation",
+                                                  "quantize_input", "dequantize_output"};
+
 const Array* find(const ArrayMap& w, const std::string& name) {
   const auto it = w.find(name);
   return it == w.end() ? nullptr : &it->second;
@@ -382,6 +386,145 @@ json torch_transformer(const SpecFields& f, const ArrayMap& w, const std::string
   return layers;
 }
 
+// Torch-KWT's KWT (ID56/Torch-KWT, models/kwt.py, a keyword-spotting
+// transformer over feature frames): to_patch_embedding.1 (a Linear over each
+// frame) -> cls_token + pos_embedding -> transformer.layers.{i}. (0: the
+// attention with its norm, 1: the MLP with its norm) -> the class row or the
+// mean of every row (the class row too) -> mlp_head (LayerNorm, Linear).
+// Its blocks: pre_norm true, x + f(LayerNorm(x)), the fused encoder_block;
+// pre_norm false (the published KWT-1/2/3), x + LayerNorm(f(x)), which no
+// fused block has: written out as mha -> layernorm -> add (the residual the
+// block's input) -> ffn -> layernorm -> add. One head of dim_head == dim has
+// no to_out (nn.Identity): "out_proj": false.
+json torch_kwt(const SpecFields& f, const ArrayMap& w, const std::string& weights_path, std::string* summary) {
+  const std::string P = f.string("prefix", "");
+  const int heads = f.integer("num_heads");
+  if (!f.has("pre_norm")) {
+    fail(f.where, ": preset torch_kwt needs \"pre_norm\" (KWT's pre_norm: false in the published KWT-1/2/3 "
+         "configurations, true is the class's default); the weights do not say which");
+  }
+  const bool pre_norm = f.boolean("pre_norm", false);
+  const std::string proj = P + "to_patch_embedding.1.";
+  const Array* pw = find(w, proj + "weight");
+  if (pw == nullptr || pw->shape.size() != 2) {
+    fail(f.where, ": preset torch_kwt reads Torch-KWT's names, and ", weights_path,
+         pw == nullptr ? " has no tensor '" : " holds another shape for '", proj, "weight' [dim, patch_dim] (the "
+         "frame projection); give \"prefix\" if the names start with another module path (a training checkpoint's "
+         "model_state_dict: save that), or write the model's \"layers\" (docs/workflow.md)");
+  }
+  const size_t D = pw->shape[0], in = pw->shape[1];
+  const std::string stack = P + "transformer.layers.";
+  const int depth = depth_of(f, w, stack, weights_path);
+  const Array* pos = find(w, P + "pos_embedding");
+  if (pos == nullptr || pos->shape.size() < 2 || pos->shape[pos->shape.size() - 2] < 2) {
+    fail(f.where, ": preset torch_kwt needs '", P, "pos_embedding' [1, frames + 1, ", D, "], which ", weights_path,
+         pos == nullptr ? " does not have" : " holds with another shape");
+  }
+  int frames = static_cast<int>(pos->shape[pos->shape.size() - 2]) - 1;
+  if (f.has("max_q_len")) {
+    const int q = f.integer("max_q_len");
+    if (q > frames) {
+      fail(f.where, ": field 'max_q_len' is ", q, ", but '", P, "pos_embedding' has positions for ", frames,
+           " frames after the class token");
+    }
+    frames = q;
+  }
+  const std::string pool = f.string("pool", "cls");
+  if (pool != "cls" && pool != "mean") {
+    fail(f.where, ": field 'pool' must be \"cls\" (the class row) or \"mean\" (every row's mean), got '", pool, "'");
+  }
+  const double eps = f.number("eps").value_or(1e-5);
+  const int rows = frames + 1;
+  // The attention's tensors: to_qkv [3 inner, dim] without bias, to_out.0
+  // unless it is nn.Identity (one head of dim_head == dim).
+  const std::string attn0 = stack + "0.0.fn.";
+  const Array* qkv = find(w, attn0 + "to_qkv.weight");
+  if (qkv == nullptr || qkv->shape.size() != 2 || qkv->shape[1] != D || qkv->shape[0] % 3 != 0) {
+    fail(f.where, ": ", weights_path, " has no tensor '", attn0, "to_qkv.weight' [3 * heads * dim_head, ", D, "]");
+  }
+  const size_t inner = qkv->shape[0] / 3;
+  if (inner != D) {
+    fail(f.where, ": '", attn0, "to_qkv.weight' gives heads * dim_head = ", inner, ", not dim ", D,
+         ": an attention of another inner width than the model's is not converted");
+  }
+  const bool out_proj = find(w, attn0 + "to_out.0.weight") != nullptr;
+  if (!out_proj && heads != 1) {
+    fail(f.where, ": ", weights_path, " has no '", attn0, "to_out.0.weight', which Torch-KWT leaves out only for ",
+         "one head (dim_head == dim); num_heads is ", heads);
+  }
+
+  json layers = json::array();
+  std::string last;
+  auto add = [&](json layer) {
+    if (!last.empty() && !layer.contains("input")) layer["input"] = last;
+    last = layer.at("name").get<std::string>();
+    layers.push_back(std::move(layer));
+  };
+  if (f.boolean("quantize_input", false)) {
+    add({{"name", "in"}, {"kind", "quantize"}, {"dim", in}, {"max_q_len", frames}});
+  }
+  add({{"name", "embed"}, {"kind", "linear"}, {"prefix", proj}, {"max_q_len", frames}});
+  add({{"name", "tok"},
+       {"kind", "positions"},
+       {"tensors", {{"pos_embed", P + "pos_embedding"}, {"cls_token", P + "cls_token"}}},
+       {"max_q_len", frames}});
+  const std::string act = f.string("activation", "gelu");
+  for (int i = 0; i < depth; ++i) {
+    const std::string b = stack + std::to_string(i) + ".", n = std::to_string(i);
+    json attn_tensors = {{"qkv_w", b + "0.fn.to_qkv.weight"}};
+    if (out_proj) {
+      attn_tensors["o_w"] = b + "0.fn.to_out.0.weight";
+      attn_tensors["o_b"] = b + "0.fn.to_out.0.bias";
+    }
+    const json ffn_tensors = {{"fc1_w", b + "1.fn.net.0.weight"}, {"fc1_b", b + "1.fn.net.0.bias"},
+                              {"fc2_w", b + "1.fn.net.3.weight"}, {"fc2_b", b + "1.fn.net.3.bias"}};
+    if (pre_norm) {
+      json t = attn_tensors;
+      t["norm1_w"] = b + "0.norm.weight";
+      t["norm1_b"] = b + "0.norm.bias";
+      t["norm2_w"] = b + "1.norm.weight";
+      t["norm2_b"] = b + "1.norm.bias";
+      t.update(ffn_tensors);
+      add({{"name", "block" + n}, {"kind", "encoder_block"}, {"tensors", t}, {"embed_dim", D},
+           {"num_heads", heads}, {"norm_first", true}, {"eps", eps}, {"activation", act},
+           {"out_proj", out_proj}, {"max_q_len", rows}});
+      continue;
+    }
+    const std::string stream = last;
+    add({{"name", "attn" + n}, {"kind", "mha"}, {"tensors", attn_tensors}, {"embed_dim", D}, {"num_heads", heads},
+         {"out_proj", out_proj}, {"max_q_len", rows}});
+    add({{"name", "attn_norm" + n}, {"kind", "layernorm"}, {"prefix", b + "0.norm."}, {"dim", D}, {"eps", eps},
+         {"max_q_len", rows}});
+    add({{"name", "attn_add" + n}, {"kind", "add"}, {"dim", D}, {"max_q_len", rows}, {"memory", stream}});
+    const std::string mid = last;
+    add({{"name", "ffn" + n}, {"kind", "ffn"}, {"tensors", ffn_tensors}, {"dim", D}, {"activation", act},
+         {"max_q_len", rows}});
+    add({{"name", "ffn_norm" + n}, {"kind", "layernorm"}, {"prefix", b + "1.norm."}, {"dim", D}, {"eps", eps},
+         {"max_q_len", rows}});
+    add({{"name", "ffn_add" + n}, {"kind", "add"}, {"dim", D}, {"max_q_len", rows}, {"memory", mid}});
+  }
+  add({{"name", "pool"}, {"kind", "row_pool"}, {"mode", pool == "cls" ? "first" : "mean"}, {"dim", D},
+       {"max_kv_len", rows}});
+  add({{"name", "head_norm"}, {"kind", "layernorm"}, {"prefix", P + "mlp_head.0."}, {"dim", D}, {"eps", eps},
+       {"max_q_len", 1}});
+  const Array* head = find(w, P + "mlp_head.1.weight");
+  if (head == nullptr || head->shape.size() != 2) {
+    fail(f.where, ": ", weights_path, " has no tensor '", P, "mlp_head.1.weight' [classes, ", D, "] (the head)");
+  }
+  add({{"name", "head"}, {"kind", "linear"}, {"prefix", P + "mlp_head.1."}, {"max_q_len", 1}});
+  if (f.boolean("dequantize_output", false)) {
+    add({{"name", "logits"}, {"kind", "dequantize"}, {"dim", head->shape[0]}, {"max_q_len", 1}});
+  }
+  *summary = "torch_kwt: " + std::to_string(frames) + " frames of " + std::to_string(in) + " -> " + module(proj) +
+             " (" + std::to_string(D) + ") -> cls_token + pos_embedding -> " + std::to_string(depth) + " blocks " +
+             stack + "{i}. (" + std::to_string(heads) + " head" + (heads == 1 ? "" : "s") +
+             (out_proj ? "" : ", no to_out") + ", " +
+             (pre_norm ? "pre-norm: encoder_block" : "post-norm x + LayerNorm(f(x)): mha, layernorm, add, ffn, layernorm, add") +
+             ") -> " + (pool == "cls" ? "the class row" : "the mean of every row") + " -> " + module(P + "mlp_head") +
+             " (" + std::to_string(head->shape[0]) + ")";
+  return layers;
+}
+
 // The presets: each one's top-level fields, expansion, and the first layer
 // of its decoder part (a generating graph's "decoder_start"; null: none).
 struct Preset {
@@ -393,7 +536,8 @@ struct Preset {
 const Preset kPresets[] = {{"vit", &kVitFields, vit, nullptr},
                            {"hf_vit", &kVitFields, hf_vit, nullptr},
                            {"torch_encoder", &kTorchEncoderFields, torch_encoder, nullptr},
-                           {"torch_transformer", &kTorchTransformerFields, torch_transformer, "tgt_emb"}};
+                           {"torch_transformer", &kTorchTransformerFields, torch_transformer, "tgt_emb"},
+                           {"torch_kwt", &kTorchKwtFields, torch_kwt, nullptr}};
 
 }  // namespace
 

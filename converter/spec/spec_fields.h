@@ -177,6 +177,19 @@ struct SpecWeights {
   }
 };
 
+// The identity [E, E] without bias: an attention with no output projection
+// (Torch-KWT's one head of dim_head == dim, whose to_out is nn.Identity),
+// written as a projection whose int8 weights are exact (1.0 is 127 steps of
+// 1/127, per channel), so the runtime's attention stays one kind.
+inline FloatLinear identity_linear(int E) {
+  FloatLinear l;
+  l.in = l.out = E;
+  l.w.assign(static_cast<size_t>(E) * E, 0.0);
+  for (int i = 0; i < E; ++i) l.w[static_cast<size_t>(i) * E + i] = 1.0;
+  l.w_name = "identity (\"out_proj\": false)";
+  return l;
+}
+
 // tensors.<key>, or prefix + def when the spec does not name it.
 inline std::string tensor_or(const SpecFields& f, const char* key, const std::string& prefix, const char* def) {
   std::string n = f.tensor_name(key);

@@ -1,0 +1,347 @@
+// The whole-model preset torch_kwt (Torch-KWT's KWT, ID56/Torch-KWT
+// models/kwt.py): a state dict under Torch-KWT's names made here, converted
+// from the one-line preset and run with one Interpreter::Invoke, against the
+// test's own float64 forward of KWT written from models/kwt.py. Post-norm
+// (pre_norm false, the published KWT-1/2/3) is x + LayerNorm(f(x)): the
+// preset writes mha -> layernorm -> add per sub-layer; pre-norm is the fused
+// encoder_block. One head of dim_head == dim has no to_out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "converter/base/error.h"
+#include "converter/cli/commands.h"
+#include "converter/io/file.h"
+#include "converter/io/npy.h"
+#include "converter/io/safetensors.h"
+#include "converter/spec/spec.h"
+#include "edgeattn/edgeattn.hpp"
+#include "fixtures.h"
+
+namespace {
+namespace torch_kwt_test {  // tests/CMakeLists.txt: unity builds
+
+using namespace edgeattn::convert;
+using fixtures::Entries;
+
+constexpr int kFrames = 10, kFeatures = 8, kDim = 16, kMlp = 32, kDepth = 2, kClasses = 5, kSamples = 64;
+constexpr int kRows = kFrames + 1;
+
+using Rows = std::vector<double>;  // [rows][cols], row-major
+
+Rows linear(const Rows& x, int rows, const Array& w, const Array* b) {
+  const int out = static_cast<int>(w.shape[0]), in = static_cast<int>(w.shape[1]);
+  Rows y(static_cast<size_t>(rows) * out);
+  for (int r = 0; r < rows; ++r) {
+    for (int o = 0; o < out; ++o) {
+      double acc = b != nullptr ? b->data[static_cast<size_t>(o)] : 0.0;
+      for (int i = 0; i < in; ++i) acc += w.data[static_cast<size_t>(o) * in + i] * x[static_cast<size_t>(r) * in + i];
+      y[static_cast<size_t>(r) * out + o] = acc;
+    }
+  }
+  return y;
+}
+
+Rows layernorm(const Rows& x, int rows, const Array& g, const Array& b) {
+  Rows y(x.size());
+  for (int r = 0; r < rows; ++r) {
+    const double* xr = x.data() + static_cast<size_t>(r) * kDim;
+    double mu = 0, var = 0;
+    for (int k = 0; k < kDim; ++k) mu += xr[k] / kDim;
+    for (int k = 0; k < kDim; ++k) var += (xr[k] - mu) * (xr[k] - mu) / kDim;
+    for (int k = 0; k < kDim; ++k) {
+      y[static_cast<size_t>(r) * kDim + k] =
+          (xr[k] - mu) / std::sqrt(var + 1e-5) * g.data[static_cast<size_t>(k)] + b.data[static_cast<size_t>(k)];
+    }
+  }
+  return y;
+}
+
+struct Kwt {
+  int heads;
+  bool pre_norm, to_out, mean_pool;
+  Entries weights;
+  Array frames;  // [kSamples][kFrames][kFeatures]
+
+  Kwt(int num_heads, bool pre, bool mean, unsigned seed) : heads(num_heads), pre_norm(pre), mean_pool(mean) {
+    to_out = !(heads == 1);  // Torch-KWT's project_out with dim_head == dim / heads
+    fixtures::Rng rng(seed);
+    auto gain_one = [&](Array a) {
+      for (double& v : a.data) v += 1.0;
+      return a;
+    };
+    weights = {{"to_patch_embedding.1.weight", fixtures::random_weight(rng, {size_t(kDim), size_t(kFeatures)}, 1.5)},
+               {"to_patch_embedding.1.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.5)},
+               {"pos_embedding", fixtures::random_normal(rng, {1, size_t(kRows), size_t(kDim)}, 0.5, "F32")},
+               {"cls_token", fixtures::random_normal(rng, {1, 1, size_t(kDim)}, 0.5, "F32")}};
+    for (int i = 0; i < kDepth; ++i) {
+      const std::string b = "transformer.layers." + std::to_string(i) + ".";
+      weights.emplace_back(b + "0.norm.weight", gain_one(fixtures::random_weight(rng, {size_t(kDim)}, 0.5)));
+      weights.emplace_back(b + "0.norm.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.3));
+      weights.emplace_back(b + "0.fn.to_qkv.weight", fixtures::random_weight(rng, {size_t(3 * kDim), size_t(kDim)}, 2.0));
+      if (to_out) {
+        weights.emplace_back(b + "0.fn.to_out.0.weight", fixtures::random_weight(rng, {size_t(kDim), size_t(kDim)}, 1.5));
+        weights.emplace_back(b + "0.fn.to_out.0.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.3));
+      }
+      weights.emplace_back(b + "1.norm.weight", gain_one(fixtures::random_weight(rng, {size_t(kDim)}, 0.5)));
+      weights.emplace_back(b + "1.norm.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.3));
+      weights.emplace_back(b + "1.fn.net.0.weight", fixtures::random_weight(rng, {size_t(kMlp), size_t(kDim)}, 2.0));
+      weights.emplace_back(b + "1.fn.net.0.bias", fixtures::random_weight(rng, {size_t(kMlp)}, 0.5));
+      weights.emplace_back(b + "1.fn.net.3.weight", fixtures::random_weight(rng, {size_t(kDim), size_t(kMlp)}, 1.5));
+      weights.emplace_back(b + "1.fn.net.3.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.3));
+    }
+    weights.emplace_back("mlp_head.0.weight", gain_one(fixtures::random_weight(rng, {size_t(kDim)}, 0.5)));
+    weights.emplace_back("mlp_head.0.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.3));
+    weights.emplace_back("mlp_head.1.weight", fixtures::random_weight(rng, {size_t(kClasses), size_t(kDim)}, 2.0));
+    weights.emplace_back("mlp_head.1.bias", fixtures::random_weight(rng, {size_t(kClasses)}, 0.5));
+    frames = fixtures::random_normal(rng, {size_t(kSamples), size_t(kFrames), size_t(kFeatures)}, 1.0);
+  }
+
+  const Array& w(const std::string& name) const {
+    for (const auto& [n, a] : weights) {
+      if (n == name) return a;
+    }
+    ADD_FAILURE() << "no tensor " << name;
+    return weights[0].second;
+  }
+
+  std::string spec(const std::string& more = "") const {
+    return R"({"preset": "torch_kwt", "num_heads": )" + std::to_string(heads) + R"(, "pre_norm": )" +
+           (pre_norm ? "true" : "false") + (mean_pool ? R"(, "pool": "mean")" : "") + more + "}";
+  }
+
+  // models/kwt.py's Attention: to_qkv, per head softmax(q k^T dim_head^-0.5) v, to_out.
+  Rows attention(const Rows& x, const std::string& b) const {
+    const Rows qkv = linear(x, kRows, w(b + "0.fn.to_qkv.weight"), nullptr);
+    const int hd = kDim / heads;
+    Rows o(static_cast<size_t>(kRows) * kDim);
+    for (int h = 0; h < heads; ++h) {
+      for (int i = 0; i < kRows; ++i) {
+        std::vector<double> s(kRows);
+        double m = -1e300, sum = 0;
+        for (int j = 0; j < kRows; ++j) {
+          double d = 0;
+          for (int k = 0; k < hd; ++k) {
+            d += qkv[static_cast<size_t>(i) * 3 * kDim + h * hd + k] * qkv[static_cast<size_t>(j) * 3 * kDim + kDim + h * hd + k];
+          }
+          s[static_cast<size_t>(j)] = d / std::sqrt(static_cast<double>(hd));
+          m = std::max(m, s[static_cast<size_t>(j)]);
+        }
+        for (double& v : s) sum += (v = std::exp(v - m));
+        for (int k = 0; k < hd; ++k) {
+          double acc = 0;
+          for (int j = 0; j < kRows; ++j) acc += s[static_cast<size_t>(j)] / sum * qkv[static_cast<size_t>(j) * 3 * kDim + 2 * kDim + h * hd + k];
+          o[static_cast<size_t>(i) * kDim + h * hd + k] = acc;
+        }
+      }
+    }
+    return to_out ? linear(o, kRows, w(b + "0.fn.to_out.0.weight"), &w(b + "0.fn.to_out.0.bias")) : o;
+  }
+
+  Rows feed_forward(const Rows& x, const std::string& b) const {
+    Rows h = linear(x, kRows, w(b + "1.fn.net.0.weight"), &w(b + "1.fn.net.0.bias"));
+    for (double& v : h) v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));  // nn.GELU()
+    return linear(h, kRows, w(b + "1.fn.net.3.weight"), &w(b + "1.fn.net.3.bias"));
+  }
+
+  // KWT.forward on sample i, with its blocks in the given form.
+  std::vector<double> forward(int i, bool pre) const {
+    const Rows x0(frames.data.begin() + static_cast<long>(i) * kFrames * kFeatures,
+                  frames.data.begin() + static_cast<long>(i + 1) * kFrames * kFeatures);
+    const Rows e = linear(x0, kFrames, w("to_patch_embedding.1.weight"), &w("to_patch_embedding.1.bias"));
+    Rows x(static_cast<size_t>(kRows) * kDim);
+    for (int r = 0; r < kRows; ++r) {
+      for (int k = 0; k < kDim; ++k) {
+        const double v = r == 0 ? w("cls_token").data[static_cast<size_t>(k)] : e[static_cast<size_t>(r - 1) * kDim + k];
+        x[static_cast<size_t>(r) * kDim + k] = v + w("pos_embedding").data[static_cast<size_t>(r) * kDim + k];
+      }
+    }
+    for (int l = 0; l < kDepth; ++l) {
+      const std::string b = "transformer.layers." + std::to_string(l) + ".";
+      for (int part = 0; part < 2; ++part) {
+        const std::string n = b + std::to_string(part) + ".norm.";
+        auto fn = [&](const Rows& in) { return part == 0 ? attention(in, b) : feed_forward(in, b); };
+        // PreNorm: fn(norm(x)); PostNorm: norm(fn(x)); then x = that + x.
+        const Rows f = pre ? fn(layernorm(x, kRows, w(n + "weight"), w(n + "bias")))
+                           : layernorm(fn(x), kRows, w(n + "weight"), w(n + "bias"));
+        for (size_t k = 0; k < x.size(); ++k) x[k] += f[k];
+      }
+    }
+    Rows pooled(kDim, 0.0);
+    for (int r = 0; r < (mean_pool ? kRows : 1); ++r) {
+      for (int k = 0; k < kDim; ++k) pooled[static_cast<size_t>(k)] += x[static_cast<size_t>(r) * kDim + k] / (mean_pool ? kRows : 1);
+    }
+    const Rows h = layernorm(pooled, 1, w("mlp_head.0.weight"), w("mlp_head.0.bias"));
+    return linear(h, 1, w("mlp_head.1.weight"), &w("mlp_head.1.bias"));
+  }
+};
+
+std::string convert(const Kwt& m, const std::string& dtype, const std::string& tag) {
+  const std::string dir = fixtures::temp_dir("torch_kwt_" + tag + "_" + dtype);
+  save_safetensors(dir + "/weights.safetensors", m.weights);
+  fixtures::write_text(dir + "/spec.json", m.spec());
+  save_npz(dir + "/calib.npz", {{"embed.query", m.frames}});
+  ConvertOptions o;
+  o.weights = dir + "/weights.safetensors";
+  o.spec = dir + "/spec.json";
+  o.calib = dir + "/calib.npz";
+  o.dtype = dtype;
+  o.output = dir + "/kwt_" + dtype + ".eatn";
+  std::ostringstream report;
+  run_convert(o, report);
+  return o.output;
+}
+
+struct Runtime {
+  std::vector<uint64_t> file_words, arena_words;
+  edgeattn::Model model;
+  edgeattn::Interpreter interp;
+  explicit Runtime(const std::string& path) {
+    const std::vector<uint8_t> file = read_file(path);
+    file_words.assign((file.size() + 7) / 8, 0);
+    std::memcpy(file_words.data(), file.data(), file.size());
+    EXPECT_EQ(model.Load(file_words.data(), file.size()), edgeattn::Status::kOk) << model.error();
+    arena_words.assign(model.arena_bytes() / 8 + 2, 0);
+    EXPECT_EQ(interp.Init(&model, arena_words.data(), model.arena_bytes()), edgeattn::Status::kOk) << interp.error();
+  }
+};
+
+struct Errors {
+  double worst_sample = 0, rel_l2 = 0;
+  int top1_agree = 0;
+};
+
+// Every sample through one Invoke; the logits against the float64 KWT.
+Errors run_all(const Kwt& m, const std::string& path, bool s8, int steps) {
+  Runtime rt(path);
+  edgeattn::GraphInfo g;
+  EXPECT_EQ(rt.model.GetGraphInfo(&g), edgeattn::Status::kOk) << rt.model.error();
+  EXPECT_EQ(g.num_steps, steps);
+  EXPECT_EQ(g.input_dim, kFeatures);
+  EXPECT_EQ(g.output_dim, kClasses);
+  Errors e;
+  double e2 = 0, r2 = 0;
+  for (int i = 0; i < kSamples; ++i) {
+    const double* x = m.frames.data.data() + static_cast<size_t>(i) * kFrames * kFeatures;
+    std::vector<int8_t> x8(static_cast<size_t>(kFrames) * kFeatures), y8(kClasses);
+    std::vector<float> xf(x8.size()), yf(kClasses);
+    for (size_t k = 0; k < x8.size(); ++k) {
+      if (s8) {
+        const double q = std::nearbyint(x[k] / g.input_quant.scale) + g.input_quant.zero_point;
+        x8[k] = static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
+      }
+      xf[k] = static_cast<float>(x[k]);
+    }
+    edgeattn::ModelInputs in = {s8 ? static_cast<const void*>(x8.data()) : xf.data(), kFrames, 0, nullptr, 0, 0};
+    edgeattn::ModelOutputs out = {s8 ? static_cast<void*>(y8.data()) : yf.data(), 0};
+    EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kOk) << rt.interp.error();
+    const std::vector<double> want = m.forward(i, m.pre_norm);
+    double se = 0, sr = 0;
+    int got_top = 0, want_top = 0;
+    std::vector<double> got(kClasses);
+    for (size_t c = 0; c < kClasses; ++c) {
+      got[c] = s8 ? g.output_quant.scale * (y8[c] - g.output_quant.zero_point) : yf[c];
+      se += (got[c] - want[c]) * (got[c] - want[c]);
+      sr += want[c] * want[c];
+      if (got[c] > got[static_cast<size_t>(got_top)]) got_top = static_cast<int>(c);
+      if (want[c] > want[static_cast<size_t>(want_top)]) want_top = static_cast<int>(c);
+    }
+    e2 += se;
+    r2 += sr;
+    e.worst_sample = std::max(e.worst_sample, std::sqrt(se / sr));
+    e.top1_agree += got_top == want_top;
+  }
+  e.rel_l2 = std::sqrt(e2 / r2);
+  return e;
+}
+
+// The published configurations' form: post-norm, one head of dim_head ==
+// dim (no to_out), the class row.
+TEST(TorchKwt, PostNormOneHeadIsKwtsForward) {
+  const Kwt m(1, false, false, 91);
+  const ModelSpec spec = load_spec("spec.json", m.spec(), [&] {
+    ArrayMap w;
+    for (const auto& [n, a] : m.weights) w[n] = a;
+    return w;
+  }(), "w.safetensors", {});
+  ASSERT_EQ(spec.layers.size(), 2u + 6u * kDepth + 3u);
+  EXPECT_EQ(spec.layers[2].name, "attn0");
+  EXPECT_EQ(spec.layers[4].name, "attn_add0");
+  EXPECT_EQ(spec.layers[4].memory_layer, 1);  // the residual: the positions' rows
+  EXPECT_EQ(spec.layers[7].memory_layer, 4);  // the second: the first add's
+  const int steps = static_cast<int>(spec.layers.size());
+  const Errors f = run_all(m, convert(m, "f32", "post1"), false, steps);
+  const Errors q = run_all(m, convert(m, "int8", "post1"), true, steps);
+  std::printf("  torch_kwt post-norm, 1 head: f32 worst %.2e; int8 relative L2 %.4f (worst %.4f), top-1 %d/%d\n",
+              f.worst_sample, q.rel_l2, q.worst_sample, q.top1_agree, kSamples);
+  EXPECT_LE(f.worst_sample, 1e-5);
+  EXPECT_LE(q.rel_l2, 0.05);
+  EXPECT_GE(q.top1_agree, kSamples * 9 / 10);
+}
+
+// pre_norm true (the class's default) is the fused encoder_block; two heads
+// with to_out; the mean of every row, the class row too.
+TEST(TorchKwt, PreNormTwoHeadsMeanPoolIsKwtsForward) {
+  const Kwt m(2, true, true, 92);
+  const int steps = 2 + kDepth + 3;
+  const Errors f = run_all(m, convert(m, "f32", "pre2"), false, steps);
+  const Errors q = run_all(m, convert(m, "int8", "pre2"), true, steps);
+  std::printf("  torch_kwt pre-norm, 2 heads, mean: f32 worst %.2e; int8 relative L2 %.4f (worst %.4f), top-1 %d/%d\n",
+              f.worst_sample, q.rel_l2, q.worst_sample, q.top1_agree, kSamples);
+  EXPECT_LE(f.worst_sample, 1e-5);
+  EXPECT_LE(q.rel_l2, 0.05);
+  EXPECT_GE(q.top1_agree, kSamples * 9 / 10);
+}
+
+// A test of the tests: the two block forms differ far beyond the f32 bound,
+// so a preset that wired the other form would fail above.
+TEST(TorchKwt, TheFormsDifferInTheForward) {
+  const Kwt m(1, false, false, 91);
+  double e2 = 0, r2 = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::vector<double> post = m.forward(i, false), pre = m.forward(i, true);
+    for (size_t c = 0; c < post.size(); ++c) {
+      e2 += (post[c] - pre[c]) * (post[c] - pre[c]);
+      r2 += post[c] * post[c];
+    }
+  }
+  EXPECT_GT(std::sqrt(e2 / r2), 1e-2);
+}
+
+TEST(TorchKwt, WhatTheWeightsDoNotSayIsAskedFor) {
+  const Kwt one(1, false, false, 93);
+  ArrayMap w;
+  for (const auto& [n, a] : one.weights) w[n] = a;
+  auto error_of = [&](const std::string& spec, const ArrayMap& weights) {
+    try {
+      load_spec("spec.json", spec, weights, "w.safetensors", {});
+    } catch (const ConvertError& e) {
+      return std::string(e.what());
+    }
+    return std::string("converted");
+  };
+  EXPECT_NE(error_of(R"({"preset": "torch_kwt", "num_heads": 1})", w).find("needs \"pre_norm\""), std::string::npos);
+  EXPECT_NE(error_of(R"({"preset": "torch_kwt", "num_heads": 2, "pre_norm": false})", w)
+                .find("has no 'transformer.layers.0.0.fn.to_out.0.weight', which Torch-KWT leaves out only for one head"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"preset": "torch_kwt", "num_heads": 1, "pre_norm": false, "pool": "avg"})", w)
+                .find("field 'pool' must be \"cls\""),
+            std::string::npos);
+  ArrayMap wrapped;  // a training checkpoint's names (model_state_dict saved with its module path)
+  for (const auto& [n, a] : w) wrapped["module." + n] = a;
+  EXPECT_NE(error_of(R"({"preset": "torch_kwt", "num_heads": 1, "pre_norm": false})", wrapped)
+                .find("has no tensor 'to_patch_embedding.1.weight'"),
+            std::string::npos);
+  EXPECT_EQ(error_of(R"({"preset": "torch_kwt", "num_heads": 1, "pre_norm": false, "prefix": "module."})", wrapped),
+            "converted");
+}
+
+}  // namespace torch_kwt_test
+}  // namespace
