@@ -133,8 +133,9 @@ void print_inspect(const LoadedModel& lm, const std::string& path, std::ostream&
        << dtype_name(l->dtype()) << "\n";
     os << "  dims: query " << info.query_dim << ", key " << info.key_dim << ", value " << info.value_dim
        << ", output " << info.output_dim << "; heads " << info.num_heads << "; "
-       << (shell.learned_query() ? "learned query" : io.keys ? "cross" : "self") << "; mask "
-       << mask_name(info.causal != 0) << "\n";
+       << (shell.learned_query() ? "learned query" : io.keys ? "cross" : "self") << "; "
+       << (shell.kind->keys_pair_rows ? "its keys pair up with its rows" : "mask " + mask_name(info.causal != 0))
+       << "\n";
     os << "  max_q_len " << l->max_q_len() << ", max_kv_len " << l->max_kv_len() << ", arena "
        << l->arena_bytes() << " bytes\n";
     if (shell.kind->inspect != nullptr) shell.kind->inspect(*l, info, os);

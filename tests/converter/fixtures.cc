@@ -834,6 +834,39 @@ LayerCase row_pool_case(const std::string& mode, unsigned seed) {
   return c;
 }
 
+Entries torch_kwt_weights(Rng& rng, bool to_out, int features, int dim, int mlp, int depth, int classes, int rows) {
+  const size_t D = static_cast<size_t>(dim), M = static_cast<size_t>(mlp);
+  auto gain_one = [](Array a) {
+    for (double& v : a.data) v += 1.0;
+    return a;
+  };
+  Entries w = {{"to_patch_embedding.1.weight", random_weight(rng, {D, static_cast<size_t>(features)}, 1.5)},
+               {"to_patch_embedding.1.bias", random_weight(rng, {D}, 0.5)},
+               {"pos_embedding", random_normal(rng, {1, static_cast<size_t>(rows), D}, 0.5, "F32")},
+               {"cls_token", random_normal(rng, {1, 1, D}, 0.5, "F32")}};
+  for (int i = 0; i < depth; ++i) {
+    const std::string b = "transformer.layers." + std::to_string(i) + ".";
+    w.emplace_back(b + "0.norm.weight", gain_one(random_weight(rng, {D}, 0.5)));
+    w.emplace_back(b + "0.norm.bias", random_weight(rng, {D}, 0.3));
+    w.emplace_back(b + "0.fn.to_qkv.weight", random_weight(rng, {3 * D, D}, 2.0));
+    if (to_out) {
+      w.emplace_back(b + "0.fn.to_out.0.weight", random_weight(rng, {D, D}, 1.5));
+      w.emplace_back(b + "0.fn.to_out.0.bias", random_weight(rng, {D}, 0.3));
+    }
+    w.emplace_back(b + "1.norm.weight", gain_one(random_weight(rng, {D}, 0.5)));
+    w.emplace_back(b + "1.norm.bias", random_weight(rng, {D}, 0.3));
+    w.emplace_back(b + "1.fn.net.0.weight", random_weight(rng, {M, D}, 2.0));
+    w.emplace_back(b + "1.fn.net.0.bias", random_weight(rng, {M}, 0.5));
+    w.emplace_back(b + "1.fn.net.3.weight", random_weight(rng, {D, M}, 1.5));
+    w.emplace_back(b + "1.fn.net.3.bias", random_weight(rng, {D}, 0.3));
+  }
+  w.emplace_back("mlp_head.0.weight", gain_one(random_weight(rng, {D}, 0.5)));
+  w.emplace_back("mlp_head.0.bias", random_weight(rng, {D}, 0.3));
+  w.emplace_back("mlp_head.1.weight", random_weight(rng, {static_cast<size_t>(classes), D}, 2.0));
+  w.emplace_back("mlp_head.1.bias", random_weight(rng, {static_cast<size_t>(classes)}, 0.5));
+  return w;
+}
+
 LayerCase add_case(unsigned seed) {
   Rng rng(seed);
   const int D = 12, L = 7;

@@ -78,6 +78,11 @@ LayerCase decoder_block_case(unsigned seed);
 LayerCase positions_case(const std::string& table, unsigned seed);
 // row_pool "first" or "mean" over 9 rows of width 10 (off zero) with key padding.
 LayerCase row_pool_case(const std::string& mode, unsigned seed);
+// A state dict under Torch-KWT's names (ID56/Torch-KWT models/kwt.py, KWT):
+// to_patch_embedding.1 [dim, features], pos_embedding [1, rows, dim],
+// cls_token, `depth` blocks transformer.layers.{i}. (to_qkv without bias,
+// to_out.0 when `to_out`, the norms, fn.net.0 / fn.net.3), mlp_head.0 / .1.
+Entries torch_kwt_weights(Rng& rng, bool to_out, int features, int dim, int mlp, int depth, int classes, int rows);
 // One add layer ("dim" 12, max_q_len 7): query rows x and residual rows r
 // (its keys) of different ranges and offsets; the reference is x + r.
 LayerCase add_case(unsigned seed);

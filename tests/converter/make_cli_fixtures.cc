@@ -250,6 +250,14 @@ int main(int argc, char** argv) {
                            R"( "max_tgt_len": 13, "norm_first": true, "activation": "gelu", "tgt_positions": "tgt_pos"})");
     }
     {
+      // A 2-block KWT under Torch-KWT's names (post-norm, one head, no
+      // to_out: KWT-1's form) and its one-line torch_kwt spec.
+      fixtures::Rng rng(94);
+      save_safetensors(d + "/kwt.safetensors", fixtures::torch_kwt_weights(rng, false, 8, 16, 32, 2, 5, 11));
+      save_npz(d + "/kwt_calib.npz", {{"embed.query", fixtures::random_normal(rng, {64, 10, 8}, 1.0)}});
+      fixtures::write_text(d + "/kwt.json", R"({"model": "kwt", "preset": "torch_kwt", "num_heads": 1, "pre_norm": false})");
+    }
+    {
       std::vector<uint8_t> junk(200);
       for (size_t i = 0; i < junk.size(); ++i) junk[i] = static_cast<uint8_t>(i * 37 + 11);
       write_file_atomic(d + "/corrupt.eatn", junk.data(), junk.size());

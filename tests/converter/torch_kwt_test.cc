@@ -73,34 +73,7 @@ struct Kwt {
   Kwt(int num_heads, bool pre, bool mean, unsigned seed) : heads(num_heads), pre_norm(pre), mean_pool(mean) {
     to_out = !(heads == 1);  // Torch-KWT's project_out with dim_head == dim / heads
     fixtures::Rng rng(seed);
-    auto gain_one = [&](Array a) {
-      for (double& v : a.data) v += 1.0;
-      return a;
-    };
-    weights = {{"to_patch_embedding.1.weight", fixtures::random_weight(rng, {size_t(kDim), size_t(kFeatures)}, 1.5)},
-               {"to_patch_embedding.1.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.5)},
-               {"pos_embedding", fixtures::random_normal(rng, {1, size_t(kRows), size_t(kDim)}, 0.5, "F32")},
-               {"cls_token", fixtures::random_normal(rng, {1, 1, size_t(kDim)}, 0.5, "F32")}};
-    for (int i = 0; i < kDepth; ++i) {
-      const std::string b = "transformer.layers." + std::to_string(i) + ".";
-      weights.emplace_back(b + "0.norm.weight", gain_one(fixtures::random_weight(rng, {size_t(kDim)}, 0.5)));
-      weights.emplace_back(b + "0.norm.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.3));
-      weights.emplace_back(b + "0.fn.to_qkv.weight", fixtures::random_weight(rng, {size_t(3 * kDim), size_t(kDim)}, 2.0));
-      if (to_out) {
-        weights.emplace_back(b + "0.fn.to_out.0.weight", fixtures::random_weight(rng, {size_t(kDim), size_t(kDim)}, 1.5));
-        weights.emplace_back(b + "0.fn.to_out.0.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.3));
-      }
-      weights.emplace_back(b + "1.norm.weight", gain_one(fixtures::random_weight(rng, {size_t(kDim)}, 0.5)));
-      weights.emplace_back(b + "1.norm.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.3));
-      weights.emplace_back(b + "1.fn.net.0.weight", fixtures::random_weight(rng, {size_t(kMlp), size_t(kDim)}, 2.0));
-      weights.emplace_back(b + "1.fn.net.0.bias", fixtures::random_weight(rng, {size_t(kMlp)}, 0.5));
-      weights.emplace_back(b + "1.fn.net.3.weight", fixtures::random_weight(rng, {size_t(kDim), size_t(kMlp)}, 1.5));
-      weights.emplace_back(b + "1.fn.net.3.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.3));
-    }
-    weights.emplace_back("mlp_head.0.weight", gain_one(fixtures::random_weight(rng, {size_t(kDim)}, 0.5)));
-    weights.emplace_back("mlp_head.0.bias", fixtures::random_weight(rng, {size_t(kDim)}, 0.3));
-    weights.emplace_back("mlp_head.1.weight", fixtures::random_weight(rng, {size_t(kClasses), size_t(kDim)}, 2.0));
-    weights.emplace_back("mlp_head.1.bias", fixtures::random_weight(rng, {size_t(kClasses)}, 0.5));
+    weights = fixtures::torch_kwt_weights(rng, to_out, kFeatures, kDim, kMlp, kDepth, kClasses, kRows);
     frames = fixtures::random_normal(rng, {size_t(kSamples), size_t(kFrames), size_t(kFeatures)}, 1.0);
   }
 
@@ -183,8 +156,8 @@ struct Kwt {
   }
 };
 
-std::string convert(const Kwt& m, const std::string& dtype, const std::string& tag) {
-  const std::string dir = fixtures::temp_dir("torch_kwt_" + tag + "_" + dtype);
+std::string convert(const Kwt& m, const std::string& dtype, const std::string& tag, const std::string& residual = "") {
+  const std::string dir = fixtures::temp_dir("torch_kwt_" + tag + "_" + dtype + residual);
   save_safetensors(dir + "/weights.safetensors", m.weights);
   fixtures::write_text(dir + "/spec.json", m.spec());
   save_npz(dir + "/calib.npz", {{"embed.query", m.frames}});
@@ -193,6 +166,7 @@ std::string convert(const Kwt& m, const std::string& dtype, const std::string& t
   o.spec = dir + "/spec.json";
   o.calib = dir + "/calib.npz";
   o.dtype = dtype;
+  if (!residual.empty()) o.residual = residual;
   o.output = dir + "/kwt_" + dtype + ".eatn";
   std::ostringstream report;
   run_convert(o, report);
@@ -284,6 +258,25 @@ TEST(TorchKwt, PostNormOneHeadIsKwtsForward) {
   EXPECT_LE(f.worst_sample, 1e-5);
   EXPECT_LE(q.rel_l2, 0.05);
   EXPECT_GE(q.top1_agree, kSamples * 9 / 10);
+}
+
+// The same weights with pre_norm true (the fused encoder_block), beside the
+// post-norm case above: what the written-out form's extra roundings cost.
+TEST(TorchKwt, PreNormOneHeadOnTheSameWeights) {
+  const Kwt m(1, true, false, 91);
+  const int steps = 2 + kDepth + 3;
+  const Errors f = run_all(m, convert(m, "f32", "pre1"), false, steps);
+  const Errors q = run_all(m, convert(m, "int8", "pre1"), true, steps);
+  const Errors q8 = run_all(m, convert(m, "int8", "pre1", "int8"), true, steps);
+  std::printf("  torch_kwt pre-norm, 1 head: f32 worst %.2e; int8 relative L2 %.4f (worst %.4f), top-1 %d/%d; "
+              "--residual int8: %.4f (worst %.4f), top-1 %d/%d\n",
+              f.worst_sample, q.rel_l2, q.worst_sample, q.top1_agree, kSamples, q8.rel_l2, q8.worst_sample,
+              q8.top1_agree, kSamples);
+  EXPECT_LE(f.worst_sample, 1e-5);
+  for (const Errors& e : {q, q8}) {
+    EXPECT_LE(e.rel_l2, 0.05);
+    EXPECT_GE(e.top1_agree, kSamples * 9 / 10);
+  }
 }
 
 // pre_norm true (the class's default) is the fused encoder_block; two heads
