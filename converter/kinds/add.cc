@@ -8,6 +8,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "converter/kinds/block_parts.h"
 #include "converter/kinds/kind.h"
 #include "converter/write/file_contents.h"
 #include "converter/write/writer.h"
@@ -47,20 +48,8 @@ std::vector<std::string> value_points(const FloatLayer&) { return {"query", "key
 std::vector<std::string> minmax_points(const FloatLayer&) { return {}; }
 std::vector<std::string> memory_points(const FloatLayer&) { return {"key"}; }
 
-// The add contract's A, B and n: the largest n <= 16 for which both
-// multipliers fit 21 bits.
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
-  const ActQuantParams qx = c("query"), qr = c("key"), qy = c("output");
-  for (int n = kernels::kAddMaxShift; n >= 1; --n) {
-    const double a = std::nearbyint(qx.scale / qy.scale * std::ldexp(1.0, n));
-    const double b = std::nearbyint(qr.scale / qy.scale * std::ldexp(1.0, n));
-    if (a > kernels::kAddMaxMultiplier || b > kernels::kAddMaxMultiplier) continue;
-    return fb::CreateAdd(w.fbb(), static_cast<uint32_t>(L.query_dim), w.Act(qx), w.Act(qr), w.Act(qy),
-                         static_cast<int32_t>(a), static_cast<int32_t>(b), n)
-        .Union();
-  }
-  fail(c.where, ": an input's step is ", std::max(qx.scale, qr.scale) / qy.scale,
-       " output steps (at most 2^20: the output range is far narrower than the inputs'; check the calibration data)");
+  return add_table_s8(w, L.query_dim, c("query"), c("key"), c("output"), c.where).Union();
 }
 
 flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
@@ -73,16 +62,7 @@ void inspect(const fb::Layer& l, const LayerInfo&, std::ostream& os) {
   os << "    rows of " << l.options_as_Add()->dim() << " plus the residual's rows (its keys), one to one\n";
 }
 
-void inspect_quant(const fb::Layer& l, std::ostream& os) {
-  const auto* p = l.options_as_Add();
-  print_act(os, "input", p->input());
-  print_act(os, "residual", p->residual());
-  print_act(os, "output", p->output());
-  const double step = std::ldexp(1.0, p->shift());
-  os << "      add               A " << p->input_multiplier() << ", B " << p->residual_multiplier() << ", shift "
-     << p->shift() << " (input steps " << p->input_multiplier() / step << " and " << p->residual_multiplier() / step
-     << " output steps)\n";
-}
+void inspect_quant(const fb::Layer& l, std::ostream& os) { print_add_table(os, "y = x + r", l.options_as_Add()); }
 
 // The kind's traits, by name (the rest keep KindModule's defaults).
 KindModule module() {

@@ -1,9 +1,12 @@
 #include "converter/kinds/block_parts.h"
 
+#include <algorithm>
+#include <cmath>
 #include <ostream>
 
 #include "converter/write/file_contents.h"
 #include "converter/write/writer.h"
+#include "edgeattn/kernels/requant.h"
 
 namespace edgeattn {
 namespace convert {
@@ -127,6 +130,29 @@ void print_add(std::ostream& os, const char* role, const char* in, const fb::Res
      << " >> " << a->shift() << "\n";
   print_act(os, "    residual", a->a(), int16);
   print_act(os, "    output", a->output(), int16);
+}
+
+flatbuffers::Offset<fb::Add> add_table_s8(ModelWriter& w, int dim, const ActQuantParams& x, const ActQuantParams& r,
+                                          const ActQuantParams& y, const std::string& what) {
+  for (int n = kernels::kAddMaxShift; n >= 1; --n) {
+    const double a = std::nearbyint(x.scale / y.scale * std::ldexp(1.0, n));
+    const double b = std::nearbyint(r.scale / y.scale * std::ldexp(1.0, n));
+    if (a > kernels::kAddMaxMultiplier || b > kernels::kAddMaxMultiplier) continue;
+    return fb::CreateAdd(w.fbb(), static_cast<uint32_t>(dim), w.Act(x), w.Act(r), w.Act(y), static_cast<int32_t>(a),
+                         static_cast<int32_t>(b), n);
+  }
+  fail(what, ": an input's step is ", std::max(x.scale, r.scale) / y.scale,
+       " output steps (at most 2^20: the output range is far narrower than the inputs'; check the calibration data)");
+}
+
+void print_add_table(std::ostream& os, const char* role, const fb::Add* a) {
+  const double step = std::ldexp(1.0, a->shift());
+  os << "  " << role << ": add, A " << a->input_multiplier() << ", B " << a->residual_multiplier() << ", shift "
+     << a->shift() << " (input steps " << a->input_multiplier() / step << " and " << a->residual_multiplier() / step
+     << " output steps)\n";
+  print_act(os, "    input", a->input());
+  print_act(os, "    residual", a->residual());
+  print_act(os, "    output", a->output());
 }
 
 }  // namespace convert

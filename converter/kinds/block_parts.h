@@ -49,6 +49,13 @@ void print_ffn(std::ostream& os, const char* role, const fb::FeedForward* f, boo
 // int16: on the 16-bit residual stream.
 void print_add(std::ostream& os, const char* role, const char* in, const fb::ResidualAdd* a, bool int16 = false);
 
+// y = x + r by requant.h's add contract (kind add, a block's branch adds):
+// A, B and the largest shift <= 16 that keeps both below 2^21, from the
+// three quantizations; an error naming `what` when none does.
+flatbuffers::Offset<fb::Add> add_table_s8(ModelWriter& w, int dim, const ActQuantParams& x, const ActQuantParams& r,
+                                          const ActQuantParams& y, const std::string& what);
+void print_add_table(std::ostream& os, const char* role, const fb::Add* a);
+
 }  // namespace convert
 }  // namespace edgeattn
 

@@ -82,7 +82,12 @@ void resolve(const SpecFields& f, const SpecWeights& w, FloatLayer* L) {
       fail(f.where, ": tensors.", kTensorKeys[i], " is required (or give \"preset\": torch, vit or hf_vit)");
     }
   }
-  P.norm_first = f.boolean("norm_first", preset == "vit" || hf);
+  P.branch_norm = f.boolean("branch_norm", false);
+  P.norm_first = f.boolean("norm_first", !P.branch_norm && (preset == "vit" || hf));
+  if (P.branch_norm && P.norm_first) {
+    fail(f.where, ": \"branch_norm\" (y = x + norm(f(x))) and \"norm_first\" (y = x + f(norm(x))) are two forms; "
+         "give one");
+  }
   const double eps = f.number("eps").value_or(preset == "vit" ? 1e-6 : hf ? 1e-12 : 1e-5);
   P.norm1 = read_norm(w, names[0], names[1], E, eps);
   P.norm2 = read_norm(w, names[6], names[7], E, eps);
@@ -152,7 +157,17 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
     }
   };
   record(ranges, "query", in.query, lq, d, d, rec);
-  if (P.norm_first) {
+  if (P.branch_norm) {  // h = x + norm1(attn(x)); y = h + norm2(ffn(h))
+    attend(in.query);
+    layernorm_forward(P.norm1, lq, o.data(), a.data());
+    record(ranges, "norm1", a.data(), lq, d, d, rec);
+    for (size_t i = 0; i < n; ++i) h[i] = in.query[i] + a[i];
+    record(ranges, "add1", h.data(), lq, d, d, rec);
+    ffn_forward_recorded(P.ffn, lq, h.data(), f.data(), ranges, "ffn.", rec);
+    layernorm_forward(P.norm2, lq, f.data(), a.data());
+    record(ranges, "norm2", a.data(), lq, d, d, rec);
+    for (size_t i = 0; i < n; ++i) out[i] = h[i] + a[i];
+  } else if (P.norm_first) {
     layernorm_forward(P.norm1, lq, in.query, a.data());
     attend(a.data());
     for (size_t i = 0; i < n; ++i) h[i] = in.query[i] + o[i];
@@ -178,7 +193,10 @@ void forward_layer(const FloatLayer& L, const SampleInput& in, double* out, doub
 std::vector<std::string> value_points(const FloatLayer& L) {
   const BlockParams& P = L.as<BlockParams>();
   std::vector<std::string> v = {"query", "add1", "ffn.hidden", "ffn.act", "ffn.output", "output"};
-  if (P.norm_first) {
+  if (P.branch_norm) {
+    v.push_back("norm1");
+    v.push_back("norm2");
+  } else if (P.norm_first) {
     v.push_back("norm2");
   } else {
     v.push_back("norm1");
@@ -232,7 +250,34 @@ flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L,
   return b.Finish().Union();
 }
 
+// The norms in the residual branch: out_proj and fc2 write their own int8
+// outputs (norm1's and norm2's inputs), the adds are the add contract.
+flatbuffers::Offset<void> write_s8_branch_norm(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  const BlockParams& P = L.as<BlockParams>();
+  const Calibrated a = c.sub("attn."), f = c.sub("ffn.");
+  const std::string& at = c.where;
+  const int d = L.query_dim;
+  const ActQuantParams x = a("query"), n1q = c("norm1"), h = c("add1"), n2q = c("norm2"), y = c("output");
+  const auto mha = mha_table_s8(w, P.attn, a);
+  const auto n1 = norm_table_s8(w, P.norm1, a("output"), n1q, at + ": norm1");
+  const auto add1 = add_table_s8(w, d, n1q, x, h, at + ": branch_add1");
+  const auto ffn = ffn_table_s8(w, P.ffn, h, f, at + ": ffn");
+  const auto n2 = norm_table_s8(w, P.norm2, f("output"), n2q, at + ": norm2");
+  const auto add2 = add_table_s8(w, d, n2q, h, y, at + ": branch_add2");
+  fb::EncoderBlockBuilder b(w.fbb());
+  b.add_dim(static_cast<uint32_t>(d));
+  b.add_norm1(n1);
+  b.add_self_attn(mha);
+  b.add_norm2(n2);
+  b.add_ffn(ffn);
+  b.add_branch_norm(true);
+  b.add_branch_add1(add1);
+  b.add_branch_add2(add2);
+  return b.Finish().Union();
+}
+
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
+  if (L.as<BlockParams>().branch_norm) return write_s8_branch_norm(w, L, c);
   if (L.output16) return write_s8_stream16(w, L, c);
   const BlockParams& P = L.as<BlockParams>();
   const Calibrated a = c.sub("attn.");
@@ -270,7 +315,8 @@ flatbuffers::Offset<void> write_f32(ModelWriter& w, const FloatLayer& L) {
   const auto n1 = write_layernorm_f32(w, P.norm1), n2 = write_layernorm_f32(w, P.norm2);
   const auto mha = mha_table_f32(w, P.attn);
   const auto ffn = ffn_table_f32(w, P.ffn);
-  return fb::CreateEncoderBlock(w.fbb(), static_cast<uint32_t>(L.query_dim), P.norm_first, n1, mha, 0, n2, ffn)
+  return fb::CreateEncoderBlock(w.fbb(), static_cast<uint32_t>(L.query_dim), P.norm_first, n1, mha, 0, n2, ffn, 0,
+                                false, 0, P.branch_norm)
       .Union();
 }
 
@@ -288,7 +334,8 @@ void tensors(const fb::Layer& l, const std::string& name, std::vector<TensorEntr
 
 void inspect(const fb::Layer& l, const LayerInfo&, std::ostream& os) {
   const auto* b = l.options_as_EncoderBlock();
-  os << "  " << (b->norm_first() ? "pre-norm" : "post-norm") << ", embed_dim " << b->dim() << ", "
+  os << "  " << (b->branch_norm() ? "branch-norm (x + norm(f(x)))" : b->norm_first() ? "pre-norm" : "post-norm")
+     << ", embed_dim " << b->dim() << ", "
      << b->self_attn()->num_heads() << " heads, FFN " << b->ffn()->hidden_dim() << " ("
      << fb::EnumNameActivation(b->ffn()->activation()) << ")";
   if (l.dtype() == fb::DType::S8) os << ", residual stream " << (b->residual16() ? "int16" : "int8");
@@ -307,10 +354,18 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
   print_linear(os, "v_proj", b->self_attn()->v_proj());
   print_linear(os, "out_proj", b->self_attn()->out_proj(), s16);
   print_softmax(os, b->self_attn()->softmax());
-  print_add(os, "add1", "out_proj", b->add1(), s16);
+  if (b->branch_norm()) {
+    print_add_table(os, "branch_add1 (norm1's output + x)", b->branch_add1());
+  } else {
+    print_add(os, "add1", "out_proj", b->add1(), s16);
+  }
   print_norm(os, "norm2", b->norm2());
   print_ffn(os, "ffn", b->ffn(), s16);
-  print_add(os, "add2", "fc2", b->add2(), s16);
+  if (b->branch_norm()) {
+    print_add_table(os, "branch_add2 (norm2's output + h)", b->branch_add2());
+  } else {
+    print_add(os, "add2", "fc2", b->add2(), s16);
+  }
 }
 
 // Pre-norm: norm1 feeds only the attention's q/k/v projections, norm2 only
@@ -318,8 +373,9 @@ void inspect_quant(const fb::Layer& l, std::ostream& os) {
 std::vector<SmoothPair> smooth_pairs(FloatLayer* L) {
   BlockParams& P = L->as<BlockParams>();
   if (!P.norm_first) {
-    fail("layer '", L->name, "': --smooth-alpha needs a pre-norm block (norm_first); in this post-norm block each "
-         "LayerNorm's output is also the next residual add's input, so no smoothing factor can be folded");
+    fail("layer '", L->name, "': --smooth-alpha needs a pre-norm block (norm_first); in this ",
+         P.branch_norm ? "branch-norm" : "post-norm", " block each LayerNorm's output is also the next residual "
+         "add's input, so no smoothing factor can be folded");
   }
   MhaParams& M = P.attn.as<MhaParams>();
   return {SmoothPair{"attn.query", "norm1 -> q/k/v_proj", &P.norm1, {&M.q_proj, &M.k_proj, &M.v_proj}},
@@ -333,11 +389,20 @@ std::vector<std::string> input_points(const FloatLayer& L) {
   return {"query", "attn.query", "attn.key", "attn.value"};
 }
 
+// The norms in the residual branch keep an int8 stream: their adds are the
+// add contract (int8 in and out), not an epilogue the int16 stream has.
+const char* int8_stream_only(const FloatLayer& L) {
+  return L.as<BlockParams>().branch_norm ? "a branch-norm block (x + norm(f(x))) keeps an int8 residual stream"
+                                         : nullptr;
+}
+
 // The kind's traits, by name (the rest keep KindModule's defaults).
 KindModule module() {
   KindModule m = kind_identity(EA_LAYER_ENCODER_BLOCK);
+  m.int8_stream_only = int8_stream_only;
   m.causal_mask = true;
-  m.fields = {"embed_dim", "num_heads", "ffn_dim", "activation", "norm_first", "eps", "scale", "preset", "out_proj"};
+  m.fields = {"embed_dim", "num_heads", "ffn_dim", "activation", "norm_first", "branch_norm", "eps", "scale", "preset",
+              "out_proj"};
   m.tensor_fields = {"norm1_w", "norm1_b", "qkv_w", "qkv_b", "q_w", "q_b", "k_w", "k_b", "v_w", "v_b", "o_w", "o_b", "norm2_w", "norm2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"};
   m.resolve = resolve;
   m.shell = shell;

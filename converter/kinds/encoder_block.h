@@ -10,6 +10,9 @@ namespace convert {
 
 struct BlockParams : KindParamsOf<BlockParams> {
   bool norm_first = false;
+  // The norms on the sub-layers' outputs, inside the residual branch
+  // (Torch-KWT's PostNorm): h = x + norm1(attn(x)); y = h + norm2(ffn(h)).
+  bool branch_norm = false;
   FloatNorm norm1, norm2;
   FloatLayer attn;  // kind mha: self-attention over dim
   FloatFfn ffn;

@@ -391,11 +391,10 @@ json torch_transformer(const SpecFields& f, const ArrayMap& w, const std::string
 // frame) -> cls_token + pos_embedding -> transformer.layers.{i}. (0: the
 // attention with its norm, 1: the MLP with its norm) -> the class row or the
 // mean of every row (the class row too) -> mlp_head (LayerNorm, Linear).
-// Its blocks: pre_norm true, x + f(LayerNorm(x)), the fused encoder_block;
-// pre_norm false (the published KWT-1/2/3), x + LayerNorm(f(x)), which no
-// fused block has: written out as mha -> layernorm -> add (the residual the
-// block's input) -> ffn -> layernorm -> add. One head of dim_head == dim has
-// no to_out (nn.Identity): "out_proj": false.
+// Its blocks are encoder_block layers: pre_norm true, x + f(LayerNorm(x)),
+// "norm_first"; pre_norm false (the published KWT-1/2/3),
+// x + LayerNorm(f(x)), "branch_norm". One head of dim_head == dim has no
+// to_out (nn.Identity): "out_proj": false.
 json torch_kwt(const SpecFields& f, const ArrayMap& w, const std::string& weights_path, std::string* summary) {
   const std::string P = f.string("prefix", "");
   const int heads = f.integer("num_heads");
@@ -469,40 +468,24 @@ json torch_kwt(const SpecFields& f, const ArrayMap& w, const std::string& weight
        {"tensors", {{"pos_embed", P + "pos_embedding"}, {"cls_token", P + "cls_token"}}},
        {"max_q_len", frames}});
   const std::string act = f.string("activation", "gelu");
-  for (int i = 0; i < depth; ++i) {
-    const std::string b = stack + std::to_string(i) + ".", n = std::to_string(i);
-    json attn_tensors = {{"qkv_w", b + "0.fn.to_qkv.weight"}};
-    if (out_proj) {
-      attn_tensors["o_w"] = b + "0.fn.to_out.0.weight";
-      attn_tensors["o_b"] = b + "0.fn.to_out.0.bias";
-    }
-    const json ffn_tensors = {{"fc1_w", b + "1.fn.net.0.weight"}, {"fc1_b", b + "1.fn.net.0.bias"},
-                              {"fc2_w", b + "1.fn.net.3.weight"}, {"fc2_b", b + "1.fn.net.3.bias"}};
-    if (pre_norm) {
-      json t = attn_tensors;
-      t["norm1_w"] = b + "0.norm.weight";
-      t["norm1_b"] = b + "0.norm.bias";
-      t["norm2_w"] = b + "1.norm.weight";
-      t["norm2_b"] = b + "1.norm.bias";
-      t.update(ffn_tensors);
-      add({{"name", "block" + n}, {"kind", "encoder_block"}, {"tensors", t}, {"embed_dim", D},
-           {"num_heads", heads}, {"norm_first", true}, {"eps", eps}, {"activation", act},
-           {"out_proj", out_proj}, {"max_q_len", rows}});
-      continue;
-    }
-    const std::string stream = last;
-    add({{"name", "attn" + n}, {"kind", "mha"}, {"tensors", attn_tensors}, {"embed_dim", D}, {"num_heads", heads},
-         {"out_proj", out_proj}, {"max_q_len", rows}});
-    add({{"name", "attn_norm" + n}, {"kind", "layernorm"}, {"prefix", b + "0.norm."}, {"dim", D}, {"eps", eps},
-         {"max_q_len", rows}});
-    add({{"name", "attn_add" + n}, {"kind", "add"}, {"dim", D}, {"max_q_len", rows}, {"memory", stream}});
-    const std::string mid = last;
-    add({{"name", "ffn" + n}, {"kind", "ffn"}, {"tensors", ffn_tensors}, {"dim", D}, {"activation", act},
-         {"max_q_len", rows}});
-    add({{"name", "ffn_norm" + n}, {"kind", "layernorm"}, {"prefix", b + "1.norm."}, {"dim", D}, {"eps", eps},
-         {"max_q_len", rows}});
-    add({{"name", "ffn_add" + n}, {"kind", "add"}, {"dim", D}, {"max_q_len", rows}, {"memory", mid}});
+  const std::string b = stack + "{i}.";
+  json t = {{"qkv_w", b + "0.fn.to_qkv.weight"},  {"norm1_w", b + "0.norm.weight"},
+            {"norm1_b", b + "0.norm.bias"},        {"norm2_w", b + "1.norm.weight"},
+            {"norm2_b", b + "1.norm.bias"},        {"fc1_w", b + "1.fn.net.0.weight"},
+            {"fc1_b", b + "1.fn.net.0.bias"},      {"fc2_w", b + "1.fn.net.3.weight"},
+            {"fc2_b", b + "1.fn.net.3.bias"}};
+  if (out_proj) {
+    t["o_w"] = b + "0.fn.to_out.0.weight";
+    t["o_b"] = b + "0.fn.to_out.0.bias";
   }
+  layers.push_back({{"repeat", depth},         {"name", "block{i}"},
+                    {"kind", "encoder_block"}, {"tensors", t},
+                    {"embed_dim", D},          {"num_heads", heads},
+                    {pre_norm ? "norm_first" : "branch_norm", true},
+                    {"eps", eps},              {"activation", act},
+                    {"out_proj", out_proj},    {"max_q_len", rows},
+                    {"input", last}});
+  last = "block" + std::to_string(depth - 1);
   add({{"name", "pool"}, {"kind", "row_pool"}, {"mode", pool == "cls" ? "first" : "mean"}, {"dim", D},
        {"max_kv_len", rows}});
   add({{"name", "head_norm"}, {"kind", "layernorm"}, {"prefix", P + "mlp_head.0."}, {"dim", D}, {"eps", eps},
@@ -519,7 +502,7 @@ json torch_kwt(const SpecFields& f, const ArrayMap& w, const std::string& weight
              " (" + std::to_string(D) + ") -> cls_token + pos_embedding -> " + std::to_string(depth) + " blocks " +
              stack + "{i}. (" + std::to_string(heads) + " head" + (heads == 1 ? "" : "s") +
              (out_proj ? "" : ", no to_out") + ", " +
-             (pre_norm ? "pre-norm: encoder_block" : "post-norm x + LayerNorm(f(x)): mha, layernorm, add, ffn, layernorm, add") +
+             (pre_norm ? "pre-norm" : "post-norm x + LayerNorm(f(x))") +
              ") -> " + (pool == "cls" ? "the class row" : "the mean of every row") + " -> " + module(P + "mlp_head") +
              " (" + std::to_string(head->shape[0]) + ")";
   return layers;

@@ -156,10 +156,11 @@ struct Kwt {
   }
 };
 
-std::string convert(const Kwt& m, const std::string& dtype, const std::string& tag, const std::string& residual = "") {
+std::string convert(const Kwt& m, const std::string& dtype, const std::string& tag, const std::string& residual = "",
+                    const std::string& spec = "") {
   const std::string dir = fixtures::temp_dir("torch_kwt_" + tag + "_" + dtype + residual);
   save_safetensors(dir + "/weights.safetensors", m.weights);
-  fixtures::write_text(dir + "/spec.json", m.spec());
+  fixtures::write_text(dir + "/spec.json", spec.empty() ? m.spec() : spec);
   save_npz(dir + "/calib.npz", {{"embed.query", m.frames}});
   ConvertOptions o;
   o.weights = dir + "/weights.safetensors";
@@ -245,11 +246,12 @@ TEST(TorchKwt, PostNormOneHeadIsKwtsForward) {
     for (const auto& [n, a] : m.weights) w[n] = a;
     return w;
   }(), "w.safetensors", {});
-  ASSERT_EQ(spec.layers.size(), 2u + 6u * kDepth + 3u);
-  EXPECT_EQ(spec.layers[2].name, "attn0");
-  EXPECT_EQ(spec.layers[4].name, "attn_add0");
-  EXPECT_EQ(spec.layers[4].memory_layer, 1);  // the residual: the positions' rows
-  EXPECT_EQ(spec.layers[7].memory_layer, 4);  // the second: the first add's
+  ASSERT_EQ(spec.layers.size(), 2u + kDepth + 3u);
+  EXPECT_EQ(spec.layers[2].name, "block0");
+  EXPECT_EQ(spec.layers[3].input_layer, 2);
+  EXPECT_EQ(spec.preset, "torch_kwt: 10 frames of 8 -> to_patch_embedding.1 (16) -> cls_token + pos_embedding -> 2 blocks "
+                         "transformer.layers.{i}. (1 head, no to_out, post-norm x + LayerNorm(f(x))) -> the class row -> "
+                         "mlp_head (5)");
   const int steps = static_cast<int>(spec.layers.size());
   const Errors f = run_all(m, convert(m, "f32", "post1"), false, steps);
   const Errors q = run_all(m, convert(m, "int8", "post1"), true, steps);
@@ -291,6 +293,66 @@ TEST(TorchKwt, PreNormTwoHeadsMeanPoolIsKwtsForward) {
   EXPECT_LE(f.worst_sample, 1e-5);
   EXPECT_LE(q.rel_l2, 0.05);
   EXPECT_GE(q.top1_agree, kSamples * 9 / 10);
+}
+
+// The int8 bytes of every sample's logits, through one Invoke each.
+std::vector<int8_t> logits_bytes(const Kwt& m, const std::string& path) {
+  Runtime rt(path);
+  edgeattn::GraphInfo g;
+  EXPECT_EQ(rt.model.GetGraphInfo(&g), edgeattn::Status::kOk) << rt.model.error();
+  std::vector<int8_t> all;
+  for (int i = 0; i < kSamples; ++i) {
+    const double* x = m.frames.data.data() + static_cast<size_t>(i) * kFrames * kFeatures;
+    std::vector<int8_t> x8(static_cast<size_t>(kFrames) * kFeatures), y8(kClasses);
+    for (size_t k = 0; k < x8.size(); ++k) {
+      x8[k] = static_cast<int8_t>(
+          std::clamp(std::nearbyint(x[k] / g.input_quant.scale) + g.input_quant.zero_point, -128.0, 127.0));
+    }
+    edgeattn::ModelInputs in = {x8.data(), kFrames, 0, nullptr, 0, 0};
+    edgeattn::ModelOutputs out = {y8.data(), 0};
+    EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kOk) << rt.interp.error();
+    all.insert(all.end(), y8.begin(), y8.end());
+  }
+  return all;
+}
+
+// The branch-norm block computes what its parts as layers of their own do
+// (mha, layernorm, add, ffn, layernorm, add): the same calibrated points,
+// the same roundings, so the same logits, byte for byte.
+TEST(TorchKwt, TheBranchNormBlockIsItsPartsAsLayers) {
+  const Kwt m(1, false, false, 91);
+  std::string spec = R"({"model": "kwt_parts", "layers": [
+    {"name": "embed", "kind": "linear", "prefix": "to_patch_embedding.1.", "max_q_len": 10},
+    {"name": "tok", "kind": "positions", "tensors": {"pos_embed": "pos_embedding", "cls_token": "cls_token"},
+     "max_q_len": 10, "input": "embed"})";
+  std::string stream = "tok";
+  for (int i = 0; i < kDepth; ++i) {
+    const std::string b = "transformer.layers." + std::to_string(i) + ".", n = std::to_string(i);
+    spec += R"(,
+    {"name": "attn)" + n + R"(", "kind": "mha", "embed_dim": 16, "num_heads": 1, "out_proj": false, "max_q_len": 11,
+     "tensors": {"qkv_w": ")" + b + R"(0.fn.to_qkv.weight"}, "input": ")" + stream + R"("},
+    {"name": "n1_)" + n + R"(", "kind": "layernorm", "prefix": ")" + b + R"(0.norm.", "dim": 16, "eps": 1e-5,
+     "max_q_len": 11, "input": "attn)" + n + R"("},
+    {"name": "h)" + n + R"(", "kind": "add", "dim": 16, "max_q_len": 11, "memory": ")" + stream + R"(", "input": "n1_)" + n + R"("},
+    {"name": "ffn)" + n + R"(", "kind": "ffn", "dim": 16, "max_q_len": 11, "input": "h)" + n + R"(",
+     "tensors": {"fc1_w": ")" + b + R"(1.fn.net.0.weight", "fc1_b": ")" + b + R"(1.fn.net.0.bias",
+                 "fc2_w": ")" + b + R"(1.fn.net.3.weight", "fc2_b": ")" + b + R"(1.fn.net.3.bias"}},
+    {"name": "n2_)" + n + R"(", "kind": "layernorm", "prefix": ")" + b + R"(1.norm.", "dim": 16, "eps": 1e-5,
+     "max_q_len": 11, "input": "ffn)" + n + R"("},
+    {"name": "y)" + n + R"(", "kind": "add", "dim": 16, "max_q_len": 11, "memory": "h)" + n + R"(", "input": "n2_)" + n + R"("})";
+    stream = "y" + n;
+  }
+  spec += R"(,
+    {"name": "pool", "kind": "row_pool", "mode": "first", "dim": 16, "max_kv_len": 11, "input": ")" + stream + R"("},
+    {"name": "head_norm", "kind": "layernorm", "prefix": "mlp_head.0.", "dim": 16, "eps": 1e-5, "max_q_len": 1,
+     "input": "pool"},
+    {"name": "head", "kind": "linear", "prefix": "mlp_head.1.", "max_q_len": 1, "input": "head_norm"}]})";
+  const std::vector<int8_t> parts = logits_bytes(m, convert(m, "int8", "parts", "", spec));
+  const std::vector<int8_t> block = logits_bytes(m, convert(m, "int8", "post1"));
+  ASSERT_EQ(parts.size(), block.size());
+  EXPECT_EQ(parts, block);
+  const Errors f = run_all(m, convert(m, "f32", "parts", "", spec), false, 2 + 6 * kDepth + 3);
+  EXPECT_LE(f.worst_sample, 1e-5);
 }
 
 // A test of the tests: the two block forms differ far beyond the f32 bound,

@@ -90,6 +90,29 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_weights->emplace("tgt_tok_emb.embedding.weight", Tensor({10, 8}));
   g_weights->emplace("generator.weight", Tensor({10, 8}));
   g_weights->emplace("generator.bias", Tensor({10}));
+  // A 2-block Torch-KWT (width 8, 1 head without to_out, FFN 16, 6 frames of
+  // 4, 3 classes) under kwt. for the torch_kwt preset's seed
+  // (preset_torch_kwt.json: post-norm, the add kind's chain).
+  g_weights->emplace("kwt.to_patch_embedding.1.weight", Tensor({8, 4}));
+  g_weights->emplace("kwt.to_patch_embedding.1.bias", Tensor({8}));
+  g_weights->emplace("kwt.pos_embedding", Tensor({1, 7, 8}));
+  g_weights->emplace("kwt.cls_token", Tensor({1, 1, 8}));
+  for (const char* b : {"kwt.transformer.layers.0.", "kwt.transformer.layers.1."}) {
+    const std::string p = b;
+    g_weights->emplace(p + "0.fn.to_qkv.weight", Tensor({24, 8}));
+    g_weights->emplace(p + "1.fn.net.0.weight", Tensor({16, 8}));
+    g_weights->emplace(p + "1.fn.net.0.bias", Tensor({16}));
+    g_weights->emplace(p + "1.fn.net.3.weight", Tensor({8, 16}));
+    g_weights->emplace(p + "1.fn.net.3.bias", Tensor({8}));
+    for (const char* n : {"0.norm.", "1.norm."}) {
+      g_weights->emplace(p + n + "weight", Tensor({8}));
+      g_weights->emplace(p + n + "bias", Tensor({8}));
+    }
+  }
+  g_weights->emplace("kwt.mlp_head.0.weight", Tensor({8}));
+  g_weights->emplace("kwt.mlp_head.0.bias", Tensor({8}));
+  g_weights->emplace("kwt.mlp_head.1.weight", Tensor({3, 8}));
+  g_weights->emplace("kwt.mlp_head.1.bias", Tensor({3}));
   // Two blocks under fz.blocks.{i}. for the "repeat" seed (repeat_mha.json).
   for (const char* b : {"fz.blocks.0.", "fz.blocks.1."}) {
     g_weights->emplace(std::string(b) + "in_proj_weight", Tensor({24, 8}));

@@ -7,6 +7,7 @@
 // scalar loop (two multiply-adds per element, the same integers everywhere).
 // float: one float add per element.
 #include "layer_kind.h"
+#include "parts.h"
 
 namespace edgeattn {
 namespace {
@@ -19,18 +20,7 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
             << ": an add pairs them one to one";
     return false;
   }
-  if (!s8) return true;
-  if (!c.Quant(p->input(), "input") || !c.Quant(p->residual(), "residual") || !c.Quant(p->output(), "output")) {
-    return false;
-  }
-  const int32_t a = p->input_multiplier(), b = p->residual_multiplier(), n = p->shift();
-  if (a < 0 || a > kernels::kAddMaxMultiplier || b < 0 || b > kernels::kAddMaxMultiplier || n < 1 ||
-      n > kernels::kAddMaxShift) {
-    c.Msg() << "add multipliers " << a << ", " << b << " shift " << n << ": multipliers 0.."
-            << kernels::kAddMaxMultiplier << ", shift 1.." << kernels::kAddMaxShift;
-    return false;
-  }
-  return true;
+  return !s8 || verify_add_table(c, p, "add");
 }
 
 void shape(const void* options, LayerShape* s) {
@@ -51,22 +41,8 @@ LayerPlan plan(const LayerShape&, int, int) { return LayerPlan{0, 0, 0}; }
 
 void run(const fb::Model& model, const Call& c, int) {
   (void)model;
-  const auto* p = c.layer->options_as_Add();
-  const size_t n = static_cast<size_t>(c.q_len) * p->dim();  // Run checked kv_len == q_len
-  if (c.int8()) {
-    const int32_t zp_x = p->input()->zero_point(), zp_r = p->residual()->zero_point();
-    const int32_t zp_y = p->output()->zero_point();
-    const int32_t a = p->input_multiplier(), b = p->residual_multiplier(), shift = p->shift();
-    const int8_t* x = static_cast<const int8_t*>(c.query);
-    const int8_t* r = static_cast<const int8_t*>(c.key);
-    int8_t* y = static_cast<int8_t*>(c.output);
-    for (size_t i = 0; i < n; ++i) y[i] = kernels::add_s8(x[i], zp_x, a, r[i], zp_r, b, shift, zp_y);
-  } else {
-    const float* x = static_cast<const float*>(c.query);
-    const float* r = static_cast<const float*>(c.key);
-    float* y = static_cast<float*>(c.output);
-    for (size_t i = 0; i < n; ++i) y[i] = x[i] + r[i];
-  }
+  const auto* p = c.layer->options_as_Add();  // Run checked kv_len == q_len
+  AddStep(c, p, static_cast<int>(p->dim()), c.query, c.key, c.output).Alone(c.q_len);
 }
 
 int linears(const fb::Layer&, const fb::Linear*[kMaxLayerLinears]) { return 0; }

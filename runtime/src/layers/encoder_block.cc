@@ -7,6 +7,9 @@
 //              a = norm2(o); y = o + ffn(a)
 //   post-norm: a = attn's context; o = x + out_proj(a); a = norm1(o);
 //              o = a + ffn(a); y = norm2(o)
+//   branch norm (Torch-KWT's PostNorm): a = attn's context; o = out_proj(a);
+//              a = norm1(o); o = x + a; a = ffn(o); y = norm2(a); y = o + y
+//              (int8: the adds are the add contract, kind add's AddStep)
 // `region` holds the attention's own scratch first and the FFN's hidden
 // rows after it, so the block's scratch is 2 rows of d plus the larger of
 // the two. Each residual add runs in the epilogue of the projection before
@@ -69,6 +72,22 @@ bool verify_add16(Checker& c, const fb::ResidualAdd* a, const fb::ActQuant* in_a
     c.Msg() << "residual add " << what << " (int16 stream): multiplier " << a->a_multiplier() << " or shift "
             << a->shift() << " out of range (0.." << kernels::kResidual16MaxMultiplier << ", 1.."
             << kernels::kResidual16MaxShift << ")";
+    return false;
+  }
+  return true;
+}
+
+bool verify_add_table(Checker& c, const fb::Add* a, const char* what) {
+  if (a == nullptr) {
+    c.Msg() << "missing " << what;
+    return false;
+  }
+  if (!c.Quant(a->input(), what) || !c.Quant(a->residual(), what) || !c.Quant(a->output(), what)) return false;
+  const int32_t ma = a->input_multiplier(), mb = a->residual_multiplier(), n = a->shift();
+  if (ma < 0 || ma > kernels::kAddMaxMultiplier || mb < 0 || mb > kernels::kAddMaxMultiplier || n < 1 ||
+      n > kernels::kAddMaxShift) {
+    c.Msg() << what << ": multipliers " << ma << ", " << mb << " shift " << n << " out of range (multipliers 0.."
+            << kernels::kAddMaxMultiplier << ", shift 1.." << kernels::kAddMaxShift << ")";
     return false;
   }
   return true;
@@ -159,6 +178,34 @@ bool verify_stream16(Checker& c, const fb::EncoderBlock& b) {
   return same_quant(c, handovers, static_cast<int>(sizeof handovers / sizeof handovers[0]));
 }
 
+// The int8 block with its norms in the residual branch: out_proj -> norm1
+// -> branch_add1 (+ x) -> the FFN -> norm2 -> branch_add2 (+ h), each
+// hand-over at one quantization, no epilogue adds.
+bool verify_branch_norm(Checker& c, const fb::EncoderBlock& b) {
+  if (b.add1() != nullptr || b.add2() != nullptr) {
+    c.Msg() << "branch_norm with epilogue adds (add1 / add2): its adds are branch_add1 / branch_add2";
+    return false;
+  }
+  const fb::Add* a1 = b.branch_add1();
+  const fb::Add* a2 = b.branch_add2();
+  if (!verify_add_table(c, a1, "branch_add1") || !verify_add_table(c, a2, "branch_add2")) return false;
+  const fb::LayerNorm* n1 = b.norm1();
+  const fb::LayerNorm* n2 = b.norm2();
+  const fb::MultiHeadAttention* m = b.self_attn();
+  const fb::Linear* q = m->q_proj();
+  const Handover handovers[] = {
+      {true, m->out_proj()->output(), n1->input(), "out_proj's output / norm1's input"},
+      {true, n1->output(), a1->input(), "norm1's output / branch_add1's input"},
+      {true, q->input(), a1->residual(), "the block's input / branch_add1's residual"},
+      {true, a1->output(), b.ffn()->fc1()->input(), "branch_add1's output / the FFN's input"},
+      {true, b.ffn()->fc2()->output(), n2->input(), "the FFN's output / norm2's input"},
+      {true, n2->output(), a2->input(), "norm2's output / branch_add2's input"},
+      {true, a1->output(), a2->residual(), "branch_add1's output / branch_add2's residual"},
+      {true, q->input(), m->k_proj()->input(), "self_attn's query / key input"},
+      {true, q->input(), m->v_proj()->input(), "self_attn's query / value input"}};
+  return same_quant(c, handovers, static_cast<int>(sizeof handovers / sizeof handovers[0]));
+}
+
 bool verify(Checker& c, const fb::Layer& l, bool s8) {
   const auto* b = l.options_as_EncoderBlock();
   if (!c.Dim(b->dim(), "dim") || !verify_mha(c, b->self_attn(), s8)) return false;
@@ -172,7 +219,13 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
       !verify_ffn(c, b->ffn(), s8, b->dim(), "ffn")) {
     return false;
   }
+  if (b->branch_norm() && (b->norm_first() || b->residual16())) {
+    c.Msg() << "branch_norm (the norms on the sub-layers' outputs) with "
+            << (b->norm_first() ? "norm_first" : "the int16 residual stream") << ": a block has one form";
+    return false;
+  }
   if (!s8) return true;
+  if (b->branch_norm()) return verify_branch_norm(c, *b);
   if (b->residual16()) return c.Stream16() && verify_stream16(c, *b);
   if (b->norm1()->input16() || b->norm2()->input16() || b->norm1()->output16() != nullptr ||
       b->norm2()->output16() != nullptr) {
@@ -223,7 +276,9 @@ void info(const fb::Layer& l, LayerInfo* info) {
   info->query_quant = quant_of(b->norm_first() ? b->norm1()->input() : b->self_attn()->q_proj()->input());
   info->key_quant = info->query_quant;  // self-attention: the keys are the query rows
   info->value_quant = info->query_quant;
-  if (b->norm_first()) {
+  if (b->branch_norm()) {
+    info->output_quant = quant_of(b->branch_add2() != nullptr ? b->branch_add2()->output() : nullptr);
+  } else if (b->norm_first()) {
     info->output_quant = quant_of(b->add2() != nullptr ? b->add2()->output() : nullptr);  // no adds in f32 blocks
   } else {
     info->output_quant = quant_of(b->norm2()->output());
@@ -290,6 +345,16 @@ void run(const fb::Model& model, const Call& c, int) {
                 EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc2(), hidden, c.output, &add2)),
                 NormStep(model, c, b->norm2(), c.output, nullptr, c.output));
     }
+    return;
+  }
+  if (b->branch_norm()) {  // h = x + norm1(attn(x)) in `o`; y = h + norm2(ffn(h)), norm2's rows in the output
+    run_chain(c, rows, unit, mha_qkv_step(model, m, c, c.query, mb));
+    mha_attend(m, attn, mb);
+    run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o), NormStep(model, c, b->norm1(), o, a),
+              AddStep(c, b->branch_add1(), static_cast<int>(b->dim()), a, c.query, o),
+              EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc1(), o, hidden)), TableStep(c, b->ffn(), hidden),
+              EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc2(), hidden, a)), NormStep(model, c, b->norm2(), a, c.output),
+              AddStep(c, b->branch_add2(), static_cast<int>(b->dim()), c.output, o, c.output));
     return;
   }
   const Residual res1 = {b->add1(), c.query};

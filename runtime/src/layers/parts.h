@@ -126,6 +126,54 @@ class NarrowStep {
   int32_t mult_, shift_, zp_;
 };
 
+// y = x + r over rows of `dim` (kind add, and a block's branch_norm adds):
+// int8 by requant.h's add contract with `add`'s parameters, float: one add
+// per element. y may be x or r (each element is read before it is written).
+class AddStep {
+ public:
+  AddStep(const Call& c, const fb::Add* add, int dim, const void* x, const void* r, void* y)
+      : work_per_row(static_cast<uint64_t>(dim)), s8_(c.int8()), dim_(dim), x_(x), r_(r), y_(y) {
+    if (s8_) {
+      zp_x_ = add->input()->zero_point();
+      zp_r_ = add->residual()->zero_point();
+      zp_y_ = add->output()->zero_point();
+      a_ = add->input_multiplier();
+      b_ = add->residual_multiplier();
+      shift_ = add->shift();
+    }
+  }
+  uint64_t work_per_row;
+  void Prepare() {}
+  void Rows(int r0, int r1, int) const {
+    const size_t begin = static_cast<size_t>(r0) * static_cast<size_t>(dim_);
+    const size_t end = static_cast<size_t>(r1) * static_cast<size_t>(dim_);
+    if (s8_) {
+      const int8_t* x = static_cast<const int8_t*>(x_);
+      const int8_t* r = static_cast<const int8_t*>(r_);
+      int8_t* y = static_cast<int8_t*>(y_);
+      for (size_t i = begin; i < end; ++i) y[i] = kernels::add_s8(x[i], zp_x_, a_, r[i], zp_r_, b_, shift_, zp_y_);
+    } else {
+      const float* x = static_cast<const float*>(x_);
+      const float* r = static_cast<const float*>(r_);
+      float* y = static_cast<float*>(y_);
+      for (size_t i = begin; i < end; ++i) y[i] = x[i] + r[i];
+    }
+  }
+  void Alone(int rows) const { Rows(0, rows, 0); }
+
+ private:
+  bool s8_;
+  int dim_;
+  const void* x_;
+  const void* r_;
+  void* y_;
+  int32_t zp_x_ = 0, zp_r_ = 0, zp_y_ = 0, a_ = 0, b_ = 0, shift_ = 1;
+};
+
+// An Add table (kind add, a block's branch_add1 / 2): its three
+// quantizations, A and B in [0, 2^21), the shift in 1..16.
+bool verify_add_table(Checker& c, const fb::Add* a, const char* what);
+
 // A block's residual add (encoder_block.cc), run in the epilogue of the
 // Linear `from` that computes its b (requant.h contract 5b): the add's
 // residual input quantized as `in_a`, from's output quantization the add's
