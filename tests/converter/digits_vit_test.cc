@@ -339,7 +339,7 @@ TEST(DigitsVit, PresetHfVitConvertsHuggingFacesNames) {
 TEST(DigitsVit, PresetErrorsNameWhatIsWrong) {
   const ArrayMap w = load_weights(kDir + "/weights.safetensors");
   EXPECT_HAS(preset_error(R"({"preset": "deit", "num_heads": 4})", w),
-             "spec.json: unknown preset 'deit' (expected vit, hf_vit, torch_encoder, torch_transformer)");
+             "spec.json: unknown preset 'deit' (expected vit, hf_vit, torch_encoder, torch_transformer, torch_kwt)");
   EXPECT_HAS(preset_error(R"({"preset": "vit", "num_heads": 4, "layers": []})", w),
              "spec.json: a spec has \"preset\" or \"layers\", not both");
   EXPECT_HAS(preset_error(R"({"preset": "vit"})", w), "spec.json: preset: missing field 'num_heads'");

@@ -180,14 +180,14 @@ TEST(ConverterSpec, UnknownFields) {
   EXPECT_EQ(error_of(with("\"bias\": true", "\"dropout\": 0.1"), w),
             "s.json: layer 'attn': unknown field 'dropout' (mha layers have: name, kind, mask, max_q_len, "
             "max_kv_len, prefix, tensors, input, memory, calib_method, calib_headroom, repeat, embed_dim, num_heads, "
-            "cross, kdim, vdim, scale, bias, preset, kv_cache, num_kv_heads, output)");
+            "cross, kdim, vdim, scale, bias, preset, kv_cache, num_kv_heads, output, out_proj)");
   // A field of another kind.
   EXPECT_EQ(error_of(with("\"bias\": true", "\"dim\": 3"), w),
-            "s.json: layer 'attn': field 'dim' is not used by mha layers (only by pooling, layernorm, ffn, embedding, argmax, positions, row_pool, quantize, dequantize), did you mean 'kdim'?");
+            "s.json: layer 'attn': field 'dim' is not used by mha layers (only by pooling, layernorm, ffn, embedding, argmax, positions, row_pool, quantize, dequantize, add), did you mean 'kdim'?");
   EXPECT_EQ(error_of(with("\"bias\": true", "\"query_dim\": 3"), w),
             "s.json: layer 'attn': field 'query_dim' is not used by mha layers (only by additive, luong) (mha "
             "layers have: name, kind, mask, max_q_len, max_kv_len, prefix, tensors, input, memory, calib_method, "
-            "calib_headroom, repeat, embed_dim, num_heads, cross, kdim, vdim, scale, bias, preset, kv_cache, num_kv_heads, output)");
+            "calib_headroom, repeat, embed_dim, num_heads, cross, kdim, vdim, scale, bias, preset, kv_cache, num_kv_heads, output, out_proj)");
   // Explicit tensor names.
   EXPECT_EQ(error_of(with("\"preset\": \"linear\"", "\"tensors\": {\"q_w\": \"x\", \"qb\": \"y\"}"), w),
             "s.json: layer 'attn': unknown field 'tensors.qb', did you mean 'tensors.q_b'?");

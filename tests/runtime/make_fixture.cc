@@ -20,6 +20,8 @@
 //                  q 6 / kv 10, W_c as PyTorch's Linear(1, 8) weight [8, 1]
 //   coverage_wide  additive + coverage, query 10, key 12, attn 21 (vector
 //                  tails), value 5, q 8 / kv 16, w_c given as a [21] tensor
+// With "kwt", a whole Torch-KWT model with post-norm (branch_norm) blocks
+// (kwt_fixture below).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -110,13 +112,54 @@ int coverage_fixture(const std::string& dir) {
   return spec.good() ? 0 : 1;
 }
 
+// A whole Torch-KWT model (models/kwt.py's names, the torch_kwt preset):
+// 10 frames of 8 -> dim 16 -> class token + positions -> 2 post-norm blocks
+// x + LayerNorm(f(x)) (encoder_block branch_norm: 2 heads with to_out, MLP
+// 32) -> the class row -> mlp_head (5 classes), one Invoke per input.
+int kwt_fixture(const std::string& dir) {
+  const double w = 0.35;
+  std::vector<std::pair<std::string, cv::Array>> weights = {
+      {"to_patch_embedding.1.weight", Random("F32", {16, 8}, w)},
+      {"to_patch_embedding.1.bias", Random("F32", {16}, 0.1)},
+      {"pos_embedding", Random("F32", {1, 11, 16}, 0.5)},
+      {"cls_token", Random("F32", {1, 1, 16}, 0.5)}};
+  for (const char* b : {"transformer.layers.0.", "transformer.layers.1."}) {
+    const std::string p = b;
+    for (const char* n : {"0.norm.", "1.norm."}) {
+      cv::Array g = Random("F32", {16}, 0.2);
+      for (double& v : g.data) v += 1.0;
+      weights.emplace_back(p + n + "weight", g);
+      weights.emplace_back(p + n + "bias", Random("F32", {16}, 0.1));
+    }
+    weights.emplace_back(p + "0.fn.to_qkv.weight", Random("F32", {48, 16}, w));
+    weights.emplace_back(p + "0.fn.to_out.0.weight", Random("F32", {16, 16}, w));
+    weights.emplace_back(p + "0.fn.to_out.0.bias", Random("F32", {16}, 0.1));
+    weights.emplace_back(p + "1.fn.net.0.weight", Random("F32", {32, 16}, w));
+    weights.emplace_back(p + "1.fn.net.0.bias", Random("F32", {32}, 0.1));
+    weights.emplace_back(p + "1.fn.net.3.weight", Random("F32", {16, 32}, w));
+    weights.emplace_back(p + "1.fn.net.3.bias", Random("F32", {16}, 0.1));
+  }
+  weights.emplace_back("mlp_head.0.weight", Random("F32", {16}, 0.2));
+  weights.emplace_back("mlp_head.0.bias", Random("F32", {16}, 0.1));
+  weights.emplace_back("mlp_head.1.weight", Random("F32", {5, 16}, w));
+  weights.emplace_back("mlp_head.1.bias", Random("F32", {5}, 0.1));
+  for (double& v : weights[weights.size() - 4].second.data) v += 1.0;  // mlp_head.0's gain near 1
+  cv::save_safetensors(dir + "/weights.safetensors", weights);
+  cv::save_npz(dir + "/calib.npz", {{"embed.query", Random("<f4", {32, 10, 8}, 1.0)}});
+  std::ofstream spec(dir + "/spec.json");
+  spec << R"({"model": "kwt_fixture", "preset": "torch_kwt", "num_heads": 2, "pre_norm": false})" << "\n";
+  return spec.good() ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2 && !(argc == 3 && std::string(argv[2]) == "coverage")) {
-    std::fprintf(stderr, "usage: %s OUTDIR [coverage]\n", argv[0]);
+  const std::string mode = argc == 3 ? argv[2] : "";
+  if (argc != 2 && !(argc == 3 && (mode == "coverage" || mode == "kwt"))) {
+    std::fprintf(stderr, "usage: %s OUTDIR [coverage|kwt]\n", argv[0]);
     return 2;
   }
   const std::string dir = argv[1];
-  if (argc == 3) return coverage_fixture(dir);
+  if (mode == "coverage") return coverage_fixture(dir);
+  if (mode == "kwt") return kwt_fixture(dir);
   const double w = 0.35;  // weight standard deviation: O(1) activations for O(1) inputs
   std::vector<std::pair<std::string, cv::Array>> weights = {
       {"self_pad.in_proj_weight", Random("F32", {48, 16}, w)},
