@@ -133,13 +133,14 @@ void print_add(std::ostream& os, const char* role, const char* in, const fb::Res
 }
 
 flatbuffers::Offset<fb::Add> add_table_s8(ModelWriter& w, int dim, const ActQuantParams& x, const ActQuantParams& r,
-                                          const ActQuantParams& y, const std::string& what) {
-  for (int n = kernels::kAddMaxShift; n >= 1; --n) {
+                                          const ActQuantParams& y, const std::string& what, bool residual16) {
+  for (int n = residual16 ? kernels::kAdd16MaxShift : kernels::kAddMaxShift; n >= 1; --n) {
     const double a = std::nearbyint(x.scale / y.scale * std::ldexp(1.0, n));
     const double b = std::nearbyint(r.scale / y.scale * std::ldexp(1.0, n));
     if (a > kernels::kAddMaxMultiplier || b > kernels::kAddMaxMultiplier) continue;
-    return fb::CreateAdd(w.fbb(), static_cast<uint32_t>(dim), w.Act(x), w.Act(r), w.Act(y), static_cast<int32_t>(a),
-                         static_cast<int32_t>(b), n);
+    const auto fr = residual16 ? w.Act16(r) : w.Act(r), fy = residual16 ? w.Act16(y) : w.Act(y);
+    return fb::CreateAdd(w.fbb(), static_cast<uint32_t>(dim), w.Act(x), fr, fy, static_cast<int32_t>(a),
+                         static_cast<int32_t>(b), n, residual16);
   }
   fail(what, ": an input's step is ", std::max(x.scale, r.scale) / y.scale,
        " output steps (at most 2^20: the output range is far narrower than the inputs'; check the calibration data)");
@@ -151,8 +152,8 @@ void print_add_table(std::ostream& os, const char* role, const fb::Add* a) {
      << a->shift() << " (input steps " << a->input_multiplier() / step << " and " << a->residual_multiplier() / step
      << " output steps)\n";
   print_act(os, "    input", a->input());
-  print_act(os, "    residual", a->residual());
-  print_act(os, "    output", a->output());
+  print_act(os, "    residual", a->residual(), a->residual16());
+  print_act(os, "    output", a->output(), a->residual16());
 }
 
 }  // namespace convert

@@ -51,9 +51,11 @@ void print_add(std::ostream& os, const char* role, const char* in, const fb::Res
 
 // y = x + r by requant.h's add contract (kind add, a block's branch adds):
 // A, B and the largest shift <= 16 that keeps both below 2^21, from the
-// three quantizations; an error naming `what` when none does.
+// three quantizations; an error naming `what` when none does. residual16:
+// r and y int16 (zero point 0, their quantizations' scales), the add16
+// contract, shift up to 30.
 flatbuffers::Offset<fb::Add> add_table_s8(ModelWriter& w, int dim, const ActQuantParams& x, const ActQuantParams& r,
-                                          const ActQuantParams& y, const std::string& what);
+                                          const ActQuantParams& y, const std::string& what, bool residual16 = false);
 void print_add_table(std::ostream& os, const char* role, const fb::Add* a);
 
 }  // namespace convert

@@ -86,10 +86,6 @@ struct KindModule {
   // The query is a learned weight: no query input, one output row, and no
   // max_q_len field in the spec (pooling).
   bool learned_query = false;
-  // The reason this layer cannot take the 16-bit residual stream, or null
-  // (--residual int16 then names it; auto keeps int8 and reports it). null
-  // function: it can whenever its kind does.
-  const char* (*int8_stream_only)(const FloatLayer& L) = nullptr;
   // Its keys pair up with its query rows one to one (add: y = x + r):
   // max_kv_len is max_q_len (the spec may leave it out).
   bool keys_pair_rows = false;

@@ -786,8 +786,6 @@ void use_residual16(ModelSpec* spec, bool mha_outputs) {
     return kind(L) == EA_LAYER_ENCODER_BLOCK || kind(L) == EA_LAYER_DECODER_BLOCK;
   };
   for (FloatLayer& L : spec->layers) {
-    const char* why = L.kind->int8_stream_only != nullptr ? L.kind->int8_stream_only(L) : nullptr;
-    if (why != nullptr) fail("layer '", L.name, "': ", why, " (--residual int16); convert with --residual int8");
     if (block(L)) L.input16 = L.output16 = true;
   }
   if (mha_outputs) {  // an mha layer giving the model's output writes int16 (contract 5c-out)

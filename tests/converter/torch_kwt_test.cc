@@ -255,11 +255,17 @@ TEST(TorchKwt, PostNormOneHeadIsKwtsForward) {
   const int steps = static_cast<int>(spec.layers.size());
   const Errors f = run_all(m, convert(m, "f32", "post1"), false, steps);
   const Errors q = run_all(m, convert(m, "int8", "post1"), true, steps);
-  std::printf("  torch_kwt post-norm, 1 head: f32 worst %.2e; int8 relative L2 %.4f (worst %.4f), top-1 %d/%d\n",
-              f.worst_sample, q.rel_l2, q.worst_sample, q.top1_agree, kSamples);
+  const Errors q8 = run_all(m, convert(m, "int8", "post1", "int8"), true, steps);
+  std::printf("  torch_kwt post-norm, 1 head: f32 worst %.2e; int8 relative L2 %.4f (worst %.4f), top-1 %d/%d; "
+              "--residual int8: %.4f (worst %.4f), top-1 %d/%d\n",
+              f.worst_sample, q.rel_l2, q.worst_sample, q.top1_agree, kSamples, q8.rel_l2, q8.worst_sample,
+              q8.top1_agree, kSamples);
   EXPECT_LE(f.worst_sample, 1e-5);
-  EXPECT_LE(q.rel_l2, 0.05);
-  EXPECT_GE(q.top1_agree, kSamples * 9 / 10);
+  for (const Errors& e : {q, q8}) {
+    EXPECT_LE(e.rel_l2, 0.05);
+    EXPECT_GE(e.top1_agree, kSamples * 9 / 10);
+  }
+  EXPECT_LT(q.rel_l2, q8.rel_l2);  // the 16-bit stream (the default here) rounds the stream less
 }
 
 // The same weights with pre_norm true (the fused encoder_block), beside the
@@ -316,9 +322,10 @@ std::vector<int8_t> logits_bytes(const Kwt& m, const std::string& path) {
   return all;
 }
 
-// The branch-norm block computes what its parts as layers of their own do
-// (mha, layernorm, add, ffn, layernorm, add): the same calibrated points,
-// the same roundings, so the same logits, byte for byte.
+// The branch-norm block on the int8 stream computes what its parts as
+// layers of their own do (mha, layernorm, add, ffn, layernorm, add): the
+// same calibrated points, the same roundings, so the same logits, byte for
+// byte.
 TEST(TorchKwt, TheBranchNormBlockIsItsPartsAsLayers) {
   const Kwt m(1, false, false, 91);
   std::string spec = R"({"model": "kwt_parts", "layers": [
@@ -348,7 +355,7 @@ TEST(TorchKwt, TheBranchNormBlockIsItsPartsAsLayers) {
      "input": "pool"},
     {"name": "head", "kind": "linear", "prefix": "mlp_head.1.", "max_q_len": 1, "input": "head_norm"}]})";
   const std::vector<int8_t> parts = logits_bytes(m, convert(m, "int8", "parts", "", spec));
-  const std::vector<int8_t> block = logits_bytes(m, convert(m, "int8", "post1"));
+  const std::vector<int8_t> block = logits_bytes(m, convert(m, "int8", "post1", "int8"));  // the parts' int8 stream
   ASSERT_EQ(parts.size(), block.size());
   EXPECT_EQ(parts, block);
   const Errors f = run_all(m, convert(m, "f32", "parts", "", spec), false, 2 + 6 * kDepth + 3);

@@ -14,6 +14,7 @@
 #include "converter/io/file.h"
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
+#include "edgeattn/kernels/requant.h"
 #include "round_trip.h"
 
 namespace {
@@ -92,6 +93,32 @@ TEST(Add, EveryPairOfBytesIsTheContract) {
     }
   }
   EXPECT_GT(saturated, 0);  // the pairs reach both ends
+}
+
+// The add16 contract (a branch-norm block's adds on the 16-bit stream):
+// add_s16 against floor((A (x - zp_x) + B r + 2^(n-1)) / 2^n) written out
+// in the test, for every int8 x, int16 r across the range (both ends), and
+// multipliers and shifts at their ends.
+TEST(Add, Add16IsItsDefinition) {
+  struct Case {
+    int32_t a, b, n, zp_x;
+  };
+  const Case cases[] = {{(1 << 21) - 1, (1 << 21) - 1, 30, -128}, {1 << 20, 1 << 13, 13, 5}, {37, 8191, 13, 0},
+                        {0, 1, 1, 127},                          {2097151, 0, 21, -3},    {300000, 1500000, 22, 64}};
+  int saturated = 0;
+  for (const Case& k : cases) {
+    for (int x = -128; x <= 127; ++x) {
+      for (int r = -32768; r <= 32767; r += (r > -32700 && r < 32700) ? 97 : 1) {
+        const int64_t sum = int64_t{k.a} * (x - k.zp_x) + int64_t{k.b} * r + (int64_t{1} << (k.n - 1));
+        int64_t want = floor_shift(sum, k.n);
+        if (want > 32767 || want < -32768) ++saturated;
+        want = want > 32767 ? 32767 : (want < -32768 ? -32768 : want);
+        ASSERT_EQ(edgeattn::kernels::add_s16(x, k.zp_x, k.a, r, k.b, k.n), want)
+            << "x " << x << " r " << r << " A " << k.a << " B " << k.b << " n " << k.n;
+      }
+    }
+  }
+  EXPECT_GT(saturated, 0);
 }
 
 TEST(Add, InfoNamesTheResidualAsItsKeys) {

@@ -20,6 +20,10 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
             << ": an add pairs them one to one";
     return false;
   }
+  if (s8 && p->residual16()) {
+    c.Msg() << "an add layer with an int16 residual (residual16): that is a branch-norm block's, not this kind's";
+    return false;
+  }
   return !s8 || verify_add_table(c, p, "add");
 }
 

@@ -9,7 +9,9 @@
 //              o = a + ffn(a); y = norm2(o)
 //   branch norm (Torch-KWT's PostNorm): a = attn's context; o = out_proj(a);
 //              a = norm1(o); o = x + a; a = ffn(o); y = norm2(a); y = o + y
-//              (int8: the adds are the add contract, kind add's AddStep)
+//              (int8: the adds are the add contract, kind add's AddStep;
+//              on the 16-bit stream x, h and y int16, narrowed to the GEMMs'
+//              int8 inputs, and the adds the add16 contract)
 // `region` holds the attention's own scratch first and the FFN's hidden
 // rows after it, so the block's scratch is 2 rows of d plus the larger of
 // the two. Each residual add runs in the epilogue of the projection before
@@ -82,12 +84,19 @@ bool verify_add_table(Checker& c, const fb::Add* a, const char* what) {
     c.Msg() << "missing " << what;
     return false;
   }
-  if (!c.Quant(a->input(), what) || !c.Quant(a->residual(), what) || !c.Quant(a->output(), what)) return false;
+  const bool s16 = a->residual16();
+  if (s16 && !c.Stream16()) return false;
+  if (!c.Quant(a->input(), what) ||
+      !(s16 ? c.Quant16(a->residual(), what) && c.Quant16(a->output(), what)
+            : c.Quant(a->residual(), what) && c.Quant(a->output(), what))) {
+    return false;
+  }
   const int32_t ma = a->input_multiplier(), mb = a->residual_multiplier(), n = a->shift();
+  const int32_t max_shift = s16 ? kernels::kAdd16MaxShift : kernels::kAddMaxShift;
   if (ma < 0 || ma > kernels::kAddMaxMultiplier || mb < 0 || mb > kernels::kAddMaxMultiplier || n < 1 ||
-      n > kernels::kAddMaxShift) {
+      n > max_shift) {
     c.Msg() << what << ": multipliers " << ma << ", " << mb << " shift " << n << " out of range (multipliers 0.."
-            << kernels::kAddMaxMultiplier << ", shift 1.." << kernels::kAddMaxShift << ")";
+            << kernels::kAddMaxMultiplier << ", shift 1.." << max_shift << ")";
     return false;
   }
   return true;
@@ -189,6 +198,21 @@ bool verify_branch_norm(Checker& c, const fb::EncoderBlock& b) {
   const fb::Add* a1 = b.branch_add1();
   const fb::Add* a2 = b.branch_add2();
   if (!verify_add_table(c, a1, "branch_add1") || !verify_add_table(c, a2, "branch_add2")) return false;
+  const bool s16 = b.residual16();
+  if (a1->residual16() != s16 || a2->residual16() != s16) {
+    c.Msg() << "branch_add1 / branch_add2 " << (s16 ? "need" : "have") << " int16 residuals (residual16) in a block "
+            << (s16 ? "on" : "off") << " the 16-bit stream";
+    return false;
+  }
+  if (b.norm1()->input16() || b.norm2()->input16() || b.norm1()->output16() != nullptr ||
+      b.norm2()->output16() != nullptr) {
+    c.Msg() << "branch_norm: its LayerNorms read and write int8 (the sub-layers' outputs), not the int16 stream";
+    return false;
+  }
+  if (s16 && (!c.Requant(b.input_requant(), 1, "input_requant (the int16 input to the attention's int8)") ||
+              !c.Requant(b.branch_requant(), 1, "branch_requant (the int16 h to the FFN's int8)"))) {
+    return false;
+  }
   const fb::LayerNorm* n1 = b.norm1();
   const fb::LayerNorm* n2 = b.norm2();
   const fb::MultiHeadAttention* m = b.self_attn();
@@ -196,8 +220,8 @@ bool verify_branch_norm(Checker& c, const fb::EncoderBlock& b) {
   const Handover handovers[] = {
       {true, m->out_proj()->output(), n1->input(), "out_proj's output / norm1's input"},
       {true, n1->output(), a1->input(), "norm1's output / branch_add1's input"},
-      {true, q->input(), a1->residual(), "the block's input / branch_add1's residual"},
-      {true, a1->output(), b.ffn()->fc1()->input(), "branch_add1's output / the FFN's input"},
+      {!s16, q->input(), a1->residual(), "the block's input / branch_add1's residual"},
+      {!s16, a1->output(), b.ffn()->fc1()->input(), "branch_add1's output / the FFN's input"},
       {true, b.ffn()->fc2()->output(), n2->input(), "the FFN's output / norm2's input"},
       {true, n2->output(), a2->input(), "norm2's output / branch_add2's input"},
       {true, a1->output(), a2->residual(), "branch_add1's output / branch_add2's residual"},
@@ -219,9 +243,8 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
       !verify_ffn(c, b->ffn(), s8, b->dim(), "ffn")) {
     return false;
   }
-  if (b->branch_norm() && (b->norm_first() || b->residual16())) {
-    c.Msg() << "branch_norm (the norms on the sub-layers' outputs) with "
-            << (b->norm_first() ? "norm_first" : "the int16 residual stream") << ": a block has one form";
+  if (b->branch_norm() && b->norm_first()) {
+    c.Msg() << "branch_norm (the norms on the sub-layers' outputs) with norm_first: a block has one form";
     return false;
   }
   if (!s8) return true;
@@ -283,7 +306,11 @@ void info(const fb::Layer& l, LayerInfo* info) {
   } else {
     info->output_quant = quant_of(b->norm2()->output());
   }
-  if (kWithInt16Stream && l.dtype() == fb::DType::S8 && b->residual16()) {  // int16 rows in and out (zero point 0)
+  if (kWithInt16Stream && l.dtype() == fb::DType::S8 && b->residual16() && b->branch_norm()) {
+    info->input_dtype = info->output_dtype = EA_S16;  // x and y int16 (zero point 0), the adds' residual / output
+    info->query_quant = quant_of(b->branch_add1()->residual());
+    info->key_quant = info->value_quant = info->query_quant;
+  } else if (kWithInt16Stream && l.dtype() == fb::DType::S8 && b->residual16()) {  // int16 rows in and out (zero point 0)
     info->input_dtype = info->output_dtype = EA_S16;
     if (!b->norm_first()) {
       info->query_quant = quant_of(b->add1()->a());
@@ -323,6 +350,21 @@ void run(const fb::Model& model, const Call& c, int) {
   MhaBuffers mb = mha_buffers(m, attn, c.kv_len);
   mb.ctx = a;
   const int unit = kernels::kLinearRowUnit;
+  if (kWithInt16Stream && s.residual16 && b->branch_norm()) {
+    // x, h (in the output) and y int16; `o`'s first half holds int8 rows
+    // (out_proj's, then fc2's), `a` the int8 inputs of the GEMMs and norms.
+    const int d = static_cast<int>(b->dim());
+    run_chain(c, rows, unit, NarrowStep(b->input_requant(), m->q_proj()->input(), d, c.query, a),
+              mha_qkv_step(model, m, c, a, mb));
+    mha_attend(m, attn, mb);
+    run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o), NormStep(model, c, b->norm1(), o, a),
+              AddStep(c, b->branch_add1(), d, a, c.query, c.output),
+              NarrowStep(b->branch_requant(), b->ffn()->fc1()->input(), d, c.output, a),
+              EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc1(), a, hidden)), TableStep(c, b->ffn(), hidden),
+              EA_FFN_STEP(LinearStep(model, c, b->ffn()->fc2(), hidden, o)), NormStep(model, c, b->norm2(), o, a),
+              AddStep(c, b->branch_add2(), d, a, c.output, c.output));
+    return;
+  }
   if (kWithInt16Stream && s.residual16) {  // int16 x, o and y (see the top of this file)
     const Residual res1 = {b->add1(), c.query, true};
     if (b->norm_first()) {

@@ -127,13 +127,15 @@ class NarrowStep {
 };
 
 // y = x + r over rows of `dim` (kind add, and a block's branch_norm adds):
-// int8 by requant.h's add contract with `add`'s parameters, float: one add
+// int8 by requant.h's add contract with `add`'s parameters; with
+// add->residual16() r and y are int16 (the add16 contract); float: one add
 // per element. y may be x or r (each element is read before it is written).
 class AddStep {
  public:
   AddStep(const Call& c, const fb::Add* add, int dim, const void* x, const void* r, void* y)
       : work_per_row(static_cast<uint64_t>(dim)), s8_(c.int8()), dim_(dim), x_(x), r_(r), y_(y) {
     if (s8_) {
+      s16_ = kWithInt16Stream && add->residual16();
       zp_x_ = add->input()->zero_point();
       zp_r_ = add->residual()->zero_point();
       zp_y_ = add->output()->zero_point();
@@ -147,7 +149,12 @@ class AddStep {
   void Rows(int r0, int r1, int) const {
     const size_t begin = static_cast<size_t>(r0) * static_cast<size_t>(dim_);
     const size_t end = static_cast<size_t>(r1) * static_cast<size_t>(dim_);
-    if (s8_) {
+    if (s16_) {
+      const int8_t* x = static_cast<const int8_t*>(x_);
+      const int16_t* r = static_cast<const int16_t*>(r_);
+      int16_t* y = static_cast<int16_t*>(y_);
+      for (size_t i = begin; i < end; ++i) y[i] = kernels::add_s16(x[i], zp_x_, a_, r[i], b_, shift_);
+    } else if (s8_) {
       const int8_t* x = static_cast<const int8_t*>(x_);
       const int8_t* r = static_cast<const int8_t*>(r_);
       int8_t* y = static_cast<int8_t*>(y_);
@@ -162,7 +169,7 @@ class AddStep {
   void Alone(int rows) const { Rows(0, rows, 0); }
 
  private:
-  bool s8_;
+  bool s8_, s16_ = false;
   int dim_;
   const void* x_;
   const void* r_;
@@ -171,7 +178,9 @@ class AddStep {
 };
 
 // An Add table (kind add, a block's branch_add1 / 2): its three
-// quantizations, A and B in [0, 2^21), the shift in 1..16.
+// quantizations, A and B in [0, 2^21), the shift in 1..16; with
+// residual16 (the add16 contract) the residual and output int16 with zero
+// point 0 and the shift in 1..30.
 bool verify_add_table(Checker& c, const fb::Add* a, const char* what);
 
 // A block's residual add (encoder_block.cc), run in the epilogue of the

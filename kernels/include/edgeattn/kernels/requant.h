@@ -593,6 +593,30 @@ inline int8_t add_s8(int32_t x, int32_t zp_x, int32_t a, int32_t r, int32_t zp_r
   return saturate_s8(v >> shift);
 }
 
+// ---------------------------------------------------------------------------
+// Add into the 16-bit residual stream (the add16 contract, issue 37: a
+// branch-norm block's adds on the int16 stream, Add.residual16): x int8 at
+// (s_x, zp_x), the residual r and y int16 at s_r, s_y with zero point 0:
+//   y = sat16((A (x - zp_x) + B r + 2^(n-1)) >> n)            (int64)
+// A = round(s_x / s_y 2^n), B = round(s_r / s_y 2^n), both in [0, 2^21),
+// the converter taking the largest n in [1, 30] for which both fit (an int8
+// step is some 2^8 int16 steps, so A ~ 2^(n+8) sets n near 13). Why 64
+// bits: B r reaches 2^21 2^15 = 2^36. Bounds: |A (x - zp_x)| < 2^29,
+// |B r| <= 2^36, 2^(n-1) <= 2^29: the sum is below 2^37, one 32 x 32 -> 64
+// multiply-add per term (SMLAL on Cortex-M), the same integers everywhere.
+// y is the real (s_x (x - zp_x) + s_r r) / s_y rounded once, up to A's and
+// B's own roundings: 255 2^-(n+1) + 2^15 2^-(n+1) output steps (about 2
+// int16 steps at n = 13 when the residual's scale differs from the output's,
+// 0 for B when s_r 2^n / s_y is an integer).
+// ---------------------------------------------------------------------------
+constexpr int32_t kAdd16MaxShift = 30;
+
+inline int16_t add_s16(int32_t x, int32_t zp_x, int32_t a, int32_t r, int32_t b, int32_t shift) {
+  const int64_t v = int64_t{a} * (x - zp_x) + int64_t{b} * r + (int64_t{1} << (shift - 1));
+  const int64_t y = v >> shift;
+  return static_cast<int16_t>(y < -32768 ? -32768 : (y > 32767 ? 32767 : y));
+}
+
 }  // namespace kernels
 }  // namespace edgeattn
 
