@@ -172,7 +172,9 @@ struct LayerIo {
     const size_t es = ElemSize(info);
     auto fill = [&](std::vector<uint8_t>& v, size_t n, ea_dtype t) { FillElements(v, n, t, info.input_range, rng); };
     if (!pooling) fill(query, static_cast<size_t>(q_len) * info.query_dim, info.input_dtype);
-    if (!self_attention) fill(key, static_cast<size_t>(kv_len) * info.key_dim, info.dtype);
+    // A pooling kind's keys are its input rows (input_dtype: int16 where it
+    // reads the 16-bit residual stream).
+    if (!self_attention) fill(key, static_cast<size_t>(kv_len) * info.key_dim, pooling ? info.input_dtype : info.dtype);
     if (!self_attention && !pooling) fill(value, static_cast<size_t>(kv_len) * info.value_dim, info.dtype);
     output.assign(static_cast<size_t>(q_len + info.added_rows) * info.output_dim * ElemBytes(info.output_dtype),
                   0xCD);
