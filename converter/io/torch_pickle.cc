@@ -15,12 +15,13 @@ namespace {
 constexpr size_t kMaxStack = 1 << 16;
 constexpr size_t kMaxMemo = 1 << 20;
 constexpr size_t kMaxDims = 16;
+constexpr int kMaxNesting = 32;  // containers in containers (a checkpoint nests 3 or 4)
 
 struct Value;
 using Ref = std::shared_ptr<Value>;
 
 struct Value {
-  enum Kind { kNone, kBool, kInt, kStr, kTuple, kList, kDict, kGlobal, kStorage, kTensor, kMark };
+  enum Kind { kNone, kBool, kInt, kStr, kTuple, kList, kDict, kGlobal, kStorage, kTensor, kMark, kFloat };
   Kind kind = kNone;
   int64_t i = 0;
   std::string s;              // string; global "module.name"
@@ -30,7 +31,7 @@ struct Value {
 
 const char* kind_name(Value::Kind k) {
   static const char* const kNames[] = {"None", "bool", "int", "str", "tuple", "list",
-                                       "dict", "global", "storage", "tensor", "mark"};
+                                       "dict", "global", "storage", "tensor", "mark", "float"};
   return kNames[k];
 }
 
@@ -69,15 +70,7 @@ class Unpickler {
     const Ref root = Pop();
     if (root->kind != Value::kDict) Fail("the pickle holds a ", kind_name(root->kind), ", not a state dict");
     std::map<std::string, TorchTensorRef> out;
-    for (size_t k = 0; k + 1 < root->items.size(); k += 2) {
-      const Ref& key = root->items[k];
-      const Ref& val = root->items[k + 1];
-      if (key->kind != Value::kStr) Fail("a state dict key is a ", kind_name(key->kind), ", not a string");
-      if (val->kind != Value::kTensor) {
-        Fail("state dict entry '", key->s, "' is a ", kind_name(val->kind), ", not a tensor");
-      }
-      out[key->s] = val->tensor;
-    }
+    Collect(root, "", 0, &out);
     return out;
   }
 
@@ -85,6 +78,29 @@ class Unpickler {
   template <typename... Args>
   [[noreturn]] void Fail(Args&&... args) {
     fail(where_, ": byte ", op_at_, ": ", std::forward<Args>(args)...);
+  }
+
+  // Every tensor under `v` by its dotted path: a state dict's own names at
+  // the top, and a training checkpoint's nested ones (Torch-KWT's
+  // {"epoch": 3, "model_state_dict": {...}, "optimizer_state_dict": {...}}
+  // gives "model_state_dict.<name>"; list items and integer keys by their
+  // number). Values that are no tensor (epochs, rates, flags) hold none.
+  void Collect(const Ref& v, const std::string& path, int depth, std::map<std::string, TorchTensorRef>* out) {
+    if (depth > kMaxNesting) Fail("containers nested deeper than ", kMaxNesting, " at '", path, "'");
+    const std::string dot = path.empty() ? "" : path + ".";
+    if (v->kind == Value::kTensor) {
+      if (!out->emplace(path, v->tensor).second) Fail("two tensors named '", path, "'");
+    } else if (v->kind == Value::kDict) {
+      for (size_t k = 0; k + 1 < v->items.size(); k += 2) {
+        const Ref& key = v->items[k];
+        if (key->kind != Value::kStr && key->kind != Value::kInt) {
+          Fail("a state dict key is a ", kind_name(key->kind), ", not a string");
+        }
+        Collect(v->items[k + 1], dot + (key->kind == Value::kStr ? key->s : std::to_string(key->i)), depth + 1, out);
+      }
+    } else if (v->kind == Value::kList || v->kind == Value::kTuple) {
+      for (size_t k = 0; k < v->items.size(); ++k) Collect(v->items[k], dot + std::to_string(k), depth + 1, out);
+    }
   }
 
   const uint8_t* Take(size_t k) {
@@ -268,6 +284,11 @@ class Unpickler {
         Ref v = Make(Value::kBool);
         v->i = op == 0x88;
         Push(v);
+        break;
+      }
+      case 'G': {  // BINFLOAT: a checkpoint's accuracy or learning rate (no tensor; its value is not kept)
+        Take(8);
+        Push(Make(Value::kFloat));
         break;
       }
       case 'J': Push(Int(static_cast<int32_t>(ReadLE(4)))); break;  // BININT

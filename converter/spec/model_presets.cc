@@ -408,8 +408,8 @@ json torch_kwt(const SpecFields& f, const ArrayMap& w, const std::string& weight
   if (pw == nullptr || pw->shape.size() != 2) {
     fail(f.where, ": preset torch_kwt reads Torch-KWT's names, and ", weights_path,
          pw == nullptr ? " has no tensor '" : " holds another shape for '", proj, "weight' [dim, patch_dim] (the "
-         "frame projection); give \"prefix\" if the names start with another module path (a training checkpoint's "
-         "model_state_dict: save that), or write the model's \"layers\" (docs/workflow.md)");
+         "frame projection); give \"prefix\" if the names start with another module path (Torch-KWT's training "
+         "checkpoints: \"model_state_dict.\"), or write the model's \"layers\" (docs/workflow.md)");
   }
   const size_t D = pw->shape[0], in = pw->shape[1];
   const std::string stack = P + "transformer.layers.";

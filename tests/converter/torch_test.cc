@@ -127,11 +127,61 @@ TEST(TorchPickle, RefusesGlobalsOutsideTheAllowList) {
 }
 
 TEST(TorchPickle, RefusesOpcodesAStateDictDoesNotNeed) {
-  // pickle.dumps({'a': 1.5}, protocol=2): BINFLOAT (0x47).
-  const Bytes p = {0x80, 0x02, '}', 'q', 0, 'X', 1, 0, 0, 0, 'a', 'q', 1,
-                   'G', 0x3f, 0xf8, 0, 0, 0, 0, 0, 0, 's', '.'};
+  // pickle.dumps({'a': set()}, protocol=4) without its frame: EMPTY_SET (0x8f).
+  const Bytes p = {0x80, 0x04, '}', 0x94, 0x8c, 1, 'a', 0x94, 0x8f, 0x94, 's', '.'};
   const std::string e = Error([&] { parse_torch_state_dict(p.data(), p.size(), "f.pkl"); });
-  EXPECT_NE(e.find("f.pkl: byte 13: unsupported pickle opcode 0x47"), std::string::npos) << e;
+  EXPECT_NE(e.find("f.pkl: byte 8: unsupported pickle opcode 0x8f"), std::string::npos) << e;
+}
+
+// A training checkpoint, as Torch-KWT's save_model writes it:
+// {"epoch": 3, "val_acc": 0.5, "model_state_dict": {"w": tensor},
+//  "optimizer_state_dict": {"state": {0: {"exp_avg": tensor}}, "param_groups": [{"lr": 0.001, "params": [0]}]}}
+// Its tensors by their dotted paths; the numbers hold no tensor.
+TEST(TorchPickle, ATrainingCheckpointGivesItsTensorsByPath) {
+  const Bytes sd = StateDictPickle("w", 6, 0, {6}, {1});
+  // After PROTO and "ccollections\nOrderedDict\n)R(" (2 + 28 bytes): "w" and its tensor, up to "u." (2 bytes).
+  const Bytes name_and_tensor(sd.begin() + 30, sd.end() - 2);
+  Bytes p = {0x80, 0x02, '}', '('};
+  Str(p, "epoch");
+  p.push_back('K');
+  p.push_back(3);
+  Str(p, "val_acc");
+  const Bytes half = {'G', 0x3f, 0xe0, 0, 0, 0, 0, 0, 0};
+  p.insert(p.end(), half.begin(), half.end());
+  Str(p, "model_state_dict");
+  Add(p, "ccollections\nOrderedDict\n)R(");
+  p.insert(p.end(), name_and_tensor.begin(), name_and_tensor.end());
+  p.push_back('u');  // SETITEMS: the model's state dict done
+  Str(p, "optimizer_state_dict");
+  Add(p, "}(");
+  Str(p, "state");
+  Add(p, "}(K");
+  p.push_back(0);
+  Add(p, "}(");
+  Str(p, "exp_avg");
+  p.insert(p.end(), name_and_tensor.begin() + 3, name_and_tensor.end());  // the tensor without "w"
+  Add(p, "uu");
+  Str(p, "param_groups");
+  Add(p, "]}(");
+  Str(p, "lr");
+  const Bytes lr = {'G', 0x3f, 0x50, 0x62, 0x4d, 0xd2, 0xf1, 0xa9, 0xfc};
+  p.insert(p.end(), lr.begin(), lr.end());
+  Str(p, "params");
+  Add(p, "](K");
+  p.push_back(0);
+  Add(p, "eua");
+  Add(p, "uu.");
+  const auto m = parse_torch_state_dict(p.data(), p.size(), "ckpt.pkl");
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m.count("model_state_dict.w"), 1u);
+  EXPECT_EQ(m.count("optimizer_state_dict.state.0.exp_avg"), 1u);
+}
+
+// A dict that holds itself as a value: refused with its path, not recursed forever.
+TEST(TorchPickle, ADictInsideItselfIsRefused) {
+  const Bytes p = {0x80, 0x02, '}', 'q', 0, 0x8c, 1, 'a', 'h', 0, 's', '.'};
+  const std::string e = Error([&] { parse_torch_state_dict(p.data(), p.size(), "loop.pkl"); });
+  EXPECT_NE(e.find("loop.pkl: byte 11: containers nested deeper than 32 at 'a.a.a."), std::string::npos) << e;
 }
 
 TEST(TorchPickle, TruncatedAndNonDictPicklesAreRefused) {
