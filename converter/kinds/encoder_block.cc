@@ -251,69 +251,50 @@ flatbuffers::Offset<void> write_s8_stream16(ModelWriter& w, const FloatLayer& L,
 }
 
 // The norms in the residual branch: out_proj and fc2 write their own int8
-// outputs (norm1's and norm2's inputs), the adds are the add contract.
+// outputs (norm1's and norm2's inputs), the adds are the add contract. On
+// the 16-bit residual stream (L.output16) x, h and y are int16 (zero point
+// 0), narrowed to the attention's and the FFN's int8 inputs (input_requant,
+// branch_requant), and the adds the add16 contract (int8 norm output plus
+// the int16 residual).
 flatbuffers::Offset<void> write_s8_branch_norm(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
   const BlockParams& P = L.as<BlockParams>();
   const Calibrated a = c.sub("attn."), f = c.sub("ffn.");
   const std::string& at = c.where;
   const int d = L.query_dim;
-  const ActQuantParams x = a("query"), n1q = c("norm1"), h = c("add1"), n2q = c("norm2"), y = c("output");
+  const bool s16 = L.output16;
+  const ActQuantParams x8 = a("query"), n1q = c("norm1"), h8 = c("add1"), n2q = c("norm2");
+  const ActQuantParams x = s16 ? c.s16("query") : x8, h = s16 ? c.s16("add1") : h8;
+  const ActQuantParams y = s16 ? c.s16("output") : c("output");
+  flatbuffers::Offset<fb::Requant> narrow_x, narrow_h;
+  if (s16) {
+    narrow_x = w.Requants({requant(x.scale / x8.scale, at + ": input_requant")});
+    narrow_h = w.Requants({requant(h.scale / h8.scale, at + ": branch_requant")});
+  }
   const auto mha = mha_table_s8(w, P.attn, a);
   const auto n1 = norm_table_s8(w, P.norm1, a("output"), n1q, at + ": norm1");
-  const auto add1 = add_table_s8(w, d, n1q, x, h, at + ": branch_add1");
-  const auto ffn = ffn_table_s8(w, P.ffn, h, f, at + ": ffn");
-  const auto n2 = norm_table_s8(w, P.norm2, f("output"), n2q, at + ": norm2");
-  const auto add2 = add_table_s8(w, d, n2q, h, y, at + ": branch_add2");
-  fb::EncoderBlockBuilder b(w.fbb());
-  b.add_dim(static_cast<uint32_t>(d));
-  b.add_norm1(n1);
-  b.add_self_attn(mha);
-  b.add_norm2(n2);
-  b.add_ffn(ffn);
-  b.add_branch_norm(true);
-  b.add_branch_add1(add1);
-  b.add_branch_add2(add2);
-  return b.Finish().Union();
-}
-
-// The same on the 16-bit residual stream: x, h and y int16 (zero point 0),
-// narrowed to the attention's and the FFN's int8 inputs (input_requant,
-// branch_requant), the adds the add16 contract (int8 norm output plus the
-// int16 residual).
-flatbuffers::Offset<void> write_s8_branch_norm16(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
-  const BlockParams& P = L.as<BlockParams>();
-  const Calibrated a = c.sub("attn."), f = c.sub("ffn.");
-  const std::string& at = c.where;
-  const int d = L.query_dim;
-  const ActQuantParams x16 = c.s16("query"), x8 = a("query"), n1q = c("norm1"), h16 = c.s16("add1"),
-                       h8 = c("add1"), n2q = c("norm2"), y16 = c.s16("output");
-  const auto narrow_x = w.Requants({requant(x16.scale / x8.scale, at + ": input_requant")});
-  const auto narrow_h = w.Requants({requant(h16.scale / h8.scale, at + ": branch_requant")});
-  const auto mha = mha_table_s8(w, P.attn, a);
-  const auto n1 = norm_table_s8(w, P.norm1, a("output"), n1q, at + ": norm1");
-  const auto add1 = add_table_s8(w, d, n1q, x16, h16, at + ": branch_add1", true);
+  const auto add1 = add_table_s8(w, d, n1q, x, h, at + ": branch_add1", s16);
   const auto ffn = ffn_table_s8(w, P.ffn, h8, f, at + ": ffn");
   const auto n2 = norm_table_s8(w, P.norm2, f("output"), n2q, at + ": norm2");
-  const auto add2 = add_table_s8(w, d, n2q, h16, y16, at + ": branch_add2", true);
+  const auto add2 = add_table_s8(w, d, n2q, h, y, at + ": branch_add2", s16);
   fb::EncoderBlockBuilder b(w.fbb());
   b.add_dim(static_cast<uint32_t>(d));
   b.add_norm1(n1);
   b.add_self_attn(mha);
   b.add_norm2(n2);
   b.add_ffn(ffn);
-  b.add_residual16(true);
-  b.add_input_requant(narrow_x);
   b.add_branch_norm(true);
   b.add_branch_add1(add1);
   b.add_branch_add2(add2);
-  b.add_branch_requant(narrow_h);
+  if (s16) {
+    b.add_residual16(true);
+    b.add_input_requant(narrow_x);
+    b.add_branch_requant(narrow_h);
+  }
   return b.Finish().Union();
 }
 
 flatbuffers::Offset<void> write_s8(ModelWriter& w, const FloatLayer& L, const Calibrated& c) {
-  if (L.as<BlockParams>().branch_norm) {
-    return L.output16 ? write_s8_branch_norm16(w, L, c) : write_s8_branch_norm(w, L, c);
-  }
+  if (L.as<BlockParams>().branch_norm) return write_s8_branch_norm(w, L, c);
   if (L.output16) return write_s8_stream16(w, L, c);
   const BlockParams& P = L.as<BlockParams>();
   const Calibrated a = c.sub("attn.");

@@ -237,6 +237,25 @@ Errors run_all(const Kwt& m, const std::string& path, bool s8, int steps) {
   return e;
 }
 
+// f32 against the float64 KWT, and int8 on the 16-bit stream (the
+// default) and with --residual int8, each printed and held to the bounds;
+// returns the two int8 figures.
+std::pair<Errors, Errors> check_both_streams(const Kwt& m, const std::string& tag, const char* what, int steps) {
+  const Errors f = run_all(m, convert(m, "f32", tag), false, steps);
+  const Errors q = run_all(m, convert(m, "int8", tag), true, steps);
+  const Errors q8 = run_all(m, convert(m, "int8", tag, "int8"), true, steps);
+  std::printf("  torch_kwt %s: f32 worst %.2e; int8 relative L2 %.4f (worst %.4f), top-1 %d/%d; "
+              "--residual int8: %.4f (worst %.4f), top-1 %d/%d\n",
+              what, f.worst_sample, q.rel_l2, q.worst_sample, q.top1_agree, kSamples, q8.rel_l2, q8.worst_sample,
+              q8.top1_agree, kSamples);
+  EXPECT_LE(f.worst_sample, 1e-5);
+  for (const Errors& e : {q, q8}) {
+    EXPECT_LE(e.rel_l2, 0.05);
+    EXPECT_GE(e.top1_agree, kSamples * 9 / 10);
+  }
+  return {q, q8};
+}
+
 // The published configurations' form: post-norm, one head of dim_head ==
 // dim (no to_out), the class row.
 TEST(TorchKwt, PostNormOneHeadIsKwtsForward) {
@@ -252,39 +271,15 @@ TEST(TorchKwt, PostNormOneHeadIsKwtsForward) {
   EXPECT_EQ(spec.preset, "torch_kwt: 10 frames of 8 -> to_patch_embedding.1 (16) -> cls_token + pos_embedding -> 2 blocks "
                          "transformer.layers.{i}. (1 head, no to_out, post-norm x + LayerNorm(f(x))) -> the class row -> "
                          "mlp_head (5)");
-  const int steps = static_cast<int>(spec.layers.size());
-  const Errors f = run_all(m, convert(m, "f32", "post1"), false, steps);
-  const Errors q = run_all(m, convert(m, "int8", "post1"), true, steps);
-  const Errors q8 = run_all(m, convert(m, "int8", "post1", "int8"), true, steps);
-  std::printf("  torch_kwt post-norm, 1 head: f32 worst %.2e; int8 relative L2 %.4f (worst %.4f), top-1 %d/%d; "
-              "--residual int8: %.4f (worst %.4f), top-1 %d/%d\n",
-              f.worst_sample, q.rel_l2, q.worst_sample, q.top1_agree, kSamples, q8.rel_l2, q8.worst_sample,
-              q8.top1_agree, kSamples);
-  EXPECT_LE(f.worst_sample, 1e-5);
-  for (const Errors& e : {q, q8}) {
-    EXPECT_LE(e.rel_l2, 0.05);
-    EXPECT_GE(e.top1_agree, kSamples * 9 / 10);
-  }
+  const auto [q, q8] = check_both_streams(m, "post1", "post-norm, 1 head", static_cast<int>(spec.layers.size()));
   EXPECT_LT(q.rel_l2, q8.rel_l2);  // the 16-bit stream (the default here) rounds the stream less
 }
 
 // The same weights with pre_norm true (the fused encoder_block), beside the
-// post-norm case above: what the written-out form's extra roundings cost.
+// post-norm case above: what the branch-norm form's extra roundings cost.
 TEST(TorchKwt, PreNormOneHeadOnTheSameWeights) {
   const Kwt m(1, true, false, 91);
-  const int steps = 2 + kDepth + 3;
-  const Errors f = run_all(m, convert(m, "f32", "pre1"), false, steps);
-  const Errors q = run_all(m, convert(m, "int8", "pre1"), true, steps);
-  const Errors q8 = run_all(m, convert(m, "int8", "pre1", "int8"), true, steps);
-  std::printf("  torch_kwt pre-norm, 1 head: f32 worst %.2e; int8 relative L2 %.4f (worst %.4f), top-1 %d/%d; "
-              "--residual int8: %.4f (worst %.4f), top-1 %d/%d\n",
-              f.worst_sample, q.rel_l2, q.worst_sample, q.top1_agree, kSamples, q8.rel_l2, q8.worst_sample,
-              q8.top1_agree, kSamples);
-  EXPECT_LE(f.worst_sample, 1e-5);
-  for (const Errors& e : {q, q8}) {
-    EXPECT_LE(e.rel_l2, 0.05);
-    EXPECT_GE(e.top1_agree, kSamples * 9 / 10);
-  }
+  check_both_streams(m, "pre1", "pre-norm, 1 head", 2 + kDepth + 3);
 }
 
 // pre_norm true (the class's default) is the fused encoder_block; two heads
