@@ -3,8 +3,8 @@
 // them all. A model that needs a path compiled out is refused at load with
 // EA_UNSUPPORTED and a message naming the option (Model::VerifyLayer,
 // Checker::Stream16), so the code that runs a layer may assume it never
-// comes: `kWithF32 && ...` and `kWithInt16Stream && ...` let the compiler
-// drop the other branch.
+// comes: `kWithF32 && ...`, `kWithInt16Stream && ...` and
+// `kWithBranchNorm && ...` let the compiler drop the other branch.
 #ifndef EDGEATTN_RUNTIME_BUILD_OPTIONS_H_
 #define EDGEATTN_RUNTIME_BUILD_OPTIONS_H_
 
@@ -19,10 +19,18 @@
 #define EA_WITH_INT16_STREAM 1
 #endif
 
+// EA_WITH_BRANCH_NORM (CMake option, ON by default): encoder blocks with
+// their norms on the sub-layers' outputs (EncoderBlock.branch_norm,
+// Torch-KWT's post-norm), about 5 KB of an M4 firmware with blocks.
+#ifndef EA_WITH_BRANCH_NORM
+#define EA_WITH_BRANCH_NORM 1
+#endif
+
 namespace edgeattn {
 
 constexpr bool kWithF32 = !EA_INT8_ONLY;
 constexpr bool kWithInt16Stream = EA_WITH_INT16_STREAM != 0;
+constexpr bool kWithBranchNorm = EA_WITH_BRANCH_NORM != 0;
 
 }  // namespace edgeattn
 

@@ -88,6 +88,16 @@ struct Checker {
     return false;
   }
 
+  // The block's norms sit on its sub-layers' outputs (branch_norm): false
+  // (EA_UNSUPPORTED) in a build without that form.
+  bool BranchNorm() {
+    if (kWithBranchNorm) return true;
+    Msg() << "has its norms on the sub-layers' outputs (branch_norm); this runtime was built without that block "
+             "form (EA_WITH_BRANCH_NORM=OFF)";
+    unsupported = true;
+    return false;
+  }
+
   // An int16 tensor of the 16-bit residual stream: symmetric, zero point 0.
   bool Quant16(const fb::ActQuant* q, const char* what) {
     if (q == nullptr) {

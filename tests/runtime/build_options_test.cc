@@ -1,5 +1,6 @@
-// A runtime built with paths compiled out (here EA_INT8_ONLY and
-// EA_WITH_INT16_STREAM=OFF, see tests/runtime/CMakeLists.txt; what the
+// A runtime built with paths compiled out (here EA_INT8_ONLY,
+// EA_WITH_INT16_STREAM=OFF and EA_WITH_BRANCH_NORM=OFF, see
+// tests/runtime/CMakeLists.txt; what the
 // Cortex-M whole-model firmware links): a model that needs a path left out is
 // refused at load with EA_UNSUPPORTED and a message naming the layer and the
 // option, never run; int8-stream models still load and run. (Their bytes
@@ -37,6 +38,17 @@ TEST(BuildOptions, Int16StreamModelIsRefusedNamingTheOption) {
     EXPECT_NE(error.find("(EA_WITH_INT16_STREAM=OFF)"), std::string::npos) << error;
     EXPECT_EQ(error.rfind("layer '", 0), 0u) << error;  // names the layer
   }
+}
+
+// Torch-KWT's post-norm blocks on the int8 stream (branch_norm): refused by
+// a runtime without that form, naming the block and the option.
+TEST(BuildOptions, BranchNormModelIsRefusedNamingTheOption) {
+  AlignedBuffer file;
+  Model model;
+  EXPECT_EQ(Load("fixture_kwt_int8_res8", &model, &file), Status::kUnsupported);
+  const std::string error = model.error();
+  EXPECT_NE(error.find("layer 'block0'"), std::string::npos) << error;
+  EXPECT_NE(error.find("(EA_WITH_BRANCH_NORM=OFF)"), std::string::npos) << error;
 }
 
 TEST(BuildOptions, FloatModelIsRefusedNamingTheOption) {

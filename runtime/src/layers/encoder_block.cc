@@ -243,12 +243,13 @@ bool verify(Checker& c, const fb::Layer& l, bool s8) {
       !verify_ffn(c, b->ffn(), s8, b->dim(), "ffn")) {
     return false;
   }
+  if (b->branch_norm() && !c.BranchNorm()) return false;
   if (b->branch_norm() && b->norm_first()) {
     c.Msg() << "branch_norm (the norms on the sub-layers' outputs) with norm_first: a block has one form";
     return false;
   }
   if (!s8) return true;
-  if (b->branch_norm()) return verify_branch_norm(c, *b);
+  if (kWithBranchNorm && b->branch_norm()) return verify_branch_norm(c, *b);
   if (b->residual16()) return c.Stream16() && verify_stream16(c, *b);
   if (b->norm1()->input16() || b->norm2()->input16() || b->norm1()->output16() != nullptr ||
       b->norm2()->output16() != nullptr) {
@@ -350,7 +351,7 @@ void run(const fb::Model& model, const Call& c, int) {
   MhaBuffers mb = mha_buffers(m, attn, c.kv_len);
   mb.ctx = a;
   const int unit = kernels::kLinearRowUnit;
-  if (kWithInt16Stream && s.residual16 && b->branch_norm()) {
+  if (kWithBranchNorm && kWithInt16Stream && s.residual16 && b->branch_norm()) {
     // x, h (in the output) and y int16; `o`'s first half holds int8 rows
     // (out_proj's, then fc2's), `a` the int8 inputs of the GEMMs and norms.
     const int d = static_cast<int>(b->dim());
@@ -389,7 +390,7 @@ void run(const fb::Model& model, const Call& c, int) {
     }
     return;
   }
-  if (b->branch_norm()) {  // h = x + norm1(attn(x)) in `o`; y = h + norm2(ffn(h)), norm2's rows in the output
+  if (kWithBranchNorm && b->branch_norm()) {  // h = x + norm1(attn(x)) in `o`; y = h + norm2(ffn(h)), norm2's rows in the output
     run_chain(c, rows, unit, mha_qkv_step(model, m, c, c.query, mb));
     mha_attend(m, attn, mb);
     run_chain(c, rows, unit, LinearStep(model, c, m->out_proj(), a, o), NormStep(model, c, b->norm1(), o, a),
