@@ -937,6 +937,9 @@ void RegisterKernels() {
   RegisterQs8LinearRes16Benchmarks();
   RegisterQs16LayerNormBenchmarks();
   RegisterQs8LutBenchmarks();
+  RegisterQs16NarrowBenchmarks();
+  RegisterQs8AddBenchmarks();
+  RegisterQs8Add16Benchmarks();
   RegisterQs8AttentionBenchmarks();
   RegisterF32AttentionBenchmarks();
   const ek::MicrokernelLists& l = ek::microkernel_lists();

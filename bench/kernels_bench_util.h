@@ -236,6 +236,9 @@ void RegisterQs8LayerNormBenchmarks();
 void RegisterQs8LinearRes16Benchmarks();  // the 16-bit residual stream (issue 37)
 void RegisterQs16LayerNormBenchmarks();
 void RegisterQs8LutBenchmarks();
+void RegisterQs16NarrowBenchmarks();
+void RegisterQs8AddBenchmarks();
+void RegisterQs8Add16Benchmarks();
 void RegisterQs8AttentionBenchmarks();
 void RegisterF32AttentionBenchmarks();
 

@@ -82,6 +82,15 @@ constexpr Microkernel<Qs8LinearRes16Fn> kQs8LinearRes16[] = {
 constexpr Microkernel<Qs16LayerNormFn> kQs16LayerNorm[] = {
 #include "lists/qs16_layernorm.inc"
     EA_LIST_END};
+constexpr Microkernel<Qs16NarrowFn> kQs16Narrow[] = {
+#include "lists/qs16_narrow.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs8AddFn> kQs8Add[] = {
+#include "lists/qs8_add.inc"
+    EA_LIST_END};
+constexpr Microkernel<Qs8Add16Fn> kQs8Add16[] = {
+#include "lists/qs8_add16.inc"
+    EA_LIST_END};
 
 #undef EA_UKERNEL
 #undef EA_LIST_END
@@ -152,7 +161,10 @@ constexpr KernelTable make_table(KernelPath p) {
                      pick(kQs8Lut, p),
                      pick(kF32Activation, p),
                      pick(kQs8LinearRes16, p),
-                     pick(kQs16LayerNorm, p)};
+                     pick(kQs16LayerNorm, p),
+                     pick(kQs16Narrow, p),
+                     pick(kQs8Add, p),
+                     pick(kQs8Add16, p)};
 }
 
 constexpr int count_built() {
@@ -211,7 +223,8 @@ constexpr MicrokernelLists kLists = {kQs8Linear,   kQs8LinearRes, kF32Linear,   
                                      kQs8Additive, kF32Additive,   kQs8QkRow,         kQs8SoftmaxRow,
                                      kQs8SoftmaxExpRow, kQs8PvRow,   kQs8AttentionTile,
                                      kQs8LayerNorm, kF32LayerNorm, kF32Add, kQs8Lut,
-                                     kF32Activation, kQs8LinearRes16, kQs16LayerNorm};
+                                     kF32Activation, kQs8LinearRes16, kQs16LayerNorm,
+                                     kQs16Narrow,    kQs8Add,         kQs8Add16};
 
 }  // namespace
 
@@ -263,6 +276,9 @@ EA_KERNEL_FAMILY(qs8_lut, kQs8Lut)
 EA_KERNEL_FAMILY(f32_activation, kF32Activation)
 EA_KERNEL_FAMILY(qs8_linear_res16, kQs8LinearRes16)
 EA_KERNEL_FAMILY(qs16_layernorm, kQs16LayerNorm)
+EA_KERNEL_FAMILY(qs16_narrow, kQs16Narrow)
+EA_KERNEL_FAMILY(qs8_add, kQs8Add)
+EA_KERNEL_FAMILY(qs8_add16, kQs8Add16)
 #undef EA_KERNEL_FAMILY
 
 }  // namespace kernels

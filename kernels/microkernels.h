@@ -108,6 +108,15 @@ using MicrokernelSignature = std::remove_pointer_t<FnPointer>;
 #define EA_UKERNEL(path, fn) MicrokernelSignature<Qs16LayerNormFn> fn;
 #include "lists/qs16_layernorm.inc"
 #undef EA_UKERNEL
+#define EA_UKERNEL(path, fn) MicrokernelSignature<Qs16NarrowFn> fn;
+#include "lists/qs16_narrow.inc"
+#undef EA_UKERNEL
+#define EA_UKERNEL(path, fn) MicrokernelSignature<Qs8AddFn> fn;
+#include "lists/qs8_add.inc"
+#undef EA_UKERNEL
+#define EA_UKERNEL(path, fn) MicrokernelSignature<Qs8Add16Fn> fn;
+#include "lists/qs8_add16.inc"
+#undef EA_UKERNEL
 
 // The paths in this build by slot, 0..(paths built - 1), the order of the
 // per-family tables (microkernels.cc): a path's slot (-1: not built), a

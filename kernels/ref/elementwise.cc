@@ -1,5 +1,6 @@
 // Reference element-wise kernels of the transformer blocks: the int8
-// activation table (requant.h contract 6) and the float activations and
+// activation table (requant.h contract 6), the int16 stream's narrowing
+// (contract 1) and the add / add16 contracts, the float activations and
 // residual add (int8 blocks add theirs in qs8_linear_res's epilogue).
 #include <cmath>
 
@@ -15,6 +16,18 @@ void qs8_lut__ref(int rows, int n, const int8_t* x, int x_stride, const int8_t* 
     int8_t* yr = y + static_cast<ptrdiff_t>(r) * y_stride;
     for (int i = 0; i < n; ++i) yr[i] = table[xr[i] + 128];
   }
+}
+
+void qs16_narrow__ref(size_t n, const int16_t* x, int32_t mult, int32_t shift, int32_t zp, int8_t* y) {
+  for (size_t i = 0; i < n; ++i) y[i] = requantize_s8(x[i], mult, shift, zp);
+}
+
+void qs8_add__ref(size_t n, const int8_t* x, const int8_t* r, const QS8AddParams& p, int8_t* y) {
+  for (size_t i = 0; i < n; ++i) y[i] = add_s8(x[i], p.zp_x, p.a, r[i], p.zp_r, p.b, p.shift, p.zp_y);
+}
+
+void qs8_add16__ref(size_t n, const int8_t* x, const int16_t* r, const QS8AddParams& p, int16_t* y) {
+  for (size_t i = 0; i < n; ++i) y[i] = add_s16(x[i], p.zp_x, p.a, r[i], p.b, p.shift);
 }
 
 #if !(defined(EA_INT8_ONLY) && EA_INT8_ONLY)

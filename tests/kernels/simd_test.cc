@@ -66,6 +66,9 @@ TEST(SimdTest, TablesRunTheirListedVariants) {
   ExpectTableEntries("qs8_pv_row", l.qs8_pv_row, &ek::KernelTable::qs8_pv_row);
   ExpectTableEntries("qs8_layernorm", l.qs8_layernorm, &ek::KernelTable::qs8_layernorm);
   ExpectTableEntries("qs8_lut", l.qs8_lut, &ek::KernelTable::qs8_lut);
+  ExpectTableEntries("qs16_narrow", l.qs16_narrow, &ek::KernelTable::qs16_narrow);
+  ExpectTableEntries("qs8_add", l.qs8_add, &ek::KernelTable::qs8_add);
+  ExpectTableEntries("qs8_add16", l.qs8_add16, &ek::KernelTable::qs8_add16);
   if (l.f32_linear->fn != nullptr) {  // float kernels are in the build (not EA_INT8_ONLY)
     ExpectTableEntries("f32_linear", l.f32_linear, &ek::KernelTable::f32_linear);
     ExpectTableEntries("f32_attention", l.f32_attention, &ek::KernelTable::f32_attention);

@@ -20,7 +20,10 @@ set(_ea_neon_sources
   ${_ea_k}/f32-additive/f32-additive-neon.cc
   ${_ea_k}/qs8-layernorm/qs8-layernorm-neon.cc
   ${_ea_k}/qs16-layernorm/qs16-layernorm-neon.cc
-  ${_ea_k}/qs8-lut/qs8-lut-neon.cc)
+  ${_ea_k}/qs8-lut/qs8-lut-neon.cc
+  ${_ea_k}/qs16-narrow/qs16-narrow-neon.cc
+  ${_ea_k}/qs8-add/qs8-add-neon.cc
+  ${_ea_k}/qs8-add16/qs8-add16-neon.cc)
 list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_NEON=1)
 if(EA_KERNEL_ARCH STREQUAL "aarch64")
   list(APPEND EA_KERNEL_DEFINITIONS EA_KERNELS_NEON_DOT=1)

@@ -22,7 +22,10 @@ set(_ea_avx2_sources
   ${_ea_k}/f32-additive/f32-additive-avx2.cc
   ${_ea_k}/qs8-layernorm/qs8-layernorm-avx2.cc
   ${_ea_k}/qs16-layernorm/qs16-layernorm-avx2.cc
-  ${_ea_k}/qs8-lut/qs8-lut-avx2.cc)
+  ${_ea_k}/qs8-lut/qs8-lut-avx2.cc
+  ${_ea_k}/qs16-narrow/qs16-narrow-avx2.cc
+  ${_ea_k}/qs8-add/qs8-add-avx2.cc
+  ${_ea_k}/qs8-add16/qs8-add16-avx2.cc)
 set_source_files_properties(${_ea_avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
 # Only these files may contain VPDPBUSD (VEX); reached after the AVX-VNNI
 # check. (The table entries among them hold no VNNI instruction themselves.)
@@ -50,7 +53,10 @@ set(_ea_avx512_sources
   ${_ea_k}/qs8-layernorm/qs8-layernorm-avx512vnni.cc
   ${_ea_k}/qs16-layernorm/qs16-layernorm-avx512vnni.cc
   ${_ea_k}/qs8-lut/qs8-lut-avx512bw.cc
-  ${_ea_k}/qs8-lut/qs8-lut-avx512vnni.cc)
+  ${_ea_k}/qs8-lut/qs8-lut-avx512vnni.cc
+  ${_ea_k}/qs16-narrow/qs16-narrow-avx512bw.cc
+  ${_ea_k}/qs8-add/qs8-add-avx512bw.cc
+  ${_ea_k}/qs8-add16/qs8-add16-avx512bw.cc)
 set_source_files_properties(${_ea_avx512_sources} PROPERTIES
   COMPILE_OPTIONS "-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
 # The activation table with VPERMI2B: reached from the AVX512-VNNI path only

@@ -8,6 +8,7 @@
 #include "../checker.h"
 #include "edgeattn/edgeattn_generated.h"
 #include "edgeattn/plan.h"
+#include "edgeattn/kernels/dispatch.h"
 #include "exec.h"
 
 namespace edgeattn {
@@ -102,7 +103,7 @@ class TableStep {
 
 // A post-norm block on the 16-bit stream: its int16 input rows narrowed to
 // the attention's int8 input, requantize_s8 (contract 1) of each value with
-// the block's input_requant, as a chain step (one multiply per element).
+// the block's input_requant, as a chain step (qs16_narrow).
 class NarrowStep {
  public:
   NarrowStep(const fb::Requant* rq, const fb::ActQuant* to, int dim, const void* x, void* y)
@@ -112,10 +113,9 @@ class NarrowStep {
   uint64_t work_per_row;
   void Prepare() {}
   void Rows(int r0, int r1, int) const {
-    const size_t end = static_cast<size_t>(r1) * static_cast<size_t>(dim_);
-    for (size_t i = static_cast<size_t>(r0) * static_cast<size_t>(dim_); i < end; ++i) {
-      y_[i] = kernels::requantize_s8(x_[i], mult_, shift_, zp_);
-    }
+    const size_t begin = static_cast<size_t>(r0) * static_cast<size_t>(dim_);
+    kernels::qs16_narrow_kernel()(static_cast<size_t>(r1 - r0) * static_cast<size_t>(dim_), x_ + begin, mult_, shift_,
+                                  zp_, y_ + begin);
   }
   void Alone(int rows) const { Rows(0, rows, 0); }
 
@@ -127,70 +127,51 @@ class NarrowStep {
 };
 
 // y = x + r over rows of `dim` (kind add, and a block's branch_norm adds):
-// int8 by requant.h's add contract with `add`'s parameters; with
-// add->residual16() r and y are int16 (the add16 contract); float: one add
-// per element. y may be x or r (each element is read before it is written).
+// int8 by requant.h's add contract with `add`'s parameters (qs8_add); with
+// add->residual16() r and y are int16 (the add16 contract, qs8_add16);
+// float: one add per element. y may be x or r (each element is read before
+// it is written).
 class AddStep {
  public:
   AddStep(const Call& c, const fb::Add* add, int dim, const void* x, const void* r, void* y)
       : work_per_row(static_cast<uint64_t>(dim)), s8_(c.int8()), dim_(dim), x_(x), r_(r), y_(y) {
     if (s8_) {
       s16_ = kWithInt16Stream && add->residual16();
-      zp_x_ = add->input()->zero_point();
-      zp_r_ = add->residual()->zero_point();
-      zp_y_ = add->output()->zero_point();
-      a_ = add->input_multiplier();
-      b_ = add->residual_multiplier();
-      shift_ = add->shift();
+      p_.zp_x = add->input()->zero_point();
+      p_.a = add->input_multiplier();
+      p_.zp_r = add->residual()->zero_point();
+      p_.b = add->residual_multiplier();
+      p_.shift = add->shift();
+      p_.zp_y = add->output()->zero_point();
     }
   }
   uint64_t work_per_row;
   void Prepare() {}
   void Rows(int r0, int r1, int) const {
     const size_t begin = static_cast<size_t>(r0) * static_cast<size_t>(dim_);
-    const size_t end = static_cast<size_t>(r1) * static_cast<size_t>(dim_);
-    if (s16_) {
-      const int8_t* x = static_cast<const int8_t*>(x_);
-      const int16_t* r = static_cast<const int16_t*>(r_);
-      int16_t* y = static_cast<int16_t*>(y_);
-      size_t i = begin;
-      for (; i + kChunk <= end; i += kChunk) {  // (chunks: as below)
-        int16_t t[kChunk];
-        for (size_t k = 0; k < kChunk; ++k) t[k] = kernels::add_s16(x[i + k], zp_x_, a_, r[i + k], b_, shift_);
-        for (size_t k = 0; k < kChunk; ++k) y[i + k] = t[k];
-      }
-      for (; i < end; ++i) y[i] = kernels::add_s16(x[i], zp_x_, a_, r[i], b_, shift_);
+    const size_t n = static_cast<size_t>(r1 - r0) * static_cast<size_t>(dim_);
+    if (kWithInt16Stream && s16_) {
+      kernels::qs8_add16_kernel()(n, static_cast<const int8_t*>(x_) + begin, static_cast<const int16_t*>(r_) + begin,
+                                  p_, static_cast<int16_t*>(y_) + begin);
     } else if (s8_) {
-      const int8_t* x = static_cast<const int8_t*>(x_);
-      const int8_t* r = static_cast<const int8_t*>(r_);
-      int8_t* y = static_cast<int8_t*>(y_);
-      // Chunks of 32 through a local array: every input of a chunk is read
-      // before any output is written (y may be x or r), which lets the
-      // compiler vectorize both loops without alias checks.
-      size_t i = begin;
-      for (; i + kChunk <= end; i += kChunk) {
-        int8_t t[kChunk];
-        for (size_t k = 0; k < kChunk; ++k) t[k] = kernels::add_s8(x[i + k], zp_x_, a_, r[i + k], zp_r_, b_, shift_, zp_y_);
-        for (size_t k = 0; k < kChunk; ++k) y[i + k] = t[k];
-      }
-      for (; i < end; ++i) y[i] = kernels::add_s8(x[i], zp_x_, a_, r[i], zp_r_, b_, shift_, zp_y_);
+      kernels::qs8_add_kernel()(n, static_cast<const int8_t*>(x_) + begin, static_cast<const int8_t*>(r_) + begin, p_,
+                                static_cast<int8_t*>(y_) + begin);
     } else {
       const float* x = static_cast<const float*>(x_);
       const float* r = static_cast<const float*>(r_);
       float* y = static_cast<float*>(y_);
-      for (size_t i = begin; i < end; ++i) y[i] = x[i] + r[i];
+      for (size_t i = begin; i < begin + n; ++i) y[i] = x[i] + r[i];
     }
   }
   void Alone(int rows) const { Rows(0, rows, 0); }
 
  private:
-  static constexpr size_t kChunk = 32;
   bool s8_, s16_ = false;
   int dim_;
   const void* x_;
   const void* r_;
   void* y_;
-  int32_t zp_x_ = 0, zp_r_ = 0, zp_y_ = 0, a_ = 0, b_ = 0, shift_ = 1;
+  kernels::QS8AddParams p_{0, 0, 0, 0, 1, 0};
 };
 
 // An Add table (kind add, a block's branch_add1 / 2): its three

@@ -83,6 +83,11 @@ using F32AddFn = void (*)(int rows, int n, const float* a, int a_stride, const f
 using Qs8LutFn = void (*)(int rows, int n, const int8_t* x, int x_stride, const int8_t* table,
                           int8_t* y, int y_stride);
 using F32ActivationFn = void (*)(int rows, int n, float* x, int x_stride, int32_t activation);
+// The 16-bit stream's narrowing and the adds of branch-norm blocks and kind
+// add (ref.h, requant.h add / add16), over n contiguous elements.
+using Qs16NarrowFn = void (*)(size_t n, const int16_t* x, int32_t mult, int32_t shift, int32_t zp, int8_t* y);
+using Qs8AddFn = void (*)(size_t n, const int8_t* x, const int8_t* r, const QS8AddParams& p, int8_t* y);
+using Qs8Add16Fn = void (*)(size_t n, const int8_t* x, const int16_t* r, const QS8AddParams& p, int16_t* y);
 
 // The stages of a tiling path's qs8_attention (attention_tile.h). Not in the
 // KernelTable: the path's tiled qs8_attention runs them; the list exists so
@@ -113,6 +118,9 @@ struct KernelTable {
   F32ActivationFn f32_activation;
   Qs8LinearRes16Fn qs8_linear_res16;  // the 16-bit residual stream (issue 37)
   Qs16LayerNormFn qs16_layernorm;
+  Qs16NarrowFn qs16_narrow;
+  Qs8AddFn qs8_add;
+  Qs8Add16Fn qs8_add16;
 };
 
 // One variant of a microkernel family: the path whose CPU check it needs and
@@ -148,6 +156,9 @@ struct MicrokernelLists {
   const Microkernel<F32ActivationFn>* f32_activation;
   const Microkernel<Qs8LinearRes16Fn>* qs8_linear_res16;
   const Microkernel<Qs16LayerNormFn>* qs16_layernorm;
+  const Microkernel<Qs16NarrowFn>* qs16_narrow;
+  const Microkernel<Qs8AddFn>* qs8_add;
+  const Microkernel<Qs8Add16Fn>* qs8_add16;
 };
 const MicrokernelLists& microkernel_lists();
 
@@ -180,6 +191,9 @@ EA_KERNEL_FAMILY(qs8_lut)
 EA_KERNEL_FAMILY(f32_activation)
 EA_KERNEL_FAMILY(qs8_linear_res16)
 EA_KERNEL_FAMILY(qs16_layernorm)
+EA_KERNEL_FAMILY(qs16_narrow)
+EA_KERNEL_FAMILY(qs8_add)
+EA_KERNEL_FAMILY(qs8_add16)
 #undef EA_KERNEL_FAMILY
 // The path in use (the path of kernels()), without keeping any table.
 KernelPath active_kernel_path();

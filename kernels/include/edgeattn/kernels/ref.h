@@ -276,6 +276,24 @@ void f32_add__ref(int rows, int n, const float* a, int a_stride, const float* b,
 // y = table[x + 128] (requant.h contract 6): every int8 activation.
 void qs8_lut__ref(int rows, int n, const int8_t* x, int x_stride, const int8_t* table, int8_t* y,
                   int y_stride);
+// The element-wise passes around a block's GEMMs on the 16-bit residual
+// stream and in branch-norm blocks (issue 37), over n contiguous elements.
+// y may be x (or r): each element is read before its own output is written.
+//
+// Narrowing int16 to int8: y = requantize_s8(x, mult, shift, zp) (contract
+// 1 on int16 values, |x M| < 2^46): a post-norm block's input to its GEMMs.
+void qs16_narrow__ref(size_t n, const int16_t* x, int32_t mult, int32_t shift, int32_t zp, int8_t* y);
+// The add and add16 contracts of requant.h (add_s8, add_s16): y = x + r,
+// A = a, B = b, n = shift; add16 reads no zp_r and no zp_y (int16, zero
+// point 0).
+struct QS8AddParams {
+  int32_t zp_x, a;
+  int32_t zp_r, b;
+  int32_t shift, zp_y;
+};
+void qs8_add__ref(size_t n, const int8_t* x, const int8_t* r, const QS8AddParams& p, int8_t* y);
+void qs8_add16__ref(size_t n, const int8_t* x, const int16_t* r, const QS8AddParams& p, int16_t* y);
+
 // Float activations of the feed-forward layers, in place.
 enum F32Activation : int32_t {
   kActRelu = 0,
