@@ -40,6 +40,14 @@ inline std::vector<int8_t> RandS8(size_t n, uint64_t seed) {
   return v;
 }
 
+inline std::vector<int16_t> RandS16(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> d(-32768, 32767);
+  std::vector<int16_t> v(n);
+  for (auto& x : v) x = static_cast<int16_t>(d(rng));
+  return v;
+}
+
 inline std::vector<float> RandF32(size_t n, uint64_t seed, float scale) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> d(0.0f, scale);

@@ -7,9 +7,7 @@ namespace kbench {
 namespace {
 
 void BM_Qs16Narrow(benchmark::State& state, ek::Qs16NarrowFn fn, size_t n) {
-  const auto bytes = RandS8(2 * n, 26);
-  std::vector<int16_t> x(n);
-  for (size_t i = 0; i < n; ++i) x[i] = static_cast<int16_t>((bytes[2 * i] << 8) | static_cast<uint8_t>(bytes[2 * i + 1]));
+  const auto x = RandS16(n, 26);
   std::vector<int8_t> y(n);
   for (auto _ : state) {
     fn(n, x.data(), 1518500250, -8, 3, y.data());

@@ -6,9 +6,9 @@ namespace kbench {
 namespace {
 
 void BM_Qs8Add16(benchmark::State& state, ek::Qs8Add16Fn fn, size_t n) {
-  const auto x = RandS8(n, 29), bytes = RandS8(2 * n, 30);
-  std::vector<int16_t> r(n), y(n);
-  for (size_t i = 0; i < n; ++i) r[i] = static_cast<int16_t>((bytes[2 * i] << 8) | static_cast<uint8_t>(bytes[2 * i + 1]));
+  const auto x = RandS8(n, 29);
+  const auto r = RandS16(n, 30);
+  std::vector<int16_t> y(n);
   ek::QS8AddParams p{};
   p.zp_x = -3;
   p.a = 1 << 20;

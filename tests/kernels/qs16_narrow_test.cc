@@ -17,11 +17,7 @@ TEST_P(Qs16Narrow, MatchesRefExactly) {
   for (uint64_t seed = 0; seed < 400; ++seed) {
     Rng rng(7100 + seed);
     const size_t n = static_cast<size_t>(rng.uniform_int(0, 2) ? rng.uniform_int(1, 70) : rng.uniform_int(1, 4096));
-    std::vector<int16_t> x(n);
-    for (auto& v : x) {
-      const int64_t pick = rng.uniform_int(0, 9);
-      v = static_cast<int16_t>(pick == 0 ? -32768 : pick == 1 ? 32767 : pick == 2 ? 0 : rng.uniform_int(-32768, 32767));
-    }
+    const auto x = RandS16(rng, n);
     const int32_t mult = static_cast<int32_t>(rng.uniform_int(int64_t{1} << 30, (int64_t{1} << 31) - 1));
     const int32_t shift = static_cast<int32_t>(rng.uniform_int(0, 1) ? rng.uniform_int(-16, 0)
                                                                      : rng.uniform_int(ek::kMinShift, ek::kMaxShift));

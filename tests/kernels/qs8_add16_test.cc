@@ -9,36 +9,14 @@ using namespace simd_test;  // NOLINT(build/namespaces)
 
 EA_VARIANT_SUITE(Qs8Add16, qs8_add16);
 
-ek::QS8AddParams RandomAdd16Params(Rng& rng) {
-  auto multiplier = [&] {
-    const int64_t pick = rng.uniform_int(0, 5);
-    return static_cast<int32_t>(pick == 0 ? 0 : pick == 1 ? ek::kAddMaxMultiplier : rng.uniform_int(0, ek::kAddMaxMultiplier));
-  };
-  ek::QS8AddParams p{};
-  p.zp_x = static_cast<int32_t>(rng.uniform_int(-128, 127));
-  p.a = multiplier();
-  p.b = multiplier();
-  p.shift = static_cast<int32_t>(rng.uniform_int(0, 1) ? rng.uniform_int(10, 16) : rng.uniform_int(1, ek::kAdd16MaxShift));
-  return p;
-}
-
-std::vector<int16_t> Add16Residuals(Rng& rng, size_t n) {
-  std::vector<int16_t> v(n);
-  for (auto& e : v) {
-    const int64_t pick = rng.uniform_int(0, 9);
-    e = static_cast<int16_t>(pick == 0 ? -32768 : pick == 1 ? 32767 : rng.uniform_int(-32768, 32767));
-  }
-  return v;
-}
-
 TEST_P(Qs8Add16, MatchesRefExactly) {
   const auto variants = Only(GetParam());
   for (uint64_t seed = 0; seed < 400; ++seed) {
     Rng rng(7500 + seed);
     const size_t n = static_cast<size_t>(rng.uniform_int(0, 2) ? rng.uniform_int(1, 70) : rng.uniform_int(1, 4096));
     const auto x = RandS8(rng, n);
-    const auto r = Add16Residuals(rng, n);
-    const ek::QS8AddParams p = RandomAdd16Params(rng);
+    const auto r = RandS16(rng, n);
+    const ek::QS8AddParams p = RandAddParams(rng, ek::kAdd16MaxShift);
     const int16_t canary = 0x5A5A;
     std::vector<int16_t> want(n + 16, canary);
     ek::qs8_add16__ref(n, x.data(), r.data(), p, want.data());
@@ -46,8 +24,7 @@ TEST_P(Qs8Add16, MatchesRefExactly) {
       std::vector<int16_t> got(n + 16, canary);
       uk.fn(n, x.data(), r.data(), p, got.data());
       for (size_t j = 0; j < got.size(); ++j) {
-        ASSERT_EQ(got[j], want[j]) << uk.name << " element " << j << " of " << n << " A " << p.a << " B " << p.b
-                                   << " n " << p.shift << " zp_x " << p.zp_x << " seed " << seed;
+        ASSERT_EQ(got[j], want[j]) << uk.name << " element " << j << " of " << n << " " << DescribeAdd(p) << " seed " << seed;
       }
       std::vector<int16_t> in_r = r;
       uk.fn(n, x.data(), in_r.data(), p, in_r.data());
@@ -79,8 +56,7 @@ TEST_P(Qs8Add16, ExtremeTerms) {
       std::vector<int16_t> got(x.size());
       uk.fn(x.size(), x.data(), r.data(), p, got.data());
       for (size_t j = 0; j < got.size(); ++j) {
-        ASSERT_EQ(got[j], want[j]) << uk.name << " x " << int{x[j]} << " r " << r[j] << " A " << p.a << " B " << p.b
-                                   << " n " << p.shift;
+        ASSERT_EQ(got[j], want[j]) << uk.name << " x " << int{x[j]} << " r " << r[j] << " " << DescribeAdd(p);
       }
     }
   }

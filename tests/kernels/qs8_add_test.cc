@@ -8,35 +8,13 @@ using namespace simd_test;  // NOLINT(build/namespaces)
 
 EA_VARIANT_SUITE(Qs8Add, qs8_add);
 
-// The contract's whole parameter range: A and B in [0, 2^21), their ends
-// included, n in 1..16, any zero points.
-ek::QS8AddParams RandomAddParams(Rng& rng) {
-  auto multiplier = [&] {
-    const int64_t pick = rng.uniform_int(0, 5);
-    return static_cast<int32_t>(pick == 0 ? 0 : pick == 1 ? ek::kAddMaxMultiplier : rng.uniform_int(0, ek::kAddMaxMultiplier));
-  };
-  ek::QS8AddParams p;
-  p.zp_x = static_cast<int32_t>(rng.uniform_int(-128, 127));
-  p.a = multiplier();
-  p.zp_r = static_cast<int32_t>(rng.uniform_int(-128, 127));
-  p.b = multiplier();
-  p.shift = static_cast<int32_t>(rng.uniform_int(1, ek::kAddMaxShift));
-  p.zp_y = static_cast<int32_t>(rng.uniform_int(-128, 127));
-  return p;
-}
-
-std::string DescribeAdd(const ek::QS8AddParams& p) {
-  return "A " + std::to_string(p.a) + " B " + std::to_string(p.b) + " n " + std::to_string(p.shift) + " zp " +
-         std::to_string(p.zp_x) + "/" + std::to_string(p.zp_r) + "/" + std::to_string(p.zp_y);
-}
-
 TEST_P(Qs8Add, MatchesRefExactly) {
   const auto variants = Only(GetParam());
   for (uint64_t seed = 0; seed < 400; ++seed) {
     Rng rng(7300 + seed);
     const size_t n = static_cast<size_t>(rng.uniform_int(0, 2) ? rng.uniform_int(1, 70) : rng.uniform_int(1, 4096));
     const auto x = RandS8(rng, n), r = RandS8(rng, n);
-    const ek::QS8AddParams p = RandomAddParams(rng);
+    const ek::QS8AddParams p = RandAddParams(rng, ek::kAddMaxShift);
     std::vector<int8_t> want(n + 32, kCanary);
     ek::qs8_add__ref(n, x.data(), r.data(), p, want.data());
     for (const auto& uk : variants) {

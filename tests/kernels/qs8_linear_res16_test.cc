@@ -10,22 +10,6 @@ using eatest::Rng;
 
 EA_VARIANT_SUITE(Qs8LinearRes16, qs8_linear_res16);
 
-// Residuals at the int16 ends (all corners, corners mixed with uniform, or
-// uniform).
-std::vector<int16_t> RandS16(Rng& rng, size_t count) {
-  std::vector<int16_t> v(count);
-  const int64_t mode = rng.uniform_int(0, 2);
-  for (auto& x : v) {
-    const int64_t u = rng.uniform_int(0, 3);
-    if (mode == 0 || (mode == 1 && u < 2)) {
-      x = rng.uniform_int(0, 1) ? int16_t{-32768} : int16_t{32767};
-    } else {
-      x = static_cast<int16_t>(rng.uniform_int(-32768, 32767));
-    }
-  }
-  return v;
-}
-
 constexpr int16_t kCanary16 = 0x5A5A;
 
 // Ragged shapes as Qs8LinearRes.MatchesRefExactly (rows 1..20, outputs

@@ -173,6 +173,47 @@ struct SoftmaxRowVariant {
 };
 inline void PrintTo(const SoftmaxRowVariant& v, std::ostream* os) { *os << v.name; }
 
+// int16 values at the ends of the range (all corners, corners mixed with
+// uniform, or uniform): the 16-bit stream's saturation cases.
+inline std::vector<int16_t> RandS16(Rng& rng, size_t count) {
+  std::vector<int16_t> v(count);
+  const int64_t mode = rng.uniform_int(0, 2);
+  for (auto& x : v) {
+    const int64_t u = rng.uniform_int(0, 3);
+    if (mode == 0 || (mode == 1 && u < 2)) {
+      x = rng.uniform_int(0, 1) ? int16_t{-32768} : int16_t{32767};
+    } else {
+      x = static_cast<int16_t>(rng.uniform_int(-32768, 32767));
+    }
+  }
+  return v;
+}
+
+// The add / add16 contracts' parameters over their whole range: A and B in
+// [0, 2^21) with the ends drawn often, n in 1..max_shift, any zero points
+// (add16 reads zp_x only).
+inline ek::QS8AddParams RandAddParams(Rng& rng, int32_t max_shift) {
+  auto multiplier = [&] {
+    const int64_t pick = rng.uniform_int(0, 5);
+    return static_cast<int32_t>(pick == 0   ? 0
+                                : pick == 1 ? ek::kAddMaxMultiplier
+                                            : rng.uniform_int(0, ek::kAddMaxMultiplier));
+  };
+  ek::QS8AddParams p;
+  p.zp_x = static_cast<int32_t>(rng.uniform_int(-128, 127));
+  p.a = multiplier();
+  p.zp_r = static_cast<int32_t>(rng.uniform_int(-128, 127));
+  p.b = multiplier();
+  p.shift = static_cast<int32_t>(rng.uniform_int(1, max_shift));
+  p.zp_y = static_cast<int32_t>(rng.uniform_int(-128, 127));
+  return p;
+}
+
+inline std::string DescribeAdd(const ek::QS8AddParams& p) {
+  return "A " + std::to_string(p.a) + " B " + std::to_string(p.b) + " n " + std::to_string(p.shift) + " zp " +
+         std::to_string(p.zp_x) + "/" + std::to_string(p.zp_r) + "/" + std::to_string(p.zp_y);
+}
+
 // Canary bytes around outputs: a variant must not write past its rows.
 constexpr int8_t kCanary = 0x5A;
 
