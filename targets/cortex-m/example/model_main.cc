@@ -1,6 +1,7 @@
 // Firmware example, whole model: a KWT-shaped keyword spotter (98 frames x 40
 // features -> linear -> class token and positions -> encoder blocks ->
-// LayerNorm -> class row -> 12 logits), converted at build time with
+// LayerNorm -> class row -> 12 logits; with EA_CM_TORCH_KWT, Torch-KWT's
+// post-norm form on each residual stream instead), converted at build time with
 // --emit-c and run with ONE call per input, ea_interpreter_invoke(), in a
 // static arena of exactly the converter's size. The logits are compared bit
 // for bit with the host reference path's Invoke (edgeattn-golden-graph).
@@ -11,11 +12,18 @@
 #include <cstring>
 
 #include "edgeattn/edgeattn.h"
-#include "golden_kwt.h"
-#include "kwt_model.h"
 #include "firmware_report.h"
 #include "platform.h"
 #include "pooling_model.h"
+#if EA_CM_TORCH_KWT
+#include "golden_torch_kwt_int16.h"
+#include "golden_torch_kwt_int8.h"
+#include "torch_kwt_int16_model.h"
+#include "torch_kwt_int8_model.h"
+#else
+#include "golden_kwt.h"
+#include "kwt_model.h"
+#endif
 #if EA_CM_KWT_FULL
 #include "golden_kwt_full.h"
 #include "kwt_full_model.h"
@@ -23,7 +31,12 @@
 
 namespace {
 
+#if EA_CM_TORCH_KWT
+alignas(16) uint8_t g_arena_torch_kwt_int16[TORCH_KWT_INT16_MODEL_ARENA_BYTES];
+alignas(16) uint8_t g_arena_torch_kwt_int8[TORCH_KWT_INT8_MODEL_ARENA_BYTES];
+#else
 alignas(16) uint8_t g_arena_kwt[KWT_MODEL_ARENA_BYTES];
+#endif
 #if EA_CM_KWT_FULL
 alignas(16) uint8_t g_arena_kwt_full[KWT_FULL_MODEL_ARENA_BYTES];
 #endif
@@ -39,7 +52,14 @@ struct WholeModel {
 };
 
 const WholeModel kModels[] = {
+#if EA_CM_TORCH_KWT
+    {"torch_kwt_int16", torch_kwt_int16_model, TORCH_KWT_INT16_MODEL_SIZE, TORCH_KWT_INT16_MODEL_ARENA_BYTES,
+     g_arena_torch_kwt_int16, golden_torch_kwt_int16, GOLDEN_torch_kwt_int16_NUM_CASES},
+    {"torch_kwt_int8", torch_kwt_int8_model, TORCH_KWT_INT8_MODEL_SIZE, TORCH_KWT_INT8_MODEL_ARENA_BYTES,
+     g_arena_torch_kwt_int8, golden_torch_kwt_int8, GOLDEN_torch_kwt_int8_NUM_CASES},
+#else
     {"kwt", kwt_model, KWT_MODEL_SIZE, KWT_MODEL_ARENA_BYTES, g_arena_kwt, golden_kwt, GOLDEN_kwt_NUM_CASES},
+#endif
 #if EA_CM_KWT_FULL
     {"kwt_full", kwt_full_model, KWT_FULL_MODEL_SIZE, KWT_FULL_MODEL_ARENA_BYTES, g_arena_kwt_full, golden_kwt_full,
      GOLDEN_kwt_full_NUM_CASES},

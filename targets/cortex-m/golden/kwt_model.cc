@@ -4,11 +4,15 @@
 // -> LayerNorm -> class row -> linear head, 12 classes), with timm's tensor
 // names, for the Cortex-M whole-model firmware (targets/cortex-m/example).
 //
-//   edgeattn-kwt-model OUT_DIR BLOCKS
+//   edgeattn-kwt-model OUT_DIR BLOCKS [--torch-kwt]
 //
 // writes OUT_DIR/weights.safetensors, spec.json (one "repeat" entry for the
 // blocks), calib.npz (16 inputs, key embed.query) and inputs.npz (2 other
-// inputs, the firmware's golden cases). The weights are pseudo-random from a
+// inputs, the firmware's golden cases). --torch-kwt writes the same numbers
+// as ID56/Torch-KWT's KWT-1 instead: its tensor names (models/kwt.py), its
+// post-norm blocks (the norm on the sub-layer's output, `branch_norm`), no
+// bias on to_qkv and no to_out (one head of dim_head == dim), and a spec of
+// one line, the `torch_kwt` preset. The weights are pseudo-random from a
 // fixed seed, so every build makes the same files: a model to check bytes and
 // count instructions with, not a trained one (the firmware needs no accuracy,
 // and 12 trained blocks would be ~2.4 MB of float32 to commit).
@@ -92,9 +96,30 @@ std::string spec(int blocks) {
 )";
 }
 
+// timm's names -> Torch-KWT's (scripts/torch_kwt_from_peers.py maps the
+// same); an empty name: a tensor Torch-KWT's KWT-1 does not have.
+std::string torch_kwt_name(const std::string& timm) {
+  static const std::pair<const char*, const char*> kTop[] = {
+      {"patch_embed.proj.", "to_patch_embedding.1."}, {"cls_token", "cls_token"}, {"pos_embed", "pos_embedding"},
+      {"norm.", "mlp_head.0."}, {"head.", "mlp_head.1."}};
+  for (const auto& t : kTop) {
+    if (timm.rfind(t.first, 0) == 0) return t.second + timm.substr(std::string(t.first).size());
+  }
+  const size_t dot = timm.find('.', 7);  // blocks.<i>.
+  const std::string block = "transformer.layers." + timm.substr(7, dot - 7) + ".", rest = timm.substr(dot + 1);
+  static const std::pair<const char*, const char*> kBlock[] = {
+      {"norm1.", "0.norm."}, {"attn.qkv.weight", "0.fn.to_qkv.weight"}, {"norm2.", "1.norm."},
+      {"mlp.fc1.", "1.fn.net.0."}, {"mlp.fc2.", "1.fn.net.3."}};
+  for (const auto& t : kBlock) {
+    if (rest.rfind(t.first, 0) == 0) return block + t.second + rest.substr(std::string(t.first).size());
+  }
+  return "";  // attn.qkv.bias, attn.proj.*
+}
+
 int run(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: edgeattn-kwt-model OUT_DIR BLOCKS\n");
+  const bool torch_kwt = argc == 4 && std::string(argv[3]) == "--torch-kwt";
+  if (argc != 3 && !torch_kwt) {
+    std::fprintf(stderr, "usage: edgeattn-kwt-model OUT_DIR BLOCKS [--torch-kwt]\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -135,13 +160,23 @@ int run(int argc, char** argv) {
   Array calib = features(kCalibSamples), inputs = features(kInputSamples);
   calib.dtype = inputs.dtype = "<f4";  // .npy's name of float32
 
+  if (torch_kwt) {
+    Entries renamed;
+    for (auto& e : w) {
+      const std::string name = torch_kwt_name(e.first);
+      if (!name.empty()) renamed.emplace_back(name, std::move(e.second));
+    }
+    w = std::move(renamed);
+  }
   save_safetensors(dir + "/weights.safetensors", w);
-  const std::string s = spec(blocks);
+  const std::string s = torch_kwt ? R"({"model": "torch_kwt", "preset": "torch_kwt", "num_heads": 1, "pre_norm": false,
+ "depth": )" + std::to_string(blocks) + "}\n"
+                                  : spec(blocks);
   write_file_atomic(dir + "/spec.json", s.data(), s.size());
   save_npz(dir + "/calib.npz", {{"embed.query", calib}});
   save_npz(dir + "/inputs.npz", {{"embed.query", inputs}});
-  std::printf("edgeattn-kwt-model: %d blocks -> %s/{weights.safetensors,spec.json,calib.npz,inputs.npz}\n", blocks,
-              dir.c_str());
+  std::printf("edgeattn-kwt-model: %d %sblocks -> %s/{weights.safetensors,spec.json,calib.npz,inputs.npz}\n", blocks,
+              torch_kwt ? "Torch-KWT " : "", dir.c_str());
   return 0;
 }
 
