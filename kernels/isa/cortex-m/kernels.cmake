@@ -41,7 +41,12 @@ list(APPEND EA_KERNEL_SOURCES
   ${_ea_k}/qs8-layernorm/qs8-layernorm-dsp.cc
   ${_ea_k}/qs8-layernorm/qs8-layernorm-helium.cc
   ${_ea_k}/qs8-lut/qs8-lut-dsp.cc
-  ${_ea_k}/qs8-lut/qs8-lut-helium.cc)
+  ${_ea_k}/qs8-lut/qs8-lut-helium.cc
+  ${_ea_k}/qs16-narrow/qs16-narrow-dsp.cc
+  ${_ea_k}/qs16-narrow/qs16-narrow-helium.cc
+  ${_ea_k}/qs8-add/qs8-add-helium.cc
+  ${_ea_k}/qs8-add16/qs8-add16-dsp.cc
+  ${_ea_k}/qs8-add16/qs8-add16-helium.cc)
 set(EA_CPU_FEATURES_SOURCE ${_ea_k}/cpu_features_cortexm.cc)
 # The M4 projections' stack buffer of sign-extended weights (linear_dsp.h):
 # up to this many bytes, 32 per input of the widest layer that uses it;

@@ -16,7 +16,8 @@
 // transformer blocks' LayerNorm and activation table on ragged widths,
 // zero-variance and extreme rows; the 16-bit residual stream's projection
 // and LayerNorm (int16 ends, in place, every LayerNorm row shift); on Helium
-// the LayerNorm's row scale alone, at the ends of its square root and division.
+// the LayerNorm's row scale alone, at the ends of its square root and division;
+// the element-wise narrowing and adds (qs16_narrow, qs8_add, qs8_add16).
 #include <cstring>
 
 #include "edgeattn/kernels/dispatch.h"
@@ -894,6 +895,82 @@ int main() {
       ++failed;
       ea_cm::write("FAIL lut trial ");
       ea_cm::write_int(trial);
+      ea_cm::write_line("");
+    }
+  }
+  // The element-wise passes of the 16-bit stream and of branch-norm blocks
+  // (qs16_narrow, qs8_add, qs8_add16; Helium variants on the M55, DSP ones
+  // of the narrowing and add16 on the M4): lengths 1..600 at byte offsets 0..3, int16 values
+  // at the ends, the contracts' whole parameter ranges, in place too.
+#if EA_CM_SIMD
+  if (t.qs16_narrow == qs16_narrow__ref || t.qs8_add16 == qs8_add16__ref) {
+    ++failed;
+    ea_cm::write_line("FAIL element-wise: the table holds a reference narrowing or add16");
+  }
+#endif
+#if EA_CM_SIMD && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+  if (t.qs8_add == qs8_add__ref) {
+    ++failed;
+    ea_cm::write_line("FAIL element-wise: the table holds the reference add");
+  }
+#endif
+  auto add_multiplier = [] {
+    const uint32_t pick = next() % 6;
+    return pick == 0 ? 0 : pick == 1 ? kAddMaxMultiplier : static_cast<int32_t>(next() & kAddMaxMultiplier);
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    const size_t n = static_cast<size_t>(trial < 40 ? trial + 1 : range(1, 600));
+    const int off = range(0, 3);
+    for (int16_t& v : g_ln16_x) {
+      const uint32_t u = next();
+      v = (u & 7) == 0 ? ((u & 8) != 0 ? int16_t{32767} : int16_t{-32768}) : static_cast<int16_t>(u >> 16);
+    }
+    for (int8_t& v : g_big_x) v = static_cast<int8_t>(next());
+    const int8_t* x8 = g_big_x + off;
+    const int8_t* r8 = g_big_x + 1024 + off;
+    const int16_t* r16 = g_ln16_x + off;
+    // Narrowing: shifts on both sides of requant_cm.h's vector form (n >= 33).
+    const int32_t mult = static_cast<int32_t>(0x40000000u + (next() & 0x3FFFFFFFu));
+    const int32_t shift = trial % 3 == 0 ? range(kMinShift, kMaxShift) : range(-16, -2), zp = range(-128, 127);
+    std::memset(g_ln16_y8_ref, 0x5A, sizeof g_ln16_y8_ref);
+    std::memset(g_ln16_y8, 0x5A, sizeof g_ln16_y8);
+    qs16_narrow__ref(n, r16, mult, shift, zp, g_ln16_y8_ref + off);
+    t.qs16_narrow(n, r16, mult, shift, zp, g_ln16_y8 + off);
+    bool ok = same(g_ln16_y8, g_ln16_y8_ref, sizeof g_ln16_y8);
+    // The int8 add, and in place (y = x).
+    QS8AddParams p;
+    p.zp_x = range(-128, 127);
+    p.a = add_multiplier();
+    p.zp_r = range(-128, 127);
+    p.b = add_multiplier();
+    p.shift = range(1, kAddMaxShift);
+    p.zp_y = range(-128, 127);
+    std::memset(g_ln16_y8_ref, 0x5A, sizeof g_ln16_y8_ref);
+    std::memset(g_ln16_y8, 0x5A, sizeof g_ln16_y8);
+    qs8_add__ref(n, x8, r8, p, g_ln16_y8_ref + off);
+    t.qs8_add(n, x8, r8, p, g_ln16_y8 + off);
+    ok = ok && same(g_ln16_y8, g_ln16_y8_ref, sizeof g_ln16_y8);
+    std::memcpy(g_ln16_y8 + off, x8, n);
+    t.qs8_add(n, g_ln16_y8 + off, r8, p, g_ln16_y8 + off);
+    ok = ok && same(g_ln16_y8 + off, g_ln16_y8_ref + off, static_cast<int>(n));
+    // add16 (n from 1 to 30), and in place (y = r).
+    p.shift = range(1, kAdd16MaxShift);
+    for (int16_t& v : g_ln16_y16_ref) v = 0x5A5A;
+    for (int16_t& v : g_ln16_y16) v = 0x5A5A;
+    qs8_add16__ref(n, x8, r16, p, g_ln16_y16_ref + off);
+    t.qs8_add16(n, x8, r16, p, g_ln16_y16 + off);
+    ok = ok && std::memcmp(g_ln16_y16, g_ln16_y16_ref, sizeof g_ln16_y16) == 0;
+    std::memcpy(g_ln16_xcopy, g_ln16_x, sizeof g_ln16_x);
+    t.qs8_add16(n, x8, g_ln16_xcopy + off, p, g_ln16_xcopy + off);
+    ok = ok && std::memcmp(g_ln16_xcopy + off, g_ln16_y16_ref + off, n * sizeof(int16_t)) == 0;
+    if (ok) {
+      ++passed;
+    } else {
+      ++failed;
+      ea_cm::write("FAIL element-wise trial ");
+      ea_cm::write_int(trial);
+      ea_cm::write(" n ");
+      ea_cm::write_int(static_cast<int>(n));
       ea_cm::write_line("");
     }
   }
