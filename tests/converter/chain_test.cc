@@ -23,6 +23,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
 #include "fixtures.h"
+#include "whole_model.h"
 
 namespace {
 namespace chain_test {  // tests/CMakeLists.txt: unity builds
@@ -109,28 +110,7 @@ std::string convert(const Chain& chain, const std::string& dir, const std::strin
   return o.output;
 }
 
-struct Runtime {
-  std::vector<uint8_t> file;
-  std::vector<uint8_t> arena;
-  edgeattn::Model model;
-  edgeattn::Interpreter interp;
-  // Aligned copies: the runtime reads the model in place.
-  std::vector<uint64_t> file_words, arena_words;
-
-  explicit Runtime(const std::string& path) {
-    file = read_file(path);
-    file_words.assign((file.size() + 7) / 8, 0);
-    std::memcpy(file_words.data(), file.data(), file.size());
-    EXPECT_EQ(model.Load(file_words.data(), file.size()), edgeattn::Status::kOk) << model.error();
-    arena_words.assign(model.arena_bytes() / 8 + 2, 0);
-    EXPECT_EQ(interp.Init(&model, arena_words.data(), model.arena_bytes()), edgeattn::Status::kOk) << interp.error();
-  }
-  edgeattn::LayerInfo info(int l) const {
-    edgeattn::LayerInfo i = {};
-    model.GetLayerInfo(l, &i);
-    return i;
-  }
-};
+using Runtime = fixtures::LoadedModel;
 
 double relative_l2(const std::vector<double>& got, const std::vector<double>& want, int valid_rows, int width) {
   double e2 = 0, r2 = 0;
@@ -290,7 +270,7 @@ TEST(Chain, InvokeRunsTheWholeChainInOneCall) {
   ea_model_outputs out = {y.data(), 0};
   {
     ea_model m;
-    ASSERT_EQ(ea_model_load(&m, rt.file_words.data(), rt.file.size()), EA_OK);
+    ASSERT_EQ(ea_model_load(&m, rt.file_words.data(), rt.file_size), EA_OK);
     ea_graph_info cg;
     ASSERT_EQ(ea_model_graph_info(&m, &cg), EA_OK);
     EXPECT_EQ(cg.output_dim, kClasses);

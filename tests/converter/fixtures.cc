@@ -1,5 +1,9 @@
 #include "fixtures.h"
 
+#include "converter/cli/commands.h"
+#include "converter/io/npy.h"
+#include "converter/io/safetensors.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -690,6 +694,24 @@ void write_text(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   f << text;
   if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+std::string convert_files(const std::string& dir, const Entries& weights, const std::string& spec,
+                          const Entries& calib, const std::string& dtype, const std::string& residual) {
+  using namespace edgeattn::convert;  // NOLINT(build/namespaces)
+  save_safetensors(dir + "/weights.safetensors", weights);
+  write_text(dir + "/spec.json", spec);
+  save_npz(dir + "/calib.npz", calib);
+  ConvertOptions o;
+  o.weights = dir + "/weights.safetensors";
+  o.spec = dir + "/spec.json";
+  o.calib = dir + "/calib.npz";
+  o.dtype = dtype;
+  if (!residual.empty()) o.residual = residual;
+  o.output = dir + "/model_" + dtype + ".eatn";
+  std::ostringstream report;
+  run_convert(o, report);
+  return o.output;
 }
 
 LayerCase embedding_case(unsigned seed) {

@@ -117,6 +117,11 @@ Array tutorial_position_buffer(size_t maxlen, int dim);
 // A fresh empty directory under the test's working directory or $TMPDIR.
 std::string temp_dir(const std::string& tag);
 void write_text(const std::string& path, const std::string& text);
+// Writes weights.safetensors, spec.json and calib.npz into dir and converts
+// them (run_convert, `edgeattn-convert convert`) at dtype, with --residual
+// when given; returns the written file's path, dir/model_<dtype>.eatn.
+std::string convert_files(const std::string& dir, const Entries& weights, const std::string& spec,
+                          const Entries& calib, const std::string& dtype, const std::string& residual = "");
 
 // The entries as a name -> array map (what load_spec and the converter take).
 inline ArrayMap to_map(const Entries& e) {

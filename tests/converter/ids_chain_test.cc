@@ -22,6 +22,7 @@
 #include "converter/io/safetensors.h"
 #include "edgeattn/edgeattn.hpp"
 #include "fixtures.h"
+#include "whole_model.h"
 
 namespace {
 namespace ids_chain_test {  // tests/CMakeLists.txt: unity builds
@@ -128,19 +129,8 @@ std::string convert(const IdsModel& m, const std::string& dir, const std::string
   return o.output;
 }
 
-struct Runtime {
-  std::vector<uint8_t> file;
-  std::vector<uint64_t> file_words, arena;
-  edgeattn::Model model;
-  edgeattn::Interpreter interp;
-  explicit Runtime(const std::string& path) {
-    file = read_file(path);
-    file_words.assign((file.size() + 7) / 8, 0);
-    std::memcpy(file_words.data(), file.data(), file.size());
-    EXPECT_EQ(model.Load(file_words.data(), file.size()), edgeattn::Status::kOk) << model.error();
-    arena.assign(model.arena_bytes() / 8 + 2, 0);
-    EXPECT_EQ(interp.Init(&model, arena.data(), model.arena_bytes()), edgeattn::Status::kOk) << interp.error();
-  }
+struct Runtime : fixtures::LoadedModel {
+  using LoadedModel::LoadedModel;
   // One Invoke on sample i of ids; out: kRows x width elements of T.
   template <typename T>
   std::vector<T> invoke(const Array& ids, int i, int width) {

@@ -28,6 +28,7 @@
 #include "converter/spec/spec.h"
 #include "edgeattn/edgeattn.hpp"
 #include "fixtures.h"
+#include "whole_model.h"
 
 namespace {
 namespace repeat_test {  // tests/CMakeLists.txt: unity builds
@@ -332,25 +333,7 @@ std::string convert(const Stack& s, const std::string& dir, const std::string& d
   return o.output;
 }
 
-struct Runtime {
-  std::vector<uint64_t> file, arena;  // aligned: the runtime reads the model in place
-  edgeattn::Model model;
-  edgeattn::Interpreter interp;
-
-  explicit Runtime(const std::string& path) {
-    const std::vector<uint8_t> bytes = read_file(path);
-    file.assign((bytes.size() + 7) / 8, 0);
-    std::memcpy(file.data(), bytes.data(), bytes.size());
-    EXPECT_EQ(model.Load(file.data(), bytes.size()), edgeattn::Status::kOk) << model.error();
-    arena.assign(model.arena_bytes() / 8 + 2, 0);
-    EXPECT_EQ(interp.Init(&model, arena.data(), model.arena_bytes()), edgeattn::Status::kOk) << interp.error();
-  }
-  edgeattn::LayerInfo info(int l) const {
-    edgeattn::LayerInfo i = {};
-    model.GetLayerInfo(l, &i);
-    return i;
-  }
-};
+using Runtime = fixtures::LoadedModel;
 
 // Sample s through the runtime's layers one after another, each layer's
 // output buffer the next one's input as it is (int8: its bytes).

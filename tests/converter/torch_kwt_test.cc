@@ -24,6 +24,7 @@
 #include "converter/spec/spec.h"
 #include "edgeattn/edgeattn.hpp"
 #include "fixtures.h"
+#include "whole_model.h"
 
 namespace {
 namespace torch_kwt_test {  // tests/CMakeLists.txt: unity builds
@@ -158,99 +159,40 @@ struct Kwt {
 
 std::string convert(const Kwt& m, const std::string& dtype, const std::string& tag, const std::string& residual = "",
                     const std::string& spec = "") {
-  const std::string dir = fixtures::temp_dir("torch_kwt_" + tag + "_" + dtype + residual);
-  save_safetensors(dir + "/weights.safetensors", m.weights);
-  fixtures::write_text(dir + "/spec.json", spec.empty() ? m.spec() : spec);
-  save_npz(dir + "/calib.npz", {{"embed.query", m.frames}});
-  ConvertOptions o;
-  o.weights = dir + "/weights.safetensors";
-  o.spec = dir + "/spec.json";
-  o.calib = dir + "/calib.npz";
-  o.dtype = dtype;
-  if (!residual.empty()) o.residual = residual;
-  o.output = dir + "/kwt_" + dtype + ".eatn";
-  std::ostringstream report;
-  run_convert(o, report);
-  return o.output;
+  return fixtures::convert_files(fixtures::temp_dir("torch_kwt_" + tag + "_" + dtype + residual), m.weights,
+                                 spec.empty() ? m.spec() : spec, {{"embed.query", m.frames}}, dtype, residual);
 }
 
-struct Runtime {
-  std::vector<uint64_t> file_words, arena_words;
-  edgeattn::Model model;
-  edgeattn::Interpreter interp;
-  explicit Runtime(const std::string& path) {
-    const std::vector<uint8_t> file = read_file(path);
-    file_words.assign((file.size() + 7) / 8, 0);
-    std::memcpy(file_words.data(), file.data(), file.size());
-    EXPECT_EQ(model.Load(file_words.data(), file.size()), edgeattn::Status::kOk) << model.error();
-    arena_words.assign(model.arena_bytes() / 8 + 2, 0);
-    EXPECT_EQ(interp.Init(&model, arena_words.data(), model.arena_bytes()), edgeattn::Status::kOk) << interp.error();
-  }
-};
-
-struct Errors {
-  double worst_sample = 0, rel_l2 = 0;
-  int top1_agree = 0;
-};
-
 // Every sample through one Invoke; the logits against the float64 KWT.
-Errors run_all(const Kwt& m, const std::string& path, bool s8, int steps) {
-  Runtime rt(path);
-  edgeattn::GraphInfo g;
-  EXPECT_EQ(rt.model.GetGraphInfo(&g), edgeattn::Status::kOk) << rt.model.error();
+fixtures::LogitErrors run_all(const Kwt& m, const std::string& path, int steps) {
+  fixtures::LoadedModel rt(path);
+  const edgeattn::GraphInfo g = rt.graph();
   EXPECT_EQ(g.num_steps, steps);
   EXPECT_EQ(g.input_dim, kFeatures);
   EXPECT_EQ(g.output_dim, kClasses);
-  Errors e;
-  double e2 = 0, r2 = 0;
+  fixtures::LogitErrors e;
   for (int i = 0; i < kSamples; ++i) {
     const double* x = m.frames.data.data() + static_cast<size_t>(i) * kFrames * kFeatures;
-    std::vector<int8_t> x8(static_cast<size_t>(kFrames) * kFeatures), y8(kClasses);
-    std::vector<float> xf(x8.size()), yf(kClasses);
-    for (size_t k = 0; k < x8.size(); ++k) {
-      if (s8) {
-        const double q = std::nearbyint(x[k] / g.input_quant.scale) + g.input_quant.zero_point;
-        x8[k] = static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
-      }
-      xf[k] = static_cast<float>(x[k]);
-    }
-    edgeattn::ModelInputs in = {s8 ? static_cast<const void*>(x8.data()) : xf.data(), kFrames, 0, nullptr, 0, 0};
-    edgeattn::ModelOutputs out = {s8 ? static_cast<void*>(y8.data()) : yf.data(), 0};
-    EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kOk) << rt.interp.error();
-    const std::vector<double> want = m.forward(i, m.pre_norm);
-    double se = 0, sr = 0;
-    int got_top = 0, want_top = 0;
-    std::vector<double> got(kClasses);
-    for (size_t c = 0; c < kClasses; ++c) {
-      got[c] = s8 ? g.output_quant.scale * (y8[c] - g.output_quant.zero_point) : yf[c];
-      se += (got[c] - want[c]) * (got[c] - want[c]);
-      sr += want[c] * want[c];
-      if (got[c] > got[static_cast<size_t>(got_top)]) got_top = static_cast<int>(c);
-      if (want[c] > want[static_cast<size_t>(want_top)]) want_top = static_cast<int>(c);
-    }
-    e2 += se;
-    r2 += sr;
-    e.worst_sample = std::max(e.worst_sample, std::sqrt(se / sr));
-    e.top1_agree += got_top == want_top;
+    e.add(fixtures::invoke_logits(rt, x, kFrames), m.forward(i, m.pre_norm));
   }
-  e.rel_l2 = std::sqrt(e2 / r2);
   return e;
 }
 
 // f32 against the float64 KWT, and int8 on the 16-bit stream (the
 // default) and with --residual int8, each printed and held to the bounds;
 // returns the two int8 figures.
-std::pair<Errors, Errors> check_both_streams(const Kwt& m, const std::string& tag, const char* what, int steps) {
-  const Errors f = run_all(m, convert(m, "f32", tag), false, steps);
-  const Errors q = run_all(m, convert(m, "int8", tag), true, steps);
-  const Errors q8 = run_all(m, convert(m, "int8", tag, "int8"), true, steps);
+std::pair<fixtures::LogitErrors, fixtures::LogitErrors> check_both_streams(const Kwt& m, const std::string& tag,
+                                                                         const char* what, int steps) {
+  const fixtures::LogitErrors f = run_all(m, convert(m, "f32", tag), steps);
+  const fixtures::LogitErrors q = run_all(m, convert(m, "int8", tag), steps);
+  const fixtures::LogitErrors q8 = run_all(m, convert(m, "int8", tag, "int8"), steps);
   std::printf("  torch_kwt %s: f32 worst %.2e; int8 relative L2 %.4f (worst %.4f), top-1 %d/%d; "
               "--residual int8: %.4f (worst %.4f), top-1 %d/%d\n",
-              what, f.worst_sample, q.rel_l2, q.worst_sample, q.top1_agree, kSamples, q8.rel_l2, q8.worst_sample,
+              what, f.worst_sample, q.rel_l2(), q.worst_sample, q.top1_agree, kSamples, q8.rel_l2(), q8.worst_sample,
               q8.top1_agree, kSamples);
   EXPECT_LE(f.worst_sample, 1e-5);
-  for (const Errors& e : {q, q8}) {
-    EXPECT_LE(e.rel_l2, 0.05);
+  for (const fixtures::LogitErrors& e : {q, q8}) {
+    EXPECT_LE(e.rel_l2(), 0.05);
     EXPECT_GE(e.top1_agree, kSamples * 9 / 10);
   }
   return {q, q8};
@@ -272,7 +214,7 @@ TEST(TorchKwt, PostNormOneHeadIsKwtsForward) {
                          "transformer.layers.{i}. (1 head, no to_out, post-norm x + LayerNorm(f(x))) -> the class row -> "
                          "mlp_head (5)");
   const auto [q, q8] = check_both_streams(m, "post1", "post-norm, 1 head", static_cast<int>(spec.layers.size()));
-  EXPECT_LT(q.rel_l2, q8.rel_l2);  // the 16-bit stream (the default here) rounds the stream less
+  EXPECT_LT(q.rel_l2(), q8.rel_l2());  // the 16-bit stream (the default here) rounds the stream less
 }
 
 // The same weights with pre_norm true (the fused encoder_block), beside the
@@ -287,20 +229,19 @@ TEST(TorchKwt, PreNormOneHeadOnTheSameWeights) {
 TEST(TorchKwt, PreNormTwoHeadsMeanPoolIsKwtsForward) {
   const Kwt m(2, true, true, 92);
   const int steps = 2 + kDepth + 3;
-  const Errors f = run_all(m, convert(m, "f32", "pre2"), false, steps);
-  const Errors q = run_all(m, convert(m, "int8", "pre2"), true, steps);
+  const fixtures::LogitErrors f = run_all(m, convert(m, "f32", "pre2"), steps);
+  const fixtures::LogitErrors q = run_all(m, convert(m, "int8", "pre2"), steps);
   std::printf("  torch_kwt pre-norm, 2 heads, mean: f32 worst %.2e; int8 relative L2 %.4f (worst %.4f), top-1 %d/%d\n",
-              f.worst_sample, q.rel_l2, q.worst_sample, q.top1_agree, kSamples);
+              f.worst_sample, q.rel_l2(), q.worst_sample, q.top1_agree, kSamples);
   EXPECT_LE(f.worst_sample, 1e-5);
-  EXPECT_LE(q.rel_l2, 0.05);
+  EXPECT_LE(q.rel_l2(), 0.05);
   EXPECT_GE(q.top1_agree, kSamples * 9 / 10);
 }
 
 // The int8 bytes of every sample's logits, through one Invoke each.
 std::vector<int8_t> logits_bytes(const Kwt& m, const std::string& path) {
-  Runtime rt(path);
-  edgeattn::GraphInfo g;
-  EXPECT_EQ(rt.model.GetGraphInfo(&g), edgeattn::Status::kOk) << rt.model.error();
+  fixtures::LoadedModel rt(path);
+  const edgeattn::GraphInfo g = rt.graph();
   std::vector<int8_t> all;
   for (int i = 0; i < kSamples; ++i) {
     const double* x = m.frames.data.data() + static_cast<size_t>(i) * kFrames * kFeatures;
@@ -353,7 +294,7 @@ TEST(TorchKwt, TheBranchNormBlockIsItsPartsAsLayers) {
   const std::vector<int8_t> block = logits_bytes(m, convert(m, "int8", "post1", "int8"));  // the parts' int8 stream
   ASSERT_EQ(parts.size(), block.size());
   EXPECT_EQ(parts, block);
-  const Errors f = run_all(m, convert(m, "f32", "parts", "", spec), false, 2 + 6 * kDepth + 3);
+  const fixtures::LogitErrors f = run_all(m, convert(m, "f32", "parts", "", spec), 2 + 6 * kDepth + 3);
   EXPECT_LE(f.worst_sample, 1e-5);
 }
 

@@ -24,6 +24,7 @@
 #include "edgeattn/edgeattn.hpp"
 #include "edgeattn/edgeattn_generated.h"
 #include "fixtures.h"
+#include "whole_model.h"
 
 namespace {
 namespace vit_chain_test {  // tests/CMakeLists.txt: unity builds
@@ -145,84 +146,24 @@ std::string convert(const Vit& vit, const std::string& dtype, const std::string&
                     const std::string& spec = "") {
   const std::string dir = fixtures::temp_dir(std::string("vit_") + (vit.mean ? "mean_" : "first_") + dtype +
                                              (residual.empty() ? "" : "_res" + residual) + (spec.empty() ? "" : "_s"));
-  save_safetensors(dir + "/weights.safetensors", vit.weights);
-  fixtures::write_text(dir + "/spec.json", spec.empty() ? vit.spec() : spec);
-  save_npz(dir + "/calib.npz", vit.calib());
-  ConvertOptions o;
-  o.weights = dir + "/weights.safetensors";
-  o.spec = dir + "/spec.json";
-  o.calib = dir + "/calib.npz";
-  o.dtype = dtype;
-  if (!residual.empty()) o.residual = residual;
-  o.output = dir + "/vit_" + dtype + ".eatn";
-  std::ostringstream report;
-  run_convert(o, report);
-  return o.output;
+  return fixtures::convert_files(dir, vit.weights, spec.empty() ? vit.spec() : spec, vit.calib(), dtype, residual);
 }
 
-struct Runtime {
-  std::vector<uint64_t> file_words, arena_words;
-  edgeattn::Model model;
-  edgeattn::Interpreter interp;
-  explicit Runtime(const std::string& path) {
-    const std::vector<uint8_t> file = read_file(path);
-    file_words.assign((file.size() + 7) / 8, 0);
-    std::memcpy(file_words.data(), file.data(), file.size());
-    EXPECT_EQ(model.Load(file_words.data(), file.size()), edgeattn::Status::kOk) << model.error();
-    arena_words.assign(model.arena_bytes() / 8 + 2, 0);
-    EXPECT_EQ(interp.Init(&model, arena_words.data(), model.arena_bytes()), edgeattn::Status::kOk) << interp.error();
-  }
-};
-
-struct Errors {
-  double rel_l2 = 0, worst_sample = 0;
-  int top1_agree = 0;
-};
+using Runtime = fixtures::LoadedModel;
+using Errors = fixtures::LogitErrors;
 
 // Every sample through one Invoke each; the logits against the float64 model.
-Errors run_all(Runtime& rt, const Vit& vit, bool s8) {
-  edgeattn::GraphInfo g;
-  EXPECT_EQ(rt.model.GetGraphInfo(&g), edgeattn::Status::kOk) << rt.model.error();
+Errors run_all(Runtime& rt, const Vit& vit) {
+  const edgeattn::GraphInfo g = rt.graph();
   EXPECT_EQ(g.num_steps, 6);
   EXPECT_EQ(g.input_dim, kPatchDim);
   EXPECT_EQ(g.output_dim, kClasses);
   EXPECT_EQ(g.max_output_rows, 1);
   Errors e;
-  double e2 = 0, r2 = 0;
   for (int i = 0; i < kSamples; ++i) {
     const double* x = vit.patches.data.data() + static_cast<size_t>(i) * kPatches * kPatchDim;
-    std::vector<int8_t> x8(static_cast<size_t>(kPatches) * kPatchDim), y8(kClasses);
-    std::vector<float> xf(x8.size()), yf(kClasses);
-    for (size_t k = 0; k < x8.size(); ++k) {
-      if (s8) {  // (a float model's input has no scale)
-        const double q = std::nearbyint(x[k] / g.input_quant.scale) + g.input_quant.zero_point;
-        x8[k] = static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
-      }
-      xf[k] = static_cast<float>(x[k]);
-    }
-    edgeattn::ModelInputs in = {s8 ? static_cast<const void*>(x8.data()) : xf.data(), kPatches,
-                                vit.mean ? vit.valid_patches(i) : 0, nullptr, 0, 0};
-    edgeattn::ModelOutputs out = {s8 ? static_cast<void*>(y8.data()) : yf.data(), 0};
-    EXPECT_EQ(rt.interp.Invoke(in, &out), edgeattn::Status::kOk) << rt.interp.error();
-    EXPECT_EQ(out.num_rows, 1);
-    const std::vector<double> want = vit.reference(i);
-    double se = 0, sr = 0;
-    int got_top = 0, want_top = 0;
-    std::vector<double> got(kClasses);
-    for (int c = 0; c < kClasses; ++c) {
-      got[static_cast<size_t>(c)] = s8 ? g.output_quant.scale * (y8[static_cast<size_t>(c)] - g.output_quant.zero_point)
-                                       : yf[static_cast<size_t>(c)];
-      se += (got[static_cast<size_t>(c)] - want[static_cast<size_t>(c)]) * (got[static_cast<size_t>(c)] - want[static_cast<size_t>(c)]);
-      sr += want[static_cast<size_t>(c)] * want[static_cast<size_t>(c)];
-      if (got[static_cast<size_t>(c)] > got[static_cast<size_t>(got_top)]) got_top = c;
-      if (want[static_cast<size_t>(c)] > want[static_cast<size_t>(want_top)]) want_top = c;
-    }
-    e2 += se;
-    r2 += sr;
-    e.worst_sample = std::max(e.worst_sample, std::sqrt(se / sr));
-    e.top1_agree += got_top == want_top ? 1 : 0;
+    e.add(fixtures::invoke_logits(rt, x, kPatches, vit.mean ? vit.valid_patches(i) : 0), vit.reference(i));
   }
-  e.rel_l2 = std::sqrt(e2 / r2);
   return e;
 }
 
@@ -231,8 +172,8 @@ TEST(VitChain, Float32InvokeEqualsTheFloat64Model) {
     SCOPED_TRACE(mean ? "mean, sinusoidal, padded" : "class row, learned table");
     const Vit vit(mean);
     Runtime rt(convert(vit, "f32"));
-    const Errors e = run_all(rt, vit, false);
-    std::printf("  vit %-5s f32 logits: relative L2 %.2e (worst sample %.2e)\n", mean ? "mean" : "first", e.rel_l2,
+    const Errors e = run_all(rt, vit);
+    std::printf("  vit %-5s f32 logits: relative L2 %.2e (worst sample %.2e)\n", mean ? "mean" : "first", e.rel_l2(),
                 e.worst_sample);
     EXPECT_LE(e.worst_sample, 1e-5);
   }
@@ -267,12 +208,12 @@ TEST(VitChain, Int8InvokeIsWithinTheLayersErrorsOfTheFloat64Model) {
     SCOPED_TRACE(mean ? "mean, sinusoidal, padded" : "class row, learned table");
     const Vit vit(mean);
     Runtime rt(convert(vit, "int8"));
-    const Errors e = run_all(rt, vit, true);
+    const Errors e = run_all(rt, vit);
     const double kappa = head_gain(vit), bound = kappa * (mean ? 0.062 : 0.054) + 0.013;
     std::printf("  vit %-5s int8 logits: relative L2 %.4f (worst sample %.4f), top-1 agreement %d / %d;"
                 " head gain %.2f, bound %.4f\n",
-                mean ? "mean" : "first", e.rel_l2, e.worst_sample, e.top1_agree, kSamples, kappa, bound);
-    EXPECT_LE(e.rel_l2, bound);
+                mean ? "mean" : "first", e.rel_l2(), e.worst_sample, e.top1_agree, kSamples, kappa, bound);
+    EXPECT_LE(e.rel_l2(), bound);
     EXPECT_GE(e.top1_agree, kSamples - 3);
   }
 }
@@ -330,15 +271,15 @@ TEST(VitChain, Int16StreamFromPositionsToThePooling) {
         } else {
           EXPECT_EQ(after.output_dtype, EA_S8);
         }
-        e[s16] = run_all(rt, vit, true);
+        e[s16] = run_all(rt, vit);
       }
       const double kappa = head_gain(vit), bound = kappa * (mean ? 0.062 : 0.054) + 0.013;
       std::printf("  vit %-5s%s logits: relative L2 int8 stream %.4f, int16 stream %.4f; top-1 %d, %d / %d;"
                   " bound %.4f\n",
-                  mean ? "mean" : "first", pool_first ? " (pool, then norm)" : "", e[0].rel_l2, e[1].rel_l2,
+                  mean ? "mean" : "first", pool_first ? " (pool, then norm)" : "", e[0].rel_l2(), e[1].rel_l2(),
                   e[0].top1_agree, e[1].top1_agree, kSamples, bound);
-      EXPECT_LE(e[1].rel_l2, bound);
-      EXPECT_LE(e[1].rel_l2, e[0].rel_l2);
+      EXPECT_LE(e[1].rel_l2(), bound);
+      EXPECT_LE(e[1].rel_l2(), e[0].rel_l2());
       EXPECT_GE(e[1].top1_agree, kSamples - 3);
     }
   }

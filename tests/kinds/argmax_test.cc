@@ -29,18 +29,7 @@ TEST(Argmax, RoundTripTop3) { check_case(fixtures::argmax_case(62, 3)); }
 
 std::string convert_spec(const std::string& spec, const fixtures::Entries& calib, const std::string& dtype,
                          const std::string& dir) {
-  save_safetensors(dir + "/weights.safetensors", {});
-  fixtures::write_text(dir + "/spec.json", spec);
-  save_npz(dir + "/calib.npz", calib);
-  ConvertOptions o;
-  o.weights = dir + "/weights.safetensors";
-  o.spec = dir + "/spec.json";
-  o.calib = dir + "/calib.npz";
-  o.dtype = dtype;
-  o.output = dir + "/model_" + dtype + ".eatn";
-  std::ostringstream report;
-  run_convert(o, report);
-  return o.output;
+  return fixtures::convert_files(dir, {}, spec, calib, dtype);
 }
 
 // On rows whose values are on a grid int8 keeps apart (the fixture), the

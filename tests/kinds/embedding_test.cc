@@ -30,18 +30,7 @@ TEST(Embedding, RoundTrip) { check_case(fixtures::embedding_case(51)); }
 // Converts the fixture (int8 or f32) and returns the model file's path.
 std::string convert_case(const fixtures::LayerCase& c, const std::string& dtype, const std::string& dir,
                          const std::string& spec = "") {
-  save_safetensors(dir + "/weights.safetensors", c.weights);
-  fixtures::write_text(dir + "/spec.json", spec.empty() ? c.spec_json : spec);
-  save_npz(dir + "/calib.npz", c.calib);
-  ConvertOptions o;
-  o.weights = dir + "/weights.safetensors";
-  o.spec = dir + "/spec.json";
-  o.calib = dir + "/calib.npz";
-  o.dtype = dtype;
-  o.output = dir + "/model_" + dtype + ".eatn";
-  std::ostringstream report;
-  run_convert(o, report);
-  return o.output;
+  return fixtures::convert_files(dir, c.weights, spec.empty() ? c.spec_json : spec, c.calib, dtype);
 }
 
 // The int8 table is the float table (times "scale") rounded once at the

@@ -41,19 +41,7 @@ struct Converted {
 // Converts `spec` (weights w, calibration `calib`) and loads it in place.
 void convert_and_load(const std::string& spec, const fixtures::Entries& w, const fixtures::Entries& calib,
                       const std::string& dtype, const std::string& tag, Converted* c) {
-  const std::string dir = fixtures::temp_dir(tag);
-  save_safetensors(dir + "/weights.safetensors", w);
-  fixtures::write_text(dir + "/spec.json", spec);
-  save_npz(dir + "/calib.npz", calib);
-  ConvertOptions o;
-  o.weights = dir + "/weights.safetensors";
-  o.spec = dir + "/spec.json";
-  o.calib = dir + "/calib.npz";
-  o.dtype = dtype;
-  o.output = dir + "/model_" + dtype + ".eatn";
-  std::ostringstream report;
-  run_convert(o, report);
-  c->bytes = read_file(o.output);
+  c->bytes = read_file(fixtures::convert_files(fixtures::temp_dir(tag), w, spec, calib, dtype));
   c->file.assign(c->bytes.size() / 8 + 1, 0);
   std::memcpy(c->file.data(), c->bytes.data(), c->bytes.size());
   ASSERT_EQ(c->model.Load(c->file.data(), c->bytes.size()), edgeattn::Status::kOk) << c->model.error();

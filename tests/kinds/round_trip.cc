@@ -90,19 +90,7 @@ void check_case(const LayerCase& c) {
 
 std::string convert_case(const LayerCase& c, const std::string& dtype, const std::string& residual) {
   const std::string dir = fixtures::temp_dir(c.name + "_" + dtype + (residual.empty() ? "" : "_res_" + residual));
-  save_safetensors(dir + "/weights.safetensors", c.weights);
-  fixtures::write_text(dir + "/spec.json", c.spec_json);
-  save_npz(dir + "/calib.npz", c.calib);
-  ConvertOptions o;
-  o.weights = dir + "/weights.safetensors";
-  o.spec = dir + "/spec.json";
-  o.calib = dir + "/calib.npz";
-  o.dtype = dtype;
-  if (!residual.empty()) o.residual = residual;
-  o.output = dir + "/model_" + dtype + ".eatn";
-  std::ostringstream report;
-  run_convert(o, report);
-  return o.output;
+  return fixtures::convert_files(dir, c.weights, c.spec_json, c.calib, dtype, residual);
 }
 
 StreamRun run_stream(const LayerCase& c, const std::string& residual) {
