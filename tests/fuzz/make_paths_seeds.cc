@@ -26,6 +26,7 @@
 #include "converter/base/array.h"
 #include "converter/write/model_file.h"
 #include "converter/model/dataset.h"
+#include "converter/spec/spec.h"
 #include "converter/io/file.h"
 #include "converter/spec/spec.h"
 #include "model_input.h"
@@ -58,6 +59,7 @@ struct Builder {
   std::string name;
   double weight_gain = 1.0;  // weight sd = gain / sqrt(fan_in)
   double input_sd = 1.0;
+  bool residual16 = false;  // int8 file: the blocks on the 16-bit residual stream (--residual int16)
   cv::ArrayMap weights, calib;
   std::string layers;
 
@@ -191,8 +193,10 @@ struct Builder {
     Input(l + ".query", d);
     Layer(j, l, "none");
   }
-  // nn.TransformerEncoderLayer (preset torch) with FFN width ff.
-  void Block(const std::string& l, int e, int heads, int ff, bool norm_first, const char* act, const char* mask) {
+  // nn.TransformerEncoderLayer (preset torch) with FFN width ff; branch_norm:
+  // the norms on the sub-layers' outputs (Torch-KWT's post-norm form).
+  void Block(const std::string& l, int e, int heads, int ff, bool norm_first, const char* act, const char* mask,
+             bool branch_norm = false) {
     const size_t E = static_cast<size_t>(e);
     Norm(l + ".norm1", E);
     Norm(l + ".norm2", E);
@@ -207,6 +211,7 @@ struct Builder {
     std::string j = "\"kind\": \"encoder_block\", \"preset\": \"torch\", \"embed_dim\": " + std::to_string(e) +
                     ", \"num_heads\": " + std::to_string(heads) + ", \"norm_first\": " +
                     (norm_first ? "true" : "false") + ", \"activation\": \"" + act + "\"";
+    if (branch_norm) j += ", \"branch_norm\": true";
     Lengths(&j, true);
     Input(l + ".query", e);
     Layer(j, l, mask);
@@ -265,8 +270,11 @@ void Emit(const Builder& b, const std::string& dir, int* files) {
   const cv::ModelSpec spec = cv::load_spec(b.name + ".json", spec_text, b.weights, b.name, cv::LengthOverrides{});
   std::vector<cv::LayerData> calib;
   for (const cv::FloatLayer& L : spec.layers) calib.push_back(cv::load_layer_data(b.calib, b.name, L, false));
+  cv::ModelSpec spec16 = spec;
+  if (b.residual16) cv::use_residual16(&spec16);
   for (const cv::OutputType type : {cv::OutputType::kInt8, cv::OutputType::kF32}) {
-    const std::vector<uint8_t> model = cv::build_model(spec, type, calib, b.name, "make_paths_seeds");
+    const std::vector<uint8_t> model =
+        cv::build_model(type == cv::OutputType::kInt8 ? spec16 : spec, type, calib, b.name, "make_paths_seeds");
     const std::string base = dir + "/" + b.name + (type == cv::OutputType::kInt8 ? "_int8" : "_f32");
     Write(base + ".eatn", model);
     ++*files;
@@ -419,6 +427,23 @@ int main(int argc, char** argv) {
     b.Decoder("o16_gqa", 24, 6, 2, true);
     Builder& c = add("mha_out16_extreme", 6.0, 20.0);
     c.Mha("o16_big", 16, 2, "key_padding", 0, 0, true);
+  }
+  {  // blocks on the 16-bit residual stream (the narrowing, the int16
+     // LayerNorms and epilogues) and the branch-norm form on both streams
+     // (its adds: qs8_add, qs8_add16), saturating ones too; last, so the
+     // models above keep their bytes
+    Builder& b = add("block_stream16");
+    b.residual16 = true;
+    b.Block("post16", 24, 3, 96, false, "gelu", "key_padding");
+    b.Block("pre16s", 17, 1, 40, true, "relu", "none");
+    b.Block("branch16", 16, 2, 64, false, "gelu_tanh", "causal", true);
+    Builder& c = add("block_branch");
+    c.Block("branch8", 24, 3, 96, false, "gelu", "key_padding", true);
+    c.Block("branch8_odd", 17, 1, 33, false, "relu", "none", true);
+    Builder& d = add("block_stream16_extreme", 5.0, 10.0);
+    d.residual16 = true;
+    d.Block("big_post16", 16, 4, 64, false, "gelu", "key_padding");
+    d.Block("big_branch16", 16, 4, 64, false, "gelu", "none", true);
   }
   int files = 0;
   try {
