@@ -158,8 +158,13 @@ Skip Decode(const std::string& name, const std::vector<uint8_t>& data, size_t ar
     c.kv_len = in.kv_len;
     c.kv_valid_len = in.args.kv_valid_len;
     const RunArgs& a = in.args;
-    c.q = Bytes(a.query, static_cast<size_t>(in.q_len) * in.info.query_dim);
-    c.k = Bytes(a.key, static_cast<size_t>(in.kv_len) * in.info.key_dim);
+    // The rows in their element types, as model_input.h made them: the
+    // query rows in the layer's input type (int16 rows of a block on the
+    // 16-bit stream), a row_pool's keys too, other keys and values int8.
+    const size_t q_es = eafuzz::ElemBytes(in.info.input_dtype);
+    const size_t k_es = in.info.kind == EA_LAYER_ROW_POOL ? q_es : 1;
+    c.q = Bytes(a.query, static_cast<size_t>(in.q_len) * in.info.query_dim * q_es);
+    c.k = Bytes(a.key, static_cast<size_t>(in.kv_len) * in.info.key_dim * k_es);
     c.v = Bytes(a.value, static_cast<size_t>(in.kv_len) * in.info.value_dim);
     if (!RunRef(interp, i, in, &c)) {
       std::fprintf(stderr, "edgeattn-paths-cases: %s layer %d: cached-keys run differs on ref (skipped)\n",
@@ -173,7 +178,9 @@ Skip Decode(const std::string& name, const std::vector<uint8_t>& data, size_t ar
 
 void EmitArray(std::ostream& s, const char* type, const std::string& name, const std::vector<uint8_t>& v,
                int elem) {
-  s << "static const " << type << " " << name << "[" << v.size() / elem << "] = {";
+  // Aligned for any element type the bytes hold (int16 rows: Helium's
+  // VLDRH needs halfword alignment).
+  s << "alignas(4) static const " << type << " " << name << "[" << v.size() / elem << "] = {";
   for (size_t i = 0; i < v.size(); i += elem) {
     if (i / elem % 24 == 0) s << "\n ";
     long x;
