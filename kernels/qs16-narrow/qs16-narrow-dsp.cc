@@ -12,10 +12,11 @@ namespace edgeattn {
 namespace kernels {
 
 // Per value requant_cm.h's form for n = 31 - shift >= 33 (the stream is
-// some 2^8 times finer than an int8 input, so n is near 39): SMMLA onto the
-// rounding term 2^(n-33), ASR by n - 32, SSAT #10, the zero point, SSAT #8;
-// the reference's 64-bit product and shift cost about three times that at
-// -Os. Other shifts, or a zero point outside int8, take the reference.
+// some 2^8 times finer than an int8 input, so n is near 39), its constants
+// formed once: SMMLA onto the rounding term, ASR by n - 32 (requantize_high),
+// then to_s8 (SSAT #10, the zero point, SSAT #8); the reference's 64-bit
+// product and shift cost about three times that at -Os. Other shifts, or a
+// zero point outside int8 (to_s8's premise), take the reference.
 void qs16_narrow__dsp(size_t n, const int16_t* x, int32_t mult, int32_t shift, int32_t zp, int8_t* y) {
   const int32_t bits = 31 - shift;
   if (bits < 33 || zp < -128 || zp > 127) {
@@ -23,11 +24,7 @@ void qs16_narrow__dsp(size_t n, const int16_t* x, int32_t mult, int32_t shift, i
     return;
   }
   const int32_t round = int32_t{1} << (bits - 33), down = bits - 32;
-  for (size_t i = 0; i < n; ++i) {
-    int32_t v;
-    __asm__("smmla %0, %1, %2, %3" : "=r"(v) : "r"(int32_t{x[i]}), "r"(mult), "r"(round));
-    y[i] = cm::to_s8(v >> down, zp);
-  }
+  for (size_t i = 0; i < n; ++i) y[i] = cm::to_s8(cm::requantize_high(x[i], mult, round, down), zp);
 }
 
 }  // namespace kernels

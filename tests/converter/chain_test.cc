@@ -110,7 +110,7 @@ std::string convert(const Chain& chain, const std::string& dir, const std::strin
   return o.output;
 }
 
-using Runtime = fixtures::LoadedModel;
+using Runtime = fixtures::RunnableModel;
 
 double relative_l2(const std::vector<double>& got, const std::vector<double>& want, int valid_rows, int width) {
   double e2 = 0, r2 = 0;
@@ -270,7 +270,7 @@ TEST(Chain, InvokeRunsTheWholeChainInOneCall) {
   ea_model_outputs out = {y.data(), 0};
   {
     ea_model m;
-    ASSERT_EQ(ea_model_load(&m, rt.file_words.data(), rt.file_size), EA_OK);
+    ASSERT_EQ(ea_model_load(&m, rt.file.data(), rt.file.size()), EA_OK);
     ea_graph_info cg;
     ASSERT_EQ(ea_model_graph_info(&m, &cg), EA_OK);
     EXPECT_EQ(cg.output_dim, kClasses);

@@ -26,6 +26,7 @@
 #include "converter/spec/spec.h"
 #include "edgeattn/edgeattn.hpp"
 #include "fixtures.h"
+#include "whole_model.h"
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -75,48 +76,21 @@ struct Figures {
 
 // Every held-out image through one Invoke; its logits against PyTorch's.
 Figures run_heldout(const std::string& path, const Reference& ref) {
-  const std::vector<uint8_t> file = read_file(path);
-  std::vector<uint64_t> file_words((file.size() + 7) / 8), arena_words;
-  std::memcpy(file_words.data(), file.data(), file.size());
-  edgeattn::Model model;
-  EXPECT_EQ(model.Load(file_words.data(), file.size()), edgeattn::Status::kOk) << model.error();
-  arena_words.assign(model.arena_bytes() / 8 + 2, 0);
-  edgeattn::Interpreter interp;
-  EXPECT_EQ(interp.Init(&model, arena_words.data(), model.arena_bytes()), edgeattn::Status::kOk) << interp.error();
-  edgeattn::GraphInfo g;
-  EXPECT_EQ(model.GetGraphInfo(&g), edgeattn::Status::kOk) << model.error();
+  fixtures::RunnableModel m(path);
+  const edgeattn::GraphInfo g = m.graph();
   EXPECT_EQ(g.input_dim, kPatchDim);
   EXPECT_EQ(g.output_dim, kClasses);
-  const bool s8 = g.dtype == EA_S8;
   Figures f;
-  double e2 = 0, r2 = 0;
+  fixtures::LogitErrors e;
   for (int i = 0; i < ref.n(); ++i) {
     const double* x = ref.patches.data.data() + static_cast<size_t>(i) * kPatches * kPatchDim;
-    std::vector<int8_t> x8(kPatches * kPatchDim), y8(kClasses);
-    std::vector<float> xf(x8.size()), yf(kClasses);
-    for (size_t k = 0; k < x8.size(); ++k) {
-      if (s8) {  // (a float model's input has no scale)
-        const double q = std::nearbyint(x[k] / g.input_quant.scale) + g.input_quant.zero_point;
-        x8[k] = static_cast<int8_t>(std::clamp(q, -128.0, 127.0));
-      }
-      xf[k] = static_cast<float>(x[k]);
-    }
-    edgeattn::ModelInputs in = {s8 ? static_cast<const void*>(x8.data()) : xf.data(), kPatches, 0, nullptr, 0, 0};
-    edgeattn::ModelOutputs out = {s8 ? static_cast<void*>(y8.data()) : yf.data(), 0};
-    EXPECT_EQ(interp.Invoke(in, &out), edgeattn::Status::kOk) << interp.error();
-    EXPECT_EQ(out.num_rows, 1);
-    double y[kClasses];
+    const std::vector<double> y = fixtures::invoke_logits(m, x, kPatches);
     const double* want = ref.logits.data.data() + static_cast<size_t>(i) * kClasses;
-    for (int c = 0; c < kClasses; ++c) {
-      y[c] = s8 ? g.output_quant.scale * (y8[static_cast<size_t>(c)] - g.output_quant.zero_point)
-                : yf[static_cast<size_t>(c)];
-      e2 += (y[c] - want[c]) * (y[c] - want[c]);
-      r2 += want[c] * want[c];
-    }
-    f.agree += top1(y) == ref.torch_top1(i) ? 1 : 0;
-    f.correct += top1(y) == ref.label(i) ? 1 : 0;
+    e.add(y, std::vector<double>(want, want + kClasses));
+    f.agree += top1(y.data()) == ref.torch_top1(i) ? 1 : 0;
+    f.correct += top1(y.data()) == ref.label(i) ? 1 : 0;
   }
-  f.rel_l2 = std::sqrt(e2 / r2);
+  f.rel_l2 = e.rel_l2();
   return f;
 }
 

@@ -129,8 +129,8 @@ std::string convert(const IdsModel& m, const std::string& dir, const std::string
   return o.output;
 }
 
-struct Runtime : fixtures::LoadedModel {
-  using LoadedModel::LoadedModel;
+struct Runtime : fixtures::RunnableModel {
+  using RunnableModel::RunnableModel;
   // One Invoke on sample i of ids; out: kRows x width elements of T.
   template <typename T>
   std::vector<T> invoke(const Array& ids, int i, int width) {

@@ -333,7 +333,7 @@ std::string convert(const Stack& s, const std::string& dir, const std::string& d
   return o.output;
 }
 
-using Runtime = fixtures::LoadedModel;
+using Runtime = fixtures::RunnableModel;
 
 // Sample s through the runtime's layers one after another, each layer's
 // output buffer the next one's input as it is (int8: its bytes).

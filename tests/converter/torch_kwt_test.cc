@@ -165,7 +165,7 @@ std::string convert(const Kwt& m, const std::string& dtype, const std::string& t
 
 // Every sample through one Invoke; the logits against the float64 KWT.
 fixtures::LogitErrors run_all(const Kwt& m, const std::string& path, int steps) {
-  fixtures::LoadedModel rt(path);
+  fixtures::RunnableModel rt(path);
   const edgeattn::GraphInfo g = rt.graph();
   EXPECT_EQ(g.num_steps, steps);
   EXPECT_EQ(g.input_dim, kFeatures);
@@ -240,7 +240,7 @@ TEST(TorchKwt, PreNormTwoHeadsMeanPoolIsKwtsForward) {
 
 // The int8 bytes of every sample's logits, through one Invoke each.
 std::vector<int8_t> logits_bytes(const Kwt& m, const std::string& path) {
-  fixtures::LoadedModel rt(path);
+  fixtures::RunnableModel rt(path);
   const edgeattn::GraphInfo g = rt.graph();
   std::vector<int8_t> all;
   for (int i = 0; i < kSamples; ++i) {

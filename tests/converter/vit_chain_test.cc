@@ -149,7 +149,7 @@ std::string convert(const Vit& vit, const std::string& dtype, const std::string&
   return fixtures::convert_files(dir, vit.weights, spec.empty() ? vit.spec() : spec, vit.calib(), dtype, residual);
 }
 
-using Runtime = fixtures::LoadedModel;
+using Runtime = fixtures::RunnableModel;
 using Errors = fixtures::LogitErrors;
 
 // Every sample through one Invoke each; the logits against the float64 model.

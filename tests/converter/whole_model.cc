@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "converter/io/file.h"
 
@@ -12,29 +11,24 @@ namespace fixtures {
 
 using edgeattn::convert::read_file;
 
-LoadedModel::LoadedModel(const std::string& path) {
-  const std::vector<uint8_t> file = read_file(path);
-  file_size = file.size();
-  file_words.assign((file.size() + 7) / 8, 0);
-  std::memcpy(file_words.data(), file.data(), file.size());
-  EXPECT_EQ(model.Load(file_words.data(), file.size()), edgeattn::Status::kOk) << model.error();
+RunnableModel::RunnableModel(const std::string& path) : file(read_file(path), path), model(file.model()) {
   arena_words.assign(model.arena_bytes() / 8 + 2, 0);
   EXPECT_EQ(interp.Init(&model, arena_words.data(), model.arena_bytes()), edgeattn::Status::kOk) << interp.error();
 }
 
-edgeattn::LayerInfo LoadedModel::info(int layer) const {
+edgeattn::LayerInfo RunnableModel::info(int layer) const {
   edgeattn::LayerInfo i = {};
   EXPECT_EQ(model.GetLayerInfo(layer, &i), edgeattn::Status::kOk) << model.error();
   return i;
 }
 
-edgeattn::GraphInfo LoadedModel::graph() const {
+edgeattn::GraphInfo RunnableModel::graph() const {
   edgeattn::GraphInfo g = {};
   EXPECT_EQ(model.GetGraphInfo(&g), edgeattn::Status::kOk) << model.error();
   return g;
 }
 
-std::vector<double> invoke_logits(LoadedModel& m, const double* x, int rows, int valid_rows) {
+std::vector<double> invoke_logits(RunnableModel& m, const double* x, int rows, int valid_rows) {
   const edgeattn::GraphInfo g = m.graph();
   const bool s8 = g.input_dtype == EA_S8;
   const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(g.input_dim);

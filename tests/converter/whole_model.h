@@ -9,21 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "converter/eval/runner.h"
 #include "edgeattn/edgeattn.hpp"
 #include "fixtures.h"
 
 namespace fixtures {
 
-// A file loaded in place from aligned words, with an interpreter on an
-// arena of exactly arena_bytes() (load and init failures are test failures).
-struct LoadedModel {
-  explicit LoadedModel(const std::string& path);
+// A file loaded by the converter's own loader (convert::LoadedModel: aligned
+// bytes, verified; it throws, naming the file, when the runtime refuses
+// them), with an interpreter on an arena of exactly arena_bytes().
+struct RunnableModel {
+  explicit RunnableModel(const std::string& path);
   edgeattn::LayerInfo info(int layer) const;
   edgeattn::GraphInfo graph() const;
 
-  std::vector<uint64_t> file_words, arena_words;
-  size_t file_size = 0;
-  edgeattn::Model model;
+  edgeattn::convert::LoadedModel file;
+  const edgeattn::Model& model;
+  std::vector<uint64_t> arena_words;
   edgeattn::Interpreter interp;
 };
 
@@ -31,7 +33,7 @@ struct LoadedModel {
 // input_dim wide): quantized at the graph's input scale for an int8 file,
 // as float for an f32 one; `valid_rows` as ModelInputs takes it (0: all).
 // Returns the output row's logits as real numbers.
-std::vector<double> invoke_logits(LoadedModel& m, const double* x, int rows, int valid_rows = 0);
+std::vector<double> invoke_logits(RunnableModel& m, const double* x, int rows, int valid_rows = 0);
 
 // Logits against a float64 model's, sample by sample: relative L2 over all,
 // the worst sample's, and how often the largest logit is the same class.

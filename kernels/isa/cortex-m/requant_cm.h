@@ -36,15 +36,21 @@ namespace edgeattn {
 namespace kernels {
 namespace cm {
 
+// requantize() for n = 31 - shift >= 33, with round = 2^(n-33) and down =
+// n - 32 formed once by a caller that requantizes many values alike.
+__attribute__((always_inline)) inline int32_t requantize_high(int32_t acc, int32_t multiplier, int32_t round,
+                                                              int32_t down) {
+  int32_t y;
+  __asm__("smmla %0, %1, %2, %3" : "=r"(y) : "r"(acc), "r"(multiplier), "r"(round));
+  return y >> down;
+}
+
 // requantize() of requant.h: the same int32 for every acc, multiplier and
 // shift in [-31, 30] (n = 31 - shift in [1, 62]).
 __attribute__((always_inline)) inline int32_t requantize(int32_t acc, int32_t multiplier, int32_t shift) {
   const int32_t n = 31 - shift;
   int32_t y;
-  if (n >= 33) {
-    __asm__("smmla %0, %1, %2, %3" : "=r"(y) : "r"(acc), "r"(multiplier), "r"(int32_t{1} << (n - 33)));
-    return y >> (n - 32);
-  }
+  if (n >= 33) return requantize_high(acc, multiplier, int32_t{1} << (n - 33), n - 32);
   if (n == 32) {
     __asm__("smmlar %0, %1, %2, %3" : "=r"(y) : "r"(acc), "r"(multiplier), "r"(0));
     return y;
