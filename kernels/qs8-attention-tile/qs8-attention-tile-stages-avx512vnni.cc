@@ -50,11 +50,6 @@
 #include "edgeattn/kernels/packed_weights.h"
 #include "edgeattn/kernels/requant.h"
 
-// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
-// don't-care operand of the set/mask intrinsics): a false positive.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 namespace edgeattn {
 namespace kernels {
 namespace {

@@ -24,11 +24,6 @@
 #include "microkernels.h"
 #include "edgeattn/kernels/requant.h"
 
-// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
-// don't-care operand of the set/mask intrinsics): a false positive.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 namespace edgeattn {
 namespace kernels {
 
@@ -36,7 +31,6 @@ namespace {
 
 using avx512::lanes16;
 using avx512::load_keys_t;
-
 
 // Query bytes [i, i + 4) as one word; bytes past dim read as 0 (never read).
 inline int32_t q_word(const int8_t* q, int i, int dim) {

@@ -19,8 +19,6 @@
 // load reads past a row or past the weights. Rows past the last whole 16
 // (at most 15 per call, such as a decoder step's single row) take the
 // AVX512-VNNI tiles.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #ifndef EDGEATTN_KERNELS_ISA_X86_LINEAR_AMX_H_
 #define EDGEATTN_KERNELS_ISA_X86_LINEAR_AMX_H_

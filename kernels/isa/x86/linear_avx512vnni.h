@@ -18,11 +18,6 @@
 // followed by an epilogue (a template parameter, so qs8_linear and
 // qs8_linear_res share the loops): requantize_s8()'s zero point, or the
 // residual of contract 5b. Channel tails use masks.
-// GCC 12 warns inside its own AVX-512 headers (_mm512_undefined_* used as a
-// don't-care operand of the set/mask intrinsics): a false positive.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 //
 // Header-only, for the variants (qs8-linear*-avx512vnni.cc, and the AMX ones
 // through linear_amx.h, same flags plus AMX): internal linkage, as every x86
