@@ -203,16 +203,24 @@ bool qk_row_two_vectors(int n, int dim, const int8_t* q, int32_t q_zp, const int
 }
 
 // Head dims above 16 (up to kQkChunksMaxDim), the same split in 16-lane
-// chunks: A and B of every chunk in a stack copy (zero past dim), and per key
-// and chunk one byte load and two VMLADAVA.S8 (the last chunk's load
-// predicated, so no byte past the row is read). At head dim 64 about 40
-// instructions per key, where the int16 loop below takes about 230. Same
-// exact sum and the same qd_i = 255 refusal as qk_row_one_vector.
+// chunks: A and B of every chunk in a stack copy (zero past dim), chunk c's
+// A at ab[32c] and its B right after, so one pointer walks both. Four keys
+// per pass, written out: per chunk the A and B loads serve the four keys
+// (eight vector registers cannot hold a 64-dim query's A and B beside a
+// key), so a chunk is 2 + 4 byte loads and 8 VMLADAVA.S8 plus the loop's 2:
+// 16 instructions per 64 multiply-adds (the C form of one key per pass took
+// about 40 per key at head dim 64, GCC's four-key C loop 34 per chunk with
+// its pointers spilled). The last chunk's key loads are predicated (VCTP8),
+// so no byte past a row is read; the 1-3 keys after the last four take one
+// key per pass. Same exact sum and the same qd_i = 255 refusal as
+// qk_row_one_vector.
 constexpr int kQkChunksMaxDim = 128;
 
-bool qk_row_chunks(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k, int k_stride, int32_t k_zp,
-                   int32_t* scores) {
-  alignas(16) int8_t qa[kQkChunksMaxDim], qb[kQkChunksMaxDim];
+// Out of line, so that the two-vector rows (head dims 17-32) save none of
+// its registers.
+__attribute__((noinline)) bool qk_row_chunks(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
+                                             int k_stride, int32_t k_zp, int32_t* scores) {
+  alignas(16) int8_t ab[2 * kQkChunksMaxDim];
   const int8x16_t zero = vdupq_n_s8(0);
   uint32_t qsum = 0;
   for (int c = 0; c < dim; c += 16) {
@@ -220,23 +228,73 @@ bool qk_row_chunks(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* 
     const int8x16_t qv = vldrbq_z_s8(q + c, p);
     if (q_zp == -128 && vmaxvq_p_s8(-128, qv, p) == 127) return false;
     const int8x16_t a = vhsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p);
-    vst1q_s8(qa + c, a);
-    vst1q_s8(qb + c, vsubq_m_s8(zero, vsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p), a, p));
+    vst1q_s8(ab + 2 * c, a);
+    vst1q_s8(ab + 2 * c + 16, vsubq_m_s8(zero, vsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p), a, p));
     qsum += static_cast<uint32_t>(vaddvq_p_s8(qv, p));
   }
   qsum -= static_cast<uint32_t>(dim * q_zp);
   const int32_t init = static_cast<int32_t>(0u - qsum * static_cast<uint32_t>(k_zp));
-  const int full = dim & ~15;
+  const int full = dim & ~15;  // >= 16: dim > 16 here
+  const int8_t* ab_tail = ab + 2 * full;
   const mve_pred16_t tail = vctp8q(static_cast<uint32_t>(dim - full));
-  for (int j = 0; j < n; ++j, k += k_stride) {
+  int j = 0;
+  for (; j + 4 <= n; j += 4, k += 4 * static_cast<ptrdiff_t>(k_stride)) {
+    const int8_t* k0 = k;
+    const int8_t* k1 = k0 + k_stride;
+    const int8_t* k2 = k1 + k_stride;
+    const int8_t* k3 = k2 + k_stride;
+    const int8_t* qp = ab;
+    int32_t s0, s1, s2, s3;
+    int chunks = full >> 4;
+    __asm__ volatile(  // reads memory the operands do not name
+        "mov %[s0], %[c]\n"
+        "mov %[s1], %[c]\n"
+        "mov %[s2], %[c]\n"
+        "mov %[s3], %[c]\n"
+        "1:\n"
+        "vldrb.u8 q0, [%[qp]], #16\n"
+        "vldrb.u8 q1, [%[qp]], #16\n"
+        "vldrb.u8 q2, [%[k0]], #16\n"
+        "vldrb.u8 q3, [%[k1]], #16\n"
+        "vmladava.s8 %[s0], q0, q2\n"
+        "vmladava.s8 %[s0], q1, q2\n"
+        "vldrb.u8 q2, [%[k2]], #16\n"
+        "vmladava.s8 %[s1], q0, q3\n"
+        "vmladava.s8 %[s1], q1, q3\n"
+        "vldrb.u8 q3, [%[k3]], #16\n"
+        "vmladava.s8 %[s2], q0, q2\n"
+        "vmladava.s8 %[s2], q1, q2\n"
+        "vmladava.s8 %[s3], q0, q3\n"
+        "vmladava.s8 %[s3], q1, q3\n"
+        "subs %[n], #1\n"
+        "bne 1b\n"
+        : [s0] "=&Te"(s0), [s1] "=&Te"(s1), [s2] "=&Te"(s2), [s3] "=&Te"(s3), [qp] "+r"(qp), [k0] "+r"(k0),
+          [k1] "+r"(k1), [k2] "+r"(k2), [k3] "+r"(k3), [n] "+r"(chunks)
+        : [c] "r"(init)
+        : "q0", "q1", "q2", "q3", "memory", "cc");
+    if (full < dim) {
+      const int8x16_t a = vld1q_s8(ab_tail), b = vld1q_s8(ab_tail + 16);
+      const int8x16_t v0 = vldrbq_z_s8(k0, tail), v1 = vldrbq_z_s8(k1, tail);
+      const int8x16_t v2 = vldrbq_z_s8(k2, tail), v3 = vldrbq_z_s8(k3, tail);
+      s0 = vmladavaq_s8(vmladavaq_s8(s0, a, v0), b, v0);
+      s1 = vmladavaq_s8(vmladavaq_s8(s1, a, v1), b, v1);
+      s2 = vmladavaq_s8(vmladavaq_s8(s2, a, v2), b, v2);
+      s3 = vmladavaq_s8(vmladavaq_s8(s3, a, v3), b, v3);
+    }
+    scores[j] = s0;
+    scores[j + 1] = s1;
+    scores[j + 2] = s2;
+    scores[j + 3] = s3;
+  }
+  for (; j < n; ++j, k += k_stride) {
     int32_t acc = init;
     for (int c = 0; c < full; c += 16) {
       const int8x16_t kv = vld1q_s8(k + c);
-      acc = vmladavaq_s8(vmladavaq_s8(acc, vld1q_s8(qa + c), kv), vld1q_s8(qb + c), kv);
+      acc = vmladavaq_s8(vmladavaq_s8(acc, vld1q_s8(ab + 2 * c), kv), vld1q_s8(ab + 2 * c + 16), kv);
     }
     if (full < dim) {
       const int8x16_t kv = vldrbq_z_s8(k + full, tail);
-      acc = vmladavaq_s8(vmladavaq_s8(acc, vld1q_s8(qa + full), kv), vld1q_s8(qb + full), kv);
+      acc = vmladavaq_s8(vmladavaq_s8(acc, vld1q_s8(ab_tail), kv), vld1q_s8(ab_tail + 16), kv);
     }
     scores[j] = acc;
   }
