@@ -202,104 +202,151 @@ bool qk_row_two_vectors(int n, int dim, const int8_t* q, int32_t q_zp, const int
   return true;
 }
 
-// Head dims above 16 (up to kQkChunksMaxDim), the same split in 16-lane
-// chunks: A and B of every chunk in a stack copy (zero past dim), chunk c's
-// A at ab[32c] and its B right after, so one pointer walks both. Four keys
-// per pass, written out: per chunk the A and B loads serve the four keys
-// (eight vector registers cannot hold a 64-dim query's A and B beside a
-// key), so a chunk is 2 + 4 byte loads and 8 VMLADAVA.S8 plus the loop's 2:
-// 16 instructions per 64 multiply-adds (the C form of one key per pass took
-// about 40 per key at head dim 64, GCC's four-key C loop 34 per chunk with
-// its pointers spilled). The last chunk's key loads are predicated (VCTP8),
-// so no byte past a row is read; the 1-3 keys after the last four take one
-// key per pass. Same exact sum and the same qd_i = 255 refusal as
-// qk_row_one_vector.
+// Head dims above 16 (up to kQkChunksMaxDim) in 16-lane chunks, the query
+// minus its zero point qd_i in a stack copy (zero past dim). qd_i is in
+// [-255, 255]; when every qd_i of the row fits int8 (a zero point near 0
+// and no element at the far end: most rows of real models), the copy holds
+// qd itself, one vector per chunk, else the split of qk_row_one_vector, A
+// and B of chunk c at qd[32c] and qd[32c + 16], so one pointer walks both.
+// Four keys per pass, all the row's whole groups of four in one asm block:
+// per chunk the query's vectors are loaded once for the four keys (eight
+// vector registers cannot hold a 64-dim query beside a key), so a chunk is
+// 1 + 4 byte loads and 4 VMLADAVA.S8 (split: 2 + 4 and 8) plus the loop's
+// 2, and a group adds 19 (start values, counters, the stores, the next
+// rows): at head dim 64 about 16 instructions per key (split: 21), where
+// the C form of one key per pass took about 40. The last chunk's key loads
+// are predicated (VCTP8), so no byte past a row is read; the 1-3 keys after
+// the last four take one key per pass in C. Same exact sum and, for the
+// split, the same qd_i = 255 refusal as qk_row_one_vector. Out of line, so
+// that the two-vector rows (head dims 17-32) save none of its registers.
 constexpr int kQkChunksMaxDim = 128;
 
-// Out of line, so that the two-vector rows (head dims 17-32) save none of
-// its registers.
+// The four-key loop, whole groups in one asm block: QUERY loads the
+// chunk's query vectors (q0, or q0 and q1) from [qp] with post-increment
+// (TAIL_QUERY: the same without writeback), DOT the VMLADAVAs of one key
+// vector. The tail chunk's key loads run under P0 (set by the caller's
+// VCTP8 value), so no byte past a row is read; the scalars a group needs
+// come from memory operands, so the asm takes 12 general registers.
+#define EA_QK_FOUR_KEYS(QUERY, TAIL_QUERY, DOT)                                          \
+  "ldr %[n], %[pred]\n"                                                                  \
+  "vmsr p0, %[n]\n"                                                                      \
+  "2:\n"                                                                                 \
+  "ldr %[s0], %[init]\n"                                                                 \
+  "mov %[s1], %[s0]\n"                                                                   \
+  "mov %[s2], %[s0]\n"                                                                   \
+  "mov %[s3], %[s0]\n"                                                                   \
+  "ldr %[qp], %[qdb]\n"                                                                  \
+  "ldr %[n], %[chunks]\n"                                                                \
+  "1:\n" QUERY                                                                           \
+  "vldrb.u8 q2, [%[k0]], #16\n"                                                          \
+  "vldrb.u8 q3, [%[k1]], #16\n" DOT("q2", "%[s0]")                                       \
+  "vldrb.u8 q2, [%[k2]], #16\n" DOT("q3", "%[s1]")                                       \
+  "vldrb.u8 q3, [%[k3]], #16\n" DOT("q2", "%[s2]") DOT("q3", "%[s3]")                    \
+  "subs %[n], #1\n"                                                                      \
+  "bne 1b\n"                                                                             \
+  "ldr %[n], %[has_tail]\n"                                                              \
+  "cmp %[n], #0\n"                                                                       \
+  "beq 3f\n" TAIL_QUERY                                                                  \
+  "vpstt\n"                                                                              \
+  "vldrbt.u8 q2, [%[k0]]\n"                                                              \
+  "vldrbt.u8 q3, [%[k1]]\n" DOT("q2", "%[s0]") DOT("q3", "%[s1]")                        \
+  "vpstt\n"                                                                              \
+  "vldrbt.u8 q2, [%[k2]]\n"                                                              \
+  "vldrbt.u8 q3, [%[k3]]\n" DOT("q2", "%[s2]") DOT("q3", "%[s3]")                        \
+  "3:\n"                                                                                 \
+  "strd %[s0], %[s1], [%[o]]\n"                                                          \
+  "strd %[s2], %[s3], [%[o], #8]\n"                                                      \
+  "add %[o], %[o], #16\n"                                                                \
+  "ldr %[n], %[step]\n"                                                                  \
+  "add %[k0], %[k0], %[n]\n"                                                             \
+  "add %[k1], %[k1], %[n]\n"                                                             \
+  "add %[k2], %[k2], %[n]\n"                                                             \
+  "add %[k3], %[k3], %[n]\n"                                                             \
+  "subs %[g], #1\n"                                                                      \
+  "bne 2b\n"
+#define EA_QK_ONE(K, S) "vmladava.s8 " S ", q0, " K "\n"
+#define EA_QK_SPLIT(K, S) "vmladava.s8 " S ", q0, " K "\nvmladava.s8 " S ", q1, " K "\n"
+#define EA_QK_FOUR_KEYS_OPERANDS                                                                        \
+  : [s0] "=&Te"(s0), [s1] "=&Te"(s1), [s2] "=&Te"(s2), [s3] "=&Te"(s3), [qp] "=&r"(qp), [n] "=&r"(cnt), \
+    [k0] "+r"(k0), [k1] "+r"(k1), [k2] "+r"(k2), [k3] "+r"(k3), [g] "+r"(groups), [o] "+r"(out)         \
+  : [init] "m"(init), [qdb] "m"(qd_base), [chunks] "m"(chunks), [has_tail] "m"(has_tail), [step] "m"(step), \
+    [pred] "m"(pred)
+
 __attribute__((noinline)) bool qk_row_chunks(int n, int dim, const int8_t* q, int32_t q_zp, const int8_t* k,
                                              int k_stride, int32_t k_zp, int32_t* scores) {
-  alignas(16) int8_t ab[2 * kQkChunksMaxDim];
+  alignas(16) int8_t qd[2 * kQkChunksMaxDim];
   const int8x16_t zero = vdupq_n_s8(0);
+  const int8_t zq = static_cast<int8_t>(q_zp);
   uint32_t qsum = 0;
+  int32_t qmax = -128, qmin = 127;
   for (int c = 0; c < dim; c += 16) {
     const mve_pred16_t p = vctp8q(static_cast<uint32_t>(dim - c));
     const int8x16_t qv = vldrbq_z_s8(q + c, p);
-    if (q_zp == -128 && vmaxvq_p_s8(-128, qv, p) == 127) return false;
-    const int8x16_t a = vhsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p);
-    vst1q_s8(ab + 2 * c, a);
-    vst1q_s8(ab + 2 * c + 16, vsubq_m_s8(zero, vsubq_m_n_s8(zero, qv, static_cast<int8_t>(q_zp), p), a, p));
+    qmax = vmaxvq_p_s8(static_cast<int8_t>(qmax), qv, p);
+    qmin = vminvq_p_s8(static_cast<int8_t>(qmin), qv, p);
     qsum += static_cast<uint32_t>(vaddvq_p_s8(qv, p));
+  }
+  const bool one = qmax - q_zp <= 127 && qmin - q_zp >= -128;
+  if (!one && q_zp == -128 && qmax == 127) return false;
+  const int w = one ? 16 : 32;  // bytes of the copy per chunk
+  for (int c = 0; c < dim; c += 16) {
+    const mve_pred16_t p = vctp8q(static_cast<uint32_t>(dim - c));
+    const int8x16_t qv = vldrbq_z_s8(q + c, p);
+    const int8x16_t d = vsubq_m_n_s8(zero, qv, zq, p);  // qd mod 256
+    if (one) {
+      vst1q_s8(qd + c, d);
+    } else {
+      const int8x16_t a = vhsubq_m_n_s8(zero, qv, zq, p);
+      vst1q_s8(qd + 2 * c, a);
+      vst1q_s8(qd + 2 * c + 16, vsubq_m_s8(zero, d, a, p));
+    }
   }
   qsum -= static_cast<uint32_t>(dim * q_zp);
   const int32_t init = static_cast<int32_t>(0u - qsum * static_cast<uint32_t>(k_zp));
   const int full = dim & ~15;  // >= 16: dim > 16 here
-  const int8_t* ab_tail = ab + 2 * full;
-  const mve_pred16_t tail = vctp8q(static_cast<uint32_t>(dim - full));
-  int j = 0;
-  for (; j + 4 <= n; j += 4, k += 4 * static_cast<ptrdiff_t>(k_stride)) {
-    const int8_t* k0 = k;
+  int32_t groups = n >> 2;
+  int32_t* out = scores;
+  const int8_t* k0 = k;
+  if (groups > 0) {
     const int8_t* k1 = k0 + k_stride;
     const int8_t* k2 = k1 + k_stride;
     const int8_t* k3 = k2 + k_stride;
-    const int8_t* qp = ab;
-    int32_t s0, s1, s2, s3;
-    int chunks = full >> 4;
-    __asm__ volatile(  // reads memory the operands do not name
-        "mov %[s0], %[c]\n"
-        "mov %[s1], %[c]\n"
-        "mov %[s2], %[c]\n"
-        "mov %[s3], %[c]\n"
-        "1:\n"
-        "vldrb.u8 q0, [%[qp]], #16\n"
-        "vldrb.u8 q1, [%[qp]], #16\n"
-        "vldrb.u8 q2, [%[k0]], #16\n"
-        "vldrb.u8 q3, [%[k1]], #16\n"
-        "vmladava.s8 %[s0], q0, q2\n"
-        "vmladava.s8 %[s0], q1, q2\n"
-        "vldrb.u8 q2, [%[k2]], #16\n"
-        "vmladava.s8 %[s1], q0, q3\n"
-        "vmladava.s8 %[s1], q1, q3\n"
-        "vldrb.u8 q3, [%[k3]], #16\n"
-        "vmladava.s8 %[s2], q0, q2\n"
-        "vmladava.s8 %[s2], q1, q2\n"
-        "vmladava.s8 %[s3], q0, q3\n"
-        "vmladava.s8 %[s3], q1, q3\n"
-        "subs %[n], #1\n"
-        "bne 1b\n"
-        : [s0] "=&Te"(s0), [s1] "=&Te"(s1), [s2] "=&Te"(s2), [s3] "=&Te"(s3), [qp] "+r"(qp), [k0] "+r"(k0),
-          [k1] "+r"(k1), [k2] "+r"(k2), [k3] "+r"(k3), [n] "+r"(chunks)
-        : [c] "r"(init)
-        : "q0", "q1", "q2", "q3", "memory", "cc");
-    if (full < dim) {
-      const int8x16_t a = vld1q_s8(ab_tail), b = vld1q_s8(ab_tail + 16);
-      const int8x16_t v0 = vldrbq_z_s8(k0, tail), v1 = vldrbq_z_s8(k1, tail);
-      const int8x16_t v2 = vldrbq_z_s8(k2, tail), v3 = vldrbq_z_s8(k3, tail);
-      s0 = vmladavaq_s8(vmladavaq_s8(s0, a, v0), b, v0);
-      s1 = vmladavaq_s8(vmladavaq_s8(s1, a, v1), b, v1);
-      s2 = vmladavaq_s8(vmladavaq_s8(s2, a, v2), b, v2);
-      s3 = vmladavaq_s8(vmladavaq_s8(s3, a, v3), b, v3);
+    const int8_t* qd_base = qd;
+    const int32_t chunks = full >> 4, has_tail = full < dim ? 1 : 0;
+    const int32_t step = 4 * k_stride - full;  // the next group's rows from where the loads stopped
+    const uint32_t pred = vctp8q(static_cast<uint32_t>(dim - full));
+    const int8_t* qp;
+    int32_t s0, s1, s2, s3, cnt;
+    if (one) {
+      __asm__ volatile(  // reads memory the operands do not name
+          EA_QK_FOUR_KEYS("vldrb.u8 q0, [%[qp]], #16\n", "vldrb.u8 q0, [%[qp]]\n", EA_QK_ONE)
+          EA_QK_FOUR_KEYS_OPERANDS
+          : "q0", "q2", "q3", "memory", "cc");
+    } else {
+      __asm__ volatile(  // reads memory the operands do not name
+          EA_QK_FOUR_KEYS("vldrb.u8 q0, [%[qp]], #16\nvldrb.u8 q1, [%[qp]], #16\n",
+                          "vldrb.u8 q0, [%[qp]]\nvldrb.u8 q1, [%[qp], #16]\n", EA_QK_SPLIT)
+          EA_QK_FOUR_KEYS_OPERANDS
+          : "q0", "q1", "q2", "q3", "memory", "cc");
     }
-    scores[j] = s0;
-    scores[j + 1] = s1;
-    scores[j + 2] = s2;
-    scores[j + 3] = s3;
   }
-  for (; j < n; ++j, k += k_stride) {
+  // The 1-3 keys after the last four (k0 and out have moved past the groups).
+  for (int j = n & ~3; j < n; ++j, k0 += k_stride) {
     int32_t acc = init;
-    for (int c = 0; c < full; c += 16) {
-      const int8x16_t kv = vld1q_s8(k + c);
-      acc = vmladavaq_s8(vmladavaq_s8(acc, vld1q_s8(ab + 2 * c), kv), vld1q_s8(ab + 2 * c + 16), kv);
+    for (int c = 0; c < dim; c += 16) {
+      const int8x16_t kv = vldrbq_z_s8(k0 + c, vctp8q(static_cast<uint32_t>(dim - c)));
+      const int8_t* qc = qd + (c >> 4) * w;
+      acc = vmladavaq_s8(acc, vld1q_s8(qc), kv);
+      if (!one) acc = vmladavaq_s8(acc, vld1q_s8(qc + 16), kv);
     }
-    if (full < dim) {
-      const int8x16_t kv = vldrbq_z_s8(k + full, tail);
-      acc = vmladavaq_s8(vmladavaq_s8(acc, vld1q_s8(ab_tail), kv), vld1q_s8(ab_tail + 16), kv);
-    }
-    scores[j] = acc;
+    *out++ = acc;
   }
   return true;
 }
+#undef EA_QK_FOUR_KEYS
+#undef EA_QK_FOUR_KEYS_OPERANDS
+#undef EA_QK_ONE
+#undef EA_QK_SPLIT
 
 // Head dims above 16: two vectors (17-32), the chunked form, or (above
 // kQkChunksMaxDim, or a row they refuse) 8 lanes per step: widening byte loads to int16, zero points
